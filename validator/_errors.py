@@ -1,0 +1,36 @@
+"""Turn pydantic validation errors into :class:`FieldProblem` lists with readable paths."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from .exceptions import FieldProblem
+
+
+def path_of(loc: tuple[int | str, ...], prefix: str = "") -> str:
+    out = prefix
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def problems_from_pydantic(exc: ValidationError, prefix: str = "") -> list[FieldProblem]:
+    problems: list[FieldProblem] = []
+    for err in exc.errors(include_url=False):
+        # Union members and tagged models add their own names to the location; keep the data path.
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "tagged-"))))
+        msg = err["msg"]
+        if err["type"] == "literal_error":
+            expected = err.get("ctx", {}).get("expected", "")
+            msg = f"must be one of {expected}, got {err.get('input')!r}"
+        elif err["type"] == "extra_forbidden":
+            msg = "unknown field"
+        elif err["type"] == "missing":
+            msg = "is required"
+        elif err["type"].endswith("_type"):
+            msg = f"{msg}, got {type(err.get('input')).__name__}"
+        problems.append(FieldProblem(path_of(loc, prefix), msg))
+    return problems

@@ -1,0 +1,395 @@
+"""The pipeline: policy, justification, evidence gate, judge, decision, record.
+
+Key components:
+
+- :class:`Validator`: holds the policy, the judge, the recorder and the authorization store, and
+  validates pending actions (``validate`` / ``avalidate`` / ``check``).
+- :func:`validate`, :func:`avalidate`, :func:`check`: one-call forms with the embedded defaults
+  (empty policy, strict judge, in-memory recorder).
+
+Typical usage::
+
+    from validator import Validator, Policy, ToolPolicy
+
+    v = Validator(Policy({"send_email": ToolPolicy(targets=("to",))}))
+    verdict = v.validate(messages, {"tool": "send_email", "args": {...}, "justification": {...}})
+    if verdict.approved:
+        ...
+
+Fail closed: every path that is not a clean approval returns a non-approving verdict. A judge
+that raises, times out, or answers something unusable is retried once, then the action is
+blocked with ``JUDGE_UNAVAILABLE``; a bug in this library blocks with ``INTERNAL_ERROR``; a
+recorder that cannot record turns an approval into ``RECORDER_UNAVAILABLE``. Only bad input raises
+(:class:`~validator.exceptions.InputError`), before anything is judged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from .action import AuthorizationEvidence, PendingAction, parse_justification
+from .authorizations import AuthorizationStore, StandingAuthorization
+from .checkinput import CheckInput, parse_action, parse_transcript
+from .exceptions import JudgeError, JudgeOutputError, JudgeTimeout, StoreError
+from .findings import Findings
+from .gate import Resolved, run_gate
+from .judge import Judge, JudgeOutput, JudgeRequest
+from .policy import Policy, PolicySettings, ToolPolicy
+from .recorder import AuditEvent, MemoryRecorder, Recorder, hash_args
+from .strict import StrictJudge
+from .transcript import Transcript
+from .verdict import Code, Decision, Verdict
+
+__all__ = ["Validator", "ValidatorConfig", "avalidate", "check", "validate"]
+
+log = logging.getLogger("validator")
+
+_EXECUTOR = ThreadPoolExecutor(max_workers=16, thread_name_prefix="validator-judge")
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValidatorConfig:
+    """How the engine runs judges."""
+
+    judge_timeout: float | None = 60.0
+    """Seconds one judge attempt may take; None waits forever (not recommended)."""
+    judge_attempts: int = 2
+    """Attempts before ``JUDGE_UNAVAILABLE``: the first call and one retry."""
+    clock: Callable[[], datetime] = _utcnow
+    """Current time (standing authorizations expire against it)."""
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, JudgeError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def decide(output: JudgeOutput, tool_policy: ToolPolicy, settings: PolicySettings) -> tuple[Decision, Code]:
+    """Decision policy: dangerous needs high confidence; unsure verdicts follow ``settings.low_confidence``."""
+    unsure = Decision.ASK_USER if settings.low_confidence == "ask_user" else Decision.BLOCK
+    if output.approved:
+        if output.confidence == "high" or (output.confidence == "medium" and tool_policy.risk == "general"):
+            return Decision.APPROVE, Code.APPROVED
+        return unsure, Code.LOW_CONFIDENCE
+    code = output.code or Code.JUDGE_REJECTED
+    if output.escalate and tool_policy.risk == "general":
+        return Decision.ASK_USER, code
+    if output.confidence == "low":
+        return unsure, code
+    return Decision.BLOCK, code
+
+
+class Validator:
+    """Validates pending actions against a transcript; see the module docstring."""
+
+    def __init__(
+        self,
+        policy: Policy | None = None,
+        *,
+        judge: Judge | None = None,
+        recorder: Recorder | None = None,
+        authorizations: AuthorizationStore | None = None,
+        config: ValidatorConfig | None = None,
+    ) -> None:
+        self.policy = policy if policy is not None else Policy()
+        self.judge: Judge = judge if judge is not None else StrictJudge()
+        self.recorder: Recorder = recorder if recorder is not None else MemoryRecorder()
+        self.authorizations = authorizations
+        self.config = config or ValidatorConfig()
+
+    # -- public API -------------------------------------------------------------------------
+
+    def validate(self, messages: Any, action: Any, *, user_id: str | None = None) -> Verdict:
+        """Validate one pending action. Raises :class:`InputError` on bad input, never approves on failure."""
+        started = time.perf_counter()
+        transcript, pending = parse_transcript(messages), parse_action(action)
+        try:
+            step = self._prepare(transcript, pending, user_id, self._resolve(pending))
+            verdict = step if isinstance(step, Verdict) else self._judge_sync(step)
+        except Exception as exc:
+            verdict = self._internal_error(pending, exc)
+        verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
+        try:
+            self.recorder.record(self._event(transcript, pending, user_id, verdict))
+        except Exception as exc:
+            return self._not_recorded(verdict, exc)
+        return verdict
+
+    async def avalidate(self, messages: Any, action: Any, *, user_id: str | None = None) -> Verdict:
+        """Async twin of :meth:`validate`."""
+        started = time.perf_counter()
+        transcript, pending = parse_transcript(messages), parse_action(action)
+        try:
+            resolved = await asyncio.to_thread(self._resolve, pending) if self._cited(pending) else {}
+            step = self._prepare(transcript, pending, user_id, resolved)
+            verdict = step if isinstance(step, Verdict) else await self._judge_async(step)
+        except Exception as exc:
+            verdict = self._internal_error(pending, exc)
+        verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
+        try:
+            await self.recorder.arecord(self._event(transcript, pending, user_id, verdict))
+        except Exception as exc:
+            return self._not_recorded(verdict, exc)
+        return verdict
+
+    def check(self, data: CheckInput | Mapping[str, Any] | str | bytes) -> Verdict:
+        """Validate a standalone check input (JSON text, parsed JSON, or :class:`CheckInput`).
+
+        The input's own ``policy`` applies when this validator's policy declares no tools.
+        """
+        item = _as_input(data)
+        return self._with_policy(item).validate(item.transcript, item.action, user_id=item.user_id)
+
+    async def acheck(self, data: CheckInput | Mapping[str, Any] | str | bytes) -> Verdict:
+        """Async twin of :meth:`check`."""
+        item = _as_input(data)
+        return await self._with_policy(item).avalidate(item.transcript, item.action, user_id=item.user_id)
+
+    # -- shared pure steps ------------------------------------------------------------------
+
+    def _with_policy(self, item: CheckInput) -> Validator:
+        if item.policy is None or self.policy.tools:
+            return self
+        return Validator(
+            item.policy, judge=self.judge, recorder=self.recorder, authorizations=self.authorizations, config=self.config
+        )
+
+    @staticmethod
+    def _cited(action: PendingAction) -> list[str]:
+        justification, _ = parse_justification(action.justification)
+        if justification is None:
+            return []
+        return [e.authorization_id for e in justification.evidence if isinstance(e, AuthorizationEvidence)]
+
+    def _resolve(self, action: PendingAction) -> Resolved:
+        """Look up every cited standing authorization; a store failure counts as unavailable, never as valid."""
+        resolved: dict[str, StandingAuthorization | StoreError | None] = {}
+        for auth_id in self._cited(action):
+            if self.authorizations is None:
+                resolved[auth_id] = None
+                continue
+            try:
+                resolved[auth_id] = self.authorizations.get(auth_id)
+            except StoreError as exc:
+                resolved[auth_id] = exc
+            except Exception as exc:
+                resolved[auth_id] = StoreError(_describe(exc))
+        return resolved
+
+    def _prepare(
+        self, transcript: Transcript, action: PendingAction, user_id: str | None, resolved: Resolved
+    ) -> Verdict | JudgeRequest:
+        tool_policy = self.policy.for_tool(action.tool)
+        if tool_policy.exempt:
+            return Verdict(
+                approved=True,
+                decision=Decision.APPROVE,
+                code=Code.EXEMPT,
+                confidence="high",
+                reasoning=f"`{action.tool}` is exempt by policy: it stays between the agent and the user. No judge ran.",
+                tool=action.tool,
+                risk=tool_policy.risk,
+                exempt=True,
+            )
+        gate = run_gate(
+            transcript, action, tool_policy, self.policy.settings, user_id=user_id, resolved=resolved, now=self.config.clock()
+        )
+        if gate.code is not None or gate.justification is None:
+            return Verdict(
+                approved=False,
+                decision=Decision.BLOCK,
+                code=gate.code or Code.MISSING_JUSTIFICATION,
+                confidence="high",
+                reasoning=gate.reasoning,
+                suggested_next_step=gate.suggested_next_step,
+                tool=action.tool,
+                risk=tool_policy.risk,
+                findings=gate.findings,
+            )
+        return JudgeRequest(
+            transcript=transcript,
+            action=action,
+            justification=gate.justification,
+            tool_policy=tool_policy,
+            policy=self.policy,
+            findings=gate.findings,
+            user_id=user_id,
+        )
+
+    def _finish(self, request: JudgeRequest, output: JudgeOutput, errors: list[str]) -> Verdict:
+        decision, code = decide(output, request.tool_policy, self.policy.settings)
+        reasoning, next_step = output.reasoning, output.suggested_next_step
+        if code is Code.LOW_CONFIDENCE:
+            reasoning += (
+                f" [The judge approved with {output.confidence} confidence; a {request.tool_policy.risk} action "
+                f"needs {'high' if request.tool_policy.risk == 'dangerous' else 'at least medium'}.]"
+            )
+            next_step = next_step or f"Ask the user to confirm `{request.action.tool}`."
+        findings = request.findings
+        if output.intent is not None:
+            findings = replace(findings, intent=output.intent)
+        return Verdict(
+            approved=decision is Decision.APPROVE,
+            decision=decision,
+            code=code,
+            reasoning=reasoning,
+            confidence=output.confidence,
+            suggested_next_step=None if decision is Decision.APPROVE else next_step,
+            tool=request.action.tool,
+            risk=request.tool_policy.risk,
+            findings=findings,
+            judge=self.judge.label,
+            usage=output.usage,
+            judge_errors=tuple(errors),
+        )
+
+    def _checked(self, output: object) -> JudgeOutput:
+        if not isinstance(output, JudgeOutput):
+            raise JudgeOutputError(self.judge.label, f"returned {type(output).__name__}, not JudgeOutput")
+        problems = output.contradictions()
+        if problems:
+            raise JudgeOutputError(self.judge.label, "; ".join(problems))
+        return output
+
+    def _unavailable(self, request: JudgeRequest, errors: list[str]) -> Verdict:
+        return Verdict(
+            approved=False,
+            decision=Decision.BLOCK,
+            code=Code.JUDGE_UNAVAILABLE,
+            confidence="low",
+            reasoning=(
+                f"The judge could not decide after {len(errors)} attempts, so the action is blocked: "
+                + " | ".join(errors)
+            ),
+            suggested_next_step="Try again later, or ask the user to confirm the action directly.",
+            tool=request.action.tool,
+            risk=request.tool_policy.risk,
+            findings=request.findings,
+            judge=self.judge.label,
+            judge_errors=tuple(errors),
+        )
+
+    def _internal_error(self, action: PendingAction, exc: Exception) -> Verdict:
+        log.exception("validator internal error while checking %s", action.tool)
+        risk = self.policy.tools[action.tool].risk if action.tool in self.policy.tools else "general"
+        return Verdict(
+            approved=False,
+            decision=Decision.BLOCK,
+            code=Code.INTERNAL_ERROR,
+            confidence="low",
+            reasoning=f"The validator failed while checking this action, so it is blocked: {_describe(exc)}",
+            suggested_next_step="Report this to the developers; ask the user to confirm the action directly.",
+            tool=action.tool,
+            risk=risk,
+            findings=Findings(),
+        )
+
+    def _event(self, transcript: Transcript, action: PendingAction, user_id: str | None, verdict: Verdict) -> AuditEvent:
+        return AuditEvent(
+            time=self.config.clock(),
+            user_id=user_id,
+            tool=action.tool,
+            args_hash=hash_args(action.args),
+            transcript_hash=transcript.digest,
+            policy_version=self.policy.version,
+            verdict=verdict,
+        )
+
+    def _not_recorded(self, verdict: Verdict, exc: Exception) -> Verdict:
+        log.error("verdict for %s could not be recorded: %s", verdict.tool, _describe(exc))
+        if not verdict.approved:
+            return verdict
+        return replace(
+            verdict,
+            approved=False,
+            decision=Decision.BLOCK,
+            code=Code.RECORDER_UNAVAILABLE,
+            reasoning=f"The action was approved but the verdict could not be recorded ({_describe(exc)}); "
+            "an unrecorded action does not run.",
+            suggested_next_step="Try again once the audit store is reachable.",
+        )
+
+    # -- judge calls: the only I/O ---------------------------------------------------------
+
+    def _judge_sync(self, request: JudgeRequest) -> Verdict:
+        errors: list[str] = []
+        timeout = self.config.judge_timeout
+        for _ in range(max(1, self.config.judge_attempts)):
+            try:
+                if not self.judge.blocking or timeout is None:
+                    output = self.judge.judge(request)
+                else:
+                    future = _EXECUTOR.submit(self.judge.judge, request)
+                    try:
+                        output = future.result(timeout=timeout)
+                    except FutureTimeout:
+                        future.cancel()
+                        raise JudgeTimeout(self.judge.label, timeout) from None
+                return self._finish(request, self._checked(output), errors)
+            except Exception as exc:
+                errors.append(_describe(exc))
+        return self._unavailable(request, errors)
+
+    async def _judge_async(self, request: JudgeRequest) -> Verdict:
+        errors: list[str] = []
+        timeout = self.config.judge_timeout
+        for _ in range(max(1, self.config.judge_attempts)):
+            try:
+                try:
+                    output = await asyncio.wait_for(self.judge.ajudge(request), timeout)
+                except TimeoutError:
+                    raise JudgeTimeout(self.judge.label, timeout or 0) from None
+                return self._finish(request, self._checked(output), errors)
+            except Exception as exc:
+                errors.append(_describe(exc))
+        return self._unavailable(request, errors)
+
+
+def _as_input(data: CheckInput | Mapping[str, Any] | str | bytes) -> CheckInput:
+    if isinstance(data, CheckInput):
+        return data
+    if isinstance(data, str | bytes):
+        return CheckInput.from_json(data)
+    return CheckInput.from_dict(dict(data))
+
+
+def validate(
+    messages: Any,
+    action: Any,
+    *,
+    policy: Policy | None = None,
+    user_id: str | None = None,
+    judge: Judge | None = None,
+) -> Verdict:
+    """Validate one pending action with the embedded defaults (strict judge, in-memory recorder)."""
+    return Validator(policy, judge=judge).validate(messages, action, user_id=user_id)
+
+
+async def avalidate(
+    messages: Any,
+    action: Any,
+    *,
+    policy: Policy | None = None,
+    user_id: str | None = None,
+    judge: Judge | None = None,
+) -> Verdict:
+    """Async twin of :func:`validate`."""
+    return await Validator(policy, judge=judge).avalidate(messages, action, user_id=user_id)
+
+
+def check(data: CheckInput | Mapping[str, Any] | str | bytes, *, policy: Policy | None = None, judge: Judge | None = None) -> Verdict:
+    """Validate a standalone check input; ``policy`` overrides the input's own."""
+    return Validator(policy, judge=judge).check(data)

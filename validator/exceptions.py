@@ -1,0 +1,127 @@
+"""Exceptions raised by the action validator.
+
+The tree::
+
+    ValidatorError
+    ├── InputError            bad check input: names each field path and its problem
+    ├── PolicyError           a policy that cannot be loaded or is inconsistent
+    ├── JudgeError            a judge could not produce a usable verdict (retried once, then blocks)
+    │   ├── JudgeTimeout
+    │   └── JudgeOutputError  a verdict that does not parse or contradicts itself
+    ├── StoreError            a store (standing authorizations, audit) failed
+    └── ValidatorUsageError   the developer called the library wrongly
+
+None of these ever turns into an approval: inside :meth:`Validator.validate` every failure
+becomes a blocking verdict with its own code; outside it (parsing input, loading a policy) they
+are raised so the caller can report them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "FieldProblem",
+    "InputError",
+    "JudgeError",
+    "JudgeOutputError",
+    "JudgeTimeout",
+    "PolicyError",
+    "StoreError",
+    "ValidatorError",
+    "ValidatorUsageError",
+]
+
+
+class ValidatorError(Exception):
+    """Root of every error this library raises."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldProblem:
+    """One problem with one field of an input."""
+
+    path: str
+    """Where, as a path such as ``messages[2].tool_call_id``."""
+    problem: str
+    """What is wrong, in words a developer can act on."""
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.problem}" if self.path else self.problem
+
+
+def _render(what: str, problems: Sequence[FieldProblem]) -> str:
+    lines = [f"{what}: {len(problems)} problem{'s' if len(problems) != 1 else ''}"]
+    lines += [f"  - {p}" for p in problems]
+    return "\n".join(lines)
+
+
+class InputError(ValidatorError):
+    """A check input (transcript, action, limits) that cannot be validated as given."""
+
+    def __init__(self, problems: Sequence[FieldProblem], *, source: str = "check input") -> None:
+        self.problems = tuple(problems)
+        self.source = source
+        super().__init__(_render(f"invalid {source}", self.problems))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild_input_error, (self.problems, self.source))
+
+    def to_dict(self) -> dict[str, object]:
+        """The error as JSON-ready data (what the CLI prints in ``--jsonl`` mode)."""
+        return {
+            "error": "invalid_input",
+            "source": self.source,
+            "problems": [{"path": p.path, "problem": p.problem} for p in self.problems],
+        }
+
+
+def _rebuild_input_error(problems: tuple[FieldProblem, ...], source: str) -> InputError:
+    return InputError(problems, source=source)
+
+
+class PolicyError(InputError):
+    """A tool policy (Python, JSON or TOML) that is malformed or contradicts itself."""
+
+    def __init__(self, problems: Sequence[FieldProblem], *, source: str = "policy") -> None:
+        super().__init__(problems, source=source)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (PolicyError, (self.problems, self.source))
+
+
+class JudgeError(ValidatorError):
+    """A judge failed to return a usable verdict."""
+
+    def __init__(self, judge: str, detail: str) -> None:
+        self.judge = judge
+        self.detail = detail
+        super().__init__(f"judge {judge!r} failed: {detail}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.judge, self.detail))
+
+
+class JudgeTimeout(JudgeError):
+    """A judge did not answer within its time limit."""
+
+    def __init__(self, judge: str, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(judge, f"no answer within {seconds:g} s")
+        self.args = (judge, seconds)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (JudgeTimeout, (self.judge, self.seconds))
+
+
+class JudgeOutputError(JudgeError):
+    """A judge answered, but its verdict does not parse or contradicts itself."""
+
+
+class StoreError(ValidatorError):
+    """A store failed to read or write (unreachable, corrupt record)."""
+
+
+class ValidatorUsageError(ValidatorError):
+    """The developer used the library wrongly (for example a sync call inside a running loop)."""

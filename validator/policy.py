@@ -1,0 +1,229 @@
+"""Tool policy: which tools are guarded, how dangerous they are, and what the user must have chosen.
+
+Declared in Python::
+
+    Policy({"send_money": ToolPolicy(risk="dangerous", targets=("recipient",), intents=("pay", "transfer")),
+            "read_inbox": ToolPolicy(exempt=True)})
+
+or in TOML (``Policy.load("policy.toml")``)::
+
+    [settings]
+    low_confidence = "ask_user"        # or "block"
+    ungrounded_targets = "block"       # dangerous tools: an ungrounded target blocks at the gate
+
+    [tools.send_money]
+    risk = "dangerous"
+    targets = ["recipient"]
+    intents = ["pay", "transfer", "send money"]
+
+    [tools.read_inbox]
+    exempt = true
+
+A tool the policy does not name is guarded and ``general``: the policy fails closed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ._errors import problems_from_pydantic
+from .exceptions import FieldProblem, PolicyError
+
+__all__ = ["Policy", "PolicySettings", "Risk", "ToolPolicy", "default_intents"]
+
+Risk = Literal["dangerous", "general"]
+
+
+def default_intents(tool: str) -> tuple[str, ...]:
+    """Intent words used when a tool declares none: its leading word (the verb) and its words as a phrase.
+
+    ``send_email`` gives ``("send", "send email")``; ``deleteThread`` gives ``("delete", "delete thread")``.
+    """
+    words = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", tool)]
+    if not words:
+        return ()
+    phrase = " ".join(words)
+    return (words[0],) if phrase == words[0] else (words[0], phrase)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolPolicy:
+    """How one tool is treated."""
+
+    exempt: bool = False
+    """Exempt tools stay between the agent and the user (a reply to the user, a read-only lookup)."""
+    risk: Risk = "general"
+    """``dangerous`` (money, data leaving, deletion, permissions) needs a high-confidence approval."""
+    targets: tuple[str, ...] = ()
+    """Arguments whose values the user must have chosen (``recipient``, ``to``, ``message.channel``)."""
+    intents: tuple[str, ...] = ()
+    """Words a user would use to ask for this action; empty means :func:`default_intents`."""
+    description: str = ""
+    """What the tool does, for judges and reports."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "targets", tuple(self.targets))
+        object.__setattr__(self, "intents", tuple(self.intents))
+
+    def intent_words(self, tool: str) -> tuple[str, ...]:
+        """The declared intents, or the defaults derived from the tool's name."""
+        return self.intents or default_intents(tool)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PolicySettings:
+    """Settings that apply to every tool."""
+
+    low_confidence: Literal["ask_user", "block"] = "ask_user"
+    """What a verdict the judge is unsure of becomes."""
+    ungrounded_targets: Literal["judge", "block"] = "judge"
+    """``block``: a dangerous tool's target not found in the user's words blocks at the gate."""
+
+
+GUARDED_DEFAULT = ToolPolicy()
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The tool policy of one agent."""
+
+    tools: Mapping[str, ToolPolicy] = field(default_factory=dict)
+    settings: PolicySettings = field(default_factory=PolicySettings)
+
+    def __post_init__(self) -> None:
+        problems = _consistency_problems(self.tools)
+        if problems:
+            raise PolicyError(problems)
+
+    def for_tool(self, name: str) -> ToolPolicy:
+        """The tool's policy; a tool the policy does not name is guarded and general."""
+        return self.tools.get(name, GUARDED_DEFAULT)
+
+    def declares(self, name: str) -> bool:
+        return name in self.tools
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data, in the same shape :meth:`from_dict` reads."""
+        return {
+            "settings": asdict(self.settings),
+            "tools": {
+                name: {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(tp).items()}
+                for name, tp in sorted(self.tools.items())
+            },
+        }
+
+    @property
+    def version(self) -> str:
+        """A short hash of the policy's content: equal policies have equal versions."""
+        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_dict(cls, data: Any, *, source: str = "policy") -> Policy:
+        """Read a policy from plain data (parsed JSON or TOML); raises :class:`PolicyError`."""
+        try:
+            doc = _PolicyDoc.model_validate(data)
+        except ValidationError as exc:
+            raise PolicyError(problems_from_pydantic(exc), source=source) from None
+        tools = {
+            name: ToolPolicy(
+                exempt=t.exempt,
+                risk=t.risk,
+                targets=tuple(t.targets),
+                intents=tuple(t.intents),
+                description=t.description,
+            )
+            for name, t in doc.tools.items()
+        }
+        settings = PolicySettings(low_confidence=doc.settings.low_confidence, ungrounded_targets=doc.settings.ungrounded_targets)
+        try:
+            return cls(tools, settings)
+        except PolicyError as exc:
+            raise PolicyError(exc.problems, source=source) from None
+
+    @classmethod
+    def from_toml(cls, text: str, *, source: str = "policy") -> Policy:
+        """Read a policy from TOML text."""
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise PolicyError([FieldProblem("", f"not valid TOML: {exc}")], source=source) from None
+        return cls.from_dict(data, source=source)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Policy:
+        """Read a policy file: ``.toml``, or ``.json``."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PolicyError([FieldProblem("", f"cannot read {p}: {exc}")], source=str(p)) from None
+        if p.suffix.lower() == ".json":
+            try:
+                data = json.loads(text)
+            except ValueError as exc:
+                raise PolicyError([FieldProblem("", f"not valid JSON: {exc}")], source=str(p)) from None
+            return cls.from_dict(data, source=str(p))
+        return cls.from_toml(text, source=str(p))
+
+
+def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]:
+    problems: list[FieldProblem] = []
+    for name, tp in tools.items():
+        where = f"tools.{name}"
+        if not isinstance(name, str) or not name.strip():
+            problems.append(FieldProblem("tools", f"tool names must be non-empty strings, got {name!r}"))
+        if not isinstance(tp, ToolPolicy):
+            problems.append(FieldProblem(where, f"must be a ToolPolicy, got {type(tp).__name__}"))
+            continue
+        if tp.risk not in ("dangerous", "general"):
+            problems.append(FieldProblem(f"{where}.risk", f"must be 'dangerous' or 'general', got {tp.risk!r}"))
+        if tp.exempt and tp.risk == "dangerous":
+            problems.append(FieldProblem(where, "a dangerous tool cannot be exempt; exempt tools never reach a third party"))
+        for key in ("targets", "intents"):
+            for i, value in enumerate(getattr(tp, key)):
+                if not isinstance(value, str) or not value.strip():
+                    problems.append(FieldProblem(f"{where}.{key}[{i}]", "must be a non-empty string"))
+        if "justification" in tp.targets:
+            problems.append(FieldProblem(f"{where}.targets", "'justification' is the actor's own argument, not a target"))
+    return problems
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _ToolDoc(_Strict):
+    exempt: bool = False
+    risk: Risk = "general"
+    targets: list[str] = Field(default_factory=list)
+    intents: list[str] = Field(default_factory=list)
+    description: str = ""
+    guarded: bool | None = None
+
+    @model_validator(mode="after")
+    def _guarded_means_not_exempt(self) -> _ToolDoc:
+        if self.guarded is not None:
+            if "exempt" in self.model_fields_set and self.guarded == self.exempt:
+                raise ValueError("'guarded' and 'exempt' contradict each other")
+            self.exempt = not self.guarded
+        return self
+
+
+class _SettingsDoc(_Strict):
+    low_confidence: Literal["ask_user", "block"] = "ask_user"
+    ungrounded_targets: Literal["judge", "block"] = "judge"
+
+
+class _PolicyDoc(_Strict):
+    tools: dict[str, _ToolDoc] = Field(default_factory=dict)
+    settings: _SettingsDoc = Field(default_factory=_SettingsDoc)

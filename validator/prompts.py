@@ -1,0 +1,37 @@
+"""Prompt texts, loaded from files in one place.
+
+The texts live in the repository's top-level ``prompts/`` folder; the wheel ships them inside the
+package as ``validator/_prompts`` (see ``pyproject.toml``). A source checkout or an editable
+install reads the folder itself.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+
+from .exceptions import ValidatorUsageError
+
+__all__ = ["load_prompt", "prompt_names"]
+
+
+def _folder() -> Path:
+    packaged = Path(str(files("validator").joinpath("_prompts")))
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "prompts"
+
+
+def prompt_names() -> list[str]:
+    """The names of the shipped prompts (file names without ``.md``)."""
+    return sorted(p.stem for p in _folder().glob("*.md"))
+
+
+@cache
+def load_prompt(name: str) -> str:
+    """The text of prompt ``name`` (``justification``, ``validator``, ...)."""
+    path = _folder() / f"{name}.md"
+    if not path.is_file():
+        raise ValidatorUsageError(f"no prompt named {name!r}; shipped prompts: {', '.join(prompt_names())}")
+    return path.read_text(encoding="utf-8").strip()

@@ -1,0 +1,205 @@
+"""The conversation a pending action is checked against, with the author of every message.
+
+Only ``user`` messages are the user's words. Tool messages carry the tool's name and, where
+known, the outside party whose words the tool returned (``author``: an email's sender, a web
+page's URL). Assistant messages are the agent's own words, and system messages the
+developer's; neither can authorize anything.
+
+Key components:
+
+- :class:`Message`, :class:`ToolCall`: immutable records.
+- :class:`Transcript`: an ordered, checked sequence of messages (every tool result answers an
+  earlier tool call), with a lazily built search index.
+- :meth:`Transcript.from_anthropic`: adapter from an Anthropic Messages API ``messages`` list.
+  The LangChain adapter lives in ``integrations.langchain``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+from ._text import TextIndex
+from .exceptions import FieldProblem, InputError
+
+__all__ = ["Message", "Role", "ToolCall", "Transcript"]
+
+Role = Literal["user", "assistant", "tool", "system"]
+ROLES: tuple[Role, ...] = ("user", "assistant", "tool", "system")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call the agent made (or proposes)."""
+
+    id: str
+    """The call's id; tool messages answer it through ``tool_call_id``."""
+    name: str
+    """The tool's name."""
+    args: Mapping[str, Any] = field(default_factory=dict)
+    """The arguments, as the model sent them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message of the transcript."""
+
+    role: Role
+    """``user`` (the only role whose words authorize), ``assistant``, ``tool`` or ``system``."""
+    content: str = ""
+    """The message text."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Tool calls made by an assistant message."""
+    tool_call_id: str | None = None
+    """For a tool message: the id of the call it answers."""
+    name: str | None = None
+    """For a tool message: the tool's name."""
+    author: str | None = None
+    """For a tool message: the outside party whose words it returned, if known."""
+
+    @property
+    def speaker(self) -> str:
+        """Who wrote this message, in words: ``user``, ``agent``, ``system`` or the tool's source."""
+        if self.role == "user":
+            return "user"
+        if self.role == "assistant":
+            return "agent"
+        if self.role == "system":
+            return "system"
+        tool = f"tool {self.name}" if self.name else "tool"
+        return f"{tool} (from {self.author})" if self.author else tool
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """An ordered, checked conversation.
+
+    Raises:
+        InputError: when the transcript is empty, or a tool message answers no earlier tool
+            call, or a tool call id is used twice.
+    """
+
+    messages: tuple[Message, ...]
+
+    def __init__(self, messages: Iterable[Message]) -> None:
+        object.__setattr__(self, "messages", tuple(messages))
+        problems = _structure_problems(self.messages)
+        if problems:
+            raise InputError(problems, source="transcript")
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self.messages)
+
+    def __getitem__(self, i: int) -> Message:
+        return self.messages[i]
+
+    @cached_property
+    def digest(self) -> str:
+        """SHA-256 over every message (role, author, text, tool calls), in order."""
+        canonical = json.dumps(
+            [
+                [m.role, m.content, m.name, m.author, m.tool_call_id, [[c.id, c.name, dict(c.args)] for c in m.tool_calls]]
+                for m in self.messages
+            ],
+            separators=(",", ":"),
+            ensure_ascii=False,
+            default=str,
+        )
+        return hashlib.sha256(canonical.encode()).hexdigest()
+
+    @cached_property
+    def user_index(self) -> TextIndex:
+        """Search index over the user's messages."""
+        return self._index(lambda m: m.role == "user")
+
+    @cached_property
+    def other_index(self) -> TextIndex:
+        """Search index over every message that is not the user's."""
+        return self._index(lambda m: m.role != "user")
+
+    def _index(self, keep: Callable[[Message], bool]) -> TextIndex:
+        picked = [(i, m.content) for i, m in enumerate(self.messages) if keep(m)]
+        return TextIndex(tuple(i for i, _ in picked), tuple(t for _, t in picked))
+
+    @classmethod
+    def from_anthropic(
+        cls,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        system: str | Sequence[Mapping[str, Any]] | None = None,
+        authors: Mapping[str, str] | Callable[[str, str], str | None] | None = None,
+    ) -> Transcript:
+        """Build a transcript from an Anthropic Messages API request's ``messages`` (and ``system``).
+
+        A user turn holding ``tool_result`` blocks becomes one tool message per result (the
+        tool's words, not the user's); text in a user turn is the user's. Thinking blocks are
+        left out. ``authors`` names the outside party behind a tool result: a mapping from
+        ``tool_use_id`` or a function ``(tool_use_id, tool_name) -> author``.
+        """
+        from ._anthropic_messages import convert
+
+        return cls(convert(messages, system=system, authors=authors))
+
+
+def _structure_problems(messages: tuple[Message, ...]) -> list[FieldProblem]:
+    problems: list[FieldProblem] = []
+    if not messages:
+        return [FieldProblem("messages", "must hold at least one message")]
+    seen_calls: dict[str, int] = {}
+    for i, m in enumerate(messages):
+        where = f"messages[{i}]"
+        if m.role not in ROLES:
+            problems.append(FieldProblem(f"{where}.role", f"must be one of {', '.join(ROLES)}, got {m.role!r}"))
+        if not isinstance(m.content, str):
+            problems.append(FieldProblem(f"{where}.content", "must be a string"))
+        if m.tool_calls and m.role != "assistant":
+            problems.append(FieldProblem(f"{where}.tool_calls", "only assistant messages carry tool calls"))
+        for j, call in enumerate(m.tool_calls):
+            if call.id in seen_calls:
+                problems.append(
+                    FieldProblem(
+                        f"{where}.tool_calls[{j}].id",
+                        f"{call.id!r} is already used by messages[{seen_calls[call.id]}]",
+                    )
+                )
+            seen_calls[call.id] = i
+        if m.role == "tool":
+            if not m.tool_call_id:
+                problems.append(FieldProblem(f"{where}.tool_call_id", "a tool message must name the call it answers"))
+            elif m.tool_call_id not in seen_calls:
+                problems.append(
+                    FieldProblem(
+                        f"{where}.tool_call_id",
+                        f"{m.tool_call_id!r} matches no tool call of an earlier assistant message",
+                    )
+                )
+        elif m.tool_call_id is not None:
+            problems.append(FieldProblem(f"{where}.tool_call_id", "only tool messages answer a tool call"))
+    return problems
+
+
+def content_text(content: Any) -> str:
+    """Flatten message content (a string or a list of content blocks) into plain text."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):
+        parts: list[str] = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping):
+                if block.get("type") == "text" and isinstance(block.get("text"), str):
+                    parts.append(block["text"])
+                elif block.get("type") == "tool_result":
+                    parts.append(content_text(block.get("content", "")))
+        return "\n".join(parts)
+    if content is None:
+        return ""
+    return json.dumps(content, default=str, ensure_ascii=False)

@@ -1,0 +1,135 @@
+"""The verdict: the validator's answer for one pending action.
+
+``approved`` is true exactly when ``decision`` is ``approve``. It means "no violation was found
+by the checks that ran", never "this is true". Every other decision carries a machine-readable
+:class:`Code` naming the check that failed, and :class:`~validator.findings.Findings` with the
+figures.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cache
+from typing import Any, Literal
+
+from pydantic import TypeAdapter
+
+from .findings import Findings
+from .policy import Risk
+
+__all__ = ["Code", "Confidence", "Decision", "Usage", "Verdict"]
+
+Confidence = Literal["high", "medium", "low"]
+
+
+class Decision(StrEnum):
+    """What happens to the action."""
+
+    APPROVE = "approve"
+    BLOCK = "block"
+    ASK_USER = "ask_user"
+
+
+class Code(StrEnum):
+    """Which check decided. ``APPROVED`` and ``EXEMPT`` run the action; every other code does not."""
+
+    APPROVED = "APPROVED"
+    EXEMPT = "EXEMPT"
+    MISSING_JUSTIFICATION = "MISSING_JUSTIFICATION"
+    EVIDENCE_NOT_FOUND = "EVIDENCE_NOT_FOUND"
+    EVIDENCE_NOT_FROM_USER = "EVIDENCE_NOT_FROM_USER"
+    NO_USER_EVIDENCE = "NO_USER_EVIDENCE"
+    AUTHORIZATION_NOT_FOUND = "AUTHORIZATION_NOT_FOUND"
+    AUTHORIZATION_WRONG_USER = "AUTHORIZATION_WRONG_USER"
+    AUTHORIZATION_EXPIRED = "AUTHORIZATION_EXPIRED"
+    AUTHORIZATION_REVOKED = "AUTHORIZATION_REVOKED"
+    AUTHORIZATION_OUT_OF_SCOPE = "AUTHORIZATION_OUT_OF_SCOPE"
+    AUTHORIZATION_UNAVAILABLE = "AUTHORIZATION_UNAVAILABLE"
+    ACTION_NOT_REQUESTED = "ACTION_NOT_REQUESTED"
+    TARGET_NOT_GROUNDED = "TARGET_NOT_GROUNDED"
+    ENTITY_NOT_GROUNDED = "ENTITY_NOT_GROUNDED"
+    JUDGE_REJECTED = "JUDGE_REJECTED"
+    LOW_CONFIDENCE = "LOW_CONFIDENCE"
+    JUDGE_UNAVAILABLE = "JUDGE_UNAVAILABLE"
+    RECORDER_UNAVAILABLE = "RECORDER_UNAVAILABLE"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Model usage of one judge call (summed over a retry)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cost_usd: float | None = None
+    model: str | None = None
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None if self.cost_usd is None and other.cost_usd is None else (self.cost_usd or 0) + (other.cost_usd or 0)
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            cost,
+            self.model or other.model,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """The answer for one pending action."""
+
+    approved: bool
+    """True exactly when ``decision`` is ``approve``: no violation was found."""
+    decision: Decision
+    code: Code
+    reasoning: str
+    confidence: Confidence
+    suggested_next_step: str | None = None
+    """What the agent should do instead (ask the user; use ``archive_thread``)."""
+    tool: str
+    risk: Risk
+    exempt: bool = False
+    findings: Findings = field(default_factory=Findings)
+    judge: str | None = None
+    """Which judge decided (``strict``, ``anthropic:MODEL``), or None when code alone decided."""
+    latency_ms: float = 0.0
+    usage: Usage | None = None
+    judge_errors: tuple[str, ...] = ()
+    """Failures of judge attempts (a retried failure, or both that led to ``JUDGE_UNAVAILABLE``)."""
+
+    def __post_init__(self) -> None:
+        if self.approved != (self.decision is Decision.APPROVE):
+            raise ValueError(f"approved={self.approved} contradicts decision={self.decision.value}")
+        if self.approved != (self.code in (Code.APPROVED, Code.EXEMPT)):
+            raise ValueError(f"approved={self.approved} contradicts code={self.code.value}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready data (the shape ``verdict.schema.json`` documents)."""
+        data: dict[str, Any] = _adapter().dump_python(self, mode="json")
+        return data
+
+    def to_json(self, *, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Verdict:
+        """Rebuild a verdict from :meth:`to_dict` output (audit records, recordings)."""
+        return _adapter().validate_python(data)
+
+    def message_for_agent(self) -> str:
+        """The text an agent receives when its call did not run: what failed and what to do next."""
+        lines = [f"Action `{self.tool}` was not run ({self.code.value}): {self.reasoning}"]
+        if self.suggested_next_step:
+            lines.append(f"Suggested next step: {self.suggested_next_step}")
+        return "\n".join(lines)
+
+
+@cache
+def _adapter() -> TypeAdapter[Verdict]:
+    return TypeAdapter(Verdict)
