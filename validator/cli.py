@@ -1,0 +1,188 @@
+"""Command line: ``validator check``, ``validator policy check``, ``validator schema``.
+
+Exit codes of ``check``: 0 approved, 1 blocked or ask_user, 2 bad input. With ``--jsonl`` it
+reads one check input a line and writes one line for each (its verdict, or an error object naming
+the problem); it exits 0 unless the batch itself could not run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+from rich.table import Table
+
+from .checkinput import DEFAULT_LIMITS, CheckInput
+from .engine import Validator
+from .exceptions import FieldProblem, InputError
+from .policy import Policy
+from .schemas import SCHEMAS, schema_json
+from .verdict import Decision, Verdict
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Did the user authorize this action?")
+policy_app = typer.Typer(no_args_is_help=True, help="Work with policy files.")
+app.add_typer(policy_app, name="policy")
+
+EXIT_APPROVED, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
+_COLOURS = {Decision.APPROVE: "green", Decision.BLOCK: "red", Decision.ASK_USER: "yellow"}
+
+
+def _out() -> Console:
+    return Console(highlight=False)
+
+
+def _err() -> Console:
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _read(path: str) -> bytes:
+    limit = DEFAULT_LIMITS.max_bytes
+    if path == "-":
+        data = sys.stdin.buffer.read(limit + 1)
+    else:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(limit + 1)
+        except OSError as exc:
+            raise InputError([FieldProblem("", f"cannot read {path}: {exc.strerror or exc}")], source=path) from None
+    if len(data) > limit:
+        raise InputError([FieldProblem("", f"input is over {limit:,} bytes")], source=path)
+    return data
+
+
+def _report_input_error(exc: InputError) -> None:
+    console = _err()
+    console.print(f"[bold red]{escape(exc.source)}: {len(exc.problems)} problem(s)[/]")
+    for p in exc.problems:
+        console.print(f"  [red]•[/] {escape(str(p))}")
+
+
+def _load_policy(path: Path | None) -> Policy | None:
+    return Policy.load(path) if path is not None else None
+
+
+def render(verdict: Verdict, console: Console) -> None:
+    """Print a verdict for people: decision, code, reasoning, next step, then the findings."""
+    colour = _COLOURS[verdict.decision]
+    body = [f"[bold]{escape(verdict.tool)}[/] ({verdict.risk}{', exempt' if verdict.exempt else ''})"]
+    body.append(f"[bold {colour}]{verdict.decision.value.upper()}[/]  code [bold]{verdict.code.value}[/]  confidence {verdict.confidence}")
+    body.append(escape(verdict.reasoning))
+    if verdict.suggested_next_step:
+        body.append(f"[bold]Next step:[/] {escape(verdict.suggested_next_step)}")
+    judge = verdict.judge or "none (decided by code)"
+    body.append(f"[dim]judge: {escape(judge)} · {verdict.latency_ms:.2f} ms[/]")
+    console.print(Panel("\n".join(body), title="verdict", border_style=colour))
+    f = verdict.findings
+    if f.justification_problems:
+        for p in f.justification_problems:
+            console.print(f"  [red]•[/] {escape(p)}")
+    if f.quotes or f.authorizations:
+        table = Table(title="evidence", show_lines=False)
+        for col in ("#", "evidence", "status", "where"):
+            table.add_column(col)
+        for q in f.quotes:
+            where = ", ".join(map(str, q.locations)) or "nowhere"
+            table.add_row(str(q.index + 1), escape(q.quote[:70]), q.status, escape(where))
+        for a in f.authorizations:
+            table.add_row(str(a.index + 1), f"authorization {escape(a.authorization_id)}", a.status, escape(a.detail[:70]))
+        console.print(table)
+    values = [("target", v) for v in f.targets] + [("entity", v) for v in f.entities]
+    if values:
+        table = Table(title="where the values came from")
+        for col in ("", "argument", "value", "status", "where"):
+            table.add_column(col)
+        for label, v in values:
+            where = v.authorization_id or ", ".join(map(str, v.locations)) or "-"
+            kind = f"{label} ({v.kind})" if v.kind else label
+            table.add_row(kind, escape(v.path), escape(repr(v.value)[:50]), v.status, escape(where))
+        console.print(table)
+    if f.intent is not None:
+        matched = f.intent.matched or ("negated" if f.intent.negated else "not named")
+        console.print(f"intent: {escape(matched)} (looked for {escape(', '.join(f.intent.intents))})")
+
+
+def _check_one(validator: Validator, data: bytes, as_json: bool) -> int:
+    verdict = validator.check(CheckInput.from_json(data))
+    if as_json:
+        _out().print_json(verdict.to_json()) if sys.stdout.isatty() else print(verdict.to_json())
+    else:
+        render(verdict, _out())
+    return EXIT_APPROVED if verdict.approved else EXIT_REFUSED
+
+
+def _check_lines(validator: Validator, data: bytes) -> int:
+    for n, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        record: dict[str, Any]
+        try:
+            record = {"line": n, "verdict": validator.check(CheckInput.from_json(line)).to_dict()}
+        except InputError as exc:
+            record = {"line": n, **exc.to_dict()}
+        except Exception as exc:  # a bug must not end the batch; it is reported on its line
+            record = {"line": n, "error": "internal_error", "detail": f"{type(exc).__name__}: {exc}"}
+        print(json.dumps(record, ensure_ascii=False), flush=True)
+    return 0
+
+
+@app.command()
+def check(
+    file: Annotated[str, typer.Argument(help="Check input JSON file, or - for standard input.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="One check input a line in, one result a line out.")] = False,
+    policy: Annotated[Path | None, typer.Option(help="Policy file (TOML or JSON); overrides the input's own policy.")] = None,
+    judge: Annotated[str, typer.Option(help="Judge: strict (offline, no model).")] = "strict",
+) -> None:
+    """Validate a pending action: 0 approved, 1 blocked or ask_user, 2 bad input."""
+    try:
+        if judge != "strict":
+            raise InputError([FieldProblem("--judge", f"unknown judge {judge!r}; available: strict")], source="options")
+        validator = Validator(_load_policy(policy))
+        data = _read(file)
+        code = _check_lines(validator, data) if jsonl else _check_one(validator, data, as_json)
+    except InputError as exc:
+        _report_input_error(exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    raise typer.Exit(code)
+
+
+@policy_app.command("check")
+def policy_check(file: Annotated[Path, typer.Argument(help="Policy file (TOML or JSON).")]) -> None:
+    """Validate a policy file; print its tools, or every problem with its field."""
+    try:
+        loaded = Policy.load(file)
+    except InputError as exc:
+        _report_input_error(exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    console = _out()
+    table = Table(title=f"{file} (version {loaded.version})")
+    for col in ("tool", "guarded", "risk", "targets", "intents"):
+        table.add_column(col)
+    for name, tp in sorted(loaded.tools.items()):
+        intents = ", ".join(tp.intent_words(name)) + ("" if tp.intents else " (default)")
+        table.add_row(name, "exempt" if tp.exempt else "guarded", tp.risk, ", ".join(tp.targets) or "-", intents)
+    console.print(table)
+    console.print(f"settings: low_confidence={loaded.settings.low_confidence}, ungrounded_targets={loaded.settings.ungrounded_targets}")
+    console.print("Tools not named here are guarded and general.")
+
+
+@app.command()
+def schema(name: Annotated[str, typer.Argument(help=f"One of: {', '.join(SCHEMAS)}.")]) -> None:
+    """Print a JSON Schema: the check input or the verdict."""
+    if name not in SCHEMAS:
+        _err().print(f"[red]unknown schema {escape(name)!r}; choose one of {', '.join(SCHEMAS)}[/]")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    print(schema_json(name))
+
+
+def main() -> None:
+    """Entry point of the ``validator`` script."""
+    app()

@@ -1,0 +1,67 @@
+"""JSON Schemas of the check input and the verdict, generated from the models that parse them.
+
+The generated texts are also committed as ``schemas/*.schema.json`` in the repository (a test
+keeps them equal), so tools in other languages can read them without Python.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from .checkinput import _CheckIn
+from .verdict import Verdict
+
+__all__ = ["SCHEMAS", "schema", "schema_json"]
+
+
+class _Quote(BaseModel):
+    model_config = ConfigDict(extra="forbid", title="QuoteEvidence")
+    quote: str = Field(description="The user's own words, copied exactly from one of their messages.")
+
+
+class _Authorization(BaseModel):
+    model_config = ConfigDict(extra="forbid", title="AuthorizationEvidence")
+    authorization_id: str = Field(description="The id of a standing authorization the user granted.")
+
+
+class _Justification(BaseModel):
+    model_config = ConfigDict(extra="forbid", title="Justification")
+    reason: str = Field(description="What the user asked for and how this action does it.")
+    evidence: list[_Quote | _Authorization]
+
+
+def _check_input() -> dict[str, Any]:
+    doc = _CheckIn.model_json_schema()
+    justification = _Justification.model_json_schema()
+    defs = doc.setdefault("$defs", {})
+    defs.update(justification.pop("$defs", {}))
+    defs["Justification"] = justification
+    defs["_ActionIn"]["properties"]["justification"] = {
+        "description": "The actor's justification, as the agent sent it. A missing or malformed one is "
+        "not an input error: the check blocks it with MISSING_JUSTIFICATION.",
+        "anyOf": [{"$ref": "#/$defs/Justification"}, {}],
+    }
+    doc["title"] = "CheckInput"
+    doc["description"] = "A pending action to validate against the conversation that led to it."
+    return doc
+
+
+def _verdict() -> dict[str, Any]:
+    doc = TypeAdapter(Verdict).json_schema(mode="serialization")
+    doc["description"] = "The validator's answer for one pending action."
+    return doc
+
+
+SCHEMAS = {"check-input": _check_input, "verdict": _verdict}
+
+
+def schema(name: str) -> dict[str, Any]:
+    """The JSON Schema called ``name`` (``check-input`` or ``verdict``)."""
+    return SCHEMAS[name]()
+
+
+def schema_json(name: str) -> str:
+    return json.dumps(schema(name), indent=2, ensure_ascii=False) + "\n"
