@@ -21,7 +21,7 @@ from ._text import find_bounded, normalize
 
 __all__ = ["IntentMatch", "find_intent", "negated_before"]
 
-_SUFFIXES = frozenset({"", "s", "es", "ed", "d", "e", "ing", "ment", "ments", "ion", "ions", "ation", "er", "ers", "al"})
+_SUFFIXES = frozenset({"", "s", "es", "ed", "d", "e", "ing", "ment", "ments", "ion", "ions", "ation", "ations", "er", "ers", "al"})
 _WORD = re.compile(r"\w+(?:\"\w+)?")
 _CLAUSE_END = re.compile(r"[.!?;:,\n]")
 _NEGATIONS = frozenset(

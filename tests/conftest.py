@@ -1,0 +1,74 @@
+"""Shared fixtures. The suite fails closed: no test may open a connection off this machine."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from validator import Message, Policy, ToolCall, ToolPolicy, Transcript
+
+_real_connect = socket.socket.connect
+
+
+def _loopback(address: Any) -> bool:
+    if isinstance(address, str):  # unix socket path
+        return True
+    host = address[0]
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[None]:
+    """Any connection that is not to loopback fails the test (real models are never reached)."""
+    if request.node.get_closest_marker("network"):
+        yield
+        return
+
+    def guarded(self: socket.socket, address: Any) -> Any:
+        if not _loopback(address):
+            pytest.fail(f"test tried to reach {address!r}: real endpoints are not allowed in tests")
+        return _real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    yield
+
+
+POLICY = Policy(
+    {
+        "read_inbox": ToolPolicy(exempt=True),
+        "reply_to_user": ToolPolicy(exempt=True),
+        "send_email": ToolPolicy(targets=("to", "cc"), intents=("send", "email", "reply", "forward")),
+        "send_money": ToolPolicy(risk="dangerous", targets=("recipient",), intents=("pay", "transfer", "send money")),
+        "create_event": ToolPolicy(targets=("attendees",), intents=("invite", "schedule")),
+        "archive_thread": ToolPolicy(intents=("archive",)),
+        "delete_thread": ToolPolicy(risk="dangerous", intents=("delete", "remove")),
+    }
+)
+
+
+@pytest.fixture
+def policy() -> Policy:
+    return POLICY
+
+
+def inbox_transcript(user: str, tool_output: str, author: str = "billing@supplies.example") -> Transcript:
+    return Transcript(
+        [
+            Message(role="user", content=user),
+            Message(role="assistant", tool_calls=(ToolCall("c1", "read_inbox", {}),)),
+            Message(role="tool", content=tool_output, tool_call_id="c1", name="read_inbox", author=author),
+        ]
+    )
+
+
+def justified(tool: str, args: dict[str, Any], *quotes: str, reason: str = "The user asked for it.") -> dict[str, Any]:
+    return {"tool": tool, "args": args, "justification": {"reason": reason, "evidence": [{"quote": q} for q in quotes]}}

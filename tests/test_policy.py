@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from validator import Policy, PolicyError, ToolPolicy, default_intents
+
+
+def test_unknown_tool_is_guarded_and_general() -> None:
+    tp = Policy().for_tool("launch_rocket")
+    assert (tp.exempt, tp.risk) == (False, "general")
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("send_email", ("send", "send email")), ("deleteThread", ("delete", "delete thread")), ("pay", ("pay",)), ("", ())],
+)
+def test_default_intents_are_the_verb_and_the_name(name: str, expected: tuple[str, ...]) -> None:
+    assert default_intents(name) == expected
+
+
+def test_toml_policy_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "p.toml"
+    path.write_text(
+        """
+[settings]
+low_confidence = "block"
+ungrounded_targets = "block"
+
+[tools.send_money]
+risk = "dangerous"
+targets = ["recipient"]
+intents = ["pay"]
+
+[tools.read_inbox]
+guarded = false
+"""
+    )
+    p = Policy.load(path)
+    assert p.for_tool("send_money") == ToolPolicy(risk="dangerous", targets=("recipient",), intents=("pay",))
+    assert p.for_tool("read_inbox").exempt
+    assert p.settings.low_confidence == "block"
+    assert Policy.from_dict(p.to_dict()) == p
+    assert Policy.from_dict(p.to_dict()).version == p.version
+
+
+def test_json_policy_file(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_text('{"tools": {"x": {"risk": "dangerous"}}}')
+    assert Policy.load(path).for_tool("x").risk == "dangerous"
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ({"tools": {"x": {"risk": "deadly"}}}, "tools.x.risk: must be one of 'dangerous' or 'general', got 'deadly'"),
+        ({"tools": {"x": {"targets": "to"}}}, "tools.x.targets: Input should be a valid list, got str"),
+        ({"tools": {"x": {"exempt": True, "risk": "dangerous"}}}, "tools.x: a dangerous tool cannot be exempt"),
+        ({"tools": {"x": {"colour": "red"}}}, "tools.x.colour: unknown field"),
+        ({"tools": {"x": {"targets": [""]}}}, "tools.x.targets[0]: must be a non-empty string"),
+        ({"tools": {"x": {"targets": ["justification"]}}}, "tools.x.targets: 'justification' is the actor's own argument"),
+        ({"settings": {"low_confidence": "approve"}}, "settings.low_confidence: must be one of 'ask_user' or 'block'"),
+        ({"tools": {"x": {"guarded": True, "exempt": True}}}, "'guarded' and 'exempt' contradict each other"),
+        ([1, 2], "Input should be a valid dictionary"),
+    ],
+)
+def test_bad_policy_names_field_and_problem(data: object, problem: str) -> None:
+    with pytest.raises(PolicyError) as exc:
+        Policy.from_dict(data)
+    assert any(problem in str(p) for p in exc.value.problems), exc.value.problems
+
+
+def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(PolicyError, match="not valid TOML"):
+        Policy.from_toml("[tools.x\nrisk=1")
+    with pytest.raises(PolicyError, match="cannot read"):
+        Policy.load(tmp_path / "missing.toml")
+
+
+def test_python_policy_is_checked_too() -> None:
+    with pytest.raises(PolicyError, match="cannot be exempt"):
+        Policy({"x": ToolPolicy(exempt=True, risk="dangerous")})
+    assert ToolPolicy(targets=["to"]).targets == ("to",)  # type: ignore[arg-type]

@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from validator import Message, Transcript
+from validator._text import QUOTE_MARKS, TextIndex, find_bounded, normalize
+from validator.gate import check_quote
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("  Hello\n\tWORLD  ", "hello world"),
+        ("It\u2019s \u201cdone\u201d", 'it"s "done"'),
+        ("«ciao»", '"ciao"'),
+        ("Straße", "strasse"),
+        ("a\u00a0b\u2003c", "a b c"),
+    ],
+)
+def test_normalize(text: str, expected: str) -> None:
+    assert normalize(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("haystack", "needle", "found"),
+    [
+        ("please repay me", "pay", False),
+        ("please pay me", "pay", True),
+        ("pay", "pay", True),
+        ('he said "pay"', '"pay"', True),
+        ("paying now", "pay", False),
+        ("x_pay", "pay", False),
+    ],
+)
+def test_find_bounded(haystack: str, needle: str, found: bool) -> None:
+    assert (find_bounded(haystack, needle) != -1) is found
+
+
+def test_index_maps_hits_to_transcript_positions_even_when_folding_grows_text() -> None:
+    index = TextIndex((3, 7, 9), ("Straße eins", "nothing here", "große Straße zwei"))
+    assert index.find_text(normalize("STRASSE ZWEI"), limit=5) == [9]
+    assert index.find_text(normalize("strasse"), limit=5) == [3, 9]
+    assert index.find_text(normalize("missing"), limit=5) == []
+
+
+def test_index_does_not_match_across_messages() -> None:
+    index = TextIndex((0, 1), ("send the", "report now"))
+    assert index.find_text("the report", limit=5) == []
+
+
+def test_index_limit_stops_search() -> None:
+    index = TextIndex(tuple(range(10)), tuple("pay now" for _ in range(10)))
+    assert index.find_text("pay now", limit=3) == [0, 1, 2]
+
+
+# --- properties -------------------------------------------------------------------------
+
+_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tool_text=_text, user_text=_text, start=st.integers(0, 80), length=st.integers(1, 40))
+def test_quote_found_only_outside_user_messages_is_never_user_evidence(
+    tool_text: str, user_text: str, start: int, length: int
+) -> None:
+    quote = tool_text[start : start + length]
+    if not quote.strip():
+        return
+    transcript = Transcript(
+        [
+            Message(role="system", content=tool_text),
+            Message(role="assistant", content=tool_text),
+            Message(role="user", content=user_text),
+        ]
+    )
+    finding = check_quote(transcript, 0, quote)
+    if finding.status == "user":
+        # Only possible when the user's own text really holds the quote.
+        assert find_bounded(normalize(user_text), normalize(quote)) != -1
+    for loc in finding.locations:
+        if finding.status != "user":
+            assert loc.role != "user"
+
+
+_QUOTES = set(QUOTE_MARKS)
+
+
+def _equivalent(a: str, b: str) -> bool:
+    """Equal up to whitespace runs, case and quote marks: the only differences allowed."""
+
+    def canon(s: str) -> str:
+        s = "".join('"' if c in _QUOTES else c for c in s.casefold())
+        return " ".join(s.split())
+
+    return canon(a) == canon(b)
+
+
+@settings(max_examples=400, deadline=None)
+@given(message=_text, quote=_text)
+def test_normalisation_forgives_only_whitespace_case_and_quote_marks(message: str, quote: str) -> None:
+    needle = normalize(quote)
+    if not needle:
+        return
+    hay = normalize(message)
+    pos = find_bounded(hay, needle)
+    if pos == -1:
+        return
+    # The matched span of the message differs from the quote in nothing but what normalize forgives.
+    assert _equivalent(hay[pos : pos + len(needle)], quote)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.lists(st.text("abcdefgh", min_size=1, max_size=6), min_size=1, max_size=6), data=st.data())
+def test_reformatted_quote_is_still_found(words: list[str], data: st.DataObject) -> None:
+    original = " ".join(words)
+    spaces = data.draw(st.lists(st.sampled_from([" ", "  ", "\n", "\t "]), min_size=len(words), max_size=len(words)))
+    quoted = "".join(w.upper() + s for w, s in zip(words, spaces, strict=True))
+    transcript = Transcript([Message(role="user", content=f"Hi. {original}. Thanks")])
+    assert check_quote(transcript, 0, quoted).status == "user"
+
+
+@given(st.text(max_size=40))
+def test_one_character_change_is_not_forgiven(word: str) -> None:
+    word = "x" + "".join(c for c in word if c.isalpha()) + "y"
+    transcript = Transcript([Message(role="user", content=f"please {word} now")])
+    altered = word[:-1] + ("z" if word[-1] != "z" else "w")
+    assert check_quote(transcript, 0, f"please {altered} now").status == "not_found"
