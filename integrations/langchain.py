@@ -39,14 +39,24 @@ def message_from_langchain(msg: BaseMessage, *, authors: Authors = None, index: 
     if isinstance(msg, HumanMessage):
         return Message(role="user", content=text)
     if isinstance(msg, AIMessage):
-        calls = tuple(ToolCall(id=str(c.get("id") or f"call_{index}_{i}"), name=c["name"], args=dict(c["args"])) for i, c in enumerate(msg.tool_calls))
+        calls = tuple(
+            ToolCall(id=str(c.get("id") or f"call_{index}_{i}"), name=c["name"], args=dict(c["args"]))
+            for i, c in enumerate(msg.tool_calls)
+        )
         return Message(role="assistant", content=text, tool_calls=calls)
     if isinstance(msg, ToolMessage):
-        return Message(role="tool", content=text, tool_call_id=msg.tool_call_id, name=msg.name, author=_author(msg, authors))
+        return Message(
+            role="tool", content=text, tool_call_id=msg.tool_call_id, name=msg.name, author=_author(msg, authors)
+        )
     if isinstance(msg, SystemMessage):
         return Message(role="system", content=text)
     raise InputError(
-        [FieldProblem(f"messages[{index}]", f"{type(msg).__name__} has no author role; expected Human, AI, Tool or System message")],
+        [
+            FieldProblem(
+                f"messages[{index}]",
+                f"{type(msg).__name__} has no author role; expected Human, AI, Tool or System message",
+            )
+        ],
         source="langchain messages",
     )
 

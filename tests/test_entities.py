@@ -19,7 +19,9 @@ def test_extracts_each_kind_once_in_order() -> None:
     ]
 
 
-@pytest.mark.parametrize("text", ["Meeting on 2026-11-30 at 10:00", "Invoice 443 for 4,800 EUR", "DE00123456789012345678"])
+@pytest.mark.parametrize(
+    "text", ["Meeting on 2026-11-30 at 10:00", "Invoice 443 for 4,800 EUR", "DE00123456789012345678"]
+)
 def test_dates_amounts_and_bad_ibans_are_not_entities(text: str) -> None:
     assert extract_entities(text) == []
 

@@ -14,7 +14,12 @@ def test_unknown_tool_is_guarded_and_general() -> None:
 
 @pytest.mark.parametrize(
     ("name", "expected"),
-    [("send_email", ("send", "send email")), ("deleteThread", ("delete", "delete thread")), ("pay", ("pay",)), ("", ())],
+    [
+        ("send_email", ("send", "send email")),
+        ("deleteThread", ("delete", "delete thread")),
+        ("pay", ("pay",)),
+        ("", ()),
+    ],
 )
 def test_default_intents_are_the_verb_and_the_name(name: str, expected: tuple[str, ...]) -> None:
     assert default_intents(name) == expected
@@ -59,7 +64,10 @@ def test_json_policy_file(tmp_path: Path) -> None:
         ({"tools": {"x": {"exempt": True, "risk": "dangerous"}}}, "tools.x: a dangerous tool cannot be exempt"),
         ({"tools": {"x": {"colour": "red"}}}, "tools.x.colour: unknown field"),
         ({"tools": {"x": {"targets": [""]}}}, "tools.x.targets[0]: must be a non-empty string"),
-        ({"tools": {"x": {"targets": ["justification"]}}}, "tools.x.targets: 'justification' is the actor's own argument"),
+        (
+            {"tools": {"x": {"targets": ["justification"]}}},
+            "tools.x.targets: 'justification' is the actor's own argument",
+        ),
         ({"settings": {"low_confidence": "approve"}}, "settings.low_confidence: must be one of 'ask_user' or 'block'"),
         ({"tools": {"x": {"guarded": True, "exempt": True}}}, "'guarded' and 'exempt' contradict each other"),
         ([1, 2], "Input should be a valid dictionary"),

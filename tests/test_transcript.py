@@ -84,7 +84,9 @@ def test_from_anthropic_rejects_unknown_roles_and_orphan_results() -> None:
     with pytest.raises(InputError, match=r"messages\[0\].role: must be user or assistant"):
         Transcript.from_anthropic([{"role": "bot", "content": "x"}])
     with pytest.raises(InputError, match="matches no tool call"):
-        Transcript.from_anthropic([{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz", "content": "x"}]}])
+        Transcript.from_anthropic(
+            [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz", "content": "x"}]}]
+        )
 
 
 def test_from_langchain_keeps_roles_calls_and_authors() -> None:
@@ -93,7 +95,12 @@ def test_from_langchain_keeps_roles_calls_and_authors() -> None:
             SystemMessage("be careful"),
             HumanMessage([{"type": "text", "text": "pay the rent"}]),
             AIMessage("", tool_calls=[{"id": "c1", "name": "read_inbox", "args": {}}]),
-            ToolMessage("landlord says hi", tool_call_id="c1", name="read_inbox", additional_kwargs={"author": "landlord@x.example"}),
+            ToolMessage(
+                "landlord says hi",
+                tool_call_id="c1",
+                name="read_inbox",
+                additional_kwargs={"author": "landlord@x.example"},
+            ),
         ]
     )
     assert [m.role for m in t] == ["system", "user", "assistant", "tool"]
@@ -105,7 +112,10 @@ def test_from_langchain_author_callback_and_bad_message_type() -> None:
     from langchain_core.messages import ChatMessage
 
     t = transcript_from_langchain(
-        [AIMessage("", tool_calls=[{"id": "c1", "name": "web", "args": {}}]), ToolMessage("page", tool_call_id="c1", name="web")],
+        [
+            AIMessage("", tool_calls=[{"id": "c1", "name": "web", "args": {}}]),
+            ToolMessage("page", tool_call_id="c1", name="web"),
+        ],
         authors=lambda m: "https://evil.example" if m.name == "web" else None,
     )
     assert t[1].author == "https://evil.example"

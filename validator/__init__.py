@@ -45,6 +45,7 @@ __all__ = [
     "AuthorizationEvidence",
     "AuthorizationFinding",
     "AuthorizationStore",
+    "avalidate",
     "check",
     "CheckInput",
     "Code",
@@ -72,8 +73,8 @@ __all__ = [
     "parse_action",
     "parse_justification",
     "parse_transcript",
-    "PendingAction",
     "pending_action",
+    "PendingAction",
     "Policy",
     "PolicyError",
     "PolicySettings",
@@ -90,7 +91,6 @@ __all__ = [
     "Transcript",
     "Usage",
     "validate",
-    "avalidate",
     "Validator",
     "ValidatorConfig",
     "ValidatorError",
@@ -98,6 +98,5 @@ __all__ = [
     "ValueFinding",
     "Verdict",
 ]
-__all__.sort(key=str.casefold)
 
 __version__ = "0.1.0"

@@ -47,7 +47,9 @@ def convert(
                 if kind == "text":
                     texts.append(str(block.get("text", "")))
                 elif kind in ("tool_use", "server_tool_use"):
-                    call = ToolCall(id=str(block.get("id")), name=str(block.get("name")), args=dict(block.get("input") or {}))
+                    call = ToolCall(
+                        id=str(block.get("id")), name=str(block.get("name")), args=dict(block.get("input") or {})
+                    )
                     names[call.id] = call.name
                     calls.append(call)
             out.append(Message(role="assistant", content="\n".join(texts), tool_calls=tuple(calls)))

@@ -19,7 +19,10 @@ from dataclasses import dataclass, field
 
 __all__ = ["QUOTE_MARKS", "TextIndex", "normalize"]
 
-QUOTE_MARKS = "'\"`\u00b4\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u2032\u2033\u2035\u2036\u00ab\u00bb\u2039\u203a\u300c\u300d\u300e\u300f\uff02\uff07"
+QUOTE_MARKS = (
+    "'\"`\u00b4\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u2032\u2033\u2035\u2036"
+    "\u00ab\u00bb\u2039\u203a\u300c\u300d\u300e\u300f\uff02\uff07"
+)
 """Every character treated as a quote mark; all of them normalise to ``"``."""
 
 _QUOTES_AND_SPACE = str.maketrans(

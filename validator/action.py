@@ -108,7 +108,9 @@ def parse_justification(raw: Any) -> tuple[Justification | None, list[str]]:
     items = raw.get("evidence")
     evidence: list[Evidence] = []
     if not isinstance(items, list):
-        problems.append("justification.evidence is missing; it must be a list of {'quote': ...} or {'authorization_id': ...}")
+        problems.append(
+            "justification.evidence is missing; it must be a list of {'quote': ...} or {'authorization_id': ...}"
+        )
     elif len(items) > MAX_QUOTES:
         problems.append(f"justification.evidence has {len(items)} items; at most {MAX_QUOTES}")
     else:

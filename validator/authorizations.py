@@ -50,7 +50,13 @@ def check_constraint(pattern: str, value: Any) -> bool:
         except ValueError:
             return False
         op, limit = bound.group(1), float(bound.group(2))
-        return {"<=": number <= limit, ">=": number >= limit, "==": number == limit, "<": number < limit, ">": number > limit}[op]
+        return {
+            "<=": number <= limit,
+            ">=": number >= limit,
+            "==": number == limit,
+            "<": number < limit,
+            ">": number > limit,
+        }[op]
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         return False
     return fnmatch.fnmatchcase(str(value).casefold(), pattern.casefold())

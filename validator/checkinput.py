@@ -192,14 +192,20 @@ def parse_action(data: Any) -> PendingAction:
 def _size_problems(doc: _CheckIn, limits: Limits) -> list[FieldProblem]:
     problems: list[FieldProblem] = []
     if len(doc.messages) > limits.max_messages:
-        problems.append(FieldProblem("messages", f"has {len(doc.messages):,} messages; at most {limits.max_messages:,}"))
+        problems.append(
+            FieldProblem("messages", f"has {len(doc.messages):,} messages; at most {limits.max_messages:,}")
+        )
         return problems
     total = 0
     for i, m in enumerate(doc.messages):
         n = len(content_text(m.content))
         total += n
         if n > limits.max_message_chars:
-            problems.append(FieldProblem(f"messages[{i}].content", f"has {n:,} characters; at most {limits.max_message_chars:,}"))
+            problems.append(
+                FieldProblem(f"messages[{i}].content", f"has {n:,} characters; at most {limits.max_message_chars:,}")
+            )
     if total > limits.max_total_chars:
-        problems.append(FieldProblem("messages", f"hold {total:,} characters in all; at most {limits.max_total_chars:,}"))
+        problems.append(
+            FieldProblem("messages", f"hold {total:,} characters in all; at most {limits.max_total_chars:,}")
+        )
     return problems

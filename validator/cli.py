@@ -73,7 +73,10 @@ def render(verdict: Verdict, console: Console) -> None:
     """Print a verdict for people: decision, code, reasoning, next step, then the findings."""
     colour = _COLOURS[verdict.decision]
     body = [f"[bold]{escape(verdict.tool)}[/] ({verdict.risk}{', exempt' if verdict.exempt else ''})"]
-    body.append(f"[bold {colour}]{verdict.decision.value.upper()}[/]  code [bold]{verdict.code.value}[/]  confidence {verdict.confidence}")
+    body.append(
+        f"[bold {colour}]{verdict.decision.value.upper()}[/]  code [bold]{verdict.code.value}[/]"
+        f"  confidence {verdict.confidence}"
+    )
     body.append(escape(verdict.reasoning))
     if verdict.suggested_next_step:
         body.append(f"[bold]Next step:[/] {escape(verdict.suggested_next_step)}")
@@ -92,7 +95,9 @@ def render(verdict: Verdict, console: Console) -> None:
             where = ", ".join(map(str, q.locations)) or "nowhere"
             table.add_row(str(q.index + 1), escape(q.quote[:70]), q.status, escape(where))
         for a in f.authorizations:
-            table.add_row(str(a.index + 1), f"authorization {escape(a.authorization_id)}", a.status, escape(a.detail[:70]))
+            table.add_row(
+                str(a.index + 1), f"authorization {escape(a.authorization_id)}", a.status, escape(a.detail[:70])
+            )
         console.print(table)
     values = [("target", v) for v in f.targets] + [("entity", v) for v in f.entities]
     if values:
@@ -138,7 +143,9 @@ def check(
     file: Annotated[str, typer.Argument(help="Check input JSON file, or - for standard input.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One check input a line in, one result a line out.")] = False,
-    policy: Annotated[Path | None, typer.Option(help="Policy file (TOML or JSON); overrides the input's own policy.")] = None,
+    policy: Annotated[
+        Path | None, typer.Option(help="Policy file (TOML or JSON); overrides the input's own policy.")
+    ] = None,
     judge: Annotated[str, typer.Option(help="Judge: strict (offline, no model).")] = "strict",
 ) -> None:
     """Validate a pending action: 0 approved, 1 blocked or ask_user, 2 bad input."""
@@ -170,7 +177,10 @@ def policy_check(file: Annotated[Path, typer.Argument(help="Policy file (TOML or
         intents = ", ".join(tp.intent_words(name)) + ("" if tp.intents else " (default)")
         table.add_row(name, "exempt" if tp.exempt else "guarded", tp.risk, ", ".join(tp.targets) or "-", intents)
     console.print(table)
-    console.print(f"settings: low_confidence={loaded.settings.low_confidence}, ungrounded_targets={loaded.settings.ungrounded_targets}")
+    console.print(
+        f"settings: low_confidence={loaded.settings.low_confidence}, "
+        f"ungrounded_targets={loaded.settings.ungrounded_targets}"
+    )
     console.print("Tools not named here are guarded and general.")
 
 

@@ -164,7 +164,11 @@ class Validator:
         if item.policy is None or self.policy.tools:
             return self
         return Validator(
-            item.policy, judge=self.judge, recorder=self.recorder, authorizations=self.authorizations, config=self.config
+            item.policy,
+            judge=self.judge,
+            recorder=self.recorder,
+            authorizations=self.authorizations,
+            config=self.config,
         )
 
     @staticmethod
@@ -199,13 +203,20 @@ class Validator:
                 decision=Decision.APPROVE,
                 code=Code.EXEMPT,
                 confidence="high",
-                reasoning=f"`{action.tool}` is exempt by policy: it stays between the agent and the user. No judge ran.",
+                reasoning=f"`{action.tool}` is exempt by policy: it stays between the agent and the user. "
+                "No judge ran.",
                 tool=action.tool,
                 risk=tool_policy.risk,
                 exempt=True,
             )
         gate = run_gate(
-            transcript, action, tool_policy, self.policy.settings, user_id=user_id, resolved=resolved, now=self.config.clock()
+            transcript,
+            action,
+            tool_policy,
+            self.policy.settings,
+            user_id=user_id,
+            resolved=resolved,
+            now=self.config.clock(),
         )
         if gate.code is not None or gate.justification is None:
             return Verdict(
@@ -297,7 +308,9 @@ class Validator:
             findings=Findings(),
         )
 
-    def _event(self, transcript: Transcript, action: PendingAction, user_id: str | None, verdict: Verdict) -> AuditEvent:
+    def _event(
+        self, transcript: Transcript, action: PendingAction, user_id: str | None, verdict: Verdict
+    ) -> AuditEvent:
         return AuditEvent(
             time=self.config.clock(),
             user_id=user_id,
@@ -390,6 +403,8 @@ async def avalidate(
     return await Validator(policy, judge=judge).avalidate(messages, action, user_id=user_id)
 
 
-def check(data: CheckInput | Mapping[str, Any] | str | bytes, *, policy: Policy | None = None, judge: Judge | None = None) -> Verdict:
+def check(
+    data: CheckInput | Mapping[str, Any] | str | bytes, *, policy: Policy | None = None, judge: Judge | None = None
+) -> Verdict:
     """Validate a standalone check input; ``policy`` overrides the input's own."""
     return Validator(policy, judge=judge).check(data)

@@ -137,7 +137,13 @@ def _number_literals(value: float) -> list[str]:
         plain = repr(value)
         two = f"{value:.2f}"
         grouped = f"{value:,.2f}"
-        forms = [plain, two, grouped, two.replace(".", ","), grouped.replace(",", "_").replace(".", ",").replace("_", ".")]
+        forms = [
+            plain,
+            two,
+            grouped,
+            two.replace(".", ","),
+            grouped.replace(",", "_").replace(".", ",").replace("_", "."),
+        ]
     return list(dict.fromkeys(forms))
 
 

@@ -66,7 +66,7 @@ class InputError(ValidatorError):
         super().__init__(_render(f"invalid {source}", self.problems))
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild_input_error, (self.problems, self.source))
+        return (_rebuild_input_error, (type(self), self.problems, self.source))
 
     def to_dict(self) -> dict[str, object]:
         """The error as JSON-ready data (what the CLI prints in ``--jsonl`` mode)."""
@@ -77,8 +77,8 @@ class InputError(ValidatorError):
         }
 
 
-def _rebuild_input_error(problems: tuple[FieldProblem, ...], source: str) -> InputError:
-    return InputError(problems, source=source)
+def _rebuild_input_error(cls: type[InputError], problems: tuple[FieldProblem, ...], source: str) -> InputError:
+    return cls(problems, source=source)
 
 
 class PolicyError(InputError):
@@ -86,9 +86,6 @@ class PolicyError(InputError):
 
     def __init__(self, problems: Sequence[FieldProblem], *, source: str = "policy") -> None:
         super().__init__(problems, source=source)
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (PolicyError, (self.problems, self.source))
 
 
 class JudgeError(ValidatorError):
@@ -109,7 +106,6 @@ class JudgeTimeout(JudgeError):
     def __init__(self, judge: str, seconds: float) -> None:
         self.seconds = seconds
         super().__init__(judge, f"no answer within {seconds:g} s")
-        self.args = (judge, seconds)
 
     def __reduce__(self) -> tuple[object, ...]:
         return (JudgeTimeout, (self.judge, self.seconds))

@@ -21,14 +21,34 @@ from ._text import find_bounded, normalize
 
 __all__ = ["IntentMatch", "find_intent", "negated_before"]
 
-_SUFFIXES = frozenset({"", "s", "es", "ed", "d", "e", "ing", "ment", "ments", "ion", "ions", "ation", "ations", "er", "ers", "al"})
+_SUFFIXES = frozenset(
+    {"", "s", "es", "ed", "d", "e", "ing", "ment", "ments", "ion", "ions", "ation", "ations", "er", "ers", "al"}
+)
 _WORD = re.compile(r"\w+(?:\"\w+)?")
 _CLAUSE_END = re.compile(r"[.!?;:,\n]")
 _NEGATIONS = frozenset(
     normalize(w)
     for w in (
-        "not", "don't", "dont", "never", "no", "stop", "cancel", "without", "avoid", "shouldn't", "won't",
-        "can't", "cannot", "mustn't", "didn't", "doesn't", "neither", "nor", "instead of", "rather than",
+        "not",
+        "don't",
+        "dont",
+        "never",
+        "no",
+        "stop",
+        "cancel",
+        "without",
+        "avoid",
+        "shouldn't",
+        "won't",
+        "can't",
+        "cannot",
+        "mustn't",
+        "didn't",
+        "doesn't",
+        "neither",
+        "nor",
+        "instead of",
+        "rather than",
     )
     for w in w.split()
 )
@@ -40,10 +60,10 @@ def _word_matches(token: str, word: str) -> bool:
     if token == word:
         return True
     stem = word[:-1] if word.endswith("e") else word
-    if token.startswith(stem) and token[len(stem):] in _SUFFIXES:
+    if token.startswith(stem) and token[len(stem) :] in _SUFFIXES:
         return True
     doubled = word + word[-1]
-    return token.startswith(doubled) and token[len(doubled):] in ("ing", "ed", "er", "ers")
+    return token.startswith(doubled) and token[len(doubled) :] in ("ing", "ed", "er", "ers")
 
 
 def words(text: str) -> list[str]:
@@ -70,9 +90,7 @@ def _phrase_at(tokens: Sequence[str], phrase: Sequence[str]) -> Iterable[int]:
             yield i
 
 
-def find_intent(
-    intents: Sequence[str], quotes: Sequence[tuple[int, str, str]]
-) -> IntentMatch | None:
+def find_intent(intents: Sequence[str], quotes: Sequence[tuple[int, str, str]]) -> IntentMatch | None:
     """The first intent named by a quote, preferring a match that is not negated.
 
     ``quotes`` holds ``(evidence index, quote, the user message it stands in)``; the message gives

@@ -11,7 +11,6 @@ failing.
 from __future__ import annotations
 
 import asyncio
-from abc import ABC
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -73,7 +72,7 @@ class JudgeOutput(BaseModel):
         return problems
 
 
-class Judge(ABC):
+class Judge:
     """Base class of every judge. Override ``judge``, ``ajudge``, or both."""
 
     name: ClassVar[str] = "judge"
@@ -82,7 +81,7 @@ class Judge(ABC):
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.judge is Judge.judge and cls.ajudge is Judge.ajudge and not getattr(cls, "__abstractmethods__", None):
+        if cls.judge is Judge.judge and cls.ajudge is Judge.ajudge:
             raise TypeError(f"{cls.__name__} must implement judge() or ajudge()")
 
     @property
@@ -96,9 +95,7 @@ class Judge(ABC):
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(self.ajudge(request))
-        raise ValidatorUsageError(
-            f"{type(self).__name__} is async-only; call avalidate() from inside an event loop"
-        )
+        raise ValidatorUsageError(f"{type(self).__name__} is async-only; call avalidate() from inside an event loop")
 
     async def ajudge(self, request: JudgeRequest) -> JudgeOutput:
         """Judge asynchronously (default: run :meth:`judge` in a worker thread, or inline if not blocking)."""

@@ -144,7 +144,9 @@ class Policy:
             )
             for name, t in doc.tools.items()
         }
-        settings = PolicySettings(low_confidence=doc.settings.low_confidence, ungrounded_targets=doc.settings.ungrounded_targets)
+        settings = PolicySettings(
+            low_confidence=doc.settings.low_confidence, ungrounded_targets=doc.settings.ungrounded_targets
+        )
         try:
             return cls(tools, settings)
         except PolicyError as exc:
@@ -188,13 +190,17 @@ def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]
         if tp.risk not in ("dangerous", "general"):
             problems.append(FieldProblem(f"{where}.risk", f"must be 'dangerous' or 'general', got {tp.risk!r}"))
         if tp.exempt and tp.risk == "dangerous":
-            problems.append(FieldProblem(where, "a dangerous tool cannot be exempt; exempt tools never reach a third party"))
+            problems.append(
+                FieldProblem(where, "a dangerous tool cannot be exempt; exempt tools never reach a third party")
+            )
         for key in ("targets", "intents"):
             for i, value in enumerate(getattr(tp, key)):
                 if not isinstance(value, str) or not value.strip():
                     problems.append(FieldProblem(f"{where}.{key}[{i}]", "must be a non-empty string"))
         if "justification" in tp.targets:
-            problems.append(FieldProblem(f"{where}.targets", "'justification' is the actor's own argument, not a target"))
+            problems.append(
+                FieldProblem(f"{where}.targets", "'justification' is the actor's own argument, not a target")
+            )
     return problems
 
 

@@ -35,8 +35,7 @@ def _intent_finding(request: JudgeRequest) -> IntentFinding:
     for auth in request.findings.valid_authorizations:
         return IntentFinding(intents, matched=f"standing authorization {auth.authorization_id}", quote_index=auth.index)
     user_quotes = [
-        (q.index, q.quote, request.transcript[q.locations[0].message].content)
-        for q in request.findings.user_quotes
+        (q.index, q.quote, request.transcript[q.locations[0].message].content) for q in request.findings.user_quotes
     ]
     match = find_intent(intents, user_quotes)
     if match is not None and not match.negated:
@@ -80,8 +79,9 @@ class StrictJudge(Judge):
 
         if intent.matched is None:
             looked = ", ".join(repr(i) for i in intent.intents) or "(none declared)"
+            evidence = "?" if intent.quote_index is None else str(intent.quote_index + 1)
             why = (
-                f"the user's words name it only after a negation (evidence {intent.quote_index + 1 if intent.quote_index is not None else '?'})"
+                f"the user's words name it only after a negation (evidence {evidence})"
                 if intent.negated
                 else f"none of the user's {len(f.user_quotes)} cited quotes names this action"
             )

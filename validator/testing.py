@@ -48,7 +48,9 @@ class ScriptedJudge(Judge):
         with self._lock:
             self.calls.append(request)
             if not self._steps:
-                raise ScriptError(f"scripted judge called {len(self.calls)} times; its script had {len(self.calls) - 1} steps")
+                raise ScriptError(
+                    f"scripted judge called {len(self.calls)} times; its script had {len(self.calls) - 1} steps"
+                )
             step = self._steps.pop(0)
         if isinstance(step, BaseException):
             raise step

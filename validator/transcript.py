@@ -105,7 +105,14 @@ class Transcript:
         """SHA-256 over every message (role, author, text, tool calls), in order."""
         canonical = json.dumps(
             [
-                [m.role, m.content, m.name, m.author, m.tool_call_id, [[c.id, c.name, dict(c.args)] for c in m.tool_calls]]
+                [
+                    m.role,
+                    m.content,
+                    m.name,
+                    m.author,
+                    m.tool_call_id,
+                    [[c.id, c.name, dict(c.args)] for c in m.tool_calls],
+                ]
                 for m in self.messages
             ],
             separators=(",", ":"),

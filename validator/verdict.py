@@ -69,7 +69,9 @@ class Usage:
     model: str | None = None
 
     def __add__(self, other: Usage) -> Usage:
-        cost = None if self.cost_usd is None and other.cost_usd is None else (self.cost_usd or 0) + (other.cost_usd or 0)
+        cost = (
+            None if self.cost_usd is None and other.cost_usd is None else (self.cost_usd or 0) + (other.cost_usd or 0)
+        )
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from validator.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("example", "exit_code", "code"),
+    [
+        ("authorized_email", 0, "APPROVED"),
+        ("vendor_invoice", 1, "EVIDENCE_NOT_FROM_USER"),
+        ("fabricated_quote", 1, "EVIDENCE_NOT_FOUND"),
+        ("delete_instead_of_archive", 1, "ACTION_NOT_REQUESTED"),
+    ],
+)
+def test_examples_with_the_example_policy(example: str, exit_code: int, code: str) -> None:
+    result = runner.invoke(
+        app, ["check", "--json", "--policy", str(EXAMPLES / "policy.toml"), str(EXAMPLES / f"{example}.json")]
+    )
+    assert result.exit_code == exit_code, result.output
+    assert json.loads(result.stdout)["code"] == code
+
+
+def test_delete_example_suggests_archiving() -> None:
+    result = runner.invoke(
+        app,
+        [
+            "check",
+            "--json",
+            "--policy",
+            str(EXAMPLES / "policy.toml"),
+            str(EXAMPLES / "delete_instead_of_archive.json"),
+        ],
+    )
+    assert "`archive_thread`" in json.loads(result.stdout)["suggested_next_step"]
+
+
+def test_readable_output_names_code_and_next_step() -> None:
+    result = runner.invoke(app, ["check", str(EXAMPLES / "vendor_invoice.json")])
+    assert result.exit_code == 1
+    for text in ("BLOCK", "EVIDENCE_NOT_FROM_USER", "Next step", "billing@supplies.example", "not_from_user"):
+        assert text in result.stdout
+
+
+def test_stdin_and_bad_input_exit_2() -> None:
+    result = runner.invoke(app, ["check", "-"], input='{"messages": [], "action": {"tool": "x"}}')
+    assert result.exit_code == 2
+    assert "messages: must hold at least one message" in result.stderr
+    result = runner.invoke(app, ["check", "-"], input="{oops")
+    assert result.exit_code == 2 and "not valid JSON" in result.stderr
+    result = runner.invoke(app, ["check", "/nonexistent/file.json"])
+    assert result.exit_code == 2 and "cannot read" in result.stderr
+
+
+def test_unknown_judge_and_bad_policy_exit_2(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["check", "--judge", "oracle", str(EXAMPLES / "vendor_invoice.json")])
+    assert result.exit_code == 2 and "unknown judge 'oracle'" in result.stderr
+    bad = tmp_path / "p.toml"
+    bad.write_text('[tools.x]\nrisk = "lethal"\n')
+    result = runner.invoke(app, ["check", "--policy", str(bad), str(EXAMPLES / "vendor_invoice.json")])
+    assert result.exit_code == 2 and "tools.x.risk" in result.stderr
+
+
+def test_jsonl_batch_writes_one_line_each_and_exits_0() -> None:
+    good = (EXAMPLES / "authorized_email.json").read_text().replace("\n", " ")
+    blocked = (EXAMPLES / "vendor_invoice.json").read_text().replace("\n", " ")
+    lines = "\n".join(
+        [good, "{broken", "", blocked, '{"messages": [{"role": "user", "content": "x"}], "action": {"tool": 5}}']
+    )
+    result = runner.invoke(app, ["check", "--jsonl", "-"], input=lines)
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["line"] for r in records] == [1, 2, 4, 5]
+    # No policy: send_email is general, its default intents are "send" and "send email", and the quote says "email".
+    assert (records[0]["verdict"]["decision"], records[0]["verdict"]["code"]) == ("ask_user", "ACTION_NOT_REQUESTED")
+    assert records[1]["error"] == "invalid_input" and "not valid JSON" in records[1]["problems"][0]["problem"]
+    assert records[2]["verdict"]["code"] == "EVIDENCE_NOT_FROM_USER"
+    assert records[3]["problems"][0]["path"] == "action.tool"
+
+
+def test_policy_check(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["policy", "check", str(EXAMPLES / "policy.toml")])
+    assert result.exit_code == 0 and "send_money" in result.stdout and "dangerous" in result.stdout
+    bad = tmp_path / "p.toml"
+    bad.write_text('[tools.x]\nexempt = true\nrisk = "dangerous"\n')
+    result = runner.invoke(app, ["policy", "check", str(bad)])
+    assert result.exit_code == 2 and "tools.x: a dangerous tool cannot be exempt" in result.stderr
+
+
+def test_schema_command() -> None:
+    result = runner.invoke(app, ["schema", "verdict"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["title"] == "Verdict"
+    assert runner.invoke(app, ["schema", "nope"]).exit_code == 2
+
+
+def test_installed_script_runs() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "validator", "check", "--json", str(EXAMPLES / "vendor_invoice.json")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert json.loads(proc.stdout)["code"] == "EVIDENCE_NOT_FROM_USER"

@@ -1,0 +1,95 @@
+"""The public surface: exports, exceptions, schemas, prompts and the built wheel."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import pickle
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import validator
+from validator import exceptions
+from validator.schemas import SCHEMAS, schema, schema_json
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_all_is_sorted_and_complete() -> None:
+    assert validator.__all__ == sorted(validator.__all__, key=str.casefold)
+    public = {n for n in dir(validator) if not n.startswith("_")} - {"__version__"}
+    modules = {n for n in public if inspect.ismodule(getattr(validator, n))}
+    assert set(validator.__all__) == public - modules
+
+
+def test_every_exception_is_exported_and_pickles() -> None:
+    classes = [c for c in vars(exceptions).values() if inspect.isclass(c) and issubclass(c, exceptions.ValidatorError)]
+    for cls in classes:
+        assert cls.__name__ in validator.__all__
+    samples = [
+        exceptions.InputError([exceptions.FieldProblem("a.b", "bad")]),
+        exceptions.PolicyError([exceptions.FieldProblem("tools.x", "bad")], source="p.toml"),
+        exceptions.JudgeError("strict", "boom"),
+        exceptions.JudgeTimeout("strict", 1.5),
+        exceptions.JudgeOutputError("strict", "unparseable"),
+        exceptions.StoreError("down"),
+        exceptions.ValidatorUsageError("misuse"),
+    ]
+    assert {type(s) for s in samples} == set(classes) - {exceptions.ValidatorError}
+    for s in samples:
+        again = pickle.loads(pickle.dumps(s))
+        assert type(again) is type(s) and str(again) == str(s)
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_committed_schemas_match_the_models(name: str) -> None:
+    assert (ROOT / "schemas" / f"{name}.schema.json").read_text(encoding="utf-8") == schema_json(name)
+
+
+@pytest.mark.parametrize("example", sorted((ROOT / "examples").glob("*.json")), ids=lambda p: p.stem)
+def test_examples_and_their_verdicts_follow_the_schemas(example: Path) -> None:
+    data = json.loads(example.read_text())
+    jsonschema.validate(data, schema("check-input"))
+    verdict = validator.check(data, policy=validator.Policy.load(ROOT / "examples" / "policy.toml"))
+    jsonschema.validate(verdict.to_dict(), schema("verdict"))
+    assert validator.Verdict.from_dict(verdict.to_dict()) == verdict
+
+
+def test_prompts_load() -> None:
+    assert "Another AI reads this" in validator.load_prompt("justification")
+    assert "ONLY THE USER CAN AUTHORIZE" in validator.load_prompt("validator")
+    with pytest.raises(validator.ValidatorUsageError, match="no prompt named 'nope'"):
+        validator.load_prompt("nope")
+
+
+def test_wheel_ships_packages_and_prompts(tmp_path: Path) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {
+        "validator/_prompts/justification.md",
+        "validator/_prompts/validator.md",
+        "validator/engine.py",
+        "integrations/langchain.py",
+    } <= names
+    assert not any(n.startswith("tests/") for n in names)
