@@ -127,3 +127,52 @@ def test_one_character_change_is_not_forgiven(word: str) -> None:
     transcript = Transcript([Message(role="user", content=f"please {word} now")])
     altered = word[:-1] + ("z" if word[-1] != "z" else "w")
     assert check_quote(transcript, 0, f"please {altered} now").status == "not_found"
+
+
+def test_quote_across_whitespace_runs_is_found_in_few_and_in_many_messages() -> None:
+    few = TextIndex((0, 1), ("Please  pay\n\nthe rent", "nothing"))
+    assert few.find_text("please pay the rent", limit=5) == [0]
+    many_texts = tuple(f"rent note {i}" for i in range(100)) + ("Please  pay\n\nthe rent",)
+    many = TextIndex(tuple(range(101)), many_texts)
+    assert many.find_text("please pay the rent", limit=5) == [100]
+    assert many.find_text("note 7", limit=5) == [7]
+    assert many.find_text("pay the  rent", limit=5) == []  # needles are normalised by the caller
+
+
+def test_separator_inside_a_message_does_not_shift_positions() -> None:
+    index = TextIndex((0, 1, 2), ("a\x00b", "pay now", "c"))
+    assert index.find_text("pay now", limit=5) == [1]
+    assert index.find_text("c", limit=5) == [2]
+
+
+_pieces = st.lists(
+    st.sampled_from(["pay", "Pay", " ", "  ", "\n", "the", "rent", "'", "\u2019", '"', "ß", "ss", "x"]), max_size=12
+)
+
+
+@pytest.mark.parametrize("few", [0, 32], ids=["whole-group-normalised", "candidates-one-by-one"])
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(_pieces.map("".join), min_size=1, max_size=5), quote=_pieces.map("".join))
+def test_index_finds_what_per_message_normalisation_finds(few: int, texts: list[str], quote: str) -> None:
+    import validator._text as text_module
+
+    needle = normalize(quote)
+    if not needle:
+        return
+    expected = [i for i, t in enumerate(texts) if find_bounded(normalize(t), needle) != -1]
+    saved = text_module._FEW
+    text_module._FEW = few
+    try:
+        got = TextIndex(tuple(range(len(texts))), tuple(texts)).find_text(needle, limit=10)
+    finally:
+        text_module._FEW = saved
+    # Found-ness is exact; the locations reported are a subset (the first look's, when it finds any).
+    assert bool(got) == bool(expected)
+    assert set(got) <= set(expected)
+
+
+def test_exact_look_with_a_common_anchor_still_finds_late_matches() -> None:
+    texts = tuple(f"rent {i}" for i in range(100)) + ("pay the rent",)
+    index = TextIndex(tuple(range(101)), texts)
+    assert index.find_text("pay the rent", limit=5) == [100]
+    assert index._normalised is None  # found by the exact look: the group was never normalised whole

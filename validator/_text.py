@@ -4,18 +4,17 @@ A quote matches a message when, after **whitespace, case and quote-mark normalis
 nothing else, it stands inside the message and starts and ends on word boundaries. Nothing
 else is forgiven: no Unicode compatibility folding, no stemming, no fuzzy distance.
 
-Search is built for long transcripts: the messages are case-folded once into one string per
-role group and searched with ``str.find`` for the needle's longest token (its anchor); only the
-messages that contain the anchor are normalised in full and checked. The cost is a few C-speed
-passes over the text, not a Python loop over its characters.
+Search is built for long transcripts: the messages of a role group are normalised once, joined
+into one string, and searched with ``str.find``. The cost is a few C-speed passes over the text,
+not a Python loop over its characters.
 """
 
 from __future__ import annotations
 
 import bisect
+from itertools import accumulate
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 __all__ = ["QUOTE_MARKS", "TextIndex", "normalize"]
 
@@ -29,6 +28,8 @@ _QUOTES_AND_SPACE = str.maketrans(
     {**{c: '"' for c in QUOTE_MARKS}, **{chr(c): " " for c in range(0x3000 + 1) if chr(c).isspace()}}
 )
 _SEP = "\x00"
+_UNSTABLE = re.compile('[ "]')
+_FEW = 32
 
 
 def normalize(text: str) -> str:
@@ -61,81 +62,137 @@ def find_bounded(haystack: str, needle: str) -> int:
     return -1
 
 
-Verifier = Callable[[str, str], bool]
-"""``(original message text, normalised message text) -> matched?``"""
+def _starts(lengths: list[int]) -> list[int]:
+    """Where each message starts in the joined string (one separator between messages)."""
+    starts = list(accumulate(map((1).__add__, lengths), initial=0))
+    starts.pop()
+    return starts
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
+class _View:
+    """One searchable string over a group of messages and where each message starts in it."""
+
+    text: str
+    starts: list[int]
+
+    def message_at(self, pos: int) -> tuple[int, int]:
+        """Group-local index of the message holding ``pos``, and where the next one starts."""
+        i = bisect.bisect_right(self.starts, pos) - 1
+        return i, self.starts[i + 1] if i + 1 < len(self.starts) else len(self.text)
+
+    def find(self, needle: str, limit: int) -> list[int]:
+        """Group-local indices of up to ``limit`` messages holding ``needle`` on word boundaries."""
+        hits: list[int] = []
+        hay = self.text
+        check_start, check_end = _is_word(needle[0]), _is_word(needle[-1])
+        pos = hay.find(needle)
+        while pos != -1 and len(hits) < limit:
+            end = pos + len(needle)
+            if (not check_start or pos == 0 or not _is_word(hay[pos - 1])) and (
+                not check_end or end == len(hay) or not _is_word(hay[end])
+            ):
+                i, nxt = self.message_at(pos)
+                hits.append(i)
+                pos = hay.find(needle, nxt)
+            else:
+                pos = hay.find(needle, pos + 1)
+        return hits
+
+    def holds(self, i: int, needle: str) -> bool:
+        """Whether message ``i`` holds ``needle`` on word boundaries, as this view spells it."""
+        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else len(self.text)
+        return find_bounded(self.text[self.starts[i] : end], needle) != -1
+
+    def collapsed(self) -> _View:
+        """The same view with every run of spaces made one space (only the runs are touched)."""
+        hay, lengths = self.text, [b - a - 1 for a, b in zip(self.starts, [*self.starts[1:], len(self.text) + 1])]
+        pieces: list[str] = []
+        prev = 0
+        pos = hay.find("  ")
+        while pos != -1:
+            end = pos + 2
+            while end < len(hay) and hay[end] == " ":
+                end += 1
+            pieces.append(hay[prev : pos + 1])
+            lengths[bisect.bisect_right(self.starts, pos) - 1] -= end - pos - 1
+            prev = end
+            pos = hay.find("  ", end)
+        pieces.append(hay[prev:])
+        return _View("".join(pieces), _starts(lengths))
+
+
 class TextIndex:
-    """Case-folded, searchable view of a group of messages.
+    """Searchable view of a group of messages.
 
-    ``positions`` are the transcript indices of the messages in this group, in order.
+    The messages are joined with a separator and case-folded once, so a normalised needle is
+    looked up with ``str.find`` over one string and never matches across two messages. Where the
+    text has the needle's exact spacing and quote marks (as a rule: agents copy what they quote),
+    that first look decides. Otherwise a second look normalises fully: the few messages holding
+    the needle's longest word one by one, or, when that word is common, the whole group once
+    (quote marks unified, whitespace runs collapsed; cached). A needle is found exactly when
+    :func:`normalize` on some message would find it; the locations reported are those of the first
+    look that finds any. ``positions`` are the transcript indices of the messages in this group,
+    in order.
     """
 
-    positions: tuple[int, ...]
-    texts: tuple[str, ...]
-    _folded: str = field(init=False, repr=False)
-    _starts: list[int] = field(init=False, repr=False)
-    _normalised: dict[int, str] = field(default_factory=dict, init=False, repr=False)
+    def __init__(self, positions: tuple[int, ...], texts: tuple[str, ...]) -> None:
+        self.positions = positions
+        self.texts = texts
+        # A separator inside a message only acts as a boundary there: starts come from lengths.
+        folded = _SEP.join(texts).casefold()
+        lengths = [len(t) for t in texts]
+        if len(folded) != sum(lengths) + max(len(texts) - 1, 0):  # case folding grew characters (ß -> ss)
+            lengths = [len(t.casefold()) for t in texts]
+        self._exact = _View(folded, _starts(lengths))
+        self._normalised: _View | None = None
 
-    def __post_init__(self) -> None:
-        joined = _SEP.join(t.replace(_SEP, " ") for t in self.texts)
-        folded = joined.casefold().translate(_QUOTES_AND_SPACE)
-        if len(folded) == len(joined):
-            lengths: Sequence[int] = [len(t) for t in self.texts]
-        else:  # case folding grew some characters (ß -> ss): measure each message on its own
-            parts = [t.replace(_SEP, " ").casefold() for t in self.texts]
-            lengths = [len(p) for p in parts]
-        starts, pos = [], 0
-        for n in lengths:
-            starts.append(pos)
-            pos += n + 1
-        self._folded = folded
-        self._starts = starts
-
-    def normalised(self, i: int) -> str:
-        """The fully normalised text of the ``i``-th message of this group (cached)."""
-        cached = self._normalised.get(i)
-        if cached is None:
-            cached = self._normalised[i] = normalize(self.texts[i])
-        return cached
-
-    def candidates(self, anchor: str) -> list[int]:
-        """Group-local indices of the messages whose folded text contains ``anchor``."""
-        found: list[int] = []
-        if not anchor or _SEP in anchor:
-            return found
-        pos = self._folded.find(anchor)
-        while pos != -1:
-            i = bisect.bisect_right(self._starts, pos) - 1
-            found.append(i)
-            nxt = self._starts[i + 1] if i + 1 < len(self._starts) else len(self._folded)
-            pos = self._folded.find(anchor, nxt)
-        return found
+    def _full(self) -> _View:
+        """The group with quote marks unified and every whitespace run made one space (built once)."""
+        if self._normalised is None:
+            view = _View(self._exact.text.translate(_QUOTES_AND_SPACE), self._exact.starts)
+            self._normalised = view.collapsed() if "  " in view.text else view
+        return self._normalised
 
     def find_text(self, needle: str, limit: int) -> list[int]:
         """Transcript indices of up to ``limit`` messages holding the normalised ``needle``."""
-        if not needle:
+        if not needle or _SEP in needle:
             return []
-        anchor = max(needle.split(" "), key=len)
+        exact = self._exact
+        # The longest piece without spaces or quote marks stands verbatim in the case-folded text
+        # of every message the needle can match: scanning for it finds the candidates.
+        anchor = max(_UNSTABLE.split(needle), key=len)
         hits: list[int] = []
-        for i in self.candidates(anchor):
-            if find_bounded(self.normalised(i), needle) != -1:
-                hits.append(self.positions[i])
-                if len(hits) >= limit:
-                    break
-        return hits
+        missed: list[int] = []
+        pos = exact.text.find(anchor) if anchor else -1
+        while pos != -1 and len(hits) < limit and len(missed) <= _FEW:
+            i, nxt = exact.message_at(pos)
+            (hits if exact.holds(i, needle) else missed).append(i)
+            pos = exact.text.find(anchor, nxt)
+        if hits:
+            pass
+        elif anchor and len(missed) <= _FEW:  # every candidate seen: normalise them one by one
+            hits = [i for i in missed if find_bounded(normalize(self.texts[i]), needle) != -1]
+        else:  # a common anchor: look for the needle itself, then normalise the whole group once
+            hits = exact.find(needle, limit)
+            if not hits:
+                hits = self._full().find(needle, limit)
+        return [self.positions[i] for i in hits[:limit]]
 
     def find_pattern(self, anchor: str, pattern: re.Pattern[str], limit: int) -> list[int]:
         """Transcript indices of up to ``limit`` messages where ``pattern`` matches.
 
-        ``anchor`` (case-folded) must stand in every text the pattern can match; it narrows the
-        messages the regular expression is run on.
+        ``anchor`` (case-folded, no whitespace) must stand in every text the pattern can match; it
+        narrows the messages the regular expression is run on.
         """
         hits: list[int] = []
-        for i in self.candidates(anchor):
+        if not anchor or _SEP in anchor or " " in anchor:
+            return hits
+        view = self._exact
+        pos = view.text.find(anchor)
+        while pos != -1 and len(hits) < limit:
+            i, nxt = view.message_at(pos)
             if pattern.search(self.texts[i]):
                 hits.append(self.positions[i])
-                if len(hits) >= limit:
-                    break
+            pos = view.text.find(anchor, nxt)
         return hits

@@ -154,13 +154,14 @@ def search_forms(value: str | int | float) -> list[SearchForm]:
     if isinstance(value, int | float):
         return [SearchForm(literal=f) for f in _number_literals(value)]
     text = value.strip()
-    forms = [SearchForm(literal=text)]
     kind = kind_of(text)
+    # Separator-tolerant patterns also match the literal spelling: they replace it.
     if kind in ("iban", "account"):
-        forms.append(_tolerant(re.sub(r"[^0-9A-Za-z]", "", text), anchor_at_end=False))
-    elif kind == "phone":
-        forms.append(_tolerant(_digits(text), anchor_at_end=True))
-    elif kind is None and re.fullmatch(r"\d+(?:\.\d+)?", text):
+        return [_tolerant(re.sub(r"[^0-9A-Za-z]", "", text), anchor_at_end=False)]
+    if kind == "phone":
+        return [_tolerant(_digits(text), anchor_at_end=True)]
+    forms = [SearchForm(literal=text)]
+    if kind is None and re.fullmatch(r"\d+(?:\.\d+)?", text):
         forms += [SearchForm(literal=f) for f in _number_literals(float(text))[1:]]
     elif kind == "url" and text.endswith("/"):
         forms.append(SearchForm(literal=text.rstrip("/")))

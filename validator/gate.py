@@ -18,7 +18,7 @@ The gate never approves: passing it only means the judge gets to look.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -93,6 +93,20 @@ def check_quote(transcript: Transcript, index: int, quote: str) -> QuoteFinding:
         return QuoteFinding(index, quote, "user", _locations(transcript, hits))
     hits = transcript.other_index.find_text(needle, MAX_LOCATIONS)
     return QuoteFinding(index, quote, "not_from_user" if hits else "not_found", _locations(transcript, hits))
+
+
+def _check_quotes(transcript: Transcript, justification: Justification) -> tuple[QuoteFinding, ...]:
+    """Every quote of the justification; a quote repeated (after normalisation) is searched once."""
+    seen: dict[str, QuoteFinding] = {}
+    findings = []
+    for i, e in enumerate(justification.evidence):
+        if isinstance(e, QuoteEvidence):
+            key = normalize(e.quote)
+            earlier = seen.get(key)
+            found = check_quote(transcript, i, e.quote) if earlier is None else replace(earlier, index=i, quote=e.quote)
+            seen[key] = found
+            findings.append(found)
+    return tuple(findings)
 
 
 def ground_value(
@@ -188,11 +202,7 @@ def run_gate(
             "The action has no usable justification: " + "; ".join(problems) + ".",
             "Call the tool again with a justification that quotes the user's own words asking for this action.",
         )
-    quotes = tuple(
-        check_quote(transcript, i, e.quote)
-        for i, e in enumerate(justification.evidence)
-        if isinstance(e, QuoteEvidence)
-    )
+    quotes = _check_quotes(transcript, justification)
     auth_findings: list[AuthorizationFinding] = []
     valid: list[StandingAuthorization] = []
     for i, e in enumerate(justification.evidence):

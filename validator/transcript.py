@@ -21,6 +21,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import compress
 from typing import Any, Literal
 
 from ._text import TextIndex
@@ -123,17 +124,19 @@ class Transcript:
 
     @cached_property
     def user_index(self) -> TextIndex:
-        """Search index over the user's messages."""
-        return self._index(lambda m: m.role == "user")
+        """Search index over the user's messages (built on first use)."""
+        return self._index([m.role == "user" for m in self.messages])
 
     @cached_property
     def other_index(self) -> TextIndex:
-        """Search index over every message that is not the user's."""
-        return self._index(lambda m: m.role != "user")
+        """Search index over every message that is not the user's (built on first use: an action
+        whose evidence all stands in user messages never needs it)."""
+        return self._index([m.role != "user" for m in self.messages])
 
-    def _index(self, keep: Callable[[Message], bool]) -> TextIndex:
-        picked = [(i, m.content) for i, m in enumerate(self.messages) if keep(m)]
-        return TextIndex(tuple(i for i, _ in picked), tuple(t for _, t in picked))
+    def _index(self, keep: list[bool]) -> TextIndex:
+        return TextIndex(
+            tuple(compress(range(len(keep)), keep)), tuple(compress((m.content for m in self.messages), keep))
+        )
 
     @classmethod
     def from_anthropic(
