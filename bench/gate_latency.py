@@ -19,8 +19,8 @@ import random
 import sys
 import time
 from dataclasses import dataclass
-from itertools import accumulate
 from datetime import UTC, datetime
+from itertools import accumulate
 from typing import Any
 
 from validator import Message, Policy, ToolCall, ToolPolicy, Transcript

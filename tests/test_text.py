@@ -132,7 +132,7 @@ def test_one_character_change_is_not_forgiven(word: str) -> None:
 def test_quote_across_whitespace_runs_is_found_in_few_and_in_many_messages() -> None:
     few = TextIndex((0, 1), ("Please  pay\n\nthe rent", "nothing"))
     assert few.find_text("please pay the rent", limit=5) == [0]
-    many_texts = tuple(f"rent note {i}" for i in range(100)) + ("Please  pay\n\nthe rent",)
+    many_texts = (*tuple(f"rent note {i}" for i in range(100)), "Please  pay\n\nthe rent")
     many = TextIndex(tuple(range(101)), many_texts)
     assert many.find_text("please pay the rent", limit=5) == [100]
     assert many.find_text("note 7", limit=5) == [7]
@@ -172,7 +172,7 @@ def test_index_finds_what_per_message_normalisation_finds(few: int, texts: list[
 
 
 def test_exact_look_with_a_common_anchor_still_finds_late_matches() -> None:
-    texts = tuple(f"rent {i}" for i in range(100)) + ("pay the rent",)
+    texts = (*tuple(f"rent {i}" for i in range(100)), "pay the rent")
     index = TextIndex(tuple(range(101)), texts)
     assert index.find_text("pay the rent", limit=5) == [100]
     assert index._normalised is None  # found by the exact look: the group was never normalised whole

@@ -12,9 +12,9 @@ not a Python loop over its characters.
 from __future__ import annotations
 
 import bisect
-from itertools import accumulate
 import re
 from dataclasses import dataclass
+from itertools import accumulate
 
 __all__ = ["QUOTE_MARKS", "TextIndex", "normalize"]
 
@@ -106,7 +106,9 @@ class _View:
 
     def collapsed(self) -> _View:
         """The same view with every run of spaces made one space (only the runs are touched)."""
-        hay, lengths = self.text, [b - a - 1 for a, b in zip(self.starts, [*self.starts[1:], len(self.text) + 1])]
+        hay = self.text
+        ends = [*self.starts[1:], len(hay) + 1]
+        lengths = [end - start - 1 for start, end in zip(self.starts, ends, strict=True)]
         pieces: list[str] = []
         prev = 0
         pos = hay.find("  ")

@@ -133,6 +133,15 @@ class Transcript:
         whose evidence all stands in user messages never needs it)."""
         return self._index([m.role != "user" for m in self.messages])
 
+    @cached_property
+    def authors(self) -> dict[str, tuple[int, ...]]:
+        """Case-folded outside authors of tool messages, each with the messages they wrote."""
+        found: dict[str, list[int]] = {}
+        for i, m in enumerate(self.messages):
+            if m.author:
+                found.setdefault(m.author.strip().casefold(), []).append(i)
+        return {a: tuple(ix) for a, ix in found.items()}
+
     def _index(self, keep: list[bool]) -> TextIndex:
         return TextIndex(
             tuple(compress(range(len(keep)), keep)), tuple(compress((m.content for m in self.messages), keep))

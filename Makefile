@@ -1,0 +1,13 @@
+.PHONY: demo test bench
+
+# Installs the package and runs standalone checks of the examples on the embedded default.
+demo:
+	scripts/demo.sh
+
+# Installs the dev tools and runs ruff, mypy --strict and the tests.
+test:
+	scripts/test.sh
+
+# Runs the benchmarks (after `make test` or `make demo` has created .venv).
+bench:
+	.venv/bin/python bench/gate_latency.py
