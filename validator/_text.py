@@ -171,15 +171,15 @@ class TextIndex:
             i, nxt = exact.message_at(pos)
             (hits if exact.holds(i, needle) else missed).append(i)
             pos = exact.text.find(anchor, nxt)
-        if hits:
-            pass
-        elif anchor and len(missed) <= _FEW:  # every candidate seen: normalise them one by one
-            hits = [i for i in missed if find_bounded(normalize(self.texts[i]), needle) != -1]
-        else:  # a common anchor: look for the needle itself, then normalise the whole group once
-            hits = exact.find(needle, limit)
-            if not hits:
-                hits = self._full().find(needle, limit)
+        if not hits:
+            hits = self._second_look(needle, limit, anchor, missed)
         return [self.positions[i] for i in hits[:limit]]
+
+    def _second_look(self, needle: str, limit: int, anchor: str, missed: list[int]) -> list[int]:
+        if anchor and len(missed) <= _FEW:  # every candidate was seen: normalise them one by one
+            return [i for i in missed if find_bounded(normalize(self.texts[i]), needle) != -1]
+        # A common anchor: look for the needle itself, then normalise the whole group once.
+        return self._exact.find(needle, limit) or self._full().find(needle, limit)
 
     def find_pattern(self, anchor: str, pattern: re.Pattern[str], limit: int) -> list[int]:
         """Transcript indices of up to ``limit`` messages where ``pattern`` matches.
