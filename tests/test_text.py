@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from validator import Message, Transcript
+from validator import Message, ToolCall, Transcript
 from validator._text import QUOTE_MARKS, TextIndex, find_bounded, normalize
 from validator.gate import check_quote
 
@@ -71,7 +71,8 @@ def test_quote_found_only_outside_user_messages_is_never_user_evidence(
     transcript = Transcript(
         [
             Message(role="system", content=tool_text),
-            Message(role="assistant", content=tool_text),
+            Message(role="assistant", content=tool_text, tool_calls=(ToolCall("c1", "read"),)),
+            Message(role="tool", content=tool_text, tool_call_id="c1", name="read", author="x@y.example"),
             Message(role="user", content=user_text),
         ]
     )
