@@ -1,4 +1,4 @@
-.PHONY: demo test bench
+.PHONY: demo test bench schemas
 
 # Installs the package and runs standalone checks of the examples on the embedded default.
 demo:
@@ -11,3 +11,8 @@ test:
 # Runs the benchmarks (after `make test` or `make demo` has created .venv).
 bench:
 	.venv/bin/python bench/gate_latency.py
+
+# Regenerates the committed JSON Schemas from the models (a test keeps them equal).
+schemas:
+	.venv/bin/validator schema check-input > schemas/check-input.schema.json
+	.venv/bin/validator schema verdict > schemas/verdict.schema.json

@@ -190,7 +190,7 @@ def schema(name: Annotated[str, typer.Argument(help=f"One of: {', '.join(SCHEMAS
     if name not in SCHEMAS:
         _err().print(f"[red]unknown schema {escape(name)!r}; choose one of {', '.join(SCHEMAS)}[/]")
         raise typer.Exit(EXIT_BAD_INPUT)
-    print(schema_json(name))
+    sys.stdout.write(schema_json(name))
 
 
 def main() -> None:

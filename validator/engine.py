@@ -81,9 +81,11 @@ def decide(output: JudgeOutput, tool_policy: ToolPolicy, settings: PolicySetting
     """Decision policy: dangerous needs high confidence; unsure verdicts follow ``settings.low_confidence``."""
     unsure = Decision.ASK_USER if settings.low_confidence == "ask_user" else Decision.BLOCK
     if output.approved:
-        if output.confidence == "high" or (output.confidence == "medium" and tool_policy.risk == "general"):
-            return Decision.APPROVE, Code.APPROVED
-        return unsure, Code.LOW_CONFIDENCE
+        if not (output.confidence == "high" or (output.confidence == "medium" and tool_policy.risk == "general")):
+            return unsure, Code.LOW_CONFIDENCE
+        if output.quality_notes and settings.quality == "ask_user":  # opt-in: quality may hold an action back
+            return Decision.ASK_USER, Code.QUALITY_CONCERN
+        return Decision.APPROVE, Code.APPROVED
     code = output.code or Code.JUDGE_REJECTED
     if output.escalate and tool_policy.risk == "general":
         return Decision.ASK_USER, code
@@ -112,12 +114,24 @@ class Validator:
 
     # -- public API -------------------------------------------------------------------------
 
-    def validate(self, messages: Any, action: Any, *, user_id: str | None = None) -> Verdict:
-        """Validate one pending action. Raises :class:`InputError` on bad input, never approves on failure."""
+    def validate(
+        self,
+        messages: Any,
+        action: Any,
+        *,
+        user_id: str | None = None,
+        agent_request: Mapping[str, Any] | None = None,
+    ) -> Verdict:
+        """Validate one pending action. Raises :class:`InputError` on bad input, never approves on failure.
+
+        ``agent_request`` is the agent's last Anthropic Messages request (its JSON body): a judge
+        that can shares its prompt cache. With it, ``messages`` may be None: the transcript is
+        then read from the request.
+        """
         started = time.perf_counter()
-        transcript, pending = parse_transcript(messages), parse_action(action)
+        transcript, pending = _transcript(messages, agent_request), parse_action(action)
         try:
-            step = self._prepare(transcript, pending, user_id, self._resolve(pending))
+            step = self._prepare(transcript, pending, user_id, self._resolve(pending), agent_request)
             verdict = step if isinstance(step, Verdict) else self._judge_sync(step)
         except Exception as exc:
             verdict = self._internal_error(pending, exc)
@@ -128,13 +142,20 @@ class Validator:
             return self._not_recorded(verdict, exc)
         return verdict
 
-    async def avalidate(self, messages: Any, action: Any, *, user_id: str | None = None) -> Verdict:
+    async def avalidate(
+        self,
+        messages: Any,
+        action: Any,
+        *,
+        user_id: str | None = None,
+        agent_request: Mapping[str, Any] | None = None,
+    ) -> Verdict:
         """Async twin of :meth:`validate`."""
         started = time.perf_counter()
-        transcript, pending = parse_transcript(messages), parse_action(action)
+        transcript, pending = _transcript(messages, agent_request), parse_action(action)
         try:
             resolved = await asyncio.to_thread(self._resolve, pending) if self._cited(pending) else {}
-            step = self._prepare(transcript, pending, user_id, resolved)
+            step = self._prepare(transcript, pending, user_id, resolved, agent_request)
             verdict = step if isinstance(step, Verdict) else await self._judge_async(step)
         except Exception as exc:
             verdict = self._internal_error(pending, exc)
@@ -194,7 +215,12 @@ class Validator:
         return resolved
 
     def _prepare(
-        self, transcript: Transcript, action: PendingAction, user_id: str | None, resolved: Resolved
+        self,
+        transcript: Transcript,
+        action: PendingAction,
+        user_id: str | None,
+        resolved: Resolved,
+        agent_request: Mapping[str, Any] | None = None,
     ) -> Verdict | JudgeRequest:
         tool_policy = self.policy.for_tool(action.tool)
         if tool_policy.exempt:
@@ -238,11 +264,15 @@ class Validator:
             policy=self.policy,
             findings=gate.findings,
             user_id=user_id,
+            agent_request=agent_request,
         )
 
     def _finish(self, request: JudgeRequest, output: JudgeOutput, errors: list[str]) -> Verdict:
         decision, code = decide(output, request.tool_policy, self.policy.settings)
         reasoning, next_step = output.reasoning, output.suggested_next_step
+        if code is Code.QUALITY_CONCERN:
+            reasoning += " [Approved, but held for the user because of quality notes: " + "; ".join(output.quality_notes) + "]"
+            next_step = next_step or "Show the user the quality notes and ask them to confirm."
         if code is Code.LOW_CONFIDENCE:
             reasoning += (
                 f" [The judge approved with {output.confidence} confidence; a {request.tool_policy.risk} action "
@@ -265,6 +295,7 @@ class Validator:
             judge=self.judge.label,
             usage=output.usage,
             judge_errors=tuple(errors),
+            quality_notes=output.quality_notes,
         )
 
     def _checked(self, output: object) -> JudgeOutput:
@@ -369,6 +400,12 @@ class Validator:
             except Exception as exc:
                 errors.append(_describe(exc))
         return self._unavailable(request, errors)
+
+
+def _transcript(messages: Any, agent_request: Mapping[str, Any] | None) -> Transcript:
+    if messages is None and agent_request is not None:
+        return Transcript.from_anthropic(agent_request.get("messages") or [], system=agent_request.get("system"))
+    return parse_transcript(messages)
 
 
 def _as_input(data: CheckInput | Mapping[str, Any] | str | bytes) -> CheckInput:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,6 +39,8 @@ class JudgeRequest:
     findings: Findings
     """The evidence gate's findings (quotes verified, targets and entities grounded)."""
     user_id: str | None = None
+    agent_request: Mapping[str, Any] | None = None
+    """The agent's last model request (plain JSON data), for judges that share its prompt cache."""
 
 
 class JudgeOutput(BaseModel):

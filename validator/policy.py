@@ -87,6 +87,9 @@ class PolicySettings:
     """What a verdict the judge is unsure of becomes."""
     ungrounded_targets: Literal["judge", "block"] = "judge"
     """``block``: a dangerous tool's target not found in the user's words blocks at the gate."""
+    quality: Literal["advise", "ask_user"] = "advise"
+    """``advise``: a judge's quality notes ride along on the verdict; ``ask_user`` (opt-in): an
+    approved action with quality notes goes to the user instead."""
 
 
 GUARDED_DEFAULT = ToolPolicy()
@@ -144,9 +147,7 @@ class Policy:
             )
             for name, t in doc.tools.items()
         }
-        settings = PolicySettings(
-            low_confidence=doc.settings.low_confidence, ungrounded_targets=doc.settings.ungrounded_targets
-        )
+        settings = PolicySettings(**doc.settings.model_dump())
         try:
             return cls(tools, settings)
         except PolicyError as exc:
@@ -228,6 +229,7 @@ class _ToolDoc(_Strict):
 class _SettingsDoc(_Strict):
     low_confidence: Literal["ask_user", "block"] = "ask_user"
     ungrounded_targets: Literal["judge", "block"] = "judge"
+    quality: Literal["advise", "ask_user"] = "advise"
 
 
 class _PolicyDoc(_Strict):

@@ -52,6 +52,7 @@ class Code(StrEnum):
     ENTITY_NOT_GROUNDED = "ENTITY_NOT_GROUNDED"
     JUDGE_REJECTED = "JUDGE_REJECTED"
     LOW_CONFIDENCE = "LOW_CONFIDENCE"
+    QUALITY_CONCERN = "QUALITY_CONCERN"
     JUDGE_UNAVAILABLE = "JUDGE_UNAVAILABLE"
     RECORDER_UNAVAILABLE = "RECORDER_UNAVAILABLE"
     INTERNAL_ERROR = "INTERNAL_ERROR"
@@ -66,7 +67,11 @@ class Usage:
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cost_usd: float | None = None
+    """Dollars, from the judge's price table; None when the model has no price there."""
     model: str | None = None
+    cache: str | None = None
+    """How the prompt cache was used: ``shared`` (the agent's prefix), ``standalone``, or
+    ``not shared (REASON)``."""
 
     def __add__(self, other: Usage) -> Usage:
         cost = (
@@ -79,6 +84,7 @@ class Usage:
             self.cache_creation_input_tokens + other.cache_creation_input_tokens,
             cost,
             self.model or other.model,
+            other.cache or self.cache,
         )
 
 
@@ -104,6 +110,9 @@ class Verdict:
     usage: Usage | None = None
     judge_errors: tuple[str, ...] = ()
     """Failures of judge attempts (a retried failure, or both that led to ``JUDGE_UNAVAILABLE``)."""
+    quality_notes: tuple[str, ...] = ()
+    """Advice on an authorized action (a mistyped recipient); never part of the safety decision
+    unless the policy opts in with ``quality = "ask_user"``."""
 
     def __post_init__(self) -> None:
         if self.approved != (self.decision is Decision.APPROVE):
