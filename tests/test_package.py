@@ -37,6 +37,9 @@ def test_every_exception_is_exported_and_pickles() -> None:
         exceptions.JudgeError("strict", "boom"),
         exceptions.JudgeTimeout("strict", 1.5),
         exceptions.JudgeOutputError("strict", "unparseable"),
+        exceptions.JudgeServiceError("anthropic", "odd", None),
+        exceptions.JudgeTransportError("anthropic", "overloaded", 529),
+        exceptions.JudgeRequestRejected("anthropic", "bad request", 400),
         exceptions.StoreError("down"),
         exceptions.ValidatorUsageError("misuse"),
     ]

@@ -46,7 +46,7 @@ from .policy import Policy, PolicySettings, ToolPolicy
 from .recorder import AuditEvent, MemoryRecorder, Recorder, hash_args
 from .strict import StrictJudge
 from .transcript import Transcript
-from .verdict import Code, Decision, Verdict
+from .verdict import Code, Decision, Usage, Verdict
 
 __all__ = ["Validator", "ValidatorConfig", "avalidate", "check", "validate"]
 
@@ -267,11 +267,13 @@ class Validator:
             agent_request=agent_request,
         )
 
-    def _finish(self, request: JudgeRequest, output: JudgeOutput, errors: list[str]) -> Verdict:
+    def _finish(self, request: JudgeRequest, output: JudgeOutput, errors: list[str], spent: list[Usage]) -> Verdict:
         decision, code = decide(output, request.tool_policy, self.policy.settings)
         reasoning, next_step = output.reasoning, output.suggested_next_step
         if code is Code.QUALITY_CONCERN:
-            reasoning += " [Approved, but held for the user because of quality notes: " + "; ".join(output.quality_notes) + "]"
+            reasoning += (
+                " [Approved, but held for the user because of quality notes: " + "; ".join(output.quality_notes) + "]"
+            )
             next_step = next_step or "Show the user the quality notes and ask them to confirm."
         if code is Code.LOW_CONFIDENCE:
             reasoning += (
@@ -293,7 +295,7 @@ class Validator:
             risk=request.tool_policy.risk,
             findings=findings,
             judge=self.judge.label,
-            usage=output.usage,
+            usage=_total([*spent, output.usage] if output.usage else spent),
             judge_errors=tuple(errors),
             quality_notes=output.quality_notes,
         )
@@ -303,10 +305,12 @@ class Validator:
             raise JudgeOutputError(self.judge.label, f"returned {type(output).__name__}, not JudgeOutput")
         problems = output.contradictions()
         if problems:
-            raise JudgeOutputError(self.judge.label, "; ".join(problems))
+            error = JudgeOutputError(self.judge.label, "; ".join(problems))
+            error.usage = output.usage
+            raise error
         return output
 
-    def _unavailable(self, request: JudgeRequest, errors: list[str]) -> Verdict:
+    def _unavailable(self, request: JudgeRequest, errors: list[str], spent: list[Usage]) -> Verdict:
         return Verdict(
             approved=False,
             decision=Decision.BLOCK,
@@ -321,6 +325,7 @@ class Validator:
             risk=request.tool_policy.risk,
             findings=request.findings,
             judge=self.judge.label,
+            usage=_total(spent),
             judge_errors=tuple(errors),
         )
 
@@ -370,6 +375,7 @@ class Validator:
 
     def _judge_sync(self, request: JudgeRequest) -> Verdict:
         errors: list[str] = []
+        spent: list[Usage] = []
         timeout = self.config.judge_timeout
         for _ in range(max(1, self.config.judge_attempts)):
             try:
@@ -382,13 +388,15 @@ class Validator:
                     except FutureTimeout:
                         future.cancel()
                         raise JudgeTimeout(self.judge.label, timeout) from None
-                return self._finish(request, self._checked(output), errors)
+                return self._finish(request, self._checked(output), errors, spent)
             except Exception as exc:
                 errors.append(_describe(exc))
-        return self._unavailable(request, errors)
+                _note_usage(exc, spent)
+        return self._unavailable(request, errors, spent)
 
     async def _judge_async(self, request: JudgeRequest) -> Verdict:
         errors: list[str] = []
+        spent: list[Usage] = []
         timeout = self.config.judge_timeout
         for _ in range(max(1, self.config.judge_attempts)):
             try:
@@ -396,16 +404,33 @@ class Validator:
                     output = await asyncio.wait_for(self.judge.ajudge(request), timeout)
                 except TimeoutError:
                     raise JudgeTimeout(self.judge.label, timeout or 0) from None
-                return self._finish(request, self._checked(output), errors)
+                return self._finish(request, self._checked(output), errors, spent)
             except Exception as exc:
                 errors.append(_describe(exc))
-        return self._unavailable(request, errors)
+                _note_usage(exc, spent)
+        return self._unavailable(request, errors, spent)
 
 
 def _transcript(messages: Any, agent_request: Mapping[str, Any] | None) -> Transcript:
     if messages is None and agent_request is not None:
         return Transcript.from_anthropic(agent_request.get("messages") or [], system=agent_request.get("system"))
     return parse_transcript(messages)
+
+
+def _note_usage(exc: Exception, spent: list[Usage]) -> None:
+    usage = getattr(exc, "usage", None)
+    if isinstance(usage, Usage):
+        spent.append(usage)
+
+
+def _total(usages: list[Usage]) -> Usage | None:
+    """Usage summed over the attempts (a retried call is billed too), or None when no model answered."""
+    if not usages:
+        return None
+    total = usages[0]
+    for u in usages[1:]:
+        total = total + u
+    return total
 
 
 def _as_input(data: CheckInput | Mapping[str, Any] | str | bytes) -> CheckInput:

@@ -7,7 +7,10 @@ The tree::
     ├── PolicyError           a policy that cannot be loaded or is inconsistent
     ├── JudgeError            a judge could not produce a usable verdict (retried once, then blocks)
     │   ├── JudgeTimeout
-    │   └── JudgeOutputError  a verdict that does not parse or contradicts itself
+    │   ├── JudgeOutputError      a verdict that does not parse, contradicts itself, or calls other tools
+    │   └── JudgeServiceError     the model service failed the call (``status_code``)
+    │       ├── JudgeTransportError   it could not answer now (connection, 429, 5xx, 529)
+    │       └── JudgeRequestRejected  it refused the request (4xx, credentials)
     ├── StoreError            a store (standing authorizations, audit) failed
     └── ValidatorUsageError   the developer called the library wrongly
 
@@ -20,13 +23,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .verdict import Usage
 
 __all__ = [
     "FieldProblem",
     "InputError",
     "JudgeError",
     "JudgeOutputError",
+    "JudgeRequestRejected",
+    "JudgeServiceError",
     "JudgeTimeout",
+    "JudgeTransportError",
     "PolicyError",
     "StoreError",
     "ValidatorError",
@@ -91,6 +101,9 @@ class PolicyError(InputError):
 class JudgeError(ValidatorError):
     """A judge failed to return a usable verdict."""
 
+    usage: Usage | None = None
+    """What the failed call was billed, when the model answered (an unusable verdict still costs)."""
+
     def __init__(self, judge: str, detail: str) -> None:
         self.judge = judge
         self.detail = detail
@@ -113,6 +126,26 @@ class JudgeTimeout(JudgeError):
 
 class JudgeOutputError(JudgeError):
     """A judge answered, but its verdict does not parse or contradicts itself."""
+
+
+class JudgeServiceError(JudgeError):
+    """The model service failed the call; ``status_code`` is its HTTP status, when there was one."""
+
+    def __init__(self, judge: str, detail: str, status_code: int | None = None) -> None:
+        self.status_code = status_code
+        super().__init__(judge, detail if status_code is None else f"HTTP {status_code}: {detail}")
+        self.detail = detail
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.judge, self.detail, self.status_code))
+
+
+class JudgeTransportError(JudgeServiceError):
+    """The model service could not answer now: a connection error, 429, 5xx or 529 overloaded."""
+
+
+class JudgeRequestRejected(JudgeServiceError):
+    """The model service refused the request itself (4xx, missing or bad credentials)."""
 
 
 class StoreError(ValidatorError):

@@ -11,11 +11,11 @@ failing.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from .action import Justification, PendingAction
 from .exceptions import ValidatorUsageError
@@ -48,8 +48,8 @@ class JudgeOutput(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    approved: bool
-    reasoning: str = Field(min_length=1)
+    approved: StrictBool
+    reasoning: StrictStr = Field(min_length=1)
     confidence: Confidence
     suggested_next_step: str | None = None
     code: Code | None = None

@@ -53,7 +53,10 @@ def verdict_schema(*, quality: bool = True) -> dict[str, Any]:
     """
     properties: dict[str, Any] = {
         "approved": {"type": "boolean", "description": "True only if the user authorized this exact action."},
-        "reasoning": {"type": "string", "description": "Which of the user's words authorize it, or which rule it breaks."},
+        "reasoning": {
+            "type": "string",
+            "description": "Which of the user's words authorize it, or which rule it breaks.",
+        },
         "confidence": {"type": "string", "enum": ["high", "medium", "low"]},
         "suggested_next_step": {
             "type": "string",
@@ -116,10 +119,14 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def render_request(request: JudgeRequest, *, tool_name: str = DEFAULT_VALIDATOR_TOOL, quality: bool = True) -> str:
-    """The validation request a judge model reads, after the validator prompt."""
+def render_request(
+    request: JudgeRequest, *, tool_name: str = DEFAULT_VALIDATOR_TOOL, quality: bool = True, prompt: bool = True
+) -> str:
+    """The validation request a judge model reads, after the validator prompt (unless ``prompt=False``:
+    the caller sent it already, as ``system``)."""
     action, f = request.action, request.findings
-    lines = [load_prompt("validator"), "", "=== PENDING ACTION (not yet run) ==="]
+    lines = [load_prompt("validator"), ""] if prompt else []
+    lines.append("=== PENDING ACTION (not yet run) ===")
     lines.append(f"tool: {action.tool} (risk: {request.tool_policy.risk})")
     if request.tool_policy.description:
         lines.append(f"what it does: {request.tool_policy.description}")
@@ -130,7 +137,9 @@ def render_request(request: JudgeRequest, *, tool_name: str = DEFAULT_VALIDATOR_
         where = ", ".join(map(str, q.locations)) or "nowhere"
         lines.append(f"- quote {q.index + 1} {_json(q.quote)}: {q.status} ({where})")
     for a in f.authorizations:
-        lines.append(f"- standing authorization {a.authorization_id}: {a.status}; {a.detail}; user's words: {_json(a.quote)}")
+        lines.append(
+            f"- standing authorization {a.authorization_id}: {a.status}; {a.detail}; user's words: {_json(a.quote)}"
+        )
     for label, values in (("target", f.targets), ("entity", f.entities)):
         for v in values:
             lines.append(f"- {label} {v.describe()}")

@@ -1,0 +1,483 @@
+"""The Anthropic judge through the real anthropic SDK on an httpx2 MockTransport."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import json
+import os
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from validator import (
+    Code,
+    Decision,
+    JudgeOutput,
+    JudgeRequestRejected,
+    JudgeTimeout,
+    JudgeTransportError,
+    Policy,
+    PolicySettings,
+    ToolPolicy,
+    Validator,
+    ValidatorUsageError,
+    decide,
+)
+from validator.claude import AnthropicJudge, PriceTable, breakpoints, prepare_tools
+from validator.claude.judge import map_sdk_error
+from validator.exceptions import JudgeError, JudgeOutputError
+
+from .anthropic_mock import MockAPI, error, message, verdict_call
+from .conftest import POLICY
+
+SEND_EMAIL = {
+    "name": "send_email",
+    "description": "Send an email.",
+    "input_schema": {"type": "object", "properties": {"to": {"type": "string"}, "body": {"type": "string"}}},
+}
+READ_INBOX = {
+    "name": "read_inbox",
+    "description": "Read the inbox.",
+    "input_schema": {"type": "object", "properties": {}},
+}
+TOOLS = prepare_tools([SEND_EMAIL, READ_INBOX])
+AGENT_REQUEST: dict[str, Any] = {
+    "model": "claude-sonnet-4-6",
+    "max_tokens": 4096,
+    "system": [{"type": "text", "text": "You are an email assistant.", "cache_control": {"type": "ephemeral"}}],
+    "tools": TOOLS,
+    "tool_choice": {"type": "auto"},
+    "messages": [
+        {"role": "user", "content": "Please email bob@acme.example the minutes."},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Reading."},
+                {"type": "tool_use", "id": "tu1", "name": "read_inbox", "input": {}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "tu1",
+                    "content": "Minutes: all good.",
+                    "cache_control": {"type": "ephemeral"},
+                }
+            ],
+        },
+    ],
+    "metadata": {"user_id": "u-1"},
+}
+ACTION = {
+    "tool": "send_email",
+    "args": {"to": "bob@acme.example", "body": "Minutes: all good."},
+    "justification": {"reason": "The user asked.", "evidence": [{"quote": "email bob@acme.example the minutes"}]},
+}
+
+
+def _compact(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _run(api: MockAPI, agent_request: dict[str, Any] | None = AGENT_REQUEST, policy: Policy = POLICY, **judge_kw: Any):
+    judge = AnthropicJudge(client=api.client(), **judge_kw)
+    return Validator(policy, judge=judge).validate(
+        None if agent_request else _messages(), ACTION, agent_request=agent_request
+    )
+
+
+def _messages() -> list[dict[str, Any]]:
+    return [{"role": "user", "content": "Please email bob@acme.example the minutes."}]
+
+
+# --- tools ------------------------------------------------------------------------------
+
+
+def test_prepare_tools_appends_search_and_deferred_strict_validator() -> None:
+    names = [t["name"] for t in TOOLS]
+    assert names == ["send_email", "read_inbox", "tool_search", "validate_action"]
+    validator_tool = TOOLS[-1]
+    assert validator_tool["defer_loading"] is True and validator_tool["strict"] is True
+    assert validator_tool["input_schema"]["additionalProperties"] is False
+    assert validator_tool["input_schema"]["required"] == ["approved", "reasoning", "confidence"]
+    assert "defer_loading" not in TOOLS[-2]
+    assert prepare_tools(TOOLS) == TOOLS  # idempotent
+
+
+def test_prepare_tools_refuses_a_name_clash_and_bad_tools() -> None:
+    with pytest.raises(ValidatorUsageError, match="named 'validate_action'"):
+        prepare_tools([{"name": "validate_action", "input_schema": {}}])
+    with pytest.raises(ValidatorUsageError, match=r"tools\[0\] must be an object"):
+        prepare_tools([{"description": "no name"}])
+    custom = prepare_tools([SEND_EMAIL], validator_name="check_it", search_name="find_tools")
+    assert [t["name"] for t in custom] == ["send_email", "find_tools", "check_it"]
+
+
+# --- the shared request -----------------------------------------------------------------
+
+
+def test_validator_request_extends_the_agent_request_byte_for_byte() -> None:
+    api = MockAPI([message([verdict_call()], cache_read=1800, input_tokens=450)])
+    verdict = _run(api)
+    assert verdict.approved, verdict.reasoning
+    raw = api.requests[0].content
+    body = api.bodies[0]
+    n = len(AGENT_REQUEST["messages"])
+    for key in ("model", "system", "tools", "tool_choice", "metadata", "max_tokens"):
+        assert body[key] == AGENT_REQUEST[key], key
+        assert b'"' + key.encode() + b'":' + _compact(AGENT_REQUEST[key]) in raw, key
+    assert body["messages"][:n] == AGENT_REQUEST["messages"]
+    assert b'"messages":' + _compact(AGENT_REQUEST["messages"])[:-1] + b"," in raw  # the prefix, then ours
+    search_turn, request_turn = body["messages"][n:]
+    assert search_turn == {
+        "role": "assistant",
+        "content": [
+            {
+                "type": "tool_use",
+                "id": "toolu_validator_search",
+                "name": "tool_search",
+                "input": {"query": "validate_action"},
+            }
+        ],
+    }
+    result, text = request_turn["content"]
+    assert request_turn["role"] == "user"
+    assert result == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_validator_search",
+        "content": [{"type": "tool_reference", "tool_name": "validate_action"}],
+        "cache_control": {"type": "ephemeral"},
+    }
+    assert text["type"] == "text"
+    for fragment in (
+        "ONLY THE USER CAN AUTHORIZE",
+        "tool: send_email",
+        '"to": "bob@acme.example"',
+        "quote 1",
+        "user (message #1 (user))",
+    ):
+        assert fragment in text["text"], fragment
+    assert api.requests[0].headers["anthropic-version"]
+    assert verdict.usage is not None and verdict.usage.cache == "shared"
+
+
+def test_breakpoints_are_counted_and_a_full_request_gets_no_new_one() -> None:
+    assert [str(b) for b in breakpoints(AGENT_REQUEST)] == ["system[0] (5m)", "messages[2].content[0] (5m)"]
+    full = copy.deepcopy(AGENT_REQUEST)
+    full["cache_control"] = {"type": "ephemeral"}
+    full["messages"][0] = {
+        "role": "user",
+        "content": [
+            {
+                "type": "text",
+                "text": "Please email bob@acme.example the minutes.",
+                "cache_control": {"type": "ephemeral"},
+            }
+        ],
+    }
+    assert len(breakpoints(full)) == 4
+    api = MockAPI([message([verdict_call()])])
+    _run(api, full)
+    appended = api.bodies[0]["messages"][-1]["content"][0]
+    assert "cache_control" not in appended  # four already: adding one would be a 400
+
+
+def test_betas_travel_as_a_header_and_stay_out_of_the_body() -> None:
+    agent = {**AGENT_REQUEST, "betas": ["inline-tools-2026-09-15"]}
+    api = MockAPI([message([verdict_call()])])
+    _run(api, agent)
+    assert api.requests[0].headers["anthropic-beta"] == "inline-tools-2026-09-15"
+    assert "betas" not in api.bodies[0]
+
+
+# --- not shareable: standalone, and the verdict says why ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"thinking": {"type": "enabled", "budget_tokens": 2048}}, "extended thinking"),
+        ({"tools": [SEND_EMAIL, READ_INBOX]}, "lack 'validate_action'"),
+        (
+            {"messages": [*AGENT_REQUEST["messages"], {"role": "assistant", "content": "Sure"}]},
+            "does not end with a user turn",
+        ),
+    ],
+)
+def test_unshareable_agent_request_falls_back_to_standalone_and_says_so(change: dict[str, Any], reason: str) -> None:
+    api = MockAPI([message([verdict_call()])])
+    verdict = _run(api, {**AGENT_REQUEST, **change})
+    assert verdict.approved
+    assert verdict.usage is not None and verdict.usage.cache is not None
+    assert verdict.usage.cache.startswith("not shared (") and reason in verdict.usage.cache
+    body = api.bodies[0]
+    assert body["model"] == "claude-sonnet-4-6"
+    assert [t["name"] for t in body["tools"]] == ["validate_action"] and "defer_loading" not in body["tools"][0]
+    assert len(body["messages"]) == 1
+
+
+def test_thinking_refusal_of_the_fabricated_turn_falls_back_in_the_same_attempt() -> None:
+    agent = {**AGENT_REQUEST, "thinking": {"type": "adaptive"}}
+    api = MockAPI(
+        [
+            error(
+                400,
+                "invalid_request_error",
+                "messages.4.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`",
+            ),
+            message([verdict_call()]),
+        ]
+    )
+    verdict = _run(api, agent)
+    assert verdict.approved and verdict.judge_errors == ()
+    assert verdict.usage is not None and verdict.usage.cache is not None
+    assert verdict.usage.cache.startswith("not shared (the API refused the fabricated turn")
+    assert api.bodies[0]["thinking"] == {"type": "adaptive"} and "thinking" not in api.bodies[1]
+
+
+def test_standalone_request_without_an_agent_request() -> None:
+    api = MockAPI([message([verdict_call()])])
+    verdict = _run(api, None, model="claude-haiku-4-5")
+    body = api.bodies[0]
+    assert body["model"] == "claude-haiku-4-5"
+    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+    transcript, request = body["messages"][0]["content"]
+    assert transcript["cache_control"] == {"type": "ephemeral"}
+    assert '"author": "user"' in transcript["text"] and "bob@acme.example" in transcript["text"]
+    assert "ONLY THE USER" not in request["text"]  # the prompt went as system
+    assert verdict.usage is not None and verdict.usage.cache == "standalone"
+
+
+def test_standalone_needs_a_model() -> None:
+    verdict = _run(MockAPI([]), None)
+    assert verdict.code == Code.JUDGE_UNAVAILABLE and "no model" in verdict.reasoning
+
+
+# --- the guard ---------------------------------------------------------------------------
+
+BAD_RESPONSES = {
+    "other-tool": message([{"type": "tool_use", "id": "t", "name": "send_email", "input": {"to": "x"}}]),
+    "other-tool-beside-verdict": message(
+        [verdict_call(), {"type": "tool_use", "id": "t2", "name": "send_email", "input": {}}]
+    ),
+    "server-tool": message(
+        [{"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}}]
+    ),
+    "text-only": message([{"type": "text", "text": "Looks fine to me."}], stop_reason="end_turn"),
+    "two-verdicts": message([verdict_call(), verdict_call()]),
+    "missing-field": message([{"type": "tool_use", "id": "t", "name": "validate_action", "input": {"approved": True}}]),
+    "wrong-type": message([verdict_call(approved="yes")]),
+    "unknown-field": message([verdict_call(execute="send_email")]),
+    "contradiction": message([verdict_call(approved=True, reasoning="   ")]),
+    "truncated": message([verdict_call()], stop_reason="max_tokens"),
+    "refusal": message([verdict_call()], stop_reason="refusal"),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(BAD_RESPONSES))
+def test_every_malformed_response_is_retried_once_then_blocked(shape: str) -> None:
+    api = MockAPI([BAD_RESPONSES[shape], BAD_RESPONSES[shape]])
+    verdict = _run(api)
+    assert (verdict.approved, verdict.code) == (False, Code.JUDGE_UNAVAILABLE)
+    assert len(api.requests) == 2 and len(verdict.judge_errors) == 2
+    assert verdict.usage is not None and verdict.usage.output_tokens == 120  # both unusable answers were billed
+
+
+def test_text_beside_one_verdict_call_is_fine_and_capitalised_enums_are_read() -> None:
+    api = MockAPI([message([{"type": "text", "text": "Checking."}, verdict_call(confidence="HIGH")])])
+    assert _run(api).approved
+
+
+def test_malformed_then_good_is_approved_with_both_calls_billed() -> None:
+    api = MockAPI([BAD_RESPONSES["other-tool"], message([verdict_call()], input_tokens=100, output_tokens=10)])
+    verdict = _run(api)
+    assert verdict.approved and len(verdict.judge_errors) == 1 and "other tools (send_email)" in verdict.judge_errors[0]
+    assert verdict.usage is not None
+    assert (verdict.usage.input_tokens, verdict.usage.output_tokens) == (140, 70)
+
+
+def test_rejection_carries_the_judges_reasoning_and_next_step() -> None:
+    reply = verdict_call(approved=False, reasoning="Bob asked, not the user.", suggested_next_step="Ask the user.")
+    verdict = _run(MockAPI([message([reply])]))
+    assert (verdict.decision, verdict.code) == (Decision.BLOCK, Code.JUDGE_REJECTED)
+    assert verdict.reasoning == "Bob asked, not the user." and verdict.suggested_next_step == "Ask the user."
+
+
+# --- errors from the SDK -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected", "status"),
+    [
+        (error(400, "invalid_request_error", "bad"), JudgeRequestRejected, 400),
+        (error(401, "authentication_error", "bad key"), JudgeRequestRejected, 401),
+        (error(403, "permission_error", "no"), JudgeRequestRejected, 403),
+        (error(404, "not_found_error", "model"), JudgeRequestRejected, 404),
+        (error(413, "request_too_large", "big"), JudgeRequestRejected, 413),
+        (error(429, "rate_limit_error", "slow down"), JudgeTransportError, 429),
+        (error(500, "api_error", "oops"), JudgeTransportError, 500),
+        (error(503, "api_error", "unavailable"), JudgeTransportError, 503),
+        (error(529, "overloaded_error", "Overloaded"), JudgeTransportError, 529),
+        (httpx2.ConnectError("refused"), JudgeTransportError, None),
+        (httpx2.ReadTimeout("slow"), JudgeTimeout, None),
+    ],
+    ids=lambda v: str(v) if isinstance(v, int) else None,
+)
+def test_sdk_errors_map_to_our_types_and_fail_closed(
+    reply: Any, expected: type[JudgeError], status: int | None
+) -> None:
+    api = MockAPI([reply, reply])
+    judge = AnthropicJudge(client=api.client())
+    from validator.judge import JudgeRequest
+
+    request = Validator(POLICY)._prepare(*_prep())
+    assert isinstance(request, JudgeRequest)
+    with pytest.raises(expected) as exc:
+        judge.judge(request)
+    assert getattr(exc.value, "status_code", None) == status
+    assert isinstance(exc.value.__cause__, anthropic.AnthropicError)
+    verdict = Validator(POLICY, judge=AnthropicJudge(client=api.client())).validate(
+        None, ACTION, agent_request=AGENT_REQUEST
+    )
+    assert (verdict.approved, verdict.code) == (False, Code.JUDGE_UNAVAILABLE)
+
+
+def _prep() -> tuple[Any, ...]:
+    from validator.checkinput import parse_action
+    from validator.engine import _transcript
+
+    return (_transcript(None, AGENT_REQUEST), parse_action(ACTION), "u-1", {}, AGENT_REQUEST)
+
+
+def _sdk_error_classes() -> list[type[BaseException]]:
+    return sorted(
+        (c for c in vars(anthropic).values() if inspect.isclass(c) and issubclass(c, anthropic.AnthropicError)),
+        key=lambda c: c.__name__,
+    )
+
+
+def _instance(cls: type[BaseException]) -> BaseException:
+    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    if issubclass(cls, anthropic.APIStatusError):
+        status = getattr(cls, "status_code", 418)
+        status = status if isinstance(status, int) else 418
+        return cls("x", response=httpx2.Response(status, request=request), body=None)
+    if issubclass(cls, anthropic.APIResponseValidationError):
+        return cls(response=httpx2.Response(200, request=request), body=None)
+    if issubclass(cls, anthropic.APIConnectionError):
+        return cls(request=request) if cls is anthropic.APITimeoutError else cls(message="x", request=request)
+    if issubclass(cls, anthropic.APIError):
+        return cls("x", request, body=None)
+    return cls("x")
+
+
+GENERIC_OK = {"AnthropicError", "APIError", "APIWebhookValidationError"}  # not raised by messages.create
+
+
+@pytest.mark.parametrize("cls", _sdk_error_classes(), ids=lambda c: c.__name__)
+def test_every_sdk_exception_is_mapped(cls: type[BaseException]) -> None:
+    mapped = map_sdk_error("anthropic", _instance(cls))
+    assert isinstance(mapped, JudgeError)
+    if cls.__name__ not in GENERIC_OK:
+        assert type(mapped) is not JudgeError, f"{cls.__name__} falls through to the generic JudgeError"
+
+
+# --- usage, cost, async ------------------------------------------------------------------
+
+
+def test_usage_and_cost_from_the_price_table() -> None:
+    api = MockAPI([message([verdict_call()], input_tokens=500, output_tokens=80, cache_read=20_000, cache_write=60)])
+    usage = _run(api).usage
+    assert usage is not None
+    assert (
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_input_tokens,
+        usage.cache_creation_input_tokens,
+    ) == (500, 80, 20_000, 60)
+    expected = (500 * 3 + 80 * 15 + 20_000 * 0.3 + 60 * 3.75) / 1e6
+    assert usage.cost_usd == pytest.approx(expected) and usage.model == "claude-sonnet-4-6"
+
+
+def test_unknown_model_has_unknown_cost_not_zero() -> None:
+    assert PriceTable().cost("claude-unknown-9", {"input_tokens": 10}) is None
+    assert PriceTable().price("claude-haiku-4-5-20251001") == PriceTable().price("claude-haiku-4-5")
+    api = MockAPI([message([verdict_call()], model="claude-unknown-9")])
+    usage = _run(api).usage
+    assert usage is not None and usage.cost_usd is None
+
+
+def test_async_path_shares_the_prefix_too() -> None:
+    api = MockAPI([message([verdict_call()])])
+    judge = AnthropicJudge(async_client=api.async_client())
+    verdict = asyncio.run(Validator(POLICY, judge=judge).avalidate(None, ACTION, agent_request=AGENT_REQUEST))
+    assert verdict.approved and verdict.usage is not None and verdict.usage.cache == "shared"
+    assert api.bodies[0]["messages"][: len(AGENT_REQUEST["messages"])] == AGENT_REQUEST["messages"]
+
+
+def test_gate_blocks_never_reach_the_model() -> None:
+    api = MockAPI([])
+    forged = {**ACTION, "justification": {"reason": "r", "evidence": [{"quote": "Minutes: all good."}]}}
+    verdict = Validator(POLICY, judge=AnthropicJudge(client=api.client())).validate(
+        None, forged, agent_request=AGENT_REQUEST
+    )
+    assert verdict.code == Code.EVIDENCE_NOT_FROM_USER and api.requests == []
+
+
+# --- quality notes stay apart from safety ------------------------------------------------
+
+
+def test_quality_notes_ride_along_and_only_an_opt_in_holds_the_action() -> None:
+    reply = message([verdict_call(quality_notes=["The user said 'Bob', the address is bob@acme.example: fine."])])
+    verdict = _run(MockAPI([reply]))
+    assert verdict.approved and verdict.quality_notes == (
+        "The user said 'Bob', the address is bob@acme.example: fine.",
+    )
+    opted = Policy(dict(POLICY.tools), PolicySettings(quality="ask_user"))
+    held = _run(MockAPI([reply]), policy=opted)
+    assert (held.decision, held.code) == (Decision.ASK_USER, Code.QUALITY_CONCERN)
+
+
+@given(
+    approved=st.booleans(),
+    confidence=st.sampled_from(["high", "medium", "low"]),
+    escalate=st.booleans(),
+    risk=st.sampled_from(["dangerous", "general"]),
+    low=st.sampled_from(["ask_user", "block"]),
+    notes=st.lists(st.text(min_size=1), min_size=1, max_size=3),
+)
+def test_quality_notes_never_change_a_safety_decision(
+    approved: bool, confidence: str, escalate: bool, risk: str, low: str, notes: list[str]
+) -> None:
+    escalate = escalate and not approved
+    plain = JudgeOutput(approved=approved, reasoning="r", confidence=confidence, escalate=escalate)  # type: ignore[arg-type]
+    noted = plain.model_copy(update={"quality_notes": tuple(notes)})
+    tool, settings = ToolPolicy(risk=risk), PolicySettings(low_confidence=low)  # type: ignore[arg-type]
+    assert decide(plain, tool, settings) == decide(noted, tool, settings)
+
+
+# --- live smoke test ---------------------------------------------------------------------
+
+
+@pytest.mark.network
+@pytest.mark.skipif(not os.environ.get("ANTHROPIC_API_KEY"), reason="needs ANTHROPIC_API_KEY")
+def test_live_smoke() -> None:  # pragma: no cover - needs a key
+    model = os.environ.get("VALIDATOR_LIVE_MODEL", "claude-haiku-4-5")
+    agent = {**AGENT_REQUEST, "model": model}
+    verdict = Validator(POLICY, judge=AnthropicJudge()).validate(None, ACTION, agent_request=agent)
+    assert verdict.code in (Code.APPROVED, Code.JUDGE_REJECTED, Code.LOW_CONFIDENCE), verdict.reasoning
+    assert verdict.usage is not None and verdict.usage.input_tokens > 0
+
+
+def test_judge_error_is_an_output_error_when_the_sdk_returns_a_stream() -> None:
+    judge = AnthropicJudge(client=MockAPI([]).client())
+    with pytest.raises(JudgeOutputError, match="expected one Message"):
+        judge._message(object())
