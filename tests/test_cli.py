@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -113,3 +114,80 @@ def test_installed_script_runs() -> None:
     )
     assert proc.returncode == 1, proc.stderr
     assert json.loads(proc.stdout)["code"] == "EVIDENCE_NOT_FROM_USER"
+
+
+def _serve(reply: dict) -> tuple[Any, list[dict]]:
+    """A loopback stand-in for the Messages API: answers every POST with ``reply``, records bodies."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    seen: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server API
+            seen.append(json.loads(self.rfile.read(int(self.headers["content-length"]))))
+            body = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, seen
+
+
+def test_anthropic_judge_from_the_cli_honours_the_sdk_environment(tmp_path: Path) -> None:
+    import os
+
+    from .anthropic_mock import message, verdict_call
+    from .test_claude import ACTION, AGENT_REQUEST
+
+    server, seen = _serve(message([verdict_call()]))
+    try:
+        (tmp_path / "agent.json").write_text(json.dumps(AGENT_REQUEST))
+        check = {
+            "messages": [{"role": "user", "content": "Please email bob@acme.example the minutes."}],
+            "action": ACTION,
+        }
+        (tmp_path / "check.json").write_text(json.dumps(check))
+        env = {
+            **os.environ,
+            "ANTHROPIC_API_KEY": "sk-test",
+            "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{server.server_port}",
+        }
+        cmd = [sys.executable, "-m", "validator", "check", "--json", "--judge", "anthropic"]
+        proc = subprocess.run(
+            [*cmd, "--agent-request", str(tmp_path / "agent.json"), str(tmp_path / "check.json")],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        verdict = json.loads(proc.stdout)
+        assert verdict["judge"] == "anthropic" and verdict["usage"]["cache"] == "shared"
+        assert seen[0]["messages"][: len(AGENT_REQUEST["messages"])] == AGENT_REQUEST["messages"]
+        proc = subprocess.run(
+            [*cmd, "--model", "claude-haiku-4-5", str(tmp_path / "check.json")],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["usage"]["cache"] == "standalone" and seen[1]["model"] == "claude-haiku-4-5"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_anthropic_judge_options_are_checked() -> None:
+    result = runner.invoke(app, ["check", "--judge", "anthropic", str(EXAMPLES / "vendor_invoice.json")])
+    assert result.exit_code == 2 and "needs --model or --agent-request" in result.stderr
+    result = runner.invoke(app, ["check", "--model", "claude-haiku-4-5", str(EXAMPLES / "vendor_invoice.json")])
+    assert result.exit_code == 2 and "need --judge anthropic" in result.stderr

@@ -1,4 +1,4 @@
-"""Command line: ``validator check``, ``validator policy check``, ``validator schema``.
+"""Command line: ``check``, ``policy check``, ``schema``, ``prepare-tools``, ``doctor``.
 
 Exit codes of ``check``: 0 approved, 1 blocked or ask_user, 2 bad input. With ``--jsonl`` it
 reads one check input a line and writes one line for each (its verdict, or an error object naming
@@ -19,10 +19,14 @@ from rich.panel import Panel
 from rich.table import Table
 
 from .checkinput import DEFAULT_LIMITS, CheckInput
+from .claude.doctor import diagnose
+from .claude.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL, prepare_tools
 from .engine import Validator
-from .exceptions import FieldProblem, InputError
+from .exceptions import FieldProblem, InputError, ValidatorUsageError
+from .judge import Judge
 from .policy import Policy
 from .schemas import SCHEMAS, schema_json
+from .strict import StrictJudge
 from .verdict import Decision, Verdict
 
 __all__ = ["app", "main"]
@@ -114,8 +118,8 @@ def render(verdict: Verdict, console: Console) -> None:
         console.print(f"intent: {escape(matched)} (looked for {escape(', '.join(f.intent.intents))})")
 
 
-def _check_one(validator: Validator, data: bytes, as_json: bool) -> int:
-    verdict = validator.check(CheckInput.from_json(data))
+def _check_one(validator: Validator, data: bytes, as_json: bool, agent_request: dict[str, Any] | None) -> int:
+    verdict = validator.check(CheckInput.from_json(data), agent_request=agent_request)
     if as_json:
         _out().print_json(verdict.to_json()) if sys.stdout.isatty() else print(verdict.to_json())
     else:
@@ -146,19 +150,114 @@ def check(
     policy: Annotated[
         Path | None, typer.Option(help="Policy file (TOML or JSON); overrides the input's own policy.")
     ] = None,
-    judge: Annotated[str, typer.Option(help="Judge: strict (offline, no model).")] = "strict",
+    judge: Annotated[str, typer.Option(help="Judge: strict (offline, no model) or anthropic.")] = "strict",
+    model: Annotated[str | None, typer.Option(help="Model of the anthropic judge for standalone checks.")] = None,
+    agent_request: Annotated[
+        Path | None,
+        typer.Option(help="JSON body of the agent's last Messages request: the anthropic judge shares its prefix."),
+    ] = None,
 ) -> None:
     """Validate a pending action: 0 approved, 1 blocked or ask_user, 2 bad input."""
     try:
-        if judge != "strict":
-            raise InputError([FieldProblem("--judge", f"unknown judge {judge!r}; available: strict")], source="options")
-        validator = Validator(_load_policy(policy))
+        agent = _read_json_object(agent_request, "--agent-request") if agent_request else None
+        validator = Validator(_load_policy(policy), judge=_make_judge(judge, model, agent))
         data = _read(file)
-        code = _check_lines(validator, data) if jsonl else _check_one(validator, data, as_json)
+        code = _check_lines(validator, data) if jsonl else _check_one(validator, data, as_json, agent)
     except InputError as exc:
         _report_input_error(exc)
         raise typer.Exit(EXIT_BAD_INPUT) from None
     raise typer.Exit(code)
+
+
+def _make_judge(name: str, model: str | None, agent: dict[str, Any] | None) -> Judge:
+    if name == "strict":
+        if model or agent:
+            raise InputError(
+                [FieldProblem("--judge", "--model and --agent-request need --judge anthropic")], source="options"
+            )
+        return StrictJudge()
+    if name == "anthropic":
+        if not model and not agent:
+            raise InputError(
+                [FieldProblem("--model", "the anthropic judge needs --model or --agent-request")], source="options"
+            )
+        try:
+            from .claude.judge import AnthropicJudge
+        except ImportError:
+            raise InputError(
+                [FieldProblem("--judge", "the anthropic judge needs: pip install 'action-validator[anthropic]'")],
+                source="options",
+            ) from None
+        return AnthropicJudge(model=model)
+    raise InputError(
+        [FieldProblem("--judge", f"unknown judge {name!r}; available: strict, anthropic")], source="options"
+    )
+
+
+def _read_json(path: Path | str, what: str) -> Any:
+    data = _read(str(path))
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise InputError([FieldProblem("", f"not valid JSON: {exc}")], source=what) from None
+
+
+def _read_json_object(path: Path | str, what: str) -> dict[str, Any]:
+    data = _read_json(path, what)
+    if not isinstance(data, dict):
+        raise InputError([FieldProblem("", f"must be a JSON object, got {type(data).__name__}")], source=what)
+    return data
+
+
+@app.command("prepare-tools")
+def prepare_tools_command(
+    file: Annotated[str, typer.Argument(help="JSON list of Anthropic tool definitions, or - for standard input.")],
+    validator_name: Annotated[str, typer.Option(help="Name of the validator tool.")] = DEFAULT_VALIDATOR_TOOL,
+    search_name: Annotated[str, typer.Option(help="Name of the tool search tool.")] = DEFAULT_SEARCH_TOOL,
+    quality: Annotated[bool, typer.Option(help="Let the verdict carry quality notes.")] = True,
+) -> None:
+    """Print the tools with the search tool and the deferred validator tool added (send them from turn one)."""
+    try:
+        tools = _read_json(file, file)
+        if not isinstance(tools, list):
+            raise InputError(
+                [FieldProblem("", f"must be a JSON list of tools, got {type(tools).__name__}")], source=file
+            )
+        try:
+            prepared = prepare_tools(tools, validator_name=validator_name, search_name=search_name, quality=quality)
+        except ValidatorUsageError as exc:
+            raise InputError([FieldProblem("", str(exc))], source=file) from None
+    except InputError as exc:
+        _report_input_error(exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    print(json.dumps(prepared, indent=2, ensure_ascii=False))
+
+
+@app.command()
+def doctor(
+    agent: Annotated[Path | None, typer.Argument(help="JSON body of the agent's request.")] = None,
+    validator_request: Annotated[Path | None, typer.Argument(help="JSON body of the validator's request.")] = None,
+    pair: Annotated[Path | None, typer.Option(help='A recorded pair: {"agent": {...}, "validator": {...}}.')] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Explain a cache miss: does the validator request extend the agent's byte for byte, and where not?"""
+    try:
+        if pair is not None:
+            both = _read_json_object(pair, str(pair))
+            first, second = both.get("agent"), both.get("validator")
+            if not isinstance(first, dict) or not isinstance(second, dict):
+                raise InputError([FieldProblem("agent|validator", "the pair needs two objects")], source=str(pair))
+        elif agent is not None and validator_request is not None:
+            first = _read_json_object(agent, str(agent))
+            second = _read_json_object(validator_request, str(validator_request))
+        else:
+            raise InputError([FieldProblem("", "give AGENT and VALIDATOR files, or --pair FILE")], source="doctor")
+    except InputError as exc:
+        _report_input_error(exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    report = diagnose(first, second)
+    print(json.dumps(report.to_dict(), indent=2) if as_json else report.render())
+    raise typer.Exit(0 if report.extends else 1)
 
 
 @policy_app.command("check")

@@ -166,18 +166,26 @@ class Validator:
             return self._not_recorded(verdict, exc)
         return verdict
 
-    def check(self, data: CheckInput | Mapping[str, Any] | str | bytes) -> Verdict:
+    def check(
+        self, data: CheckInput | Mapping[str, Any] | str | bytes, *, agent_request: Mapping[str, Any] | None = None
+    ) -> Verdict:
         """Validate a standalone check input (JSON text, parsed JSON, or :class:`CheckInput`).
 
         The input's own ``policy`` applies when this validator's policy declares no tools.
         """
         item = _as_input(data)
-        return self._with_policy(item).validate(item.transcript, item.action, user_id=item.user_id)
+        return self._with_policy(item).validate(
+            item.transcript, item.action, user_id=item.user_id, agent_request=agent_request
+        )
 
-    async def acheck(self, data: CheckInput | Mapping[str, Any] | str | bytes) -> Verdict:
+    async def acheck(
+        self, data: CheckInput | Mapping[str, Any] | str | bytes, *, agent_request: Mapping[str, Any] | None = None
+    ) -> Verdict:
         """Async twin of :meth:`check`."""
         item = _as_input(data)
-        return await self._with_policy(item).avalidate(item.transcript, item.action, user_id=item.user_id)
+        return await self._with_policy(item).avalidate(
+            item.transcript, item.action, user_id=item.user_id, agent_request=agent_request
+        )
 
     # -- shared pure steps ------------------------------------------------------------------
 
