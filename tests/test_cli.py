@@ -124,7 +124,7 @@ def _serve(reply: dict) -> tuple[Any, list[dict]]:
     seen: list[dict] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the http.server API
+        def do_POST(self) -> None:
             seen.append(json.loads(self.rfile.read(int(self.headers["content-length"]))))
             body = json.dumps(reply).encode()
             self.send_response(200)
