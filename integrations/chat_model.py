@@ -1,0 +1,130 @@
+"""A judge over any LangChain chat model with tool calling (ChatAnthropic, ChatOpenAI, ChatOllama).
+
+It binds the verdict tool, sends the validator prompt as a system message and the conversation
+(as data) with the validation request as a user message, and applies the same guard as every
+model judge: exactly one call, to the verdict tool, with a verdict that parses. Its calls are
+tagged ``nostream`` so its tokens never reach the user through LangGraph's ``stream_mode="messages"``.
+It makes no prompt-cache guarantee, and each verdict says so (``usage.cache``). Requires
+``langchain-core``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from validator.exceptions import JudgeError, JudgeOutputError, JudgeServiceError, JudgeTimeout
+from validator.judge import Judge, JudgeOutput, JudgeRequest
+from validator.modeljudge import (
+    DEFAULT_VALIDATOR_TOOL,
+    VERDICT_DESCRIPTION,
+    guard_calls,
+    parse_verdict,
+    render_request,
+    render_transcript,
+    verdict_schema,
+)
+from validator.prompts import load_prompt
+from validator.verdict import Usage
+
+__all__ = ["NOSTREAM", "ChatModelJudge"]
+
+NOSTREAM = "nostream"
+"""LangGraph's tag (``langgraph.constants.TAG_NOSTREAM``) that keeps a model's tokens out of the stream."""
+CACHE_NOTE = "not shared (generic chat model: no prompt-cache guarantee)"
+_STOPPED = {"length", "max_tokens", "refusal", "content_filter"}
+
+
+class ChatModelJudge(Judge):
+    """Judge with any tool-calling LangChain chat model; see the module docstring."""
+
+    name: ClassVar[str] = "chat_model"
+
+    def __init__(self, model: BaseChatModel, *, tool_name: str = DEFAULT_VALIDATOR_TOOL, quality: bool = True) -> None:
+        self.model = model
+        self.tool_name = tool_name
+        self.quality = quality
+        tool = {"name": tool_name, "description": VERDICT_DESCRIPTION, "input_schema": verdict_schema(quality=quality)}
+        self._runnable = model.bind_tools([tool]).with_config(tags=[NOSTREAM], run_name="action_validator")
+
+    @property
+    def label(self) -> str:
+        named = getattr(self.model, "model", None) or getattr(self.model, "model_name", None)
+        return f"chat_model:{named or self.model._llm_type}"
+
+    def _messages(self, request: JudgeRequest) -> list[Any]:
+        text = (
+            render_transcript(request.transcript)
+            + "\n\n"
+            + render_request(request, tool_name=self.tool_name, quality=self.quality, prompt=False)
+        )
+        return [SystemMessage(load_prompt("validator")), HumanMessage(text)]
+
+    def _read(self, reply: Any) -> JudgeOutput:
+        if not isinstance(reply, AIMessage):
+            raise JudgeOutputError(self.label, f"expected an AIMessage, got {type(reply).__name__}")
+        usage = _usage(reply)
+        metadata = reply.response_metadata or {}
+        stop = metadata.get("stop_reason") or metadata.get("finish_reason")
+        calls: list[tuple[str, Any]] = [(c["name"], c["args"]) for c in reply.tool_calls]
+        calls += [(str(c.get("name")), c.get("args")) for c in reply.invalid_tool_calls]
+        try:
+            if reply.invalid_tool_calls:
+                raise JudgeOutputError(
+                    self.label,
+                    f"the model sent a tool call that does not parse: {reply.invalid_tool_calls[0].get('error')}",
+                )
+            data = guard_calls(
+                self.label, calls, self.tool_name, stop_reason="max_tokens" if stop in _STOPPED else None
+            )
+            return parse_verdict(self.label, data, usage)
+        except JudgeError as exc:
+            exc.usage = usage
+            raise
+
+    def _failed(self, exc: Exception) -> JudgeError:
+        if isinstance(exc, JudgeError):
+            return exc
+        if isinstance(exc, TimeoutError):
+            return JudgeTimeout(self.label, 0)
+        status = getattr(exc, "status_code", None)
+        return JudgeServiceError(
+            self.label, f"{type(exc).__name__}: {exc}", status if isinstance(status, int) else None
+        )
+
+    def judge(self, request: JudgeRequest) -> JudgeOutput:
+        try:
+            reply = self._runnable.invoke(self._messages(request))
+        except Exception as exc:
+            raise self._failed(exc) from exc
+        return self._read(reply)
+
+    async def ajudge(self, request: JudgeRequest) -> JudgeOutput:
+        try:
+            reply = await self._runnable.ainvoke(self._messages(request))
+        except Exception as exc:
+            raise self._failed(exc) from exc
+        return self._read(reply)
+
+
+def _usage(reply: AIMessage) -> Usage | None:
+    meta = reply.usage_metadata
+    if not meta:
+        return Usage(cache=CACHE_NOTE)
+    details: Mapping[str, Any] = meta.get("input_token_details") or {}
+    read = int(details.get("cache_read") or 0)
+    written = int(details.get("cache_creation") or 0)
+    return Usage(
+        input_tokens=max(int(meta.get("input_tokens") or 0) - read - written, 0),  # LangChain counts cache in input
+        output_tokens=int(meta.get("output_tokens") or 0),
+        cache_read_input_tokens=read,
+        cache_creation_input_tokens=written,
+        model=str(
+            (reply.response_metadata or {}).get("model_name") or (reply.response_metadata or {}).get("model") or ""
+        )
+        or None,
+        cache=CACHE_NOTE,
+    )
