@@ -20,3 +20,17 @@ def test_gate_latency_benchmark_runs() -> None:
     lines = proc.stdout.splitlines()
     assert any(line.strip().startswith("10,000") for line in lines), proc.stdout
     assert sum("target p99 <= 2 ms" in line for line in lines) == 2
+
+
+def test_cache_cost_benchmark_runs_and_meets_its_targets(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "cache_cost.py"), "--plot", str(tmp_path / "plot.png")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    # The emulated figures are deterministic (no clock, no noise), so the targets can be asserted.
+    assert "target cache reads >= 90% of validator input at 50 turns: met" in proc.stdout, proc.stdout
+    assert "target cost per check <= 0.15x uncached at 50 turns: met" in proc.stdout, proc.stdout
+    assert (tmp_path / "plot.png").stat().st_size > 10_000
