@@ -11,6 +11,7 @@ test:
 # Runs the benchmarks (after `make test` or `make demo` has created .venv).
 bench:
 	.venv/bin/python bench/gate_latency.py
+	.venv/bin/python bench/cache_cost.py
 
 # Regenerates the committed JSON Schemas from the models (a test keeps them equal).
 schemas:
