@@ -42,6 +42,7 @@ def test_every_exception_is_exported_and_pickles() -> None:
         exceptions.JudgeRequestRejected("anthropic", "bad request", 400),
         exceptions.StoreError("down"),
         exceptions.ValidatorUsageError("misuse"),
+        exceptions.ActionBlocked(validator.validate([{"role": "user", "content": "hi"}], {"tool": "x"})),
     ]
     assert {type(s) for s in samples} == set(classes) - {exceptions.ValidatorError}
     for s in samples:

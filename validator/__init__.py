@@ -21,6 +21,7 @@ from .authorizations import AuthorizationStore, MemoryAuthorizationStore, Standi
 from .checkinput import CheckInput, Limits, parse_action, parse_transcript, pending_action
 from .engine import Validator, ValidatorConfig, avalidate, check, decide, validate
 from .exceptions import (
+    ActionBlocked,
     FieldProblem,
     InputError,
     JudgeError,
@@ -44,6 +45,7 @@ from .transcript import Message, Role, ToolCall, Transcript
 from .verdict import Code, Confidence, Decision, Usage, Verdict
 
 __all__ = [
+    "ActionBlocked",
     "AuditEvent",
     "AuthorizationEvidence",
     "AuthorizationFinding",

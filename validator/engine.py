@@ -187,6 +187,25 @@ class Validator:
             item.transcript, item.action, user_id=item.user_id, agent_request=agent_request
         )
 
+    def answer(
+        self,
+        verdict: Verdict,
+        approved: bool,
+        reason: str | None = None,
+        *,
+        messages: Any,
+        action: Any,
+        user_id: str | None = None,
+    ) -> Verdict:
+        """Record the user's answer to an ``ask_user`` verdict and return the decided verdict."""
+        decided = verdict.answered_by_user(approved, reason)
+        transcript, pending = parse_transcript(messages), parse_action(action)
+        try:
+            self.recorder.record(self._event(transcript, pending, user_id, decided))
+        except Exception as exc:
+            return self._not_recorded(decided, exc)
+        return decided
+
     # -- shared pure steps ------------------------------------------------------------------
 
     def _with_policy(self, item: CheckInput) -> Validator:

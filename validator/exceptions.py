@@ -12,6 +12,7 @@ The tree::
     │       ├── JudgeTransportError   it could not answer now (connection, 429, 5xx, 529)
     │       └── JudgeRequestRejected  it refused the request (4xx, credentials)
     ├── StoreError            a store (standing authorizations, audit) failed
+    ├── ActionBlocked         a guarded function was called and not approved (carries the verdict)
     └── ValidatorUsageError   the developer called the library wrongly
 
 None of these ever turns into an approval: inside :meth:`Validator.validate` every failure
@@ -26,9 +27,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .verdict import Usage
+    from .verdict import Usage, Verdict
 
 __all__ = [
+    "ActionBlocked",
     "FieldProblem",
     "InputError",
     "JudgeError",
@@ -150,6 +152,20 @@ class JudgeRequestRejected(JudgeServiceError):
 
 class StoreError(ValidatorError):
     """A store failed to read or write (unreachable, corrupt record)."""
+
+
+class ActionBlocked(ValidatorError):
+    """A guarded tool was called and the validator did not approve it; the tool did not run.
+
+    Raised by guarded plain functions. ``verdict`` says which check failed and what to do next.
+    """
+
+    def __init__(self, verdict: Verdict) -> None:
+        self.verdict = verdict
+        super().__init__(verdict.message_for_agent())
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (ActionBlocked, (self.verdict,))
 
 
 class ValidatorUsageError(ValidatorError):

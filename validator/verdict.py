@@ -9,7 +9,7 @@ figures.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cache
 from typing import Any, Literal
@@ -33,10 +33,12 @@ class Decision(StrEnum):
 
 
 class Code(StrEnum):
-    """Which check decided. ``APPROVED`` and ``EXEMPT`` run the action; every other code does not."""
+    """Which check decided. ``APPROVED``, ``EXEMPT`` and ``APPROVED_BY_USER`` run the action; no other code does."""
 
     APPROVED = "APPROVED"
     EXEMPT = "EXEMPT"
+    APPROVED_BY_USER = "APPROVED_BY_USER"
+    REJECTED_BY_USER = "REJECTED_BY_USER"
     MISSING_JUSTIFICATION = "MISSING_JUSTIFICATION"
     EVIDENCE_NOT_FOUND = "EVIDENCE_NOT_FOUND"
     EVIDENCE_NOT_FROM_USER = "EVIDENCE_NOT_FROM_USER"
@@ -56,6 +58,10 @@ class Code(StrEnum):
     JUDGE_UNAVAILABLE = "JUDGE_UNAVAILABLE"
     RECORDER_UNAVAILABLE = "RECORDER_UNAVAILABLE"
     INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+RUNS = frozenset({Code.APPROVED, Code.EXEMPT, Code.APPROVED_BY_USER})
+"""The codes whose action runs."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +123,7 @@ class Verdict:
     def __post_init__(self) -> None:
         if self.approved != (self.decision is Decision.APPROVE):
             raise ValueError(f"approved={self.approved} contradicts decision={self.decision.value}")
-        if self.approved != (self.code in (Code.APPROVED, Code.EXEMPT)):
+        if self.approved != (self.code in RUNS):
             raise ValueError(f"approved={self.approved} contradicts code={self.code.value}")
 
     def to_dict(self) -> dict[str, Any]:
@@ -132,6 +138,23 @@ class Verdict:
     def from_dict(cls, data: Any) -> Verdict:
         """Rebuild a verdict from :meth:`to_dict` output (audit records, recordings)."""
         return _adapter().validate_python(data)
+
+    def answered_by_user(self, approved: bool, reason: str | None = None) -> Verdict:
+        """This ``ask_user`` verdict, decided by the user: ``APPROVED_BY_USER`` or ``REJECTED_BY_USER``."""
+        if self.decision is not Decision.ASK_USER:
+            raise ValueError(f"only an ask_user verdict can be answered by the user, not a {self.decision.value} one")
+        said = f" The user said: {reason}" if reason else ""
+        return replace(
+            self,
+            approved=approved,
+            decision=Decision.APPROVE if approved else Decision.BLOCK,
+            code=Code.APPROVED_BY_USER if approved else Code.REJECTED_BY_USER,
+            reasoning=(
+                f"The user {'approved' if approved else 'rejected'} this action when asked.{said} "
+                f"(The validator had asked because: {self.reasoning})"
+            ),
+            suggested_next_step=None if approved else (self.suggested_next_step or "Do not retry this action."),
+        )
 
     def message_for_agent(self) -> str:
         """The text an agent receives when its call did not run: what failed and what to do next."""

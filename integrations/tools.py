@@ -1,0 +1,293 @@
+"""``@guarded``: a tool that validates itself before it runs.
+
+For plain Python functions (sync and async) and LangChain tools (``@tool``, ``StructuredTool``,
+any ``BaseTool``). The model-facing schema gains a required ``justification`` argument whose
+description (``prompts/justification.md``) tells the agent that another AI reads it and rejects the
+action unless it quotes the user's own words. Each call is validated first; ``justification`` is
+stripped before the tool runs, so the tool never receives it, whatever its schema.
+
+Where the conversation comes from:
+
+- inside a LangGraph ``ToolNode`` (or ``create_agent``): the graph state, through a hidden
+  ``ToolRuntime`` argument the node injects (the model never sees it; ``InjectedState``,
+  ``InjectedToolCallId`` and ``ToolRuntime`` arguments of the tool keep working);
+- in a hand-written loop: ``with validation_context(messages, user_id=...):``.
+
+A call that is not approved does not run. Under LangGraph it returns a
+``ToolMessage(status="error")`` with the reasoning and the suggested next step, so the agent can
+recover; elsewhere it raises :class:`validator.ActionBlocked`. Without a conversation to check
+against, the call is blocked too.
+
+Typical usage::
+
+    @guarded(validator=Validator(policy))
+    def send_email(to: str, body: str) -> str: ...
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, get_args, overload
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.prebuilt import ToolRuntime
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from validator import ActionBlocked, Validator, Verdict
+from validator.exceptions import ValidatorUsageError
+
+from .context import (
+    JUSTIFICATION,
+    JustificationArg,
+    current_context,
+    justification_description,
+    split_justification,
+    transcript_from_state,
+)
+
+__all__ = ["GuardedTool", "guarded"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+RUNTIME = "validator_runtime"
+"""The hidden argument through which LangGraph hands the guard its runtime (state, config, call id)."""
+
+
+class _Guard:
+    """Validates one tool's calls; shared by the function and the LangChain tool wrappers."""
+
+    def __init__(self, tool_name: str, validator: Validator) -> None:
+        self.tool_name = tool_name
+        self.validator = validator
+
+    def _inputs(self, runtime: Any) -> tuple[Any, str | None, Mapping[str, Any] | None]:
+        if isinstance(runtime, ToolRuntime):
+            configurable = (runtime.config or {}).get("configurable", {})
+            user = configurable.get("user_id") or getattr(runtime.context, "user_id", None)
+            return transcript_from_state(runtime.state), user, None
+        ctx = current_context()
+        if ctx is None:
+            raise ValidatorUsageError(
+                f"`{self.tool_name}` is guarded but no conversation was given: run it in a LangGraph ToolNode, "
+                "or call it inside `with validation_context(messages):`"
+            )
+        return transcript_from_state(ctx.messages), ctx.user_id, ctx.agent_request
+
+    def check(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> Verdict:
+        transcript, user_id, agent_request = self._inputs(runtime)
+        action = {"tool": self.tool_name, "args": dict(args), "justification": justification}
+        return self.validator.validate(transcript, action, user_id=user_id, agent_request=agent_request)
+
+    async def acheck(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> Verdict:
+        transcript, user_id, agent_request = self._inputs(runtime)
+        action = {"tool": self.tool_name, "args": dict(args), "justification": justification}
+        return await self.validator.avalidate(transcript, action, user_id=user_id, agent_request=agent_request)
+
+    def refusal(self, verdict: Verdict, runtime: Any) -> ToolMessage:
+        """What a blocked call returns: an error the agent reads, or :class:`ActionBlocked` outside LangGraph."""
+        if not isinstance(runtime, ToolRuntime):
+            raise ActionBlocked(verdict)
+        return ToolMessage(
+            content=verdict.message_for_agent(),
+            tool_call_id=runtime.tool_call_id or "",
+            name=self.tool_name,
+            status="error",
+            artifact={"verdict": verdict.to_dict()},
+        )
+
+
+def _validator(validator: Validator | None) -> Validator:
+    return validator if validator is not None else Validator()
+
+
+# -- plain functions ---------------------------------------------------------------------------
+
+
+def _guard_function(fn: F, validator: Validator, name: str | None) -> F:
+    signature = inspect.signature(fn)
+    if JUSTIFICATION in signature.parameters or RUNTIME in signature.parameters:
+        raise ValidatorUsageError(f"{fn.__name__} already has a parameter named {JUSTIFICATION!r} or {RUNTIME!r}")
+    guard = _Guard(name or fn.__name__, validator)
+    extra = [
+        inspect.Parameter(JUSTIFICATION, inspect.Parameter.KEYWORD_ONLY, annotation=JustificationArg),
+        inspect.Parameter(RUNTIME, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ToolRuntime),
+    ]
+    params = list(signature.parameters.values())
+    var_kw = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
+    params = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD] + extra + var_kw
+    bound_names = {p.name for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD}
+
+    def _split(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any, Any]:
+        runtime = kwargs.pop(RUNTIME, None)
+        clean, justification = split_justification(kwargs)
+        named = dict(signature.bind_partial(*args, **clean).arguments)
+        return named, justification, runtime
+
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def awrapper(*args: Any, **kwargs: Any) -> Any:
+            named, justification, runtime = _split(args, kwargs)
+            verdict = await guard.acheck(_flat(named, signature), justification, runtime)
+            if not verdict.approved:
+                return guard.refusal(verdict, runtime)
+            return await fn(*args, **{k: v for k, v in kwargs.items() if k not in (JUSTIFICATION, RUNTIME)})
+
+        wrapper: Callable[..., Any] = awrapper
+    else:
+
+        @functools.wraps(fn)
+        def swrapper(*args: Any, **kwargs: Any) -> Any:
+            named, justification, runtime = _split(args, kwargs)
+            verdict = guard.check(_flat(named, signature), justification, runtime)
+            if not verdict.approved:
+                return guard.refusal(verdict, runtime)
+            return fn(*args, **{k: v for k, v in kwargs.items() if k not in (JUSTIFICATION, RUNTIME)})
+
+        wrapper = swrapper
+    wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {
+        **getattr(fn, "__annotations__", {}),
+        JUSTIFICATION: JustificationArg,
+        RUNTIME: ToolRuntime,
+    }
+    del wrapper.__wrapped__  # type: ignore[attr-defined]  # tools read our signature, not fn's
+    wrapper.__doc__ = (fn.__doc__ or fn.__name__).strip() + "\n\njustification: " + justification_description()
+    _ = bound_names
+    return wrapper  # type: ignore[return-value]
+
+
+def _flat(named: dict[str, Any], signature: inspect.Signature) -> dict[str, Any]:
+    """Bound arguments as the action's args: ``**kwargs`` spread out, ``*args`` kept under its name."""
+    out: dict[str, Any] = {}
+    for key, value in named.items():
+        param = signature.parameters.get(key)
+        if param is not None and param.kind is inspect.Parameter.VAR_KEYWORD:
+            out.update(value)
+        else:
+            out[key] = value
+    return out
+
+
+# -- LangChain tools ---------------------------------------------------------------------------
+
+
+class _AllowRuntime(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+
+class GuardedTool(StructuredTool):
+    """A LangChain tool that validates each call; the model sees its tool's schema plus ``justification``."""
+
+    facing_schema: type[BaseModel] = Field(exclude=True)
+
+    @property
+    def tool_call_schema(self) -> type[BaseModel]:
+        return self.facing_schema
+
+
+def _runtime_field(schema: type[BaseModel]) -> str | None:
+    """The tool's own ``ToolRuntime`` argument, if it has one."""
+    for name, info in schema.model_fields.items():
+        annotation = info.annotation
+        if name == "runtime" or annotation is ToolRuntime or ToolRuntime in get_args(annotation):
+            return name
+    return None
+
+
+def _model_fields(schema: Any) -> set[str]:
+    return set(schema.model_fields) if isinstance(schema, type) and issubclass(schema, BaseModel) else set()
+
+
+def _guard_tool(tool: BaseTool, validator: Validator) -> GuardedTool:
+    schema = tool.args_schema
+    facing_base = tool.tool_call_schema
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)) or not (
+        isinstance(facing_base, type) and issubclass(facing_base, BaseModel)
+    ):
+        raise ValidatorUsageError(
+            f"tool {tool.name!r} has a JSON-schema args_schema; give it a pydantic args_schema, or guard the function"
+        )
+    guard = _Guard(tool.name, validator)
+    injected = _model_fields(tool.get_input_schema()) - _model_fields(facing_base)
+    # Built afresh from the fields: langchain-core patches the original schema class's model_json_schema
+    # with a cache, which a subclass would inherit.
+    fields: dict[str, Any] = {name: (info.annotation, info) for name, info in facing_base.model_fields.items()}
+    fields[JUSTIFICATION] = (JustificationArg, Field(description=justification_description()))
+    facing: type[BaseModel] = create_model(f"{facing_base.__name__}Justified", __doc__=tool.description, **fields)
+    # ToolNode injects one runtime argument a tool: the tool's own, when it has one, else ours.
+    own_runtime = _runtime_field(schema)
+    hidden: dict[str, Any] = {JUSTIFICATION: (Any, None)}  # a bad one reaches the validator, which says what is wrong
+    if own_runtime is None:
+        hidden[RUNTIME] = (ToolRuntime, None)  # invisible to the model
+    lenient: type[BaseModel] = create_model(f"{schema.__name__}Guarded", __base__=(schema, _AllowRuntime), **hidden)
+
+    def _split(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], Any, Any]:
+        runtime = kwargs.get(own_runtime) if own_runtime else kwargs.pop(RUNTIME, None)
+        clean, justification = split_justification(kwargs)
+        model_args = {k: v for k, v in clean.items() if k not in injected}
+        return clean, model_args, justification, runtime
+
+    def _call_input(clean: dict[str, Any], runtime: Any) -> Any:
+        if isinstance(runtime, ToolRuntime) and runtime.tool_call_id:  # InjectedToolCallId needs a ToolCall
+            return {"type": "tool_call", "id": runtime.tool_call_id, "name": tool.name, "args": clean}
+        return clean
+
+    def run(**kwargs: Any) -> Any:
+        clean, model_args, justification, runtime = _split(kwargs)
+        verdict = guard.check(model_args, justification, runtime)
+        if not verdict.approved:
+            return guard.refusal(verdict, runtime)
+        if isinstance(tool, StructuredTool) and tool.func is not None:
+            return tool.func(**clean)
+        return tool.invoke(_call_input(clean, runtime))
+
+    async def arun(**kwargs: Any) -> Any:
+        clean, model_args, justification, runtime = _split(kwargs)
+        verdict = await guard.acheck(model_args, justification, runtime)
+        if not verdict.approved:
+            return guard.refusal(verdict, runtime)
+        if isinstance(tool, StructuredTool) and tool.coroutine is not None:
+            return await tool.coroutine(**clean)
+        return await tool.ainvoke(_call_input(clean, runtime))
+
+    return GuardedTool(
+        name=tool.name,
+        description=tool.description + "\n\njustification: " + justification_description(),
+        args_schema=lenient,
+        facing_schema=facing,
+        func=run,
+        coroutine=arun,
+        return_direct=tool.return_direct,
+        response_format=tool.response_format,
+        handle_tool_error=tool.handle_tool_error,
+        handle_validation_error=tool.handle_validation_error,
+        metadata=tool.metadata,
+        tags=tool.tags,
+    )
+
+
+# -- the decorator ------------------------------------------------------------------------------
+
+
+@overload
+def guarded(tool: BaseTool, *, validator: Validator | None = None, name: str | None = None) -> GuardedTool: ...
+@overload
+def guarded(tool: F, *, validator: Validator | None = None, name: str | None = None) -> F: ...
+@overload
+def guarded(
+    tool: None = None, *, validator: Validator | None = None, name: str | None = None
+) -> Callable[[Any], Any]: ...
+def guarded(tool: Any = None, *, validator: Validator | None = None, name: str | None = None) -> Any:
+    """Guard a tool (a function or a LangChain tool); usable bare (``@guarded``) or configured."""
+    if tool is None:
+        return lambda t: guarded(t, validator=validator, name=name)
+    if isinstance(tool, GuardedTool):
+        return tool
+    if isinstance(tool, BaseTool):
+        return _guard_tool(tool, _validator(validator))
+    if callable(tool):
+        return _guard_function(tool, _validator(validator), name)
+    raise ValidatorUsageError(f"cannot guard {type(tool).__name__}: expected a function or a LangChain tool")
