@@ -26,6 +26,7 @@ recorder that cannot record turns an approval into ``RECORDER_UNAVAILABLE``. Onl
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -409,7 +410,8 @@ class Validator:
                 if not self.judge.blocking or timeout is None:
                     output = self.judge.judge(request)
                 else:
-                    future = _EXECUTOR.submit(self.judge.judge, request)
+                    # The caller's context (tracing, the host framework's callbacks) goes with the call.
+                    future = _EXECUTOR.submit(contextvars.copy_context().run, self.judge.judge, request)
                     try:
                         output = future.result(timeout=timeout)
                     except FutureTimeout:

@@ -1,0 +1,290 @@
+"""A validation step between the model node and the ``ToolNode`` of a LangGraph graph.
+
+Three nodes, so an interrupt never re-runs the judge:
+
+1. ``validate``: validates every tool call of the last AI message concurrently and saves the
+   verdicts to state (``validator_verdicts``) before anything can interrupt;
+2. ``ask``: for ``ask_user`` verdicts only, one ``interrupt`` listing them; the resume value
+   approves or rejects each (``True`` / ``False`` for all, or ``{tool_call_id: True | False |
+   {"approved": bool, "reason": str}}``); the answers are saved and recorded;
+3. ``route``: answers each blocked call with a ``ToolMessage(status="error")`` carrying the
+   reasoning and the suggested next step, and sends only the approved calls, justification
+   stripped, on to the tools node (``Send``); with none approved it goes back to the model.
+
+Typical usage::
+
+    builder = StateGraph(ValidatorState)
+    builder.add_node("model", call_model)                    # bound to justified_tools(tools)
+    builder.add_node("tools", ToolNode(tools))
+    entry = add_validator(builder, Validator(policy))
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", tools_condition, {"tools": entry, END: END})
+    builder.add_edge("tools", "model")
+    graph = builder.compile(checkpointer=InMemorySaver())    # a checkpointer, for interrupts
+"""
+
+import asyncio
+import contextvars
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Annotated, Any
+
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langchain_core.tools import BaseTool
+from langgraph.graph import MessagesState, StateGraph
+from langgraph.types import Command, Send, interrupt
+from pydantic import BaseModel, Field, create_model
+
+from validator import Code, Decision, Validator, Verdict
+from validator.findings import Findings
+
+from .context import (
+    JUSTIFICATION,
+    JustificationArg,
+    justification_description,
+    split_justification,
+    transcript_from_state,
+)
+
+__all__ = ["ValidatorState", "add_validator", "justified_tools", "merge_verdicts"]
+
+AgentRequest = Callable[[Any], Mapping[str, Any] | None]
+
+
+def merge_verdicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Reducer of ``validator_verdicts``: later verdicts for a call replace earlier ones."""
+    return {**(left or {}), **(right or {})}
+
+
+class ValidatorState(MessagesState):
+    """``MessagesState`` plus the verdicts of the validation nodes (JSON dicts, keyed by tool call id)."""
+
+    validator_verdicts: Annotated[dict[str, dict[str, Any]], merge_verdicts]
+
+
+def justified_tools(tools: Sequence[BaseTool]) -> list[BaseTool]:
+    """Model-facing copies of ``tools`` whose schema requires ``justification``; bind these to the model.
+
+    The copies are for ``bind_tools`` only: the ``ToolNode`` keeps the original tools, and the
+    validation nodes strip ``justification`` before a call reaches them.
+    """
+    out: list[BaseTool] = []
+    for tool in tools:
+        base = tool.tool_call_schema
+        if not (isinstance(base, type) and issubclass(base, BaseModel)):
+            out.append(tool)
+            continue
+        fields: dict[str, Any] = {name: (info.annotation, info) for name, info in base.model_fields.items()}
+        fields[JUSTIFICATION] = (JustificationArg, Field(description=justification_description()))
+        facing: type[BaseModel] = create_model(f"{base.__name__}Justified", __doc__=tool.description, **fields)
+        out.append(tool.model_copy(update={"args_schema": facing}))
+    return out
+
+
+def _last_ai(state: Any) -> AIMessage | None:
+    messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
+    for message in reversed(messages or []):
+        if isinstance(message, AIMessage):
+            return message
+    return None
+
+
+def _answered(state: Any) -> set[str]:
+    messages: Sequence[BaseMessage] = state.get("messages") or []
+    return {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+
+
+def _pending(state: Any) -> list[dict[str, Any]]:
+    ai = _last_ai(state)
+    if ai is None:
+        return []
+    done = _answered(state)
+    return [dict(c) for c in ai.tool_calls if c.get("id") not in done]
+
+
+def _blocked(tool: str, reasoning: str) -> Verdict:
+    return Verdict(
+        approved=False,
+        decision=Decision.BLOCK,
+        code=Code.INTERNAL_ERROR,
+        confidence="low",
+        reasoning=reasoning,
+        suggested_next_step="Ask the user to confirm the action directly.",
+        tool=tool,
+        risk="general",
+        findings=Findings(),
+    )
+
+
+class _Nodes:
+    def __init__(
+        self, validator: Validator, *, tools: str, model: str, user_id_key: str, agent_request: AgentRequest | None
+    ):
+        self.validator = validator
+        self.tools = tools
+        self.model = model
+        self.user_id_key = user_id_key
+        self.agent_request = agent_request
+
+    def _inputs(self, state: Any, config: RunnableConfig | None) -> tuple[Any, str | None, Mapping[str, Any] | None]:
+        configurable = (config or {}).get("configurable", {})
+        request = self.agent_request(state) if self.agent_request else None
+        return transcript_from_state(state), configurable.get(self.user_id_key), request
+
+    def _one(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
+        transcript, user_id, request = inputs
+        clean, justification = split_justification(call.get("args") or {})
+        action = {"tool": call["name"], "args": clean, "justification": justification}
+        try:
+            verdict = self.validator.validate(transcript, action, user_id=user_id, agent_request=request)
+        except Exception as exc:  # bad input from the graph: the call is blocked, never run
+            verdict = _blocked(call["name"], f"The validator could not check this call: {exc}")
+        return verdict.to_dict()
+
+    async def _aone(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
+        transcript, user_id, request = inputs
+        clean, justification = split_justification(call.get("args") or {})
+        action = {"tool": call["name"], "args": clean, "justification": justification}
+        try:
+            verdict = await self.validator.avalidate(transcript, action, user_id=user_id, agent_request=request)
+        except Exception as exc:
+            verdict = _blocked(call["name"], f"The validator could not check this call: {exc}")
+        return verdict.to_dict()
+
+    def _todo(self, state: Any) -> list[dict[str, Any]]:
+        saved = state.get("validator_verdicts") or {}
+        return [c for c in _pending(state) if c["id"] not in saved]
+
+    def validate(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
+        todo = self._todo(state)
+        if not todo:
+            return {}
+        try:
+            inputs = self._inputs(state, config)
+        except Exception as exc:
+            return {
+                "validator_verdicts": {
+                    c["id"]: _blocked(c["name"], f"No conversation to check: {exc}").to_dict() for c in todo
+                }
+            }
+        with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
+            # each call in a copy of this context, so the host's callbacks and tracing follow it
+            futures = [pool.submit(contextvars.copy_context().run, self._one, c, inputs) for c in todo]
+            verdicts = [f.result() for f in futures]
+        return {"validator_verdicts": {c["id"]: v for c, v in zip(todo, verdicts, strict=True)}}
+
+    async def avalidate(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
+        todo = self._todo(state)
+        if not todo:
+            return {}
+        try:
+            inputs = self._inputs(state, config)
+        except Exception as exc:
+            return {
+                "validator_verdicts": {
+                    c["id"]: _blocked(c["name"], f"No conversation to check: {exc}").to_dict() for c in todo
+                }
+            }
+        verdicts = await asyncio.gather(*(self._aone(c, inputs) for c in todo))
+        return {"validator_verdicts": {c["id"]: v for c, v in zip(todo, verdicts, strict=True)}}
+
+    def _escalations(self, state: Any) -> list[dict[str, Any]]:
+        saved = state.get("validator_verdicts") or {}
+        return [c for c in _pending(state) if saved.get(c["id"], {}).get("decision") == Decision.ASK_USER.value]
+
+    def needs_user(self, state: Any) -> bool:
+        return bool(self._escalations(state))
+
+    def ask(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
+        pending = self._escalations(state)
+        if not pending:
+            return {}
+        saved = state["validator_verdicts"]
+        requests = [
+            {
+                "tool_call_id": c["id"],
+                "tool": c["name"],
+                "args": split_justification(c.get("args") or {})[0],
+                "code": saved[c["id"]]["code"],
+                "reasoning": saved[c["id"]]["reasoning"],
+                "suggested_next_step": saved[c["id"]].get("suggested_next_step"),
+            }
+            for c in pending
+        ]
+        answer = interrupt({"type": "action_validator", "requests": requests})  # not inside any try: it must raise
+        transcript, user_id, _ = self._inputs(state, config)
+        decided: dict[str, Any] = {}
+        for c in pending:
+            approved, reason = _decision(answer, c["id"])
+            clean, justification = split_justification(c.get("args") or {})
+            action = {"tool": c["name"], "args": clean, "justification": justification}
+            verdict = self.validator.answer(
+                Verdict.from_dict(saved[c["id"]]), approved, reason, messages=transcript, action=action, user_id=user_id
+            )
+            decided[c["id"]] = verdict.to_dict()
+        return {"validator_verdicts": decided}
+
+    def route(self, state: Any) -> Command[Any]:
+        saved = state.get("validator_verdicts") or {}
+        refusals: list[ToolMessage] = []
+        approved: list[dict[str, Any]] = []
+        for call in _pending(state):
+            data = saved.get(call["id"])
+            verdict = (
+                Verdict.from_dict(data) if data else _blocked(call["name"], "No verdict was recorded for this call.")
+            )
+            if verdict.approved:
+                approved.append({**call, "args": split_justification(call.get("args") or {})[0], "type": "tool_call"})
+            else:
+                refusals.append(
+                    ToolMessage(
+                        content=verdict.message_for_agent(),
+                        tool_call_id=call["id"],
+                        name=call["name"],
+                        status="error",
+                        artifact={"verdict": verdict.to_dict()},
+                    )
+                )
+        update = {"messages": refusals} if refusals else {}
+        if approved:
+            return Command(update=update, goto=[Send(self.tools, approved)])
+        return Command(update=update, goto=self.model)
+
+
+def _decision(answer: Any, call_id: str) -> tuple[bool, str | None]:
+    """``(approved, reason)`` from a resume value; anything unreadable is a rejection."""
+    if isinstance(answer, Mapping) and call_id in answer:
+        answer = answer[call_id]
+    if isinstance(answer, bool):
+        return answer, None
+    if isinstance(answer, Mapping) and isinstance(answer.get("approved"), bool):
+        reason = answer.get("reason")
+        return answer["approved"], reason if isinstance(reason, str) else None
+    return False, f"unreadable answer {answer!r}: treated as a rejection"
+
+
+def add_validator(
+    builder: StateGraph[Any, Any, Any, Any],
+    validator: Validator,
+    *,
+    name: str = "validator",
+    tools: str = "tools",
+    model: str = "model",
+    user_id_key: str = "user_id",
+    agent_request: AgentRequest | None = None,
+) -> str:
+    """Add the three validation nodes to ``builder``; returns the node to route tool calls to.
+
+    ``user_id_key`` names the ``configurable`` entry holding the user's id. ``agent_request(state)``
+    may return the agent's last Messages request body, so an Anthropic judge shares its prompt
+    cache (for a ChatAnthropic model: ``integrations.claude.claude_request``).
+    """
+    nodes = _Nodes(validator, tools=tools, model=model, user_id_key=user_id_key, agent_request=agent_request)
+    ask, route = f"{name}_ask", f"{name}_route"
+    builder.add_node(name, RunnableLambda(nodes.validate, afunc=nodes.avalidate, name=name))
+    builder.add_node(ask, nodes.ask)
+    builder.add_node(route, nodes.route, destinations=(tools, model))
+    builder.add_conditional_edges(name, lambda state: ask if nodes.needs_user(state) else route, [ask, route])
+    builder.add_edge(ask, route)
+    return name
