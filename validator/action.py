@@ -23,6 +23,7 @@ __all__ = [
     "Justification",
     "PendingAction",
     "QuoteEvidence",
+    "justification_schema",
     "parse_justification",
 ]
 
@@ -83,6 +84,36 @@ class PendingAction:
     """The tool's arguments, without ``justification``."""
     justification: Any = None
     """The raw justification (a mapping, a JSON string, or anything the agent sent)."""
+
+
+def justification_schema() -> dict[str, Any]:
+    """JSON Schema of the ``justification`` argument (strict-mode compatible), described for the agent."""
+    from .prompts import load_prompt
+
+    item = {"type": "object", "additionalProperties": False}
+    return {
+        "type": "object",
+        "description": load_prompt("justification"),
+        "properties": {
+            "reason": {"type": "string", "description": "What the user asked for and how this action does it."},
+            "evidence": {
+                "type": "array",
+                "description": "The user's own words quoted exactly, or standing authorizations.",
+                "items": {
+                    "anyOf": [
+                        {**item, "properties": {"quote": {"type": "string"}}, "required": ["quote"]},
+                        {
+                            **item,
+                            "properties": {"authorization_id": {"type": "string"}},
+                            "required": ["authorization_id"],
+                        },
+                    ]
+                },
+            },
+        },
+        "required": ["reason", "evidence"],
+        "additionalProperties": False,
+    }
 
 
 def parse_justification(raw: Any) -> tuple[Justification | None, list[str]]:

@@ -145,6 +145,10 @@ class AnthropicJudge(Judge):
                 )
             except NotShareable as exc:
                 return self._standalone(request, f"not shared ({exc.reason})")
+            if "thinking" not in body and isinstance(body.get("max_tokens"), int):
+                # max_tokens does not touch the cache key; a verdict needs little, and a huge value
+                # makes the SDK demand streaming. With thinking on, its budget must stay below it.
+                body["max_tokens"] = min(body["max_tokens"], self.max_tokens)
             headers = {}
             betas = body.pop("betas", None)
             if betas:
@@ -169,6 +173,7 @@ class AnthropicJudge(Judge):
             kwargs["extra_body"] = extra
         if plan.headers:
             kwargs["extra_headers"] = plan.headers
+        kwargs["timeout"] = self.timeout  # explicit: never the SDK's long-request guess
         return kwargs
 
     def _read(self, message: anthropic.types.Message, plan: _Plan) -> JudgeOutput:

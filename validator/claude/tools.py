@@ -13,10 +13,12 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..action import justification_schema
 from ..exceptions import ValidatorUsageError
 from ..modeljudge import DEFAULT_VALIDATOR_TOOL, VERDICT_DESCRIPTION, verdict_schema
+from ..policy import Policy
 
-__all__ = ["DEFAULT_SEARCH_TOOL", "DEFAULT_VALIDATOR_TOOL", "prepare_tools", "search_tool", "validator_tool"]
+__all__ = ["DEFAULT_SEARCH_TOOL", "DEFAULT_VALIDATOR_TOOL", "justify", "prepare_tools", "search_tool", "validator_tool"]
 
 DEFAULT_SEARCH_TOOL = "tool_search"
 
@@ -49,16 +51,29 @@ def search_tool(name: str = DEFAULT_SEARCH_TOOL) -> dict[str, Any]:
     }
 
 
+def justify(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of an Anthropic tool definition whose input requires ``justification``."""
+    out = copy.deepcopy(dict(tool))
+    schema = out.setdefault("input_schema", {"type": "object"})
+    schema.setdefault("properties", {})["justification"] = justification_schema()
+    required = schema.setdefault("required", [])
+    if "justification" not in required:
+        required.append("justification")
+    return out
+
+
 def prepare_tools(
     tools: Sequence[Mapping[str, Any]],
     *,
     validator_name: str = DEFAULT_VALIDATOR_TOOL,
     search_name: str = DEFAULT_SEARCH_TOOL,
     quality: bool = True,
+    policy: Policy | None = None,
 ) -> list[dict[str, Any]]:
     """The agent's tools with the search tool and the deferred validator tool appended.
 
-    Call it once, at the start of a task, and send the result on every agent turn. Calling it
+    With ``policy``, every tool it guards (not exempt) also gets a required ``justification``
+    argument. Call it once, at the start of a task, and send the result on every agent turn. Calling it
     again on its own output returns an equal list. Put cache breakpoints on ``system`` or on the
     messages (a deferred tool cannot carry ``cache_control``).
 
@@ -79,5 +94,6 @@ def prepare_tools(
                     "validator_name= / search_name="
                 )
             continue
-        out.append(copy.deepcopy(dict(tool)))
+        guarded = policy is not None and not policy.for_tool(name).exempt
+        out.append(justify(tool) if guarded else copy.deepcopy(dict(tool)))
     return [*out, *(copy.deepcopy(t) for t in ours.values())]

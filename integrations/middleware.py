@@ -1,0 +1,273 @@
+"""LangChain v1 agent middleware for ``create_agent``, the way ``HumanInTheLoopMiddleware`` plugs in.
+
+- ``wrap_model_call`` gives every guarded tool the model sees a required ``justification``
+  argument (exempt tools are left as they are). For a ChatAnthropic model it also adds the search
+  tool and the deferred validator tool from the first turn and remembers each call's request body
+  (built by langchain-anthropic itself), so an Anthropic judge can share the agent's prompt cache.
+- ``wrap_tool_call`` validates the call, strips ``justification`` before the tool runs, answers a
+  refused call with ``ToolMessage(status="error")`` (reasoning and suggested next step), and sends an
+  ``ask_user`` verdict to the user through ``interrupt`` (resume with ``True``/``False`` or
+  ``{"approved": bool, "reason": str}``). Verdicts are kept per tool call id, so the re-run that a
+  resume causes does not call the judge again (in the same process).
+
+Sync and async twins of both hooks exist. The host's control-flow exceptions (``GraphInterrupt``
+and the rest of ``GraphBubbleUp``) always propagate; any other exception in the validation itself
+blocks the call, it never runs it.
+
+Typical usage::
+
+    agent = create_agent(model, tools, middleware=[ActionValidatorMiddleware(Validator(policy))],
+                         checkpointer=InMemorySaver())
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command, interrupt
+
+from validator import Code, Decision, Validator, Verdict
+from validator.claude.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL
+from validator.findings import Findings
+
+from .claude import claude_request, is_claude, with_validator_tools
+from .context import split_justification, transcript_from_state
+from .langgraph import justified_tools
+
+__all__ = ["ActionValidatorMiddleware"]
+
+ToolResult = ToolMessage | Command[Any]
+REMEMBERED = 256
+
+
+def _blocked(tool: str, reasoning: str) -> Verdict:
+    return Verdict(
+        approved=False,
+        decision=Decision.BLOCK,
+        code=Code.INTERNAL_ERROR,
+        confidence="low",
+        reasoning=reasoning,
+        suggested_next_step="Ask the user to confirm the action directly.",
+        tool=tool,
+        risk="general",
+        findings=Findings(),
+    )
+
+
+def _refusal(verdict: Verdict, call: Mapping[str, Any]) -> ToolMessage:
+    return ToolMessage(
+        content=verdict.message_for_agent(),
+        tool_call_id=call["id"],
+        name=call["name"],
+        status="error",
+        artifact={"verdict": verdict.to_dict()},
+    )
+
+
+def _answer(value: Any) -> tuple[bool, str | None]:
+    if isinstance(value, bool):
+        return value, None
+    if isinstance(value, Mapping) and isinstance(value.get("approved"), bool):
+        reason = value.get("reason")
+        return value["approved"], reason if isinstance(reason, str) else None
+    return False, f"unreadable answer {value!r}: treated as a rejection"
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    call_id: str
+    transcript: Any
+    action: dict[str, Any]
+    clean: dict[str, Any]
+    user_id: str | None
+    agent_request: Mapping[str, Any] | None
+    known: Verdict | None
+
+
+class ActionValidatorMiddleware(AgentMiddleware):
+    """Validates every guarded tool call of a ``create_agent`` agent; see the module docstring."""
+
+    def __init__(
+        self,
+        validator: Validator | None = None,
+        *,
+        user_id_key: str = "user_id",
+        share_prefix: bool = True,
+        validator_name: str = DEFAULT_VALIDATOR_TOOL,
+        search_name: str = DEFAULT_SEARCH_TOOL,
+    ) -> None:
+        super().__init__()
+        self.validator = validator if validator is not None else Validator()
+        self.user_id_key = user_id_key
+        self.share_prefix = share_prefix
+        self._ours = {validator_name, search_name}
+        self._names = {"validator_name": validator_name, "search_name": search_name}
+        self._facing: dict[int, BaseTool] = {}
+        self._requests: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._verdicts: OrderedDict[str, Verdict] = OrderedDict()
+
+    # -- the model call ----------------------------------------------------------------------
+
+    def _guarded(self, tool: Any) -> bool:
+        return isinstance(tool, BaseTool) and not self.validator.policy.for_tool(tool.name).exempt
+
+    def _tools(self, request: ModelRequest) -> list[Any]:
+        tools: list[Any] = []
+        for tool in request.tools:
+            if isinstance(tool, BaseTool) and self._guarded(tool):
+                key = id(tool)
+                if key not in self._facing:
+                    self._facing[key] = justified_tools([tool])[0]
+                tools.append(self._facing[key])
+            else:
+                tools.append(tool)
+        if self.share_prefix and is_claude(request.model):
+            tools = with_validator_tools(tools, **self._names)
+        return tools
+
+    def _remember(self, request: ModelRequest, response: ModelResponse) -> None:
+        if not (self.share_prefix and is_claude(request.model)):
+            return
+        messages = [request.system_message, *request.messages] if request.system_message else list(request.messages)
+        payload = claude_request(
+            request.model, messages, request.tools, tool_choice=request.tool_choice, **request.model_settings
+        )
+        for message in response.result:
+            if isinstance(message, AIMessage) and message.id and payload is not None:
+                self._requests[message.id] = payload
+                while len(self._requests) > REMEMBERED:
+                    self._requests.popitem(last=False)
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
+        request = request.override(tools=self._tools(request))
+        response = handler(request)
+        self._remember(request, response)
+        return response
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse:
+        request = request.override(tools=self._tools(request))
+        response = await handler(request)
+        self._remember(request, response)
+        return response
+
+    # -- the tool call -----------------------------------------------------------------------
+
+    def _agent_request(self, state: Any, call_id: str) -> Mapping[str, Any] | None:
+        for message in reversed(state.get("messages") or []):
+            if isinstance(message, AIMessage) and any(c.get("id") == call_id for c in message.tool_calls):
+                return self._requests.get(message.id or "")
+        return None
+
+    def _user_id(self, request: ToolCallRequest) -> str | None:
+        runtime = request.runtime
+        configurable = (getattr(runtime, "config", None) or {}).get("configurable", {})
+        context = getattr(runtime, "context", None)
+        from_context = (
+            context.get(self.user_id_key) if isinstance(context, Mapping) else getattr(context, self.user_id_key, None)
+        )
+        value = configurable.get(self.user_id_key) or from_context
+        return str(value) if value is not None else None
+
+    def _start(self, request: ToolCallRequest) -> _Call | ToolMessage:
+        """What a tool call needs before the judge; a refusal when it cannot be checked at all."""
+        call = request.tool_call
+        call_id = str(call.get("id") or "")
+        if call["name"] in self._ours:  # the agent never needs the validator's own tools
+            return _refusal(
+                _blocked(call["name"], "This tool belongs to the action validator; the agent cannot call it."), call
+            )
+        try:
+            clean, justification = split_justification(call.get("args") or {})
+            return _Call(
+                call_id=call_id,
+                transcript=transcript_from_state(request.state),
+                action={"tool": call["name"], "args": clean, "justification": justification},
+                clean=clean,
+                user_id=self._user_id(request),
+                agent_request=self._agent_request(request.state, call_id),
+                known=self._verdicts.get(call_id),
+            )
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            return _refusal(_blocked(call["name"], f"The validator could not check this call: {exc}"), call)
+
+    def _keep(self, call_id: str, verdict: Verdict) -> Verdict:
+        self._verdicts[call_id] = verdict
+        while len(self._verdicts) > REMEMBERED:
+            self._verdicts.popitem(last=False)
+        return verdict
+
+    def _settle(self, request: ToolCallRequest, c: _Call, verdict: Verdict) -> ToolCallRequest | ToolMessage:
+        """The call to run (justification stripped), or the refusal; an ``ask_user`` verdict asks first."""
+        call = request.tool_call
+        if verdict.decision is Decision.ASK_USER:
+            answer = interrupt(  # outside any try: GraphInterrupt must reach the graph
+                {
+                    "type": "action_validator",
+                    "requests": [
+                        {
+                            "tool_call_id": c.call_id,
+                            "tool": call["name"],
+                            "args": c.clean,
+                            "code": verdict.code.value,
+                            "reasoning": verdict.reasoning,
+                            "suggested_next_step": verdict.suggested_next_step,
+                        }
+                    ],
+                }
+            )
+            approved, reason = _answer(answer)
+            verdict = self.validator.answer(
+                verdict, approved, reason, messages=c.transcript, action=c.action, user_id=c.user_id
+            )
+            self._verdicts.pop(c.call_id, None)
+        if not verdict.approved:
+            return _refusal(verdict, call)
+        return request.override(tool_call={**call, "args": c.clean})
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]) -> ToolResult:
+        c = self._start(request)
+        if isinstance(c, ToolMessage):
+            return c
+        try:
+            verdict = c.known or self._keep(
+                c.call_id,
+                self.validator.validate(c.transcript, c.action, user_id=c.user_id, agent_request=c.agent_request),
+            )
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            return _refusal(_blocked(c.action["tool"], f"The validator failed on this call: {exc}"), request.tool_call)
+        settled = self._settle(request, c, verdict)
+        return settled if isinstance(settled, ToolMessage) else handler(settled)
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]
+    ) -> ToolResult:
+        c = self._start(request)
+        if isinstance(c, ToolMessage):
+            return c
+        try:
+            verdict = c.known or self._keep(
+                c.call_id,
+                await self.validator.avalidate(
+                    c.transcript, c.action, user_id=c.user_id, agent_request=c.agent_request
+                ),
+            )
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            return _refusal(_blocked(c.action["tool"], f"The validator failed on this call: {exc}"), request.tool_call)
+        settled = self._settle(request, c, verdict)
+        return settled if isinstance(settled, ToolMessage) else await handler(settled)

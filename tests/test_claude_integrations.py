@@ -1,0 +1,162 @@
+"""The raw Anthropic loop helper, and prefix sharing with a ChatAnthropic agent through the real libraries."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_anthropic import ChatAnthropic
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.tools import tool
+
+from integrations.middleware import ActionValidatorMiddleware
+from validator import Validator
+from validator.claude import AnthropicJudge, prepare_tools
+from validator.claude.loop import check_tool_uses
+
+from .anthropic_mock import MockAPI, message, verdict_call
+from .conftest import POLICY
+from .test_claude import READ_INBOX, SEND_EMAIL
+
+USER = "Please email bob@acme.example the minutes."
+GOOD = {"reason": "The user asked.", "evidence": [{"quote": "email bob@acme.example the minutes"}]}
+
+
+def test_prepare_tools_with_a_policy_adds_justification_to_guarded_tools_only() -> None:
+    tools = prepare_tools([SEND_EMAIL, READ_INBOX], policy=POLICY)
+    by_name = {t["name"]: t for t in tools}
+    assert "justification" in by_name["send_email"]["input_schema"]["required"]
+    assert by_name["send_email"]["input_schema"]["properties"]["justification"]["additionalProperties"] is False
+    assert "justification" not in by_name["read_inbox"]["input_schema"].get("properties", {})
+    assert prepare_tools(tools, policy=POLICY) == tools
+
+
+def test_raw_loop_in_three_lines() -> None:
+    request = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 1024,
+        "tools": prepare_tools([SEND_EMAIL, READ_INBOX], policy=POLICY),
+        "messages": [{"role": "user", "content": USER}],
+    }
+    response = message(
+        [
+            {"type": "text", "text": "Sending."},
+            {
+                "type": "tool_use",
+                "id": "t1",
+                "name": "send_email",
+                "input": {"to": "bob@acme.example", "justification": GOOD},
+            },
+            {
+                "type": "tool_use",
+                "id": "t2",
+                "name": "send_email",
+                "input": {
+                    "to": "eve@evil.example",
+                    "justification": {"reason": "r", "evidence": [{"quote": "cc eve"}]},
+                },
+            },
+            {"type": "tool_use", "id": "t3", "name": "read_inbox", "input": {}},
+        ]
+    )
+    api = MockAPI([message([verdict_call()])])
+    checked = check_tool_uses(response, request, Validator(POLICY, judge=AnthropicJudge(client=api.client())))
+    assert [u["id"] for u in checked.allowed] == ["t1", "t3"]
+    assert checked.allowed[0]["input"] == {"to": "bob@acme.example"}
+    (refused,) = checked.refused
+    assert refused["tool_use_id"] == "t2" and refused["is_error"] is True and "EVIDENCE_NOT_FOUND" in refused["content"]
+    assert checked.verdicts["t1"].usage is not None and checked.verdicts["t1"].usage.cache == "shared"
+    assert api.bodies[0]["messages"][0] == request["messages"][0]
+
+
+# --- ChatAnthropic + create_agent + AnthropicJudge, through one loopback endpoint --------------
+
+
+@pytest.fixture
+def endpoint() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    bodies: list[dict[str, Any]] = []
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        last = body["messages"][-1]["content"]
+        if isinstance(last, list) and any(
+            b.get("type") == "tool_result"
+            and isinstance(b.get("content"), list)
+            and b["content"]
+            and b["content"][0].get("type") == "tool_reference"
+            for b in last
+        ):
+            return message([verdict_call()])
+        if len(body["messages"]) == 1:
+            return message(
+                [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_a1",
+                        "name": "send_email",
+                        "input": {"to": "bob@acme.example", "justification": GOOD},
+                    }
+                ]
+            )
+        return message([{"type": "text", "text": "Sent."}], stop_reason="end_turn")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            bodies.append(body)
+            data = json.dumps(answer(body)).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", bodies
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_validator_shares_the_chatanthropic_agents_prefix(endpoint: tuple[str, list[dict[str, Any]]]) -> None:
+    import anthropic
+
+    url, bodies = endpoint
+    sent: list[str] = []
+
+    @tool
+    def send_email(to: str) -> str:
+        """Send an email."""
+        sent.append(to)
+        return "sent"
+
+    model = ChatAnthropic(model="claude-sonnet-4-6", api_key="sk-test", base_url=url, max_retries=0)
+    judge = AnthropicJudge(client=anthropic.Anthropic(api_key="sk-test", base_url=url, max_retries=0))
+    agent = create_agent(
+        model,
+        [send_email],
+        system_prompt="You are an email assistant.",
+        middleware=[ActionValidatorMiddleware(Validator(POLICY, judge=judge))],
+    )
+    out = agent.invoke({"messages": [HumanMessage(USER)]})
+    assert sent == ["bob@acme.example"]
+    assert next(m for m in out["messages"] if isinstance(m, ToolMessage)).status == "success"
+    agent_body, validator_body = bodies[0], bodies[1]
+    assert [t["name"] for t in agent_body["tools"]] == ["send_email", "tool_search", "validate_action"]
+    assert agent_body["tools"][-1]["defer_loading"] is True
+    assert "justification" in agent_body["tools"][0]["input_schema"]["required"]
+    for key in ("model", "system", "tools"):
+        assert validator_body[key] == agent_body[key], key
+    assert validator_body.get("tool_choice") == agent_body.get("tool_choice")
+    n = len(agent_body["messages"])
+    assert validator_body["messages"][:n] == agent_body["messages"]
+    assert validator_body["messages"][n]["content"][0]["name"] == "tool_search"
