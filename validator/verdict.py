@@ -153,7 +153,7 @@ class Verdict:
                 f"The user {'approved' if approved else 'rejected'} this action when asked.{said} "
                 f"(The validator had asked because: {self.reasoning})"
             ),
-            suggested_next_step=None if approved else (self.suggested_next_step or "Do not retry this action."),
+            suggested_next_step=None if approved else "The user said no: do not retry this action.",
         )
 
     def message_for_agent(self) -> str:

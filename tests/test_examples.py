@@ -1,0 +1,36 @@
+"""The runnable example replays the seed's scenarios offline, with the outcomes the README shows."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_assistant_example_offline() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "assistant.py"), "--offline"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    out = proc.stdout
+    happened = [line.split("> ", 1)[1] for line in out.splitlines() if line.strip().startswith("happened")]
+    assert happened == [
+        "replied to the user: One email: invoice 443 from Supplies is overdue (4,800 EUR). Shall I pay it?",
+        "replied to the user: Luca said yes to the offsite and asks for the report. Send it?",
+        "replied to the user: No Acme meetings yet; Acme suggests one. Want me to set it up?",
+        "archived t-88",
+        "EMAIL SENT to marta.rossi@acme.example: Q3 report",
+    ]
+    assert "BLOCK EVIDENCE_NOT_FROM_USER" in out
+    assert "REJECTED_BY_USER" in out
+    assert "use `archive_thread` instead of `delete_thread`" in out
+    assert "PAID" not in out and "DELETED" not in out and "INVITED" not in out
