@@ -160,3 +160,46 @@ def test_validator_shares_the_chatanthropic_agents_prefix(endpoint: tuple[str, l
     n = len(agent_body["messages"])
     assert validator_body["messages"][:n] == agent_body["messages"]
     assert validator_body["messages"][n]["content"][0]["name"] == "tool_search"
+
+
+def test_langgraph_node_shares_the_chatanthropic_agents_prefix(endpoint: tuple[str, list[dict[str, Any]]]) -> None:
+    import anthropic
+    from langchain_core.messages import SystemMessage
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    from integrations.claude import claude_request, with_validator_tools
+    from integrations.langgraph import ValidatorState, add_validator, justified_tools
+
+    url, bodies = endpoint
+
+    @tool
+    def send_email(to: str) -> str:
+        """Send an email."""
+        return "sent"
+
+    model = ChatAnthropic(model="claude-sonnet-4-6", api_key="sk-test", base_url=url, max_retries=0)
+    facing = with_validator_tools(justified_tools([send_email]))
+    bound = model.bind_tools(facing)
+    system = SystemMessage("You are an email assistant.")
+
+    def call_model(state: ValidatorState) -> dict[str, Any]:
+        return {"messages": [bound.invoke([system, *state["messages"]])]}
+
+    def agent_request(state: Any) -> Any:  # the body of the call that produced the last AI message
+        return claude_request(model, [system, *state["messages"][:-1]], facing)
+
+    judge = AnthropicJudge(client=anthropic.Anthropic(api_key="sk-test", base_url=url, max_retries=0))
+    builder = StateGraph(ValidatorState)
+    builder.add_node("model", call_model)
+    builder.add_node("tools", ToolNode([send_email]))
+    entry = add_validator(builder, Validator(POLICY, judge=judge), agent_request=agent_request)
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", tools_condition, {"tools": entry, END: END})
+    builder.add_edge("tools", "model")
+    out = builder.compile().invoke({"messages": [HumanMessage(USER)]})
+    assert out["validator_verdicts"]["toolu_a1"]["usage"]["cache"] == "shared"
+    agent_body, validator_body = bodies[0], bodies[1]
+    for key in ("model", "system", "tools"):
+        assert validator_body[key] == agent_body[key], key
+    assert validator_body["messages"][: len(agent_body["messages"])] == agent_body["messages"]

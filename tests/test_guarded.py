@@ -201,3 +201,30 @@ def test_json_schema_tools_are_refused_with_advice() -> None:
     )
     with pytest.raises(ValidatorUsageError, match="JSON-schema args_schema"):
         guarded(raw)
+
+
+def test_a_guarded_tools_own_interrupt_reaches_the_graph() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command, interrupt
+
+    done: list[Any] = []
+
+    @tool
+    def send_email(to: str) -> str:
+        """Send an email after a confirmation."""
+        ok = interrupt({"confirm": to})
+        done.append((to, ok))
+        return "sent"
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode([guarded(send_email, validator=_validator())]))
+    builder.add_edge(START, "tools")
+    builder.add_edge("tools", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "g1"}}
+    first = graph.invoke(
+        _calls(("c1", "send_email", {"to": "bob@acme.example", "justification": GOOD})), cfg, version="v2"
+    )
+    assert first.interrupts[0].value == {"confirm": "bob@acme.example"} and done == []
+    graph.invoke(Command(resume=True), cfg)
+    assert done == [("bob@acme.example", True)]

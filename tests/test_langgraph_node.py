@@ -212,3 +212,19 @@ def test_judge_tokens_never_reach_the_stream(mode: str) -> None:
     assert "Email" in text and "SECRET-JUDGE-THOUGHTS" not in text
     assert judge_model.calls, "the judge ran"
     assert log == [("send_email", {"to": "bob@acme.example", "body": ""})]
+
+
+def test_an_exception_in_our_code_blocks_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    import integrations.langgraph as node
+
+    def broken(state: Any) -> Any:
+        raise RuntimeError("glue bug")
+
+    monkeypatch.setattr(node, "transcript_from_state", broken)
+    log: list[Any] = []
+    model = ScriptedChatModel(
+        responses=[_ai(("c1", "send_email", {"to": "bob@acme.example", "justification": GOOD})), AIMessage("ok")]
+    )
+    out = _graph(model, Validator(POLICY), log).invoke({"messages": [HumanMessage(USER)]})
+    result = next(m for m in out["messages"] if isinstance(m, ToolMessage))
+    assert result.status == "error" and "glue bug" in result.content and log == []
