@@ -45,6 +45,7 @@ from .gate import Resolved, run_gate
 from .judge import Judge, JudgeOutput, JudgeRequest
 from .policy import Policy, PolicySettings, ToolPolicy
 from .recorder import AuditEvent, MemoryRecorder, Recorder, hash_args
+from .store.reuse import VerdictReuse
 from .strict import StrictJudge
 from .transcript import Transcript
 from .verdict import Code, Decision, Usage, Verdict
@@ -105,9 +106,11 @@ class Validator:
         judge: Judge | None = None,
         recorder: Recorder | None = None,
         authorizations: AuthorizationStore | None = None,
+        reuse: VerdictReuse | None = None,
         config: ValidatorConfig | None = None,
     ) -> None:
         self.policy = policy if policy is not None else Policy()
+        self.reuse = reuse
         self.judge: Judge = judge if judge is not None else StrictJudge()
         self.recorder: Recorder = recorder if recorder is not None else MemoryRecorder()
         self.authorizations = authorizations
@@ -133,7 +136,7 @@ class Validator:
         transcript, pending = _transcript(messages, agent_request), parse_action(action)
         try:
             step = self._prepare(transcript, pending, user_id, self._resolve(pending), agent_request)
-            verdict = step if isinstance(step, Verdict) else self._judge_sync(step)
+            verdict = step if isinstance(step, Verdict) else self._judged_sync(step)
         except Exception as exc:
             verdict = self._internal_error(pending, exc)
         verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
@@ -155,9 +158,9 @@ class Validator:
         started = time.perf_counter()
         transcript, pending = _transcript(messages, agent_request), parse_action(action)
         try:
-            resolved = await asyncio.to_thread(self._resolve, pending) if self._cited(pending) else {}
+            resolved = await self._aresolve(pending)
             step = self._prepare(transcript, pending, user_id, resolved, agent_request)
-            verdict = step if isinstance(step, Verdict) else await self._judge_async(step)
+            verdict = step if isinstance(step, Verdict) else await self._judged_async(step)
         except Exception as exc:
             verdict = self._internal_error(pending, exc)
         verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
@@ -217,6 +220,7 @@ class Validator:
             judge=self.judge,
             recorder=self.recorder,
             authorizations=self.authorizations,
+            reuse=self.reuse,
             config=self.config,
         )
 
@@ -236,6 +240,22 @@ class Validator:
                 continue
             try:
                 resolved[auth_id] = self.authorizations.get(auth_id)
+            except StoreError as exc:
+                resolved[auth_id] = exc
+            except Exception as exc:
+                resolved[auth_id] = StoreError(_describe(exc))
+        return resolved
+
+    async def _aresolve(self, action: PendingAction) -> Resolved:
+        """Async twin of :meth:`_resolve`: the store's async reads when it has them."""
+        store = self.authorizations
+        aget = getattr(store, "aget", None)
+        if store is None or aget is None:
+            return await asyncio.to_thread(self._resolve, action) if self._cited(action) else {}
+        resolved: dict[str, StandingAuthorization | StoreError | None] = {}
+        for auth_id in self._cited(action):
+            try:
+                resolved[auth_id] = await aget(auth_id)
             except StoreError as exc:
                 resolved[auth_id] = exc
             except Exception as exc:
@@ -400,6 +420,27 @@ class Validator:
         )
 
     # -- judge calls: the only I/O ---------------------------------------------------------
+
+    def _judged_sync(self, request: JudgeRequest) -> Verdict:
+        """The judge's verdict, or the one judged earlier for this very action (verdict reuse)."""
+        if self.reuse is None:
+            return self._judge_sync(request)
+        key = self.reuse.key(request, self.policy.version)
+        verdict = self.reuse.get(key)
+        if verdict is None:
+            verdict = self._judge_sync(request)
+            self.reuse.put(key, verdict)
+        return verdict
+
+    async def _judged_async(self, request: JudgeRequest) -> Verdict:
+        if self.reuse is None:
+            return await self._judge_async(request)
+        key = self.reuse.key(request, self.policy.version)
+        verdict = await self.reuse.aget(key)
+        if verdict is None:
+            verdict = await self._judge_async(request)
+            await self.reuse.aput(key, verdict)
+        return verdict
 
     def _judge_sync(self, request: JudgeRequest) -> Verdict:
         errors: list[str] = []

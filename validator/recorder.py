@@ -10,15 +10,16 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import uuid
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
 from .verdict import Verdict
 
-__all__ = ["AuditEvent", "MemoryRecorder", "Recorder", "hash_args"]
+__all__ = ["AuditEvent", "MemoryRecorder", "Recorder", "Recorders", "hash_args"]
 
 
 def _digest(data: Any) -> str:
@@ -35,6 +36,8 @@ def hash_args(args: Mapping[str, Any]) -> str:
 class AuditEvent:
     """One recorded verdict."""
 
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    """Unique per event: appends are idempotent by it (a replayed spool never duplicates)."""
     time: datetime
     user_id: str | None
     tool: str
@@ -45,6 +48,7 @@ class AuditEvent:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "id": self.id,
             "time": self.time.isoformat(),
             "user_id": self.user_id,
             "tool": self.tool,
@@ -61,6 +65,21 @@ class Recorder(Protocol):
     def record(self, event: AuditEvent) -> None: ...
 
     async def arecord(self, event: AuditEvent) -> None: ...
+
+
+class Recorders:
+    """Several recorders as one, in order; the first that raises stops the rest and fails the record."""
+
+    def __init__(self, *recorders: Recorder) -> None:
+        self.recorders = recorders
+
+    def record(self, event: AuditEvent) -> None:
+        for r in self.recorders:
+            r.record(event)
+
+    async def arecord(self, event: AuditEvent) -> None:
+        for r in self.recorders:
+            await r.arecord(event)
 
 
 class MemoryRecorder:

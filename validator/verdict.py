@@ -116,6 +116,9 @@ class Verdict:
     usage: Usage | None = None
     judge_errors: tuple[str, ...] = ()
     """Failures of judge attempts (a retried failure, or both that led to ``JUDGE_UNAVAILABLE``)."""
+    reused: bool = False
+    """True when this verdict was judged earlier for the very same action and conversation and
+    reused (no judge was called, nothing billed)."""
     quality_notes: tuple[str, ...] = ()
     """Advice on an authorized action (a mistyped recipient); never part of the safety decision
     unless the policy opts in with ``quality = "ask_user"``."""

@@ -1,0 +1,52 @@
+"""Shared state: standing authorizations, the audit log, verdict reuse, block-rate counters.
+
+:func:`open_store` opens a store from a URL: ``memory://`` (the embedded default) or
+``redis://host:port/db`` (``rediss://`` for TLS). ``VALIDATOR_STORE_URL`` is read when no URL is
+given. :func:`stateful_validator` wires a store into a :class:`~validator.Validator`.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from typing import Any
+
+from ..exceptions import StoreError
+from .audit import AuditRecorder
+from .base import MemoryStore, Store
+from .reuse import VerdictReuse
+
+__all__ = ["AuditRecorder", "MemoryStore", "Store", "VerdictReuse", "open_store", "stateful_validator"]
+
+DEFAULT_URL = "memory://"
+
+
+def open_store(url: str | None = None, **options: Any) -> Store:
+    """The store at ``url`` (or ``$VALIDATOR_STORE_URL``, or ``memory://``)."""
+    url = url or os.environ.get("VALIDATOR_STORE_URL") or DEFAULT_URL
+    if url.startswith("memory:"):
+        return MemoryStore()
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        try:
+            from .redis import RedisStore
+        except ImportError:  # pragma: no cover - depends on the environment
+            raise StoreError("a Redis store needs: pip install 'action-validator[redis]'") from None
+        return RedisStore(url, **options)
+    raise StoreError(f"unknown store URL {url!r}: use memory:// or redis://host:port/db")
+
+
+def stateful_validator(
+    store: Store,
+    *,
+    reuse_ttl: timedelta | None = timedelta(minutes=10),
+    spool: str | None = None,
+    extra_recorders: tuple[Any, ...] = (),
+    **kwargs: Any,
+) -> Any:
+    """A :class:`~validator.Validator` whose authorizations, audit log and verdict reuse live in ``store``."""
+    from ..engine import Validator
+    from ..recorder import Recorders
+
+    recorder = Recorders(AuditRecorder(store, spool), *extra_recorders)
+    reuse = VerdictReuse(store, reuse_ttl) if reuse_ttl else None
+    return Validator(authorizations=store, recorder=recorder, reuse=reuse, **kwargs)

@@ -1,0 +1,107 @@
+"""The audit recorder: every verdict appended once to the store's audit log, even through an outage.
+
+When the store cannot take a record it goes to a local spool file (JSON lines, flushed to disk)
+and the verdict stands; the next record, or :meth:`AuditRecorder.flush`, sends the spooled records
+first, in order. Appends are idempotent by event id, so a spool replayed after a crash never
+duplicates a record. Only when neither the store nor the spool can take a record does recording
+fail (and the engine then refuses to run an approved action).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from ..exceptions import StoreError
+from ..recorder import AuditEvent
+from .base import Store
+
+__all__ = ["AuditRecorder"]
+
+log = logging.getLogger("validator.audit")
+
+
+class AuditRecorder:
+    """Records each :class:`AuditEvent` in ``store``; spools to ``spool`` while the store is down."""
+
+    def __init__(self, store: Store, spool: str | Path | None = None) -> None:
+        self.store = store
+        self.spool = (
+            Path(spool)
+            if spool is not None
+            else Path(os.environ.get("VALIDATOR_SPOOL", ".validator-audit-spool.jsonl"))
+        )
+        self._lock = threading.Lock()
+
+    def _spooled(self) -> list[dict[str, Any]]:
+        if not self.spool.exists():
+            return []
+        lines = self.spool.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def _write_spool(self, items: list[dict[str, Any]]) -> None:
+        if not items:
+            self.spool.unlink(missing_ok=True)
+            return
+        tmp = self.spool.with_suffix(self.spool.suffix + ".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for item in items:
+                fh.write(json.dumps(item, ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp.replace(self.spool)
+
+    def _append_spool(self, item: dict[str, Any]) -> None:
+        self.spool.parent.mkdir(parents=True, exist_ok=True)
+        with self.spool.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(item, ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def _send(self, item: dict[str, Any]) -> None:
+        from datetime import datetime
+
+        self.store.append_audit(item["id"], item, datetime.fromisoformat(item["time"]))
+
+    def _flush_locked(self) -> int:
+        pending = self._spooled()
+        sent = 0
+        try:
+            for item in pending:
+                self._send(item)
+                sent += 1
+        finally:
+            if sent:
+                self._write_spool(pending[sent:])
+                log.info("flushed %d spooled audit records (%d left)", sent, len(pending) - sent)
+        return sent
+
+    def flush(self) -> int:
+        """Send spooled records to the store, in order; how many were sent. Raises StoreError if it is down."""
+        with self._lock:
+            return self._flush_locked()
+
+    @property
+    def spooled(self) -> int:
+        """Records waiting in the spool."""
+        with self._lock:
+            return len(self._spooled())
+
+    def record(self, event: AuditEvent) -> None:
+        item = event.to_dict()
+        with self._lock:
+            try:
+                self._flush_locked()
+                self._send(item)
+            except StoreError as exc:
+                log.warning("audit store unavailable, spooling %s: %s", event.id, exc)
+                self._append_spool(item)  # an OSError here propagates: the verdict was not recorded
+
+    async def arecord(self, event: AuditEvent) -> None:
+        # One ordered writer: appends go through the same lock as the sync path, in a thread.
+        await asyncio.to_thread(self.record, event)

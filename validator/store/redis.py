@@ -1,0 +1,269 @@
+"""The shared store on Redis (redis-py, sync and asyncio), for several agent workers.
+
+Keys, all under a namespace (``validator`` by default):
+
+==============================================  =================================================
+``{ns}:auth:{id}``                              a standing authorization (JSON string)
+``{ns}:auth:user:{user_id}``                    set of that user's authorization ids
+``{ns}:audit``                                  the audit log (a stream; one entry per verdict)
+``{ns}:audit:ids``                              sorted set of audit event ids (exactly-once appends)
+``{ns}:verdict:{key}``                          a verdict kept for reuse (JSON string, with a TTL)
+``{ns}:stats:{scope}:{name}:{bucket}``          block-rate counters (hash ``total``, ``blocked``);
+                                                minute buckets ``mYYYYmmddHHMM`` live 2 hours,
+                                                hour buckets ``hYYYYmmddHH`` live 8 days
+==============================================  =================================================
+
+Appends to the audit log are idempotent: a Lua script adds the event id to ``{ns}:audit:ids`` and
+the entry to the stream in one step, only when the id is new, and trims both to the retention.
+Timeouts are short (one second) so an outage fails fast; every Redis error becomes
+:class:`~validator.exceptions.StoreError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+import redis
+import redis.asyncio
+
+from ..authorizations import StandingAuthorization
+from ..exceptions import StoreError
+from .base import Buckets, Entries, authorization_from_json, authorization_to_json, hour, minute
+
+__all__ = ["RedisStore"]
+
+_APPEND = """
+local added = redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1])
+if added == 0 then return 0 end
+redis.call('XADD', KEYS[1], 'MINID', '~', ARGV[4], '*', 'event_id', ARGV[1], 'data', ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[4])
+return 1
+"""
+MINUTE_TTL = 2 * 3600
+HOUR_TTL = 8 * 24 * 3600
+
+
+class RedisStore:
+    """The :class:`~validator.store.base.Store` on a Redis server; see the module docstring."""
+
+    def __init__(
+        self,
+        url: str = "redis://127.0.0.1:6379/0",
+        *,
+        namespace: str = "validator",
+        retention: timedelta = timedelta(days=30),
+        timeout: float = 1.0,
+    ) -> None:
+        self.url = url
+        self.ns = namespace
+        self.retention = retention
+        self._timeout = timeout
+        options: dict[str, Any] = {
+            "socket_timeout": timeout,
+            "socket_connect_timeout": timeout,
+            "decode_responses": True,
+            "retry_on_timeout": False,
+        }
+        try:
+            self._redis = redis.Redis.from_url(url, **options)
+            self._async = redis.asyncio.Redis.from_url(url, **options)
+        except ValueError as exc:
+            raise StoreError(f"bad store URL {url!r}: {exc}") from None
+        self._append = self._redis.register_script(_APPEND)
+
+    def _key(self, *parts: str) -> str:
+        return ":".join((self.ns, *parts))
+
+    def _fail(self, what: str, exc: Exception) -> StoreError:
+        return StoreError(f"redis {what} failed ({self.url}): {type(exc).__name__}: {exc}")
+
+    # -- standing authorizations --------------------------------------------------------------
+
+    def get(self, auth_id: str) -> StandingAuthorization | None:
+        key = self._key("auth", auth_id)
+        try:
+            raw = self._redis.get(key)
+        except redis.RedisError as exc:
+            raise self._fail("read of a standing authorization", exc) from exc
+        return None if raw is None else authorization_from_json(str(raw), key)
+
+    async def aget(self, auth_id: str) -> StandingAuthorization | None:
+        key = self._key("auth", auth_id)
+        try:
+            raw = await self._async.get(key)
+        except redis.RedisError as exc:
+            raise self._fail("read of a standing authorization", exc) from exc
+        return None if raw is None else authorization_from_json(str(raw), key)
+
+    def put(self, auth: StandingAuthorization) -> None:
+        try:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.set(self._key("auth", auth.id), authorization_to_json(auth))
+            pipe.sadd(self._key("auth", "user", auth.user_id), auth.id)
+            pipe.execute()
+        except redis.RedisError as exc:
+            raise self._fail("write of a standing authorization", exc) from exc
+
+    def list(self, user_id: str) -> list[StandingAuthorization]:
+        try:
+            ids = sorted(str(i) for i in self._redis.smembers(self._key("auth", "user", user_id)))
+            raws = self._redis.mget([self._key("auth", i) for i in ids]) if ids else []
+        except redis.RedisError as exc:
+            raise self._fail("listing of standing authorizations", exc) from exc
+        found = [
+            authorization_from_json(str(raw), self._key("auth", i)) for i, raw in zip(ids, raws, strict=True) if raw
+        ]
+        return sorted(found, key=lambda a: a.created)
+
+    def revoke(self, auth_id: str, when: datetime) -> StandingAuthorization:
+        auth = self.get(auth_id)
+        if auth is None:
+            raise StoreError(f"no standing authorization {auth_id!r}")
+        revoked = replace(auth, revoked=auth.revoked or when)
+        self.put(revoked)
+        return revoked
+
+    # -- the audit log ----------------------------------------------------------------------
+
+    def append_audit(self, event_id: str, payload: Mapping[str, Any], at: datetime) -> bool:
+        millis = int(at.timestamp() * 1000)
+        oldest = millis - int(self.retention.total_seconds() * 1000)
+        try:
+            added = self._append(
+                keys=[self._key("audit"), self._key("audit", "ids")],
+                args=[event_id, millis, json.dumps(payload, ensure_ascii=False), oldest],
+            )
+        except redis.RedisError as exc:
+            raise self._fail("audit append", exc) from exc
+        return bool(added)
+
+    def _entries(self, rows: Any) -> Entries:
+        out: list[tuple[str, dict[str, Any]]] = []
+        for entry_id, fields in rows:
+            try:
+                data = json.loads(fields["data"])
+            except (KeyError, ValueError) as exc:
+                raise StoreError(f"audit entry {entry_id} is corrupt: {exc}") from None
+            out.append((str(entry_id), {"event_id": fields.get("event_id"), **data}))
+        return out
+
+    def audit_after(self, after: str | None, count: int) -> Entries:
+        try:
+            rows = self._redis.xrange(self._key("audit"), min=f"({after}" if after else "-", count=count)
+        except redis.RedisError as exc:
+            raise self._fail("audit read", exc) from exc
+        return self._entries(rows)
+
+    def audit_tail(self, count: int) -> Entries:
+        try:
+            rows = self._redis.xrevrange(self._key("audit"), count=count)
+        except redis.RedisError as exc:
+            raise self._fail("audit read", exc) from exc
+        return list(reversed(self._entries(rows)))
+
+    def audit_get(self, entry_id: str) -> dict[str, Any] | None:
+        try:
+            rows = self._redis.xrange(self._key("audit"), min=entry_id, max=entry_id, count=1)
+        except redis.RedisError as exc:
+            raise self._fail("audit read", exc) from exc
+        entries = self._entries(rows)
+        return entries[0][1] if entries else None
+
+    def audit_length(self) -> int:
+        try:
+            return int(self._redis.xlen(self._key("audit")))
+        except redis.RedisError as exc:
+            raise self._fail("audit length", exc) from exc
+
+    # -- verdicts kept for reuse -------------------------------------------------------------
+
+    def get_verdict(self, key: str) -> dict[str, Any] | None:
+        try:
+            raw = self._redis.get(self._key("verdict", key))
+        except redis.RedisError as exc:
+            raise self._fail("verdict read", exc) from exc
+        return _verdict(raw, key)
+
+    def put_verdict(self, key: str, verdict: Mapping[str, Any], ttl: timedelta) -> None:
+        try:
+            self._redis.set(
+                self._key("verdict", key), json.dumps(verdict, ensure_ascii=False), px=int(ttl.total_seconds() * 1000)
+            )
+        except redis.RedisError as exc:
+            raise self._fail("verdict write", exc) from exc
+
+    async def aget_verdict(self, key: str) -> dict[str, Any] | None:
+        try:
+            raw = await self._async.get(self._key("verdict", key))
+        except redis.RedisError as exc:
+            raise self._fail("verdict read", exc) from exc
+        return _verdict(raw, key)
+
+    async def aput_verdict(self, key: str, verdict: Mapping[str, Any], ttl: timedelta) -> None:
+        try:
+            await self._async.set(
+                self._key("verdict", key), json.dumps(verdict, ensure_ascii=False), px=int(ttl.total_seconds() * 1000)
+            )
+        except redis.RedisError as exc:
+            raise self._fail("verdict write", exc) from exc
+
+    # -- block-rate counters -----------------------------------------------------------------
+
+    def count_outcome(self, scope: str, name: str, blocked: bool, at: datetime) -> None:
+        try:
+            pipe = self._redis.pipeline(transaction=False)
+            for bucket, ttl in ((minute(at), MINUTE_TTL), (hour(at), HOUR_TTL)):
+                key = self._key("stats", scope, name, bucket)
+                pipe.hincrby(key, "total", 1)
+                if blocked:
+                    pipe.hincrby(key, "blocked", 1)
+                pipe.expire(key, ttl)
+            pipe.execute()
+        except redis.RedisError as exc:
+            raise self._fail("counter update", exc) from exc
+
+    def outcome_counts(self, scope: str, name: str, buckets: Buckets) -> tuple[int, int]:
+        try:
+            pipe = self._redis.pipeline(transaction=False)
+            for bucket in buckets:
+                pipe.hmget(self._key("stats", scope, name, bucket), ["total", "blocked"])
+            rows = pipe.execute()
+        except redis.RedisError as exc:
+            raise self._fail("counter read", exc) from exc
+        return sum(int(r[0] or 0) for r in rows), sum(int(r[1] or 0) for r in rows)
+
+    # -- the connection ------------------------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        try:
+            self._redis.ping()
+            info = self._redis.info("server")
+            length = self.audit_length()
+        except (redis.RedisError, StoreError) as exc:
+            return {"ok": False, "store": "redis", "url": self.url, "error": str(exc)}
+        return {
+            "ok": True,
+            "store": "redis",
+            "url": self.url,
+            "redis_version": info.get("redis_version"),
+            "audit_records": length,
+        }
+
+    def close(self) -> None:
+        self._redis.close()
+
+
+def _verdict(raw: Any, key: str) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise StoreError(f"stored verdict {key} is corrupt: {exc}") from None
+    if not isinstance(data, dict):
+        raise StoreError(f"stored verdict {key} is corrupt: not an object")
+    return data
