@@ -72,3 +72,37 @@ def inbox_transcript(user: str, tool_output: str, author: str = "billing@supplie
 
 def justified(tool: str, args: dict[str, Any], *quotes: str, reason: str = "The user asked for it.") -> dict[str, Any]:
     return {"tool": tool, "args": args, "justification": {"reason": reason, "evidence": [{"quote": q} for q in quotes]}}
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Redis: CI's (VALIDATOR_TEST_REDIS_URL), else one started here. Missing Redis fails, never skips."""
+    import os
+
+    url = os.environ.get("VALIDATOR_TEST_REDIS_URL")
+    if url:
+        yield url
+        return
+    from .redis_server import RedisServer
+
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_store(redis_url: str) -> Iterator[Any]:
+    """A RedisStore in a namespace of its own, deleted afterwards."""
+    import uuid
+
+    from validator.store.redis import RedisStore
+
+    store = RedisStore(redis_url, namespace=f"test-{uuid.uuid4().hex[:10]}")
+    yield store
+    keys = list(store._redis.scan_iter(f"{store.ns}:*"))
+    if keys:
+        store._redis.delete(*keys)
+    store.close()

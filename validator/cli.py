@@ -21,11 +21,13 @@ from rich.table import Table
 from .checkinput import DEFAULT_LIMITS, CheckInput
 from .claude.doctor import diagnose
 from .claude.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL, prepare_tools
+from .cli_state import StoreOption, open_store_or_exit, register
 from .engine import Validator
 from .exceptions import FieldProblem, InputError, ValidatorUsageError
 from .judge import Judge
 from .policy import Policy
 from .schemas import SCHEMAS, schema_json
+from .store import stateful_validator
 from .strict import StrictJudge
 from .verdict import Decision, Verdict
 
@@ -34,6 +36,7 @@ __all__ = ["app", "main"]
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Did the user authorize this action?")
 policy_app = typer.Typer(no_args_is_help=True, help="Work with policy files.")
 app.add_typer(policy_app, name="policy")
+register(app)
 
 EXIT_APPROVED, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
 _COLOURS = {Decision.APPROVE: "green", Decision.BLOCK: "red", Decision.ASK_USER: "yellow"}
@@ -156,11 +159,13 @@ def check(
         Path | None,
         typer.Option(help="JSON body of the agent's last Messages request: the anthropic judge shares its prefix."),
     ] = None,
+    store: StoreOption = None,
 ) -> None:
     """Validate a pending action: 0 approved, 1 blocked or ask_user, 2 bad input."""
     try:
         agent = _read_json_object(agent_request, "--agent-request") if agent_request else None
-        validator = Validator(_load_policy(policy), judge=_make_judge(judge, model, agent))
+        opened = open_store_or_exit(store)
+        validator = stateful_validator(opened, policy=_load_policy(policy), judge=_make_judge(judge, model, agent))
         data = _read(file)
         code = _check_lines(validator, data) if jsonl else _check_one(validator, data, as_json, agent)
     except InputError as exc:

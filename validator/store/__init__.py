@@ -1,7 +1,8 @@
 """Shared state: standing authorizations, the audit log, verdict reuse, block-rate counters.
 
 :func:`open_store` opens a store from a URL: ``memory://`` (the embedded default) or
-``redis://host:port/db`` (``rediss://`` for TLS). ``VALIDATOR_STORE_URL`` is read when no URL is
+``redis://host:port/db`` (``rediss://`` for TLS; ``?namespace=NAME`` prefixes the keys, default
+``validator``). ``VALIDATOR_STORE_URL`` is read when no URL is
 given. :func:`stateful_validator` wires a store into a :class:`~validator.Validator`.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..exceptions import StoreError
 from .audit import AuditRecorder
@@ -31,6 +33,12 @@ def open_store(url: str | None = None, **options: Any) -> Store:
             from .redis import RedisStore
         except ImportError:  # pragma: no cover - depends on the environment
             raise StoreError("a Redis store needs: pip install 'action-validator[redis]'") from None
+        parts = urlsplit(url)
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        namespace = [v for k, v in query if k == "namespace"]
+        if namespace:  # ours, not redis-py's: ?namespace=NAME prefixes every key
+            options.setdefault("namespace", namespace[-1])
+            url = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in query if k != "namespace"])))
         return RedisStore(url, **options)
     raise StoreError(f"unknown store URL {url!r}: use memory:// or redis://host:port/db")
 

@@ -63,6 +63,7 @@ class Store(Protocol):
 
     def health(self) -> dict[str, Any]: ...
     def close(self) -> None: ...
+    async def aclose(self) -> None: ...
 
 
 def minute(at: datetime) -> str:
@@ -222,4 +223,7 @@ class MemoryStore:
         return {"ok": True, "store": "memory", "audit_records": self.audit_length()}
 
     def close(self) -> None:
+        pass
+
+    async def aclose(self) -> None:
         pass

@@ -21,6 +21,7 @@ Timeouts are short (one second) so an outage fails fast; every Redis error becom
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import replace
@@ -68,12 +69,29 @@ class RedisStore:
             "decode_responses": True,
             "retry_on_timeout": False,
         }
+        self._options = options
         try:
             self._redis = redis.Redis.from_url(url, **options)
-            self._async = redis.asyncio.Redis.from_url(url, **options)
         except ValueError as exc:
             raise StoreError(f"bad store URL {url!r}: {exc}") from None
+        # redis.asyncio connections belong to the event loop that opened them: one client a loop.
+        self._async_clients: dict[asyncio.AbstractEventLoop, redis.asyncio.Redis] = {}
         self._append = self._redis.register_script(_APPEND)
+
+    def _aclient(self) -> redis.asyncio.Redis:
+        loop = asyncio.get_running_loop()
+        client = self._async_clients.get(loop)
+        if client is None:
+            for old in [lp for lp in self._async_clients if lp.is_closed()]:
+                del self._async_clients[old]
+            client = self._async_clients[loop] = redis.asyncio.Redis.from_url(self.url, **self._options)
+        return client
+
+    async def aclose(self) -> None:
+        """Close this event loop's async connections (call it before the loop ends)."""
+        client = self._async_clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.aclose()
 
     def _key(self, *parts: str) -> str:
         return ":".join((self.ns, *parts))
@@ -94,7 +112,7 @@ class RedisStore:
     async def aget(self, auth_id: str) -> StandingAuthorization | None:
         key = self._key("auth", auth_id)
         try:
-            raw = await self._async.get(key)
+            raw = await self._aclient().get(key)
         except redis.RedisError as exc:
             raise self._fail("read of a standing authorization", exc) from exc
         return None if raw is None else authorization_from_json(str(raw), key)
@@ -198,14 +216,14 @@ class RedisStore:
 
     async def aget_verdict(self, key: str) -> dict[str, Any] | None:
         try:
-            raw = await self._async.get(self._key("verdict", key))
+            raw = await self._aclient().get(self._key("verdict", key))
         except redis.RedisError as exc:
             raise self._fail("verdict read", exc) from exc
         return _verdict(raw, key)
 
     async def aput_verdict(self, key: str, verdict: Mapping[str, Any], ttl: timedelta) -> None:
         try:
-            await self._async.set(
+            await self._aclient().set(
                 self._key("verdict", key), json.dumps(verdict, ensure_ascii=False), px=int(ttl.total_seconds() * 1000)
             )
         except redis.RedisError as exc:

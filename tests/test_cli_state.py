@@ -1,0 +1,91 @@
+"""validator auth|audit|store and check --store, against the real redis-server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from validator.cli import app
+
+runner = CliRunner()
+CHECK = {
+    "messages": [{"role": "user", "content": "Follow up with the Acme people from today's call."}],
+    "action": {
+        "tool": "send_email",
+        "args": {"to": "ann@acme.example"},
+        "justification": {"reason": "standing permission", "evidence": [{"authorization_id": "AUTH"}]},
+    },
+    "policy": {"tools": {"send_email": {"targets": ["to"], "intents": ["send", "follow up"]}}},
+    "user_id": "u-1",
+}
+
+
+def test_grant_check_audit_revoke(redis_store: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("VALIDATOR_SPOOL", str(tmp_path / "spool.jsonl"))
+    monkeypatch.setenv("VALIDATOR_STORE_URL", f"{redis_store.url}?namespace={redis_store.ns}")  # no --store: env
+    result = runner.invoke(
+        app,
+        [
+            "auth",
+            "grant",
+            "--user",
+            "u-1",
+            "--tool",
+            "send_*",
+            "--where",
+            "to=*@acme.example",
+            "--expires",
+            "90d",
+            "--quote",
+            "You may always send follow-ups to the Acme people after sales calls.",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    auth_id = result.stdout.strip()
+    assert auth_id.startswith("auth_") and redis_store.get(auth_id) is not None
+    listed = json.loads(runner.invoke(app, ["auth", "list", "--user", "u-1", "--json"]).stdout)
+    assert [(a["id"], a["state"], a["where"]) for a in listed] == [(auth_id, "active", {"to": "*@acme.example"})]
+    assert auth_id[:10] in runner.invoke(app, ["auth", "list", "--user", "u-1"]).stdout
+    check = tmp_path / "check.json"
+    check.write_text(json.dumps(CHECK).replace("AUTH", auth_id))
+    assert runner.invoke(app, ["check", "--json", str(check)]).exit_code == 0
+    assert runner.invoke(app, ["auth", "revoke", auth_id]).exit_code == 0
+    blocked = runner.invoke(app, ["check", "--json", str(check)])
+    assert blocked.exit_code == 1 and json.loads(blocked.stdout)["code"] == "AUTHORIZATION_REVOKED"
+    tail = runner.invoke(app, ["audit", "tail", "-n", "5"])
+    lines = tail.stdout.strip().splitlines()
+    assert len(lines) == 2 and "APPROVED" in lines[0] and "AUTHORIZATION_REVOKED" in lines[1]
+    entry_id = lines[1].split()[0]
+    shown = json.loads(runner.invoke(app, ["audit", "show", entry_id]).stdout)
+    assert shown["verdict"]["code"] == "AUTHORIZATION_REVOKED" and shown["user_id"] == "u-1"
+    out = tmp_path / "audit.jsonl"
+    exported = runner.invoke(app, ["audit", "export", "-o", str(out), "--batch", "1"])
+    assert exported.exit_code == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["verdict"]["code"] for r in rows] == ["APPROVED", "AUTHORIZATION_REVOKED"]
+    assert runner.invoke(app, ["audit", "show", "0-1"]).exit_code == 1
+
+
+def test_store_urls_from_flag_and_environment(redis_url: str, monkeypatch: Any) -> None:
+    health = runner.invoke(app, ["store", "health", "--store", redis_url])
+    assert health.exit_code == 0 and json.loads(health.stdout)["ok"] is True
+    monkeypatch.setenv("VALIDATOR_STORE_URL", "redis://127.0.0.1:1/0")
+    down = runner.invoke(app, ["store", "health"])
+    assert down.exit_code == 1 and json.loads(down.stdout)["ok"] is False
+    bad = runner.invoke(app, ["store", "health", "--store", "ftp://x"])
+    assert bad.exit_code == 2 and "unknown store URL" in bad.stderr
+    grant = runner.invoke(
+        app, ["auth", "grant", "--user", "u", "--tool", "t", "--quote", "ok", "--store", "redis://127.0.0.1:1/0"]
+    )
+    assert grant.exit_code == 1 and "redis write of a standing authorization failed" in grant.stderr
+    bad_where = runner.invoke(
+        app, ["auth", "grant", "--user", "u", "--tool", "t", "--quote", "ok", "--where", "nonsense"]
+    )
+    assert bad_where.exit_code == 2
+    bad_expiry = runner.invoke(
+        app, ["auth", "grant", "--user", "u", "--tool", "t", "--quote", "ok", "--expires", "soon"]
+    )
+    assert bad_expiry.exit_code == 2

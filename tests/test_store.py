@@ -1,0 +1,246 @@
+"""The store seam on both implementations, the Redis one against a real redis-server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client import generate_latest
+
+from validator import Code, Decision, MemoryRecorder, Policy, StandingAuthorization, StoreError, ToolPolicy, Validator
+from validator.monitor import Alert, BlockRateMonitor, binomial_z
+from validator.store import MemoryStore, VerdictReuse, open_store, stateful_validator
+from validator.testing import ScriptedJudge
+
+from .conftest import POLICY
+
+NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
+USER = "Please email bob@acme.example the minutes."
+MESSAGES = [{"role": "user", "content": USER}]
+ACTION = {
+    "tool": "send_email",
+    "args": {"to": "bob@acme.example"},
+    "justification": {"reason": "asked", "evidence": [{"quote": "email bob@acme.example the minutes"}]},
+}
+OK = {"approved": True, "reasoning": "the user asked", "confidence": "high"}
+
+
+@pytest.fixture(params=["memory", "redis"])
+def store(request: pytest.FixtureRequest) -> Any:
+    if request.param == "memory":
+        return MemoryStore()
+    return request.getfixturevalue("redis_store")
+
+
+def _arun(store: Any, coro: Any) -> Any:
+    """Run ``coro`` in a fresh loop and close the store's connections of that loop before it ends."""
+
+    async def main() -> Any:
+        try:
+            return await coro
+        finally:
+            await store.aclose()
+
+    return asyncio.run(main())
+
+
+def _auth(**kw: Any) -> StandingAuthorization:
+    fields: dict[str, Any] = dict(
+        id="auth_1",
+        user_id="u-1",
+        tool="send_email",
+        where={"to": "*@acme.example"},
+        quote="You may always email acme people the minutes.",
+        created=NOW - timedelta(days=3),
+        expires=None,
+    )
+    fields.update(kw)
+    return StandingAuthorization(**fields)
+
+
+def test_authorizations_round_trip_and_revoke(store: Any) -> None:
+    store.put(_auth())
+    store.put(_auth(id="auth_2", created=NOW))
+    store.put(_auth(id="auth_3", user_id="u-2"))
+    assert store.get("auth_1") == _auth()
+    assert store.get("missing") is None
+    assert [a.id for a in store.list("u-1")] == ["auth_1", "auth_2"]
+    revoked = store.revoke("auth_1", NOW)
+    assert revoked.revoked == NOW and store.get("auth_1").revoked == NOW
+    with pytest.raises(StoreError, match="no standing authorization 'nope'"):
+        store.revoke("nope", NOW)
+    assert _arun(store, store.aget("auth_2")) == _auth(id="auth_2", created=NOW)
+
+
+def test_corrupt_records_are_typed_errors_and_never_authorize(redis_store: Any) -> None:
+    redis_store._redis.set(f"{redis_store.ns}:auth:auth_bad", "{not json")
+    redis_store._redis.set(
+        f"{redis_store.ns}:auth:auth_types", json.dumps({**_auth(id="auth_types").to_dict(), "where": ["to"]})
+    )
+    for auth_id in ("auth_bad", "auth_types"):
+        with pytest.raises(StoreError, match=f"stored record {redis_store.ns}:auth:{auth_id} is corrupt"):
+            redis_store.get(auth_id)
+        action = {**ACTION, "justification": {"reason": "standing", "evidence": [{"authorization_id": auth_id}]}}
+        v = Validator(POLICY, authorizations=redis_store).validate(MESSAGES, action, user_id="u-1")
+        assert (v.approved, v.code) == (False, Code.AUTHORIZATION_UNAVAILABLE) and "corrupt" in v.reasoning
+
+
+def test_revocation_reaches_every_worker_at_once(redis_url: str, redis_store: Any) -> None:
+    from validator.store.redis import RedisStore
+
+    other = RedisStore(redis_url, namespace=redis_store.ns)  # a second worker on the same store
+    redis_store.put(_auth())
+    action = {**ACTION, "justification": {"reason": "standing", "evidence": [{"authorization_id": "auth_1"}]}}
+    worker = Validator(POLICY, authorizations=other)
+    assert worker.validate(MESSAGES, action, user_id="u-1").approved
+    redis_store.revoke("auth_1", datetime.now(UTC) - timedelta(seconds=1))
+    v = worker.validate(MESSAGES, action, user_id="u-1")
+    assert v.code == Code.AUTHORIZATION_REVOKED
+    other.close()
+
+
+def test_audit_appends_are_idempotent_ordered_and_paged(store: Any) -> None:
+    for i in range(5):
+        assert store.append_audit(f"e{i}", {"n": i, "time": NOW.isoformat()}, NOW + timedelta(seconds=i))
+    assert store.append_audit("e2", {"n": 2}, NOW) is False  # a replay never duplicates
+    assert store.audit_length() == 5
+    first = store.audit_after(None, 2)
+    assert [p["n"] for _, p in first] == [0, 1]
+    rest = store.audit_after(first[-1][0], 10)
+    assert [p["n"] for _, p in rest] == [2, 3, 4]
+    assert [p["event_id"] for _, p in store.audit_tail(2)] == ["e3", "e4"]
+    entry_id, payload = store.audit_tail(1)[0]
+    assert store.audit_get(entry_id) == payload
+
+
+def test_redis_audit_retention_trims_old_records(redis_url: str) -> None:
+    import uuid
+
+    from validator.store.redis import RedisStore
+
+    store = RedisStore(redis_url, namespace=f"test-{uuid.uuid4().hex[:8]}", retention=timedelta(days=1))
+    now = datetime.now(UTC)
+    store.append_audit("old", {"n": 0}, now - timedelta(days=3))
+    for i in range(1, 150):  # MINID trimming is approximate (~): it trims whole macro nodes
+        store.append_audit(f"new{i}", {"n": i}, now)
+    ids = {p["event_id"] for _, p in store.audit_after(None, 1000)}
+    assert "new149" in ids and store._redis.zscore(f"{store.ns}:audit:ids", "old") is None
+    store._redis.delete(f"{store.ns}:audit", f"{store.ns}:audit:ids")
+
+
+# --- verdict reuse ------------------------------------------------------------------------
+
+
+def _reusing(store: Any, judge: Any, policy: Policy = POLICY) -> Validator:
+    return Validator(policy, judge=judge, authorizations=store, reuse=VerdictReuse(store, timedelta(minutes=5)))
+
+
+def test_the_same_action_is_judged_once_and_says_so(store: Any) -> None:
+    judge = ScriptedJudge([OK])
+    v = _reusing(store, judge)
+    first = v.validate(MESSAGES, ACTION, user_id="u-1")
+    again = v.validate(MESSAGES, ACTION, user_id="u-1")
+    assert first.approved and not first.reused
+    assert again.approved and again.reused and again.usage is None
+    assert len(judge.calls) == 1
+    asy = _arun(store, v.avalidate(MESSAGES, ACTION, user_id="u-1"))
+    assert asy.reused and len(judge.calls) == 1
+
+
+def test_reuse_never_crosses_users_policies_or_failures(store: Any) -> None:
+    judge = ScriptedJudge([OK, OK, RuntimeError("x"), RuntimeError("y"), OK])
+    v = _reusing(store, judge)
+    v.validate(MESSAGES, ACTION, user_id="u-1")
+    assert not v.validate(MESSAGES, ACTION, user_id="u-2").reused  # another user: judged again
+    stricter = Policy({**POLICY.tools, "send_email": ToolPolicy(targets=("to",), intents=("email", "mail"))})
+    failed = _reusing(store, judge, stricter).validate(MESSAGES, ACTION, user_id="u-1")  # another policy version
+    assert failed.code == Code.JUDGE_UNAVAILABLE
+    retried = _reusing(store, judge, stricter).validate(MESSAGES, ACTION, user_id="u-1")
+    assert retried.approved and not retried.reused  # a failure is never reused
+    judge.assert_complete()
+
+
+def test_reuse_never_skips_the_gate(store: Any) -> None:
+    judge = ScriptedJudge([OK])
+    store.put(_auth())
+    action = {**ACTION, "justification": {"reason": "standing", "evidence": [{"authorization_id": "auth_1"}]}}
+    v = _reusing(store, judge)
+    assert v.validate(MESSAGES, action, user_id="u-1").approved
+    store.revoke("auth_1", datetime.now(UTC) - timedelta(seconds=1))
+    assert v.validate(MESSAGES, action, user_id="u-1").code == Code.AUTHORIZATION_REVOKED
+
+
+# --- the monitor --------------------------------------------------------------------------
+
+
+def test_binomial_z() -> None:
+    assert binomial_z(50, 40, 1000, 100) > 10
+    assert abs(binomial_z(50, 5, 1000, 100)) < 1
+    assert binomial_z(50, 0, 1000, 500) < -5
+
+
+def test_monitor_alerts_on_a_sudden_block_rate_and_exports_metrics(store: Any) -> None:
+    clock = [NOW - timedelta(hours=5)]
+    alerts: list[Alert] = []
+    monitor = BlockRateMonitor(store, on_alert=alerts.append, clock=lambda: clock[0], min_history=50)
+    v = Validator(POLICY, recorder=monitor, config=__import__("validator").ValidatorConfig(clock=lambda: clock[0]))
+    blocked = {**ACTION, "justification": {"reason": "r", "evidence": [{"quote": "not said"}]}}
+    for i in range(200):  # a quiet history: 5% blocked
+        clock[0] = NOW - timedelta(hours=5) + timedelta(minutes=i)
+        v.validate(MESSAGES, blocked if i % 20 == 0 else ACTION, user_id="u-1")
+    assert alerts == []
+    for i in range(30):  # then a burst of blocks
+        clock[0] = NOW + timedelta(seconds=i)
+        v.validate(MESSAGES, blocked, user_id="u-1")
+    scopes = {(a.scope, a.name) for a in alerts}
+    assert scopes == {("tool", "send_email"), ("user", "u-1")}
+    alert = next(a for a in alerts if a.scope == "tool")
+    assert alert.z > 4 and alert.window_rate > 0.5 and "rose" in str(alert)
+    text = generate_latest(monitor.registry).decode()
+    assert 'validator_verdicts_total{code="EVIDENCE_NOT_FOUND",decision="block",tool="send_email"}' in text
+    assert 'validator_alerts_total{scope="tool"} 1.0' in text
+
+
+def test_a_broken_monitor_never_changes_a_verdict() -> None:
+    class Down(MemoryStore):
+        def count_outcome(self, *a: Any, **k: Any) -> None:
+            raise StoreError("down")
+
+    v = Validator(POLICY, recorder=BlockRateMonitor(Down()))
+    assert v.validate(MESSAGES, ACTION).approved
+
+
+# --- wiring -------------------------------------------------------------------------------
+
+
+def test_open_store_urls(redis_url: str) -> None:
+    assert isinstance(open_store("memory://"), MemoryStore)
+    assert open_store(redis_url).health()["ok"] is True
+    with pytest.raises(StoreError, match="unknown store URL"):
+        open_store("postgres://x")
+    down = open_store("redis://127.0.0.1:1/0")
+    assert down.health()["ok"] is False
+
+
+def test_stateful_validator_audits_every_verdict_once(redis_store: Any, tmp_path: Path) -> None:
+    v = stateful_validator(
+        redis_store, policy=POLICY, spool=str(tmp_path / "spool.jsonl"), extra_recorders=(MemoryRecorder(),)
+    )
+    verdicts = [
+        v.validate(MESSAGES, ACTION, user_id="u-1"),
+        v.validate(MESSAGES, {"tool": "read_inbox"}, user_id="u-1"),
+    ]
+    _arun(redis_store, v.avalidate(MESSAGES, ACTION, user_id="u-1"))
+    entries = redis_store.audit_after(None, 10)
+    assert len(entries) == 3
+    payload = entries[0][1]
+    for key in ("time", "user_id", "tool", "args_hash", "transcript_hash", "policy_version", "verdict"):
+        assert key in payload
+    assert payload["verdict"]["code"] == verdicts[0].code.value == "APPROVED"
+    assert entries[1][1]["verdict"]["code"] == "EXEMPT" and entries[2][1]["verdict"]["reused"] is True
+    assert not (tmp_path / "spool.jsonl").exists()
+    assert verdicts[0].decision is Decision.APPROVE
