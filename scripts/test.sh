@@ -1,8 +1,25 @@
 #!/usr/bin/env bash
-# Installs what the tests need, then runs the linters, the type checker and the test suite.
+# Installs what the tests need (Python packages, Debian's redis-server), starts Redis on a loopback
+# port, then runs the linters, the type checker and the test suite; stops Redis on the way out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh dev
+
+if ! command -v redis-server >/dev/null 2>&1; then
+    echo "== installing redis-server"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq redis-server >/dev/null
+fi
+port="${VALIDATOR_TEST_REDIS_PORT:-6390}"
+data="$(mktemp -d)"
+redis-server --port "$port" --bind 127.0.0.1 --dir "$data" --save "" --appendonly no \
+    --daemonize yes --pidfile "$data/redis.pid" --logfile "$data/redis.log"
+trap 'redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$data"' EXIT
+for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+redis-cli -p "$port" ping >/dev/null
+export VALIDATOR_TEST_REDIS_URL="redis://127.0.0.1:$port/0"
+echo "== redis-server $(redis-server --version | awk '{print $3}') on 127.0.0.1:$port"
 
 echo "== ruff"
 .venv/bin/ruff check .
