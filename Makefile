@@ -8,10 +8,11 @@ demo:
 test:
 	scripts/test.sh
 
-# Runs the benchmarks (after `make test` or `make demo` has created .venv).
+# Runs the benchmarks (after `make test` has created .venv; store_throughput needs redis-server).
 bench:
 	.venv/bin/python bench/gate_latency.py
 	.venv/bin/python bench/cache_cost.py
+	.venv/bin/python bench/store_throughput.py
 
 # Regenerates the committed JSON Schemas from the models (a test keeps them equal).
 schemas:

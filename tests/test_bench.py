@@ -34,3 +34,23 @@ def test_cache_cost_benchmark_runs_and_meets_its_targets(tmp_path: Path) -> None
     assert "target cache reads >= 90% of validator input at 50 turns: met" in proc.stdout, proc.stdout
     assert "target cost per check <= 0.15x uncached at 50 turns: met" in proc.stdout, proc.stdout
     assert (tmp_path / "plot.png").stat().st_size > 10_000
+
+
+def test_store_throughput_benchmark_runs_against_real_redis(redis_url: str) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "store_throughput.py"),
+            "--quick",
+            "--workers",
+            "2",
+            "--redis",
+            redis_url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "audit completeness (redis): 200 records for 200 verdicts: complete" in proc.stdout

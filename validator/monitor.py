@@ -10,7 +10,9 @@ default) with its own history (the 24 hours before it), with a binomial test:
 and raises an :class:`Alert` when the window holds at least ``min_checks`` checks, the history at
 least ``min_history`` and ``|z| >= z_threshold`` (4 by default). A rise can mean an attack or a
 stricter validator; a fall can mean a validator that stopped blocking (a regression). Alerts go to
-``on_alert`` and to the log, at most once per tool or user per window.
+``on_alert`` and to the log, at most once per tool or user per window. Counting costs one round
+trip a verdict; the windows are read at most once per ``evaluate_every`` (10 s) per tool or user
+and process.
 
 Prometheus metrics (``prometheus-client``, in :attr:`BlockRateMonitor.registry`):
 ``validator_verdicts_total{decision,tool,code}``, ``validator_judge_latency_seconds``,
@@ -94,6 +96,7 @@ class BlockRateMonitor:
         on_alert: Callable[[Alert], None] | None = None,
         registry: CollectorRegistry | None = None,
         clock: Callable[[], datetime] | None = None,
+        evaluate_every: timedelta = timedelta(seconds=10),
     ) -> None:
         self.store = store
         self.window = window
@@ -104,7 +107,9 @@ class BlockRateMonitor:
         self.on_alert = on_alert
         self.clock = clock or (lambda: datetime.now(UTC))
         self.registry = registry if registry is not None else CollectorRegistry()
+        self.evaluate_every = evaluate_every
         self._alerted: dict[tuple[str, str], datetime] = {}
+        self._evaluated: dict[tuple[str, str], datetime] = {}
         self._tokens = {"cache_read": 0, "cache_write": 0, "uncached": 0}
         self._lock = threading.Lock()
         self.verdicts = Counter(
@@ -149,6 +154,12 @@ class BlockRateMonitor:
         return Alert(scope, name, n, b, hn, hb, z, now)
 
     def _maybe_alert(self, scope: Scope, name: str) -> None:
+        now = self.clock()
+        with self._lock:  # the windows are read at most once per evaluate_every per tool or user
+            last = self._evaluated.get((scope, name))
+            if last is not None and now - last < self.evaluate_every:
+                return
+            self._evaluated[(scope, name)] = now
         alert = self.evaluate(scope, name)
         if alert is None:
             return
