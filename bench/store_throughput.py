@@ -222,14 +222,16 @@ def main(argv: list[str] | None = None) -> int:
             proc.wait()
             shutil.rmtree(data or "", ignore_errors=True)
     print(
-        f"{args.workers} workers x {n} checks each; strict judge; audit + reuse + authorizations + counters in the store"
+        f"{args.workers} workers x {n} checks each; strict judge; audit, reuse, authorizations, counters in the store"
     )
     print(
-        f"{'store':>7} {'checks':>7} {'checks/s':>9} {'store p50':>10} {'store p99':>10} {'check p50':>10} {'check p99':>10} {'audit':>7}"
+        f"{'store':>7} {'checks':>7} {'checks/s':>9} {'store p50':>10} {'store p99':>10} "
+        f"{'check p50':>10} {'check p99':>10} {'audit':>7}"
     )
     for r in rows:
         print(
-            f"{r['label']:>7} {r['checks']:>7} {r['per_second']:>9.0f} {r['store_p50']:>9.3f}ms {r['store_p99']:>9.3f}ms "
+            f"{r['label']:>7} {r['checks']:>7} {r['per_second']:>9.0f} "
+            f"{r['store_p50']:>9.3f}ms {r['store_p99']:>9.3f}ms "
             f"{r['p50']:>9.3f}ms {r['p99']:>9.3f}ms {r['audit']:>7}"
         )
     redis_row = rows[0]
