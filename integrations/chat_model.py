@@ -43,8 +43,16 @@ class ChatModelJudge(Judge):
 
     name: ClassVar[str] = "chat_model"
 
-    def __init__(self, model: BaseChatModel, *, tool_name: str = DEFAULT_VALIDATOR_TOOL, quality: bool = True) -> None:
+    def __init__(
+        self,
+        model: BaseChatModel,
+        *,
+        tool_name: str = DEFAULT_VALIDATOR_TOOL,
+        quality: bool = True,
+        prompt: str = "validator",
+    ) -> None:
         self.model = model
+        self.prompt = prompt
         self.tool_name = tool_name
         self.quality = quality
         tool = {"name": tool_name, "description": VERDICT_DESCRIPTION, "input_schema": verdict_schema(quality=quality)}
@@ -59,9 +67,9 @@ class ChatModelJudge(Judge):
         text = (
             render_transcript(request.transcript)
             + "\n\n"
-            + render_request(request, tool_name=self.tool_name, quality=self.quality, prompt=False)
+            + render_request(request, tool_name=self.tool_name, quality=self.quality, prompt=None)
         )
-        return [SystemMessage(load_prompt("validator")), HumanMessage(text)]
+        return [SystemMessage(load_prompt(self.prompt)), HumanMessage(text)]
 
     def _read(self, reply: Any) -> JudgeOutput:
         if not isinstance(reply, AIMessage):

@@ -120,12 +120,16 @@ def _json(value: Any) -> str:
 
 
 def render_request(
-    request: JudgeRequest, *, tool_name: str = DEFAULT_VALIDATOR_TOOL, quality: bool = True, prompt: bool = True
+    request: JudgeRequest,
+    *,
+    tool_name: str = DEFAULT_VALIDATOR_TOOL,
+    quality: bool = True,
+    prompt: str | None = "validator",
 ) -> str:
-    """The validation request a judge model reads, after the validator prompt (unless ``prompt=False``:
-    the caller sent it already, as ``system``)."""
+    """The validation request a judge model reads, after the validator prompt named ``prompt`` (a file
+    of ``prompts/``; None when the caller sent it already, as ``system``)."""
     action, f = request.action, request.findings
-    lines = [load_prompt("validator"), ""] if prompt else []
+    lines = [load_prompt(prompt), ""] if prompt else []
     lines.append("=== PENDING ACTION (not yet run) ===")
     lines.append(f"tool: {action.tool} (risk: {request.tool_policy.risk})")
     if request.tool_policy.description:

@@ -111,6 +111,7 @@ class AnthropicJudge(Judge):
         max_tokens: int = DEFAULT_MAX_TOKENS,
         timeout: float = DEFAULT_TIMEOUT,
         prices: PriceTable | None = None,
+        prompt: str = "validator",
     ) -> None:
         """``model`` is used for standalone requests; a shared request always uses the agent's model
         (the cache is per model)."""
@@ -124,6 +125,8 @@ class AnthropicJudge(Judge):
         self.max_tokens = max_tokens
         self.timeout = timeout
         self.prices = prices or PriceTable()
+        self.prompt = prompt
+        """The validator prompt: a file of ``prompts/`` (``validator``, ``validator_v2``, ...)."""
 
     @property
     def label(self) -> str:
@@ -142,6 +145,7 @@ class AnthropicJudge(Judge):
                     validator_name=self.validator_name,
                     search_name=self.search_name,
                     quality=self.quality,
+                    prompt=self.prompt,
                 )
             except NotShareable as exc:
                 return self._standalone(request, f"not shared ({exc.reason})")
@@ -161,7 +165,12 @@ class AnthropicJudge(Judge):
         if not isinstance(model, str) or not model:
             raise JudgeRequestRejected(self.label, "no model: pass AnthropicJudge(model=...) or an agent request")
         body = standalone_request(
-            request, model=model, max_tokens=self.max_tokens, validator_name=self.validator_name, quality=self.quality
+            request,
+            model=model,
+            max_tokens=self.max_tokens,
+            validator_name=self.validator_name,
+            quality=self.quality,
+            prompt=self.prompt,
         )
         return _Plan(body, {}, note)
 

@@ -130,6 +130,7 @@ def shared_request(
     validator_name: str,
     search_name: str,
     quality: bool,
+    prompt: str = "validator",
 ) -> dict[str, Any]:
     """The agent's request with the validator's turn appended; raises :class:`NotShareable`."""
     check_shareable(agent_request, validator_name=validator_name, search_name=search_name)
@@ -161,7 +162,10 @@ def shared_request(
             "role": "user",
             "content": [
                 search_result,
-                {"type": "text", "text": render_request(request, tool_name=validator_name, quality=quality)},
+                {
+                    "type": "text",
+                    "text": render_request(request, tool_name=validator_name, quality=quality, prompt=prompt),
+                },
             ],
         },
     ]
@@ -175,6 +179,7 @@ def standalone_request(
     max_tokens: int,
     validator_name: str,
     quality: bool,
+    prompt: str = "validator",
 ) -> dict[str, Any]:
     """A request of the validator's own, built from the transcript (no prefix shared with the agent)."""
     return {
@@ -182,7 +187,7 @@ def standalone_request(
         "max_tokens": max_tokens,
         # The validator prompt is the same for every check: a breakpoint here lets checks of any
         # transcript read it.
-        "system": [{"type": "text", "text": load_prompt("validator"), "cache_control": dict(EPHEMERAL)}],
+        "system": [{"type": "text", "text": load_prompt(prompt), "cache_control": dict(EPHEMERAL)}],
         "tools": [validator_tool(validator_name, quality=quality, deferred=False)],
         "tool_choice": {"type": "auto"},
         "messages": [
@@ -194,7 +199,7 @@ def standalone_request(
                     {"type": "text", "text": render_transcript(request.transcript), "cache_control": dict(EPHEMERAL)},
                     {
                         "type": "text",
-                        "text": render_request(request, tool_name=validator_name, quality=quality, prompt=False),
+                        "text": render_request(request, tool_name=validator_name, quality=quality, prompt=None),
                     },
                 ],
             }
