@@ -21,6 +21,7 @@ from rich.table import Table
 from .checkinput import DEFAULT_LIMITS, CheckInput
 from .claude.doctor import diagnose
 from .claude.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL, prepare_tools
+from .cli_eval import eval_app
 from .cli_state import StoreOption, open_store_or_exit, register
 from .engine import Validator
 from .exceptions import FieldProblem, InputError, ValidatorUsageError
@@ -37,6 +38,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, help="Did the user
 policy_app = typer.Typer(no_args_is_help=True, help="Work with policy files.")
 app.add_typer(policy_app, name="policy")
 register(app)
+app.add_typer(eval_app, name="eval")
 
 EXIT_APPROVED, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
 _COLOURS = {Decision.APPROVE: "green", Decision.BLOCK: "red", Decision.ASK_USER: "yellow"}
