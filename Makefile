@@ -18,3 +18,4 @@ bench:
 schemas:
 	.venv/bin/validator schema check-input > schemas/check-input.schema.json
 	.venv/bin/validator schema verdict > schemas/verdict.schema.json
+	.venv/bin/validator schema eval-case > schemas/eval-case.schema.json

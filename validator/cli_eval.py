@@ -27,7 +27,7 @@ from .checkinput import CheckInput
 from .cli_state import StoreOption, open_store_or_exit
 from .evals.cases import CaseDoc, load_cases
 from .evals.report import write_report
-from .evals.runner import PROMPTS, Matrix, baseline_outcomes, regressions, run_matrix
+from .evals.runner import PROMPTS, Matrix, baseline_outcomes, recorded_judges, regressions, run_matrix
 from .exceptions import FieldProblem, InputError, StoreError
 from .policy import Policy
 from .recorder import hash_args
@@ -42,7 +42,7 @@ DEFAULT_RECORDINGS = Path("evals/recordings")
 
 
 def _console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
 def _bad(exc: InputError) -> typer.Exit:
@@ -107,6 +107,9 @@ def run(
     replay: Annotated[
         bool, typer.Option(help="Answer model judges from the recordings only (no network, no key).")
     ] = False,
+    recorded: Annotated[
+        bool, typer.Option(help="Add every judge that has recordings, replayed (implies --replay).")
+    ] = False,
     recordings: Annotated[Path, typer.Option(help="Folder of recorded model answers.")] = DEFAULT_RECORDINGS,
     report: Annotated[Path | None, typer.Option(help="Write report.md, report.json and charts here.")] = None,
     baseline: Annotated[Path, typer.Option(help="Outcomes of an earlier run, to list regressions.")] = DEFAULT_BASELINE,
@@ -117,7 +120,7 @@ def run(
     """Run cases x prompt variants x judges; exit 1 when a threshold fails."""
     if ctx.invoked_subcommand is not None:
         return
-    console = Console(highlight=False, width=max(_console().width, 130))
+    console = Console(highlight=False, soft_wrap=True, width=max(_console().width, 130))
     try:
         loaded = load_cases(cases, _policy(policy))
         bar = Progress(
@@ -130,9 +133,13 @@ def run(
         )
         with bar:
             task = bar.add_task("run", total=None)
+            judges = list(judge or ["strict"])
+            if recorded:
+                replay = True
+                judges += [j for j in recorded_judges(recordings) if j not in judges]
             matrix = run_matrix(
                 loaded,
-                judges=judge or ["strict"],
+                judges=judges,
                 prompts=prompt or list(PROMPTS),
                 replay=replay,
                 recordings=recordings,

@@ -55,7 +55,16 @@ def _verdict() -> dict[str, Any]:
     return doc
 
 
-SCHEMAS = {"check-input": _check_input, "verdict": _verdict}
+def _eval_case() -> dict[str, Any]:
+    from .evals.cases import CaseDoc
+
+    doc = CaseDoc.model_json_schema()
+    doc["title"] = "EvalCase"
+    doc["description"] = "An eval case: a check input, the decision it must get, its risk class and its pattern tags."
+    return doc
+
+
+SCHEMAS = {"check-input": _check_input, "verdict": _verdict, "eval-case": _eval_case}
 
 
 def schema(name: str) -> dict[str, Any]:

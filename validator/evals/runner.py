@@ -244,11 +244,26 @@ def run_matrix(
             if on_progress:
                 on_progress(len(runs), len(tasks))
     missing = {
-        f"{spec} / {prompt}": len(transport.missing)
+        f"{spec} / {prompt}": len(set(transport.missing))  # a retry asks the same thing again
         for (spec, prompt), (_, transport) in built.items()
         if transport is not None and transport.missing
     }
     return Matrix(runs, summarise(runs), missing)
+
+
+def recorded_judges(recordings: Path) -> list[str]:
+    """The judge specs that have recordings in ``recordings`` (read from the files' labels)."""
+    import json
+
+    found: set[str] = set()
+    for path in sorted(recordings.glob("*/*.jsonl")):
+        with path.open(encoding="utf-8") as fh:
+            first = fh.readline()
+        if first.strip():
+            label = json.loads(first).get("label")
+            if isinstance(label, str) and label:
+                found.add(label)
+    return sorted(found)
 
 
 def baseline_outcomes(matrix: Matrix) -> dict[str, str]:
