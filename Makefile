@@ -13,6 +13,7 @@ bench:
 	.venv/bin/python bench/gate_latency.py
 	.venv/bin/python bench/cache_cost.py
 	.venv/bin/python bench/store_throughput.py
+	.venv/bin/python bench/eval_replay.py
 
 # Regenerates the committed JSON Schemas from the models (a test keeps them equal).
 schemas:

@@ -28,3 +28,5 @@ echo "== mypy --strict"
 .venv/bin/mypy --strict validator integrations
 echo "== pytest"
 .venv/bin/python -m pytest "$@"
+echo "== eval suite (strict judge, plus every judge with committed recordings, replayed)"
+.venv/bin/validator eval --recorded --no-progress

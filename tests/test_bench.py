@@ -54,3 +54,14 @@ def test_store_throughput_benchmark_runs_against_real_redis(redis_url: str) -> N
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "audit completeness (redis): 200 records for 200 verdicts: complete" in proc.stdout
+
+
+def test_eval_replay_benchmark_runs() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "eval_replay.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    assert "594 replayed runs" in proc.stdout and "target 540 replayed runs" in proc.stdout
