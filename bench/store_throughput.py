@@ -109,26 +109,33 @@ def _actions(n: int, worker: int) -> list[dict[str, Any]]:
     return out
 
 
-def worker(args: tuple[str, str, int, int]) -> dict[str, Any]:
+def _work(store: Any, spool: str, index: int, n: int) -> dict[str, Any]:
+    """One worker's checks against ``store``, timing each check and the store calls inside it."""
     from validator import Policy, ToolPolicy
     from validator.monitor import BlockRateMonitor
-    from validator.store import open_store, stateful_validator
+    from validator.store import stateful_validator
 
-    url, spool, index, n = args
     policy = Policy({"send_email": ToolPolicy(targets=("to",), intents=("email", "send", "follow up"))})
-    store = Timed(open_store(url))
-    validator = stateful_validator(store, policy=policy, spool=spool, extra_recorders=(BlockRateMonitor(store),))
+    timed = Timed(store)
+    validator = stateful_validator(timed, policy=policy, spool=spool, extra_recorders=(BlockRateMonitor(timed),))
     messages = _messages()
     latencies, store_times, codes = [], [], []
     began = time.time()
     for action in _actions(n, index):
-        store.spent = 0.0
+        timed.spent = 0.0
         start = time.perf_counter()
         verdict = validator.validate(messages, action, user_id="u-1")
         latencies.append(time.perf_counter() - start)
-        store_times.append(store.spent)
+        store_times.append(timed.spent)
         codes.append(verdict.code.value)
     return {"latency": latencies, "store": store_times, "codes": codes, "span": (began, time.time())}
+
+
+def worker(args: tuple[str, str, int, int]) -> dict[str, Any]:
+    from validator.store import open_store
+
+    url, spool, index, n = args
+    return _work(open_store(url), spool, index, n)
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -144,7 +151,7 @@ def run(url: str, n: int, workers: int, label: str, grant: Callable[[Any], None]
     spool = tempfile.mktemp(suffix=".jsonl")
     if url.startswith("memory"):
         # one process: a memory store cannot be shared, so the workers run one after another
-        results = [_memory_worker(store, spool, i, n) for i in range(workers)]
+        results = [_work(store, spool, i, n) for i in range(workers)]
     else:
         with mp.get_context("spawn").Pool(workers) as pool:
             results = pool.map(worker, [(url, spool, i, n) for i in range(workers)])
@@ -164,27 +171,6 @@ def run(url: str, n: int, workers: int, label: str, grant: Callable[[Any], None]
         "audit": store.audit_length(),
         "approved": sum(c == "APPROVED" for r in results for c in r["codes"]),
     }
-
-
-def _memory_worker(store: Any, spool: str, index: int, n: int) -> dict[str, Any]:
-    from validator import Policy, ToolPolicy
-    from validator.monitor import BlockRateMonitor
-    from validator.store import stateful_validator
-
-    policy = Policy({"send_email": ToolPolicy(targets=("to",), intents=("email", "send", "follow up"))})
-    timed = Timed(store)
-    validator = stateful_validator(timed, policy=policy, spool=spool, extra_recorders=(BlockRateMonitor(timed),))
-    messages = _messages()
-    latencies, store_times, codes = [], [], []
-    began = time.time()
-    for action in _actions(n, index):
-        timed.spent = 0.0
-        start = time.perf_counter()
-        verdict = validator.validate(messages, action, user_id="u-1")
-        latencies.append(time.perf_counter() - start)
-        store_times.append(timed.spent)
-        codes.append(verdict.code.value)
-    return {"latency": latencies, "store": store_times, "codes": codes, "span": (began, time.time())}
 
 
 def _grant(store: Any) -> None:

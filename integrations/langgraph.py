@@ -36,8 +36,7 @@ from langgraph.graph import MessagesState, StateGraph
 from langgraph.types import Command, Send, interrupt
 from pydantic import BaseModel, Field, create_model
 
-from validator import Code, Decision, Validator, Verdict
-from validator.findings import Findings
+from validator import Decision, Validator, Verdict
 
 from .context import (
     JUSTIFICATION,
@@ -103,20 +102,6 @@ def _pending(state: Any) -> list[dict[str, Any]]:
     return [dict(c) for c in ai.tool_calls if c.get("id") not in done]
 
 
-def _blocked(tool: str, reasoning: str) -> Verdict:
-    return Verdict(
-        approved=False,
-        decision=Decision.BLOCK,
-        code=Code.INTERNAL_ERROR,
-        confidence="low",
-        reasoning=reasoning,
-        suggested_next_step="Ask the user to confirm the action directly.",
-        tool=tool,
-        risk="general",
-        findings=Findings(),
-    )
-
-
 class _Nodes:
     def __init__(
         self, validator: Validator, *, tools: str, model: str, user_id_key: str, agent_request: AgentRequest | None
@@ -139,7 +124,7 @@ class _Nodes:
         try:
             verdict = self.validator.validate(transcript, action, user_id=user_id, agent_request=request)
         except Exception as exc:  # bad input from the graph: the call is blocked, never run
-            verdict = _blocked(call["name"], f"The validator could not check this call: {exc}")
+            verdict = Verdict.blocked(call["name"], f"The validator could not check this call: {exc}")
         return verdict.to_dict()
 
     async def _aone(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
@@ -149,25 +134,30 @@ class _Nodes:
         try:
             verdict = await self.validator.avalidate(transcript, action, user_id=user_id, agent_request=request)
         except Exception as exc:
-            verdict = _blocked(call["name"], f"The validator could not check this call: {exc}")
+            verdict = Verdict.blocked(call["name"], f"The validator could not check this call: {exc}")
         return verdict.to_dict()
 
     def _todo(self, state: Any) -> list[dict[str, Any]]:
         saved = state.get("validator_verdicts") or {}
         return [c for c in _pending(state) if c["id"] not in saved]
 
-    def validate(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
+    def _start(
+        self, state: Any, config: RunnableConfig | None
+    ) -> tuple[list[dict[str, Any]], Any, dict[str, Any] | None]:
+        """The calls still to judge and their inputs; or, when the inputs cannot be read, every call refused."""
         todo = self._todo(state)
         if not todo:
-            return {}
+            return todo, None, {}
         try:
-            inputs = self._inputs(state, config)
+            return todo, self._inputs(state, config), None
         except Exception as exc:
-            return {
-                "validator_verdicts": {
-                    c["id"]: _blocked(c["name"], f"No conversation to check: {exc}").to_dict() for c in todo
-                }
-            }
+            refused = {c["id"]: Verdict.blocked(c["name"], f"No conversation to check: {exc}").to_dict() for c in todo}
+            return todo, None, {"validator_verdicts": refused}
+
+    def validate(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
+        todo, inputs, done = self._start(state, config)
+        if done is not None:
+            return done
         with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
             # each call in a copy of this context, so the host's callbacks and tracing follow it
             futures = [pool.submit(contextvars.copy_context().run, self._one, c, inputs) for c in todo]
@@ -175,17 +165,9 @@ class _Nodes:
         return {"validator_verdicts": {c["id"]: v for c, v in zip(todo, verdicts, strict=True)}}
 
     async def avalidate(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
-        todo = self._todo(state)
-        if not todo:
-            return {}
-        try:
-            inputs = self._inputs(state, config)
-        except Exception as exc:
-            return {
-                "validator_verdicts": {
-                    c["id"]: _blocked(c["name"], f"No conversation to check: {exc}").to_dict() for c in todo
-                }
-            }
+        todo, inputs, done = self._start(state, config)
+        if done is not None:
+            return done
         verdicts = await asyncio.gather(*(self._aone(c, inputs) for c in todo))
         return {"validator_verdicts": {c["id"]: v for c, v in zip(todo, verdicts, strict=True)}}
 
@@ -232,7 +214,9 @@ class _Nodes:
         for call in _pending(state):
             data = saved.get(call["id"])
             verdict = (
-                Verdict.from_dict(data) if data else _blocked(call["name"], "No verdict was recorded for this call.")
+                Verdict.from_dict(data)
+                if data
+                else Verdict.blocked(call["name"], "No verdict was recorded for this call.")
             )
             if verdict.approved:
                 approved.append({**call, "args": split_justification(call.get("args") or {})[0], "type": "tool_call"})

@@ -34,9 +34,8 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
 
-from validator import Code, Decision, Validator, Verdict
+from validator import Decision, Validator, Verdict
 from validator.claude.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL
-from validator.findings import Findings
 
 from .claude import claude_request, is_claude, with_validator_tools
 from .context import split_justification, transcript_from_state
@@ -46,20 +45,6 @@ __all__ = ["ActionValidatorMiddleware"]
 
 ToolResult = ToolMessage | Command[Any]
 REMEMBERED = 256
-
-
-def _blocked(tool: str, reasoning: str) -> Verdict:
-    return Verdict(
-        approved=False,
-        decision=Decision.BLOCK,
-        code=Code.INTERNAL_ERROR,
-        confidence="low",
-        reasoning=reasoning,
-        suggested_next_step="Ask the user to confirm the action directly.",
-        tool=tool,
-        risk="general",
-        findings=Findings(),
-    )
 
 
 def _refusal(verdict: Verdict, call: Mapping[str, Any]) -> ToolMessage:
@@ -184,7 +169,8 @@ class ActionValidatorMiddleware(AgentMiddleware):
         call_id = str(call.get("id") or "")
         if call["name"] in self._ours:  # the agent never needs the validator's own tools
             return _refusal(
-                _blocked(call["name"], "This tool belongs to the action validator; the agent cannot call it."), call
+                Verdict.blocked(call["name"], "This tool belongs to the action validator; the agent cannot call it."),
+                call,
             )
         try:
             clean, justification = split_justification(call.get("args") or {})
@@ -200,7 +186,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
         except GraphBubbleUp:
             raise
         except Exception as exc:
-            return _refusal(_blocked(call["name"], f"The validator could not check this call: {exc}"), call)
+            return _refusal(Verdict.blocked(call["name"], f"The validator could not check this call: {exc}"), call)
 
     def _keep(self, call_id: str, verdict: Verdict) -> Verdict:
         self._verdicts[call_id] = verdict
@@ -248,7 +234,9 @@ class ActionValidatorMiddleware(AgentMiddleware):
         except GraphBubbleUp:
             raise
         except Exception as exc:
-            return _refusal(_blocked(c.action["tool"], f"The validator failed on this call: {exc}"), request.tool_call)
+            return _refusal(
+                Verdict.blocked(c.action["tool"], f"The validator failed on this call: {exc}"), request.tool_call
+            )
         settled = self._settle(request, c, verdict)
         return settled if isinstance(settled, ToolMessage) else handler(settled)
 
@@ -268,6 +256,8 @@ class ActionValidatorMiddleware(AgentMiddleware):
         except GraphBubbleUp:
             raise
         except Exception as exc:
-            return _refusal(_blocked(c.action["tool"], f"The validator failed on this call: {exc}"), request.tool_call)
+            return _refusal(
+                Verdict.blocked(c.action["tool"], f"The validator failed on this call: {exc}"), request.tool_call
+            )
         settled = self._settle(request, c, verdict)
         return settled if isinstance(settled, ToolMessage) else await handler(settled)

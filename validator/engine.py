@@ -40,7 +40,6 @@ from .action import AuthorizationEvidence, PendingAction, parse_justification
 from .authorizations import AuthorizationStore, StandingAuthorization
 from .checkinput import CheckInput, parse_action, parse_transcript
 from .exceptions import JudgeError, JudgeOutputError, JudgeTimeout, StoreError
-from .findings import Findings
 from .gate import Resolved, run_gate
 from .judge import Judge, JudgeOutput, JudgeRequest
 from .policy import Policy, PolicySettings, ToolPolicy
@@ -380,16 +379,11 @@ class Validator:
     def _internal_error(self, action: PendingAction, exc: Exception) -> Verdict:
         log.exception("validator internal error while checking %s", action.tool)
         risk = self.policy.tools[action.tool].risk if action.tool in self.policy.tools else "general"
-        return Verdict(
-            approved=False,
-            decision=Decision.BLOCK,
-            code=Code.INTERNAL_ERROR,
-            confidence="low",
-            reasoning=f"The validator failed while checking this action, so it is blocked: {_describe(exc)}",
-            suggested_next_step="Report this to the developers; ask the user to confirm the action directly.",
-            tool=action.tool,
+        return Verdict.blocked(
+            action.tool,
+            f"The validator failed while checking this action, so it is blocked: {_describe(exc)}",
             risk=risk,
-            findings=Findings(),
+            suggested_next_step="Report this to the developers; ask the user to confirm the action directly.",
         )
 
     def _event(

@@ -142,6 +142,28 @@ class Verdict:
         """Rebuild a verdict from :meth:`to_dict` output (audit records, recordings)."""
         return _adapter().validate_python(data)
 
+    @classmethod
+    def blocked(
+        cls,
+        tool: str,
+        reasoning: str,
+        *,
+        code: Code = Code.INTERNAL_ERROR,
+        risk: Risk = "general",
+        suggested_next_step: str = "Ask the user to confirm the action directly.",
+    ) -> Verdict:
+        """A refusal decided outside any judge (the library could not check the call at all)."""
+        return cls(
+            approved=False,
+            decision=Decision.BLOCK,
+            code=code,
+            confidence="low",
+            reasoning=reasoning,
+            suggested_next_step=suggested_next_step,
+            tool=tool,
+            risk=risk,
+        )
+
     def answered_by_user(self, approved: bool, reason: str | None = None) -> Verdict:
         """This ``ask_user`` verdict, decided by the user: ``APPROVED_BY_USER`` or ``REJECTED_BY_USER``."""
         if self.decision is not Decision.ASK_USER:

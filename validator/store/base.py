@@ -66,6 +66,16 @@ class Store(Protocol):
     async def aclose(self) -> None: ...
 
 
+def revoke_in(store: Store, auth_id: str, when: datetime) -> StandingAuthorization:
+    """Mark a standing authorization revoked (an earlier revocation time stands)."""
+    auth = store.get(auth_id)
+    if auth is None:
+        raise StoreError(f"no standing authorization {auth_id!r}")
+    revoked = replace(auth, revoked=auth.revoked or when)
+    store.put(revoked)
+    return revoked
+
+
 def minute(at: datetime) -> str:
     return "m" + at.strftime("%Y%m%d%H%M")
 
@@ -148,12 +158,7 @@ class MemoryStore:
         return sorted((a for a in found if a.user_id == user_id), key=lambda a: a.created)
 
     def revoke(self, auth_id: str, when: datetime) -> StandingAuthorization:
-        auth = self.get(auth_id)
-        if auth is None:
-            raise StoreError(f"no standing authorization {auth_id!r}")
-        revoked = replace(auth, revoked=auth.revoked or when)
-        self.put(revoked)
-        return revoked
+        return revoke_in(self, auth_id, when)
 
     # audit
     def append_audit(self, event_id: str, payload: Mapping[str, Any], at: datetime) -> bool:

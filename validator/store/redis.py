@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,7 +32,7 @@ import redis.asyncio
 
 from ..authorizations import StandingAuthorization
 from ..exceptions import StoreError
-from .base import Buckets, Entries, authorization_from_json, authorization_to_json, hour, minute
+from .base import Buckets, Entries, authorization_from_json, authorization_to_json, hour, minute, revoke_in
 
 __all__ = ["RedisStore"]
 
@@ -138,12 +137,7 @@ class RedisStore:
         return sorted(found, key=lambda a: a.created)
 
     def revoke(self, auth_id: str, when: datetime) -> StandingAuthorization:
-        auth = self.get(auth_id)
-        if auth is None:
-            raise StoreError(f"no standing authorization {auth_id!r}")
-        revoked = replace(auth, revoked=auth.revoked or when)
-        self.put(revoked)
-        return revoked
+        return revoke_in(self, auth_id, when)
 
     # -- the audit log ----------------------------------------------------------------------
 
