@@ -37,6 +37,7 @@ from langgraph.types import Command, Send, interrupt
 from pydantic import BaseModel, Field, create_model
 
 from validator import Decision, Validator, Verdict
+from validator.recorder import hash_args
 
 from .context import (
     JUSTIFICATION,
@@ -118,6 +119,9 @@ class _Nodes:
         return transcript_from_state(state), configurable.get(self.user_id_key), request
 
     def _one(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
+        return {**self._judge_one(call, inputs), CALL_KEY: _call_hash(call)}
+
+    def _judge_one(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
         transcript, user_id, request = inputs
         clean, justification = split_justification(call.get("args") or {})
         action = {"tool": call["name"], "args": clean, "justification": justification}
@@ -128,6 +132,9 @@ class _Nodes:
         return verdict.to_dict()
 
     async def _aone(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
+        return {**(await self._ajudge_one(call, inputs)), CALL_KEY: _call_hash(call)}
+
+    async def _ajudge_one(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
         transcript, user_id, request = inputs
         clean, justification = split_justification(call.get("args") or {})
         action = {"tool": call["name"], "args": clean, "justification": justification}
@@ -151,7 +158,13 @@ class _Nodes:
         try:
             return todo, self._inputs(state, config), None
         except Exception as exc:
-            refused = {c["id"]: Verdict.blocked(c["name"], f"No conversation to check: {exc}").to_dict() for c in todo}
+            refused = {
+                c["id"]: {
+                    **Verdict.blocked(c["name"], f"No conversation to check: {exc}").to_dict(),
+                    CALL_KEY: _call_hash(c),
+                }
+                for c in todo
+            }
             return todo, None, {"validator_verdicts": refused}
 
     def validate(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
@@ -202,9 +215,9 @@ class _Nodes:
             clean, justification = split_justification(c.get("args") or {})
             action = {"tool": c["name"], "args": clean, "justification": justification}
             verdict = self.validator.answer(
-                Verdict.from_dict(saved[c["id"]]), approved, reason, messages=transcript, action=action, user_id=user_id
+                _verdict(saved[c["id"]]), approved, reason, messages=transcript, action=action, user_id=user_id
             )
-            decided[c["id"]] = verdict.to_dict()
+            decided[c["id"]] = {**verdict.to_dict(), CALL_KEY: saved[c["id"]].get(CALL_KEY)}
         return {"validator_verdicts": decided}
 
     def route(self, state: Any) -> Command[Any]:
@@ -213,11 +226,12 @@ class _Nodes:
         approved: list[dict[str, Any]] = []
         for call in _pending(state):
             data = saved.get(call["id"])
-            verdict = (
-                Verdict.from_dict(data)
-                if data
-                else Verdict.blocked(call["name"], "No verdict was recorded for this call.")
-            )
+            if not data:
+                verdict = Verdict.blocked(call["name"], "No verdict was recorded for this call.")
+            elif data.get(CALL_KEY) != _call_hash(call):  # the call was changed after it was judged
+                verdict = Verdict.blocked(call["name"], "The call's arguments changed after it was validated.")
+            else:
+                verdict = _verdict(data)
             if verdict.approved:
                 approved.append({**call, "args": split_justification(call.get("args") or {})[0], "type": "tool_call"})
             else:
@@ -234,6 +248,18 @@ class _Nodes:
         if approved:
             return Command(update=update, goto=[Send(self.tools, approved)])
         return Command(update=update, goto=self.model)
+
+
+CALL_KEY = "call_hash"
+"""Saved with each verdict: the hash of the call it judged, so a rewritten call is never sent on."""
+
+
+def _call_hash(call: dict[str, Any]) -> str:
+    return hash_args({"name": call.get("name"), "args": call.get("args") or {}})
+
+
+def _verdict(data: dict[str, Any]) -> Verdict:
+    return Verdict.from_dict({k: v for k, v in data.items() if k != CALL_KEY})
 
 
 def _decision(answer: Any, call_id: str) -> tuple[bool, str | None]:

@@ -36,6 +36,7 @@ from langgraph.types import Command, interrupt
 
 from validator import Decision, Validator, Verdict
 from validator.claude.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL
+from validator.recorder import hash_args
 
 from .claude import claude_request, is_claude, with_validator_tools
 from .context import split_justification, transcript_from_state
@@ -69,6 +70,7 @@ def _answer(value: Any) -> tuple[bool, str | None]:
 @dataclass(frozen=True, slots=True)
 class _Call:
     call_id: str
+    """The key of this very call (id, tool, arguments, justification, user, conversation)."""
     transcript: Any
     action: dict[str, Any]
     clean: dict[str, Any]
@@ -174,14 +176,20 @@ class ActionValidatorMiddleware(AgentMiddleware):
             )
         try:
             clean, justification = split_justification(call.get("args") or {})
+            transcript = transcript_from_state(request.state)
+            action = {"tool": call["name"], "args": clean, "justification": justification}
+            user_id = self._user_id(request)
+            # A kept verdict answers only this very call: same id, tool, arguments, justification, user and
+            # conversation (a model may repeat call ids across runs; a resume repeats all of them).
+            key = hash_args({"id": call_id, "action": action, "user": user_id, "transcript": transcript.digest})
             return _Call(
-                call_id=call_id,
-                transcript=transcript_from_state(request.state),
-                action={"tool": call["name"], "args": clean, "justification": justification},
+                call_id=key,
+                transcript=transcript,
+                action=action,
                 clean=clean,
-                user_id=self._user_id(request),
+                user_id=user_id,
                 agent_request=self._agent_request(request.state, call_id),
-                known=self._verdicts.get(call_id),
+                known=self._verdicts.get(key),
             )
         except GraphBubbleUp:
             raise
@@ -203,7 +211,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
                     "type": "action_validator",
                     "requests": [
                         {
-                            "tool_call_id": c.call_id,
+                            "tool_call_id": call["id"],
                             "tool": call["name"],
                             "args": c.clean,
                             "code": verdict.code.value,

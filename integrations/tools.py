@@ -235,13 +235,23 @@ def _guard_tool(tool: BaseTool, validator: Validator) -> GuardedTool:
             return {"type": "tool_call", "id": runtime.tool_call_id, "name": tool.name, "args": clean}
         return clean
 
+    def _answer(result: Any, runtime: Any) -> Any:
+        """Our tool answers in "content" format (a refusal is a ToolMessage); the tool's own
+        (content, artifact) pair becomes a ToolMessage carrying the artifact."""
+        if tool.response_format != "content_and_artifact" or not isinstance(result, tuple) or len(result) != 2:
+            return result
+        content, artifact = result
+        if isinstance(runtime, ToolRuntime) and runtime.tool_call_id:
+            return ToolMessage(content=content, artifact=artifact, tool_call_id=runtime.tool_call_id, name=tool.name)
+        return content
+
     def run(**kwargs: Any) -> Any:
         clean, model_args, justification, runtime = _split(kwargs)
         verdict = guard.check(model_args, justification, runtime)
         if not verdict.approved:
             return guard.refusal(verdict, runtime)
         if isinstance(tool, StructuredTool) and tool.func is not None:
-            return tool.func(**clean)
+            return _answer(tool.func(**clean), runtime)
         return tool.invoke(_call_input(clean, runtime))
 
     async def arun(**kwargs: Any) -> Any:
@@ -250,7 +260,7 @@ def _guard_tool(tool: BaseTool, validator: Validator) -> GuardedTool:
         if not verdict.approved:
             return guard.refusal(verdict, runtime)
         if isinstance(tool, StructuredTool) and tool.coroutine is not None:
-            return await tool.coroutine(**clean)
+            return _answer(await tool.coroutine(**clean), runtime)
         return await tool.ainvoke(_call_input(clean, runtime))
 
     return GuardedTool(
@@ -261,7 +271,7 @@ def _guard_tool(tool: BaseTool, validator: Validator) -> GuardedTool:
         func=run,
         coroutine=arun,
         return_direct=tool.return_direct,
-        response_format=tool.response_format,
+        response_format="content",  # see _answer
         handle_tool_error=tool.handle_tool_error,
         handle_validation_error=tool.handle_validation_error,
         metadata=tool.metadata,

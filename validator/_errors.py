@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import ValidationError
 
 from .exceptions import FieldProblem
+
+# Union members and tagged models add their own names to an error's location: keep the data path.
+_UNION_TAG = re.compile(r"^(function-|tagged-)|^\w+\[.*\]$|^(str|int|float|bool|list|dict|none)$")
 
 
 def path_of(loc: tuple[int | str, ...], prefix: str = "") -> str:
@@ -21,7 +26,7 @@ def problems_from_pydantic(exc: ValidationError, prefix: str = "") -> list[Field
     problems: list[FieldProblem] = []
     for err in exc.errors(include_url=False):
         # Union members and tagged models add their own names to the location; keep the data path.
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "tagged-"))))
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and _UNION_TAG.match(p)))
         msg = err["msg"]
         if err["type"] == "literal_error":
             expected = err.get("ctx", {}).get("expected", "")

@@ -1,21 +1,59 @@
-"""Dotted argument paths (``message.to``) and the scalar leaves of argument values."""
+"""Argument values as plain data, dotted paths into them (``message.to``), and their scalar leaves."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
-from typing import Any
+from datetime import date, datetime
+from typing import Any, Literal
 
 Scalar = str | int | float | bool
+Found = Literal["found", "absent", "unreadable"]
 
 
-def lookup(args: Mapping[str, Any], path: str) -> tuple[bool, Any]:
-    """Follow ``path`` (dot-separated keys) into ``args``; ``(found, value)``."""
-    value: Any = args
+def to_plain(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON-like data: models and dataclasses become dicts, so every part can be checked."""
+    if depth > 64:
+        return repr(value)[:200]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): to_plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_plain(v, depth + 1) for v in value]
+    dump = getattr(value, "model_dump", None)  # pydantic models, as LangChain tools receive them
+    if callable(dump) and not isinstance(value, type):
+        return to_plain(dump(mode="json"), depth + 1)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_plain(dataclasses.asdict(value), depth + 1)
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return str(value)
+
+
+def lookup(args: Mapping[str, Any], path: str) -> tuple[Found, Any]:
+    """Follow ``path`` (dot-separated keys, through lists element by element) into ``args``.
+
+    ``absent`` when a key is missing from a mapping (an optional argument not given); ``unreadable``
+    when the path meets a value it cannot go into: a target that cannot be read is never treated as
+    absent.
+    """
+    values: list[Any] = [args]
+    fanned = False
     for key in path.split("."):
-        if not isinstance(value, Mapping) or key not in value:
-            return False, None
-        value = value[key]
-    return True, value
+        step: list[Any] = []
+        for value in values:
+            items = value if isinstance(value, list) else [value]
+            fanned = fanned or isinstance(value, list)
+            for item in items:
+                if not isinstance(item, Mapping):
+                    return "unreadable", value
+                if key in item:
+                    step.append(item[key])
+        if not step:
+            return "absent", None
+        values = step
+    return "found", (values if fanned else values[0])
 
 
 def leaves(value: Any) -> Iterator[Scalar]:

@@ -167,6 +167,8 @@ def _parse_evidence(item: Any, i: int) -> tuple[Evidence | None, str | None]:
             return None, f"{where}.quote must be a non-empty string"
         if len(quote) > MAX_QUOTE_CHARS:
             return None, f"{where}.quote has {len(quote):,} characters; at most {MAX_QUOTE_CHARS:,}"
+        if not any(ch.isalnum() for ch in quote):
+            return None, f"{where}.quote has no words: quote what the user wrote"
         return QuoteEvidence(quote), None
     if "authorization_id" in item:
         auth_id = item["authorization_id"]

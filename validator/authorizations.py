@@ -10,7 +10,8 @@ Constraints (``where``) map an argument path to a pattern:
 - a glob, compared case-insensitively: ``recipient = "*@acme.example"``;
 - a bound on a number: ``amount = "<=500"`` (also ``<``, ``>=``, ``>``, ``==``).
 
-A list value (attendees) is in scope only when every element is.
+A list value (attendees), or a string listing several (``a@x.example, b@y.example``), is in scope
+only when every element is.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 AuthorizationState = Literal["active", "expired", "revoked"]
+_LIST_SEPARATORS = re.compile(r"[,;\s]+")
 _BOUND = re.compile(r"^\s*(<=|>=|==|<|>)\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
@@ -59,7 +61,9 @@ def check_constraint(pattern: str, value: Any) -> bool:
         }[op]
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         return False
-    return fnmatch.fnmatchcase(str(value).casefold(), pattern.casefold())
+    # "eve@evil.example, bob@acme.example" is two recipients: each must match, not the string as a whole
+    pieces = [p for p in _LIST_SEPARATORS.split(str(value).strip()) if p] or [""]
+    return all(fnmatch.fnmatchcase(p.casefold(), pattern.casefold()) for p in pieces)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,8 +99,8 @@ class StandingAuthorization:
             problems.append(f"tool {tool!r} is outside the authorized tool {self.tool!r}")
         for path, pattern in self.where.items():
             found, value = lookup(args, path)
-            if not found:
-                problems.append(f"argument {path!r} is absent; the authorization requires {pattern!r}")
+            if found != "found":
+                problems.append(f"argument {path!r} is {found}; the authorization requires {pattern!r}")
                 continue
             bad = [v for v in leaves(value) if not check_constraint(pattern, v)]
             if bad or not list(leaves(value)):

@@ -22,10 +22,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from ._errors import problems_from_pydantic
+from ._paths import to_plain
 from .action import PendingAction
 from .exceptions import FieldProblem, InputError
 from .policy import Policy
-from .transcript import Message, ToolCall, Transcript, content_text
+from .transcript import Message, ToolCall, Transcript
 
 __all__ = ["CheckInput", "Limits", "parse_action", "parse_transcript", "pending_action"]
 
@@ -56,9 +57,16 @@ class _ToolCallIn(_Strict):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
+class _TextBlock(_Strict):
+    type: Literal["text"]
+    text: str
+    cache_control: dict[str, Any] | None = None
+
+
 class _MessageIn(_Strict):
     role: Literal["user", "assistant", "tool", "system"]
-    content: str | list[dict[str, Any]] = ""
+    content: str | list[_TextBlock] = ""
+    """Text, or text blocks. A tool's output is a message of role ``tool``, never a block of another role."""
     tool_calls: list[_ToolCallIn] = Field(default_factory=list)
     tool_call_id: str | None = None
     name: str | None = None
@@ -83,11 +91,11 @@ class _CheckIn(_Strict):
 
 def pending_action(tool: str, args: Mapping[str, Any], justification: Any = None) -> PendingAction:
     """A pending action; a ``justification`` the agent put among the arguments is moved out of them."""
-    args = dict(args)
-    if "justification" in args:
-        inline = args.pop("justification")
+    plain: dict[str, Any] = to_plain(dict(args))  # models and dataclasses as plain data: every part is checked
+    if "justification" in plain:
+        inline = plain.pop("justification")
         justification = inline if justification is None else justification
-    return PendingAction(tool=tool, args=args, justification=justification)
+    return PendingAction(tool=tool, args=plain, justification=justification)
 
 
 def _depth(value: Any, limit: int) -> bool:
@@ -150,7 +158,7 @@ def _transcript(messages: list[_MessageIn]) -> Transcript:
     built = [
         Message(
             role=m.role,
-            content=content_text(m.content),
+            content=m.content if isinstance(m.content, str) else "\n".join(b.text for b in m.content),
             tool_calls=tuple(ToolCall(c.id, c.name, c.args) for c in m.tool_calls),
             tool_call_id=m.tool_call_id,
             name=m.name,
@@ -198,7 +206,7 @@ def _size_problems(doc: _CheckIn, limits: Limits) -> list[FieldProblem]:
         return problems
     total = 0
     for i, m in enumerate(doc.messages):
-        n = len(content_text(m.content))
+        n = len(m.content) if isinstance(m.content, str) else sum(len(b.text) for b in m.content)
         total += n
         if n > limits.max_message_chars:
             problems.append(

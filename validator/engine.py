@@ -39,7 +39,7 @@ from typing import Any
 from .action import AuthorizationEvidence, PendingAction, parse_justification
 from .authorizations import AuthorizationStore, StandingAuthorization
 from .checkinput import CheckInput, parse_action, parse_transcript
-from .exceptions import JudgeError, JudgeOutputError, JudgeTimeout, StoreError
+from .exceptions import FieldProblem, InputError, JudgeError, JudgeOutputError, JudgeTimeout, StoreError
 from .gate import Resolved, run_gate
 from .judge import Judge, JudgeOutput, JudgeRequest
 from .policy import Policy, PolicySettings, ToolPolicy
@@ -70,6 +70,12 @@ class ValidatorConfig:
     """Attempts before ``JUDGE_UNAVAILABLE``: the first call and one retry."""
     clock: Callable[[], datetime] = _utcnow
     """Current time (standing authorizations expire against it)."""
+
+
+def _control_flow(exc: BaseException) -> bool:
+    """A host framework's control-flow signal (LangGraph's GraphBubbleUp and its interrupts): never an error
+    to turn into a verdict, always re-raised. Matched by name, since the core imports no framework."""
+    return any(cls.__name__ == "GraphBubbleUp" for cls in type(exc).__mro__)
 
 
 def _describe(exc: BaseException) -> str:
@@ -108,6 +114,7 @@ class Validator:
         reuse: VerdictReuse | None = None,
         config: ValidatorConfig | None = None,
     ) -> None:
+        self._policy_given = policy is not None
         self.policy = policy if policy is not None else Policy()
         self.reuse = reuse
         self.judge: Judge = judge if judge is not None else StrictJudge()
@@ -132,11 +139,13 @@ class Validator:
         then read from the request.
         """
         started = time.perf_counter()
-        transcript, pending = _transcript(messages, agent_request), parse_action(action)
+        transcript, pending = _transcript(messages, agent_request), _action(action)
         try:
             step = self._prepare(transcript, pending, user_id, self._resolve(pending), agent_request)
             verdict = step if isinstance(step, Verdict) else self._judged_sync(step)
         except Exception as exc:
+            if _control_flow(exc):
+                raise
             verdict = self._internal_error(pending, exc)
         verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
         try:
@@ -155,12 +164,14 @@ class Validator:
     ) -> Verdict:
         """Async twin of :meth:`validate`."""
         started = time.perf_counter()
-        transcript, pending = _transcript(messages, agent_request), parse_action(action)
+        transcript, pending = _transcript(messages, agent_request), _action(action)
         try:
             resolved = await self._aresolve(pending)
             step = self._prepare(transcript, pending, user_id, resolved, agent_request)
             verdict = step if isinstance(step, Verdict) else await self._judged_async(step)
         except Exception as exc:
+            if _control_flow(exc):
+                raise
             verdict = self._internal_error(pending, exc)
         verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
         try:
@@ -174,7 +185,7 @@ class Validator:
     ) -> Verdict:
         """Validate a standalone check input (JSON text, parsed JSON, or :class:`CheckInput`).
 
-        The input's own ``policy`` applies when this validator's policy declares no tools.
+        The input's own ``policy`` applies only when this validator was built without one.
         """
         item = _as_input(data)
         return self._with_policy(item).validate(
@@ -212,7 +223,7 @@ class Validator:
     # -- shared pure steps ------------------------------------------------------------------
 
     def _with_policy(self, item: CheckInput) -> Validator:
-        if item.policy is None or self.policy.tools:
+        if item.policy is None or self._policy_given:  # the operator's policy always wins
             return self
         return Validator(
             item.policy,
@@ -419,7 +430,7 @@ class Validator:
         """The judge's verdict, or the one judged earlier for this very action (verdict reuse)."""
         if self.reuse is None:
             return self._judge_sync(request)
-        key = self.reuse.key(request, self.policy.version)
+        key = self.reuse.key(request, self.policy.version, self.judge.label)
         verdict = self.reuse.get(key)
         if verdict is None:
             verdict = self._judge_sync(request)
@@ -429,7 +440,7 @@ class Validator:
     async def _judged_async(self, request: JudgeRequest) -> Verdict:
         if self.reuse is None:
             return await self._judge_async(request)
-        key = self.reuse.key(request, self.policy.version)
+        key = self.reuse.key(request, self.policy.version, self.judge.label)
         verdict = await self.reuse.aget(key)
         if verdict is None:
             verdict = await self._judge_async(request)
@@ -454,6 +465,8 @@ class Validator:
                         raise JudgeTimeout(self.judge.label, timeout) from None
                 return self._finish(request, self._checked(output), errors, spent)
             except Exception as exc:
+                if _control_flow(exc):
+                    raise
                 errors.append(_describe(exc))
                 _note_usage(exc, spent)
         return self._unavailable(request, errors, spent)
@@ -470,15 +483,31 @@ class Validator:
                     raise JudgeTimeout(self.judge.label, timeout or 0) from None
                 return self._finish(request, self._checked(output), errors, spent)
             except Exception as exc:
+                if _control_flow(exc):
+                    raise
                 errors.append(_describe(exc))
                 _note_usage(exc, spent)
         return self._unavailable(request, errors, spent)
 
 
 def _transcript(messages: Any, agent_request: Mapping[str, Any] | None) -> Transcript:
-    if messages is None and agent_request is not None:
-        return Transcript.from_anthropic(agent_request.get("messages") or [], system=agent_request.get("system"))
-    return parse_transcript(messages)
+    try:
+        if messages is None and agent_request is not None:
+            return Transcript.from_anthropic(agent_request.get("messages") or [], system=agent_request.get("system"))
+        return parse_transcript(messages)
+    except InputError:
+        raise
+    except Exception as exc:  # input of a shape no parser expected: still a typed error, never a crash
+        raise InputError([FieldProblem("messages", f"cannot be read: {type(exc).__name__}: {exc}")]) from exc
+
+
+def _action(action: Any) -> PendingAction:
+    try:
+        return parse_action(action)
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError([FieldProblem("action", f"cannot be read: {type(exc).__name__}: {exc}")]) from exc
 
 
 def _note_usage(exc: Exception, spent: list[Usage]) -> None:

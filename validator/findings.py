@@ -26,7 +26,7 @@ __all__ = [
 
 QuoteStatus = Literal["user", "not_from_user", "not_found"]
 AuthorizationStatus = Literal["valid", "not_found", "wrong_user", "expired", "revoked", "out_of_scope", "unavailable"]
-ValueStatus = Literal["user", "authorization", "not_from_user", "not_found", "absent"]
+ValueStatus = Literal["user", "authorization", "not_from_user", "not_found", "absent", "unreadable"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +93,7 @@ class ValueFinding:
             "not_from_user": "only in " + ", ".join(map(str, self.locations)),
             "not_found": "nowhere in the transcript",
             "absent": "absent from the arguments",
+            "unreadable": "could not be read (the arguments do not have the shape the policy names)",
         }[self.status]
         if self.status == "user" and self.locations:
             where += f" ({self.locations[0]})"

@@ -109,6 +109,10 @@ def _check_quotes(transcript: Transcript, justification: Justification) -> tuple
     return tuple(findings)
 
 
+_UNREADABLE = object()
+"""A target the gate could not read (the arguments do not have the shape the policy names)."""
+
+
 def ground_value(
     transcript: Transcript,
     path: str,
@@ -119,6 +123,8 @@ def ground_value(
     authorizations: tuple[StandingAuthorization, ...] = (),
 ) -> ValueFinding:
     """Where one argument value came from: the user's words, a cited authorization, elsewhere, nowhere."""
+    if value is _UNREADABLE:
+        return ValueFinding(path, None, "unreadable", kind)
     if value is None or (isinstance(value, str) and not value.strip()):
         return ValueFinding(path, value, "absent", kind)
     if kind is None and isinstance(value, str):
@@ -170,8 +176,11 @@ def _target_values(action: PendingAction, targets: tuple[str, ...]) -> Iterator[
     """``(path, declared target, value)`` for every leaf of every declared target; None when absent."""
     for target in targets:
         found, value = lookup(action.args, target)
-        if not found:
+        if found == "absent":
             yield target, target, None
+            continue
+        if found == "unreadable":
+            yield target, target, _UNREADABLE
             continue
         items = list(leaves(value))
         if not items:

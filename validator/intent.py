@@ -21,11 +21,9 @@ from ._text import find_bounded, normalize
 
 __all__ = ["IntentMatch", "find_intent", "negated_before"]
 
-_SUFFIXES = frozenset(
-    {"", "s", "es", "ed", "d", "e", "ing", "ment", "ments", "ion", "ions", "ation", "ations", "er", "ers", "al"}
-)
+_SUFFIXES = frozenset({"", "s", "es", "ed", "d", "e", "ing", "ment", "ments", "ion", "ions", "ation", "ations", "al"})
 _WORD = re.compile(r"\w+(?:\"\w+)?")
-_CLAUSE_END = re.compile(r"[.!?;:,\n]")
+_SENTENCE_END = re.compile(r"[.!?;\n]")
 _NEGATIONS = frozenset(
     normalize(w)
     for w in (
@@ -33,7 +31,6 @@ _NEGATIONS = frozenset(
         "don't",
         "dont",
         "never",
-        "no",
         "stop",
         "cancel",
         "without",
@@ -47,13 +44,18 @@ _NEGATIONS = frozenset(
         "doesn't",
         "neither",
         "nor",
-        "instead of",
-        "rather than",
+        "instead",
+        "rather",
+        "hold off",
+        "refrain",
     )
     for w in w.split()
 )
-NEGATION_WINDOW = 4
-"""How many words before a match are searched for a negation."""
+_CLOSE_NEGATIONS = frozenset({"no", "none"})
+"""Negations that count only right before the action ("make no payments"): "no" also opens "No worries, ..."."""
+NEGATION_WINDOW = 12
+"""How many words of the same sentence before a match are searched for a negation."""
+CLOSE_WINDOW = 2
 
 
 def _word_matches(token: str, word: str) -> bool:
@@ -63,7 +65,7 @@ def _word_matches(token: str, word: str) -> bool:
     if token.startswith(stem) and token[len(stem) :] in _SUFFIXES:
         return True
     doubled = word + word[-1]
-    return token.startswith(doubled) and token[len(doubled) :] in ("ing", "ed", "er", "ers")
+    return token.startswith(doubled) and token[len(doubled) :] in ("ing", "ed")
 
 
 def words(text: str) -> list[str]:
@@ -72,9 +74,17 @@ def words(text: str) -> list[str]:
 
 
 def negated_before(preceding: str) -> bool:
-    """Whether the last clause of ``preceding`` ends in a negation within :data:`NEGATION_WINDOW` words."""
-    clause = _CLAUSE_END.split(normalize(preceding))[-1]
-    return any(w in _NEGATIONS for w in _WORD.findall(clause)[-NEGATION_WINDOW:])
+    """Whether the sentence ending ``preceding`` negates what follows.
+
+    Any negation among its last :data:`NEGATION_WINDOW` words counts, commas and all ("do not, under
+    any circumstances, pay"); "no" counts only within :data:`CLOSE_WINDOW` words. Erring this way
+    is safe: a request read as negated is asked about, never run.
+    """
+    sentence = _SENTENCE_END.split(normalize(preceding))[-1]
+    tokens = _WORD.findall(sentence)
+    if any(w in _NEGATIONS for w in tokens[-NEGATION_WINDOW:]):
+        return True
+    return any(w in _CLOSE_NEGATIONS for w in tokens[-CLOSE_WINDOW:])
 
 
 @dataclass(frozen=True, slots=True)

@@ -205,7 +205,11 @@ def _structure_problems(messages: tuple[Message, ...]) -> list[FieldProblem]:
 
 
 def content_text(content: Any) -> str:
-    """Flatten message content (a string or a list of content blocks) into plain text."""
+    """Flatten message content (a string or a list of content blocks) into plain text.
+
+    Only text blocks count. Anything else (a ``tool_result``, an image) is left out: words that
+    came from a tool must never be read as the words of the message's author.
+    """
     if isinstance(content, str):
         return content
     if isinstance(content, Sequence):
@@ -213,11 +217,8 @@ def content_text(content: Any) -> str:
         for block in content:
             if isinstance(block, str):
                 parts.append(block)
-            elif isinstance(block, Mapping):
-                if block.get("type") == "text" and isinstance(block.get("text"), str):
-                    parts.append(block["text"])
-                elif block.get("type") == "tool_result":
-                    parts.append(content_text(block.get("content", "")))
+            elif isinstance(block, Mapping) and block.get("type") == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
         return "\n".join(parts)
     if content is None:
         return ""

@@ -186,13 +186,17 @@ class AnthropicJudge(Judge):
         return kwargs
 
     def _read(self, message: anthropic.types.Message, plan: _Plan) -> JudgeOutput:
-        raw = message.model_dump(mode="json", exclude_none=True)
+        raw = message.model_dump(mode="json", exclude_none=True, warnings=False)  # unknown block types included
         usage = self._usage(raw, plan)
-        calls = [
-            (str(block.get("name")), block.get("input"))
-            for block in raw.get("content", [])
-            if isinstance(block, Mapping) and block.get("type") in ("tool_use", "server_tool_use")
-        ]
+        calls: list[tuple[str, Any]] = []
+        for block in raw.get("content", []):
+            kind = block.get("type") if isinstance(block, Mapping) else None
+            if kind == "tool_use":
+                calls.append((str(block.get("name")), block.get("input")))
+            elif kind not in ("text", "thinking", "redacted_thinking"):
+                # anything a server ran or returned (server_tool_use, mcp_tool_use, their results) is not a verdict
+                name = block.get("name") if isinstance(block, Mapping) else None
+                calls.append((f"{kind}:{name}" if name else str(kind), None))
         try:
             data = guard_calls(self.label, calls, self.validator_name, stop_reason=raw.get("stop_reason"))
             return parse_verdict(self.label, data, usage)

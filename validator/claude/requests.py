@@ -110,6 +110,18 @@ def check_shareable(agent_request: Mapping[str, Any], *, validator_name: str, se
         raise NotShareable(
             "the agent uses extended thinking: a fabricated assistant turn must start with a signed thinking block"
         )
+    if agent_request.get("mcp_servers"):
+        raise NotShareable("the agent's request connects MCP servers, which the validator's own call could use")
+    server_tools = [
+        str(t.get("name") or t.get("type"))
+        for t in agent_request.get("tools") or []
+        if isinstance(t, Mapping) and t.get("type") not in (None, "custom")
+    ]
+    if server_tools:
+        raise NotShareable(
+            f"the agent's tools include server-executed tools ({', '.join(server_tools)}), "
+            "which the validator's own call could run"
+        )
     validator = _tool_named(agent_request.get("tools"), validator_name)
     if validator is None or _tool_named(agent_request.get("tools"), search_name) is None:
         raise NotShareable(

@@ -10,6 +10,7 @@ fail (and the engine then refuses to run an approved action).
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import logging
 import os
@@ -26,6 +27,30 @@ __all__ = ["AuditRecorder"]
 log = logging.getLogger("validator.audit")
 
 
+class _FileLock:
+    """An exclusive ``flock`` on ``<spool>.lock``: recorders of several processes sharing one spool
+    take turns, so a flush never overwrites a record another process just spooled."""
+
+    def __init__(self, spool: Path) -> None:
+        self.path = spool.with_suffix(spool.suffix + ".lock")
+        self._fh: Any = None
+
+    def __enter__(self) -> _FileLock:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = self.path.open("a")
+            fcntl.flock(self._fh, fcntl.LOCK_EX)
+        except OSError as exc:  # no lock where no spool can live either: the store path still works
+            log.warning("audit spool lock unavailable (%s): %s", self.path, exc)
+            self._fh = None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fh is not None:
+            fcntl.flock(self._fh, fcntl.LOCK_UN)
+            self._fh.close()
+
+
 class AuditRecorder:
     """Records each :class:`AuditEvent` in ``store``; spools to ``spool`` while the store is down."""
 
@@ -39,10 +64,30 @@ class AuditRecorder:
         self._lock = threading.Lock()
 
     def _spooled(self) -> list[dict[str, Any]]:
+        """The spooled records, in order. A line that does not parse (a write cut short by a crash) is
+        moved to ``<spool>.corrupt`` and logged: it must not stop every later record."""
         if not self.spool.exists():
             return []
-        lines = self.spool.read_text(encoding="utf-8").splitlines()
-        return [json.loads(line) for line in lines if line.strip()]
+        good: list[dict[str, Any]] = []
+        bad: list[str] = []
+        for line in self.spool.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError:
+                bad.append(line)
+                continue
+            if isinstance(item, dict) and isinstance(item.get("id"), str) and isinstance(item.get("time"), str):
+                good.append(item)
+            else:
+                bad.append(line)
+        if bad:
+            with self.spool.with_suffix(self.spool.suffix + ".corrupt").open("a", encoding="utf-8") as fh:
+                fh.write("\n".join(bad) + "\n")
+            log.error("%d unreadable lines of the audit spool moved to %s.corrupt", len(bad), self.spool)
+            self._write_spool(good)
+        return good
 
     def _write_spool(self, items: list[dict[str, Any]]) -> None:
         if not items:
@@ -83,7 +128,7 @@ class AuditRecorder:
 
     def flush(self) -> int:
         """Send spooled records to the store, in order; how many were sent. Raises StoreError if it is down."""
-        with self._lock:
+        with self._lock, _FileLock(self.spool):
             return self._flush_locked()
 
     @property
@@ -94,7 +139,7 @@ class AuditRecorder:
 
     def record(self, event: AuditEvent) -> None:
         item = event.to_dict()
-        with self._lock:
+        with self._lock, _FileLock(self.spool):  # one writer at a time, across processes too
             try:
                 self._flush_locked()
                 self._send(item)

@@ -1,6 +1,6 @@
 """Verdict reuse: the same action against the same conversation is judged once.
 
-The key hashes the user, the policy version, the tool, its arguments, the justification and the
+The key hashes the user, the policy version, the judge, the tool, its arguments, the justification and the
 transcript, so a reuse never crosses users or policy versions. A retried call within the TTL gets
 the stored verdict back, marked ``reused`` and with no usage (nothing was billed again). The
 evidence gate still runs on every call (a standing authorization revoked since is caught); only
@@ -37,10 +37,11 @@ class VerdictReuse:
         self.ttl = ttl
 
     @staticmethod
-    def key(request: JudgeRequest, policy_version: str) -> str:
+    def key(request: JudgeRequest, policy_version: str, judge: str = "") -> str:
         material = [
             request.user_id,
             policy_version,
+            judge,
             request.action.tool,
             dict(request.action.args),
             request.justification.to_dict(),
