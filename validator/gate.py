@@ -138,7 +138,7 @@ def ground_value(
     if hits:
         return ValueFinding(path, value, "user", kind, _locations(transcript, hits))
     hits = _search(transcript.other_index, value)
-    if not hits and isinstance(value, str):  # the sender of an email is where its address came from
+    if not hits and isinstance(value, str) and ("@" in value or "://" in value):  # a sender's address or page
         hits = list(transcript.authors.get(value.strip().casefold(), ()))[:MAX_LOCATIONS]
     return ValueFinding(path, value, "not_from_user" if hits else "not_found", kind, _locations(transcript, hits))
 

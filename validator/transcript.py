@@ -137,9 +137,9 @@ class Transcript:
     def authors(self) -> dict[str, tuple[int, ...]]:
         """Case-folded outside authors of tool messages, each with the messages they wrote."""
         found: dict[str, list[int]] = {}
-        for i, m in enumerate(self.messages):
-            if m.author:
-                found.setdefault(m.author.strip().casefold(), []).append(i)
+        for i, author in enumerate([m.author for m in self.messages]):
+            if author:
+                found.setdefault(author.strip().casefold(), []).append(i)
         return {a: tuple(ix) for a, ix in found.items()}
 
     def _index(self, keep: list[bool]) -> TextIndex:
