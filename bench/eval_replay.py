@@ -10,8 +10,6 @@ in 30 s or less. Run: ``python bench/eval_replay.py``.
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 import tempfile
 import time
@@ -27,30 +25,11 @@ sys.path.insert(0, str(ROOT))
 from validator import Policy  # noqa: E402
 from validator.claude.judge import AnthropicJudge  # noqa: E402
 from validator.evals.cases import load_cases  # noqa: E402
+from validator.evals.emulated import emulated_model  # noqa: E402
 from validator.evals.recording import RecordingTransport  # noqa: E402
 from validator.evals.runner import PROMPTS, run_matrix, slug  # noqa: E402
 
 MODELS = ["anthropic:emulated-small", "anthropic:emulated-medium", "anthropic:emulated-large"]
-
-
-def emulated_model(request: httpx2.Request) -> httpx2.Response:
-    body = json.loads(request.content)
-    text = json.dumps(body["messages"][-1]["content"])
-    bad = re.search(r"quote \d+ .*?: (not_from_user|not_found)", text)
-    verdict = {"approved": not bad, "reasoning": "emulated", "confidence": "high"}
-    content = [{"type": "tool_use", "id": "toolu_e", "name": "validate_action", "input": verdict}]
-    usage = {"input_tokens": 900, "output_tokens": 40, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
-    reply = {
-        "id": "msg_e",
-        "type": "message",
-        "role": "assistant",
-        "model": body["model"],
-        "content": content,
-        "stop_reason": "tool_use",
-        "stop_sequence": None,
-        "usage": usage,
-    }
-    return httpx2.Response(200, json=reply)
 
 
 def main() -> int:

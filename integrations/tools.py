@@ -117,7 +117,6 @@ def _guard_function(fn: F, validator: Validator, name: str | None) -> F:
     params = list(signature.parameters.values())
     var_kw = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
     params = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD] + extra + var_kw
-    bound_names = {p.name for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD}
 
     def _split(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any, Any]:
         runtime = kwargs.pop(RUNTIME, None)
@@ -155,7 +154,6 @@ def _guard_function(fn: F, validator: Validator, name: str | None) -> F:
     }
     del wrapper.__wrapped__  # type: ignore[attr-defined]  # tools read our signature, not fn's
     wrapper.__doc__ = (fn.__doc__ or fn.__name__).strip() + "\n\njustification: " + justification_description()
-    _ = bound_names
     return wrapper  # type: ignore[return-value]
 
 

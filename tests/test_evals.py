@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from validator import InputError, Policy
 from validator.cli import app
 from validator.evals.cases import load_cases
+from validator.evals.emulated import emulated_model
 from validator.evals.recording import RecordingTransport
 from validator.evals.report import write_report
 from validator.evals.runner import PROMPTS, Summary, recorded_judges, regressions, run_matrix
@@ -192,31 +193,6 @@ def test_cli_eval_on_the_committed_suite_passes_and_lists_no_regressions() -> No
 
 
 # --- recordings and replay, with an emulated model ---------------------------------------
-
-
-def emulated_model(request: httpx2.Request) -> httpx2.Response:
-    """A stand-in for Claude (not Claude): rejects when the gate found a quote outside the user's words."""
-    body = json.loads(request.content)
-    text = json.dumps(body["messages"][-1]["content"])
-    bad = re.search(r"quote \d+ .*?: (not_from_user|not_found)", text) or ("ACTION" in text and "delete" in text)
-    verdict = {"approved": not bad, "reasoning": "emulated verdict", "confidence": "high"}
-    if bad:
-        verdict["suggested_next_step"] = "Ask the user."
-    content = [{"type": "tool_use", "id": "toolu_e", "name": "validate_action", "input": verdict}]
-    usage = {"input_tokens": 900, "output_tokens": 40, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
-    return httpx2.Response(
-        200,
-        json={
-            "id": "msg_e",
-            "type": "message",
-            "role": "assistant",
-            "model": body["model"],
-            "content": content,
-            "stop_reason": "tool_use",
-            "stop_sequence": None,
-            "usage": usage,
-        },
-    )
 
 
 def _record(tmp_path: Path, judges: list[str], cases: list[Any]) -> Any:
