@@ -224,6 +224,10 @@ def test_open_store_urls(redis_url: str) -> None:
         open_store("postgres://x")
     down = open_store("redis://127.0.0.1:1/0")
     assert down.health()["ok"] is False
+    tuned = open_store(f"{redis_url}?namespace=tuned&retention_days=7")
+    assert tuned.ns == "tuned" and tuned.retention == timedelta(days=7) and tuned.health()["ok"]
+    with pytest.raises(StoreError, match="retention_days must be a number"):
+        open_store(f"{redis_url}?retention_days=soon")
 
 
 def test_stateful_validator_audits_every_verdict_once(redis_store: Any, tmp_path: Path) -> None:

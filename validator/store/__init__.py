@@ -2,7 +2,7 @@
 
 :func:`open_store` opens a store from a URL: ``memory://`` (the embedded default) or
 ``redis://host:port/db`` (``rediss://`` for TLS; ``?namespace=NAME`` prefixes the keys, default
-``validator``). ``VALIDATOR_STORE_URL`` is read when no URL is
+``validator``; ``?retention_days=N`` keeps N days of audit records, default 30). ``VALIDATOR_STORE_URL`` is read when no URL is
 given. :func:`stateful_validator` wires a store into a :class:`~validator.Validator`.
 """
 
@@ -35,10 +35,16 @@ def open_store(url: str | None = None, **options: Any) -> Store:
             raise StoreError("a Redis store needs: pip install 'action-validator[redis]'") from None
         parts = urlsplit(url)
         query = parse_qsl(parts.query, keep_blank_values=True)
-        namespace = [v for k, v in query if k == "namespace"]
-        if namespace:  # ours, not redis-py's: ?namespace=NAME prefixes every key
-            options.setdefault("namespace", namespace[-1])
-            url = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in query if k != "namespace"])))
+        ours = {k: v for k, v in query if k in ("namespace", "retention_days")}
+        if "namespace" in ours:  # ?namespace=NAME prefixes every key
+            options.setdefault("namespace", ours["namespace"])
+        if "retention_days" in ours:  # ?retention_days=N keeps N days of audit records
+            try:
+                options.setdefault("retention", timedelta(days=float(ours["retention_days"])))
+            except ValueError:
+                raise StoreError(f"retention_days must be a number, got {ours['retention_days']!r}") from None
+        if ours:  # ours, not redis-py's
+            url = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in query if k not in ours])))
         return RedisStore(url, **options)
     raise StoreError(f"unknown store URL {url!r}: use memory:// or redis://host:port/db")
 
