@@ -2,8 +2,9 @@
 
 :func:`open_store` opens a store from a URL: ``memory://`` (the embedded default) or
 ``redis://host:port/db`` (``rediss://`` for TLS; ``?namespace=NAME`` prefixes the keys, default
-``validator``; ``?retention_days=N`` keeps N days of audit records, default 30). ``VALIDATOR_STORE_URL`` is read when no URL is
-given. :func:`stateful_validator` wires a store into a :class:`~validator.Validator`.
+``validator``; ``?retention_days=N`` keeps N days of audit records, default 30).
+``VALIDATOR_STORE_URL`` is read when no URL is given. :func:`stateful_validator` wires a store
+into a :class:`~validator.Validator`.
 """
 
 from __future__ import annotations
