@@ -117,19 +117,24 @@ def test_audit_appends_are_idempotent_ordered_and_paged(store: Any) -> None:
     assert store.audit_get(entry_id) == payload
 
 
-def test_redis_audit_retention_trims_old_records(redis_url: str) -> None:
+def test_redis_audit_retention_trims_stream_and_ids_together(redis_url: str) -> None:
+    import time
     import uuid
 
     from validator.store.redis import RedisStore
 
     store = RedisStore(redis_url, namespace=f"test-{uuid.uuid4().hex[:8]}", retention=timedelta(days=1))
-    now = datetime.now(UTC)
-    store.append_audit("old", {"n": 0}, now - timedelta(days=3))
-    for i in range(1, 150):  # MINID trimming is approximate (~): it trims whole macro nodes
-        store.append_audit(f"new{i}", {"n": i}, now)
-    ids = {p["event_id"] for _, p in store.audit_after(None, 1000)}
-    assert "new149" in ids and store._redis.zscore(f"{store.ns}:audit:ids", "old") is None
-    store._redis.delete(f"{store.ns}:audit", f"{store.ns}:audit:ids")
+    stream, ids = f"{store.ns}:audit", f"{store.ns}:audit:ids"
+    old_ms = int((time.time() - 3 * 86400) * 1000)
+    store._redis.xadd(stream, {"event_id": "old", "data": "{}"}, id=f"{old_ms}-0")  # written three days ago
+    store._redis.zadd(ids, {"old": old_ms})
+    assert store.append_audit("new", {"n": 1}, datetime.now(UTC))
+    assert [p["event_id"] for _, p in store.audit_after(None, 10)] == ["new"]
+    assert store._redis.zscore(ids, "old") is None and store._redis.zscore(ids, "new") is not None
+    assert store.append_audit("new", {"n": 1}, datetime.now(UTC)) is False  # still remembered: no duplicate
+    with pytest.raises(StoreError, match="retention must be between"):
+        RedisStore(redis_url, retention=timedelta(days=-1))
+    store._redis.delete(stream, ids)
 
 
 # --- verdict reuse ------------------------------------------------------------------------

@@ -34,7 +34,11 @@ def open_store(url: str | None = None, **options: Any) -> Store:
             from .redis import RedisStore
         except ImportError:  # pragma: no cover - depends on the environment
             raise StoreError("a Redis store needs: pip install 'action-validator[redis]'") from None
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises on a bad port
+        except ValueError as exc:
+            raise StoreError(f"bad store URL {url!r}: {exc}") from None
         query = parse_qsl(parts.query, keep_blank_values=True)
         ours = {k: v for k, v in query if k in ("namespace", "retention_days")}
         if "namespace" in ours:  # ?namespace=NAME prefixes every key
@@ -42,11 +46,14 @@ def open_store(url: str | None = None, **options: Any) -> Store:
         if "retention_days" in ours:  # ?retention_days=N keeps N days of audit records
             try:
                 options.setdefault("retention", timedelta(days=float(ours["retention_days"])))
-            except ValueError:
+            except (ValueError, OverflowError):
                 raise StoreError(f"retention_days must be a number, got {ours['retention_days']!r}") from None
         if ours:  # ours, not redis-py's
             url = urlunsplit(parts._replace(query=urlencode([(k, v) for k, v in query if k not in ours])))
-        return RedisStore(url, **options)
+        try:
+            return RedisStore(url, **options)
+        except (ValueError, TypeError) as exc:
+            raise StoreError(f"bad store URL {url!r}: {exc}") from None
     raise StoreError(f"unknown store URL {url!r}: use memory:// or redis://host:port/db")
 
 

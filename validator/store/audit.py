@@ -1,6 +1,7 @@
 """The audit recorder: every verdict appended once to the store's audit log, even through an outage.
 
-When the store cannot take a record it goes to a local spool file (JSON lines, flushed to disk)
+When the store cannot take a record it goes to a local spool file (JSON lines, flushed to disk; one
+per store, ``.validator-audit-spool-<hash of the store>.jsonl`` in ``$VALIDATOR_SPOOL_DIR`` or here)
 and the verdict stands; the next record, or :meth:`AuditRecorder.flush`, sends the spooled records
 first, in order. Appends are idempotent by event id, so a spool replayed after a crash never
 duplicates a record. Only when neither the store nor the spool can take a record does recording
@@ -11,10 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import hashlib
 import json
 import logging
 import os
 import threading
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +28,14 @@ from .base import Store
 __all__ = ["AuditRecorder"]
 
 log = logging.getLogger("validator.audit")
+
+
+def _time(item: dict[str, Any]) -> datetime | None:
+    try:
+        at = datetime.fromisoformat(str(item.get("time")))
+    except ValueError:
+        return None
+    return at if at.tzinfo is not None else None
 
 
 class _FileLock:
@@ -56,11 +67,12 @@ class AuditRecorder:
 
     def __init__(self, store: Store, spool: str | Path | None = None) -> None:
         self.store = store
-        self.spool = (
-            Path(spool)
-            if spool is not None
-            else Path(os.environ.get("VALIDATOR_SPOOL", ".validator-audit-spool.jsonl"))
-        )
+        if spool is None:
+            # One spool per store: records spooled for one store are never flushed into another.
+            tag = hashlib.sha256(store.identity.encode()).hexdigest()[:12]
+            folder = Path(os.environ.get("VALIDATOR_SPOOL_DIR", "."))
+            spool = os.environ.get("VALIDATOR_SPOOL") or folder / f".validator-audit-spool-{tag}.jsonl"
+        self.spool = Path(spool)
         self._lock = threading.Lock()
 
     def _spooled(self) -> list[dict[str, Any]]:
@@ -78,7 +90,7 @@ class AuditRecorder:
             except ValueError:
                 bad.append(line)
                 continue
-            if isinstance(item, dict) and isinstance(item.get("id"), str) and isinstance(item.get("time"), str):
+            if isinstance(item, dict) and isinstance(item.get("id"), str) and _time(item) is not None:
                 good.append(item)
             else:
                 bad.append(line)
@@ -109,9 +121,10 @@ class AuditRecorder:
             os.fsync(fh.fileno())
 
     def _send(self, item: dict[str, Any]) -> None:
-        from datetime import datetime
-
-        self.store.append_audit(item["id"], item, datetime.fromisoformat(item["time"]))
+        at = _time(item)
+        if at is None:  # checked when the spool is read; a record built here always has its time
+            raise StoreError(f"audit record {item.get('id')!r} has no readable time")
+        self.store.append_audit(item["id"], item, at)
 
     def _flush_locked(self) -> int:
         pending = self._spooled()

@@ -61,6 +61,11 @@ class Store(Protocol):
     def count_outcome(self, scope: str, name: str, blocked: bool, at: datetime) -> None: ...
     def outcome_counts(self, scope: str, name: str, buckets: Buckets) -> tuple[int, int]: ...
 
+    @property
+    def identity(self) -> str:
+        """Which store this is (a spool of audit records belongs to one store only)."""
+        ...
+
     def health(self) -> dict[str, Any]: ...
     def close(self) -> None: ...
     async def aclose(self) -> None: ...
@@ -102,19 +107,28 @@ def authorization_to_json(auth: StandingAuthorization) -> str:
     return json.dumps(auth.to_dict(), ensure_ascii=False)
 
 
-def authorization_from_json(raw: str | bytes, where: str) -> StandingAuthorization:
+def _aware(text: str, field: str) -> datetime:
+    at = datetime.fromisoformat(text)
+    if at.tzinfo is None:
+        raise ValueError(f"{field} {text!r} has no time zone")
+    return at
+
+
+def authorization_from_json(raw: str | bytes, where: str, expected_id: str | None = None) -> StandingAuthorization:
     """Parse a stored record; a corrupt one is a :class:`StoreError` naming it, never an authorization."""
     try:
         rec = _AuthorizationRecord.model_validate_json(raw)
+        if expected_id is not None and rec.id != expected_id:
+            raise ValueError(f"it says its id is {rec.id!r}")
         return StandingAuthorization(
             id=rec.id,
             user_id=rec.user_id,
             tool=rec.tool,
             where=dict(rec.where),
             quote=rec.quote,
-            created=datetime.fromisoformat(rec.created),
-            expires=datetime.fromisoformat(rec.expires) if rec.expires else None,
-            revoked=datetime.fromisoformat(rec.revoked) if rec.revoked else None,
+            created=_aware(rec.created, "created"),
+            expires=_aware(rec.expires, "expires") if rec.expires else None,
+            revoked=_aware(rec.revoked, "revoked") if rec.revoked else None,
         )
     except (ValidationError, ValueError) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -142,7 +156,7 @@ class MemoryStore:
     def get(self, auth_id: str) -> StandingAuthorization | None:
         with self._lock:
             raw = self._auth.get(auth_id)
-        return None if raw is None else authorization_from_json(raw, f"auth:{auth_id}")
+        return None if raw is None else authorization_from_json(raw, f"auth:{auth_id}", auth_id)
 
     async def aget(self, auth_id: str) -> StandingAuthorization | None:
         return self.get(auth_id)
@@ -154,7 +168,7 @@ class MemoryStore:
     def list(self, user_id: str) -> list[StandingAuthorization]:
         with self._lock:
             items = list(self._auth.items())
-        found = [authorization_from_json(raw, f"auth:{i}") for i, raw in items]
+        found = [authorization_from_json(raw, f"auth:{i}", i) for i, raw in items]
         return sorted((a for a in found if a.user_id == user_id), key=lambda a: a.created)
 
     def revoke(self, auth_id: str, when: datetime) -> StandingAuthorization:
@@ -223,6 +237,10 @@ class MemoryStore:
         with self._lock:
             cells = [self._counts.get((scope, name, b), [0, 0]) for b in buckets]
         return sum(c[0] for c in cells), sum(c[1] for c in cells)
+
+    @property
+    def identity(self) -> str:
+        return f"memory:{id(self)}"
 
     def health(self) -> dict[str, Any]:
         return {"ok": True, "store": "memory", "audit_records": self.audit_length()}

@@ -26,6 +26,7 @@ import json
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import redis
 import redis.asyncio
@@ -37,10 +38,14 @@ from .base import Buckets, Entries, authorization_from_json, authorization_to_js
 __all__ = ["RedisStore"]
 
 _APPEND = """
-local added = redis.call('ZADD', KEYS[2], 'NX', ARGV[2], ARGV[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local added = redis.call('ZADD', KEYS[2], 'NX', now, ARGV[1])
 if added == 0 then return 0 end
-redis.call('XADD', KEYS[1], 'MINID', '~', ARGV[4], '*', 'event_id', ARGV[1], 'data', ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[4])
+redis.call('XADD', KEYS[1], '*', 'event_id', ARGV[1], 'data', ARGV[2])
+local oldest = now - tonumber(ARGV[3])
+redis.call('XTRIM', KEYS[1], 'MINID', oldest)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. oldest)
 return 1
 """
 MINUTE_TTL = 2 * 3600
@@ -58,6 +63,8 @@ class RedisStore:
         retention: timedelta = timedelta(days=30),
         timeout: float = 1.0,
     ) -> None:
+        if not timedelta(minutes=1) <= retention <= timedelta(days=36_500):
+            raise StoreError(f"audit retention must be between a minute and 100 years, got {retention}")
         self.url = url
         self.ns = namespace
         self.retention = retention
@@ -76,6 +83,13 @@ class RedisStore:
         # redis.asyncio connections belong to the event loop that opened them: one client a loop.
         self._async_clients: dict[asyncio.AbstractEventLoop, redis.asyncio.Redis] = {}
         self._append = self._redis.register_script(_APPEND)
+
+    @property
+    def identity(self) -> str:
+        """The server (without credentials), the database and the namespace."""
+        parts = urlsplit(self.url)
+        host = parts.hostname or parts.path
+        return f"redis://{host}:{parts.port or 6379}{parts.path if parts.hostname else ''}#{self.ns}"
 
     def _aclient(self) -> redis.asyncio.Redis:
         loop = asyncio.get_running_loop()
@@ -106,7 +120,7 @@ class RedisStore:
             raw = self._redis.get(key)
         except redis.RedisError as exc:
             raise self._fail("read of a standing authorization", exc) from exc
-        return None if raw is None else authorization_from_json(str(raw), key)
+        return None if raw is None else authorization_from_json(str(raw), key, auth_id)
 
     async def aget(self, auth_id: str) -> StandingAuthorization | None:
         key = self._key("auth", auth_id)
@@ -114,7 +128,7 @@ class RedisStore:
             raw = await self._aclient().get(key)
         except redis.RedisError as exc:
             raise self._fail("read of a standing authorization", exc) from exc
-        return None if raw is None else authorization_from_json(str(raw), key)
+        return None if raw is None else authorization_from_json(str(raw), key, auth_id)
 
     def put(self, auth: StandingAuthorization) -> None:
         try:
@@ -132,9 +146,9 @@ class RedisStore:
         except redis.RedisError as exc:
             raise self._fail("listing of standing authorizations", exc) from exc
         found = [
-            authorization_from_json(str(raw), self._key("auth", i)) for i, raw in zip(ids, raws, strict=True) if raw
+            authorization_from_json(str(raw), self._key("auth", i), i) for i, raw in zip(ids, raws, strict=True) if raw
         ]
-        return sorted(found, key=lambda a: a.created)
+        return sorted((a for a in found if a.user_id == user_id), key=lambda a: a.created)
 
     def revoke(self, auth_id: str, when: datetime) -> StandingAuthorization:
         return revoke_in(self, auth_id, when)
@@ -142,12 +156,16 @@ class RedisStore:
     # -- the audit log ----------------------------------------------------------------------
 
     def append_audit(self, event_id: str, payload: Mapping[str, Any], at: datetime) -> bool:
-        millis = int(at.timestamp() * 1000)
-        oldest = millis - int(self.retention.total_seconds() * 1000)
+        # The stream's ids and the id set are both on the server's clock and trimmed exactly to the
+        # retention, so they always agree: an id is remembered exactly as long as its entry is kept.
         try:
             added = self._append(
                 keys=[self._key("audit"), self._key("audit", "ids")],
-                args=[event_id, millis, json.dumps(payload, ensure_ascii=False), oldest],
+                args=[
+                    event_id,
+                    json.dumps(payload, ensure_ascii=False),
+                    int(self.retention.total_seconds() * 1000),
+                ],
             )
         except redis.RedisError as exc:
             raise self._fail("audit append", exc) from exc
@@ -160,6 +178,8 @@ class RedisStore:
                 data = json.loads(fields["data"])
             except (KeyError, ValueError) as exc:
                 raise StoreError(f"audit entry {entry_id} is corrupt: {exc}") from None
+            if not isinstance(data, dict):
+                raise StoreError(f"audit entry {entry_id} is corrupt: its data is {type(data).__name__}, not an object")
             out.append((str(entry_id), {"event_id": fields.get("event_id"), **data}))
         return out
 
