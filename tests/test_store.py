@@ -253,3 +253,55 @@ def test_stateful_validator_audits_every_verdict_once(redis_store: Any, tmp_path
     assert entries[1][1]["verdict"]["code"] == "EXEMPT" and entries[2][1]["verdict"]["reused"] is True
     assert not (tmp_path / "spool.jsonl").exists()
     assert verdicts[0].decision is Decision.APPROVE
+
+
+def test_records_that_disagree_with_their_key_or_lack_a_zone_are_corrupt(redis_store: Any) -> None:
+    good = _auth(id="auth_real").to_dict()
+    redis_store._redis.set(f"{redis_store.ns}:auth:auth_alias", json.dumps(good))  # the id says auth_real
+    redis_store._redis.set(
+        f"{redis_store.ns}:auth:auth_naive", json.dumps({**good, "id": "auth_naive", "created": "2026-11-27T12:00:00"})
+    )
+    with pytest.raises(StoreError, match="auth_alias is corrupt"):
+        redis_store.get("auth_alias")
+    with pytest.raises(StoreError, match="auth_naive is corrupt"):
+        redis_store.get("auth_naive")
+
+
+def test_listing_returns_only_the_users_own_authorizations(store: Any) -> None:
+    store.put(_auth(id="auth_mine"))
+    store.put(_auth(id="auth_theirs", user_id="u-2"))
+    assert [a.id for a in store.list("u-1")] == ["auth_mine"]
+    assert [a.id for a in store.list("u-2")] == ["auth_theirs"]
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("redis://127.0.0.1:notaport/0", "store URL"),
+        ("redis://127.0.0.1:6379/0?retention_days=0", "retention"),
+        ("redis://127.0.0.1:6379/0?retention_days=1e400", "retention"),
+        ("redis://127.0.0.1:6379/0?retention_days=nan", "retention"),
+    ],
+)
+def test_bad_store_urls_are_typed_errors(url: str, problem: str) -> None:
+    with pytest.raises(StoreError, match=problem):
+        open_store(url)
+
+
+def test_each_store_gets_its_own_spool_and_bad_spool_times_are_quarantined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from validator.store.audit import AuditRecorder
+
+    monkeypatch.delenv("VALIDATOR_SPOOL", raising=False)
+    monkeypatch.setenv("VALIDATOR_SPOOL_DIR", str(tmp_path))
+    one, two = MemoryStore(), MemoryStore()
+    a, b = AuditRecorder(one), AuditRecorder(two)
+    assert a.spool != b.spool and a.spool.parent == tmp_path
+    good = {"id": "e1", "time": NOW.isoformat(), "approved": False}
+    lines = [good, {"id": "e2", "time": "2026-11-30T12:00:00"}, {"id": "e3", "time": "yesterday"}]
+    a.spool.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    assert a.flush() == 1
+    assert [p["id"] for _, p in one.audit_after(None, 10)] == ["e1"] and two.audit_after(None, 10) == []
+    corrupt = a.spool.with_suffix(a.spool.suffix + ".corrupt").read_text(encoding="utf-8")
+    assert "e2" in corrupt and "e3" in corrupt and a.spooled == 0
