@@ -191,6 +191,22 @@ def test_breakpoints_are_counted_and_a_full_request_gets_no_new_one() -> None:
     assert "cache_control" not in appended  # four already: adding one would be a 400
 
 
+def test_markers_nested_in_a_tool_result_take_a_slot_too() -> None:
+    full = copy.deepcopy(AGENT_REQUEST)
+    full["cache_control"] = {"type": "ephemeral"}
+    full["tools"][-1]["cache_control"] = {"type": "ephemeral"}
+    result = full["messages"][2]["content"][0]
+    del result["cache_control"]
+    result["content"] = [
+        {"type": "text", "text": "Minutes: all good.", "cache_control": {"type": "ephemeral", "ttl": "1h"}}
+    ]
+    found = [str(b) for b in breakpoints(full)]
+    assert "messages[2].content[0].content[0] (1h)" in found and len(found) == 4
+    api = MockAPI([message([verdict_call()])])
+    _run(api, full)
+    assert "cache_control" not in api.bodies[0]["messages"][-1]["content"][0]  # four already
+
+
 def test_betas_travel_as_a_header_and_stay_out_of_the_body() -> None:
     agent = {**AGENT_REQUEST, "betas": ["inline-tools-2026-09-15"]}
     api = MockAPI([message([verdict_call()])])

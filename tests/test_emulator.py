@@ -90,3 +90,19 @@ def test_disabled_bills_everything_as_input() -> None:
     assert (
         usage["cache_read_input_tokens"] == usage["cache_creation_input_tokens"] == 0 and usage["input_tokens"] > 7000
     )
+
+
+def test_a_marker_nested_in_a_tool_result_is_a_breakpoint_and_not_part_of_the_hash() -> None:
+    now = [0.0]
+    emu = _emulator(now)
+
+    def turn(marker: dict[str, Any] | None) -> dict[str, Any]:
+        inner: dict[str, Any] = {"type": "text", "text": BIG}
+        if marker:
+            inner["cache_control"] = marker
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [inner]}]}
+
+    first = emu.usage(_req([_user("hi"), turn({"type": "ephemeral"})]))
+    assert first["cache_creation_input_tokens"] > 14000  # written through the tool result
+    second = emu.usage(_req([_user("hi"), turn({"type": "ephemeral", "ttl": "5m"}), _user("more", cache=True)]))
+    assert second["cache_read_input_tokens"] == first["cache_creation_input_tokens"]

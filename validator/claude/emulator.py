@@ -40,9 +40,25 @@ PROMPT_PARAMS = ("model", "tool_choice", "thinking", "output_config", "output_fo
 TTL_SECONDS = 300.0
 
 
+def _unmarked(block: Any) -> Any:
+    """The block without its cache markers, nested ones included: a marker does not change the hash."""
+    if isinstance(block, Mapping):
+        return {k: _unmarked(v) for k, v in block.items() if k != "cache_control"}
+    if isinstance(block, list):
+        return [_unmarked(v) for v in block]
+    return block
+
+
+def _marked(block: Any) -> bool:
+    """A marker on the block or on a block nested in it (a ``tool_result``'s content)."""
+    if not isinstance(block, Mapping):
+        return False
+    nested = block.get("content")
+    return "cache_control" in block or (isinstance(nested, list) and any(_marked(b) for b in nested))
+
+
 def _canonical(block: Any) -> bytes:
-    data = {k: v for k, v in block.items() if k != "cache_control"} if isinstance(block, Mapping) else block
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    return json.dumps(_unmarked(block), separators=(",", ":"), ensure_ascii=False).encode()
 
 
 @dataclass
@@ -62,7 +78,7 @@ class CacheEmulator:
     def usage(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """Bill one request and update the cache; the API's ``usage`` object."""
         items = list(blocks(body))
-        sizes = [estimate_block(b) for _, b in items]
+        sizes = [estimate_block(_unmarked(b)) for _, b in items]
         cumulative: list[int] = []
         total = 0
         for n in sizes:
@@ -75,7 +91,7 @@ class CacheEmulator:
             running = hashlib.sha256(running + _canonical(block)).digest()
             hashes.append(running.hex())
         marks = sorted(
-            {i for i, (_, b) in enumerate(items) if isinstance(b, Mapping) and "cache_control" in b}
+            {i for i, (_, b) in enumerate(items) if _marked(b)}
             | ({len(items) - 1} if "cache_control" in body and items else set())
         )
         read_at = written_to = -1

@@ -60,6 +60,19 @@ def _ttl(marker: Any) -> str:
     return str(marker.get("ttl", "5m")) if isinstance(marker, Mapping) else "5m"
 
 
+def _block_breakpoints(block: Any, where: str) -> list[Breakpoint]:
+    """A block's marker and those of the blocks nested in it (a ``tool_result``'s content): each
+    one takes a slot of the four."""
+    if not isinstance(block, Mapping):
+        return []
+    found = [Breakpoint(where, _ttl(block["cache_control"]))] if "cache_control" in block else []
+    nested = block.get("content")
+    if isinstance(nested, list):
+        for k, inner in enumerate(nested):
+            found.extend(_block_breakpoints(inner, f"{where}.content[{k}]"))
+    return found
+
+
 def breakpoints(request: Mapping[str, Any]) -> list[Breakpoint]:
     """Every cache breakpoint of a request, in the order the cache hashes them (tools, system, messages)."""
     found: list[Breakpoint] = []
@@ -75,8 +88,7 @@ def breakpoints(request: Mapping[str, Any]) -> list[Breakpoint]:
         content = message.get("content") if isinstance(message, Mapping) else None
         if isinstance(content, list):
             for b, block in enumerate(content):
-                if isinstance(block, Mapping) and "cache_control" in block:
-                    found.append(Breakpoint(f"messages[{m}].content[{b}]", _ttl(block["cache_control"])))
+                found.extend(_block_breakpoints(block, f"messages[{m}].content[{b}]"))
     if "cache_control" in request:
         found.append(Breakpoint("automatic (top-level cache_control)", _ttl(request["cache_control"])))
     return found
@@ -159,7 +171,10 @@ def shared_request(
     # two positions after the agent's last block, well inside the 20-block lookback, so it reads
     # the agent's newest entry too, and writes only the small search turn: a second check against the
     # same agent request (parallel tool calls) reads that as well. The validation text comes after
-    # it, uncached, because it changes with every action.
+    # it and changes with every action, so it is uncached, with one exception: when the agent uses
+    # automatic caching (a top-level ``cache_control``, which stays, since removing it could change
+    # what the agent's request wrote), that breakpoint moves to the last block, and the validation
+    # text is written at the 1.25x rate too. It is a few hundred tokens; the read is unchanged.
     if _explicit_breakpoints(agent_request) < MAX_BREAKPOINTS:
         search_result["cache_control"] = dict(EPHEMERAL)
     body["messages"] = [
