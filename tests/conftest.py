@@ -42,6 +42,16 @@ def no_network(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) 
     yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def spool_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Recorders built without a spool path put theirs in a temporary folder, not the checkout."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("VALIDATOR_SPOOL_DIR", str(tmp_path_factory.mktemp("spool")))
+    mp.delenv("VALIDATOR_SPOOL", raising=False)
+    yield
+    mp.undo()
+
+
 POLICY = Policy(
     {
         "read_inbox": ToolPolicy(exempt=True),

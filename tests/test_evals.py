@@ -99,6 +99,16 @@ GOOD = json.loads(CASES.read_text().splitlines()[0])
         ({"colour": "red"}, ":1", "colour: unknown field"),
         ({"messages": [{"role": "robot", "content": "x"}]}, ":1", "messages[0].role: must be one of"),
         ({"action": {"tool": "read_inbox", "args": {}}}, ":1", "action.tool: 'read_inbox' is exempt"),
+        ({"policy": {"tools": {"send_money": {"risk": "huge"}}}}, ":1", "policy.tools.send_money.risk"),
+        (
+            {
+                "authorizations": [
+                    {"id": "a", "user_id": "u", "tool": "send_money", "quote": "q", "created": "2026-11-01T00:00:00"}
+                ]
+            },
+            ":1",
+            "authorizations[0].created: Input should have timezone info",
+        ),
     ],
 )
 def test_loader_names_file_line_and_field(tmp_path: Path, change: dict[str, Any], where: str, problem: str) -> None:
@@ -145,6 +155,28 @@ def test_thresholds_for_model_judges_and_for_the_strict_judge() -> None:
     assert regressions(matrix, baseline) == [
         f"{flipped[0].case.id} [strict / validator]: correct-block -> wrong-approval (APPROVED)"
     ]
+
+
+def test_a_judge_that_fails_is_an_error_not_a_correct_block() -> None:
+    from validator.evals.report import markdown
+
+    class Broken:
+        label = "broken"
+
+        def judge(self, request: Any) -> Any:
+            raise RuntimeError("the model is down")
+
+        async def ajudge(self, request: Any) -> Any:
+            raise RuntimeError("the model is down")
+
+    cases = [c for c in _cases() if c.expected == "block"][:3]
+    matrix = run_matrix(cases, judges=["anthropic:down"], prompts=["validator"], factory=lambda s, p: (Broken(), None))
+    outcomes = {r.outcome for r in matrix.runs}
+    gated = [r for r in matrix.runs if r.verdict.code.value in ("JUDGE_UNAVAILABLE", "INTERNAL_ERROR")]
+    assert gated and all(r.outcome == "error" for r in gated) and "error" in outcomes
+    assert not matrix.passed
+    assert any("failed to judge" in f for f in matrix.summaries[0].failures)
+    assert f"**{gated[0].case.id}** [anthropic:down / validator] error" in markdown(matrix)
 
 
 def test_cli_eval_exits_1_on_a_broken_threshold_and_names_the_case(tmp_path: Path) -> None:
@@ -394,3 +426,45 @@ def test_report_writer_alone(tmp_path: Path) -> None:
     matrix = run_matrix(_cases()[:5], judges=["strict"], prompts=["validator"])
     paths = write_report(matrix, tmp_path)
     assert [p.name for p in paths] == ["report.md", "report.json", "accuracy.png", "confusion.png"]
+
+
+def test_eval_rejects_unknown_prompts_bad_baselines_and_unwritable_reports(tmp_path: Path) -> None:
+    base = ["eval", "--cases", str(CASES), "--no-progress"]
+    result = runner.invoke(app, [*base, "--prompt", "validator_v9"])
+    assert result.exit_code == 2 and "no prompt named 'validator_v9'" in result.stderr
+    for text in ("{oops", "[1, 2]", '{"strict|validator|x": 3}'):
+        (tmp_path / "baseline.json").write_text(text)
+        result = runner.invoke(app, [*base, "--prompt", "validator", "--baseline", str(tmp_path / "baseline.json")])
+        assert result.exit_code == 2 and "baseline" in result.stderr, (text, result.output)
+    (tmp_path / "a-file").write_text("")
+    result = runner.invoke(app, [*base, "--prompt", "validator", "--report", str(tmp_path / "a-file" / "report")])
+    assert result.exit_code == 2 and "cannot write" in result.stderr
+    (tmp_path / "latin1.jsonl").write_bytes(b"\xff\xfe not utf-8")
+    result = runner.invoke(app, ["eval", "--cases", str(tmp_path / "latin1.jsonl"), "--no-progress"])
+    assert result.exit_code == 2 and "cannot read the case file" in result.stderr
+
+
+def test_eval_add_checks_the_case_as_the_loader_does(tmp_path: Path) -> None:
+    policy = str(ROOT / "evals" / "policy.toml")
+    exempt = tmp_path / "exempt.json"
+    exempt.write_text(
+        json.dumps({**json.loads(_seen(tmp_path).read_text()), "action": {"tool": "read_inbox", "args": {}}})
+    )
+    result = runner.invoke(
+        app,
+        ["eval", "add", str(exempt), "--expected", "pass", "--cases", str(tmp_path / "s.jsonl"), "--policy", policy],
+    )
+    assert result.exit_code == 2 and "'read_inbox' is exempt" in result.stderr
+    assert not (tmp_path / "s.jsonl").exists()
+    (tmp_path / "verdict.json").write_text("[1]")
+    args = ["eval", "add", str(_seen(tmp_path)), "--expected", "block", "--verdict", str(tmp_path / "verdict.json")]
+    result = runner.invoke(app, [*args, "--cases", str(tmp_path / "s.jsonl"), "--policy", policy])
+    assert result.exit_code == 2 and "a verdict is a JSON object, got list" in result.stderr
+
+
+def test_a_policy_nested_past_pythons_limit_is_a_policy_error(tmp_path: Path) -> None:
+    from validator import PolicyError
+
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(PolicyError, match="not valid JSON"):
+        Policy.load(tmp_path / "deep.json")

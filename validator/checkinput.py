@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from ._errors import problems_from_pydantic
 from ._paths import to_plain
 from .action import PendingAction
-from .exceptions import FieldProblem, InputError
+from .exceptions import FieldProblem, InputError, PolicyError
 from .policy import Policy
 from .transcript import Message, ToolCall, Transcript
 
@@ -149,9 +149,19 @@ class CheckInput:
         if problems:
             raise InputError(problems)
         transcript = _transcript(doc.messages)
-        policy = Policy.from_dict(doc.policy, source="policy") if doc.policy is not None else None
+        policy = _policy(doc.policy) if doc.policy is not None else None
         action = pending_action(doc.action.tool, doc.action.args, doc.action.justification)
         return cls(transcript=transcript, action=action, policy=policy, user_id=doc.user_id)
+
+
+def _policy(data: dict[str, Any]) -> Policy:
+    """The input's own policy; its problems are named from the input's root (``policy.tools.x.risk``)."""
+    try:
+        return Policy.from_dict(data, source="policy")
+    except PolicyError as exc:
+        raise PolicyError(
+            [FieldProblem(f"policy.{p.path}" if p.path else "policy", p.problem) for p in exc.problems]
+        ) from None
 
 
 def _transcript(messages: list[_MessageIn]) -> Transcript:

@@ -25,11 +25,12 @@ from rich.table import Table
 
 from .checkinput import CheckInput
 from .cli_state import StoreOption, open_store_or_exit
-from .evals.cases import CaseDoc, load_cases
+from .evals.cases import check_case, load_cases
 from .evals.report import write_report
 from .evals.runner import PROMPTS, Matrix, baseline_outcomes, recorded_judges, regressions, run_matrix
 from .exceptions import FieldProblem, InputError, StoreError
 from .policy import Policy
+from .prompts import prompt_names
 from .recorder import hash_args
 
 __all__ = ["eval_app"]
@@ -122,6 +123,8 @@ def run(
         return
     console = Console(highlight=False, soft_wrap=True, width=max(_console().width, 130))
     try:
+        prompts = _prompts(prompt)
+        old = _baseline(baseline)
         loaded = load_cases(cases, _policy(policy))
         bar = Progress(
             TextColumn("evals"),
@@ -140,7 +143,7 @@ def run(
             matrix = run_matrix(
                 loaded,
                 judges=judges,
-                prompts=prompt or list(PROMPTS),
+                prompts=prompts,
                 replay=replay,
                 recordings=recordings,
                 concurrency=concurrency,
@@ -148,8 +151,8 @@ def run(
             )
     except InputError as exc:
         raise _bad(exc) from None
-    if baseline.exists():
-        matrix.regressions = regressions(matrix, json.loads(baseline.read_text(encoding="utf-8")))
+    if old is not None:
+        matrix.regressions = regressions(matrix, old)
     console.print(_table(matrix))
     for line in matrix.regressions:
         console.print(f"[red]regression:[/] {escape(line)}")
@@ -158,16 +161,45 @@ def run(
             f"[red]missing recordings:[/] {escape(where)}: {n} requests; "
             "record them by running with ANTHROPIC_API_KEY set"
         )
-    if report is not None:
-        for path in write_report(matrix, report):
-            console.print(f"wrote {path}")
-    if update_baseline:
-        baseline.parent.mkdir(parents=True, exist_ok=True)
-        baseline.write_text(json.dumps(baseline_outcomes(matrix), indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        console.print(f"baseline saved to {baseline}")
+    try:
+        if report is not None:
+            for path in write_report(matrix, report):
+                console.print(f"wrote {path}")
+        if update_baseline:
+            baseline.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(baseline_outcomes(matrix), indent=1, sort_keys=True) + "\n"
+            baseline.write_text(text, encoding="utf-8")
+            console.print(f"baseline saved to {baseline}")
+    except OSError as exc:
+        raise _bad(InputError([FieldProblem("", f"cannot write: {exc}")], source="--report/--baseline")) from None
     if matrix.missing_recordings:
         raise typer.Exit(2)
     raise typer.Exit(0 if matrix.passed else 1)
+
+
+def _prompts(names: list[str] | None) -> list[str]:
+    shipped = prompt_names()
+    unknown = [n for n in names or [] if n not in shipped]
+    if unknown:
+        problem = f"no prompt named {', '.join(map(repr, unknown))}; shipped prompts: {', '.join(shipped)}"
+        raise InputError([FieldProblem("--prompt", problem)], source="eval")
+    return list(dict.fromkeys(names)) if names else list(PROMPTS)
+
+
+def _baseline(path: Path) -> dict[str, str] | None:
+    """The outcomes of an earlier run; None when there is none yet."""
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError([FieldProblem("", f"cannot read the baseline: {exc}")], source=str(path)) from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise InputError(
+            [FieldProblem("", "a baseline is an object of run name -> outcome (written by --update-baseline)")],
+            source=str(path),
+        )
+    return data
 
 
 def _tags_from(verdict: dict[str, Any]) -> list[str]:
@@ -216,7 +248,7 @@ def add(
             "notes": f"Recorded verdict: {verdict.get('decision')} {code}: {verdict.get('reasoning', '')}".strip(),
             "source": f"audit:{audit}" if audit else (f"verdict:{verdict_file.name}" if verdict_file else "input"),
         }
-        CaseDoc.model_validate(case)
+        check_case(case, _policy(policy) or Policy(), "eval add")
         if cases.exists() and any(c.id == new_id for c in load_cases(cases, _policy(policy))):
             raise InputError([FieldProblem("--id", f"{new_id!r} is already a case in {cases}")], source="eval add")
     except InputError as exc:
@@ -236,6 +268,11 @@ def _recorded_verdict(
         raise InputError([FieldProblem("--audit", "give --audit or --verdict, not both")], source="eval add")
     if verdict_file is not None:
         verdict = json.loads(verdict_file.read_text(encoding="utf-8"))
+        if not isinstance(verdict, dict):
+            raise InputError(
+                [FieldProblem("--verdict", f"a verdict is a JSON object, got {type(verdict).__name__}")],
+                source="eval add",
+            )
         if verdict.get("tool") != check.action.tool:
             raise InputError(
                 [FieldProblem("--verdict", f"is about {verdict.get('tool')!r}, the input about {check.action.tool!r}")],

@@ -158,7 +158,7 @@ class Policy:
         """Read a policy from TOML text."""
         try:
             data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+        except (tomllib.TOMLDecodeError, RecursionError) as exc:
             raise PolicyError([FieldProblem("", f"not valid TOML: {exc}")], source=source) from None
         return cls.from_dict(data, source=source)
 
@@ -173,7 +173,7 @@ class Policy:
         if p.suffix.lower() == ".json":
             try:
                 data = json.loads(text)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than Python goes
                 raise PolicyError([FieldProblem("", f"not valid JSON: {exc}")], source=str(p)) from None
             return cls.from_dict(data, source=str(p))
         return cls.from_toml(text, source=str(p))

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from .._errors import problems_from_pydantic
 from ..authorizations import MemoryAuthorizationStore, StandingAuthorization
@@ -32,7 +31,7 @@ from ..checkinput import CheckInput
 from ..exceptions import FieldProblem, InputError
 from ..policy import Policy
 
-__all__ = ["CaseDoc", "EvalCase", "load_cases"]
+__all__ = ["CaseDoc", "EvalCase", "check_case", "load_cases"]
 
 
 class _AuthorizationDoc(BaseModel):
@@ -42,9 +41,9 @@ class _AuthorizationDoc(BaseModel):
     tool: str
     where: dict[str, str] = Field(default_factory=dict)
     quote: str
-    created: datetime
-    expires: datetime | None = None
-    revoked: datetime | None = None
+    created: AwareDatetime
+    expires: AwareDatetime | None = None
+    revoked: AwareDatetime | None = None
 
 
 class CaseDoc(BaseModel):
@@ -138,8 +137,22 @@ def _case(doc: CaseDoc, raw: dict[str, Any], default_policy: Policy, where: str)
     )
 
 
+def check_case(raw: Any, policy: Policy, where: str) -> EvalCase:
+    """One case object, checked as :func:`load_cases` checks each line (``eval add`` uses it too)."""
+    if not isinstance(raw, dict):
+        raise InputError([FieldProblem("", f"a case is an object, got {type(raw).__name__}")], source=where)
+    try:
+        doc = CaseDoc.model_validate(raw)
+    except ValidationError as exc:
+        raise InputError(problems_from_pydantic(exc), source=where) from None
+    return _case(doc, raw, policy, where)
+
+
 def _items(path: Path) -> list[tuple[str, Any]]:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError([FieldProblem("", f"cannot read the case file: {exc}")], source=str(path)) from None
     if path.suffix == ".json":
         try:
             data = json.loads(text)
@@ -172,16 +185,11 @@ def load_cases(path: str | Path, policy: Policy | None = None) -> list[EvalCase]
     cases: list[EvalCase] = []
     seen: dict[str, str] = {}
     for where, raw in _items(path):
-        if not isinstance(raw, dict):
-            raise InputError([FieldProblem("", f"a case is an object, got {type(raw).__name__}")], source=where)
-        try:
-            doc = CaseDoc.model_validate(raw)
-        except ValidationError as exc:
-            raise InputError(problems_from_pydantic(exc), source=where) from None
-        if doc.id in seen:
-            raise InputError([FieldProblem("id", f"{doc.id!r} is already used at {seen[doc.id]}")], source=where)
-        seen[doc.id] = where
-        cases.append(_case(doc, raw, default_policy, where))
+        case = check_case(raw, default_policy, where)
+        if case.id in seen:
+            raise InputError([FieldProblem("id", f"{case.id!r} is already used at {seen[case.id]}")], source=where)
+        seen[case.id] = where
+        cases.append(case)
     if not cases:
         raise InputError([FieldProblem("", "the file holds no cases")], source=str(path))
     return cases

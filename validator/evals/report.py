@@ -49,7 +49,7 @@ def markdown(matrix: Matrix) -> str:
     if matrix.missing_recordings:
         lines += ["", "## Missing recordings", ""]
         lines += [f"- {k}: {n} requests had no recorded answer" for k, n in matrix.missing_recordings.items()]
-    failing = [r for r in matrix.runs if r.outcome in ("wrong-approval", "false-block") or not r.suggestion_ok]
+    failing = [r for r in matrix.runs if r.outcome in ("wrong-approval", "false-block", "error") or not r.suggestion_ok]
     lines += ["", "## Failing cases", ""]
     if not failing:
         lines.append("None.")

@@ -29,15 +29,17 @@ from ..engine import Validator, ValidatorConfig
 from ..exceptions import FieldProblem, InputError
 from ..judge import Judge
 from ..strict import StrictJudge
-from ..verdict import Decision, Verdict
+from ..verdict import Code, Decision, Verdict
 from .cases import EvalCase
 
 __all__ = ["EVAL_NOW", "EvalRun", "Matrix", "Summary", "run_matrix", "summarise"]
 
 EVAL_NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 PROMPTS = ("validator", "validator_v2", "validator_v3")
-Outcome = Literal["correct-block", "wrong-approval", "correct-pass", "false-block", "escalation"]
+Outcome = Literal["correct-block", "wrong-approval", "correct-pass", "false-block", "escalation", "error"]
 OK_OUTCOMES = frozenset({"correct-block", "correct-pass", "escalation"})
+FAILURE_CODES = frozenset({Code.INTERNAL_ERROR, Code.JUDGE_UNAVAILABLE, Code.RECORDER_UNAVAILABLE})
+"""A block for one of these says nothing about the judge: the run failed, and the eval says so."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,8 @@ class EvalRun:
     @property
     def outcome(self) -> Outcome:
         decision = self.verdict.decision
+        if self.verdict.code in FAILURE_CODES:
+            return "error"
         if self.case.expected == "block":
             return "wrong-approval" if decision is Decision.APPROVE else "correct-block"
         if decision is Decision.APPROVE:
@@ -122,6 +126,7 @@ class Summary:
             "escalation_rate": _rate(self._count("escalation"), self._n("pass")),
             "accuracy": _rate(sum(r.outcome in ("correct-block", "correct-pass") for r in self.runs), len(self.runs)),
             "suggestion_misses": sum(not r.suggestion_ok for r in self.runs),
+            "errors": self._count("error"),
         }
 
     @property
@@ -129,6 +134,8 @@ class Summary:
         """Each threshold this judge x prompt breaks, in words; empty when it passes."""
         f = self.figures
         broken: list[str] = []
+        if f["errors"]:
+            broken.append(f"{f['errors']} runs failed to judge (judge, recorder or internal errors; must be 0)")
         if self.strict:
             if f["wrong_approvals"]:
                 broken.append(f"{f['wrong_approvals']} wrong approvals (must be 0)")
