@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +90,25 @@ def test_store_urls_from_flag_and_environment(redis_url: str, monkeypatch: Any) 
         app, ["auth", "grant", "--user", "u", "--tool", "t", "--quote", "ok", "--expires", "soon"]
     )
     assert bad_expiry.exit_code == 2
+
+
+def test_bad_flags_are_typed_errors_never_tracebacks(tmp_path: Path) -> None:
+    grant = ["auth", "grant", "--user", "u", "--tool", "send_money", "--quote", "ok"]
+    for extra, problem in [
+        (["--expires", "999999999999d"], "past the year 9999"),
+        (["--expires", "2020-01-01T00:00:00+00:00"], "already past"),
+        (["--where", "amount=<=abc"], "a bound is an operator and a number"),
+        (["--user", " "], "must not be empty"),
+        (["--tool", ""], "must not be empty"),
+    ]:
+        result = runner.invoke(app, [*grant, *extra])
+        said = " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())  # rich draws a box and wraps
+        assert result.exit_code == 2 and problem in said, (extra, said)
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+    kept = runner.invoke(app, [*grant, "--where", "amount=<=500"])
+    assert kept.exit_code == 0 and "memory:// keeps nothing" in kept.stderr
+    for args in (["audit", "tail", "-n", "0"], ["audit", "export", "--batch", "0"]):
+        assert runner.invoke(app, args).exit_code == 2, args
+    (tmp_path / "a-file").write_text("")
+    export = runner.invoke(app, ["audit", "export", "-o", str(tmp_path / "a-file" / "out.jsonl")])
+    assert export.exit_code == 2 and "cannot write" in export.stderr

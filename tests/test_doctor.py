@@ -109,3 +109,26 @@ def test_prepare_tools_cli(tmp_path: Path) -> None:
     (tmp_path / "clash.json").write_text(json.dumps([{"name": "tool_search"}]))
     result = runner.invoke(app, ["prepare-tools", str(tmp_path / "clash.json")])
     assert result.exit_code == 2 and "which the validator needs" in result.stderr
+
+
+def test_markers_alone_do_not_break_the_prefix_but_are_noted() -> None:
+    agent = _agent()
+    validator = _validator_request(agent)
+    moved = copy.deepcopy(validator)
+    moved["messages"][2]["content"][0].pop("cache_control")  # the agent's marker, dropped
+    report = diagnose(agent, moved)
+    assert report.extends and report.difference is None
+    assert any(n.startswith("only cache markers differ (messages[2].content[0]") for n in report.notes), report.notes
+
+
+def test_doctor_names_malformed_requests(tmp_path: Path) -> None:
+    agent = _agent()
+    for broken, field in [
+        ({**agent, "messages": "hi"}, "agent.messages: must be a list of messages, got str"),
+        ({**agent, "messages": [1]}, "agent.messages[0]: must be an object, got int"),
+        ({**agent, "tools": {"name": "x"}}, "agent.tools: must be a list of objects"),
+        ({**agent, "messages": [{"role": "user"}]}, "agent.messages[0].content: must be a string or a list"),
+    ]:
+        (tmp_path / "pair.json").write_text(json.dumps({"agent": broken, "validator": agent}))
+        result = runner.invoke(app, ["doctor", "--pair", str(tmp_path / "pair.json")])
+        assert result.exit_code == 2 and field in " ".join(result.stderr.split()), result.stderr

@@ -468,3 +468,23 @@ def test_a_policy_nested_past_pythons_limit_is_a_policy_error(tmp_path: Path) ->
     (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(PolicyError, match="not valid JSON"):
         Policy.load(tmp_path / "deep.json")
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("{oops", "not valid JSON"),
+        ("[1]", "a recorded exchange is an object, got list"),
+        ('{"key": "k", "status": "ok", "response": {}}', "status: must be an HTTP status"),
+        ('{"key": "k", "status": 200}', "response: is missing"),
+    ],
+)
+def test_a_broken_recording_names_its_file_and_line(tmp_path: Path, line: str, problem: str) -> None:
+    folder = tmp_path / "anthropic_m"
+    folder.mkdir()
+    good = json.dumps({"key": "a", "label": "anthropic:m", "status": 200, "response": {}})
+    (folder / "validator.jsonl").write_text(good + "\n" + line + "\n")
+    args = ["eval", "--cases", str(CASES), "--recorded", "--recordings", str(tmp_path), "--no-progress"]
+    result = runner.invoke(app, [*args, "--prompt", "validator"])
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and "validator.jsonl:2" in said and problem in said, said

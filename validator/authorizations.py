@@ -41,6 +41,11 @@ _LIST_SEPARATORS = re.compile(r"[,;\s]+")
 _BOUND = re.compile(r"^\s*(<=|>=|==|<|>)\s*(-?\d+(?:\.\d+)?)\s*$")
 
 
+def is_bound(pattern: str) -> bool:
+    """Whether ``pattern`` is a numeric bound (``<=500``) rather than a glob."""
+    return _BOUND.match(pattern) is not None
+
+
 def check_constraint(pattern: str, value: Any) -> bool:
     """Whether one argument value satisfies one constraint pattern."""
     bound = _BOUND.match(pattern)

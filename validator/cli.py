@@ -19,7 +19,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from .checkinput import DEFAULT_LIMITS, CheckInput
-from .claude.doctor import diagnose
+from .claude.doctor import diagnose, shape_problems
 from .claude.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL, prepare_tools
 from .cli_eval import eval_app
 from .cli_state import StoreOption, open_store_or_exit, register
@@ -259,6 +259,10 @@ def doctor(
             second = _read_json_object(validator_request, str(validator_request))
         else:
             raise InputError([FieldProblem("", "give AGENT and VALIDATOR files, or --pair FILE")], source="doctor")
+        for side, body in (("agent", first), ("validator", second)):
+            problems = [FieldProblem(f"{side}.{path}", problem) for path, problem in shape_problems(body)]
+            if problems:
+                raise InputError(problems, source="doctor")
     except InputError as exc:
         _report_input_error(exc)
         raise typer.Exit(EXIT_BAD_INPUT) from None

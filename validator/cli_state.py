@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .authorizations import StandingAuthorization, new_authorization_id
+from .authorizations import StandingAuthorization, is_bound, new_authorization_id
 from .exceptions import StoreError
 from .store import open_store
 from .store.base import Store
@@ -48,13 +48,21 @@ def open_store_or_exit(url: str | None) -> Store:
 def parse_expiry(text: str, now: datetime) -> datetime:
     """``90d``, ``12h``, ``30m``, ``2w`` from now, or an ISO date-time."""
     span = _SPAN.match(text.strip())
-    if span:
-        return now + timedelta(**{_UNITS[span.group(2)]: int(span.group(1))})
     try:
-        when = datetime.fromisoformat(text)
+        if span:
+            when = now + timedelta(**{_UNITS[span.group(2)]: int(span.group(1))})
+        else:
+            when = datetime.fromisoformat(text)
+            when = when if when.tzinfo else when.replace(tzinfo=UTC)
     except ValueError:
-        raise typer.BadParameter(f"{text!r}: use 90d, 12h, 30m, 2w or an ISO date-time") from None
-    return when if when.tzinfo else when.replace(tzinfo=UTC)
+        raise typer.BadParameter(
+            f"{text!r}: use 90d, 12h, 30m, 2w or an ISO date-time", param_hint="--expires"
+        ) from None
+    except OverflowError:
+        raise typer.BadParameter(f"{text!r} is past the year 9999", param_hint="--expires") from None
+    if when <= now:
+        raise typer.BadParameter(f"{text!r} is already past: it would grant nothing", param_hint="--expires")
+    return when
 
 
 def _constraints(items: list[str]) -> dict[str, str]:
@@ -62,9 +70,21 @@ def _constraints(items: list[str]) -> dict[str, str]:
     for item in items:
         arg, sep, pattern = item.partition("=")
         if not sep or not arg.strip() or not pattern:
-            raise typer.BadParameter(f"{item!r}: use ARG=PATTERN (a glob such as *@acme.example, or <=500)")
+            raise typer.BadParameter(
+                f"{item!r}: use ARG=PATTERN (a glob such as *@acme.example, or <=500)", param_hint="--where"
+            )
+        if pattern.lstrip().startswith(("<", ">", "==")) and not is_bound(pattern):
+            raise typer.BadParameter(
+                f"{item!r}: a bound is an operator and a number, such as <=500 or >0", param_hint="--where"
+            )
         out[arg.strip()] = pattern
     return out
+
+
+def _keeps_nothing(url: str | None) -> None:
+    """A memory store lives as long as this command: say so, since nothing will remember the change."""
+    if (url or "memory://").startswith("memory://"):
+        _err("warning: memory:// keeps nothing after this command; pass --store redis://... to keep it")
 
 
 def _fail(exc: StoreError) -> typer.Exit:
@@ -88,8 +108,9 @@ def grant(
 ) -> None:
     """Grant a standing authorization; prints its id."""
     now = datetime.now(UTC)
-    if not quote.strip():
-        raise typer.BadParameter("the user's own words are required", param_hint="--quote")
+    for value, hint in ((user, "--user"), (tool, "--tool"), (quote, "--quote")):
+        if not value.strip():
+            raise typer.BadParameter("must not be empty", param_hint=hint)
     auth = StandingAuthorization(
         id=new_authorization_id(),
         user_id=user,
@@ -99,6 +120,7 @@ def grant(
         created=now,
         expires=parse_expiry(expires, now) if expires else None,
     )
+    _keeps_nothing(store)
     try:
         open_store_or_exit(store).put(auth)
     except StoreError as exc:
@@ -134,6 +156,7 @@ def list_(
 @auth_app.command("revoke")
 def revoke(auth_id: Annotated[str, typer.Argument(help="The authorization's id.")], store: StoreOption = None) -> None:
     """Revoke a standing authorization (every worker sees it at once: nothing caches them)."""
+    _keeps_nothing(store)
     try:
         revoked = open_store_or_exit(store).revoke(auth_id, datetime.now(UTC))
     except StoreError as exc:
@@ -149,7 +172,9 @@ def _line(entry_id: str, payload: dict[str, object]) -> str:
 
 
 @audit_app.command("tail")
-def tail(count: Annotated[int, typer.Option("-n", help="How many records.")] = 20, store: StoreOption = None) -> None:
+def tail(
+    count: Annotated[int, typer.Option("-n", min=1, help="How many records.")] = 20, store: StoreOption = None
+) -> None:
     """The newest audit records, one line each."""
     try:
         entries = open_store_or_exit(store).audit_tail(count)
@@ -177,12 +202,16 @@ def show(
 @audit_app.command("export")
 def export(
     output: Annotated[str, typer.Option("-o", help="A file, or - for standard output.")] = "-",
-    batch: Annotated[int, typer.Option(help="Records read a round trip.")] = 1000,
+    batch: Annotated[int, typer.Option(min=1, help="Records read a round trip.")] = 1000,
     store: StoreOption = None,
 ) -> None:
     """Every audit record as JSON lines (``{"entry_id": ..., **record}``), oldest first."""
     opened = open_store_or_exit(store)
-    out = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    try:
+        out = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        _err(f"cannot write {output}: {exc.strerror or exc}")
+        raise typer.Exit(EXIT_BAD_INPUT) from None
     written, after = 0, None
     try:
         while True:

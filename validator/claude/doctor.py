@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .requests import Breakpoint, blocks, breakpoints
+from .requests import Breakpoint, blocks, breakpoints, without_markers
 from .tokens import estimate_block
 
-__all__ = ["PROMPT_FIELDS", "DoctorReport", "diagnose"]
+__all__ = ["PROMPT_FIELDS", "DoctorReport", "diagnose", "shape_problems"]
 
 PROMPT_FIELDS = (
     "model",
@@ -122,6 +122,27 @@ class DoctorReport:
         }
 
 
+def shape_problems(body: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(field, problem)`` for each part of a request body that is not the Messages API's shape."""
+    problems: list[tuple[str, str]] = []
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        problems.append(("messages", f"must be a list of messages, got {type(messages).__name__}"))
+    else:
+        for i, m in enumerate(messages):
+            if not isinstance(m, Mapping):
+                problems.append((f"messages[{i}]", f"must be an object, got {type(m).__name__}"))
+            elif not isinstance(m.get("content"), str | list):
+                problems.append((f"messages[{i}].content", "must be a string or a list of blocks"))
+    for name in ("tools", "system"):
+        value = body.get(name)
+        if value is None or (name == "system" and isinstance(value, str)):
+            continue
+        if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
+            problems.append((name, "must be a list of objects"))
+    return problems
+
+
 def _prefix_difference(agent: Mapping[str, Any], validator: Mapping[str, Any]) -> str | None:
     for name in PROMPT_FIELDS:
         if (name in agent) != (name in validator):
@@ -141,8 +162,14 @@ def _prefix_difference(agent: Mapping[str, Any], validator: Mapping[str, Any]) -
 
 def diagnose(agent: Mapping[str, Any], validator: Mapping[str, Any]) -> DoctorReport:
     """Compare the agent's request with the validator's; see the module docstring."""
-    difference = _prefix_difference(agent, validator)
     notes: list[str] = []
+    difference = _prefix_difference(without_markers(agent), without_markers(validator))
+    marker_difference = _prefix_difference(agent, validator) if difference is None else None
+    if marker_difference is not None:
+        notes.append(
+            f"only cache markers differ ({marker_difference}); markers are not part of the cached bytes, so the "
+            "prefix still matches, but a marker the agent placed and the validator dropped reads nothing"
+        )
     agent_bps, validator_bps = breakpoints(agent), breakpoints(validator)
     agent_blocks = list(blocks(agent))
     validator_blocks = list(blocks(validator))

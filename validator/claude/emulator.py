@@ -30,7 +30,7 @@ from typing import Any
 import httpx2
 
 from .doctor import min_cacheable
-from .requests import LOOKBACK_BLOCKS, blocks
+from .requests import LOOKBACK_BLOCKS, blocks, without_markers
 from .tokens import estimate_block
 
 __all__ = ["CacheEmulator"]
@@ -38,15 +38,6 @@ __all__ = ["CacheEmulator"]
 Responder = Callable[[dict[str, Any]], list[dict[str, Any]]]
 PROMPT_PARAMS = ("model", "tool_choice", "thinking", "output_config", "output_format", "context_management")
 TTL_SECONDS = 300.0
-
-
-def _unmarked(block: Any) -> Any:
-    """The block without its cache markers, nested ones included: a marker does not change the hash."""
-    if isinstance(block, Mapping):
-        return {k: _unmarked(v) for k, v in block.items() if k != "cache_control"}
-    if isinstance(block, list):
-        return [_unmarked(v) for v in block]
-    return block
 
 
 def _marked(block: Any) -> bool:
@@ -58,7 +49,7 @@ def _marked(block: Any) -> bool:
 
 
 def _canonical(block: Any) -> bytes:
-    return json.dumps(_unmarked(block), separators=(",", ":"), ensure_ascii=False).encode()
+    return json.dumps(without_markers(block), separators=(",", ":"), ensure_ascii=False).encode()
 
 
 @dataclass
@@ -78,7 +69,7 @@ class CacheEmulator:
     def usage(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """Bill one request and update the cache; the API's ``usage`` object."""
         items = list(blocks(body))
-        sizes = [estimate_block(_unmarked(b)) for _, b in items]
+        sizes = [estimate_block(without_markers(b)) for _, b in items]
         cumulative: list[int] = []
         total = 0
         for n in sizes:

@@ -60,6 +60,16 @@ def _ttl(marker: Any) -> str:
     return str(marker.get("ttl", "5m")) if isinstance(marker, Mapping) else "5m"
 
 
+def without_markers(value: Any) -> Any:
+    """``value`` without its ``cache_control`` markers, nested ones included. A marker says where to
+    write an entry; it is not part of the bytes the entry is keyed by."""
+    if isinstance(value, Mapping):
+        return {k: without_markers(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_markers(v) for v in value]
+    return value
+
+
 def _block_breakpoints(block: Any, where: str) -> list[Breakpoint]:
     """A block's marker and those of the blocks nested in it (a ``tool_result``'s content): each
     one takes a slot of the four."""

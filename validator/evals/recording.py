@@ -16,7 +16,9 @@ from typing import Any
 
 import httpx2
 
-__all__ = ["MissingRecording", "RecordingTransport", "ReplayTransport", "request_key"]
+from ..exceptions import FieldProblem, InputError
+
+__all__ = ["MissingRecording", "RecordingTransport", "ReplayTransport", "read_recording", "request_key"]
 
 
 def request_key(request: httpx2.Request) -> str:
@@ -27,14 +29,40 @@ class MissingRecording(httpx2.TransportError):
     """A replay met a request that was never recorded."""
 
 
-def _read(path: Path) -> dict[str, dict[str, Any]]:
+def read_recording(path: Path) -> dict[str, dict[str, Any]]:
+    """The exchanges of a recording file; a line that is not one is an :class:`InputError` naming it."""
     found: dict[str, dict[str, Any]] = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                item = json.loads(line)
-                found[item["key"]] = item
+    if not path.exists():
+        return found
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError([FieldProblem("", f"cannot read the recording: {exc}")], source=str(path)) from None
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise InputError([FieldProblem("", f"not valid JSON: {exc}")], source=f"{path}:{n}") from None
+        problem = _exchange_problem(item)
+        if problem:
+            raise InputError([FieldProblem(*problem)], source=f"{path}:{n}")
+        found[item["key"]] = item
     return found
+
+
+def _exchange_problem(item: Any) -> tuple[str, str] | None:
+    if not isinstance(item, dict):
+        return ("", f"a recorded exchange is an object, got {type(item).__name__}")
+    if not isinstance(item.get("key"), str):
+        return ("key", "must be the request's SHA-256 (a string)")
+    status = item.get("status")
+    if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599:
+        return ("status", f"must be an HTTP status, got {status!r}")
+    if "response" not in item:
+        return ("response", "is missing")
+    return None
 
 
 class ReplayTransport(httpx2.BaseTransport):
@@ -42,7 +70,7 @@ class ReplayTransport(httpx2.BaseTransport):
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.recorded = _read(self.path)
+        self.recorded = read_recording(self.path)
         self.missing: list[str] = []
         self._lock = threading.Lock()
 

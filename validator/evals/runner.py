@@ -260,14 +260,12 @@ def run_matrix(
 
 def recorded_judges(recordings: Path) -> list[str]:
     """The judge specs that have recordings in ``recordings`` (read from the files' labels)."""
-    import json
+    from .recording import read_recording
 
     found: set[str] = set()
     for path in sorted(recordings.glob("*/*.jsonl")):
-        with path.open(encoding="utf-8") as fh:
-            first = fh.readline()
-        if first.strip():
-            label = json.loads(first).get("label")
+        for item in read_recording(path).values():
+            label = item.get("label")
             if isinstance(label, str) and label:
                 found.add(label)
     return sorted(found)
