@@ -498,3 +498,8 @@ def test_judge_error_is_an_output_error_when_the_sdk_returns_a_stream() -> None:
     judge = AnthropicJudge(client=MockAPI([]).client())
     with pytest.raises(JudgeOutputError, match="expected one Message"):
         judge._message(object())
+
+
+def test_the_label_names_a_prompt_variant() -> None:
+    assert AnthropicJudge("claude-haiku-4-5").label == "anthropic:claude-haiku-4-5"
+    assert AnthropicJudge("claude-haiku-4-5", prompt="validator_v2").label == "anthropic:claude-haiku-4-5/validator_v2"

@@ -169,6 +169,17 @@ def test_reuse_never_crosses_users_policies_or_failures(store: Any) -> None:
     judge.assert_complete()
 
 
+def test_reuse_never_crosses_the_model_that_judged(store: Any) -> None:
+    judge = ScriptedJudge([OK, OK])
+    v = _reusing(store, judge)
+    sonnet = {"model": "claude-sonnet-4-6", "max_tokens": 10, "messages": MESSAGES}
+    v.validate(MESSAGES, ACTION, user_id="u-1", agent_request=sonnet)
+    other = v.validate(MESSAGES, ACTION, user_id="u-1", agent_request={**sonnet, "model": "claude-haiku-4-5"})
+    assert not other.reused  # a judge with no model of its own judges with the agent's
+    assert v.validate(MESSAGES, ACTION, user_id="u-1", agent_request=sonnet).reused
+    judge.assert_complete()
+
+
 def test_reuse_never_skips_the_gate(store: Any) -> None:
     judge = ScriptedJudge([OK])
     store.put(_auth())

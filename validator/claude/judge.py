@@ -130,7 +130,8 @@ class AnthropicJudge(Judge):
 
     @property
     def label(self) -> str:
-        return f"anthropic:{self.model}" if self.model else "anthropic"
+        base = f"anthropic:{self.model}" if self.model else "anthropic"
+        return base if self.prompt == "validator" else f"{base}/{self.prompt}"
 
     # -- planning (pure) ---------------------------------------------------------------------
 

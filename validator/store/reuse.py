@@ -42,6 +42,8 @@ class VerdictReuse:
             request.user_id,
             policy_version,
             judge,
+            # a judge with no model of its own uses the agent's: another model is another judge
+            (request.agent_request or {}).get("model"),
             request.action.tool,
             dict(request.action.args),
             request.justification.to_dict(),
