@@ -234,7 +234,8 @@ def add(
         raw = json.loads(input_file.read_text(encoding="utf-8"))
         check = CheckInput.from_dict(raw)
         verdict = _recorded_verdict(check, raw, audit, verdict_file, store)
-        active = check.policy or _policy(policy) or Policy()
+        default_policy = _policy(policy) or Policy()
+        active = check.policy or default_policy
         tool_policy = active.for_tool(check.action.tool)
         code = str(verdict.get("code", "case"))
         new_id = case_id or f"{check.action.tool}-{code.lower()}-{hash_args(dict(check.action.args))[:8]}"
@@ -248,8 +249,8 @@ def add(
             "notes": f"Recorded verdict: {verdict.get('decision')} {code}: {verdict.get('reasoning', '')}".strip(),
             "source": f"audit:{audit}" if audit else (f"verdict:{verdict_file.name}" if verdict_file else "input"),
         }
-        check_case(case, _policy(policy) or Policy(), "eval add")
-        if cases.exists() and any(c.id == new_id for c in load_cases(cases, _policy(policy))):
+        check_case(case, default_policy, "eval add")
+        if cases.exists() and any(c.id == new_id for c in load_cases(cases, default_policy)):
             raise InputError([FieldProblem("--id", f"{new_id!r} is already a case in {cases}")], source="eval add")
     except InputError as exc:
         raise _bad(exc) from None
