@@ -25,6 +25,7 @@ from rich.table import Table
 
 from .checkinput import CheckInput
 from .cli_state import StoreOption, open_store_or_exit
+from .evals._files import parse_json, read_text
 from .evals.cases import check_case, load_cases
 from .evals.report import write_report
 from .evals.runner import PROMPTS, Matrix, baseline_outcomes, recorded_judges, regressions, run_matrix
@@ -190,10 +191,7 @@ def _baseline(path: Path) -> dict[str, str] | None:
     """The outcomes of an earlier run; None when there is none yet."""
     if not path.exists():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError([FieldProblem("", f"cannot read the baseline: {exc}")], source=str(path)) from None
+    data = parse_json(read_text(path, "baseline"), str(path))
     if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
         raise InputError(
             [FieldProblem("", "a baseline is an object of run name -> outcome (written by --update-baseline)")],

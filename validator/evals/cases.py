@@ -18,7 +18,6 @@ malformed case with the file, the line and the field.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,6 +29,7 @@ from ..authorizations import MemoryAuthorizationStore, StandingAuthorization
 from ..checkinput import CheckInput
 from ..exceptions import FieldProblem, InputError
 from ..policy import Policy
+from ._files import json_lines, parse_json, read_text
 
 __all__ = ["CaseDoc", "EvalCase", "check_case", "load_cases"]
 
@@ -149,27 +149,13 @@ def check_case(raw: Any, policy: Policy, where: str) -> EvalCase:
 
 
 def _items(path: Path) -> list[tuple[str, Any]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError([FieldProblem("", f"cannot read the case file: {exc}")], source=str(path)) from None
-    if path.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise InputError([FieldProblem("", f"not valid JSON: {exc}")], source=str(path)) from None
-        if not isinstance(data, list):
-            raise InputError([FieldProblem("", "a .json case file holds a list of cases")], source=str(path))
-        return [(f"{path}[{i}]", item) for i, item in enumerate(data)]
-    items: list[tuple[str, Any]] = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            items.append((f"{path}:{n}", json.loads(line)))
-        except ValueError as exc:
-            raise InputError([FieldProblem("", f"not valid JSON: {exc}")], source=f"{path}:{n}") from None
-    return items
+    text = read_text(path, "case file")
+    if path.suffix != ".json":
+        return json_lines(text, path)
+    data = parse_json(text, str(path))
+    if not isinstance(data, list):
+        raise InputError([FieldProblem("", "a .json case file holds a list of cases")], source=str(path))
+    return [(f"{path}[{i}]", item) for i, item in enumerate(data)]
 
 
 def load_cases(path: str | Path, policy: Policy | None = None) -> list[EvalCase]:

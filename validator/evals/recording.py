@@ -17,6 +17,7 @@ from typing import Any
 import httpx2
 
 from ..exceptions import FieldProblem, InputError
+from ._files import json_lines, read_text
 
 __all__ = ["MissingRecording", "RecordingTransport", "ReplayTransport", "read_recording", "request_key"]
 
@@ -34,20 +35,10 @@ def read_recording(path: Path) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     if not path.exists():
         return found
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError([FieldProblem("", f"cannot read the recording: {exc}")], source=str(path)) from None
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except ValueError as exc:
-            raise InputError([FieldProblem("", f"not valid JSON: {exc}")], source=f"{path}:{n}") from None
+    for where, item in json_lines(read_text(path, "recording"), path):
         problem = _exchange_problem(item)
         if problem:
-            raise InputError([FieldProblem(*problem)], source=f"{path}:{n}")
+            raise InputError([FieldProblem(*problem)], source=where)
         found[item["key"]] = item
     return found
 
