@@ -30,7 +30,7 @@ from typing import Any
 import httpx2
 
 from .doctor import min_cacheable
-from .requests import LOOKBACK_BLOCKS, blocks, without_markers
+from .requests import LOOKBACK_BLOCKS, block_breakpoints, blocks, without_markers
 from .tokens import estimate_block
 
 __all__ = ["CacheEmulator"]
@@ -38,14 +38,6 @@ __all__ = ["CacheEmulator"]
 Responder = Callable[[dict[str, Any]], list[dict[str, Any]]]
 PROMPT_PARAMS = ("model", "tool_choice", "thinking", "output_config", "output_format", "context_management")
 TTL_SECONDS = 300.0
-
-
-def _marked(block: Any) -> bool:
-    """A marker on the block or on a block nested in it (a ``tool_result``'s content)."""
-    if not isinstance(block, Mapping):
-        return False
-    nested = block.get("content")
-    return "cache_control" in block or (isinstance(nested, list) and any(_marked(b) for b in nested))
 
 
 def _canonical(block: Any) -> bytes:
@@ -82,7 +74,7 @@ class CacheEmulator:
             running = hashlib.sha256(running + _canonical(block)).digest()
             hashes.append(running.hex())
         marks = sorted(
-            {i for i, (_, b) in enumerate(items) if _marked(b)}
+            {i for i, (_, b) in enumerate(items) if block_breakpoints(b, "")}
             | ({len(items) - 1} if "cache_control" in body and items else set())
         )
         read_at = written_to = -1

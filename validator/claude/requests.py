@@ -70,7 +70,7 @@ def without_markers(value: Any) -> Any:
     return value
 
 
-def _block_breakpoints(block: Any, where: str) -> list[Breakpoint]:
+def block_breakpoints(block: Any, where: str) -> list[Breakpoint]:
     """A block's marker and those of the blocks nested in it (a ``tool_result``'s content): each
     one takes a slot of the four."""
     if not isinstance(block, Mapping):
@@ -79,7 +79,7 @@ def _block_breakpoints(block: Any, where: str) -> list[Breakpoint]:
     nested = block.get("content")
     if isinstance(nested, list):
         for k, inner in enumerate(nested):
-            found.extend(_block_breakpoints(inner, f"{where}.content[{k}]"))
+            found.extend(block_breakpoints(inner, f"{where}.content[{k}]"))
     return found
 
 
@@ -98,7 +98,7 @@ def breakpoints(request: Mapping[str, Any]) -> list[Breakpoint]:
         content = message.get("content") if isinstance(message, Mapping) else None
         if isinstance(content, list):
             for b, block in enumerate(content):
-                found.extend(_block_breakpoints(block, f"messages[{m}].content[{b}]"))
+                found.extend(block_breakpoints(block, f"messages[{m}].content[{b}]"))
     if "cache_control" in request:
         found.append(Breakpoint("automatic (top-level cache_control)", _ttl(request["cache_control"])))
     return found
