@@ -132,3 +132,13 @@ def test_doctor_names_malformed_requests(tmp_path: Path) -> None:
         (tmp_path / "pair.json").write_text(json.dumps({"agent": broken, "validator": agent}))
         result = runner.invoke(app, ["doctor", "--pair", str(tmp_path / "pair.json")])
         assert result.exit_code == 2 and field in " ".join(result.stderr.split()), result.stderr
+
+
+def test_a_marker_nested_in_a_tool_result_is_read_as_the_agents_breakpoint() -> None:
+    agent = _agent()
+    result = agent["messages"][2]["content"][0]
+    del result["cache_control"]
+    result["content"] = [{"type": "text", "text": "Minutes: all good.", "cache_control": {"type": "ephemeral"}}]
+    report = diagnose(agent, _validator_request(agent))
+    assert report.extends and report.cached_tokens > 10_000
+    assert not any("not on its last block" in n for n in report.notes), report.notes

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .requests import Breakpoint, blocks, breakpoints, without_markers
+from .requests import Breakpoint, block_breakpoints, blocks, breakpoints, without_markers
 from .tokens import estimate_block
 
 __all__ = ["PROMPT_FIELDS", "DoctorReport", "diagnose", "shape_problems"]
@@ -177,7 +177,7 @@ def diagnose(agent: Mapping[str, Any], validator: Mapping[str, Any]) -> DoctorRe
     model = str(validator.get("model") or agent.get("model") or "")
     cached = 0
     if difference is None:
-        positions = [i for i, (where, _) in enumerate(agent_blocks) if any(bp.where == where for bp in agent_bps)]
+        positions = [i for i, (_, block) in enumerate(agent_blocks) if block_breakpoints(block, "")]
         if "cache_control" in agent and agent_blocks:
             positions.append(len(agent_blocks) - 1)
         # Every agent breakpoint is copied into the validator's request at the same position, so each
