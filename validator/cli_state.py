@@ -19,7 +19,7 @@ from rich.table import Table
 
 from .authorizations import StandingAuthorization, is_bound, new_authorization_id
 from .exceptions import StoreError
-from .store import open_store
+from .store import MemoryStore, open_store
 from .store.base import Store
 
 __all__ = ["StoreOption", "open_store_or_exit", "parse_expiry", "register"]
@@ -81,9 +81,9 @@ def _constraints(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _keeps_nothing(url: str | None) -> None:
+def _keeps_nothing(store: Store) -> None:
     """A memory store lives as long as this command: say so, since nothing will remember the change."""
-    if (url or "memory://").startswith("memory://"):
+    if isinstance(store, MemoryStore):
         _err("warning: memory:// keeps nothing after this command; pass --store redis://... to keep it")
 
 
@@ -120,9 +120,10 @@ def grant(
         created=now,
         expires=parse_expiry(expires, now) if expires else None,
     )
-    _keeps_nothing(store)
+    opened = open_store_or_exit(store)
+    _keeps_nothing(opened)
     try:
-        open_store_or_exit(store).put(auth)
+        opened.put(auth)
     except StoreError as exc:
         raise _fail(exc) from None
     print(auth.id)
@@ -156,9 +157,10 @@ def list_(
 @auth_app.command("revoke")
 def revoke(auth_id: Annotated[str, typer.Argument(help="The authorization's id.")], store: StoreOption = None) -> None:
     """Revoke a standing authorization (every worker sees it at once: nothing caches them)."""
-    _keeps_nothing(store)
+    opened = open_store_or_exit(store)
+    _keeps_nothing(opened)
     try:
-        revoked = open_store_or_exit(store).revoke(auth_id, datetime.now(UTC))
+        revoked = opened.revoke(auth_id, datetime.now(UTC))
     except StoreError as exc:
         raise _fail(exc) from None
     print(f"revoked {revoked.id} at {revoked.revoked.isoformat() if revoked.revoked else '?'}")
