@@ -1,8 +1,8 @@
 """Validator cost per check with the shared prompt cache vs an uncached standalone validator.
 
 A scripted email agent runs tasks of 10, 50 and 200 turns against the cache emulator
-(``validator.claude.emulator``: the documented caching rules behind an httpx2 transport; tokens
-by ``validator.claude.tokens``). Every turn the agent reads a message (a tool result of about
+(``validator.devtools.emulator``: the documented caching rules behind an httpx2 transport; tokens
+by ``validator.devtools.tokens``). Every turn the agent reads a message (a tool result of about
 700 tokens) and calls a tool; every 5th turn it proposes a guarded ``send_email`` that is
 validated twice, side by side:
 
@@ -27,8 +27,8 @@ import anthropic
 import httpx2
 
 from validator import Policy, ToolPolicy, Validator
-from validator.claude import AnthropicJudge, PriceTable, prepare_tools
-from validator.claude.emulator import CacheEmulator
+from validator.devtools.emulator import CacheEmulator
+from validator.judges.anthropic import AnthropicJudge, PriceTable, prepare_tools
 
 MODEL = "claude-sonnet-4-6"
 EVERY = 5

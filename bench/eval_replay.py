@@ -23,11 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from validator import Policy  # noqa: E402
-from validator.claude.judge import AnthropicJudge  # noqa: E402
 from validator.evals.cases import load_cases  # noqa: E402
 from validator.evals.emulated import emulated_model  # noqa: E402
 from validator.evals.recording import RecordingTransport  # noqa: E402
 from validator.evals.runner import PROMPTS, run_matrix, slug  # noqa: E402
+from validator.judges.anthropic.judge import AnthropicJudge  # noqa: E402
 
 MODELS = ["anthropic:emulated-small", "anthropic:emulated-medium", "anthropic:emulated-large"]
 

@@ -24,8 +24,8 @@ from itertools import accumulate
 from typing import Any
 
 from validator import Message, Policy, ToolCall, ToolPolicy, Transcript
-from validator.checkinput import pending_action
-from validator.gate import run_gate
+from validator.gate.checks import run_gate
+from validator.inputs.checkinput import pending_action
 
 COMMON = "the a to of and in for on is it that with please thanks this we you your our at by from be will can".split()
 SYLLABLES = "ka lo mi ne ru sa ti vo pe da ri mo lu fe gi ba".split()

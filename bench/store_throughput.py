@@ -111,9 +111,8 @@ def _actions(n: int, worker: int) -> list[dict[str, Any]]:
 
 def _work(store: Any, spool: str, index: int, n: int) -> dict[str, Any]:
     """One worker's checks against ``store``, timing each check and the store calls inside it."""
-    from validator import Policy, ToolPolicy
-    from validator.monitor import BlockRateMonitor
-    from validator.store import stateful_validator
+    from validator import Policy, ToolPolicy, stateful_validator
+    from validator.record.monitor import BlockRateMonitor
 
     policy = Policy({"send_email": ToolPolicy(targets=("to",), intents=("email", "send", "follow up"))})
     timed = Timed(store)

@@ -29,9 +29,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command
+from validator.integrations.langgraph import ValidatorState, add_validator, justified_tools
+from validator.integrations.testing import ScriptedChatModel
 
-from integrations.langgraph import ValidatorState, add_validator, justified_tools
-from integrations.testing import ScriptedChatModel
 from validator import Policy, Validator
 
 POLICY = Policy.from_toml(
@@ -244,13 +244,13 @@ class ClaudeRequest:
     """The agent's last request body, rebuilt with langchain-anthropic's own builder (for the cache)."""
 
     def __init__(self, model: Any, tools: list[Any]) -> None:
-        from integrations.claude import with_validator_tools
+        from validator.integrations.claude import with_validator_tools
 
         self.model = model
         self.tools = with_validator_tools(justified_tools(tools))
 
     def __call__(self, state: Any) -> Any:
-        from integrations.claude import claude_request
+        from validator.integrations.claude import claude_request
 
         messages: list[BaseMessage] = [SystemMessage(SYSTEM), *state["messages"][:-1]]
         return claude_request(self.model, messages, self.tools)
@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         if live:
             from langchain_anthropic import ChatAnthropic
 
-            from validator.claude import AnthropicJudge
+            from validator.judges.anthropic import AnthropicJudge
 
             model = ChatAnthropic(model=args.model, max_retries=2)
             graph = build(model, world, Validator(POLICY, judge=AnthropicJudge()), ClaudeRequest(model, world.tools()))

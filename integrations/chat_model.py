@@ -17,8 +17,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from validator.exceptions import JudgeError, JudgeOutputError, JudgeServiceError, JudgeTimeout
-from validator.judge import Judge, JudgeOutput, JudgeRequest
-from validator.modeljudge import (
+from validator.judges.base import Judge, JudgeOutput, JudgeRequest
+from validator.judges.model import (
     DEFAULT_VALIDATOR_TOOL,
     VERDICT_DESCRIPTION,
     guard_calls,

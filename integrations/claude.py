@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from validator.claude.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL, search_tool, validator_tool
+from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL, search_tool, validator_tool
 
 __all__ = ["claude_request", "is_claude", "validator_tool_dicts", "with_validator_tools"]
 

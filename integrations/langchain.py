@@ -1,4 +1,7 @@
-"""LangChain message objects to a validator transcript.
+"""What the LangChain-based integrations share: messages to a transcript, the refusal message, the
+justified tool copy, and the registration of LangGraph's control-flow signals.
+
+LangChain message objects to a validator transcript:
 
 ``HumanMessage`` is the user's; ``AIMessage`` the agent's (with its tool calls); ``ToolMessage``
 a tool's output, whose outside author is read from ``additional_kwargs["author"]`` or
@@ -12,11 +15,26 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp
+from pydantic import BaseModel
+from validator.integrations._host import justified_model
 
-from validator.exceptions import FieldProblem, InputError
-from validator.transcript import Message, ToolCall, Transcript, content_text
+from validator.exceptions import FieldProblem, InputError, register_control_flow
+from validator.inputs.checkinput import parse_transcript
+from validator.inputs.transcript import Message, ToolCall, Transcript, content_text
+from validator.verdict import Verdict
 
-__all__ = ["message_from_langchain", "transcript_from_langchain"]
+__all__ = [
+    "justified_tool",
+    "message_from_langchain",
+    "refusal_message",
+    "transcript_from_langchain",
+    "transcript_from_state",
+]
+
+# LangGraph's interrupts and the rest of its control flow are never a failed check.
+register_control_flow(GraphBubbleUp)
 
 Authors = Mapping[str, str] | Callable[[ToolMessage], str | None] | None
 
@@ -64,3 +82,38 @@ def message_from_langchain(msg: BaseMessage, *, authors: Authors = None, index: 
 def transcript_from_langchain(messages: Sequence[BaseMessage | Any], *, authors: Authors = None) -> Transcript:
     """Convert a LangChain message list (for example ``state["messages"]``) into a transcript."""
     return Transcript(message_from_langchain(m, authors=authors, index=i) for i, m in enumerate(messages))
+
+
+def transcript_from_state(state: Any, messages_key: str = "messages") -> Transcript:
+    """The transcript from a LangGraph state, a list of LangChain messages, or check-input dicts."""
+    messages = state
+    if isinstance(state, Mapping):
+        messages = state.get(messages_key)
+    elif hasattr(state, messages_key) and not isinstance(state, Sequence):
+        messages = getattr(state, messages_key)
+    if isinstance(messages, Transcript):
+        return messages
+    if isinstance(messages, Sequence) and messages and not isinstance(messages[0], Mapping | Message):
+        return transcript_from_langchain(list(messages))
+    if messages is None:
+        raise InputError([FieldProblem(messages_key, "no messages in the state: nothing to validate against")])
+    return parse_transcript(messages)
+
+
+def refusal_message(verdict: Verdict, tool_call_id: str, name: str) -> ToolMessage:
+    """The tool message a refused call gets: an error the agent reads, the whole verdict as artifact."""
+    return ToolMessage(
+        content=verdict.message_for_agent(),
+        tool_call_id=tool_call_id,
+        name=name,
+        status="error",
+        artifact={"verdict": verdict.to_dict()},
+    )
+
+
+def justified_tool(tool: BaseTool) -> BaseTool:
+    """A model-facing copy of ``tool`` whose schema requires ``justification`` (for ``bind_tools`` only)."""
+    base = tool.tool_call_schema
+    if not (isinstance(base, type) and issubclass(base, BaseModel)):
+        return tool
+    return tool.model_copy(update={"args_schema": justified_model(base, description=tool.description)})

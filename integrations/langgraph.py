@@ -34,18 +34,18 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.graph import MessagesState, StateGraph
 from langgraph.types import Command, Send, interrupt
-from pydantic import BaseModel, Field, create_model
+from validator.integrations._host import (
+    interrupt_request,
+    pending_from_call,
+    read_answer,
+    split_justification,
+    user_id_from,
+)
+from validator.integrations.langchain import justified_tool, refusal_message, transcript_from_state
 
 from validator import Decision, Validator, Verdict
-from validator.recorder import hash_args
-
-from .context import (
-    JUSTIFICATION,
-    JustificationArg,
-    justification_description,
-    split_justification,
-    transcript_from_state,
-)
+from validator.exceptions import is_control_flow
+from validator.record.recorder import hash_args
 
 __all__ = ["ValidatorState", "add_validator", "justified_tools", "merge_verdicts"]
 
@@ -69,17 +69,7 @@ def justified_tools(tools: Sequence[BaseTool]) -> list[BaseTool]:
     The copies are for ``bind_tools`` only: the ``ToolNode`` keeps the original tools, and the
     validation nodes strip ``justification`` before a call reaches them.
     """
-    out: list[BaseTool] = []
-    for tool in tools:
-        base = tool.tool_call_schema
-        if not (isinstance(base, type) and issubclass(base, BaseModel)):
-            out.append(tool)
-            continue
-        fields: dict[str, Any] = {name: (info.annotation, info) for name, info in base.model_fields.items()}
-        fields[JUSTIFICATION] = (JustificationArg, Field(description=justification_description()))
-        facing: type[BaseModel] = create_model(f"{base.__name__}Justified", __doc__=tool.description, **fields)
-        out.append(tool.model_copy(update={"args_schema": facing}))
-    return out
+    return [justified_tool(t) for t in tools]
 
 
 def _last_ai(state: Any) -> AIMessage | None:
@@ -114,21 +104,20 @@ class _Nodes:
         self.agent_request = agent_request
 
     def _inputs(self, state: Any, config: RunnableConfig | None) -> tuple[Any, str | None, Mapping[str, Any] | None]:
-        configurable = (config or {}).get("configurable", {})
         request = self.agent_request(state) if self.agent_request else None
-        return transcript_from_state(state), configurable.get(self.user_id_key), request
+        user_id = user_id_from(self.user_id_key, (config or {}).get("configurable"))
+        return transcript_from_state(state), user_id, request
 
     def _one(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
         return {**self._judge_one(call, inputs), CALL_KEY: _call_hash(call)}
 
     def _judge_one(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
         transcript, user_id, request = inputs
-        clean, justification = split_justification(call.get("args") or {})
-        action = {"tool": call["name"], "args": clean, "justification": justification}
         try:
+            action = pending_from_call(call["name"], call.get("args"))
             verdict = self.validator.validate(transcript, action, user_id=user_id, agent_request=request)
         except Exception as exc:  # bad input from the graph: the call is blocked, never run
-            verdict = Verdict.blocked(call["name"], f"The validator could not check this call: {exc}")
+            verdict = _unchecked(call, exc)
         return verdict.to_dict()
 
     async def _aone(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
@@ -136,12 +125,11 @@ class _Nodes:
 
     async def _ajudge_one(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
         transcript, user_id, request = inputs
-        clean, justification = split_justification(call.get("args") or {})
-        action = {"tool": call["name"], "args": clean, "justification": justification}
         try:
+            action = pending_from_call(call["name"], call.get("args"))
             verdict = await self.validator.avalidate(transcript, action, user_id=user_id, agent_request=request)
         except Exception as exc:
-            verdict = Verdict.blocked(call["name"], f"The validator could not check this call: {exc}")
+            verdict = _unchecked(call, exc)
         return verdict.to_dict()
 
     def _todo(self, state: Any) -> list[dict[str, Any]]:
@@ -158,6 +146,8 @@ class _Nodes:
         try:
             return todo, self._inputs(state, config), None
         except Exception as exc:
+            if is_control_flow(exc):
+                raise
             refused = {
                 c["id"]: {
                     **Verdict.blocked(c["name"], f"No conversation to check: {exc}").to_dict(),
@@ -196,24 +186,18 @@ class _Nodes:
         if not pending:
             return {}
         saved = state["validator_verdicts"]
-        requests = [
-            {
-                "tool_call_id": c["id"],
-                "tool": c["name"],
-                "args": split_justification(c.get("args") or {})[0],
-                "code": saved[c["id"]]["code"],
-                "reasoning": saved[c["id"]]["reasoning"],
-                "suggested_next_step": saved[c["id"]].get("suggested_next_step"),
-            }
-            for c in pending
-        ]
-        answer = interrupt({"type": "action_validator", "requests": requests})  # not inside any try: it must raise
+        question = interrupt_request(
+            [
+                (c["id"], c["name"], split_justification(c.get("args") or {})[0], _verdict(saved[c["id"]]))
+                for c in pending
+            ]
+        )
+        answer = interrupt(question)  # not inside any try: it must raise
         transcript, user_id, _ = self._inputs(state, config)
         decided: dict[str, Any] = {}
         for c in pending:
-            approved, reason = _decision(answer, c["id"])
-            clean, justification = split_justification(c.get("args") or {})
-            action = {"tool": c["name"], "args": clean, "justification": justification}
+            approved, reason = read_answer(answer, c["id"])
+            action = pending_from_call(c["name"], c.get("args"))
             verdict = self.validator.answer(
                 _verdict(saved[c["id"]]), approved, reason, messages=transcript, action=action, user_id=user_id
             )
@@ -235,15 +219,7 @@ class _Nodes:
             if verdict.approved:
                 approved.append({**call, "args": split_justification(call.get("args") or {})[0], "type": "tool_call"})
             else:
-                refusals.append(
-                    ToolMessage(
-                        content=verdict.message_for_agent(),
-                        tool_call_id=call["id"],
-                        name=call["name"],
-                        status="error",
-                        artifact={"verdict": verdict.to_dict()},
-                    )
-                )
+                refusals.append(refusal_message(verdict, call["id"], call["name"]))
         update = {"messages": refusals} if refusals else {}
         if approved:
             return Command(update=update, goto=[Send(self.tools, approved)])
@@ -262,16 +238,10 @@ def _verdict(data: dict[str, Any]) -> Verdict:
     return Verdict.from_dict({k: v for k, v in data.items() if k != CALL_KEY})
 
 
-def _decision(answer: Any, call_id: str) -> tuple[bool, str | None]:
-    """``(approved, reason)`` from a resume value; anything unreadable is a rejection."""
-    if isinstance(answer, Mapping) and call_id in answer:
-        answer = answer[call_id]
-    if isinstance(answer, bool):
-        return answer, None
-    if isinstance(answer, Mapping) and isinstance(answer.get("approved"), bool):
-        reason = answer.get("reason")
-        return answer["approved"], reason if isinstance(reason, str) else None
-    return False, f"unreadable answer {answer!r}: treated as a rejection"
+def _unchecked(call: Mapping[str, Any], exc: Exception) -> Verdict:
+    if is_control_flow(exc):
+        raise exc
+    return Verdict.blocked(call["name"], f"The validator could not check this call: {exc}")
 
 
 def add_validator(

@@ -22,7 +22,6 @@ Typical usage::
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,17 +29,22 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
+from validator.integrations._host import (
+    Remembered,
+    interrupt_request,
+    pending_from_call,
+    read_answer,
+    user_id_from,
+)
+from validator.integrations.claude import claude_request, is_claude, with_validator_tools
+from validator.integrations.langchain import justified_tool, refusal_message, transcript_from_state
 
-from validator import Decision, Validator, Verdict
-from validator.claude.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL
-from validator.recorder import hash_args
-
-from .claude import claude_request, is_claude, with_validator_tools
-from .context import split_justification, transcript_from_state
-from .langgraph import justified_tools
+from validator import Decision, PendingAction, Validator, Verdict
+from validator.exceptions import is_control_flow
+from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL
+from validator.record.recorder import hash_args
 
 __all__ = ["ActionValidatorMiddleware"]
 
@@ -49,22 +53,13 @@ REMEMBERED = 256
 
 
 def _refusal(verdict: Verdict, call: Mapping[str, Any]) -> ToolMessage:
-    return ToolMessage(
-        content=verdict.message_for_agent(),
-        tool_call_id=call["id"],
-        name=call["name"],
-        status="error",
-        artifact={"verdict": verdict.to_dict()},
-    )
+    return refusal_message(verdict, call["id"], call["name"])
 
 
-def _answer(value: Any) -> tuple[bool, str | None]:
-    if isinstance(value, bool):
-        return value, None
-    if isinstance(value, Mapping) and isinstance(value.get("approved"), bool):
-        reason = value.get("reason")
-        return value["approved"], reason if isinstance(reason, str) else None
-    return False, f"unreadable answer {value!r}: treated as a rejection"
+def _failed(call: Mapping[str, Any], exc: Exception, what: str) -> ToolMessage:
+    if is_control_flow(exc):
+        raise exc
+    return _refusal(Verdict.blocked(call["name"], f"{what}: {exc}"), call)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +67,7 @@ class _Call:
     call_id: str
     """The key of this very call (id, tool, arguments, justification, user, conversation)."""
     transcript: Any
-    action: dict[str, Any]
-    clean: dict[str, Any]
+    action: PendingAction
     user_id: str | None
     agent_request: Mapping[str, Any] | None
     known: Verdict | None
@@ -98,8 +92,8 @@ class ActionValidatorMiddleware(AgentMiddleware):
         self._ours = {validator_name, search_name}
         self._names = {"validator_name": validator_name, "search_name": search_name}
         self._facing: dict[int, BaseTool] = {}
-        self._requests: OrderedDict[str, dict[str, Any]] = OrderedDict()
-        self._verdicts: OrderedDict[str, Verdict] = OrderedDict()
+        self._requests: Remembered[str, dict[str, Any]] = Remembered(REMEMBERED)
+        self._verdicts: Remembered[str, Verdict] = Remembered(REMEMBERED)
 
     # -- the model call ----------------------------------------------------------------------
 
@@ -112,7 +106,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
             if isinstance(tool, BaseTool) and self._guarded(tool):
                 key = id(tool)
                 if key not in self._facing:
-                    self._facing[key] = justified_tools([tool])[0]
+                    self._facing[key] = justified_tool(tool)
                 tools.append(self._facing[key])
             else:
                 tools.append(tool)
@@ -129,9 +123,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
         )
         for message in response.result:
             if isinstance(message, AIMessage) and message.id and payload is not None:
-                self._requests[message.id] = payload
-                while len(self._requests) > REMEMBERED:
-                    self._requests.popitem(last=False)
+                self._requests.put(message.id, payload)
 
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         request = request.override(tools=self._tools(request))
@@ -157,13 +149,8 @@ class ActionValidatorMiddleware(AgentMiddleware):
 
     def _user_id(self, request: ToolCallRequest) -> str | None:
         runtime = request.runtime
-        configurable = (getattr(runtime, "config", None) or {}).get("configurable", {})
-        context = getattr(runtime, "context", None)
-        from_context = (
-            context.get(self.user_id_key) if isinstance(context, Mapping) else getattr(context, self.user_id_key, None)
-        )
-        value = configurable.get(self.user_id_key) or from_context
-        return str(value) if value is not None else None
+        configurable = (getattr(runtime, "config", None) or {}).get("configurable")
+        return user_id_from(self.user_id_key, configurable, getattr(runtime, "context", None))
 
     def _start(self, request: ToolCallRequest) -> _Call | ToolMessage:
         """What a tool call needs before the judge; a refusal when it cannot be checked at all."""
@@ -175,76 +162,50 @@ class ActionValidatorMiddleware(AgentMiddleware):
                 call,
             )
         try:
-            clean, justification = split_justification(call.get("args") or {})
+            action = pending_from_call(call["name"], call.get("args"))
             transcript = transcript_from_state(request.state)
-            action = {"tool": call["name"], "args": clean, "justification": justification}
             user_id = self._user_id(request)
             # A kept verdict answers only this very call: same id, tool, arguments, justification, user and
             # conversation (a model may repeat call ids across runs; a resume repeats all of them).
-            key = hash_args({"id": call_id, "action": action, "user": user_id, "transcript": transcript.digest})
+            what = {"tool": action.tool, "args": action.args, "justification": action.justification}
+            key = hash_args({"id": call_id, "action": what, "user": user_id, "transcript": transcript.digest})
             return _Call(
                 call_id=key,
                 transcript=transcript,
                 action=action,
-                clean=clean,
                 user_id=user_id,
                 agent_request=self._agent_request(request.state, call_id),
                 known=self._verdicts.get(key),
             )
-        except GraphBubbleUp:
-            raise
         except Exception as exc:
-            return _refusal(Verdict.blocked(call["name"], f"The validator could not check this call: {exc}"), call)
-
-    def _keep(self, call_id: str, verdict: Verdict) -> Verdict:
-        self._verdicts[call_id] = verdict
-        while len(self._verdicts) > REMEMBERED:
-            self._verdicts.popitem(last=False)
-        return verdict
+            return _failed(call, exc, "The validator could not check this call")
 
     def _settle(self, request: ToolCallRequest, c: _Call, verdict: Verdict) -> ToolCallRequest | ToolMessage:
         """The call to run (justification stripped), or the refusal; an ``ask_user`` verdict asks first."""
         call = request.tool_call
         if verdict.decision is Decision.ASK_USER:
-            answer = interrupt(  # outside any try: GraphInterrupt must reach the graph
-                {
-                    "type": "action_validator",
-                    "requests": [
-                        {
-                            "tool_call_id": call["id"],
-                            "tool": call["name"],
-                            "args": c.clean,
-                            "code": verdict.code.value,
-                            "reasoning": verdict.reasoning,
-                            "suggested_next_step": verdict.suggested_next_step,
-                        }
-                    ],
-                }
-            )
-            approved, reason = _answer(answer)
+            # outside any try: GraphInterrupt must reach the graph
+            answer = interrupt(interrupt_request([(str(call["id"]), call["name"], c.action.args, verdict)]))
+            approved, reason = read_answer(answer)
             verdict = self.validator.answer(
                 verdict, approved, reason, messages=c.transcript, action=c.action, user_id=c.user_id
             )
-            self._verdicts.pop(c.call_id, None)
+            self._verdicts.pop(c.call_id)
         if not verdict.approved:
             return _refusal(verdict, call)
-        return request.override(tool_call={**call, "args": c.clean})
+        return request.override(tool_call={**call, "args": dict(c.action.args)})
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]) -> ToolResult:
         c = self._start(request)
         if isinstance(c, ToolMessage):
             return c
         try:
-            verdict = c.known or self._keep(
+            verdict = c.known or self._verdicts.put(
                 c.call_id,
                 self.validator.validate(c.transcript, c.action, user_id=c.user_id, agent_request=c.agent_request),
             )
-        except GraphBubbleUp:
-            raise
         except Exception as exc:
-            return _refusal(
-                Verdict.blocked(c.action["tool"], f"The validator failed on this call: {exc}"), request.tool_call
-            )
+            return _failed(request.tool_call, exc, "The validator failed on this call")
         settled = self._settle(request, c, verdict)
         return settled if isinstance(settled, ToolMessage) else handler(settled)
 
@@ -255,17 +216,13 @@ class ActionValidatorMiddleware(AgentMiddleware):
         if isinstance(c, ToolMessage):
             return c
         try:
-            verdict = c.known or self._keep(
+            verdict = c.known or self._verdicts.put(
                 c.call_id,
                 await self.validator.avalidate(
                     c.transcript, c.action, user_id=c.user_id, agent_request=c.agent_request
                 ),
             )
-        except GraphBubbleUp:
-            raise
         except Exception as exc:
-            return _refusal(
-                Verdict.blocked(c.action["tool"], f"The validator failed on this call: {exc}"), request.tool_call
-            )
+            return _failed(request.tool_call, exc, "The validator failed on this call")
         settled = self._settle(request, c, verdict)
         return settled if isinstance(settled, ToolMessage) else await handler(settled)

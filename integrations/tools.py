@@ -35,18 +35,20 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
 from pydantic import BaseModel, ConfigDict, Field, create_model
-
-from validator import ActionBlocked, Validator, Verdict
-from validator.exceptions import ValidatorUsageError
-
-from .context import (
+from validator.integrations._host import (
     JUSTIFICATION,
     JustificationArg,
     current_context,
     justification_description,
+    justified_model,
     split_justification,
-    transcript_from_state,
+    user_id_from,
 )
+from validator.integrations.langchain import refusal_message, transcript_from_state
+
+from validator import ActionBlocked, Validator, Verdict
+from validator.exceptions import UsageError
+from validator.inputs.checkinput import pending_action
 
 __all__ = ["GuardedTool", "guarded"]
 
@@ -64,12 +66,11 @@ class _Guard:
 
     def _inputs(self, runtime: Any) -> tuple[Any, str | None, Mapping[str, Any] | None]:
         if isinstance(runtime, ToolRuntime):
-            configurable = (runtime.config or {}).get("configurable", {})
-            user = configurable.get("user_id") or getattr(runtime.context, "user_id", None)
+            user = user_id_from("user_id", (runtime.config or {}).get("configurable"), runtime.context)
             return transcript_from_state(runtime.state), user, None
         ctx = current_context()
         if ctx is None:
-            raise ValidatorUsageError(
+            raise UsageError(
                 f"`{self.tool_name}` is guarded but no conversation was given: run it in a LangGraph ToolNode, "
                 "or call it inside `with validation_context(messages):`"
             )
@@ -77,25 +78,19 @@ class _Guard:
 
     def check(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> Verdict:
         transcript, user_id, agent_request = self._inputs(runtime)
-        action = {"tool": self.tool_name, "args": dict(args), "justification": justification}
+        action = pending_action(self.tool_name, args, justification)
         return self.validator.validate(transcript, action, user_id=user_id, agent_request=agent_request)
 
     async def acheck(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> Verdict:
         transcript, user_id, agent_request = self._inputs(runtime)
-        action = {"tool": self.tool_name, "args": dict(args), "justification": justification}
+        action = pending_action(self.tool_name, args, justification)
         return await self.validator.avalidate(transcript, action, user_id=user_id, agent_request=agent_request)
 
     def refusal(self, verdict: Verdict, runtime: Any) -> ToolMessage:
         """What a blocked call returns: an error the agent reads, or :class:`ActionBlocked` outside LangGraph."""
         if not isinstance(runtime, ToolRuntime):
             raise ActionBlocked(verdict)
-        return ToolMessage(
-            content=verdict.message_for_agent(),
-            tool_call_id=runtime.tool_call_id or "",
-            name=self.tool_name,
-            status="error",
-            artifact={"verdict": verdict.to_dict()},
-        )
+        return refusal_message(verdict, runtime.tool_call_id or "", self.tool_name)
 
 
 def _validator(validator: Validator | None) -> Validator:
@@ -108,7 +103,7 @@ def _validator(validator: Validator | None) -> Validator:
 def _guard_function(fn: F, validator: Validator, name: str | None) -> F:
     signature = inspect.signature(fn)
     if JUSTIFICATION in signature.parameters or RUNTIME in signature.parameters:
-        raise ValidatorUsageError(f"{fn.__name__} already has a parameter named {JUSTIFICATION!r} or {RUNTIME!r}")
+        raise UsageError(f"{fn.__name__} already has a parameter named {JUSTIFICATION!r} or {RUNTIME!r}")
     guard = _Guard(name or fn.__name__, validator)
     extra = [
         inspect.Parameter(JUSTIFICATION, inspect.Parameter.KEYWORD_ONLY, annotation=JustificationArg),
@@ -205,16 +200,12 @@ def _guard_tool(tool: BaseTool, validator: Validator) -> GuardedTool:
     if not (isinstance(schema, type) and issubclass(schema, BaseModel)) or not (
         isinstance(facing_base, type) and issubclass(facing_base, BaseModel)
     ):
-        raise ValidatorUsageError(
+        raise UsageError(
             f"tool {tool.name!r} has a JSON-schema args_schema; give it a pydantic args_schema, or guard the function"
         )
     guard = _Guard(tool.name, validator)
     injected = _model_fields(tool.get_input_schema()) - _model_fields(facing_base)
-    # Built afresh from the fields: langchain-core patches the original schema class's model_json_schema
-    # with a cache, which a subclass would inherit.
-    fields: dict[str, Any] = {name: (info.annotation, info) for name, info in facing_base.model_fields.items()}
-    fields[JUSTIFICATION] = (JustificationArg, Field(description=justification_description()))
-    facing: type[BaseModel] = create_model(f"{facing_base.__name__}Justified", __doc__=tool.description, **fields)
+    facing = justified_model(facing_base, description=tool.description)
     # ToolNode injects one runtime argument a tool: the tool's own, when it has one, else ours.
     own_runtime = _runtime_field(schema)
     hidden: dict[str, Any] = {JUSTIFICATION: (Any, None)}  # a bad one reaches the validator, which says what is wrong
@@ -298,4 +289,4 @@ def guarded(tool: Any = None, *, validator: Validator | None = None, name: str |
         return _guard_tool(tool, _validator(validator))
     if callable(tool):
         return _guard_function(tool, _validator(validator), name)
-    raise ValidatorUsageError(f"cannot guard {type(tool).__name__}: expected a function or a LangChain tool")
+    raise UsageError(f"cannot guard {type(tool).__name__}: expected a function or a LangChain tool")

@@ -25,7 +25,7 @@ echo "== ruff"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 echo "== mypy --strict"
-.venv/bin/mypy --strict validator integrations
+scripts/typecheck.sh
 echo "== pytest"
 .venv/bin/python -m pytest "$@"
 echo "== eval suite (strict judge, plus every judge with committed recordings, replayed)"

@@ -93,7 +93,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if url:
         yield url
         return
-    from .redis_server import RedisServer
+    from tests.redis_server import RedisServer
 
     server = RedisServer(tmp_path_factory.mktemp("redis"))
     server.start()

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from validator import AuthorizationEvidence, QuoteEvidence, parse_justification
-from validator.checkinput import pending_action
+from validator.inputs.checkinput import pending_action
 
 
 def test_well_formed_justification() -> None:

@@ -15,6 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.anthropic_mock import MockAPI, error, message, verdict_call
+from tests.conftest import POLICY
 from validator import (
     Code,
     Decision,
@@ -25,16 +27,13 @@ from validator import (
     Policy,
     PolicySettings,
     ToolPolicy,
+    UsageError,
     Validator,
-    ValidatorUsageError,
     decide,
 )
-from validator.claude import AnthropicJudge, PriceTable, breakpoints, prepare_tools
-from validator.claude.judge import map_sdk_error
 from validator.exceptions import JudgeError, JudgeOutputError
-
-from .anthropic_mock import MockAPI, error, message, verdict_call
-from .conftest import POLICY
+from validator.judges.anthropic import AnthropicJudge, PriceTable, breakpoints, prepare_tools
+from validator.judges.anthropic.judge import map_sdk_error
 
 SEND_EMAIL = {
     "name": "send_email",
@@ -113,9 +112,9 @@ def test_prepare_tools_appends_search_and_deferred_strict_validator() -> None:
 
 
 def test_prepare_tools_refuses_a_name_clash_and_bad_tools() -> None:
-    with pytest.raises(ValidatorUsageError, match="named 'validate_action'"):
+    with pytest.raises(UsageError, match="named 'validate_action'"):
         prepare_tools([{"name": "validate_action", "input_schema": {}}])
-    with pytest.raises(ValidatorUsageError, match=r"tools\[0\] must be an object"):
+    with pytest.raises(UsageError, match=r"tools\[0\] must be an object"):
         prepare_tools([{"description": "no name"}])
     custom = prepare_tools([SEND_EMAIL], validator_name="check_it", search_name="find_tools")
     assert [t["name"] for t in custom] == ["send_email", "find_tools", "check_it"]
@@ -353,9 +352,9 @@ def test_sdk_errors_map_to_our_types_and_fail_closed(
 ) -> None:
     api = MockAPI([reply, reply])
     judge = AnthropicJudge(client=api.client())
-    from validator.judge import JudgeRequest
+    from validator.judges.base import JudgeRequest
 
-    request = Validator(POLICY)._prepare(*_prep())
+    request = Validator(POLICY).prepare(None, ACTION, user_id="u-1", agent_request=AGENT_REQUEST)
     assert isinstance(request, JudgeRequest)
     with pytest.raises(expected) as exc:
         judge.judge(request)
@@ -365,13 +364,6 @@ def test_sdk_errors_map_to_our_types_and_fail_closed(
         None, ACTION, agent_request=AGENT_REQUEST
     )
     assert (verdict.approved, verdict.code) == (False, Code.JUDGE_UNAVAILABLE)
-
-
-def _prep() -> tuple[Any, ...]:
-    from validator.checkinput import parse_action
-    from validator.engine import _transcript
-
-    return (_transcript(None, AGENT_REQUEST), parse_action(ACTION), "u-1", {}, AGENT_REQUEST)
 
 
 def _sdk_error_classes() -> list[type[BaseException]]:

@@ -13,15 +13,14 @@ from langchain.agents import create_agent
 from langchain_anthropic import ChatAnthropic
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
+from validator.integrations.anthropic import check_tool_uses
+from validator.integrations.middleware import ActionValidatorMiddleware
 
-from integrations.middleware import ActionValidatorMiddleware
+from tests.anthropic_mock import MockAPI, message, verdict_call
+from tests.conftest import POLICY
+from tests.test_claude import READ_INBOX, SEND_EMAIL
 from validator import Validator
-from validator.claude import AnthropicJudge, prepare_tools
-from validator.claude.loop import check_tool_uses
-
-from .anthropic_mock import MockAPI, message, verdict_call
-from .conftest import POLICY
-from .test_claude import READ_INBOX, SEND_EMAIL
+from validator.judges.anthropic import AnthropicJudge, prepare_tools
 
 USER = "Please email bob@acme.example the minutes."
 GOOD = {"reason": "The user asked.", "evidence": [{"quote": "email bob@acme.example the minutes"}]}
@@ -167,9 +166,8 @@ def test_langgraph_node_shares_the_chatanthropic_agents_prefix(endpoint: tuple[s
     from langchain_core.messages import SystemMessage
     from langgraph.graph import END, START, StateGraph
     from langgraph.prebuilt import ToolNode, tools_condition
-
-    from integrations.claude import claude_request, with_validator_tools
-    from integrations.langgraph import ValidatorState, add_validator, justified_tools
+    from validator.integrations.claude import claude_request, with_validator_tools
+    from validator.integrations.langgraph import ValidatorState, add_validator, justified_tools
 
     url, bodies = endpoint
 

@@ -144,8 +144,8 @@ def _serve(reply: dict) -> tuple[Any, list[dict]]:
 def test_anthropic_judge_from_the_cli_honours_the_sdk_environment(tmp_path: Path) -> None:
     import os
 
-    from .anthropic_mock import message, verdict_call
-    from .test_claude import ACTION, AGENT_REQUEST
+    from tests.anthropic_mock import message, verdict_call
+    from tests.test_claude import ACTION, AGENT_REQUEST
 
     server, seen = _serve(message([verdict_call()]))
     try:

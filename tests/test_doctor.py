@@ -7,11 +7,10 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from validator.claude.doctor import diagnose, first_difference
+from tests.anthropic_mock import MockAPI, message, verdict_call
+from tests.test_claude import ACTION, AGENT_REQUEST, POLICY
 from validator.cli import app
-
-from .anthropic_mock import MockAPI, message, verdict_call
-from .test_claude import ACTION, AGENT_REQUEST, POLICY
+from validator.devtools.doctor import diagnose, first_difference
 
 runner = CliRunner()
 LONG = "word " * 8000  # about 10,000 tokens by the estimator: above every model's minimum
@@ -25,7 +24,7 @@ def _agent() -> dict[str, Any]:
 
 def _validator_request(agent: dict[str, Any]) -> dict[str, Any]:
     from validator import Validator
-    from validator.claude import AnthropicJudge
+    from validator.judges.anthropic import AnthropicJudge
 
     api = MockAPI([message([verdict_call()])])
     Validator(POLICY, judge=AnthropicJudge(client=api.client())).validate(None, ACTION, agent_request=agent)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from validator.claude.emulator import CacheEmulator
+from validator.devtools.emulator import CacheEmulator
 
 BIG = "word " * 6000  # ~7,500 tokens: above every minimum
 

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from tests.conftest import POLICY, inbox_transcript, justified
 from validator import (
     Code,
     Decision,
@@ -23,10 +24,8 @@ from validator import (
     ValidatorConfig,
     decide,
 )
-from validator.recorder import AuditEvent
+from validator.record.recorder import AuditEvent
 from validator.testing import FunctionJudge, ScriptedJudge, ScriptError
-
-from .conftest import POLICY, inbox_transcript, justified
 
 T = inbox_transcript("Please email bob@acme.example the minutes.", "nothing")
 ACTION = justified("send_email", {"to": "bob@acme.example"}, "email bob@acme.example the minutes")

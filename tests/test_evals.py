@@ -230,8 +230,8 @@ def test_cli_eval_on_the_committed_suite_passes_and_lists_no_regressions() -> No
 def _record(tmp_path: Path, judges: list[str], cases: list[Any]) -> Any:
     import anthropic
 
-    from validator.claude.judge import AnthropicJudge
     from validator.evals.runner import slug
+    from validator.judges.anthropic.judge import AnthropicJudge
 
     def factory(spec: str, prompt: str) -> Any:
         path = tmp_path / slug(spec) / f"{prompt}.jsonl"
@@ -286,7 +286,7 @@ def test_missing_recordings_and_missing_key_fail_clearly(tmp_path: Path, monkeyp
 def test_quality_notes_never_change_the_safety_decisions_of_the_eval_cases(tmp_path: Path) -> None:
     import anthropic
 
-    from validator.claude.judge import AnthropicJudge
+    from validator.judges.anthropic.judge import AnthropicJudge
 
     def with_notes(request: httpx2.Request) -> httpx2.Response:
         response = emulated_model(request)

@@ -5,6 +5,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import POLICY, inbox_transcript, justified
 from validator import (
     Code,
     MemoryAuthorizationStore,
@@ -18,8 +19,6 @@ from validator import (
     Validator,
     ValidatorConfig,
 )
-
-from .conftest import POLICY, inbox_transcript, justified
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 

@@ -10,12 +10,11 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import InjectedState, ToolNode, ToolRuntime
+from validator.integrations._host import validation_context
+from validator.integrations.tools import guarded
 
-from integrations.context import validation_context
-from integrations.tools import guarded
-from validator import ActionBlocked, Code, MemoryRecorder, Validator, ValidatorUsageError
-
-from .conftest import POLICY
+from tests.conftest import POLICY
+from validator import ActionBlocked, Code, MemoryRecorder, UsageError, Validator
 
 USER = "Please email bob@acme.example the minutes."
 GOOD = {"reason": "The user asked.", "evidence": [{"quote": "email bob@acme.example the minutes"}]}
@@ -60,7 +59,7 @@ def test_plain_async_function_and_missing_context() -> None:
             return await send_email(to="bob@acme.example", justification=GOOD)
 
     assert asyncio.run(main()) == "sent"
-    with pytest.raises(ValidatorUsageError, match="no conversation was given"):
+    with pytest.raises(UsageError, match="no conversation was given"):
         asyncio.run(send_email(to="bob@acme.example", justification=GOOD))
     assert ran == ["bob@acme.example"]
 
@@ -199,7 +198,7 @@ def test_json_schema_tools_are_refused_with_advice() -> None:
     raw = StructuredTool(
         name="x", description="x", args_schema={"type": "object", "properties": {}}, func=lambda **k: "x"
     )
-    with pytest.raises(ValidatorUsageError, match="JSON-schema args_schema"):
+    with pytest.raises(UsageError, match="JSON-schema args_schema"):
         guarded(raw)
 
 

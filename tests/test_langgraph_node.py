@@ -14,14 +14,13 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command
+from validator.integrations.chat_model import ChatModelJudge
+from validator.integrations.langgraph import ValidatorState, add_validator, justified_tools
+from validator.integrations.testing import ScriptedChatModel
 
-from integrations.chat_model import ChatModelJudge
-from integrations.langgraph import ValidatorState, add_validator, justified_tools
-from integrations.testing import ScriptedChatModel
+from tests.conftest import POLICY
 from validator import JudgeRequest, StrictJudge, Validator
 from validator.testing import FunctionJudge
-
-from .conftest import POLICY
 
 USER = "Please email bob@acme.example the minutes and archive the printer thread."
 GOOD = {"reason": "asked", "evidence": [{"quote": "email bob@acme.example the minutes"}]}
@@ -215,7 +214,7 @@ def test_judge_tokens_never_reach_the_stream(mode: str) -> None:
 
 
 def test_an_exception_in_our_code_blocks_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    import integrations.langgraph as node
+    import validator.integrations.langgraph as node
 
     def broken(state: Any) -> Any:
         raise RuntimeError("glue bug")

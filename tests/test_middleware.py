@@ -11,13 +11,12 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, interrupt
+from validator.integrations.middleware import ActionValidatorMiddleware
+from validator.integrations.testing import ScriptedChatModel
 
-from integrations.middleware import ActionValidatorMiddleware
-from integrations.testing import ScriptedChatModel
+from tests.conftest import POLICY
+from tests.test_langgraph_node import GOOD, USER, Counting, _ai
 from validator import Validator
-
-from .conftest import POLICY
-from .test_langgraph_node import GOOD, USER, Counting, _ai
 
 
 def _agent(
@@ -123,7 +122,7 @@ def test_async_twins_and_the_hosts_interrupt_is_never_swallowed() -> None:
 
 
 def test_an_exception_in_our_code_blocks_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    import integrations.middleware as mw
+    import validator.integrations.middleware as mw
 
     def broken(state: Any) -> Any:
         raise RuntimeError("bug in the validator glue")

@@ -41,10 +41,13 @@ def test_every_exception_is_exported_and_pickles() -> None:
         exceptions.JudgeTransportError("anthropic", "overloaded", 529),
         exceptions.JudgeRequestRejected("anthropic", "bad request", 400),
         exceptions.StoreError("down"),
-        exceptions.ValidatorUsageError("misuse"),
-        exceptions.ActionBlocked(validator.validate([{"role": "user", "content": "hi"}], {"tool": "x"})),
+        exceptions.UsageError("misuse"),
     ]
     assert {type(s) for s in samples} == set(classes) - {exceptions.ValidatorError}
+    # the one signal: not an error, but it pickles and is exported too
+    signal = exceptions.ActionBlocked(validator.validate([{"role": "user", "content": "hi"}], {"tool": "x"}))
+    assert not isinstance(signal, exceptions.ValidatorError) and "ActionBlocked" in validator.__all__
+    samples.append(signal)
     for s in samples:
         again = pickle.loads(pickle.dumps(s))
         assert type(again) is type(s) and str(again) == str(s)
@@ -67,7 +70,7 @@ def test_examples_and_their_verdicts_follow_the_schemas(example: Path) -> None:
 def test_prompts_load() -> None:
     assert "Another AI reads this" in validator.load_prompt("justification")
     assert "ONLY THE USER CAN AUTHORIZE" in validator.load_prompt("validator")
-    with pytest.raises(validator.ValidatorUsageError, match="no prompt named 'nope'"):
+    with pytest.raises(validator.UsageError, match="no prompt named 'nope'"):
         validator.load_prompt("nope")
 
 
@@ -94,6 +97,56 @@ def test_wheel_ships_packages_and_prompts(tmp_path: Path) -> None:
         "validator/_prompts/justification.md",
         "validator/_prompts/validator.md",
         "validator/engine.py",
-        "integrations/langchain.py",
+        "validator/integrations/langchain.py",
+        "validator/integrations/_host.py",
     } <= names
-    assert not any(n.startswith("tests/") for n in names)
+    # one import namespace: nothing but validator (and its metadata) goes into site-packages
+    assert {n.split("/")[0] for n in names} - {"validator"} == {n.split("/")[0] for n in names if ".dist-info/" in n}
+
+
+_PROBE = (
+    "import importlib.util, validator.integrations._host as h, validator.integrations.langgraph; "
+    "print(h.__file__); print(importlib.util.find_spec('integrations'))"
+)
+
+
+def _probe(cwd: Path, env: dict[str, str]) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", _PROBE], cwd=cwd, env=env, check=True, capture_output=True, text=True)
+    return done.stdout.split("\n")
+
+
+def test_wheel_and_editable_install_import_integrations_the_same_way(tmp_path: Path) -> None:
+    import os
+
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("*.whl")
+    site = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # the wheel: validator.integrations from site-packages, no top-level `integrations`
+    from_wheel = _probe(tmp_path, {**env, "PYTHONPATH": str(site)})
+    assert from_wheel[0] == str(site / "validator" / "integrations" / "_host.py")
+    assert from_wheel[1] == "None"
+    # the editable install of `make test`: the same names, mapped to the repository's integrations/
+    editable = _probe(tmp_path, env)
+    assert editable[0] == str(ROOT / "integrations" / "_host.py")
+    assert editable[1] == "None"

@@ -14,8 +14,9 @@ from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from pydantic import BaseModel
+from validator.integrations.tools import guarded
 
-from integrations.tools import guarded
+from tests.conftest import POLICY
 from validator import (
     Code,
     InputError,
@@ -29,8 +30,6 @@ from validator import (
     parse_justification,
 )
 from validator.testing import FunctionJudge, ScriptedJudge
-
-from .conftest import POLICY
 
 PAY = Policy({"send_money": ToolPolicy(risk="dangerous", targets=("recipient",), intents=("pay",))})
 
@@ -140,9 +139,8 @@ def test_a_guarded_tool_taking_a_model_argument_is_checked_inside_it() -> None:
 
 def test_middleware_never_reuses_a_verdict_for_a_different_call_with_the_same_id() -> None:
     from langchain.agents import create_agent
-
-    from integrations.middleware import ActionValidatorMiddleware
-    from integrations.testing import ScriptedChatModel
+    from validator.integrations.middleware import ActionValidatorMiddleware
+    from validator.integrations.testing import ScriptedChatModel
 
     sent: list[str] = []
 
@@ -219,14 +217,15 @@ def test_a_content_and_artifact_tool_still_gets_its_refusal_and_its_artifact() -
 
 
 def test_standing_authorization_globs_do_not_span_a_list_in_one_string() -> None:
-    from validator.authorizations import check_constraint
+    from validator.gate.authorizations import check_constraint
 
     assert not check_constraint("*@acme.example", "eve@evil.example, bob@acme.example")
     assert check_constraint("*@acme.example", "ann@acme.example; bob@acme.example")
 
 
 def test_a_torn_spool_line_does_not_wedge_the_audit_recorder(tmp_path: Path) -> None:
-    from validator.store import AuditRecorder, MemoryStore
+    from validator.record.audit import AuditRecorder
+    from validator.store import MemoryStore
 
     spool = tmp_path / "spool.jsonl"
     spool.write_text('{"id": "e1", "time": "2026-11-30T12:00:00+00:00", "n": 1}\n{"id": "e2", "ti')
@@ -245,25 +244,35 @@ def test_a_torn_spool_line_does_not_wedge_the_audit_recorder(tmp_path: Path) -> 
     assert (tmp_path / "spool.jsonl.corrupt").read_text().startswith('{"id": "e2"')
 
 
-def test_host_control_flow_raised_inside_a_judge_propagates() -> None:
-    class GraphBubbleUp(Exception):  # the name the core recognises, as LangGraph's
+def test_host_control_flow_raised_inside_a_judge_propagates_only_when_registered() -> None:
+    from validator import register_control_flow
+
+    class GraphBubbleUp(Exception):  # a look-alike name is not enough: nothing is matched by name
         pass
 
-    class GraphInterrupt(GraphBubbleUp):
+    class HostSignal(Exception):
         pass
 
-    def judge(request: JudgeRequest) -> JudgeOutput:
-        raise GraphInterrupt("pause")
+    class HostInterrupt(HostSignal):
+        pass
 
-    with pytest.raises(GraphInterrupt):
-        Validator(POLICY, judge=FunctionJudge(judge)).validate(
-            [{"role": "user", "content": "Please email bob@acme.example"}],
-            {
-                "tool": "send_email",
-                "args": {"to": "bob@acme.example"},
-                "justification": {"reason": "r", "evidence": [{"quote": "email bob@acme.example"}]},
-            },
-        )
+    def raising(exc: Exception) -> FunctionJudge:
+        def judge(request: JudgeRequest) -> JudgeOutput:
+            raise exc
+
+        return FunctionJudge(judge)
+
+    messages = [{"role": "user", "content": "Please email bob@acme.example"}]
+    action = {
+        "tool": "send_email",
+        "args": {"to": "bob@acme.example"},
+        "justification": {"reason": "r", "evidence": [{"quote": "email bob@acme.example"}]},
+    }
+    verdict = Validator(POLICY, judge=raising(GraphBubbleUp("x"))).validate(messages, action)
+    assert verdict.code.value == "JUDGE_UNAVAILABLE"
+    register_control_flow(HostSignal)
+    with pytest.raises(HostInterrupt):
+        Validator(POLICY, judge=raising(HostInterrupt("pause"))).validate(messages, action)
     from langgraph.errors import GraphInterrupt as Real
 
     def real(request: JudgeRequest) -> JudgeOutput:
@@ -283,7 +292,8 @@ def test_host_control_flow_raised_inside_a_judge_propagates() -> None:
 
 
 def test_verdict_reuse_is_per_judge() -> None:
-    from validator.store import MemoryStore, VerdictReuse
+    from validator.reuse import VerdictReuse
+    from validator.store import MemoryStore
 
     store = MemoryStore()
     messages = [{"role": "user", "content": "Please email bob@acme.example"}]
@@ -326,14 +336,14 @@ def test_inputs_of_unexpected_shapes_are_typed_errors_and_quotes_need_words() ->
 
 
 def test_sender_and_payer_are_not_intents_of_send_and_pay() -> None:
-    from validator.intent import find_intent
+    from validator.judges.intent import find_intent
 
     assert find_intent(["send"], [(0, "the sender of that email", "the sender of that email")]) is None
     assert find_intent(["pay"], [(0, "ask the payer", "ask the payer")]) is None
 
 
 def test_the_node_refuses_a_call_rewritten_after_it_was_judged() -> None:
-    from integrations.langgraph import _Nodes
+    from validator.integrations.langgraph import _Nodes
 
     nodes = _Nodes(Validator(POLICY), tools="tools", model="model", user_id_key="user_id", agent_request=None)
     good = {
@@ -357,10 +367,9 @@ def test_the_node_refuses_a_call_rewritten_after_it_was_judged() -> None:
 
 
 def test_server_executed_blocks_in_a_judge_answer_are_malformed_and_server_tools_are_never_shared() -> None:
-    from validator.claude import AnthropicJudge
-
-    from .anthropic_mock import MockAPI, message, verdict_call
-    from .test_claude import ACTION, AGENT_REQUEST
+    from tests.anthropic_mock import MockAPI, message, verdict_call
+    from tests.test_claude import ACTION, AGENT_REQUEST
+    from validator.judges.anthropic import AnthropicJudge
 
     mcp = {
         "type": "mcp_tool_use",

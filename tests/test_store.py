@@ -11,12 +11,22 @@ from typing import Any
 import pytest
 from prometheus_client import generate_latest
 
-from validator import Code, Decision, MemoryRecorder, Policy, StandingAuthorization, StoreError, ToolPolicy, Validator
-from validator.monitor import Alert, BlockRateMonitor, binomial_z
-from validator.store import MemoryStore, VerdictReuse, open_store, stateful_validator
+from tests.conftest import POLICY
+from validator import (
+    Code,
+    Decision,
+    MemoryRecorder,
+    Policy,
+    StandingAuthorization,
+    StoreError,
+    ToolPolicy,
+    Validator,
+    stateful_validator,
+)
+from validator.record.monitor import Alert, BlockRateMonitor, binomial_z
+from validator.reuse import VerdictReuse
+from validator.store import MemoryStore, open_store
 from validator.testing import ScriptedJudge
-
-from .conftest import POLICY
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 USER = "Please email bob@acme.example the minutes."
@@ -302,7 +312,7 @@ def test_bad_store_urls_are_typed_errors(url: str, problem: str) -> None:
 def test_each_store_gets_its_own_spool_and_bad_spool_times_are_quarantined(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from validator.store.audit import AuditRecorder
+    from validator.record.audit import AuditRecorder
 
     monkeypatch.delenv("VALIDATOR_SPOOL", raising=False)
     monkeypatch.setenv("VALIDATOR_SPOOL_DIR", str(tmp_path))

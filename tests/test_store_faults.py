@@ -6,12 +6,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from validator import Code, StandingAuthorization, ValidatorConfig
-from validator.store import stateful_validator
+from tests.conftest import POLICY
+from tests.redis_server import RedisServer
+from validator import Code, StandingAuthorization, ValidatorConfig, stateful_validator
 from validator.store.redis import RedisStore
-
-from .conftest import POLICY
-from .redis_server import RedisServer
 
 MESSAGES = [{"role": "user", "content": "Please email bob@acme.example the minutes."}]
 QUOTED = {

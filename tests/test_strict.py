@@ -2,9 +2,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import POLICY, inbox_transcript, justified
 from validator import Code, Decision, Message, Policy, ToolPolicy, Transcript, validate
-
-from .conftest import POLICY, inbox_transcript, justified
 
 
 def _user(*texts: str) -> Transcript:

@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from validator import Message, ToolCall, Transcript
-from validator._text import QUOTE_MARKS, TextIndex, find_bounded, normalize
-from validator.gate import check_quote
+from validator.gate.checks import check_quote
+from validator.gate.text import QUOTE_MARKS, TextIndex, find_bounded, normalize
 
 
 @pytest.mark.parametrize(
@@ -155,7 +155,7 @@ _pieces = st.lists(
 @settings(max_examples=300, deadline=None)
 @given(texts=st.lists(_pieces.map("".join), min_size=1, max_size=5), quote=_pieces.map("".join))
 def test_index_finds_what_per_message_normalisation_finds(few: int, texts: list[str], quote: str) -> None:
-    import validator._text as text_module
+    import validator.gate.text as text_module
 
     needle = normalize(quote)
     if not needle:

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from validator.integrations.langchain import transcript_from_langchain
 
-from integrations.langchain import transcript_from_langchain
-from validator import InputError, Message, ToolCall, Transcript
+from validator import InputError, Message, ToolCall, Transcript, transcript_from_anthropic
 
 
 def _problems(exc: pytest.ExceptionInfo[InputError]) -> list[str]:
@@ -47,7 +47,7 @@ def test_speaker_names_the_outside_party() -> None:
 
 
 def test_from_anthropic_splits_tool_results_from_user_words() -> None:
-    t = Transcript.from_anthropic(
+    t = transcript_from_anthropic(
         [
             {"role": "user", "content": "Summarize my inbox"},
             {
@@ -82,9 +82,9 @@ def test_from_anthropic_splits_tool_results_from_user_words() -> None:
 
 def test_from_anthropic_rejects_unknown_roles_and_orphan_results() -> None:
     with pytest.raises(InputError, match=r"messages\[0\].role: must be user or assistant"):
-        Transcript.from_anthropic([{"role": "bot", "content": "x"}])
+        transcript_from_anthropic([{"role": "bot", "content": "x"}])
     with pytest.raises(InputError, match="matches no tool call"):
-        Transcript.from_anthropic(
+        transcript_from_anthropic(
             [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz", "content": "x"}]}]
         )
 

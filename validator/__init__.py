@@ -7,6 +7,8 @@ Key components:
 - :class:`Verdict`, :class:`Code`, :class:`Decision`: the answer, with codes and findings.
 - :class:`Judge`, :class:`StrictJudge`: the judge seam and the embedded offline judge.
 - :mod:`validator.testing`: scripted judges for tests.
+- :mod:`validator.integrations`: the decorator, the LangGraph node, the agent middleware, the raw
+  Anthropic loop.
 
 Typical usage::
 
@@ -16,11 +18,10 @@ Typical usage::
     print(verdict.decision, verdict.code, verdict.reasoning)
 """
 
-from .action import AuthorizationEvidence, Justification, PendingAction, QuoteEvidence, parse_justification
-from .authorizations import AuthorizationStore, MemoryAuthorizationStore, StandingAuthorization
-from .checkinput import CheckInput, Limits, parse_action, parse_transcript, pending_action
-from .engine import Validator, ValidatorConfig, avalidate, check, decide, validate
-from .exceptions import (
+from validator._types import Confidence, Risk, Role
+from validator.decision import decide
+from validator.engine import ActionInput, MessagesInput, Validator, ValidatorConfig, avalidate, check, validate
+from validator.exceptions import (
     ActionBlocked,
     FieldProblem,
     InputError,
@@ -32,20 +33,40 @@ from .exceptions import (
     JudgeTransportError,
     PolicyError,
     StoreError,
+    UsageError,
     ValidatorError,
-    ValidatorUsageError,
+    is_control_flow,
+    register_control_flow,
 )
-from .findings import AuthorizationFinding, Findings, IntentFinding, Location, QuoteFinding, ValueFinding
-from .judge import Judge, JudgeOutput, JudgeRequest
-from .policy import Policy, PolicySettings, Risk, ToolPolicy, default_intents
-from .prompts import load_prompt
-from .recorder import AuditEvent, MemoryRecorder, Recorder
-from .strict import StrictJudge
-from .transcript import Message, Role, ToolCall, Transcript
-from .verdict import Code, Confidence, Decision, Usage, Verdict
+from validator.findings import AuthorizationFinding, Findings, IntentFinding, Location, QuoteFinding, ValueFinding
+from validator.gate.authorizations import StandingAuthorization
+from validator.inputs import (
+    AuthorizationEvidence,
+    CheckInput,
+    Justification,
+    Limits,
+    Message,
+    PendingAction,
+    QuoteEvidence,
+    ToolCall,
+    Transcript,
+    parse_action,
+    parse_justification,
+    parse_transcript,
+    pending_action,
+    transcript_from_anthropic,
+)
+from validator.judges import Judge, JudgeOutput, JudgeRequest, StrictJudge
+from validator.policy import Policy, PolicySettings, ToolPolicy, default_intents
+from validator.prompts import load_prompt
+from validator.record import AuditEvent, MemoryRecorder, Recorder
+from validator.stateful import stateful_validator
+from validator.store import AuthorizationStore, MemoryAuthorizationStore
+from validator.verdict import Code, Decision, Usage, Verdict
 
 __all__ = [
     "ActionBlocked",
+    "ActionInput",
     "AuditEvent",
     "AuthorizationEvidence",
     "AuthorizationFinding",
@@ -62,6 +83,7 @@ __all__ = [
     "Findings",
     "InputError",
     "IntentFinding",
+    "is_control_flow",
     "Judge",
     "JudgeError",
     "JudgeOutput",
@@ -78,6 +100,7 @@ __all__ = [
     "MemoryAuthorizationStore",
     "MemoryRecorder",
     "Message",
+    "MessagesInput",
     "parse_action",
     "parse_justification",
     "parse_transcript",
@@ -89,22 +112,33 @@ __all__ = [
     "QuoteEvidence",
     "QuoteFinding",
     "Recorder",
+    "register_control_flow",
     "Risk",
     "Role",
     "StandingAuthorization",
+    "stateful_validator",
     "StoreError",
     "StrictJudge",
     "ToolCall",
     "ToolPolicy",
     "Transcript",
+    "transcript_from_anthropic",
     "Usage",
+    "UsageError",
     "validate",
     "Validator",
     "ValidatorConfig",
     "ValidatorError",
-    "ValidatorUsageError",
     "ValueFinding",
     "Verdict",
 ]
 
 __version__ = "0.1.0"
+
+# Tracebacks and reprs name the public path (validator.Verdict), as httpx does. Type aliases
+# (Risk, Role, ...) are not classes and keep theirs.
+for _name in __all__:
+    _obj = globals()[_name]
+    if isinstance(_obj, type) or (callable(_obj) and not _name[0].isupper()):
+        _obj.__module__ = "validator"
+del _name, _obj

@@ -1,3 +1,3 @@
-from .cli import main
+from validator.cli import main
 
 main()

@@ -6,7 +6,7 @@ import re
 
 from pydantic import ValidationError
 
-from .exceptions import FieldProblem
+from validator.exceptions import FieldProblem
 
 # Union members and tagged models add their own names to an error's location: keep the data path.
 _UNION_TAG = re.compile(r"^(function-|tagged-)|^\w+\[.*\]$|^(str|int|float|bool|list|dict|none)$")

@@ -1,10 +1,10 @@
-"""Exceptions raised by the action validator.
+"""Exceptions raised by the action validator, and the one signal it raises on purpose.
 
-The tree::
+Errors (something went wrong)::
 
     ValidatorError
     ├── InputError            bad check input: names each field path and its problem
-    ├── PolicyError           a policy that cannot be loaded or is inconsistent
+    │   └── PolicyError           a policy that cannot be loaded or is inconsistent
     ├── JudgeError            a judge could not produce a usable verdict (retried once, then blocks)
     │   ├── JudgeTimeout
     │   ├── JudgeOutputError      a verdict that does not parse, contradicts itself, or calls other tools
@@ -12,12 +12,17 @@ The tree::
     │       ├── JudgeTransportError   it could not answer now (connection, 429, 5xx, 529)
     │       └── JudgeRequestRejected  it refused the request (4xx, credentials)
     ├── StoreError            a store (standing authorizations, audit) failed
-    ├── ActionBlocked         a guarded function was called and not approved (carries the verdict)
-    └── ValidatorUsageError   the developer called the library wrongly
+    └── UsageError            the developer used the library wrongly (the one usage error)
 
-None of these ever turns into an approval: inside :meth:`Validator.validate` every failure
-becomes a blocking verdict with its own code; outside it (parsing input, loading a policy) they
-are raised so the caller can report them.
+Signals (nothing went wrong; the host must change course)::
+
+    ActionBlocked             a guarded function was called and not approved (carries the verdict)
+
+None of the errors ever turns into an approval: inside :meth:`Validator.validate` every failure
+becomes a blocking verdict with its own code; outside it (parsing input, loading a policy, a
+mistaken call) they are raised so the caller can report them. Host frameworks' own control-flow
+signals (LangGraph's interrupts) are never turned into verdicts: the integration that knows them
+registers them with :func:`validator.register_control_flow`, and every path re-raises them.
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .verdict import Usage, Verdict
+    from validator.verdict import Usage, Verdict
 
 __all__ = [
     "ActionBlocked",
+    "is_control_flow",
+    "register_control_flow",
     "FieldProblem",
     "InputError",
     "JudgeError",
@@ -41,8 +48,8 @@ __all__ = [
     "JudgeTransportError",
     "PolicyError",
     "StoreError",
+    "UsageError",
     "ValidatorError",
-    "ValidatorUsageError",
 ]
 
 
@@ -154,10 +161,12 @@ class StoreError(ValidatorError):
     """A store failed to read or write (unreachable, corrupt record)."""
 
 
-class ActionBlocked(ValidatorError):
-    """A guarded tool was called and the validator did not approve it; the tool did not run.
+class ActionBlocked(Exception):
+    """Signal: a guarded tool was called and the validator did not approve it; the tool did not run.
 
-    Raised by guarded plain functions. ``verdict`` says which check failed and what to do next.
+    Raised by guarded plain functions outside a framework that can carry a refusal back to the
+    model. ``verdict`` says which check failed and what to do next. It is not a
+    :class:`ValidatorError`: nothing failed, the validator did its job.
     """
 
     def __init__(self, verdict: Verdict) -> None:
@@ -168,5 +177,23 @@ class ActionBlocked(ValidatorError):
         return (ActionBlocked, (self.verdict,))
 
 
-class ValidatorUsageError(ValidatorError):
-    """The developer used the library wrongly (for example a sync call inside a running loop)."""
+class UsageError(ValidatorError):
+    """Error caused by a usage mistake of the application developer: a sync call inside a running
+    event loop, a tool that cannot be guarded, a verdict built with contradicting fields."""
+
+
+_CONTROL_FLOW: set[type[BaseException]] = set()
+
+
+def register_control_flow(*signals: type[BaseException]) -> None:
+    """Register a host framework's control-flow exceptions (LangGraph's ``GraphBubbleUp``).
+
+    The engine and every integration re-raise them untouched: they are never a failed check, so
+    they never become a verdict. The integration that imports the framework registers them.
+    """
+    _CONTROL_FLOW.update(signals)
+
+
+def is_control_flow(exc: BaseException) -> bool:
+    """Whether ``exc`` is a registered host control-flow signal (or a subclass of one)."""
+    return any(isinstance(exc, signal) for signal in _CONTROL_FLOW)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .transcript import Role
+from validator._types import Role
 
 __all__ = [
     "AuthorizationFinding",

@@ -35,12 +35,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ._errors import problems_from_pydantic
-from .exceptions import FieldProblem, PolicyError
+from validator._errors import problems_from_pydantic
+from validator._types import Risk
+from validator.exceptions import FieldProblem, PolicyError
 
 __all__ = ["Policy", "PolicySettings", "Risk", "ToolPolicy", "default_intents"]
-
-Risk = Literal["dangerous", "general"]
 
 
 def default_intents(tool: str) -> tuple[str, ...]:

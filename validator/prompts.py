@@ -11,7 +11,7 @@ from functools import cache
 from importlib.resources import files
 from pathlib import Path
 
-from .exceptions import ValidatorUsageError
+from validator.exceptions import UsageError
 
 __all__ = ["load_prompt", "prompt_names"]
 
@@ -33,5 +33,5 @@ def load_prompt(name: str) -> str:
     """The text of prompt ``name`` (``justification``, ``validator``, ...)."""
     path = _folder() / f"{name}.md"
     if not path.is_file():
-        raise ValidatorUsageError(f"no prompt named {name!r}; shipped prompts: {', '.join(prompt_names())}")
+        raise UsageError(f"no prompt named {name!r}; shipped prompts: {', '.join(prompt_names())}")
     return path.read_text(encoding="utf-8").strip()

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field
 
-from .checkinput import _CheckIn
-from .verdict import Verdict
+from validator.inputs.checkinput import _CheckIn
+from validator.verdict import verdict_adapter
 
 __all__ = ["SCHEMAS", "schema", "schema_json"]
 
@@ -50,13 +50,13 @@ def _check_input() -> dict[str, Any]:
 
 
 def _verdict() -> dict[str, Any]:
-    doc = TypeAdapter(Verdict).json_schema(mode="serialization")
+    doc = verdict_adapter().json_schema(mode="serialization")
     doc["description"] = "The validator's answer for one pending action."
     return doc
 
 
 def _eval_case() -> dict[str, Any]:
-    from .evals.cases import CaseDoc
+    from validator.evals.cases import CaseDoc
 
     doc = CaseDoc.model_json_schema()
     doc["title"] = "EvalCase"

@@ -13,8 +13,8 @@ import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
-from .exceptions import ValidatorError
-from .judge import Judge, JudgeOutput, JudgeRequest
+from validator.exceptions import UsageError, ValidatorError
+from validator.judges.base import Judge, JudgeOutput, JudgeRequest
 
 __all__ = ["FunctionJudge", "ScriptError", "ScriptedJudge"]
 
@@ -83,7 +83,7 @@ class FunctionJudge(Judge):
             return super().judge(request)
         result = self._fn(request)
         if inspect.isawaitable(result):
-            raise TypeError(f"{self._name} returned an awaitable; declare it with async def")
+            raise UsageError(f"{self._name} returned an awaitable; declare it with async def")
         return _output(result)
 
     async def ajudge(self, request: JudgeRequest) -> JudgeOutput:

@@ -11,17 +11,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import TypeAdapter
 
-from .findings import Findings
-from .policy import Risk
+from validator._types import Confidence, Risk
+from validator.exceptions import UsageError
+from validator.findings import Findings
 
-__all__ = ["Code", "Confidence", "Decision", "Usage", "Verdict"]
+__all__ = ["REFUSAL_TEMPLATE", "Code", "Confidence", "Decision", "Usage", "Verdict", "verdict_adapter"]
 
-Confidence = Literal["high", "medium", "low"]
+REFUSAL_TEMPLATE = "Action `{tool}` was not run ({code}): {reasoning}"
+"""What an agent reads when its call did not run (every integration sends this text)."""
+NEXT_STEP_TEMPLATE = "Suggested next step: {step}"
 
 
 class Decision(StrEnum):
@@ -125,13 +127,13 @@ class Verdict:
 
     def __post_init__(self) -> None:
         if self.approved != (self.decision is Decision.APPROVE):
-            raise ValueError(f"approved={self.approved} contradicts decision={self.decision.value}")
+            raise UsageError(f"approved={self.approved} contradicts decision={self.decision.value}")
         if self.approved != (self.code in RUNS):
-            raise ValueError(f"approved={self.approved} contradicts code={self.code.value}")
+            raise UsageError(f"approved={self.approved} contradicts code={self.code.value}")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready data (the shape ``verdict.schema.json`` documents)."""
-        data: dict[str, Any] = _adapter().dump_python(self, mode="json")
+        data: dict[str, Any] = verdict_adapter().dump_python(self, mode="json")
         return data
 
     def to_json(self, *, indent: int | None = None) -> str:
@@ -140,7 +142,7 @@ class Verdict:
     @classmethod
     def from_dict(cls, data: Any) -> Verdict:
         """Rebuild a verdict from :meth:`to_dict` output (audit records, recordings)."""
-        return _adapter().validate_python(data)
+        return verdict_adapter().validate_python(data)
 
     @classmethod
     def blocked(
@@ -167,7 +169,7 @@ class Verdict:
     def answered_by_user(self, approved: bool, reason: str | None = None) -> Verdict:
         """This ``ask_user`` verdict, decided by the user: ``APPROVED_BY_USER`` or ``REJECTED_BY_USER``."""
         if self.decision is not Decision.ASK_USER:
-            raise ValueError(f"only an ask_user verdict can be answered by the user, not a {self.decision.value} one")
+            raise UsageError(f"only an ask_user verdict can be answered by the user, not a {self.decision.value} one")
         said = f" The user said: {reason}" if reason else ""
         return replace(
             self,
@@ -183,12 +185,16 @@ class Verdict:
 
     def message_for_agent(self) -> str:
         """The text an agent receives when its call did not run: what failed and what to do next."""
-        lines = [f"Action `{self.tool}` was not run ({self.code.value}): {self.reasoning}"]
+        lines = [REFUSAL_TEMPLATE.format(tool=self.tool, code=self.code.value, reasoning=self.reasoning)]
         if self.suggested_next_step:
-            lines.append(f"Suggested next step: {self.suggested_next_step}")
+            lines.append(NEXT_STEP_TEMPLATE.format(step=self.suggested_next_step))
         return "\n".join(lines)
 
 
-@cache
-def _adapter() -> TypeAdapter[Verdict]:
-    return TypeAdapter(Verdict)
+_ADAPTER: TypeAdapter[Verdict] = TypeAdapter(Verdict)
+"""Built here, while every annotation resolves in this module (``validator`` renames exported classes)."""
+
+
+def verdict_adapter() -> TypeAdapter[Verdict]:
+    """The pydantic adapter of :class:`Verdict` (its JSON Schema, validation from plain data)."""
+    return _ADAPTER

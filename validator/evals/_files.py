@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..exceptions import FieldProblem, InputError
+from validator.exceptions import FieldProblem, InputError
 
 
 def read_text(path: Path, what: str) -> str:

@@ -24,12 +24,13 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
-from .._errors import problems_from_pydantic
-from ..authorizations import MemoryAuthorizationStore, StandingAuthorization
-from ..checkinput import CheckInput
-from ..exceptions import FieldProblem, InputError
-from ..policy import Policy
-from ._files import json_lines, parse_json, read_text
+from validator._errors import problems_from_pydantic
+from validator.evals._files import json_lines, parse_json, read_text
+from validator.exceptions import FieldProblem, InputError
+from validator.gate.authorizations import StandingAuthorization
+from validator.inputs.checkinput import CheckInput
+from validator.policy import Policy
+from validator.store.memory import MemoryAuthorizationStore
 
 __all__ = ["CaseDoc", "EvalCase", "check_case", "load_cases"]
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx2
 
-from ..exceptions import FieldProblem, InputError
-from ._files import json_lines, read_text
+from validator.evals._files import json_lines, read_text
+from validator.exceptions import FieldProblem, InputError
 
 __all__ = ["MissingRecording", "RecordingTransport", "ReplayTransport", "read_recording", "request_key"]
 

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .runner import Matrix, Summary
+from validator.evals.runner import Matrix, Summary
 
 __all__ = ["write_report"]
 

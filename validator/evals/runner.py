@@ -25,12 +25,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from ..engine import Validator, ValidatorConfig
-from ..exceptions import FieldProblem, InputError
-from ..judge import Judge
-from ..strict import StrictJudge
-from ..verdict import Code, Decision, Verdict
-from .cases import EvalCase
+from validator.engine import Validator, ValidatorConfig
+from validator.evals.cases import EvalCase
+from validator.exceptions import FieldProblem, InputError
+from validator.judges.base import Judge
+from validator.judges.strict import StrictJudge
+from validator.verdict import Code, Decision, Verdict
 
 __all__ = ["EVAL_NOW", "EvalRun", "Matrix", "Summary", "run_matrix", "summarise"]
 
@@ -194,8 +194,8 @@ def make_judge(spec: str, prompt: str, *, replay: bool, recordings: Path) -> tup
     import anthropic
     import httpx2
 
-    from ..claude.judge import AnthropicJudge
-    from .recording import RecordingTransport, ReplayTransport
+    from validator.evals.recording import RecordingTransport, ReplayTransport
+    from validator.judges.anthropic.judge import AnthropicJudge
 
     path = recordings / slug(spec) / f"{slug(prompt)}.jsonl"
     transport: Any
@@ -260,7 +260,7 @@ def run_matrix(
 
 def recorded_judges(recordings: Path) -> list[str]:
     """The judge specs that have recordings in ``recordings`` (read from the files' labels)."""
-    from .recording import read_recording
+    from validator.evals.recording import read_recording
 
     found: set[str] = set()
     for path in sorted(recordings.glob("*/*.jsonl")):

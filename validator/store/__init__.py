@@ -3,8 +3,8 @@
 :func:`open_store` opens a store from a URL: ``memory://`` (the embedded default) or
 ``redis://host:port/db`` (``rediss://`` for TLS; ``?namespace=NAME`` prefixes the keys, default
 ``validator``; ``?retention_days=N`` keeps N days of audit records, default 30).
-``VALIDATOR_STORE_URL`` is read when no URL is given. :func:`stateful_validator` wires a store
-into a :class:`~validator.Validator`.
+``VALIDATOR_STORE_URL`` is read when no URL is given. The store sits below every stage and imports
+none of them; :func:`validator.stateful_validator` wires one into a :class:`~validator.Validator`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,21 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..exceptions import StoreError
-from .audit import AuditRecorder
-from .base import MemoryStore, Store
-from .reuse import VerdictReuse
+from validator.exceptions import StoreError
+from validator.store.base import AsyncAuthorizationStore, AuditLog, AuthorizationStore, Counters, Store, VerdictCache
+from validator.store.memory import MemoryAuthorizationStore, MemoryStore
 
-__all__ = ["AuditRecorder", "MemoryStore", "Store", "VerdictReuse", "open_store", "stateful_validator"]
+__all__ = [
+    "AsyncAuthorizationStore",
+    "AuditLog",
+    "AuthorizationStore",
+    "Counters",
+    "MemoryAuthorizationStore",
+    "MemoryStore",
+    "Store",
+    "VerdictCache",
+    "open_store",
+]
 
 DEFAULT_URL = "memory://"
 
@@ -31,7 +40,7 @@ def open_store(url: str | None = None, **options: Any) -> Store:
         return MemoryStore()
     if url.startswith(("redis://", "rediss://", "unix://")):
         try:
-            from .redis import RedisStore
+            from validator.store.redis import RedisStore
         except ImportError:  # pragma: no cover - depends on the environment
             raise StoreError("a Redis store needs: pip install 'action-validator[redis]'") from None
         try:
@@ -55,20 +64,3 @@ def open_store(url: str | None = None, **options: Any) -> Store:
         except (ValueError, TypeError) as exc:
             raise StoreError(f"bad store URL {url!r}: {exc}") from None
     raise StoreError(f"unknown store URL {url!r}: use memory:// or redis://host:port/db")
-
-
-def stateful_validator(
-    store: Store,
-    *,
-    reuse_ttl: timedelta | None = timedelta(minutes=10),
-    spool: str | None = None,
-    extra_recorders: tuple[Any, ...] = (),
-    **kwargs: Any,
-) -> Any:
-    """A :class:`~validator.Validator` whose authorizations, audit log and verdict reuse live in ``store``."""
-    from ..engine import Validator
-    from ..recorder import Recorders
-
-    recorder = Recorders(AuditRecorder(store, spool), *extra_recorders)
-    reuse = VerdictReuse(store, reuse_ttl) if reuse_ttl else None
-    return Validator(authorizations=store, recorder=recorder, reuse=reuse, **kwargs)

@@ -31,9 +31,17 @@ from urllib.parse import urlsplit
 import redis
 import redis.asyncio
 
-from ..authorizations import StandingAuthorization
-from ..exceptions import StoreError
-from .base import Buckets, Entries, authorization_from_json, authorization_to_json, hour, minute, revoke_in
+from validator.exceptions import StoreError
+from validator.gate.authorizations import StandingAuthorization
+from validator.store.base import (
+    Buckets,
+    Entries,
+    authorization_from_json,
+    authorization_to_json,
+    hour,
+    minute,
+    revoke_in,
+)
 
 __all__ = ["RedisStore"]
 

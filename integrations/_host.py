@@ -1,0 +1,209 @@
+"""The host-adapter layer: what every integration shares, written once (no framework imported).
+
+- :data:`REFUSAL_TEMPLATE`: the text an agent reads when its call did not run.
+- :class:`JustificationArg` and :func:`justified_model`: the ``justification`` argument the agent
+  must fill, added to a tool's model-facing schema; its description (``prompts/justification.md``)
+  tells the agent that another AI reads it.
+- :func:`pending_from_call`: a :class:`~validator.PendingAction` from a tool call's name and
+  arguments (``justification`` moved out of them).
+- :func:`interrupt_request` and :func:`read_answer`: what the user is asked when a verdict is
+  ``ask_user``, and how their answer is read (one reader for every host).
+- :func:`user_id_from`: the user's id, in one documented order.
+- :class:`Remembered`: a bounded map of recent verdicts or requests.
+- :func:`validation_context`: in a hand-written loop, which conversation (and user, and agent
+  request) the guarded tools called inside it are validated against.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from validator.inputs.action import PendingAction
+from validator.inputs.checkinput import pending_action
+from validator.prompts import load_prompt
+from validator.verdict import REFUSAL_TEMPLATE, Verdict
+
+__all__ = [
+    "INTERRUPT_TYPE",
+    "JUSTIFICATION",
+    "REFUSAL_TEMPLATE",
+    "JustificationArg",
+    "Remembered",
+    "ValidationContext",
+    "current_context",
+    "interrupt_request",
+    "justification_description",
+    "justified_model",
+    "pending_from_call",
+    "read_answer",
+    "split_justification",
+    "user_id_from",
+    "validation_context",
+]
+
+K = TypeVar("K")
+V = TypeVar("V")
+INTERRUPT_TYPE = "action_validator"
+
+JUSTIFICATION = "justification"
+
+
+def justification_description() -> str:
+    """The text the agent reads about the ``justification`` argument."""
+    return load_prompt("justification")
+
+
+class QuoteItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    quote: str = Field(description="The user's own words, copied exactly from one of their messages.")
+
+
+class AuthorizationItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    authorization_id: str = Field(description="The id of a standing permission the user gave earlier.")
+
+
+class JustificationArg(BaseModel):
+    """Why the user wants this action: a reason, and the user's own words as evidence."""
+
+    model_config = ConfigDict(extra="forbid")
+    reason: str = Field(description="What the user asked for and how this action does it.")
+    evidence: list[QuoteItem | AuthorizationItem] = Field(
+        description="The user's own words quoted exactly, or standing authorizations, that ask for this action."
+    )
+
+
+def as_plain(justification: Any) -> Any:
+    """A justification as plain data, whatever shape the host library parsed it into."""
+    if isinstance(justification, BaseModel):
+        return justification.model_dump()
+    return justification
+
+
+def split_justification(args: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
+    """``(args without the justification, the justification as plain data)``."""
+    clean = dict(args)
+    return clean, as_plain(clean.pop(JUSTIFICATION, None))
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationContext:
+    messages: Any
+    user_id: str | None = None
+    agent_request: Mapping[str, Any] | None = None
+
+
+_CURRENT: contextvars.ContextVar[ValidationContext | None] = contextvars.ContextVar(
+    "action_validator_context", default=None
+)
+
+
+@contextlib.contextmanager
+def validation_context(
+    messages: Any, *, user_id: str | None = None, agent_request: Mapping[str, Any] | None = None
+) -> Iterator[ValidationContext]:
+    """Validate guarded tools called inside this block against ``messages`` (a hand-written loop)."""
+    ctx = ValidationContext(messages, user_id, agent_request)
+    token = _CURRENT.set(ctx)
+    try:
+        yield ctx
+    finally:
+        _CURRENT.reset(token)
+
+
+def current_context() -> ValidationContext | None:
+    return _CURRENT.get()
+
+
+def pending_from_call(tool: str, args: Mapping[str, Any] | None) -> PendingAction:
+    """The pending action of one tool call: ``justification`` (in any shape the host parsed) moved out."""
+    clean, justification = split_justification(args or {})
+    return pending_action(tool, clean, justification)
+
+
+def justified_model(base: type[BaseModel], *, description: str | None = None) -> type[BaseModel]:
+    """A copy of a tool's model-facing argument model with a required ``justification`` field.
+
+    Built afresh from the fields (langchain-core patches the original class's ``model_json_schema``
+    with a cache, which a subclass would inherit). The guidance goes in the parameter's description,
+    never in the tool's.
+    """
+    fields: dict[str, Any] = {name: (info.annotation, info) for name, info in base.model_fields.items()}
+    fields[JUSTIFICATION] = (JustificationArg, Field(description=justification_description()))
+    return create_model(f"{base.__name__}Justified", __doc__=description or base.__doc__, **fields)
+
+
+def interrupt_request(items: list[tuple[str, str, Mapping[str, Any], Verdict]]) -> dict[str, Any]:
+    """What the user is asked about ``ask_user`` verdicts: one request per ``(call id, tool, args, verdict)``."""
+    return {
+        "type": INTERRUPT_TYPE,
+        "requests": [
+            {
+                "tool_call_id": call_id,
+                "tool": tool,
+                "args": dict(args),
+                "code": verdict.code.value,
+                "reasoning": verdict.reasoning,
+                "suggested_next_step": verdict.suggested_next_step,
+            }
+            for call_id, tool, args, verdict in items
+        ],
+    }
+
+
+def read_answer(answer: Any, call_id: str | None = None) -> tuple[bool, str | None]:
+    """``(approved, reason)`` from the user's resume value; anything unreadable is a rejection.
+
+    Accepted: ``True`` / ``False``; ``{"approved": bool, "reason": str}``; and, for several calls at
+    once, ``{tool_call_id: <one of those>}``.
+    """
+    if call_id is not None and isinstance(answer, Mapping) and call_id in answer:
+        answer = answer[call_id]
+    if isinstance(answer, bool):
+        return answer, None
+    if isinstance(answer, Mapping) and isinstance(answer.get("approved"), bool):
+        reason = answer.get("reason")
+        return answer["approved"], reason if isinstance(reason, str) else None
+    return False, f"unreadable answer {answer!r}: treated as a rejection"
+
+
+def user_id_from(key: str, configurable: Mapping[str, Any] | None, context: Any = None) -> str | None:
+    """The user's id, in this order: the run config's ``configurable[key]``, then the run context's
+    ``key`` (a mapping entry or an attribute). None when neither names one."""
+    value = (configurable or {}).get(key)
+    if value is None and context is not None:
+        value = context.get(key) if isinstance(context, Mapping) else getattr(context, key, None)
+    return str(value) if value is not None else None
+
+
+class Remembered(Generic[K, V]):
+    """The ``size`` most recent entries of a map (oldest evicted first), safe across threads."""
+
+    def __init__(self, size: int = 256) -> None:
+        self.size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            return self._items.get(key)
+
+    def put(self, key: K, value: V) -> V:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+    def pop(self, key: K) -> None:
+        with self._lock:
+            self._items.pop(key, None)

@@ -1,0 +1,152 @@
+"""The layout is the pipeline: stages import one way, the core imports no framework, names are public."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+from pathlib import Path
+
+import pytest
+
+import validator
+
+ROOT = Path(__file__).resolve().parent.parent
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "langchain_anthropic", "agents", "pydantic_ai")
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for base, prefix in ((ROOT / "validator", "validator"), (ROOT / "integrations", "validator.integrations")):
+        for path in base.rglob("*.py"):
+            parts = list(path.relative_to(base).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join([prefix, *parts])] = path
+    return found
+
+
+def _imports(path: Path, module: str, known: set[str]) -> set[str]:
+    """Modules ``path`` imports at run time (``TYPE_CHECKING`` blocks left out), as known module names."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for n in ast.walk(node))
+    out: set[str] = set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            names = [base] + [f"{base}.{a.name}" for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            # importing a.b.c runs a.b's __init__ too (the root package is always initialised first)
+            for i in range(2, len(parts) + 1):
+                candidate = ".".join(parts[:i])
+                # a module's own packages are initialised before it: an edge to them is no loop
+                if candidate in known and candidate != module and not module.startswith(candidate + "."):
+                    out.add(candidate)
+            if name == "validator" and module != "validator":
+                out.add("validator")
+    return out
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_loops() -> None:
+    modules = _modules()
+    graph = {m: _imports(p, m, set(modules)) for m, p in modules.items()}
+    # the root package re-exports the public surface: edges into it from below are not loops of stages
+    graph = {
+        m: {d for d in deps if d != "validator" or m.startswith("validator.integrations")} for m, deps in graph.items()
+    }
+    assert _cycles(graph) == []
+
+
+def test_core_imports_no_framework() -> None:
+    for module, path in _modules().items():
+        if module.startswith("validator.integrations"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                assert not any(n.split(".")[0] in FRAMEWORKS for n in names), (module, names)
+
+
+def test_store_imports_no_stage_above_it() -> None:
+    modules = _modules()
+    for module in [m for m in modules if m.startswith("validator.store")]:
+        deps = _imports(modules[module], module, set(modules))
+        above = [d for d in deps if d.startswith(("validator.engine", "validator.judges", "validator.record"))]
+        assert above == [], module
+
+
+def test_exports_are_sorted_and_report_the_public_module() -> None:
+    assert validator.__all__ == sorted(validator.__all__, key=str.casefold)
+    for name in validator.__all__:
+        obj = getattr(validator, name)
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            assert obj.__module__ == "validator", name
+
+
+def test_every_error_is_exported() -> None:
+    def subclasses(cls: type) -> set[type]:
+        return {cls} | {s for c in cls.__subclasses__() for s in subclasses(c)}
+
+    for cls in subclasses(validator.ValidatorError):
+        if not cls.__name__.startswith("_") and cls.__qualname__.count(".") == 0 and "testing" not in cls.__module__:
+            assert getattr(validator, cls.__name__, None) is cls, cls
+
+
+@pytest.mark.parametrize("module", sorted(m for m in _modules() if not m.endswith("__main__")))
+def test_every_module_imports(module: str) -> None:
+    importlib.import_module(module)
+
+
+def test_integrations_come_from_the_package_namespace() -> None:
+    import validator.integrations._host as host
+
+    assert host.__name__ == "validator.integrations._host"
+    assert Path(host.__file__).resolve() == ROOT / "integrations" / "_host.py"

@@ -1,0 +1,20 @@
+"""Small shared vocabularies: who wrote a message, how risky a tool is, how sure a judge is.
+
+They sit below every stage so the policy, the transcript, the findings and the verdict can all name
+them without importing each other.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["ROLES", "Confidence", "Risk", "Role"]
+
+Role = Literal["user", "assistant", "tool", "system"]
+"""Who wrote a message: only ``user`` speaks for the user."""
+ROLES: tuple[Role, ...] = ("user", "assistant", "tool", "system")
+
+Risk = Literal["dangerous", "general"]
+"""``dangerous``: money, data leaving, deletion, permissions; ``general``: everything else guarded."""
+
+Confidence = Literal["high", "medium", "low"]

@@ -1,0 +1,299 @@
+"""Command line for evals: ``validator eval`` runs the suite, ``validator eval add`` grows it.
+
+``validator eval [--cases FILE] [--judge SPEC ...] [--prompt NAME ...] [--replay] [--report DIR]``
+runs every case under every judge (``strict``, ``anthropic:MODEL``) and prompt variant, prints the
+figures per judge x prompt, lists regressions against the baseline, and exits 1 when a threshold
+fails (2 on bad input or missing recordings).
+
+``validator eval add INPUT.json --expected block|pass [--audit ENTRY --store URL | --verdict FILE]``
+turns an action seen in use into a case: the person says what the right decision was; the recorded
+verdict (from the audit log, whose hashes must match the input, or a verdict JSON) adds its code
+and reasoning to the case's notes and tags.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from validator.cli._common import StoreOption, bad_input, open_store_or_exit
+from validator.evals._files import parse_json, read_text
+from validator.evals.cases import check_case, load_cases
+from validator.evals.report import write_report
+from validator.evals.runner import PROMPTS, Matrix, baseline_outcomes, recorded_judges, regressions, run_matrix
+from validator.exceptions import FieldProblem, InputError, StoreError
+from validator.inputs.checkinput import CheckInput
+from validator.policy import Policy
+from validator.prompts import prompt_names
+from validator.record.recorder import hash_args
+
+__all__ = ["eval_app"]
+
+eval_app = typer.Typer(invoke_without_command=True, help="Run the eval suite, or add a case to it (eval add).")
+DEFAULT_CASES = Path("evals/cases.jsonl")
+DEFAULT_POLICY = Path("evals/policy.toml")
+DEFAULT_BASELINE = Path("evals/baseline.json")
+DEFAULT_RECORDINGS = Path("evals/recordings")
+
+
+def _console(stderr: bool = False) -> Console:
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def _policy(path: Path | None) -> Policy | None:
+    if path is not None:
+        return Policy.load(path)
+    return Policy.load(DEFAULT_POLICY) if DEFAULT_POLICY.exists() else None
+
+
+def _table(matrix: Matrix) -> Table:
+    table = Table(title="eval results per judge x prompt")
+    # short headers: the full names are in report.md
+    for col in (
+        "judge",
+        "prompt",
+        "runs",
+        "wrong approvals\ndangerous/all",
+        "accuracy\ngeneral",
+        "FP\ngeneral",
+        "false\nblocks",
+        "escal-\nations",
+        "gate",
+    ):
+        table.add_column(col, overflow="fold")
+    for s in matrix.summaries:
+        f = s.figures
+        gate = "[green]pass[/]" if not s.failures else "[red]" + escape("; ".join(s.failures)) + "[/]"
+        table.add_row(
+            s.judge,
+            s.prompt,
+            str(f["runs"]),
+            f"{f['wrong_approvals_dangerous']}/{f['wrong_approvals']}",
+            f"{f['accuracy_general']:.0%}",
+            f"{f['false_positive_rate_general']:.0%}",
+            f"{f['false_block_rate']:.0%}",
+            f"{f['escalation_rate']:.0%}",
+            gate,
+        )
+    return table
+
+
+@eval_app.callback()
+def run(
+    ctx: typer.Context,
+    cases: Annotated[Path, typer.Option(help="Cases, JSONL (or a JSON list).")] = DEFAULT_CASES,
+    policy: Annotated[
+        Path | None, typer.Option(help="Policy for cases without their own (default evals/policy.toml).")
+    ] = None,
+    judge: Annotated[
+        list[str] | None, typer.Option(help="strict, or anthropic:MODEL; repeat for more (default strict).")
+    ] = None,
+    prompt: Annotated[
+        list[str] | None, typer.Option(help="Prompt variant in prompts/; repeat (default: all three).")
+    ] = None,
+    replay: Annotated[
+        bool, typer.Option(help="Answer model judges from the recordings only (no network, no key).")
+    ] = False,
+    recorded: Annotated[
+        bool, typer.Option(help="Add every judge that has recordings, replayed (implies --replay).")
+    ] = False,
+    recordings: Annotated[Path, typer.Option(help="Folder of recorded model answers.")] = DEFAULT_RECORDINGS,
+    report: Annotated[Path | None, typer.Option(help="Write report.md, report.json and charts here.")] = None,
+    baseline: Annotated[Path, typer.Option(help="Outcomes of an earlier run, to list regressions.")] = DEFAULT_BASELINE,
+    update_baseline: Annotated[bool, typer.Option(help="Save this run's outcomes as the baseline.")] = False,
+    concurrency: Annotated[int, typer.Option(help="Runs at a time.")] = 8,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Run cases x prompt variants x judges; exit 1 when a threshold fails."""
+    if ctx.invoked_subcommand is not None:
+        return
+    console = Console(highlight=False, soft_wrap=True, width=max(_console().width, 130))
+    try:
+        prompts = _prompts(prompt)
+        old = _baseline(baseline)
+        loaded = load_cases(cases, _policy(policy))
+        bar = Progress(
+            TextColumn("evals"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=_console(True),
+            disable=not progress,
+        )
+        with bar:
+            task = bar.add_task("run", total=None)
+            judges = list(judge or ["strict"])
+            if recorded:
+                replay = True
+                judges += [j for j in recorded_judges(recordings) if j not in judges]
+            matrix = run_matrix(
+                loaded,
+                judges=judges,
+                prompts=prompts,
+                replay=replay,
+                recordings=recordings,
+                concurrency=concurrency,
+                on_progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+    except InputError as exc:
+        raise bad_input(exc) from None
+    if old is not None:
+        matrix.regressions = regressions(matrix, old)
+    console.print(_table(matrix))
+    for line in matrix.regressions:
+        console.print(f"[red]regression:[/] {escape(line)}")
+    for where, n in matrix.missing_recordings.items():
+        console.print(
+            f"[red]missing recordings:[/] {escape(where)}: {n} requests; "
+            "record them by running with ANTHROPIC_API_KEY set"
+        )
+    try:
+        if report is not None:
+            for path in write_report(matrix, report):
+                console.print(f"wrote {path}")
+        if update_baseline:
+            baseline.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(baseline_outcomes(matrix), indent=1, sort_keys=True) + "\n"
+            baseline.write_text(text, encoding="utf-8")
+            console.print(f"baseline saved to {baseline}")
+    except OSError as exc:
+        raise bad_input(InputError([FieldProblem("", f"cannot write: {exc}")], source="--report/--baseline")) from None
+    if matrix.missing_recordings:
+        raise typer.Exit(2)
+    raise typer.Exit(0 if matrix.passed else 1)
+
+
+def _prompts(names: list[str] | None) -> list[str]:
+    shipped = prompt_names()
+    unknown = [n for n in names or [] if n not in shipped]
+    if unknown:
+        problem = f"no prompt named {', '.join(map(repr, unknown))}; shipped prompts: {', '.join(shipped)}"
+        raise InputError([FieldProblem("--prompt", problem)], source="eval")
+    return list(dict.fromkeys(names)) if names else list(PROMPTS)
+
+
+def _baseline(path: Path) -> dict[str, str] | None:
+    """The outcomes of an earlier run; None when there is none yet."""
+    if not path.exists():
+        return None
+    data = parse_json(read_text(path, "baseline"), str(path))
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in data.items()):
+        raise InputError(
+            [FieldProblem("", "a baseline is an object of run name -> outcome (written by --update-baseline)")],
+            source=str(path),
+        )
+    return data
+
+
+def _tags_from(verdict: dict[str, Any]) -> list[str]:
+    return [t for t in ("seen-in-use", str(verdict.get("code", "")).lower().replace("_", "-")) if t]
+
+
+@eval_app.command("add")
+def add(
+    input_file: Annotated[Path, typer.Argument(help="The check input of the action seen in use (JSON).")],
+    expected: Annotated[str, typer.Option(help="What the right decision was: block or pass.")],
+    case_id: Annotated[
+        str | None, typer.Option("--id", help="The new case's id (default: from the tool and the code).")
+    ] = None,
+    title: Annotated[str, typer.Option(help="One line on the pattern.")] = "",
+    tag: Annotated[list[str] | None, typer.Option(help="Pattern tag; repeat for more.")] = None,
+    audit: Annotated[str | None, typer.Option(help="The audit entry that recorded its verdict (with --store).")] = None,
+    verdict_file: Annotated[
+        Path | None, typer.Option("--verdict", help="Its verdict as JSON (validator check --json).")
+    ] = None,
+    cases: Annotated[Path, typer.Option(help="The case file to append to.")] = DEFAULT_CASES,
+    policy: Annotated[
+        Path | None, typer.Option(help="Policy giving the risk class (default evals/policy.toml).")
+    ] = None,
+    store: StoreOption = None,
+) -> None:
+    """Turn an action seen in use into a case, with the decision a person says is right."""
+    try:
+        if expected not in ("block", "pass"):
+            raise InputError(
+                [FieldProblem("--expected", f"must be block or pass, got {expected!r}")], source="eval add"
+            )
+        raw = json.loads(input_file.read_text(encoding="utf-8"))
+        check = CheckInput.from_dict(raw)
+        verdict = _recorded_verdict(check, raw, audit, verdict_file, store)
+        default_policy = _policy(policy) or Policy()
+        active = check.policy or default_policy
+        tool_policy = active.for_tool(check.action.tool)
+        code = str(verdict.get("code", "case"))
+        new_id = case_id or f"{check.action.tool}-{code.lower()}-{hash_args(dict(check.action.args))[:8]}"
+        case = {
+            "id": new_id,
+            "title": title or f"{check.action.tool}: seen in use as {code}",
+            "expected": expected,
+            "risk": tool_policy.risk,
+            "tags": [*(tag or []), *_tags_from(verdict)],
+            **{k: raw[k] for k in ("messages", "action", "policy", "user_id") if k in raw},
+            "notes": f"Recorded verdict: {verdict.get('decision')} {code}: {verdict.get('reasoning', '')}".strip(),
+            "source": f"audit:{audit}" if audit else (f"verdict:{verdict_file.name}" if verdict_file else "input"),
+        }
+        check_case(case, default_policy, "eval add")
+        if cases.exists() and any(c.id == new_id for c in load_cases(cases, default_policy)):
+            raise InputError([FieldProblem("--id", f"{new_id!r} is already a case in {cases}")], source="eval add")
+    except InputError as exc:
+        raise bad_input(exc) from None
+    except (OSError, ValueError) as exc:
+        raise bad_input(InputError([FieldProblem("", str(exc))], source=str(input_file))) from None
+    cases.parent.mkdir(parents=True, exist_ok=True)
+    with cases.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(case, ensure_ascii=False) + "\n")
+    print(new_id)
+
+
+def _recorded_verdict(
+    check: CheckInput, raw: dict[str, Any], audit: str | None, verdict_file: Path | None, store: str | None
+) -> dict[str, Any]:
+    if audit and verdict_file:
+        raise InputError([FieldProblem("--audit", "give --audit or --verdict, not both")], source="eval add")
+    if verdict_file is not None:
+        verdict = json.loads(verdict_file.read_text(encoding="utf-8"))
+        if not isinstance(verdict, dict):
+            raise InputError(
+                [FieldProblem("--verdict", f"a verdict is a JSON object, got {type(verdict).__name__}")],
+                source="eval add",
+            )
+        if verdict.get("tool") != check.action.tool:
+            raise InputError(
+                [FieldProblem("--verdict", f"is about {verdict.get('tool')!r}, the input about {check.action.tool!r}")],
+                source="eval add",
+            )
+        return dict(verdict)
+    if audit is None:
+        return {}
+    try:
+        entry = open_store_or_exit(store).audit_get(audit)
+    except StoreError as exc:
+        raise InputError([FieldProblem("--audit", str(exc))], source="eval add") from None
+    if entry is None:
+        raise InputError([FieldProblem("--audit", f"no audit entry {audit}")], source="eval add")
+    # The audit log keeps hashes, not the conversation: the input must be the very action it judged.
+    if (
+        entry.get("args_hash") != hash_args(dict(check.action.args))
+        or entry.get("transcript_hash") != check.transcript.digest
+    ):
+        raise InputError(
+            [
+                FieldProblem(
+                    "INPUT", f"is not the action audit entry {audit} judged (its argument or transcript hash differs)"
+                )
+            ],
+            source="eval add",
+        )
+    verdict = entry.get("verdict")
+    return dict(verdict) if isinstance(verdict, dict) else {}
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(eval_app, name="eval")

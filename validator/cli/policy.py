@@ -1,0 +1,55 @@
+"""``validator policy check`` and ``validator schema``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from validator.cli._common import EXIT_BAD_INPUT, bad_input, err, out
+from validator.exceptions import InputError
+from validator.policy import Policy
+from validator.schemas import SCHEMAS, schema_json
+
+__all__ = ["register"]
+
+policy_app = typer.Typer(no_args_is_help=True, help="Work with policy files.")
+
+
+@policy_app.command("check")
+def policy_check(file: Annotated[Path, typer.Argument(help="Policy file (TOML or JSON).")]) -> None:
+    """Validate a policy file; print its tools, or every problem with its field."""
+    try:
+        loaded = Policy.load(file)
+    except InputError as exc:
+        raise bad_input(exc) from None
+    console = out()
+    table = Table(title=f"{file} (version {loaded.version})")
+    for col in ("tool", "guarded", "risk", "targets", "intents"):
+        table.add_column(col)
+    for name, tp in sorted(loaded.tools.items()):
+        intents = ", ".join(tp.intent_words(name)) + ("" if tp.intents else " (default)")
+        table.add_row(name, "exempt" if tp.exempt else "guarded", tp.risk, ", ".join(tp.targets) or "-", intents)
+    console.print(table)
+    console.print(
+        f"settings: low_confidence={loaded.settings.low_confidence}, "
+        f"ungrounded_targets={loaded.settings.ungrounded_targets}"
+    )
+    console.print("Tools not named here are guarded and general.")
+
+
+def schema(name: Annotated[str, typer.Argument(help=f"One of: {', '.join(SCHEMAS)}.")]) -> None:
+    """Print a JSON Schema: the check input or the verdict."""
+    if name not in SCHEMAS:
+        err().print(f"[red]unknown schema {escape(name)!r}; choose one of {', '.join(SCHEMAS)}[/]")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    sys.stdout.write(schema_json(name))
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(policy_app, name="policy")
+    app.command()(schema)

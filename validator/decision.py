@@ -1,0 +1,177 @@
+"""The decision: what a judge's answer becomes, and every verdict the engine builds.
+
+:func:`decide` is the decision policy, a pure function: ``dangerous`` actions need ``approved``
+with high confidence; an unsure verdict becomes ``ask_user`` or ``block`` as the policy's
+``low_confidence`` setting says. The named constructors below are the only places a
+:class:`~validator.verdict.Verdict` is spelled out, one per way a check ends (as openai-agents'
+``ToolGuardrailFunctionOutput.allow()`` / ``.reject_content()``), so no two paths can disagree on
+what a verdict of a kind carries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from validator._types import Risk
+from validator.findings import Findings
+from validator.judges.base import JudgeOutput, JudgeRequest
+from validator.policy import PolicySettings, ToolPolicy
+from validator.verdict import Code, Decision, Usage, Verdict
+
+__all__ = [
+    "decide",
+    "exempt",
+    "gate_block",
+    "internal_error",
+    "judged",
+    "judge_unavailable",
+    "not_recorded",
+    "total_usage",
+]
+
+
+def decide(output: JudgeOutput, tool_policy: ToolPolicy, settings: PolicySettings) -> tuple[Decision, Code]:
+    """Decision policy: dangerous needs high confidence; unsure verdicts follow ``settings.low_confidence``."""
+    unsure = Decision.ASK_USER if settings.low_confidence == "ask_user" else Decision.BLOCK
+    if output.approved:
+        if not (output.confidence == "high" or (output.confidence == "medium" and tool_policy.risk == "general")):
+            return unsure, Code.LOW_CONFIDENCE
+        if output.quality_notes and settings.quality == "ask_user":  # opt-in: quality may hold an action back
+            return Decision.ASK_USER, Code.QUALITY_CONCERN
+        return Decision.APPROVE, Code.APPROVED
+    code = output.code or Code.JUDGE_REJECTED
+    if output.escalate and tool_policy.risk == "general":
+        return Decision.ASK_USER, code
+    if output.confidence == "low":
+        return unsure, code
+    return Decision.BLOCK, code
+
+
+def total_usage(usages: Sequence[Usage]) -> Usage | None:
+    """Usage summed over the attempts (a retried call is billed too), or None when no model answered."""
+    if not usages:
+        return None
+    total = usages[0]
+    for u in usages[1:]:
+        total = total + u
+    return total
+
+
+def exempt(tool: str, risk: Risk) -> Verdict:
+    """The tool stays between the agent and the user: it runs, and no judge ran."""
+    return Verdict(
+        approved=True,
+        decision=Decision.APPROVE,
+        code=Code.EXEMPT,
+        confidence="high",
+        reasoning=f"`{tool}` is exempt by policy: it stays between the agent and the user. No judge ran.",
+        tool=tool,
+        risk=risk,
+        exempt=True,
+    )
+
+
+def gate_block(
+    *, tool: str, risk: Risk, code: Code, reasoning: str, suggested_next_step: str | None, findings: Findings
+) -> Verdict:
+    """The evidence gate refused the action before any judge looked at it."""
+    return Verdict(
+        approved=False,
+        decision=Decision.BLOCK,
+        code=code,
+        confidence="high",
+        reasoning=reasoning,
+        suggested_next_step=suggested_next_step,
+        tool=tool,
+        risk=risk,
+        findings=findings,
+    )
+
+
+def judged(
+    request: JudgeRequest,
+    output: JudgeOutput,
+    *,
+    judge: str,
+    settings: PolicySettings,
+    errors: Sequence[str] = (),
+    spent: Sequence[Usage] = (),
+) -> Verdict:
+    """A judge's usable answer, turned into a decision by :func:`decide`."""
+    decision, code = decide(output, request.tool_policy, settings)
+    reasoning, next_step = output.reasoning, output.suggested_next_step
+    if code is Code.QUALITY_CONCERN:
+        reasoning += (
+            " [Approved, but held for the user because of quality notes: " + "; ".join(output.quality_notes) + "]"
+        )
+        next_step = next_step or "Show the user the quality notes and ask them to confirm."
+    if code is Code.LOW_CONFIDENCE:
+        reasoning += (
+            f" [The judge approved with {output.confidence} confidence; a {request.tool_policy.risk} action "
+            f"needs {'high' if request.tool_policy.risk == 'dangerous' else 'at least medium'}.]"
+        )
+        next_step = next_step or f"Ask the user to confirm `{request.action.tool}`."
+    findings = request.findings if output.intent is None else replace(request.findings, intent=output.intent)
+    return Verdict(
+        approved=decision is Decision.APPROVE,
+        decision=decision,
+        code=code,
+        reasoning=reasoning,
+        confidence=output.confidence,
+        suggested_next_step=None if decision is Decision.APPROVE else next_step,
+        tool=request.action.tool,
+        risk=request.tool_policy.risk,
+        findings=findings,
+        judge=judge,
+        usage=total_usage([*spent, output.usage] if output.usage else spent),
+        judge_errors=tuple(errors),
+        quality_notes=output.quality_notes,
+    )
+
+
+def judge_unavailable(
+    request: JudgeRequest, *, judge: str, errors: Sequence[str], spent: Sequence[Usage] = ()
+) -> Verdict:
+    """Every attempt of the judge failed: the action is blocked, and the verdict lists why."""
+    return Verdict(
+        approved=False,
+        decision=Decision.BLOCK,
+        code=Code.JUDGE_UNAVAILABLE,
+        confidence="low",
+        reasoning=(
+            f"The judge could not decide after {len(errors)} attempts, so the action is blocked: " + " | ".join(errors)
+        ),
+        suggested_next_step="Try again later, or ask the user to confirm the action directly.",
+        tool=request.action.tool,
+        risk=request.tool_policy.risk,
+        findings=request.findings,
+        judge=judge,
+        usage=total_usage(spent),
+        judge_errors=tuple(errors),
+    )
+
+
+def internal_error(tool: str, risk: Risk, detail: str) -> Verdict:
+    """A bug in this library: the action is blocked."""
+    return Verdict.blocked(
+        tool,
+        f"The validator failed while checking this action, so it is blocked: {detail}",
+        risk=risk,
+        suggested_next_step="Report this to the developers; ask the user to confirm the action directly.",
+    )
+
+
+def not_recorded(verdict: Verdict, detail: str) -> Verdict:
+    """A verdict that could not be recorded: an approval becomes ``RECORDER_UNAVAILABLE``; a refusal stands."""
+    if not verdict.approved:
+        return verdict
+    return replace(
+        verdict,
+        approved=False,
+        decision=Decision.BLOCK,
+        code=Code.RECORDER_UNAVAILABLE,
+        reasoning=f"The action was approved but the verdict could not be recorded ({detail}); "
+        "an unrecorded action does not run.",
+        suggested_next_step="Try again once the audit store is reachable.",
+    )

@@ -1,0 +1,58 @@
+"""Dotted paths into argument values (``message.to``), and their scalar leaves."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+Scalar = str | int | float | bool
+Found = Literal["found", "absent", "unreadable"]
+
+
+def lookup(args: Mapping[str, Any], path: str) -> tuple[Found, Any]:
+    """Follow ``path`` (dot-separated keys, through lists element by element) into ``args``.
+
+    ``absent`` when a key is missing from a mapping (an optional argument not given); ``unreadable``
+    when the path meets a value it cannot go into: a target that cannot be read is never treated as
+    absent.
+    """
+    values: list[Any] = [args]
+    fanned = False
+    for key in path.split("."):
+        step: list[Any] = []
+        for value in values:
+            items = value if isinstance(value, list) else [value]
+            fanned = fanned or isinstance(value, list)
+            for item in items:
+                if not isinstance(item, Mapping):
+                    return "unreadable", value
+                if key in item:
+                    step.append(item[key])
+        if not step:
+            return "absent", None
+        values = step
+    return "found", (values if fanned else values[0])
+
+
+def leaves(value: Any) -> Iterator[Scalar]:
+    """Scalar leaves of a value: itself, or every element of a list or mapping, recursively."""
+    if isinstance(value, str | int | float | bool):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from leaves(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from leaves(v)
+
+
+def string_leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """``(path, text)`` for every string inside ``value``, with list indices and keys in the path."""
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from string_leaves(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            yield from string_leaves(v, f"{path}[{i}]")

@@ -1,0 +1,231 @@
+"""Text normalisation and verbatim search over a transcript.
+
+A quote matches a message when, after **whitespace, case and quote-mark normalisation** and
+nothing else, it stands inside the message and starts and ends on word boundaries. Nothing
+else is forgiven: no Unicode compatibility folding, no stemming, no fuzzy distance.
+
+Search is built for long transcripts: the messages of a role group are normalised once, joined
+into one string, and searched with ``str.find``. The cost is a few C-speed passes over the text,
+not a Python loop over its characters.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from itertools import accumulate, compress
+
+from validator.inputs.transcript import Transcript
+
+__all__ = ["QUOTE_MARKS", "TextIndex", "normalize", "other_index", "outside_authors", "user_index"]
+
+QUOTE_MARKS = (
+    "'\"`\u00b4\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u2032\u2033\u2035\u2036"
+    "\u00ab\u00bb\u2039\u203a\u300c\u300d\u300e\u300f\uff02\uff07"
+)
+"""Every character treated as a quote mark; all of them normalise to ``"``."""
+
+_QUOTES_AND_SPACE = str.maketrans(
+    {**{c: '"' for c in QUOTE_MARKS}, **{chr(c): " " for c in range(0x3000 + 1) if chr(c).isspace()}}
+)
+_SEP = "\x00"
+_UNSTABLE = re.compile('[ "]')
+_FEW = 32
+
+
+def normalize(text: str) -> str:
+    """Case-fold, turn every quote mark into ``"`` and collapse whitespace runs to one space."""
+    return " ".join(text.casefold().translate(_QUOTES_AND_SPACE).split())
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def find_bounded(haystack: str, needle: str) -> int:
+    """Index of the first occurrence of ``needle`` in ``haystack`` on word boundaries, else -1.
+
+    A boundary is only required where the needle itself begins or ends with a word character:
+    quoting ``pay`` must not match inside ``repay``, but ``"pay"`` may follow a letter.
+    """
+    if not needle:
+        return -1
+    check_start = _is_word(needle[0])
+    check_end = _is_word(needle[-1])
+    start = haystack.find(needle)
+    while start != -1:
+        end = start + len(needle)
+        ok_start = not check_start or start == 0 or not _is_word(haystack[start - 1])
+        ok_end = not check_end or end == len(haystack) or not _is_word(haystack[end])
+        if ok_start and ok_end:
+            return start
+        start = haystack.find(needle, start + 1)
+    return -1
+
+
+def _starts(lengths: list[int]) -> list[int]:
+    """Where each message starts in the joined string (one separator between messages)."""
+    starts = list(accumulate(map((1).__add__, lengths), initial=0))
+    starts.pop()
+    return starts
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """One searchable string over a group of messages and where each message starts in it."""
+
+    text: str
+    starts: list[int]
+
+    def message_at(self, pos: int) -> tuple[int, int]:
+        """Group-local index of the message holding ``pos``, and where the next one starts."""
+        i = bisect.bisect_right(self.starts, pos) - 1
+        return i, self.starts[i + 1] if i + 1 < len(self.starts) else len(self.text)
+
+    def find(self, needle: str, limit: int) -> list[int]:
+        """Group-local indices of up to ``limit`` messages holding ``needle`` on word boundaries."""
+        hits: list[int] = []
+        hay = self.text
+        check_start, check_end = _is_word(needle[0]), _is_word(needle[-1])
+        pos = hay.find(needle)
+        while pos != -1 and len(hits) < limit:
+            end = pos + len(needle)
+            if (not check_start or pos == 0 or not _is_word(hay[pos - 1])) and (
+                not check_end or end == len(hay) or not _is_word(hay[end])
+            ):
+                i, nxt = self.message_at(pos)
+                hits.append(i)
+                pos = hay.find(needle, nxt)
+            else:
+                pos = hay.find(needle, pos + 1)
+        return hits
+
+    def holds(self, i: int, needle: str) -> bool:
+        """Whether message ``i`` holds ``needle`` on word boundaries, as this view spells it."""
+        end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else len(self.text)
+        return find_bounded(self.text[self.starts[i] : end], needle) != -1
+
+    def collapsed(self) -> _View:
+        """The same view with every run of spaces made one space (only the runs are touched)."""
+        hay = self.text
+        ends = [*self.starts[1:], len(hay) + 1]
+        lengths = [end - start - 1 for start, end in zip(self.starts, ends, strict=True)]
+        pieces: list[str] = []
+        prev = 0
+        pos = hay.find("  ")
+        while pos != -1:
+            end = pos + 2
+            while end < len(hay) and hay[end] == " ":
+                end += 1
+            pieces.append(hay[prev : pos + 1])
+            lengths[bisect.bisect_right(self.starts, pos) - 1] -= end - pos - 1
+            prev = end
+            pos = hay.find("  ", end)
+        pieces.append(hay[prev:])
+        return _View("".join(pieces), _starts(lengths))
+
+
+class TextIndex:
+    """Searchable view of a group of messages.
+
+    The messages are joined with a separator and case-folded once, so a normalised needle is
+    looked up with ``str.find`` over one string and never matches across two messages. Where the
+    text has the needle's exact spacing and quote marks (as a rule: agents copy what they quote),
+    that first look decides. Otherwise a second look normalises fully: the few messages holding
+    the needle's longest word one by one, or, when that word is common, the whole group once
+    (quote marks unified, whitespace runs collapsed; cached). A needle is found exactly when
+    :func:`normalize` on some message would find it; the locations reported are those of the first
+    look that finds any. ``positions`` are the transcript indices of the messages in this group,
+    in order.
+    """
+
+    def __init__(self, positions: tuple[int, ...], texts: tuple[str, ...]) -> None:
+        self.positions = positions
+        self.texts = texts
+        # A separator inside a message only acts as a boundary there: starts come from lengths.
+        folded = _SEP.join(texts).casefold()
+        lengths = [len(t) for t in texts]
+        if len(folded) != sum(lengths) + max(len(texts) - 1, 0):  # case folding grew characters (ß -> ss)
+            lengths = [len(t.casefold()) for t in texts]
+        self._exact = _View(folded, _starts(lengths))
+        self._normalised: _View | None = None
+
+    def _full(self) -> _View:
+        """The group with quote marks unified and every whitespace run made one space (built once)."""
+        if self._normalised is None:
+            view = _View(self._exact.text.translate(_QUOTES_AND_SPACE), self._exact.starts)
+            self._normalised = view.collapsed() if "  " in view.text else view
+        return self._normalised
+
+    def find_text(self, needle: str, limit: int) -> list[int]:
+        """Transcript indices of up to ``limit`` messages holding the normalised ``needle``."""
+        if not needle or _SEP in needle:
+            return []
+        exact = self._exact
+        # The longest piece without spaces or quote marks stands verbatim in the case-folded text
+        # of every message the needle can match: scanning for it finds the candidates.
+        anchor = max(_UNSTABLE.split(needle), key=len)
+        hits: list[int] = []
+        missed: list[int] = []
+        pos = exact.text.find(anchor) if anchor else -1
+        while pos != -1 and len(hits) < limit and len(missed) <= _FEW:
+            i, nxt = exact.message_at(pos)
+            (hits if exact.holds(i, needle) else missed).append(i)
+            pos = exact.text.find(anchor, nxt)
+        if not hits:
+            hits = self._second_look(needle, limit, anchor, missed)
+        return [self.positions[i] for i in hits[:limit]]
+
+    def _second_look(self, needle: str, limit: int, anchor: str, missed: list[int]) -> list[int]:
+        if anchor and len(missed) <= _FEW:  # every candidate was seen: normalise them one by one
+            return [i for i in missed if find_bounded(normalize(self.texts[i]), needle) != -1]
+        # A common anchor: look for the needle itself, then normalise the whole group once.
+        return self._exact.find(needle, limit) or self._full().find(needle, limit)
+
+    def find_pattern(self, anchor: str, pattern: re.Pattern[str], limit: int) -> list[int]:
+        """Transcript indices of up to ``limit`` messages where ``pattern`` matches.
+
+        ``anchor`` (case-folded, no whitespace) must stand in every text the pattern can match; it
+        narrows the messages the regular expression is run on.
+        """
+        hits: list[int] = []
+        if not anchor or _SEP in anchor or " " in anchor:
+            return hits
+        view = self._exact
+        pos = view.text.find(anchor)
+        while pos != -1 and len(hits) < limit:
+            i, nxt = view.message_at(pos)
+            if pattern.search(self.texts[i]):
+                hits.append(self.positions[i])
+            pos = view.text.find(anchor, nxt)
+        return hits
+
+
+def _index(transcript: Transcript, keep: list[bool]) -> TextIndex:
+    positions = tuple(compress(range(len(keep)), keep))
+    return TextIndex(positions, tuple(compress((m.content for m in transcript.messages), keep)))
+
+
+def user_index(transcript: Transcript) -> TextIndex:
+    """Search index over the user's messages (built once per transcript)."""
+    return transcript.memo("gate.user_index", lambda t: _index(t, [m.role == "user" for m in t.messages]))
+
+
+def other_index(transcript: Transcript) -> TextIndex:
+    """Search index over every message that is not the user's (built on first use: an action whose
+    evidence all stands in user messages never needs it)."""
+    return transcript.memo("gate.other_index", lambda t: _index(t, [m.role != "user" for m in t.messages]))
+
+
+def _authors(transcript: Transcript) -> dict[str, tuple[int, ...]]:
+    found: dict[str, list[int]] = {}
+    for i, m in enumerate(transcript.messages):
+        if m.author:
+            found.setdefault(m.author.strip().casefold(), []).append(i)
+    return {a: tuple(ix) for a, ix in found.items()}
+
+
+def outside_authors(transcript: Transcript) -> dict[str, tuple[int, ...]]:
+    """Case-folded outside authors of tool messages, each with the messages they wrote."""
+    return transcript.memo("gate.authors", _authors)

@@ -1,0 +1,264 @@
+"""The standalone check input: a transcript, a pending action, and optionally a policy and a user.
+
+This is the JSON the CLI reads and other tools write (``check-input.schema.json`` documents it)::
+
+    {"messages": [{"role": "user", "content": "..."}, ...],
+     "action": {"tool": "send_money", "args": {...}, "justification": {"reason": "...", "evidence": [...]}},
+     "policy": {"tools": {"send_money": {"risk": "dangerous", "targets": ["recipient"]}}},
+     "user_id": "u-1"}
+
+Parsing never guesses: a wrong type, an unknown role or key, a tool message answering no call, an
+empty transcript, or an input over the size limits raises :class:`InputError` naming every field
+path and its problem.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from validator._errors import problems_from_pydantic
+from validator.exceptions import FieldProblem, InputError, PolicyError
+from validator.inputs.action import PendingAction
+from validator.inputs.anthropic import transcript_from_anthropic
+from validator.inputs.plain import to_plain
+from validator.inputs.transcript import Message, ToolCall, Transcript
+from validator.policy import Policy
+
+__all__ = [
+    "CheckInput",
+    "Limits",
+    "parse_action",
+    "parse_transcript",
+    "pending_action",
+    "read_action",
+    "read_messages",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Limits:
+    """Size limits on a check input; over them is an :class:`InputError`, not a slow check."""
+
+    max_bytes: int = 64 * 1024 * 1024
+    """Of the raw JSON text."""
+    max_messages: int = 100_000
+    max_message_chars: int = 2_000_000
+    max_total_chars: int = 50_000_000
+    max_depth: int = 64
+    """Nesting of the JSON document."""
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _ToolCallIn(_Strict):
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class _TextBlock(_Strict):
+    type: Literal["text"]
+    text: str
+    cache_control: dict[str, Any] | None = None
+
+
+class _MessageIn(_Strict):
+    role: Literal["user", "assistant", "tool", "system"]
+    content: str | list[_TextBlock] = ""
+    """Text, or text blocks. A tool's output is a message of role ``tool``, never a block of another role."""
+    tool_calls: list[_ToolCallIn] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+    author: str | None = None
+
+
+class _ActionIn(_Strict):
+    tool: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+    justification: Any = None
+
+
+_MessageList = TypeAdapter(list[_MessageIn])
+
+
+class _CheckIn(_Strict):
+    messages: list[_MessageIn]
+    action: _ActionIn
+    policy: dict[str, Any] | None = None
+    user_id: str | None = None
+
+
+def pending_action(tool: str, args: Mapping[str, Any], justification: Any = None) -> PendingAction:
+    """A pending action; a ``justification`` the agent put among the arguments is moved out of them."""
+    plain: dict[str, Any] = to_plain(dict(args))  # models and dataclasses as plain data: every part is checked
+    if "justification" in plain:
+        inline = plain.pop("justification")
+        justification = inline if justification is None else justification
+    return PendingAction(tool=tool, args=plain, justification=justification)
+
+
+def _depth(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests deeper than ``limit`` (iterative: deep input cannot overflow the stack)."""
+    stack = [(value, 1)]
+    while stack:
+        item, d = stack.pop()
+        if d > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, d + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, d + 1) for v in item)
+    return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckInput:
+    """A parsed, checked standalone check."""
+
+    transcript: Transcript
+    action: PendingAction
+    policy: Policy | None = None
+    user_id: str | None = None
+
+    @classmethod
+    def from_json(cls, text: str | bytes, *, limits: Limits = DEFAULT_LIMITS) -> CheckInput:
+        """Parse the JSON text of a check input."""
+        if len(text) > limits.max_bytes:
+            raise InputError([FieldProblem("", f"input is {len(text):,} bytes; at most {limits.max_bytes:,}")])
+        try:
+            data = json.loads(text)
+        except RecursionError:
+            raise InputError([FieldProblem("", f"JSON nests deeper than {limits.max_depth} levels")]) from None
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InputError([FieldProblem("", f"not valid JSON: {exc}")]) from None
+        return cls.from_dict(data, limits=limits)
+
+    @classmethod
+    def from_dict(cls, data: Any, *, limits: Limits = DEFAULT_LIMITS) -> CheckInput:
+        """Parse already-decoded JSON data."""
+        if not isinstance(data, dict):
+            raise InputError([FieldProblem("", f"must be a JSON object, got {type(data).__name__}")])
+        if _depth(data, limits.max_depth):
+            raise InputError([FieldProblem("", f"JSON nests deeper than {limits.max_depth} levels")])
+        try:
+            doc = _CheckIn.model_validate(data)
+        except ValidationError as exc:
+            raise InputError(problems_from_pydantic(exc)) from None
+        problems = _size_problems(doc, limits)
+        if problems:
+            raise InputError(problems)
+        transcript = _transcript(doc.messages)
+        policy = _policy(doc.policy) if doc.policy is not None else None
+        action = pending_action(doc.action.tool, doc.action.args, doc.action.justification)
+        return cls(transcript=transcript, action=action, policy=policy, user_id=doc.user_id)
+
+
+def _policy(data: dict[str, Any]) -> Policy:
+    """The input's own policy; its problems are named from the input's root (``policy.tools.x.risk``)."""
+    try:
+        return Policy.from_dict(data, source="policy")
+    except PolicyError as exc:
+        raise PolicyError(
+            [FieldProblem(f"policy.{p.path}" if p.path else "policy", p.problem) for p in exc.problems]
+        ) from None
+
+
+def _transcript(messages: list[_MessageIn]) -> Transcript:
+    built = [
+        Message(
+            role=m.role,
+            content=m.content if isinstance(m.content, str) else "\n".join(b.text for b in m.content),
+            tool_calls=tuple(ToolCall(c.id, c.name, c.args) for c in m.tool_calls),
+            tool_call_id=m.tool_call_id,
+            name=m.name,
+            author=m.author,
+        )
+        for m in messages
+    ]
+    try:
+        return Transcript(built)
+    except InputError as exc:
+        raise InputError(exc.problems) from None
+
+
+def parse_transcript(data: Any) -> Transcript:
+    """A transcript from a list of message objects in the check-input format."""
+    if isinstance(data, Transcript):
+        return data
+    items = list(data) if isinstance(data, list | tuple) else data
+    if isinstance(items, list) and all(isinstance(m, Message) for m in items):
+        return Transcript(items)
+    try:
+        docs = _MessageList.validate_python(items)
+    except ValidationError as exc:
+        raise InputError(problems_from_pydantic(exc, "messages")) from None
+    return _transcript(docs)
+
+
+def parse_action(data: Any) -> PendingAction:
+    """A pending action from ``{"tool", "args", "justification"}`` (or a :class:`PendingAction`)."""
+    if isinstance(data, PendingAction):
+        return data
+    try:
+        doc = _ActionIn.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(problems_from_pydantic(exc, "action")) from None
+    return pending_action(doc.tool, doc.args, doc.justification)
+
+
+def _size_problems(doc: _CheckIn, limits: Limits) -> list[FieldProblem]:
+    problems: list[FieldProblem] = []
+    if len(doc.messages) > limits.max_messages:
+        problems.append(
+            FieldProblem("messages", f"has {len(doc.messages):,} messages; at most {limits.max_messages:,}")
+        )
+        return problems
+    total = 0
+    for i, m in enumerate(doc.messages):
+        n = len(m.content) if isinstance(m.content, str) else sum(len(b.text) for b in m.content)
+        total += n
+        if n > limits.max_message_chars:
+            problems.append(
+                FieldProblem(f"messages[{i}].content", f"has {n:,} characters; at most {limits.max_message_chars:,}")
+            )
+    if total > limits.max_total_chars:
+        problems.append(
+            FieldProblem("messages", f"hold {total:,} characters in all; at most {limits.max_total_chars:,}")
+        )
+    return problems
+
+
+def read_messages(messages: Any, agent_request: Mapping[str, Any] | None = None) -> Transcript:
+    """The transcript of a check, from whatever the caller passed; a typed error for anything unreadable.
+
+    A :class:`Transcript` passes through untouched (integrations build it once); message dicts in
+    the check-input format are parsed; with ``messages=None`` the agent's Anthropic request is read.
+    """
+    try:
+        if messages is None and agent_request is not None:
+            return transcript_from_anthropic(agent_request.get("messages") or [], system=agent_request.get("system"))
+        return parse_transcript(messages)
+    except InputError:
+        raise
+    except Exception as exc:  # input of a shape no parser expected: still a typed error, never a crash
+        raise InputError([FieldProblem("messages", f"cannot be read: {type(exc).__name__}: {exc}")]) from exc
+
+
+def read_action(action: Any) -> PendingAction:
+    """The pending action of a check: a :class:`PendingAction` as is, or ``{"tool", "args", "justification"}``."""
+    try:
+        return parse_action(action)
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError([FieldProblem("action", f"cannot be read: {type(exc).__name__}: {exc}")]) from exc

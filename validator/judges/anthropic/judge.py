@@ -1,0 +1,278 @@
+"""The Anthropic judge: the validator as a Claude call that shares the agent's prompt cache.
+
+Typical usage::
+
+    from validator import Validator
+    from validator.judges.anthropic import AnthropicJudge, prepare_tools
+
+    tools = prepare_tools(my_tools)                       # once, before the agent's first turn
+    request = {"model": ..., "system": ..., "tools": tools, "messages": history, ...}
+    response = client.messages.create(**request)          # the agent's own call
+    for call in tool_uses(response):
+        verdict = Validator(policy, judge=AnthropicJudge()).validate(
+            None, {"tool": call.name, "args": call.input}, agent_request=request)
+
+The judge sends the agent's request with the validator's turn appended (see :mod:`.requests`),
+reads the one ``validate_action`` call from the response and returns it as the verdict. When the
+agent's request cannot carry that turn (extended thinking, tools not prepared, no agent request at
+all) it sends a standalone request instead, and the verdict's ``usage.cache`` says which, and why.
+
+SDK settings are deliberate: ``max_retries=0`` (the engine's single retry is the only retry, so a
+failing validator costs at most two calls and fails closed quickly) and a 30-second timeout per
+call. ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` are read by the SDK as usual.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, ClassVar
+
+import anthropic
+
+from validator.exceptions import (
+    JudgeError,
+    JudgeOutputError,
+    JudgeRequestRejected,
+    JudgeTimeout,
+    JudgeTransportError,
+)
+from validator.judges.anthropic.pricing import PriceTable
+from validator.judges.anthropic.requests import NotShareable, shared_request, standalone_request
+from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL
+from validator.judges.base import Judge, JudgeOutput, JudgeRequest
+from validator.judges.model import DEFAULT_VALIDATOR_TOOL, guard_calls, parse_verdict
+from validator.verdict import Usage
+
+__all__ = ["AnthropicJudge", "map_sdk_error"]
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_TOKENS = 1024
+
+
+def map_sdk_error(judge: str, exc: BaseException, timeout: float = DEFAULT_TIMEOUT) -> JudgeError:
+    """The most specific of our judge errors for an exception the anthropic SDK raised."""
+    if isinstance(exc, anthropic.APITimeoutError):
+        return JudgeTimeout(judge, timeout)
+    if isinstance(exc, anthropic.APIConnectionError):
+        return JudgeTransportError(judge, f"connection failed: {exc}")
+    if isinstance(exc, anthropic.APIResponseValidationError):
+        return JudgeOutputError(judge, f"response does not match the API's schema: {exc}")
+    if isinstance(exc, anthropic.APIStatusError):
+        status = exc.status_code
+        if status in (408, 429) or status >= 500:  # timeouts, rate limits, 5xx, 529 overloaded
+            return JudgeTransportError(judge, _message(exc), status)
+        return JudgeRequestRejected(judge, _message(exc), status)
+    if isinstance(exc, anthropic.CredentialsError | anthropic.WorkloadIdentityError):
+        return JudgeRequestRejected(judge, f"credentials: {exc}")
+    if isinstance(exc, anthropic.RetryableError):
+        return JudgeTransportError(judge, str(exc))
+    return JudgeError(judge, f"{type(exc).__name__}: {exc}")
+
+
+def _message(exc: anthropic.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, Mapping):
+        error = body.get("error")
+        if isinstance(error, Mapping) and isinstance(error.get("message"), str):
+            return f"{error.get('type', 'error')}: {error['message']}"
+    return str(exc.message)
+
+
+@cache
+def _create_params() -> frozenset[str]:
+    return frozenset(inspect.signature(anthropic.resources.Messages.create).parameters) - {"self"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    body: dict[str, Any]
+    headers: dict[str, str]
+    cache: str
+
+
+class AnthropicJudge(Judge):
+    """Validator calls on Claude, sharing the agent's prompt cache when it can; see the module docstring."""
+
+    name: ClassVar[str] = "anthropic"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        client: anthropic.Anthropic | None = None,
+        async_client: anthropic.AsyncAnthropic | None = None,
+        validator_name: str = DEFAULT_VALIDATOR_TOOL,
+        search_name: str = DEFAULT_SEARCH_TOOL,
+        quality: bool = True,
+        share_prefix: bool = True,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        timeout: float = DEFAULT_TIMEOUT,
+        prices: PriceTable | None = None,
+        prompt: str = "validator",
+    ) -> None:
+        """``model`` is used for standalone requests; a shared request always uses the agent's model
+        (the cache is per model)."""
+        self.model = model
+        self._client = client
+        self._async_client = async_client
+        self.validator_name = validator_name
+        self.search_name = search_name
+        self.quality = quality
+        self.share_prefix = share_prefix
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.prices = prices or PriceTable()
+        self.prompt = prompt
+        """The validator prompt: a file of ``prompts/`` (``validator``, ``validator_v2``, ...)."""
+
+    @property
+    def label(self) -> str:
+        base = f"anthropic:{self.model}" if self.model else "anthropic"
+        return base if self.prompt == "validator" else f"{base}/{self.prompt}"
+
+    # -- planning (pure) ---------------------------------------------------------------------
+
+    def plan(self, request: JudgeRequest) -> _Plan:
+        """The request this judge sends for ``request``, and how it uses the cache."""
+        agent = request.agent_request
+        if agent is not None and self.share_prefix:
+            try:
+                body = shared_request(
+                    agent,
+                    request,
+                    validator_name=self.validator_name,
+                    search_name=self.search_name,
+                    quality=self.quality,
+                    prompt=self.prompt,
+                )
+            except NotShareable as exc:
+                return self._standalone(request, f"not shared ({exc.reason})")
+            if "thinking" not in body and isinstance(body.get("max_tokens"), int):
+                # max_tokens does not touch the cache key; a verdict needs little, and a huge value
+                # makes the SDK demand streaming. With thinking on, its budget must stay below it.
+                body["max_tokens"] = min(body["max_tokens"], self.max_tokens)
+            headers = {}
+            betas = body.pop("betas", None)
+            if betas:
+                headers["anthropic-beta"] = ",".join(betas)
+            return _Plan(body, headers, "shared")
+        return self._standalone(request, "standalone" if agent is None else "not shared (prefix sharing is off)")
+
+    def _standalone(self, request: JudgeRequest, note: str) -> _Plan:
+        model = self.model or (request.agent_request or {}).get("model")
+        if not isinstance(model, str) or not model:
+            raise JudgeRequestRejected(self.label, "no model: pass AnthropicJudge(model=...) or an agent request")
+        body = standalone_request(
+            request,
+            model=model,
+            max_tokens=self.max_tokens,
+            validator_name=self.validator_name,
+            quality=self.quality,
+            prompt=self.prompt,
+        )
+        return _Plan(body, {}, note)
+
+    def _kwargs(self, plan: _Plan) -> dict[str, Any]:
+        known = _create_params()
+        kwargs = {k: v for k, v in plan.body.items() if k in known}
+        extra = {k: v for k, v in plan.body.items() if k not in known}
+        if extra:
+            kwargs["extra_body"] = extra
+        if plan.headers:
+            kwargs["extra_headers"] = plan.headers
+        kwargs["timeout"] = self.timeout  # explicit: never the SDK's long-request guess
+        return kwargs
+
+    def _read(self, message: anthropic.types.Message, plan: _Plan) -> JudgeOutput:
+        raw = message.model_dump(mode="json", exclude_none=True, warnings=False)  # unknown block types included
+        usage = self._usage(raw, plan)
+        calls: list[tuple[str, Any]] = []
+        for block in raw.get("content", []):
+            kind = block.get("type") if isinstance(block, Mapping) else None
+            if kind == "tool_use":
+                calls.append((str(block.get("name")), block.get("input")))
+            elif kind not in ("text", "thinking", "redacted_thinking"):
+                # anything a server ran or returned (server_tool_use, mcp_tool_use, their results) is not a verdict
+                name = block.get("name") if isinstance(block, Mapping) else None
+                calls.append((f"{kind}:{name}" if name else str(kind), None))
+        try:
+            data = guard_calls(self.label, calls, self.validator_name, stop_reason=raw.get("stop_reason"))
+            return parse_verdict(self.label, data, usage)
+        except JudgeError as exc:
+            exc.usage = usage  # billed even though unusable: the engine adds it to the verdict
+            raise
+
+    def _usage(self, raw: Mapping[str, Any], plan: _Plan) -> Usage:
+        usage = raw.get("usage") or {}
+        model = str(raw.get("model") or plan.body.get("model"))
+        return Usage(
+            input_tokens=int(usage.get("input_tokens") or 0),
+            output_tokens=int(usage.get("output_tokens") or 0),
+            cache_read_input_tokens=int(usage.get("cache_read_input_tokens") or 0),
+            cache_creation_input_tokens=int(usage.get("cache_creation_input_tokens") or 0),
+            cost_usd=self.prices.cost(model, usage),
+            model=model,
+            cache=plan.cache,
+        )
+
+    def _thinking_fallback(self, request: JudgeRequest, plan: _Plan, exc: JudgeError) -> _Plan | None:
+        """A shared request the API refused over thinking blocks is sent again standalone, once."""
+        if plan.cache == "shared" and isinstance(exc, JudgeRequestRejected) and "thinking" in exc.detail.lower():
+            return self._standalone(request, f"not shared (the API refused the fabricated turn: {exc.detail})")
+        return None
+
+    # -- the calls: the only I/O ----------------------------------------------------------------
+
+    def _sync_client(self) -> anthropic.Anthropic:
+        if self._client is None:
+            self._client = anthropic.Anthropic(max_retries=0, timeout=self.timeout)
+        return self._client
+
+    def _async(self) -> anthropic.AsyncAnthropic:
+        if self._async_client is None:
+            self._async_client = anthropic.AsyncAnthropic(max_retries=0, timeout=self.timeout)
+        return self._async_client
+
+    def _message(self, result: object) -> anthropic.types.Message:
+        if not isinstance(result, anthropic.types.Message):
+            raise JudgeOutputError(self.label, f"expected one Message, got {type(result).__name__}")
+        return result
+
+    def _send(self, plan: _Plan) -> anthropic.types.Message:
+        try:
+            result = self._sync_client().messages.create(**self._kwargs(plan))
+        except anthropic.AnthropicError as exc:
+            raise map_sdk_error(self.label, exc, self.timeout) from exc
+        return self._message(result)
+
+    async def _asend(self, plan: _Plan) -> anthropic.types.Message:
+        try:
+            result = await self._async().messages.create(**self._kwargs(plan))
+        except anthropic.AnthropicError as exc:
+            raise map_sdk_error(self.label, exc, self.timeout) from exc
+        return self._message(result)
+
+    def judge(self, request: JudgeRequest) -> JudgeOutput:
+        plan = self.plan(request)
+        try:
+            message = self._send(plan)
+        except JudgeError as exc:
+            fallback = self._thinking_fallback(request, plan, exc)
+            if fallback is None:
+                raise
+            plan, message = fallback, self._send(fallback)
+        return self._read(message, plan)
+
+    async def ajudge(self, request: JudgeRequest) -> JudgeOutput:
+        plan = self.plan(request)
+        try:
+            message = await self._asend(plan)
+        except JudgeError as exc:
+            fallback = self._thinking_fallback(request, plan, exc)
+            if fallback is None:
+                raise
+            plan, message = fallback, await self._asend(fallback)
+        return self._read(message, plan)

@@ -1,0 +1,107 @@
+"""The judge seam: whatever decides what code alone cannot.
+
+A judge gets a :class:`JudgeRequest` (the transcript, the action, the parsed justification, the
+tool's policy and the gate's findings) and returns a :class:`JudgeOutput`, the verdict fields.
+Implement :meth:`Judge.judge` (sync), :meth:`Judge.ajudge` (async), or both; the other is
+derived. The engine calls it with a timeout, retries once on any failure or on an output that
+contradicts itself, and then blocks with ``JUDGE_UNAVAILABLE``: a judge can never approve by
+failing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+
+from validator.exceptions import UsageError
+from validator.findings import Findings, IntentFinding
+from validator.inputs.action import Justification, PendingAction
+from validator.inputs.transcript import Transcript
+from validator.policy import Policy, ToolPolicy
+from validator.verdict import Code, Confidence, Usage
+
+__all__ = ["Judge", "JudgeOutput", "JudgeRequest"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgeRequest:
+    """Everything a judge may look at for one action."""
+
+    transcript: Transcript
+    action: PendingAction
+    justification: Justification
+    tool_policy: ToolPolicy
+    policy: Policy
+    findings: Findings
+    """The evidence gate's findings (quotes verified, targets and entities grounded)."""
+    user_id: str | None = None
+    agent_request: Mapping[str, Any] | None = None
+    """The agent's last model request (plain JSON data), for judges that share its prompt cache."""
+
+
+class JudgeOutput(BaseModel):
+    """A judge's answer: the verdict fields, validated at the boundary."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    approved: StrictBool
+    reasoning: StrictStr = Field(min_length=1)
+    confidence: Confidence
+    suggested_next_step: str | None = None
+    code: Code | None = None
+    """The judge's own code for a rejection (``ACTION_NOT_REQUESTED``); None means ``JUDGE_REJECTED``."""
+    escalate: bool = False
+    """The judge would ask the user rather than block (honoured for general tools only)."""
+    intent: IntentFinding | None = None
+    usage: Usage | None = None
+    quality_notes: tuple[str, ...] = ()
+    """Advice on an authorized action (a mistyped recipient); never weakens or replaces a safety decision."""
+
+    def contradictions(self) -> list[str]:
+        """Ways this output contradicts itself; a non-empty list makes it unusable."""
+        problems: list[str] = []
+        if not self.reasoning.strip():
+            problems.append("reasoning is blank")
+        if self.approved and self.code not in (None, Code.APPROVED):
+            problems.append(f"approved=true with rejection code {self.code.value}")
+        if not self.approved and self.code in (Code.APPROVED, Code.EXEMPT):
+            problems.append(f"approved=false with code {self.code.value}")
+        if self.approved and self.escalate:
+            problems.append("approved=true but asks to escalate to the user")
+        return problems
+
+
+class Judge:
+    """Base class of every judge. Override ``judge``, ``ajudge``, or both."""
+
+    name: ClassVar[str] = "judge"
+    blocking: ClassVar[bool] = True
+    """False for judges that do pure, bounded computation: they run inline, with no thread."""
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.judge is Judge.judge and cls.ajudge is Judge.ajudge:
+            raise UsageError(f"{cls.__name__} must implement judge() or ajudge()")
+
+    @property
+    def label(self) -> str:
+        """How verdicts name this judge."""
+        return self.name
+
+    def judge(self, request: JudgeRequest) -> JudgeOutput:
+        """Judge synchronously (default: run :meth:`ajudge` in a fresh event loop)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.ajudge(request))
+        raise UsageError(f"{type(self).__name__} is async-only; call avalidate() from inside an event loop")
+
+    async def ajudge(self, request: JudgeRequest) -> JudgeOutput:
+        """Judge asynchronously (default: run :meth:`judge` in a worker thread, or inline if not blocking)."""
+        if not self.blocking:
+            return self.judge(request)
+        return await asyncio.to_thread(self.judge, request)

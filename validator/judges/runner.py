@@ -1,0 +1,101 @@
+"""Calling a judge: a time limit per attempt, one retry, and every failure kept.
+
+:func:`call_judge` and :func:`acall_judge` share one attempt loop: an exception, a timeout or an
+output that contradicts itself counts as a failed attempt; after ``attempts`` failures the caller
+gets no output, only the errors (and what the failed calls were billed). A judge can never approve
+by failing. Host control-flow signals are re-raised untouched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+
+from validator.exceptions import JudgeError, JudgeOutputError, JudgeTimeout, is_control_flow
+from validator.judges.base import Judge, JudgeOutput, JudgeRequest
+from validator.verdict import Usage
+
+__all__ = ["Attempts", "acall_judge", "call_judge", "describe"]
+
+_EXECUTOR = ThreadPoolExecutor(max_workers=16, thread_name_prefix="validator-judge")
+
+
+def describe(exc: BaseException) -> str:
+    """An exception in one line, for a verdict's reasoning."""
+    if isinstance(exc, JudgeError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+@dataclass
+class Attempts:
+    """What the attempts produced: a usable output, or none; the failures and their billed usage."""
+
+    output: JudgeOutput | None = None
+    errors: list[str] = field(default_factory=list)
+    spent: list[Usage] = field(default_factory=list)
+
+    def failed(self, exc: Exception) -> None:
+        if is_control_flow(exc):
+            raise exc
+        self.errors.append(describe(exc))
+        usage = getattr(exc, "usage", None)
+        if isinstance(usage, Usage):
+            self.spent.append(usage)
+
+
+def checked(judge: Judge, output: object) -> JudgeOutput:
+    """``output`` when it is a usable :class:`JudgeOutput`; raises :class:`JudgeOutputError` otherwise."""
+    if not isinstance(output, JudgeOutput):
+        raise JudgeOutputError(judge.label, f"returned {type(output).__name__}, not JudgeOutput")
+    problems = output.contradictions()
+    if problems:
+        error = JudgeOutputError(judge.label, "; ".join(problems))
+        error.usage = output.usage
+        raise error
+    return output
+
+
+def _once(judge: Judge, request: JudgeRequest, timeout: float | None) -> object:
+    if not judge.blocking or timeout is None:
+        return judge.judge(request)
+    # The caller's context (tracing, the host framework's callbacks) goes with the call.
+    run: Callable[[], object] = lambda: judge.judge(request)  # noqa: E731
+    future = _EXECUTOR.submit(contextvars.copy_context().run, run)
+    try:
+        return future.result(timeout=timeout)
+    except FutureTimeout:
+        future.cancel()
+        raise JudgeTimeout(judge.label, timeout) from None
+
+
+def call_judge(judge: Judge, request: JudgeRequest, *, timeout: float | None, attempts: int) -> Attempts:
+    """Up to ``attempts`` calls of ``judge``, each within ``timeout`` seconds."""
+    result = Attempts()
+    for _ in range(max(1, attempts)):
+        try:
+            result.output = checked(judge, _once(judge, request, timeout))
+            return result
+        except Exception as exc:
+            result.failed(exc)
+    return result
+
+
+async def acall_judge(judge: Judge, request: JudgeRequest, *, timeout: float | None, attempts: int) -> Attempts:
+    """Async twin of :func:`call_judge`."""
+    result = Attempts()
+    for _ in range(max(1, attempts)):
+        try:
+            try:
+                output = await asyncio.wait_for(judge.ajudge(request), timeout)
+            except TimeoutError:
+                raise JudgeTimeout(judge.label, timeout or 0) from None
+            result.output = checked(judge, output)
+            return result
+        except Exception as exc:
+            result.failed(exc)
+    return result

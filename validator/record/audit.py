@@ -1,0 +1,165 @@
+"""The audit recorder: every verdict appended once to the store's audit log, even through an outage.
+
+When the store cannot take a record it goes to a local spool file (JSON lines, flushed to disk; one
+per store, ``.validator-audit-spool-<hash of the store>.jsonl`` in ``$VALIDATOR_SPOOL_DIR`` or here)
+and the verdict stands; the next record, or :meth:`AuditRecorder.flush`, sends the spooled records
+first, in order. Appends are idempotent by event id, so a spool replayed after a crash never
+duplicates a record. Only when neither the store nor the spool can take a record does recording
+fail (and the engine then refuses to run an approved action).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import threading
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from validator.exceptions import StoreError
+from validator.record.recorder import AuditEvent
+from validator.store.base import Store
+
+__all__ = ["AuditRecorder"]
+
+log = logging.getLogger("validator.audit")
+
+
+def _time(item: dict[str, Any]) -> datetime | None:
+    try:
+        at = datetime.fromisoformat(str(item.get("time")))
+    except ValueError:
+        return None
+    return at if at.tzinfo is not None else None
+
+
+class _FileLock:
+    """An exclusive ``flock`` on ``<spool>.lock``: recorders of several processes sharing one spool
+    take turns, so a flush never overwrites a record another process just spooled."""
+
+    def __init__(self, spool: Path) -> None:
+        self.path = spool.with_suffix(spool.suffix + ".lock")
+        self._fh: Any = None
+
+    def __enter__(self) -> _FileLock:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._fh = self.path.open("a")
+            fcntl.flock(self._fh, fcntl.LOCK_EX)
+        except OSError as exc:  # no lock where no spool can live either: the store path still works
+            log.warning("audit spool lock unavailable (%s): %s", self.path, exc)
+            self._fh = None
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fh is not None:
+            fcntl.flock(self._fh, fcntl.LOCK_UN)
+            self._fh.close()
+
+
+class AuditRecorder:
+    """Records each :class:`AuditEvent` in ``store``; spools to ``spool`` while the store is down."""
+
+    def __init__(self, store: Store, spool: str | Path | None = None) -> None:
+        self.store = store
+        if spool is None:
+            # One spool per store: records spooled for one store are never flushed into another.
+            tag = hashlib.sha256(store.identity.encode()).hexdigest()[:12]
+            folder = Path(os.environ.get("VALIDATOR_SPOOL_DIR", "."))
+            spool = os.environ.get("VALIDATOR_SPOOL") or folder / f".validator-audit-spool-{tag}.jsonl"
+        self.spool = Path(spool)
+        self._lock = threading.Lock()
+
+    def _spooled(self) -> list[dict[str, Any]]:
+        """The spooled records, in order. A line that does not parse (a write cut short by a crash) is
+        moved to ``<spool>.corrupt`` and logged: it must not stop every later record."""
+        if not self.spool.exists():
+            return []
+        good: list[dict[str, Any]] = []
+        bad: list[str] = []
+        for line in self.spool.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+            except ValueError:
+                bad.append(line)
+                continue
+            if isinstance(item, dict) and isinstance(item.get("id"), str) and _time(item) is not None:
+                good.append(item)
+            else:
+                bad.append(line)
+        if bad:
+            with self.spool.with_suffix(self.spool.suffix + ".corrupt").open("a", encoding="utf-8") as fh:
+                fh.write("\n".join(bad) + "\n")
+            log.error("%d unreadable lines of the audit spool moved to %s.corrupt", len(bad), self.spool)
+            self._write_spool(good)
+        return good
+
+    def _write_spool(self, items: list[dict[str, Any]]) -> None:
+        if not items:
+            self.spool.unlink(missing_ok=True)
+            return
+        tmp = self.spool.with_suffix(self.spool.suffix + ".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for item in items:
+                fh.write(json.dumps(item, ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        tmp.replace(self.spool)
+
+    def _append_spool(self, item: dict[str, Any]) -> None:
+        self.spool.parent.mkdir(parents=True, exist_ok=True)
+        with self.spool.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(item, ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def _send(self, item: dict[str, Any]) -> None:
+        at = _time(item)
+        if at is None:  # checked when the spool is read; a record built here always has its time
+            raise StoreError(f"audit record {item.get('id')!r} has no readable time")
+        self.store.append_audit(item["id"], item, at)
+
+    def _flush_locked(self) -> int:
+        pending = self._spooled()
+        sent = 0
+        try:
+            for item in pending:
+                self._send(item)
+                sent += 1
+        finally:
+            if sent:
+                self._write_spool(pending[sent:])
+                log.info("flushed %d spooled audit records (%d left)", sent, len(pending) - sent)
+        return sent
+
+    def flush(self) -> int:
+        """Send spooled records to the store, in order; how many were sent. Raises StoreError if it is down."""
+        with self._lock, _FileLock(self.spool):
+            return self._flush_locked()
+
+    @property
+    def spooled(self) -> int:
+        """Records waiting in the spool."""
+        with self._lock:
+            return len(self._spooled())
+
+    def record(self, event: AuditEvent) -> None:
+        item = event.to_dict()
+        with self._lock, _FileLock(self.spool):  # one writer at a time, across processes too
+            try:
+                self._flush_locked()
+                self._send(item)
+            except StoreError as exc:
+                log.warning("audit store unavailable, spooling %s: %s", event.id, exc)
+                self._append_spool(item)  # an OSError here propagates: the verdict was not recorded
+
+    async def arecord(self, event: AuditEvent) -> None:
+        # One ordered writer: appends go through the same lock as the sync path, in a thread.
+        await asyncio.to_thread(self.record, event)

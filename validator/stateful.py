@@ -1,0 +1,28 @@
+"""Wiring a shared store into a validator: authorizations, the audit log and verdict reuse in one place."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from validator.engine import Validator
+from validator.record.audit import AuditRecorder
+from validator.record.recorder import Recorder, Recorders
+from validator.reuse import VerdictReuse
+from validator.store.base import Store
+
+__all__ = ["stateful_validator"]
+
+
+def stateful_validator(
+    store: Store,
+    *,
+    reuse_ttl: timedelta | None = timedelta(minutes=10),
+    spool: str | None = None,
+    extra_recorders: tuple[Recorder, ...] = (),
+    **kwargs: Any,
+) -> Validator:
+    """A :class:`~validator.Validator` whose authorizations, audit log and verdict reuse live in ``store``."""
+    recorder = Recorders(AuditRecorder(store, spool), *extra_recorders)
+    reuse = VerdictReuse(store, reuse_ttl) if reuse_ttl else None
+    return Validator(authorizations=store, recorder=recorder, reuse=reuse, **kwargs)
