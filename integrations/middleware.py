@@ -195,18 +195,32 @@ class ActionValidatorMiddleware(AgentMiddleware):
             return _refusal(verdict, call)
         return request.override(tool_call={**call, "args": dict(c.action.args)})
 
+    def _verdict(self, c: _Call, judged: Callable[[], Verdict]) -> Verdict:
+        """The kept verdict of this very call, or a new one; a failure of the validation blocks the call."""
+        try:
+            return c.known or self._verdicts.put(c.call_id, judged())
+        except Exception as exc:
+            return _validation_failed(c, exc)
+
+    async def _averdict(self, c: _Call) -> Verdict:
+        if c.known is not None:
+            return c.known
+        try:
+            verdict = await self.validator.avalidate(
+                c.transcript, c.action, user_id=c.user_id, agent_request=c.agent_request
+            )
+        except Exception as exc:
+            return _validation_failed(c, exc)
+        return self._verdicts.put(c.call_id, verdict)
+
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]) -> ToolResult:
         c = self._start(request)
         if isinstance(c, ToolMessage):
             return c
-        try:
-            verdict = c.known or self._verdicts.put(
-                c.call_id,
-                self.validator.validate(c.transcript, c.action, user_id=c.user_id, agent_request=c.agent_request),
-            )
-        except Exception as exc:
-            return _failed(request.tool_call, exc, "The validator failed on this call")
-        settled = self._settle(request, c, verdict)
+        judge = lambda: self.validator.validate(  # noqa: E731
+            c.transcript, c.action, user_id=c.user_id, agent_request=c.agent_request
+        )
+        settled = self._settle(request, c, self._verdict(c, judge))
         return settled if isinstance(settled, ToolMessage) else handler(settled)
 
     async def awrap_tool_call(
@@ -215,14 +229,11 @@ class ActionValidatorMiddleware(AgentMiddleware):
         c = self._start(request)
         if isinstance(c, ToolMessage):
             return c
-        try:
-            verdict = c.known or self._verdicts.put(
-                c.call_id,
-                await self.validator.avalidate(
-                    c.transcript, c.action, user_id=c.user_id, agent_request=c.agent_request
-                ),
-            )
-        except Exception as exc:
-            return _failed(request.tool_call, exc, "The validator failed on this call")
-        settled = self._settle(request, c, verdict)
+        settled = self._settle(request, c, await self._averdict(c))
         return settled if isinstance(settled, ToolMessage) else await handler(settled)
+
+
+def _validation_failed(c: _Call, exc: Exception) -> Verdict:
+    if is_control_flow(exc):
+        raise exc
+    return Verdict.blocked(c.action.tool, f"The validator failed on this call: {exc}")

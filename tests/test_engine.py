@@ -255,3 +255,60 @@ def test_check_uses_the_inputs_policy_unless_one_is_given() -> None:
     assert Validator().check(data).code == Code.EXEMPT
     assert Validator(Policy({"notify": ToolPolicy()})).check(data).code == Code.MISSING_JUSTIFICATION
     assert asyncio.run(Validator().acheck(data)).code == Code.EXEMPT
+
+
+def test_host_control_flow_raised_inside_a_judge_propagates_only_when_registered() -> None:
+    from validator import register_control_flow
+
+    class GraphBubbleUp(Exception):  # a look-alike name is not enough: nothing is matched by name
+        pass
+
+    class HostSignal(Exception):
+        pass
+
+    class HostInterrupt(HostSignal):
+        pass
+
+    def raising(exc: Exception) -> FunctionJudge:
+        def judge(request: JudgeRequest) -> JudgeOutput:
+            raise exc
+
+        return FunctionJudge(judge)
+
+    messages = [{"role": "user", "content": "Please email bob@acme.example"}]
+    action = {
+        "tool": "send_email",
+        "args": {"to": "bob@acme.example"},
+        "justification": {"reason": "r", "evidence": [{"quote": "email bob@acme.example"}]},
+    }
+    verdict = Validator(POLICY, judge=raising(GraphBubbleUp("x"))).validate(messages, action)
+    assert verdict.code.value == "JUDGE_UNAVAILABLE"
+    register_control_flow(HostSignal)
+    with pytest.raises(HostInterrupt):
+        Validator(POLICY, judge=raising(HostInterrupt("pause"))).validate(messages, action)
+    from langgraph.errors import GraphInterrupt as Real
+
+    def real(request: JudgeRequest) -> JudgeOutput:
+        raise Real(())
+
+    with pytest.raises(Real):
+        asyncio.run(
+            Validator(POLICY, judge=FunctionJudge(real)).avalidate(
+                [{"role": "user", "content": "Please email bob@acme.example"}],
+                {
+                    "tool": "send_email",
+                    "args": {"to": "bob@acme.example"},
+                    "justification": {"reason": "r", "evidence": [{"quote": "email bob@acme.example"}]},
+                },
+            )
+        )
+
+
+def test_an_operator_policy_is_never_replaced_by_the_inputs_policy() -> None:
+    data = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "action": {"tool": "wire", "args": {}},
+        "policy": {"tools": {"wire": {"exempt": True}}},
+    }
+    assert Validator(Policy()).check(data).code == Code.MISSING_JUSTIFICATION
+    assert Validator().check(data).code == Code.EXEMPT

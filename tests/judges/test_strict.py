@@ -3,7 +3,18 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import POLICY, inbox_transcript, justified
-from validator import Code, Decision, Message, Policy, ToolPolicy, Transcript, validate
+from validator import (
+    Code,
+    Decision,
+    Message,
+    Policy,
+    ToolPolicy,
+    Transcript,
+    Validator,
+    validate,
+)
+
+PAY = Policy({"send_money": ToolPolicy(risk="dangerous", targets=("recipient",), intents=("pay",))})
 
 
 def _user(*texts: str) -> Transcript:
@@ -113,3 +124,30 @@ def test_dangerous_action_with_ungrounded_entity_blocks() -> None:
 def test_unknown_tool_uses_its_name_as_intent_and_is_general() -> None:
     v = validate(_user("hello there"), justified("share_folder", {"with": "x@y.example"}, "hello there"))
     assert (v.decision, v.code, v.risk) == (Decision.ASK_USER, Code.ACTION_NOT_REQUESTED, "general")
+
+
+def test_negations_across_commas_and_long_clauses() -> None:
+    for user in (
+        "Do not, under any circumstances, pay Bob.",
+        "I really do not want you to ever pay Bob.",
+        "Make no payment to Bob.",
+    ):
+        v = Validator(PAY).validate(
+            [{"role": "user", "content": user}],
+            {
+                "tool": "send_money",
+                "args": {"recipient": "Bob"},
+                "justification": {
+                    "reason": "r",
+                    "evidence": [{"quote": "pay Bob" if "pay Bob" in user else "payment to Bob"}],
+                },
+            },
+        )
+        assert not v.approved, user
+
+
+def test_sender_and_payer_are_not_intents_of_send_and_pay() -> None:
+    from validator.judges.intent import find_intent
+
+    assert find_intent(["send"], [(0, "the sender of that email", "the sender of that email")]) is None
+    assert find_intent(["pay"], [(0, "ask the payer", "ask the payer")]) is None

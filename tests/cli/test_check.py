@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from validator.cli import app
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 runner = CliRunner()
 
@@ -145,7 +145,7 @@ def test_anthropic_judge_from_the_cli_honours_the_sdk_environment(tmp_path: Path
     import os
 
     from tests.anthropic_mock import message, verdict_call
-    from tests.test_claude import ACTION, AGENT_REQUEST
+    from tests.judges.test_anthropic import ACTION, AGENT_REQUEST
 
     server, seen = _serve(message([verdict_call()]))
     try:

@@ -8,7 +8,13 @@ from typing import Any
 
 from tests.conftest import POLICY
 from tests.redis_server import RedisServer
-from validator import Code, StandingAuthorization, ValidatorConfig, stateful_validator
+from validator import (
+    Code,
+    StandingAuthorization,
+    Validator,
+    ValidatorConfig,
+    stateful_validator,
+)
 from validator.store.redis import RedisStore
 
 MESSAGES = [{"role": "user", "content": "Please email bob@acme.example the minutes."}]
@@ -86,3 +92,24 @@ def test_spool_that_cannot_be_written_blocks_approvals(tmp_path: Path) -> None:
     assert (verdict.approved, verdict.code) == (False, Code.RECORDER_UNAVAILABLE)
     refused: Any = v.validate(MESSAGES, {**QUOTED, "justification": None}, user_id="u-1")
     assert refused.code == Code.MISSING_JUSTIFICATION
+
+
+def test_a_torn_spool_line_does_not_wedge_the_audit_recorder(tmp_path: Path) -> None:
+    from validator.record.audit import AuditRecorder
+    from validator.store import MemoryStore
+
+    spool = tmp_path / "spool.jsonl"
+    spool.write_text('{"id": "e1", "time": "2026-11-30T12:00:00+00:00", "n": 1}\n{"id": "e2", "ti')
+    store = MemoryStore()
+    v = Validator(POLICY, recorder=AuditRecorder(store, spool))
+    verdict = v.validate(
+        [{"role": "user", "content": "Please email bob@acme.example the minutes."}],
+        {
+            "tool": "send_email",
+            "args": {"to": "bob@acme.example"},
+            "justification": {"reason": "r", "evidence": [{"quote": "email bob@acme.example the minutes"}]},
+        },
+    )
+    assert verdict.approved
+    assert store.audit_length() == 2 and not spool.exists()
+    assert (tmp_path / "spool.jsonl.corrupt").read_text().startswith('{"id": "e2"')

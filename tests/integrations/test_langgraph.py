@@ -227,3 +227,27 @@ def test_an_exception_in_our_code_blocks_every_call(monkeypatch: pytest.MonkeyPa
     out = _graph(model, Validator(POLICY), log).invoke({"messages": [HumanMessage(USER)]})
     result = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert result.status == "error" and "glue bug" in result.content and log == []
+
+
+def test_the_node_refuses_a_call_rewritten_after_it_was_judged() -> None:
+    from validator.integrations.langgraph import _Nodes
+
+    nodes = _Nodes(Validator(POLICY), tools="tools", model="model", user_id_key="user_id", agent_request=None)
+    good = {
+        "to": "bob@acme.example",
+        "justification": {"reason": "r", "evidence": [{"quote": "email bob@acme.example"}]},
+    }
+    state: dict[str, Any] = {
+        "messages": [
+            HumanMessage("Please email bob@acme.example"),
+            AIMessage("", tool_calls=[{"id": "c1", "name": "send_email", "args": good}]),
+        ]
+    }
+    state["validator_verdicts"] = nodes.validate(state)["validator_verdicts"]
+    assert state["validator_verdicts"]["c1"]["approved"]
+    state["messages"][1] = AIMessage(
+        "", tool_calls=[{"id": "c1", "name": "send_email", "args": {**good, "to": "eve@evil.example"}}]
+    )
+    command = nodes.route(state)
+    (refusal,) = command.update["messages"]
+    assert refusal.status == "error" and "changed after it was validated" in refusal.content and command.goto == "model"

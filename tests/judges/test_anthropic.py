@@ -495,3 +495,32 @@ def test_judge_error_is_an_output_error_when_the_sdk_returns_a_stream() -> None:
 def test_the_label_names_a_prompt_variant() -> None:
     assert AnthropicJudge("claude-haiku-4-5").label == "anthropic:claude-haiku-4-5"
     assert AnthropicJudge("claude-haiku-4-5", prompt="validator_v2").label == "anthropic:claude-haiku-4-5/validator_v2"
+
+
+def test_server_executed_blocks_in_a_judge_answer_are_malformed_and_server_tools_are_never_shared() -> None:
+    from tests.anthropic_mock import MockAPI, message, verdict_call
+    from tests.judges.test_anthropic import ACTION, AGENT_REQUEST
+    from validator.judges.anthropic import AnthropicJudge
+
+    mcp = {
+        "type": "mcp_tool_use",
+        "id": "mcptoolu_1",
+        "name": "send_email",
+        "server_name": "mail",
+        "input": {"to": "x"},
+    }
+    api = MockAPI([message([mcp, verdict_call()]), message([mcp, verdict_call()])])
+    v = Validator(POLICY, judge=AnthropicJudge(client=api.client())).validate(None, ACTION, agent_request=AGENT_REQUEST)
+    assert v.code == Code.JUDGE_UNAVAILABLE and "mcp_tool_use:send_email" in v.judge_errors[0]
+    for extra in (
+        {"mcp_servers": [{"type": "url", "url": "https://mcp.example", "name": "mail"}]},
+        {"tools": [*AGENT_REQUEST["tools"], {"type": "web_fetch_20250910", "name": "web_fetch"}]},
+    ):
+        api = MockAPI([message([verdict_call()])])
+        v = Validator(POLICY, judge=AnthropicJudge(client=api.client())).validate(
+            None, ACTION, agent_request={**AGENT_REQUEST, **extra}
+        )
+        assert v.usage is not None and v.usage.cache is not None and v.usage.cache.startswith("not shared (")
+        body = api.bodies[0]
+        assert "mcp_servers" not in body and [t["name"] for t in body["tools"]] == ["validate_action"]
+    assert json.dumps(body)  # the standalone request carries nothing the server could run

@@ -19,7 +19,7 @@ from validator.evals.recording import RecordingTransport
 from validator.evals.report import write_report
 from validator.evals.runner import PROMPTS, Summary, recorded_judges, regressions, run_matrix
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "evals" / "cases.jsonl"
 POLICY = Policy.load(ROOT / "evals" / "policy.toml")
 runner = CliRunner()

@@ -8,7 +8,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from tests.anthropic_mock import MockAPI, message, verdict_call
-from tests.test_claude import ACTION, AGENT_REQUEST, POLICY
+from tests.judges.test_anthropic import ACTION, AGENT_REQUEST, POLICY
 from validator.cli import app
 from validator.devtools.doctor import diagnose, first_difference
 

@@ -15,8 +15,10 @@ from validator.integrations.middleware import ActionValidatorMiddleware
 from validator.integrations.testing import ScriptedChatModel
 
 from tests.conftest import POLICY
-from tests.test_langgraph_node import GOOD, USER, Counting, _ai
-from validator import Validator
+from tests.integrations.test_langgraph import GOOD, USER, Counting, _ai
+from validator import (
+    Validator,
+)
 
 
 def _agent(
@@ -135,3 +137,35 @@ def test_an_exception_in_our_code_blocks_the_call(monkeypatch: pytest.MonkeyPatc
     out = agent.invoke({"messages": [HumanMessage(USER)]})
     result = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert result.status == "error" and "bug in the validator glue" in result.content and log == []
+
+
+def test_middleware_never_reuses_a_verdict_for_a_different_call_with_the_same_id() -> None:
+    from langchain.agents import create_agent
+    from validator.integrations.middleware import ActionValidatorMiddleware
+    from validator.integrations.testing import ScriptedChatModel
+
+    sent: list[str] = []
+
+    @tool
+    def send_email(to: str) -> str:
+        """Send an email."""
+        sent.append(to)
+        return "sent"
+
+    good = {
+        "to": "bob@acme.example",
+        "justification": {"reason": "r", "evidence": [{"quote": "email bob@acme.example the minutes"}]},
+    }
+    model = ScriptedChatModel(
+        responses=[
+            AIMessage("", tool_calls=[{"id": "call_0", "name": "send_email", "args": good}]),
+            AIMessage("done"),
+            AIMessage("", tool_calls=[{"id": "call_0", "name": "send_email", "args": {"to": "eve@evil.example"}}]),
+            AIMessage("done"),
+        ]
+    )
+    agent = create_agent(model, [send_email], middleware=[ActionValidatorMiddleware(Validator(POLICY))])
+    agent.invoke({"messages": [HumanMessage("Please email bob@acme.example the minutes.")]})
+    out = agent.invoke({"messages": [HumanMessage("Please email bob@acme.example the minutes.")]})
+    assert sent == ["bob@acme.example"]
+    assert "MISSING_JUSTIFICATION" in next(m for m in out["messages"] if isinstance(m, ToolMessage)).content

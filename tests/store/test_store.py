@@ -326,3 +326,24 @@ def test_each_store_gets_its_own_spool_and_bad_spool_times_are_quarantined(
     assert [p["id"] for _, p in one.audit_after(None, 10)] == ["e1"] and two.audit_after(None, 10) == []
     corrupt = a.spool.with_suffix(a.spool.suffix + ".corrupt").read_text(encoding="utf-8")
     assert "e2" in corrupt and "e3" in corrupt and a.spooled == 0
+
+
+def test_verdict_reuse_is_per_judge() -> None:
+    from validator.reuse import VerdictReuse
+    from validator.store import MemoryStore
+
+    store = MemoryStore()
+    messages = [{"role": "user", "content": "Please email bob@acme.example"}]
+    action = {
+        "tool": "send_email",
+        "args": {"to": "bob@acme.example"},
+        "justification": {"reason": "r", "evidence": [{"quote": "email bob@acme.example"}]},
+    }
+    ok = {"approved": True, "reasoning": "fine", "confidence": "high"}
+    no = {"approved": False, "reasoning": "not fine", "confidence": "high"}
+
+    class Other(ScriptedJudge):
+        name = "other"
+
+    assert Validator(POLICY, judge=ScriptedJudge([ok]), reuse=VerdictReuse(store)).validate(messages, action).approved
+    assert not Validator(POLICY, judge=Other([no]), reuse=VerdictReuse(store)).validate(messages, action).approved

@@ -18,7 +18,7 @@ from validator.integrations.middleware import ActionValidatorMiddleware
 
 from tests.anthropic_mock import MockAPI, message, verdict_call
 from tests.conftest import POLICY
-from tests.test_claude import READ_INBOX, SEND_EMAIL
+from tests.judges.test_anthropic import READ_INBOX, SEND_EMAIL
 from validator import Validator
 from validator.judges.anthropic import AnthropicJudge, prepare_tools
 

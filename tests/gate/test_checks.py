@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from tests.conftest import POLICY, inbox_transcript, justified
 from validator import (
@@ -11,6 +13,7 @@ from validator import (
     MemoryAuthorizationStore,
     Message,
     Policy,
+    PolicySettings,
     StandingAuthorization,
     StoreError,
     ToolCall,
@@ -19,6 +22,17 @@ from validator import (
     Validator,
     ValidatorConfig,
 )
+
+
+class Payment(BaseModel):
+    recipient: str
+    amount: float
+
+
+@dataclass
+class Invite:
+    emails: list[str]
+
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 
@@ -245,3 +259,50 @@ def test_a_value_that_is_only_a_tool_outputs_author_came_from_that_party() -> No
     v = run(t, justified("send_email", {"to": "Luca@Partner.example"}, "Check if Luca replied."))
     assert v.findings.targets[0].status == "not_from_user"
     assert v.findings.targets[0].locations[0].speaker == "tool read_inbox (from luca@partner.example)"
+
+
+def test_targets_inside_models_dataclasses_and_lists_are_read_not_skipped() -> None:
+    policy = Policy(
+        {
+            "send_money": ToolPolicy(risk="dangerous", targets=("payment.recipient",), intents=("pay",)),
+            "share_file": ToolPolicy(risk="dangerous", targets=("with.user",), intents=("share",)),
+        },
+        PolicySettings(ungrounded_targets="block"),
+    )
+    messages = [{"role": "user", "content": "Pay Bob 5 EUR and share the deck with bob."}]
+    just = {"reason": "r", "evidence": [{"quote": "Pay Bob 5 EUR"}]}
+    v = Validator(policy).validate(
+        messages,
+        {
+            "tool": "send_money",
+            "args": {"payment": Payment(recipient="mallory@evil.example", amount=5)},
+            "justification": just,
+        },
+    )
+    assert v.code == Code.TARGET_NOT_GROUNDED and v.findings.targets[0].value == "mallory@evil.example"
+    shared = {"reason": "r", "evidence": [{"quote": "share the deck with bob"}]}
+    v = Validator(policy).validate(
+        messages,
+        {"tool": "share_file", "args": {"with": [{"user": "mallory"}, {"user": "bob"}]}, "justification": shared},
+    )
+    assert v.code == Code.TARGET_NOT_GROUNDED
+    assert [(t.path, t.status) for t in v.findings.targets] == [("with.user[0]", "not_found"), ("with.user[1]", "user")]
+    v = Validator(policy).validate(messages, {"tool": "share_file", "args": {"with": "bob"}, "justification": shared})
+    assert v.code == Code.TARGET_NOT_GROUNDED and v.findings.targets[0].status == "unreadable"
+    invite = Validator(Policy({"create_event": ToolPolicy(targets=("attendees.emails",), intents=("invite",))}))
+    v = invite.validate(
+        [{"role": "user", "content": "invite ann@acme.example"}],
+        {
+            "tool": "create_event",
+            "args": {"attendees": Invite(["eve@evil.example"])},
+            "justification": {"reason": "r", "evidence": [{"quote": "invite ann@acme.example"}]},
+        },
+    )
+    assert v.code == Code.TARGET_NOT_GROUNDED
+
+
+def test_standing_authorization_globs_do_not_span_a_list_in_one_string() -> None:
+    from validator.gate.authorizations import check_constraint
+
+    assert not check_constraint("*@acme.example", "eve@evil.example, bob@acme.example")
+    assert check_constraint("*@acme.example", "ann@acme.example; bob@acme.example")

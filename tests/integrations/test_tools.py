@@ -10,11 +10,27 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import InjectedState, ToolNode, ToolRuntime
+from pydantic import BaseModel
 from validator.integrations._host import validation_context
 from validator.integrations.tools import guarded
 
 from tests.conftest import POLICY
-from validator import ActionBlocked, Code, MemoryRecorder, UsageError, Validator
+from validator import (
+    ActionBlocked,
+    Code,
+    MemoryRecorder,
+    Policy,
+    PolicySettings,
+    ToolPolicy,
+    UsageError,
+    Validator,
+)
+
+
+class Payment(BaseModel):
+    recipient: str
+    amount: float
+
 
 USER = "Please email bob@acme.example the minutes."
 GOOD = {"reason": "The user asked.", "evidence": [{"quote": "email bob@acme.example the minutes"}]}
@@ -227,3 +243,62 @@ def test_a_guarded_tools_own_interrupt_reaches_the_graph() -> None:
     assert first.interrupts[0].value == {"confirm": "bob@acme.example"} and done == []
     graph.invoke(Command(resume=True), cfg)
     assert done == [("bob@acme.example", True)]
+
+
+def test_a_guarded_tool_taking_a_model_argument_is_checked_inside_it() -> None:
+    ran: list[str] = []
+
+    @tool
+    def send_money(payment: Payment) -> str:
+        """Pay someone."""
+        ran.append(payment.recipient)
+        return "paid"
+
+    policy = Policy(
+        {"send_money": ToolPolicy(risk="dangerous", targets=("payment.recipient",), intents=("pay",))},
+        PolicySettings(ungrounded_targets="block"),
+    )
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode([guarded(send_money, validator=Validator(policy))]))
+    builder.add_edge(START, "tools")
+    builder.add_edge("tools", END)
+    args = {
+        "payment": {"recipient": "mallory@evil.example", "amount": 5},
+        "justification": {"reason": "r", "evidence": [{"quote": "Pay Bob 5 EUR"}]},
+    }
+    out = builder.compile().invoke(
+        {
+            "messages": [
+                HumanMessage("Pay Bob 5 EUR."),
+                AIMessage("", tool_calls=[{"id": "p1", "name": "send_money", "args": args}]),
+            ]
+        }
+    )
+    assert out["messages"][-1].status == "error" and ran == []
+
+
+def test_a_content_and_artifact_tool_still_gets_its_refusal_and_its_artifact() -> None:
+    ran: list[str] = []
+
+    @tool(response_format="content_and_artifact")
+    def send_email(to: str) -> tuple[str, dict[str, int]]:
+        """Send an email."""
+        ran.append(to)
+        return "sent", {"id": 7}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("tools", ToolNode([guarded(send_email, validator=Validator(POLICY))]))
+    builder.add_edge(START, "tools")
+    builder.add_edge("tools", END)
+    good = {
+        "to": "bob@acme.example",
+        "justification": {"reason": "r", "evidence": [{"quote": "email bob@acme.example"}]},
+    }
+    bad = {"to": "eve@evil.example", "justification": {"reason": "r", "evidence": [{"quote": "zzz"}]}}
+    calls = [{"id": "a", "name": "send_email", "args": good}, {"id": "b", "name": "send_email", "args": bad}]
+    out = builder.compile().invoke(
+        {"messages": [HumanMessage("Please email bob@acme.example"), AIMessage("", tool_calls=calls)]}
+    )
+    results = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+    assert results["a"].status == "success" and results["a"].artifact == {"id": 7}
+    assert results["b"].status == "error" and ran == ["bob@acme.example"]
