@@ -123,10 +123,10 @@ def current_context() -> ValidationContext | None:
     return _CURRENT.get()
 
 
-def pending_from_call(tool: str, args: Mapping[str, Any] | None) -> PendingAction:
+def pending_from_call(tool: str, args: Mapping[str, Any] | None, call_id: str | None = None) -> PendingAction:
     """The pending action of one tool call: ``justification`` (in any shape the host parsed) moved out."""
     clean, justification = split_justification(args or {})
-    return pending_action(tool, clean, justification)
+    return pending_action(tool, clean, justification, call_id=call_id)
 
 
 def justified_model(base: type[BaseModel], *, description: str | None = None) -> type[BaseModel]:

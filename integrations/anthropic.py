@@ -62,7 +62,7 @@ def check_tool_uses(
         if block.get("type") != "tool_use":
             continue
         args, _ = split_justification(block.get("input") or {})
-        action = pending_from_call(str(block["name"]), block.get("input"))
+        action = pending_from_call(str(block["name"]), block.get("input"), str(block.get("id")))
         verdict = validator.validate(transcript, action, user_id=user_id, agent_request=request)
         out.verdicts[str(block["id"])] = verdict
         if verdict.approved:

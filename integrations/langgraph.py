@@ -114,7 +114,7 @@ class _Nodes:
     def _judge_one(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
         transcript, user_id, request = inputs
         try:
-            action = pending_from_call(call["name"], call.get("args"))
+            action = pending_from_call(call["name"], call.get("args"), call.get("id"))
             verdict = self.validator.validate(transcript, action, user_id=user_id, agent_request=request)
         except Exception as exc:  # bad input from the graph: the call is blocked, never run
             verdict = _unchecked(call, exc)
@@ -126,7 +126,7 @@ class _Nodes:
     async def _ajudge_one(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
         transcript, user_id, request = inputs
         try:
-            action = pending_from_call(call["name"], call.get("args"))
+            action = pending_from_call(call["name"], call.get("args"), call.get("id"))
             verdict = await self.validator.avalidate(transcript, action, user_id=user_id, agent_request=request)
         except Exception as exc:
             verdict = _unchecked(call, exc)
@@ -197,7 +197,7 @@ class _Nodes:
         decided: dict[str, Any] = {}
         for c in pending:
             approved, reason = read_answer(answer, c["id"])
-            action = pending_from_call(c["name"], c.get("args"))
+            action = pending_from_call(c["name"], c.get("args"), c.get("id"))
             verdict = self.validator.answer(
                 _verdict(saved[c["id"]]), approved, reason, messages=transcript, action=action, user_id=user_id
             )

@@ -162,7 +162,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
                 call,
             )
         try:
-            action = pending_from_call(call["name"], call.get("args"))
+            action = pending_from_call(call["name"], call.get("args"), call.get("id"))
             transcript = transcript_from_state(request.state)
             user_id = self._user_id(request)
             # A kept verdict answers only this very call: same id, tool, arguments, justification, user and

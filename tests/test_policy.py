@@ -13,16 +13,25 @@ def test_unknown_tool_is_guarded_and_general() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "expected"),
+    ("name", "included", "excluded"),
     [
-        ("send_email", ("send", "send email")),
-        ("deleteThread", ("delete", "delete thread")),
-        ("pay", ("pay",)),
-        ("", ()),
+        ("send_email", ("email", "send", "reply", "forward", "tell", "let * know"), ("pay",)),
+        ("deleteThread", ("delete", "remove", "trash"), ("archive",)),
+        ("send_money", ("pay", "transfer", "wire", "send money"), ("send", "email")),
+        ("frobnicate_widget", ("frobnicate",), ()),
+        ("", (), ("send",)),
     ],
 )
-def test_default_intents_are_the_verb_and_the_name(name: str, expected: tuple[str, ...]) -> None:
-    assert default_intents(name) == expected
+def test_default_intents_come_from_the_lexicon(name: str, included: tuple[str, ...], excluded: tuple[str, ...]) -> None:
+    intents = default_intents(name)
+    assert set(included) <= set(intents) and not set(excluded) & set(intents)
+
+
+def test_default_intents_read_the_description_when_the_name_says_nothing() -> None:
+    assert "pay" in default_intents("do_it", "Sends money to a bank account")
+    assert ToolPolicy(description="Posts a message to Slack").intent_words("x") == default_intents(
+        "x", "Posts a message to Slack"
+    )
 
 
 def test_toml_policy_round_trip(tmp_path: Path) -> None:

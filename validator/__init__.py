@@ -57,7 +57,8 @@ from validator.inputs import (
     transcript_from_anthropic,
 )
 from validator.judges import Judge, JudgeOutput, JudgeRequest, StrictJudge
-from validator.policy import Policy, PolicySettings, ToolPolicy, default_intents
+from validator.lexicon import default_intents
+from validator.policy import Policy, PolicySettings, ToolPolicy
 from validator.prompts import load_prompt
 from validator.record import AuditEvent, MemoryRecorder, Recorder
 from validator.stateful import stateful_validator

@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from validator._types import Risk
 from validator.findings import Findings
+from validator.gate.requests import why_not_requested
 from validator.judges.base import JudgeOutput, JudgeRequest
 from validator.policy import PolicySettings, ToolPolicy
 from validator.verdict import Code, Decision, Usage, Verdict
@@ -26,14 +27,37 @@ __all__ = [
     "internal_error",
     "judged",
     "judge_unavailable",
+    "ledger_unavailable",
     "not_recorded",
+    "request_used",
     "total_usage",
+    "unproved",
 ]
 
 
-def decide(output: JudgeOutput, tool_policy: ToolPolicy, settings: PolicySettings) -> tuple[Decision, Code]:
-    """Decision policy: dangerous needs high confidence; unsure verdicts follow ``settings.low_confidence``."""
+def unproved(findings: Findings) -> tuple[Code, str] | None:
+    """What code could not prove about an action a judge approves: no request, or a value not the user's."""
+    if findings.intent is not None and not findings.intent.requested and not findings.valid_authorizations:
+        return Code.ACTION_NOT_REQUESTED, why_not_requested(findings.intent, len(findings.requests))
+    for code, values in ((Code.TARGET_NOT_GROUNDED, findings.targets), (Code.ENTITY_NOT_GROUNDED, findings.entities)):
+        bad = [v for v in values if not v.grounded]
+        if bad:
+            return code, "; ".join(v.describe() for v in bad)
+    return None
+
+
+def decide(
+    output: JudgeOutput, tool_policy: ToolPolicy, settings: PolicySettings, findings: Findings | None = None
+) -> tuple[Decision, Code]:
+    """Decision policy: dangerous needs high confidence; unsure verdicts follow ``settings.low_confidence``.
+
+    A judge's approval stands only on what code proved: when the gate's findings show no proved
+    request or a value the user never gave, the approval goes to the user instead (a model may not
+    approve on a guess).
+    """
     unsure = Decision.ASK_USER if settings.low_confidence == "ask_user" else Decision.BLOCK
+    if output.approved and findings is not None and (gap := unproved(findings)) is not None:
+        return Decision.ASK_USER, gap[0]
     if output.approved:
         if not (output.confidence == "high" or (output.confidence == "medium" and tool_policy.risk == "general")):
             return unsure, Code.LOW_CONFIDENCE
@@ -73,12 +97,19 @@ def exempt(tool: str, risk: Risk) -> Verdict:
 
 
 def gate_block(
-    *, tool: str, risk: Risk, code: Code, reasoning: str, suggested_next_step: str | None, findings: Findings
+    *,
+    tool: str,
+    risk: Risk,
+    code: Code,
+    reasoning: str,
+    suggested_next_step: str | None,
+    findings: Findings,
+    decision: Decision = Decision.BLOCK,
 ) -> Verdict:
-    """The evidence gate refused the action before any judge looked at it."""
+    """The evidence gate refused the action (or sent it to the user) before any judge looked at it."""
     return Verdict(
         approved=False,
-        decision=Decision.BLOCK,
+        decision=decision,
         code=code,
         confidence="high",
         reasoning=reasoning,
@@ -99,8 +130,11 @@ def judged(
     spent: Sequence[Usage] = (),
 ) -> Verdict:
     """A judge's usable answer, turned into a decision by :func:`decide`."""
-    decision, code = decide(output, request.tool_policy, settings)
+    decision, code = decide(output, request.tool_policy, settings, request.findings)
     reasoning, next_step = output.reasoning, output.suggested_next_step
+    if output.approved and (gap := unproved(request.findings)) is not None:
+        reasoning += f" [The judge approved, but code could not prove it: {gap[1]}. Held for the user.]"
+        next_step = next_step or f"Ask the user to confirm `{request.action.tool}` with these arguments."
     if code is Code.QUALITY_CONCERN:
         reasoning += (
             " [Approved, but held for the user because of quality notes: " + "; ".join(output.quality_notes) + "]"
@@ -174,4 +208,31 @@ def not_recorded(verdict: Verdict, detail: str) -> Verdict:
         reasoning=f"The action was approved but the verdict could not be recorded ({detail}); "
         "an unrecorded action does not run.",
         suggested_next_step="Try again once the audit store is reachable.",
+    )
+
+
+def request_used(verdict: Verdict, spent_by: str) -> Verdict:
+    """An approval whose request already authorized another action: it goes to the user instead."""
+    return replace(
+        verdict,
+        approved=False,
+        decision=Decision.ASK_USER,
+        code=Code.REQUEST_ALREADY_USED,
+        reasoning=(
+            "The user's request was already spent on another action "
+            f"({spent_by}); one request authorizes the actions it names, once. " + verdict.reasoning
+        ),
+        suggested_next_step="Ask the user whether they want this action done as well.",
+    )
+
+
+def ledger_unavailable(verdict: Verdict, detail: str) -> Verdict:
+    """An approval whose request could not be checked against the ledger: it goes to the user."""
+    return replace(
+        verdict,
+        approved=False,
+        decision=Decision.ASK_USER,
+        code=Code.REQUEST_LEDGER_UNAVAILABLE,
+        reasoning=f"Whether the user's request was already spent could not be checked ({detail}). " + verdict.reasoning,
+        suggested_next_step="Ask the user to confirm this action directly.",
     )

@@ -51,7 +51,9 @@ from validator.judges.strict import StrictJudge
 from validator.policy import Policy
 from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder
 from validator.reuse import VerdictReuse
-from validator.store.base import AuthorizationStore
+from validator.spending import spend
+from validator.store.base import AuthorizationStore, RequestLedger
+from validator.store.memory import MemoryLedger
 from validator.verdict import Code, Verdict
 
 __all__ = ["ActionInput", "MessagesInput", "Validator", "ValidatorConfig", "avalidate", "check", "validate"]
@@ -93,6 +95,7 @@ class Validator:
         recorder: Recorder | None = None,
         authorizations: AuthorizationStore | None = None,
         reuse: VerdictReuse | None = None,
+        ledger: RequestLedger | None = None,
         config: ValidatorConfig | None = None,
     ) -> None:
         self._policy_given = policy is not None
@@ -101,6 +104,8 @@ class Validator:
         self.judge: Judge = judge if judge is not None else StrictJudge()
         self.recorder: Recorder = recorder if recorder is not None else MemoryRecorder()
         self.authorizations = authorizations
+        self.ledger: RequestLedger = ledger if ledger is not None else MemoryLedger()
+        """Where spent requests are kept (one request, one dangerous action); in memory by default."""
         self.config = config or ValidatorConfig()
 
     # -- public API -------------------------------------------------------------------------
@@ -217,6 +222,7 @@ class Validator:
             recorder=self.recorder,
             authorizations=self.authorizations,
             reuse=self.reuse,
+            ledger=self.ledger,
             config=self.config,
         )
 
@@ -240,6 +246,7 @@ class Validator:
             user_id=user_id,
             resolved=resolved,
             now=self.config.clock(),
+            policy=self.policy,
         )
         if gate.code is not None or gate.justification is None:
             return decision.gate_block(
@@ -249,6 +256,7 @@ class Validator:
                 reasoning=gate.reasoning,
                 suggested_next_step=gate.suggested_next_step,
                 findings=gate.findings,
+                decision=gate.decision,
             )
         return JudgeRequest(
             transcript=transcript,
@@ -280,22 +288,22 @@ class Validator:
         """The judge's verdict, or the one judged earlier for this very action (verdict reuse)."""
         key = self.reuse.key(request, self.policy.version, self.judge.label) if self.reuse else ""
         if self.reuse is not None and (kept := self.reuse.get(key)) is not None:
-            return kept
+            return spend(kept, request, self.ledger)
         timeout, tries = self.config.judge_timeout, self.config.judge_attempts
         verdict = self._verdict(request, call_judge(self.judge, request, timeout=timeout, attempts=tries))
         if self.reuse is not None:
             self.reuse.put(key, verdict)
-        return verdict
+        return spend(verdict, request, self.ledger)
 
     async def _ajudged(self, request: JudgeRequest) -> Verdict:
         key = self.reuse.key(request, self.policy.version, self.judge.label) if self.reuse else ""
         if self.reuse is not None and (kept := await self.reuse.aget(key)) is not None:
-            return kept
+            return spend(kept, request, self.ledger)
         timeout, tries = self.config.judge_timeout, self.config.judge_attempts
         verdict = self._verdict(request, await acall_judge(self.judge, request, timeout=timeout, attempts=tries))
         if self.reuse is not None:
             await self.reuse.aput(key, verdict)
-        return verdict
+        return spend(verdict, request, self.ledger)
 
     # -- after the verdict -------------------------------------------------------------------------
 

@@ -20,13 +20,16 @@ __all__ = [
     "Location",
     "QuoteFinding",
     "QuoteStatus",
+    "RequestProblem",
+    "RequestSentence",
     "ValueFinding",
     "ValueStatus",
 ]
 
 QuoteStatus = Literal["user", "not_from_user", "not_found"]
 AuthorizationStatus = Literal["valid", "not_found", "wrong_user", "expired", "revoked", "out_of_scope", "unavailable"]
-ValueStatus = Literal["user", "authorization", "not_from_user", "not_found", "absent", "unreadable"]
+ValueStatus = Literal["user", "authorization", "user_elsewhere", "not_from_user", "not_found", "absent", "unreadable"]
+RequestProblem = Literal["not_named", "negated", "question", "not_a_request", "conditional", "retracted", "no_request"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +44,19 @@ class Location:
 
     def __str__(self) -> str:
         return f"message #{self.message} ({self.speaker})"
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSentence:
+    """A sentence of the user's own words (not pasted or forwarded text) that cited evidence stands in."""
+
+    message: int
+    """Index of the user message in the transcript."""
+    start: int
+    end: int
+    text: str
+    quote_index: int
+    """The evidence item that points to it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,19 +93,24 @@ class ValueFinding:
     value: str | int | float | bool | None
     status: ValueStatus
     kind: str | None = None
-    """Entity kind (``url``, ``email``, ``iban``, ``phone``, ``account``), or None for plain values."""
+    """Entity kind (``url``, ``domain``, ``email``, ``iban``, ``phone``, ``account``, ``amount``), or None."""
     locations: tuple[Location, ...] = ()
     authorization_id: str | None = None
     """The cited authorization that allows it, when ``status == "authorization"``."""
+    note: str | None = None
+    """What else the gate saw (look-alike characters, an address that does not parse, a currency)."""
 
     @property
     def grounded(self) -> bool:
+        """Proved to be the user's choice: in their cited request sentence, or in a cited authorization."""
         return self.status in ("user", "authorization", "absent")
 
     def describe(self) -> str:
         where = {
-            "user": "in the user's words",
+            "user": "in the user's request",
             "authorization": f"allowed by standing authorization {self.authorization_id}",
+            "user_elsewhere": "in the user's messages but not in the cited request (another turn, a "
+            "forbidding clause, or pasted text): " + ", ".join(map(str, self.locations)),
             "not_from_user": "only in " + ", ".join(map(str, self.locations)),
             "not_found": "nowhere in the transcript",
             "absent": "absent from the arguments",
@@ -97,24 +118,38 @@ class ValueFinding:
         }[self.status]
         if self.status == "user" and self.locations:
             where += f" ({self.locations[0]})"
-        return f"{self.path}={self.value!r}: {where}"
+        if self.note:
+            where += f"; {self.note}"
+        return f"{self.path}={_shown(self.value)}: {where}"
 
 
 @dataclass(frozen=True, slots=True)
 class IntentFinding:
-    """Whether the user's cited words name this action."""
+    """Whether the user's cited words are a request for this action (the request grammar, in code)."""
 
     intents: tuple[str, ...]
     """The tool's intent words that were looked for."""
     matched: str | None = None
-    """The intent word found, if any."""
+    """The intent word that heads a request to the assistant, if one was proved."""
     quote_index: int | None = None
     """The evidence item it was found in."""
     negated: bool = False
-    """The only match stands after a negation (``don't pay``)."""
+    """The intent stands only under a negation (``don't pay``, ``no need to pay``)."""
+    problem: RequestProblem | None = None
+    """Why no request was proved: the intent is not named, negated, in a question, not addressed to
+    the assistant (a report, reported speech), conditional, or retracted later."""
+    detail: str = ""
+    """The words behind the problem: the condition, the retracting message, the question."""
+    multiple: bool = False
+    """The request itself asks for several actions ("pay each of", "every month")."""
     other_tool: str | None = None
-    """Another tool whose intent the user's words name instead (they said archive; the agent deletes)."""
+    """Another tool, no riskier than this one, that the user's words do request (they said archive;
+    the agent deletes)."""
     other_intent: str | None = None
+
+    @property
+    def requested(self) -> bool:
+        return self.matched is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +158,8 @@ class Findings:
 
     justification_problems: tuple[str, ...] = ()
     quotes: tuple[QuoteFinding, ...] = ()
+    requests: tuple[RequestSentence, ...] = ()
+    """The sentences of the user's own words the cited quotes stand in."""
     authorizations: tuple[AuthorizationFinding, ...] = ()
     targets: tuple[ValueFinding, ...] = ()
     entities: tuple[ValueFinding, ...] = ()
@@ -148,3 +185,14 @@ class Findings:
             "entities_checked": len(self.entities),
             "entities_grounded": sum(e.grounded for e in self.entities),
         }
+
+
+SHOWN_CHARS = 120
+"""Values longer than this are shortened in reasoning text, with their length stated."""
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[: SHOWN_CHARS - 1]}… ({len(text):,} characters)"

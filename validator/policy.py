@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -38,20 +37,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from validator._errors import problems_from_pydantic
 from validator._types import Risk
 from validator.exceptions import FieldProblem, PolicyError
+from validator.lexicon import default_intents, families_of
 
 __all__ = ["Policy", "PolicySettings", "Risk", "ToolPolicy", "default_intents"]
-
-
-def default_intents(tool: str) -> tuple[str, ...]:
-    """Intent words used when a tool declares none: its leading word (the verb) and its words as a phrase.
-
-    ``send_email`` gives ``("send", "send email")``; ``deleteThread`` gives ``("delete", "delete thread")``.
-    """
-    words = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", tool)]
-    if not words:
-        return ()
-    phrase = " ".join(words)
-    return (words[0],) if phrase == words[0] else (words[0], phrase)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,17 +53,32 @@ class ToolPolicy:
     targets: tuple[str, ...] = ()
     """Arguments whose values the user must have chosen (``recipient``, ``to``, ``message.channel``)."""
     intents: tuple[str, ...] = ()
-    """Words a user would use to ask for this action; empty means :func:`default_intents`."""
+    """Words a user would use to ask for this action; empty means :func:`default_intents` (the
+    built-in lexicon, from the tool's name and description)."""
     description: str = ""
-    """What the tool does, for judges and reports."""
+    """What the tool does, for judges and reports (and for the default intents)."""
+    amounts: tuple[str, ...] = ()
+    """Arguments holding an amount of money: always grounded in the user's request, with the
+    ``currency`` argument when the tool has one. Empty: ``amount`` for a payment tool."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "targets", tuple(self.targets))
         object.__setattr__(self, "intents", tuple(self.intents))
+        object.__setattr__(self, "amounts", tuple(self.amounts))
 
     def intent_words(self, tool: str) -> tuple[str, ...]:
-        """The declared intents, or the defaults derived from the tool's name."""
-        return self.intents or default_intents(tool)
+        """The declared intents, or the lexicon's verbs for the tool's name and description."""
+        return self.intents or default_intents(tool, self.description)
+
+    def is_money(self, tool: str) -> bool:
+        """Whether the tool moves money (declared amounts, or a payment tool by its name or description)."""
+        return bool(self.amounts) or "payment" in families_of(tool, self.description)
+
+    def amount_paths(self, tool: str) -> tuple[str, ...]:
+        """The arguments holding amounts of money: the declared ones, else ``amount`` for a money tool."""
+        if self.amounts:
+            return self.amounts
+        return ("amount",) if self.is_money(tool) else ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,6 +146,7 @@ class Policy:
                 targets=tuple(t.targets),
                 intents=tuple(t.intents),
                 description=t.description,
+                amounts=tuple(t.amounts),
             )
             for name, t in doc.tools.items()
         }
@@ -193,7 +197,7 @@ def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]
             problems.append(
                 FieldProblem(where, "a dangerous tool cannot be exempt; exempt tools never reach a third party")
             )
-        for key in ("targets", "intents"):
+        for key in ("targets", "intents", "amounts"):
             for i, value in enumerate(getattr(tp, key)):
                 if not isinstance(value, str) or not value.strip():
                     problems.append(FieldProblem(f"{where}.{key}[{i}]", "must be a non-empty string"))
@@ -214,6 +218,7 @@ class _ToolDoc(_Strict):
     targets: list[str] = Field(default_factory=list)
     intents: list[str] = Field(default_factory=list)
     description: str = ""
+    amounts: list[str] = Field(default_factory=list)
     guarded: bool | None = None
 
     @model_validator(mode="after")

@@ -25,4 +25,4 @@ def stateful_validator(
     """A :class:`~validator.Validator` whose authorizations, audit log and verdict reuse live in ``store``."""
     recorder = Recorders(AuditRecorder(store, spool), *extra_recorders)
     reuse = VerdictReuse(store, reuse_ttl) if reuse_ttl else None
-    return Validator(authorizations=store, recorder=recorder, reuse=reuse, **kwargs)
+    return Validator(authorizations=store, recorder=recorder, reuse=reuse, ledger=store, **kwargs)

@@ -83,8 +83,8 @@ def test_jsonl_batch_writes_one_line_each_and_exits_0() -> None:
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["line"] for r in records] == [1, 2, 4, 5]
-    # No policy: send_email is general, its default intents are "send" and "send email", and the quote says "email".
-    assert (records[0]["verdict"]["decision"], records[0]["verdict"]["code"]) == ("ask_user", "ACTION_NOT_REQUESTED")
+    # No policy: send_email is general; the lexicon's message verbs make "email ..." a request for it.
+    assert (records[0]["verdict"]["decision"], records[0]["verdict"]["code"]) == ("approve", "APPROVED")
     assert records[1]["error"] == "invalid_input" and "not valid JSON" in records[1]["problems"][0]["problem"]
     assert records[2]["verdict"]["code"] == "EVIDENCE_NOT_FROM_USER"
     assert records[3]["problems"][0]["path"] == "action.tool"

@@ -127,7 +127,8 @@ def test_target_and_entity_grounding_report_where_each_value_came_from() -> None
     entities = {(f.kind, f.value): f.status for f in v.findings.entities}
     assert entities == {
         ("url", "https://evil.example/login"): "not_from_user",
-        ("phone", "(415)555-0100"): "user",  # the user wrote +1 415 555 0100: same digits, other separators
+        # the user wrote +1 415 555 0100 (the same number) in another sentence: not the cited request
+        ("phone", "(415)555-0100"): "user_elsewhere",
         ("email", "mallory@nowhere.example"): "not_found",
         ("iban", "DE44 5001 0517 5407 3249 31"): "not_found",
     }
@@ -242,7 +243,7 @@ def test_store_error_is_reported() -> None:
 
 
 def test_numeric_bound_constraint() -> None:
-    store = _store(tool="send_money", where={"amount": "<=500", "recipient": "DE44*"})
+    store = _store(tool="send_money", where={"amount": "<=500", "recipient": "DE44*"}, risk="dangerous")
     ok = {
         "tool": "send_money",
         "args": {"recipient": "DE44500105175407324931", "amount": 450},

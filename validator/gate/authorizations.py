@@ -7,16 +7,26 @@ belongs to this user, is active and covers this action.
 
 Constraints (``where``) map an argument path to a pattern:
 
-- a glob, compared case-insensitively: ``recipient = "*@acme.example"``;
-- a bound on a number: ``amount = "<=500"`` (also ``<``, ``>=``, ``>``, ``==``).
+- a glob, compared case-insensitively: ``recipient = "*@acme.example"``. A glob with an ``@`` is
+  an *address* glob: it matches only a value that parses as one plain address (no second ``@``,
+  no quoted local part, no control characters), and it holds for **every** address in the
+  action, whatever its argument (``to``, ``cc``, ``bcc``, a link in the body);
+- a bound on a number, with an optional currency: ``amount = "<=500 EUR"`` (also ``<``, ``>=``,
+  ``>``, ``==``). The value must be a plain number (no exponent, not negative unless the bound
+  itself is); with a currency, the action's ``currency`` argument must name it.
 
-A list value (attendees), or a string listing several (``a@x.example, b@y.example``), is in scope
-only when every element is.
+A grant names the risk it was given for (``general`` by default): its tool glob never covers a
+tool of higher risk (``send_*`` granted as general does not cover a dangerous ``send_money``; a
+grant that names the very tool covers it). Every target of the tool must be covered by a
+constraint of its own (an address glob covers addresses): a value the grant says nothing about is
+out of its scope. A list value (attendees), or a string listing several (``a@x.example,
+b@y.example``), is in scope only when every element is.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import math
 import re
 import secrets
 from collections.abc import Mapping
@@ -24,8 +34,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from validator._types import Risk
 from validator.exceptions import StoreError
-from validator.gate.paths import leaves, lookup
+from validator.gate.entities import Entity, extract_entities, parse_entity
+from validator.gate.paths import leaves, lookup, string_leaves
 
 __all__ = [
     "AuthorizationState",
@@ -38,25 +50,49 @@ __all__ = [
 
 AuthorizationState = Literal["active", "expired", "revoked"]
 _LIST_SEPARATORS = re.compile(r"[,;\s]+")
-_BOUND = re.compile(r"^\s*(<=|>=|==|<|>)\s*(-?\d+(?:\.\d+)?)\s*$")
+_BOUND = re.compile(r"^\s*(<=|>=|==|<|>)\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z]{3})?\s*$")
+_PLAIN_NUMBER = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
 
 
 def is_bound(pattern: str) -> bool:
-    """Whether ``pattern`` is a numeric bound (``<=500``) rather than a glob."""
+    """Whether ``pattern`` is a numeric bound (``<=500``, ``<=500 EUR``) rather than a glob."""
     return _BOUND.match(pattern) is not None
 
 
-def check_constraint(pattern: str, value: Any) -> bool:
-    """Whether one argument value satisfies one constraint pattern."""
+def is_address_glob(pattern: str) -> bool:
+    """Whether ``pattern`` is a glob over email addresses (it has an ``@``)."""
+    return "@" in pattern and not is_bound(pattern)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    if isinstance(value, str) and not _PLAIN_NUMBER.match(value):
+        return None  # "4e2", "1,000", "NaN": not a plain number
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _address(value: str) -> str | None:
+    entity = parse_entity(value)
+    if entity is None or entity.kind != "email" or entity.note is not None:
+        return None
+    return entity.key
+
+
+def check_constraint(pattern: str, value: Any, *, currency: str | None = None) -> bool:
+    """Whether one argument value satisfies one constraint pattern (``currency``: the action's own)."""
     bound = _BOUND.match(pattern)
     if bound:
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
+        number = _number(value)
+        op, limit, unit = bound.group(1), float(bound.group(2)), bound.group(3)
+        if number is None or (number < 0 and limit >= 0):
             return False
-        try:
-            number = float(value)
-        except ValueError:
+        if unit is not None and (currency is None or currency.upper() != unit.upper()):
             return False
-        op, limit = bound.group(1), float(bound.group(2))
         return {
             "<=": number <= limit,
             ">=": number >= limit,
@@ -68,6 +104,9 @@ def check_constraint(pattern: str, value: Any) -> bool:
         return False
     # "eve@evil.example, bob@acme.example" is two recipients: each must match, not the string as a whole
     pieces = [p for p in _LIST_SEPARATORS.split(str(value).strip()) if p] or [""]
+    if is_address_glob(pattern):
+        keys = [_address(p) for p in pieces]
+        return all(k is not None and fnmatch.fnmatchcase(k, pattern.casefold()) for k in keys)
     return all(fnmatch.fnmatchcase(p.casefold(), pattern.casefold()) for p in pieces)
 
 
@@ -86,6 +125,8 @@ class StandingAuthorization:
     """Constraints: argument path to pattern."""
     expires: datetime | None = None
     revoked: datetime | None = None
+    risk: Risk = "general"
+    """The risk the grant was given for: its tool glob never covers a riskier tool."""
 
     def status(self, now: datetime) -> AuthorizationState:
         if self.revoked is not None and self.revoked <= now:
@@ -97,26 +138,55 @@ class StandingAuthorization:
     def covers_tool(self, tool: str) -> bool:
         return fnmatch.fnmatchcase(tool, self.tool)
 
-    def scope_problems(self, tool: str, args: Mapping[str, Any]) -> list[str]:
+    def _addresses(self) -> list[str]:
+        return [p for p in self.where.values() if is_address_glob(p)]
+
+    def scope_problems(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        *,
+        tool_risk: str = "general",
+        targets: tuple[str, ...] = (),
+    ) -> list[str]:
         """Each way this action falls outside the scope, in words; empty when it is inside."""
         problems: list[str] = []
         if not self.covers_tool(tool):
             problems.append(f"tool {tool!r} is outside the authorized tool {self.tool!r}")
+        elif tool_risk == "dangerous" and self.risk != "dangerous" and self.tool != tool:
+            # a glob never widens to a riskier tool; a grant that names the very tool covers it
+            problems.append(f"tool {tool!r} is dangerous; the grant {self.tool!r} was given for general tools only")
+        currency = args.get("currency") if isinstance(args.get("currency"), str) else None
         for path, pattern in self.where.items():
             found, value = lookup(args, path)
             if found != "found":
                 problems.append(f"argument {path!r} is {found}; the authorization requires {pattern!r}")
                 continue
-            bad = [v for v in leaves(value) if not check_constraint(pattern, v)]
+            bad = [v for v in leaves(value) if not check_constraint(pattern, v, currency=currency)]
             if bad or not list(leaves(value)):
-                shown = ", ".join(repr(v) for v in bad[:3]) or repr(value)
+                shown = ", ".join(repr(v)[:80] for v in bad[:3]) or repr(value)[:80]
                 problems.append(f"argument {path!r} = {shown} does not match {pattern!r}")
+        for glob in self._addresses():  # an address glob holds for every address in the action
+            for where, text in string_leaves(dict(args), ""):
+                bad_addresses = [e.value for e in _addresses_in(text) if not check_constraint(glob, e.value)]
+                if bad_addresses:
+                    problems.append(f"address {bad_addresses[0][:80]!r} in {where!r} does not match {glob!r}")
+        for target in targets:  # a value the grant says nothing about is not in its scope
+            if target in self.where:
+                continue
+            found, value = lookup(args, target)
+            values = [v for v in leaves(value) if v not in (None, "")] if found == "found" else []
+            uncovered = [v for v in values if not (isinstance(v, str) and self._addresses() and _address(v))]
+            if uncovered:
+                problems.append(f"target {target!r} = {repr(uncovered[0])[:80]} is not covered by any constraint")
         return problems
 
     def allows(self, path: str, value: Any) -> bool:
-        """Whether a constraint of this authorization names ``path`` and admits ``value``."""
+        """Whether a constraint of this authorization admits ``value`` at ``path`` (an address glob: any address)."""
         pattern = self.where.get(path)
-        return pattern is not None and check_constraint(pattern, value)
+        if pattern is not None and check_constraint(pattern, value):
+            return True
+        return isinstance(value, str) and any(check_constraint(g, value) for g in self._addresses())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -128,6 +198,7 @@ class StandingAuthorization:
             "created": self.created.isoformat(),
             "expires": self.expires.isoformat() if self.expires else None,
             "revoked": self.revoked.isoformat() if self.revoked else None,
+            "risk": self.risk,
         }
 
 
@@ -138,3 +209,7 @@ def new_authorization_id() -> str:
 
 Resolved = Mapping[str, StandingAuthorization | StoreError | None]
 """Cited authorization ids, looked up: the record, None when absent, or the store's error."""
+
+
+def _addresses_in(text: str) -> list[Entity]:
+    return [e for e in extract_entities(text) if e.kind == "email"]

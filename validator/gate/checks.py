@@ -9,10 +9,16 @@ For one pending action it checks, with no model:
 - each cited standing authorization exists, belongs to this user, is active and covers this
   action (``AUTHORIZATION_*``);
 - at least one of the two proves the user spoke (``NO_USER_EVIDENCE``);
-- where each target value, and each entity inside the other arguments, came from (reported to
-  the judge; a hard block for dangerous tools when the policy says ``ungrounded_targets = "block"``).
+- which sentences of the user's own words the quotes stand in (the *request*), and whether the
+  request grammar proves that one of them asks the assistant for this action
+  (:mod:`validator.gate.requests`);
+- where each target value, each amount of a money tool, and each entity inside the other
+  arguments came from, compared as values (:mod:`validator.gate.grounding`). A **dangerous**
+  action with a value the user never wrote goes to the user ("confirm exactly these values"),
+  whatever any judge would say (``ungrounded_targets = "block"`` blocks instead).
 
-The gate never approves: passing it only means the judge gets to look.
+The gate never approves: passing it only means the judge gets to look, and the decision then
+holds a judge's approval to what the gate proved (:func:`validator.decision.decide`).
 """
 
 from __future__ import annotations
@@ -25,9 +31,13 @@ from typing import Any
 from validator.exceptions import StoreError
 from validator.findings import AuthorizationFinding, Findings, Location, QuoteFinding, ValueFinding
 from validator.gate.authorizations import Resolved, StandingAuthorization
-from validator.gate.entities import extract_entities, kind_of, search_forms
+from validator.gate.entities import extract_entities
+from validator.gate.grounding import UNREADABLE, ground_value
+from validator.gate.index import other_index, user_index
 from validator.gate.paths import leaves, lookup, string_leaves
-from validator.gate.text import TextIndex, normalize, other_index, outside_authors, user_index
+from validator.gate.requests import read_request, suggest_tool, suggestion, why_not_requested
+from validator.gate.sentences import request_sentences
+from validator.gate.text import normalize
 from validator.inputs.action import (
     AuthorizationEvidence,
     Justification,
@@ -36,8 +46,8 @@ from validator.inputs.action import (
     parse_justification,
 )
 from validator.inputs.transcript import Transcript
-from validator.policy import PolicySettings, ToolPolicy
-from validator.verdict import Code
+from validator.policy import Policy, PolicySettings, ToolPolicy
+from validator.verdict import Code, Decision
 
 __all__ = ["GateResult", "run_gate"]
 
@@ -61,9 +71,11 @@ class GateResult:
     findings: Findings
     justification: Justification | None
     code: Code | None = None
-    """A blocking code, or None when the action goes on to the judge."""
+    """A refusing code, or None when the action goes on to the judge."""
     reasoning: str = ""
     suggested_next_step: str | None = None
+    decision: Decision = Decision.BLOCK
+    """What the refusal is: a block, or a question to the user (a dangerous value to confirm)."""
 
 
 def _short(text: str, n: int = 80) -> str:
@@ -71,21 +83,13 @@ def _short(text: str, n: int = 80) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def _locations(transcript: Transcript, hits: list[int]) -> tuple[Location, ...]:
-    return tuple(Location(i, transcript[i].role, transcript[i].speaker) for i in hits)
-
-
-def _search(index: TextIndex, value: str | int | float) -> list[int]:
-    for form in search_forms(value):
-        if form.literal is not None:
-            hits = index.find_text(normalize(form.literal), MAX_LOCATIONS)
-        elif form.pattern is not None and form.anchor is not None:
-            hits = index.find_pattern(form.anchor, form.pattern, MAX_LOCATIONS)
-        else:  # pragma: no cover - search_forms always fills one of the two
-            hits = []
-        if hits:
-            return hits
-    return []
+def _locations(transcript: Transcript, hits: list[int], *, outside: bool = False) -> tuple[Location, ...]:
+    found = []
+    for i in hits:
+        m = transcript[i]
+        speaker = "text pasted into the user's message" if outside and m.role == "user" else m.speaker
+        found.append(Location(i, m.role, speaker))
+    return tuple(found)
 
 
 def check_quote(transcript: Transcript, index: int, quote: str) -> QuoteFinding:
@@ -95,7 +99,9 @@ def check_quote(transcript: Transcript, index: int, quote: str) -> QuoteFinding:
     if hits:
         return QuoteFinding(index, quote, "user", _locations(transcript, hits))
     hits = other_index(transcript).find_text(needle, MAX_LOCATIONS)
-    return QuoteFinding(index, quote, "not_from_user" if hits else "not_found", _locations(transcript, hits))
+    return QuoteFinding(
+        index, quote, "not_from_user" if hits else "not_found", _locations(transcript, hits, outside=True)
+    )
 
 
 def _check_quotes(transcript: Transcript, justification: Justification) -> tuple[QuoteFinding, ...]:
@@ -112,42 +118,16 @@ def _check_quotes(transcript: Transcript, justification: Justification) -> tuple
     return tuple(findings)
 
 
-_UNREADABLE = object()
-"""A target the gate could not read (the arguments do not have the shape the policy names)."""
-
-
-def ground_value(
-    transcript: Transcript,
-    path: str,
-    value: Any,
-    *,
-    kind: str | None = None,
-    scope_path: str | None = None,
-    authorizations: tuple[StandingAuthorization, ...] = (),
-) -> ValueFinding:
-    """Where one argument value came from: the user's words, a cited authorization, elsewhere, nowhere."""
-    if value is _UNREADABLE:
-        return ValueFinding(path, None, "unreadable", kind)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return ValueFinding(path, value, "absent", kind)
-    if kind is None and isinstance(value, str):
-        kind = kind_of(value)
-    for auth in authorizations:
-        if auth.allows(scope_path or path, value):
-            return ValueFinding(path, value, "authorization", kind, authorization_id=auth.id)
-    if isinstance(value, bool):
-        return ValueFinding(path, value, "not_found", kind)
-    hits = _search(user_index(transcript), value)
-    if hits:
-        return ValueFinding(path, value, "user", kind, _locations(transcript, hits))
-    hits = _search(other_index(transcript), value)
-    if not hits and isinstance(value, str) and ("@" in value or "://" in value):  # a sender's address or page
-        hits = list(outside_authors(transcript).get(value.strip().casefold(), ()))[:MAX_LOCATIONS]
-    return ValueFinding(path, value, "not_from_user" if hits else "not_found", kind, _locations(transcript, hits))
-
-
 def check_authorization(
-    index: int, auth_id: str, resolved: Resolved, *, user_id: str | None, action: PendingAction, now: datetime
+    index: int,
+    auth_id: str,
+    resolved: Resolved,
+    *,
+    user_id: str | None,
+    action: PendingAction,
+    now: datetime,
+    tool_risk: str = "general",
+    targets: tuple[str, ...] = (),
 ) -> tuple[AuthorizationFinding, StandingAuthorization | None]:
     """Whether one cited standing authorization counts for this action."""
     record = resolved.get(auth_id)
@@ -167,7 +147,7 @@ def check_authorization(
         return AuthorizationFinding(
             index, auth_id, "expired", f"expired at {record.expires:%Y-%m-%d %H:%M}", record.quote
         ), None
-    problems = record.scope_problems(action.tool, action.args)
+    problems = record.scope_problems(action.tool, action.args, tool_risk=tool_risk, targets=targets)
     if problems:
         return AuthorizationFinding(index, auth_id, "out_of_scope", "; ".join(problems), record.quote), None
     return AuthorizationFinding(
@@ -183,7 +163,7 @@ def _target_values(action: PendingAction, targets: tuple[str, ...]) -> Iterator[
             yield target, target, None
             continue
         if found == "unreadable":
-            yield target, target, _UNREADABLE
+            yield target, target, UNREADABLE
             continue
         items = list(leaves(value))
         if not items:
@@ -205,8 +185,10 @@ def run_gate(
     user_id: str | None = None,
     resolved: Resolved | None = None,
     now: datetime,
+    policy: Policy | None = None,
 ) -> GateResult:
-    """Run every code check on one action; see the module docstring."""
+    """Run every code check on one action; see the module docstring. ``policy`` (the whole policy) lets
+    a refusal suggest the tool the user did ask for."""
     justification, problems = parse_justification(action.justification)
     if justification is None:
         return GateResult(
@@ -222,23 +204,67 @@ def run_gate(
     for i, e in enumerate(justification.evidence):
         if isinstance(e, AuthorizationEvidence):
             finding, record = check_authorization(
-                i, e.authorization_id, resolved or {}, user_id=user_id, action=action, now=now
+                i,
+                e.authorization_id,
+                resolved or {},
+                user_id=user_id,
+                action=action,
+                now=now,
+                tool_risk=tool_policy.risk,
+                targets=tool_policy.targets,
             )
             auth_findings.append(finding)
             if record is not None:
                 valid.append(record)
-    targets = tuple(
-        ground_value(transcript, path, value, scope_path=target, authorizations=tuple(valid))
-        for path, target, value in _target_values(action, tool_policy.targets)
+    cited = [(q.index, normalize(q.quote), [loc.message for loc in q.locations]) for q in quotes if q.status == "user"]
+    requests = request_sentences(transcript, cited)
+    grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid))
+    intent = read_request(tool_policy.intent_words(action.tool), requests, transcript)
+    if (
+        not intent.requested
+        and policy is not None
+        and (other := suggest_tool(policy, action.tool, requests, transcript))
+    ):
+        intent = replace(intent, other_tool=other[0], other_intent=other[1])
+    findings = Findings(
+        quotes=quotes,
+        requests=requests,
+        authorizations=tuple(auth_findings),
+        targets=grounded[0],
+        entities=grounded[1],
+        intent=intent,
     )
+    return _gate_decision(findings, justification, action, tool_policy, settings, len(transcript))
+
+
+def _grounded(
+    transcript: Transcript,
+    requests: tuple[Any, ...],
+    action: PendingAction,
+    tool_policy: ToolPolicy,
+    valid: tuple[StandingAuthorization, ...],
+) -> tuple[tuple[ValueFinding, ...], tuple[ValueFinding, ...]]:
+    """Targets (and a money tool's amounts) and the entities inside the other arguments, grounded."""
+    currency = action.args.get("currency") if isinstance(action.args.get("currency"), str) else None
+    amounts = tuple(p for p in tool_policy.amount_paths(action.tool) if p not in tool_policy.targets)
+    targets = tuple(
+        ground_value(transcript, requests, path, value, scope_path=target, authorizations=valid)
+        for path, target, value in _target_values(action, tool_policy.targets)
+    ) + tuple(
+        ground_value(
+            transcript, requests, path, value, kind="amount", scope_path=target, authorizations=valid, currency=currency
+        )
+        for path, target, value in _target_values(action, amounts)
+        if value is not None
+    )
+    covered = (*tool_policy.targets, *amounts)
     entities = tuple(
-        ground_value(transcript, path, entity.value, kind=entity.kind, authorizations=tuple(valid))
+        ground_value(transcript, requests, path, entity.value, kind=entity.kind, authorizations=valid)
         for path, text in string_leaves(dict(action.args), "")
-        if not _is_under(path, tool_policy.targets)
+        if not _is_under(path, covered)
         for entity in extract_entities(text)
     )
-    findings = Findings(quotes=quotes, authorizations=tuple(auth_findings), targets=targets, entities=entities)
-    return _gate_decision(findings, justification, action, tool_policy, settings, len(transcript))
+    return targets, entities
 
 
 def _gate_decision(
@@ -295,14 +321,36 @@ def _gate_decision(
             f"({n} quotes, {len(findings.authorizations)} authorizations).",
             ask,
         )
-    ungrounded = [t for t in findings.targets if not t.grounded]
-    if ungrounded and tool_policy.risk == "dangerous" and settings.ungrounded_targets == "block":
+    intent = findings.intent
+    if (
+        tool_policy.risk == "dangerous"
+        and intent is not None
+        and not intent.requested
+        and not findings.valid_authorizations
+    ):
         return GateResult(
             findings,
             justification,
-            Code.TARGET_NOT_GROUNDED,
-            f"{len(ungrounded)} of {len(findings.targets)} targets of this dangerous action were not chosen "
-            "by the user: " + "; ".join(t.describe() for t in ungrounded) + ".",
-            "Ask the user to confirm " + ", ".join(t.path for t in ungrounded) + ".",
+            Code.ACTION_NOT_REQUESTED,
+            f"`{action.tool}` is dangerous and no request for it was proved: "
+            f"{why_not_requested(intent, len(findings.requests))}.",
+            suggestion(intent, action.tool) or ask,
         )
+    if tool_policy.risk == "dangerous":
+        for code, label, values in (
+            (Code.TARGET_NOT_GROUNDED, "targets", findings.targets),
+            (Code.ENTITY_NOT_GROUNDED, "entities", findings.entities),
+        ):
+            ungrounded = [t for t in values if not t.grounded]
+            if ungrounded:
+                return GateResult(
+                    findings,
+                    justification,
+                    code,
+                    f"{len(ungrounded)} of {len(values)} {label} of this dangerous action are not in the user's "
+                    "request: " + "; ".join(t.describe() for t in ungrounded) + ". No judge can approve a "
+                    "value the user never gave.",
+                    "Ask the user to confirm exactly these values: " + ", ".join(t.path for t in ungrounded) + ".",
+                    Decision.BLOCK if settings.ungrounded_targets == "block" else Decision.ASK_USER,
+                )
     return GateResult(findings, justification)

@@ -1,168 +1,319 @@
-"""Entities that say who or where an action reaches: URLs, email addresses, IBANs, account and phone numbers.
+"""Entities that say who or where an action reaches, parsed and compared as values.
 
 A link in a message body is where a phishing or exfiltration attempt hides, so the evidence gate
-grounds every entity found inside an action's free-text arguments, not only its declared targets.
+grounds every entity found inside an action's arguments, not only its declared targets. Each kind
+is parsed by the library its field uses, and two entities are the same only when their parsed
+identities (:attr:`Entity.key`) are equal, never because one string contains the other:
 
-Each entity kind also says how it may be written differently in the transcript: an IBAN in
-groups of four, a phone number with brackets and dashes. :func:`search_forms` turns a value into
-the ways the gate looks for it.
+- email addresses: ``email-validator`` (one ``@``, no quoted local part, an IDNA domain); identity
+  ``local@domain`` with the local part case-folded and the domain in ASCII;
+- URLs (any scheme) and bare host names (``pay.evil.example/login``, ``bit.ly/x``): ``urllib``
+  and the public suffix list (``publicsuffixlist``, bundled, offline); identity the host (ASCII,
+  lower case), so ``files.acme.co.uk`` never stands for ``files.acme.co``;
+- IBANs: ``python-stdnum`` (compact, case-insensitive, checksum);
+- phone numbers: ``phonenumbers`` (E.164; a date or a time is never a phone number);
+- account numbers: 8 to 20 digits, identity the digits;
+- amounts: a number with its currency when one is written next to it.
+
+Host names that mix scripts (``acme`` spelt with a Cyrillic ``a``, U+0430) are flagged in :attr:`Entity.note`
+(``confusable-homoglyphs``). Extraction is linear in the text: it walks runs of non-space
+characters once and never backtracks over them.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from functools import cache
 from typing import Literal
+from urllib.parse import urlsplit
 
-__all__ = ["Entity", "EntityKind", "SearchForm", "extract_entities", "kind_of", "search_forms"]
+__all__ = [
+    "CURRENCIES",
+    "Amount",
+    "Entity",
+    "EntityKind",
+    "amounts_in",
+    "extract_entities",
+    "kind_of",
+    "parse_entity",
+]
 
-EntityKind = Literal["url", "email", "iban", "phone", "account"]
+EntityKind = Literal["url", "domain", "email", "iban", "phone", "account"]
 
-_URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'()\[\]{}]+", re.IGNORECASE)
-_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
-_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
-_PHONE = re.compile(
-    r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?)?\d{2,4}(?:[ .-]\d{2,4}){1,4}(?![\w])"
-    r"|(?<![\w+])\+\d{8,15}(?!\w)"
+RESERVED_TLDS = frozenset({"example", "test", "invalid", "localhost", "local", "internal", "onion"})
+"""Special-use top-level names (RFC 2606, 6761, 6762): hosts under them are hosts too."""
+DEFAULT_REGION = "US"
+"""Region for phone numbers written without a country code."""
+_EDGE = "<>()[]{}\"'`,;:!?.*"
+_RUN = re.compile(r"\S+")
+_SCHEME = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,15})://")
+_HOSTLIKE = re.compile(r"(?i)^(?:www\.)?[\w-]+(?:\.[\w-]+)+(?::\d{1,5})?(?:[/?#]\S*)?$")
+_IBAN = re.compile(r"(?i)(?<![0-9a-z])[a-z]{2}\d{2}(?:[ -]?[0-9a-z]){11,30}(?![0-9a-z])")
+_ACCOUNT = re.compile(r"(?<![\w.,])\d(?:[ -]?\d){7,19}(?![\w])(?![.,]\d)")
+
+CURRENCIES: dict[str, str] = {
+    "€": "EUR",
+    "eur": "EUR",
+    "euro": "EUR",
+    "euros": "EUR",
+    "$": "USD",
+    "usd": "USD",
+    "dollar": "USD",
+    "dollars": "USD",
+    "£": "GBP",
+    "gbp": "GBP",
+    "pound": "GBP",
+    "pounds": "GBP",
+    "chf": "CHF",
+    "francs": "CHF",
+    "¥": "JPY",
+    "jpy": "JPY",
+    "yen": "JPY",
+    "sek": "SEK",
+    "nok": "NOK",
+    "dkk": "DKK",
+    "pln": "PLN",
+    "cad": "CAD",
+    "aud": "AUD",
+    "inr": "INR",
+    "₹": "INR",
+}
+_CUR = "|".join(sorted((re.escape(c) for c in CURRENCIES), key=len, reverse=True))
+_AMOUNT = re.compile(
+    rf"(?i)(?<![\w.,])(?:({_CUR})\s?)?(-?\d{{1,3}}(?:[,.'\u00a0\u202f]\d{{3}})+|-?\d+)(?:([.,])(\d{{1,2}}))?(?![\d])"
+    rf"(?:\s?({_CUR})(?![a-z]))?"
 )
-_ACCOUNT = re.compile(r"(?<![\w])(?<!\d[.,])\d{4}(?:[ -]?\d{2,4}){1,5}(?![\w])(?![.,]\d)")
 _DATE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}$|^\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}$")
-_TRAILING = ".,;:!?"
-_SEPARATORS = r"[\s\-./()]*"
+_TIME_AFTER = re.compile(r"(?i)^\s?(?:am|pm|a\.m\.|p\.m\.|h\b|:\d|o'clock)")
 
 
 @dataclass(frozen=True, slots=True)
 class Entity:
-    """An entity found in a text."""
+    """An entity found in a text (or a whole argument value)."""
 
     kind: EntityKind
     value: str
-    """As written (trailing punctuation removed)."""
+    """As written (surrounding punctuation removed)."""
+    key: str
+    """Its identity: two entities are the same exactly when kind and key are equal."""
+    start: int = 0
+    end: int = 0
+    note: str | None = None
+    """What is odd about it (mixed scripts in a host, an address that does not parse)."""
 
 
-def _digits(s: str) -> str:
-    return re.sub(r"\D", "", s)
+@dataclass(frozen=True, slots=True)
+class Amount:
+    """A number in a text, with its currency when one is written next to it."""
+
+    value: Decimal
+    currency: str | None
+    start: int
+    end: int
+    is_time: bool = False
+    """Followed by ``pm``, ``:30`` or the like: a time of day, not a quantity."""
 
 
-def _valid_iban(s: str) -> bool:
-    compact = s.replace(" ", "").upper()
-    if not 15 <= len(compact) <= 34:
-        return False
-    rearranged = compact[4:] + compact[:4]
+@cache
+def _psl() -> object:
+    from publicsuffixlist import PublicSuffixList
+
+    return PublicSuffixList(accept_unknown=False)
+
+
+def _known_tld(tld: str) -> bool:
+    if tld in RESERVED_TLDS:
+        return True
+    if not tld.isascii() or not tld.isalpha() or len(tld) < 2:
+        return tld.startswith("xn--")
+    return bool(_psl().is_public(tld))  # type: ignore[attr-defined]
+
+
+def _ascii_host(host: str) -> str | None:
+    host = host.strip(".").lower()
+    if not host or len(host) > 253:
+        return None
     try:
-        number = int("".join(str(int(c, 36)) for c in rearranged))
+        return host.encode("idna").decode("ascii")
+    except (UnicodeError, ValueError):
+        return None
+
+
+def _mixed_scripts(text: str) -> str | None:
+    if text.isascii():
+        return None
+    from confusable_homoglyphs import categories, confusables
+
+    if confusables.is_dangerous(text) or confusables.is_confusable(text, preferred_aliases=["latin"]):
+        scripts = sorted(categories.unique_aliases(text) - {"COMMON"})
+        return "look-alike characters (" + "+".join(scripts) + ")"
+    return None
+
+
+def _email(raw: str, start: int) -> Entity | None:
+    from email_validator import EmailNotValidError, validate_email
+
+    text = raw[7:] if raw.lower().startswith("mailto:") else raw
+    try:
+        parsed = validate_email(text, check_deliverability=False, allow_quoted_local=False, allow_domain_literal=False)
+    except EmailNotValidError as exc:
+        # Something shaped like an address that is not one address: its own text is its identity,
+        # so it is only ever grounded by the very same text, and the finding says why.
+        return Entity("email", raw, raw.casefold(), start, start + len(raw), f"not a single plain address: {exc}")
+    key = f"{parsed.local_part.casefold()}@{(parsed.ascii_domain or parsed.domain).lower()}"
+    return Entity("email", raw, key, start, start + len(raw), _mixed_scripts(parsed.domain))
+
+
+def _url(raw: str, start: int) -> Entity | None:
+    try:
+        parts = urlsplit(raw)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises on a bad port
     except ValueError:
-        return False
-    return number % 97 == 1
+        return Entity("url", raw, raw.casefold(), start, start + len(raw), "not a readable URL")
+    if not host:
+        return Entity("url", raw, raw.casefold(), start, start + len(raw), "a URL without a host")
+    ascii_host = _ascii_host(host) or host
+    return Entity("url", raw, ascii_host, start, start + len(raw), _mixed_scripts(host))
 
 
-def _phone_like(s: str) -> bool:
-    digits = _digits(s)
-    if _DATE.match(s.strip()):
-        return False
-    return (s.startswith("+") and 8 <= len(digits) <= 15) or (9 <= len(digits) <= 15 and bool(re.search(r"[ .()-]", s)))
+def _bare_host(raw: str, start: int) -> Entity | None:
+    if not _HOSTLIKE.match(raw) or "@" in raw:
+        return None
+    host = re.split(r"[/?#:]", raw, maxsplit=1)[0]
+    labels = host.split(".")
+    if any(not label for label in labels) or all(label.isdigit() for label in labels):
+        return None
+    ascii_host = _ascii_host(host)
+    if ascii_host is None or not _known_tld(ascii_host.rsplit(".", 1)[-1]):
+        return None
+    kind: EntityKind = "url" if len(host) < len(raw) else "domain"
+    return Entity(kind, raw, ascii_host, start, start + len(raw), _mixed_scripts(host))
 
 
-def extract_entities(text: str) -> list[Entity]:
+def _trim(run: str, start: int) -> tuple[str, int]:
+    """A run without the punctuation around it (an address in brackets, a link ending a sentence)."""
+    left = 0
+    while left < len(run) and run[left] in _EDGE and run[left] != '"':
+        left += 1
+    right = len(run)
+    while right > left and run[right - 1] in _EDGE:
+        right -= 1
+    return run[left:right], start + left
+
+
+def _iban(raw: str, start: int) -> Entity | None:
+    """The longest valid IBAN the candidate starts with (it may have swallowed a following number)."""
+    from stdnum import iban
+
+    pieces = re.split(r"([ -])", raw)
+    for k in range(len(pieces), 0, -2):
+        head = "".join(pieces[:k])
+        compact = re.sub(r"[ -]", "", head).upper()
+        if 15 <= len(compact) <= 34 and iban.is_valid(compact):
+            return Entity("iban", head, compact, start, start + len(head))
+    return None
+
+
+@cache
+def _phonenumbers() -> object:
+    import phonenumbers
+
+    return phonenumbers
+
+
+def _phones(text: str, region: str) -> list[Entity]:
+    pn = _phonenumbers()
+    found: list[Entity] = []
+    try:
+        matches = list(pn.PhoneNumberMatcher(text, region))  # type: ignore[attr-defined]
+    except Exception:  # the matcher gives up on text it cannot scan: no phone numbers, never a crash
+        return found
+    for m in matches:
+        if not pn.is_valid_number(m.number):  # type: ignore[attr-defined]
+            continue
+        e164 = pn.format_number(m.number, pn.PhoneNumberFormat.E164)  # type: ignore[attr-defined]
+        found.append(Entity("phone", m.raw_string, e164, m.start, m.end))
+    return found
+
+
+def _in_run(raw: str, start: int) -> Entity | None:
+    """The link, address or host name one run of non-space characters is, if any."""
+    scheme = _SCHEME.search(raw)
+    if scheme is not None:
+        return _url(raw[scheme.start() :], start + scheme.start())
+    if "@" in raw:
+        return _email(raw, start)
+    if "." in raw:
+        return _bare_host(raw, start)
+    return None
+
+
+def extract_entities(text: str, *, region: str = DEFAULT_REGION) -> list[Entity]:
     """Every entity in ``text``, in order of appearance, each span reported once."""
-    found: list[tuple[int, Entity]] = []
-    taken: list[tuple[int, int]] = []
-
-    def add(kind: EntityKind, m: re.Match[str], value: str) -> None:
-        start, end = m.start(), m.start() + len(value)
-        if any(s < end and start < e for s, e in taken):
-            return
-        taken.append((start, end))
-        found.append((start, Entity(kind, value)))
-
-    for m in _URL.finditer(text):
-        add("url", m, m.group().rstrip(_TRAILING))
-    for m in _EMAIL.finditer(text):
-        add("email", m, m.group())
+    found: list[Entity] = []
+    for m in _RUN.finditer(text):
+        raw, start = _trim(m.group(), m.start())
+        entity = _in_run(raw, start) if raw else None
+        if entity is not None:
+            found.append(entity)
+    taken = [(e.start, e.end) for e in found]
     for m in _IBAN.finditer(text):
-        if _valid_iban(m.group()):
-            add("iban", m, m.group())
-    for m in _PHONE.finditer(text):
-        if _phone_like(m.group()):
-            add("phone", m, m.group())
-    for m in _ACCOUNT.finditer(text):
-        if 8 <= len(_digits(m.group())) <= 20 and not _DATE.match(m.group()):
-            add("account", m, m.group())
-    return [e for _, e in sorted(found, key=lambda p: p[0])]
+        if not any(s < m.end() and m.start() < e for s, e in taken):
+            entity = _iban(m.group(), m.start())
+            if entity is not None:
+                found.append(entity)
+                taken.append((entity.start, entity.end))
+    if any(ch.isdigit() for ch in text):
+        for entity in _phones(text, region):
+            if not any(s < entity.end and entity.start < e for s, e in taken):
+                found.append(entity)
+                taken.append((entity.start, entity.end))
+        for m in _ACCOUNT.finditer(text):
+            digits = re.sub(r"\D", "", m.group())
+            if _DATE.match(m.group()):
+                continue
+            if 8 <= len(digits) <= 20 and not any(s < m.end() and m.start() < e for s, e in taken):
+                found.append(Entity("account", m.group(), digits, m.start(), m.end()))
+                taken.append((m.start(), m.end()))
+    return sorted(found, key=lambda e: e.start)
+
+
+def parse_entity(value: str, *, region: str = DEFAULT_REGION) -> Entity | None:
+    """The entity ``value`` is as a whole (an address, a link, an IBAN...), or None for plain text."""
+    text = value.strip()
+    entities = extract_entities(text, region=region)
+    if len(entities) == 1 and entities[0].start <= 1 and entities[0].end >= len(text.rstrip(_EDGE)) - 1:
+        return entities[0]
+    return None
 
 
 def kind_of(value: str) -> EntityKind | None:
     """The entity kind ``value`` is, as a whole, or None for plain text."""
-    v = value.strip()
-    entities = extract_entities(v)
-    if len(entities) == 1 and entities[0].value == v.rstrip(_TRAILING):
-        return entities[0].kind
-    return None
+    entity = parse_entity(value)
+    return entity.kind if entity else None
 
 
-@dataclass(frozen=True, slots=True)
-class SearchForm:
-    """One way to look for a value: a normalised literal, or a separator-tolerant pattern."""
-
-    literal: str | None = None
-    """Look for this text (normalised like a quote)."""
-    anchor: str | None = None
-    """Case-folded text every match of ``pattern`` contains (narrows the search)."""
-    pattern: re.Pattern[str] | None = None
+def _number(whole: str, frac: str | None) -> Decimal | None:
+    digits = re.sub(r"[,.'\u00a0\u202f]", "", whole)
+    try:
+        return Decimal(f"{digits}.{frac}" if frac else digits)
+    except (InvalidOperation, ValueError):
+        return None
 
 
-def _tolerant(compact: str, anchor_at_end: bool) -> SearchForm:
-    """Characters of ``compact`` with optional separators between them; 4 stay together as the anchor."""
-    if len(compact) <= 4:
-        return SearchForm(literal=compact)
-    if anchor_at_end:
-        head, anchor = compact[:-4], compact[-4:]
-        body = _SEPARATORS.join(map(re.escape, head)) + _SEPARATORS + re.escape(anchor)
-    else:
-        anchor, tail = compact[:4], compact[4:]
-        body = re.escape(anchor) + _SEPARATORS + _SEPARATORS.join(map(re.escape, tail))
-    pattern = re.compile(rf"(?<![0-9A-Za-z]){body}(?![0-9A-Za-z])", re.IGNORECASE)
-    return SearchForm(anchor=anchor.casefold(), pattern=pattern)
-
-
-def _number_literals(value: float) -> list[str]:
-    if value == int(value):
-        n = int(value)
-        plain = str(n)
-        grouped = f"{n:,}"
-        forms = [plain, grouped, grouped.replace(",", "."), grouped.replace(",", " "), grouped.replace(",", "'")]
-        if isinstance(value, float):
-            forms += [f"{n}.00", f"{n:,}.00", f"{n:,}.00".replace(",", "_").replace(".", ",").replace("_", ".")]
-    else:
-        plain = repr(value)
-        two = f"{value:.2f}"
-        grouped = f"{value:,.2f}"
-        forms = [
-            plain,
-            two,
-            grouped,
-            two.replace(".", ","),
-            grouped.replace(",", "_").replace(".", ",").replace("_", "."),
-        ]
-    return list(dict.fromkeys(forms))
-
-
-def search_forms(value: str | int | float) -> list[SearchForm]:
-    """The ways the gate looks for ``value`` in the transcript, most literal first."""
-    if isinstance(value, bool):
-        return [SearchForm(literal=str(value).lower())]
-    if isinstance(value, int | float):
-        return [SearchForm(literal=f) for f in _number_literals(value)]
-    text = value.strip()
-    kind = kind_of(text)
-    # Separator-tolerant patterns also match the literal spelling: they replace it.
-    if kind in ("iban", "account"):
-        return [_tolerant(re.sub(r"[^0-9A-Za-z]", "", text), anchor_at_end=False)]
-    if kind == "phone":
-        return [_tolerant(_digits(text), anchor_at_end=True)]
-    forms = [SearchForm(literal=text)]
-    if kind is None and re.fullmatch(r"\d+(?:\.\d+)?", text):
-        forms += [SearchForm(literal=f) for f in _number_literals(float(text))[1:]]
-    elif kind == "url" and text.endswith("/"):
-        forms.append(SearchForm(literal=text.rstrip("/")))
-    return forms
+def amounts_in(text: str) -> list[Amount]:
+    """Every number in ``text`` with the currency written next to it (``4,800 EUR``, ``€50``, ``1.250,00``)."""
+    found: list[Amount] = []
+    for m in _AMOUNT.finditer(text):
+        before, whole, _, frac, after = m.groups()
+        number = _number(whole, frac)
+        if number is None:
+            continue
+        code = before or after
+        currency = CURRENCIES.get(code.lower()) if code else None
+        is_time = currency is None and bool(_TIME_AFTER.match(text[m.end() : m.end() + 6]))
+        found.append(Amount(number, currency, m.start(), m.end(), is_time))
+    return found

@@ -14,11 +14,9 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
-from itertools import accumulate, compress
+from itertools import accumulate
 
-from validator.inputs.transcript import Transcript
-
-__all__ = ["QUOTE_MARKS", "TextIndex", "normalize", "other_index", "outside_authors", "user_index"]
+__all__ = ["QUOTE_MARKS", "TextIndex", "find_bounded", "normalize"]
 
 QUOTE_MARKS = (
     "'\"`\u00b4\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u2032\u2033\u2035\u2036"
@@ -200,32 +198,3 @@ class TextIndex:
                 hits.append(self.positions[i])
             pos = view.text.find(anchor, nxt)
         return hits
-
-
-def _index(transcript: Transcript, keep: list[bool]) -> TextIndex:
-    positions = tuple(compress(range(len(keep)), keep))
-    return TextIndex(positions, tuple(compress((m.content for m in transcript.messages), keep)))
-
-
-def user_index(transcript: Transcript) -> TextIndex:
-    """Search index over the user's messages (built once per transcript)."""
-    return transcript.memo("gate.user_index", lambda t: _index(t, [m.role == "user" for m in t.messages]))
-
-
-def other_index(transcript: Transcript) -> TextIndex:
-    """Search index over every message that is not the user's (built on first use: an action whose
-    evidence all stands in user messages never needs it)."""
-    return transcript.memo("gate.other_index", lambda t: _index(t, [m.role != "user" for m in t.messages]))
-
-
-def _authors(transcript: Transcript) -> dict[str, tuple[int, ...]]:
-    found: dict[str, list[int]] = {}
-    for i, m in enumerate(transcript.messages):
-        if m.author:
-            found.setdefault(m.author.strip().casefold(), []).append(i)
-    return {a: tuple(ix) for a, ix in found.items()}
-
-
-def outside_authors(transcript: Transcript) -> dict[str, tuple[int, ...]]:
-    """Case-folded outside authors of tool messages, each with the messages they wrote."""
-    return transcript.memo("gate.authors", _authors)

@@ -84,6 +84,8 @@ class PendingAction:
     """The tool's arguments, without ``justification``."""
     justification: Any = None
     """The raw justification (a mapping, a JSON string, or anything the agent sent)."""
+    call_id: str | None = None
+    """The host's id of this tool call, when it has one (one request spends once per call)."""
 
 
 def justification_schema() -> dict[str, Any]:

@@ -98,13 +98,15 @@ class _CheckIn(_Strict):
     user_id: str | None = None
 
 
-def pending_action(tool: str, args: Mapping[str, Any], justification: Any = None) -> PendingAction:
+def pending_action(
+    tool: str, args: Mapping[str, Any], justification: Any = None, *, call_id: str | None = None
+) -> PendingAction:
     """A pending action; a ``justification`` the agent put among the arguments is moved out of them."""
     plain: dict[str, Any] = to_plain(dict(args))  # models and dataclasses as plain data: every part is checked
     if "justification" in plain:
         inline = plain.pop("justification")
         justification = inline if justification is None else justification
-    return PendingAction(tool=tool, args=plain, justification=justification)
+    return PendingAction(tool=tool, args=plain, justification=justification, call_id=call_id)
 
 
 def _depth(value: Any, limit: int) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -28,6 +28,7 @@ __all__ = [
     "Buckets",
     "Counters",
     "Entries",
+    "RequestLedger",
     "Store",
     "VerdictCache",
     "authorization_from_json",
@@ -80,7 +81,17 @@ class Counters(Protocol):
     def outcome_counts(self, scope: str, name: str, buckets: Buckets) -> tuple[int, int]: ...
 
 
-class Store(AsyncAuthorizationStore, AuditLog, VerdictCache, Counters, Protocol):
+@runtime_checkable
+class RequestLedger(Protocol):
+    """Which action spent which user request: one request authorizes the actions it names, once."""
+
+    def spend(self, key: str, action: str, ttl: timedelta) -> str | None:
+        """Record that ``action`` spends request ``key``; the action that spent it first when that was another
+        (then nothing changes), or None. Atomic: two workers can never both spend one request."""
+        ...
+
+
+class Store(AsyncAuthorizationStore, AuditLog, VerdictCache, Counters, RequestLedger, Protocol):
     """Everything the validator keeps outside one check: one protocol per concern, one object."""
 
     @property
@@ -121,6 +132,7 @@ class _AuthorizationRecord(BaseModel):
     created: str
     expires: str | None
     revoked: str | None
+    risk: Literal["dangerous", "general"] = "general"
 
 
 def authorization_to_json(auth: StandingAuthorization) -> str:
@@ -151,6 +163,7 @@ def authorization_from_json(raw: str | bytes, where: str, expected_id: str | Non
             created=_aware(rec.created, "created"),
             expires=_aware(rec.expires, "expires") if rec.expires else None,
             revoked=_aware(rec.revoked, "revoked") if rec.revoked else None,
+            risk=rec.risk,
         )
     except (ValidationError, ValueError) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -20,7 +20,7 @@ from validator.store.base import (
     revoke_in,
 )
 
-__all__ = ["MemoryAuthorizationStore", "MemoryStore"]
+__all__ = ["MemoryAuthorizationStore", "MemoryLedger", "MemoryStore"]
 
 
 def _entry_key(entry_id: str) -> tuple[int, int]:
@@ -28,10 +28,31 @@ def _entry_key(entry_id: str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
-class MemoryStore:
+class MemoryLedger:
+    """Spent requests in a dict behind a lock (one process)."""
+
+    def __init__(self) -> None:
+        self._spent: dict[str, tuple[str, datetime]] = {}
+        self._ledger_lock = threading.Lock()
+
+    def spend(self, key: str, action: str, ttl: timedelta) -> str | None:
+        now = datetime.now(UTC)
+        with self._ledger_lock:
+            held = self._spent.get(key)
+            if held is not None and held[1] > now and held[0] != action:
+                return held[0]
+            self._spent[key] = (action, now + ttl)
+            if len(self._spent) > 100_000:  # expired entries go first
+                for k in [k for k, (_, until) in self._spent.items() if until <= now]:
+                    del self._spent[k]
+            return None
+
+
+class MemoryStore(MemoryLedger):
     """Everything in dicts behind a lock: the embedded default, for one process."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._lock = threading.Lock()
         self._auth: dict[str, str] = {}
         self._audit: list[tuple[str, dict[str, Any]]] = []

@@ -8,6 +8,7 @@ Keys, all under a namespace (``validator`` by default):
 ``{ns}:audit``                                  the audit log (a stream; one entry per verdict)
 ``{ns}:audit:ids``                              sorted set of audit event ids (exactly-once appends)
 ``{ns}:verdict:{key}``                          a verdict kept for reuse (JSON string, with a TTL)
+``{ns}:spent:{key}``                            the action that spent a user request (with a TTL)
 ``{ns}:stats:{scope}:{name}:{bucket}``          block-rate counters (hash ``total``, ``blocked``);
                                                 minute buckets ``mYYYYmmddHHMM`` live 2 hours,
                                                 hour buckets ``hYYYYmmddHH`` live 8 days
@@ -56,6 +57,12 @@ redis.call('XTRIM', KEYS[1], 'MINID', oldest)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. oldest)
 return 1
 """
+_SPEND = """
+local held = redis.call('GET', KEYS[1])
+if held and held ~= ARGV[1] then return held end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return false
+"""
 MINUTE_TTL = 2 * 3600
 HOUR_TTL = 8 * 24 * 3600
 
@@ -91,6 +98,7 @@ class RedisStore:
         # redis.asyncio connections belong to the event loop that opened them: one client a loop.
         self._async_clients: dict[asyncio.AbstractEventLoop, redis.asyncio.Redis] = {}
         self._append = self._redis.register_script(_APPEND)
+        self._spend = self._redis.register_script(_SPEND)
 
     @property
     def identity(self) -> str:
@@ -250,6 +258,15 @@ class RedisStore:
             )
         except redis.RedisError as exc:
             raise self._fail("verdict write", exc) from exc
+
+    # -- one request, one action ------------------------------------------------------------
+
+    def spend(self, key: str, action: str, ttl: timedelta) -> str | None:
+        try:
+            held = self._spend(keys=[self._key("spent", key)], args=[action, int(ttl.total_seconds() * 1000)])
+        except redis.RedisError as exc:
+            raise self._fail("request ledger", exc) from exc
+        return None if held is None else str(held)
 
     # -- block-rate counters -----------------------------------------------------------------
 

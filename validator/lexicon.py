@@ -1,0 +1,93 @@
+"""The built-in lexicon: which verbs ask for which kind of action.
+
+A tool the policy gives no intents is asked for by the verbs of its *families*, read from the words
+of its name and, failing that, of its description: ``send_email`` is a message tool (email, reply,
+forward, tell, let … know, …), ``send_money`` a payment tool (pay, transfer, wire, settle, …).
+The request grammar (:mod:`validator.gate.requests`) matches the verbs in any inflection (``paid``,
+``sent``), so the lexicon lists base forms only. A payment tool never borrows the message verbs
+("send" alone does not ask for money to leave).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["FAMILIES", "TRIGGERS", "default_intents", "families_of", "tool_words"]
+
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "payment": ("pay", "transfer", "wire", "settle", "remit", "reimburse", "refund", "send money", "send * money"),
+    "delete": ("delete", "remove", "trash", "erase", "purge", "wipe", "destroy"),
+    "share": ("share", "give access", "grant access", "give * access"),
+    "credentials": ("change", "reset", "update", "rotate"),
+    "calendar": ("invite", "schedule", "book", "set up", "arrange", "reschedule", "move", "add", "put"),
+    "message": (
+        "email",
+        "mail",
+        "send",
+        "reply",
+        "respond",
+        "answer",
+        "forward",
+        "write",
+        "message",
+        "text",
+        "tell",
+        "let * know",
+        "notify",
+        "inform",
+        "cc",
+        "ping",
+        "contact",
+        "follow up",
+        "get back to",
+    ),
+    "archive": ("archive", "file away"),
+    "post": ("post", "publish", "announce", "tweet"),
+}
+"""Verb families, base forms; ``*`` stands for up to four words (``let * know``)."""
+
+TRIGGERS: dict[str, frozenset[str]] = {
+    "payment": frozenset(
+        {"money", "pay", "payment", "payments", "transfer", "wire", "invoice", "iban", "bank", "refund", "payout"}
+    ),
+    "delete": frozenset({"delete", "remove", "trash", "erase", "purge", "destroy", "drop", "wipe"}),
+    "share": frozenset({"share", "sharing", "permission", "permissions", "access", "grant"}),
+    "credentials": frozenset({"password", "credential", "credentials", "passphrase", "secret"}),
+    "calendar": frozenset({"event", "calendar", "meeting", "invite", "invitation", "schedule", "appointment"}),
+    "message": frozenset(
+        {"email", "mail", "message", "reply", "sms", "chat", "slack", "text", "forward", "notify", "dm", "letter"}
+    ),
+    "archive": frozenset({"archive"}),
+    "post": frozenset({"post", "publish", "tweet", "announce"}),
+}
+"""Words of a tool's name (or description) that put it in a family."""
+
+
+def tool_words(text: str) -> list[str]:
+    """The lower-case words of a tool name (``send_email``, ``deleteThread``) or a description."""
+    return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", text)]
+
+
+def families_of(tool: str, description: str = "") -> list[str]:
+    """The families a tool belongs to: from its name, else from its description."""
+    for text in (tool, description):
+        words = set(tool_words(text))
+        found = [family for family, triggers in TRIGGERS.items() if words & triggers]
+        if "payment" in found and "message" in found:
+            found.remove("message")  # "send_money" is a payment: "send" alone does not ask for it
+        if found:
+            return found
+    return []
+
+
+def default_intents(tool: str, description: str = "") -> tuple[str, ...]:
+    """Intent words for a tool the policy gives none: its families' verbs, else the verb of its name.
+
+    ``send_email`` gives the message verbs (email, send, reply, forward, tell, ...); ``send_money``
+    the payment verbs; ``frobnicate_widget`` gives ``("frobnicate",)``.
+    """
+    families = families_of(tool, description)
+    if families:
+        return tuple(dict.fromkeys(verb for family in families for verb in FAMILIES[family]))
+    words = tool_words(tool)
+    return (words[0],) if words else ()
