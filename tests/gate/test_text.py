@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from validator import Message, ToolCall, Transcript
 from validator.gate.checks import check_quote
+from validator.gate.sentences import own_text
 from validator.gate.text import QUOTE_MARKS, TextIndex, find_bounded, normalize
 
 
@@ -78,11 +79,11 @@ def test_quote_found_only_outside_user_messages_is_never_user_evidence(
     )
     finding = check_quote(transcript, 0, quote)
     if finding.status == "user":
-        # Only possible when the user's own text really holds the quote.
-        assert find_bounded(normalize(user_text), normalize(quote)) != -1
+        # Only possible when the user's own words (their text less what they pasted) really hold the quote.
+        assert find_bounded(normalize(own_text(user_text)), normalize(quote)) != -1
     for loc in finding.locations:
         if finding.status != "user":
-            assert loc.role != "user"
+            assert loc.role != "user" or loc.speaker == "text pasted into the user's message"
 
 
 _QUOTES = set(QUOTE_MARKS)

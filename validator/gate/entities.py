@@ -85,7 +85,9 @@ _AMOUNT = re.compile(
     rf"(?i)(?<![\w.,])(?:({_CUR})\s?)?(-?\d{{1,3}}(?:[,.'\u00a0\u202f]\d{{3}})+|-?\d+)(?:([.,])(\d{{1,2}}))?(?![\d])"
     rf"(?:\s?({_CUR})(?![a-z]))?"
 )
-_DATE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}$|^\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}$")
+_SEVEN_DIGITS = re.compile(r"\d(?:\D{0,3}\d){6}")
+_DATE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?!\d)|^\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}(?!\d)")
+"""A date (and whatever time follows it) is never an account number."""
 _TIME_AFTER = re.compile(r"(?i)^\s?(?:am|pm|a\.m\.|p\.m\.|h\b|:\d|o'clock)")
 
 
@@ -255,7 +257,10 @@ def extract_entities(text: str, *, region: str = DEFAULT_REGION) -> list[Entity]
     """Every entity in ``text``, in order of appearance, each span reported once."""
     found: list[Entity] = []
     for m in _RUN.finditer(text):
-        raw, start = _trim(m.group(), m.start())
+        run = m.group()
+        if "@" not in run and "." not in run and ":" not in run:  # most words: no link, address or host
+            continue
+        raw, start = _trim(run, m.start())
         entity = _in_run(raw, start) if raw else None
         if entity is not None:
             found.append(entity)
@@ -266,7 +271,7 @@ def extract_entities(text: str, *, region: str = DEFAULT_REGION) -> list[Entity]
             if entity is not None:
                 found.append(entity)
                 taken.append((entity.start, entity.end))
-    if any(ch.isdigit() for ch in text):
+    if _SEVEN_DIGITS.search(text):  # a phone or account number has seven digits at least
         for entity in _phones(text, region):
             if not any(s < entity.end and entity.start < e for s, e in taken):
                 found.append(entity)

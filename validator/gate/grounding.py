@@ -17,14 +17,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any
 
 from validator.findings import Location, RequestSentence, ValueFinding
 from validator.gate.authorizations import StandingAuthorization
 from validator.gate.entities import Entity, amounts_in, extract_entities, parse_entity
-from validator.gate.index import other_index, outside_authors
-from validator.gate.sentences import negated_spans, own_text, sentence_spans
-from validator.gate.text import normalize
+from validator.gate.index import other_index, outside_authors, user_index
+from validator.gate.sentences import negated_spans
+from validator.gate.text import TextIndex, normalize
 from validator.inputs.transcript import Transcript
 
 __all__ = ["UNREADABLE", "as_number", "ground_value"]
@@ -57,6 +58,7 @@ def as_number(value: Any) -> Decimal | None:
     return None
 
 
+@lru_cache(maxsize=512)
 def _allowed(text: str) -> str:
     """``text`` with every clause a negation governs blanked out (positions kept)."""
     spans = negated_spans(text)
@@ -87,25 +89,53 @@ def _holds_token(text: str, value: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=512)
+def _identities(text: str) -> frozenset[tuple[str, str]]:
+    """The entities of one request sentence, as identities (each sentence is parsed once)."""
+    return frozenset(_identity(e) for e in extract_entities(text))
+
+
+@lru_cache(maxsize=512)
+def _quantities(text: str) -> tuple[tuple[Decimal, str | None], ...]:
+    """The numbers of one request sentence that are quantities (not times of day), with their currency."""
+    return tuple((a.value, a.currency) for a in amounts_in(text) if not a.is_time)
+
+
 def _holds(text: str, value: Any, entity: Entity | None, currency: str | None) -> bool:
     """Whether ``text`` holds ``value`` as a value."""
     if entity is not None:
-        wanted = _identity(entity)
-        return any(_identity(e) == wanted for e in extract_entities(text))
+        return _identity(entity) in _identities(text)
     number = as_number(value)
     if number is not None:
-        return any(
-            a.value == number and not a.is_time and (currency is None or a.currency in (None, currency))
-            for a in amounts_in(text)
-        )
+        return any(n == number and (currency is None or c in (None, currency)) for n, c in _quantities(text))
     return isinstance(value, str) and _holds_token(text, value)
 
 
-def _user_texts(transcript: Transcript) -> Iterable[tuple[int, str]]:
-    for i, m in enumerate(transcript.messages):
-        if m.role == "user":
-            own = own_text(m.content)
-            yield i, "\n".join(own[s:e] for s, e in sentence_spans(own))
+def _anchor(value: Any, entity: Entity | None) -> str:
+    """Text every spelling of the value contains, to find the few messages worth parsing."""
+    if entity is None:
+        number = as_number(value)
+        return str(number).split(".")[0][-3:] if number is not None else str(value)
+    key = entity.key
+    return {
+        "email": key.rsplit("@", 1)[-1],
+        "url": ".".join(key.split(".")[-2:]),
+        "domain": ".".join(key.split(".")[-2:]),
+        "iban": key[:4],
+        "phone": key[-4:],
+        "account": key[-4:],
+    }.get(entity.kind, key)
+
+
+def _find(
+    index: TextIndex, transcript: Transcript, value: Any, entity: Entity | None, currency: str | None
+) -> list[int]:
+    """Messages of ``index`` that hold ``value`` as a value (candidates by a verbatim anchor, then parsed)."""
+    anchor = _anchor(value, entity).strip()
+    if not anchor or " " in anchor:
+        return index.find_text(normalize(anchor), MAX_LOCATIONS) if anchor else []
+    candidates = index.containing(anchor, 50)
+    return [i for i in candidates if _holds(transcript.messages[i].content, value, entity, currency)][:MAX_LOCATIONS]
 
 
 def _locations(transcript: Transcript, hits: Iterable[int]) -> tuple[Location, ...]:
@@ -139,11 +169,11 @@ def ground_value(
     hits = [r.message for r in requests if _holds(_allowed(r.text), value, entity, currency)]
     if hits:
         return ValueFinding(path, value, "user", kind, _locations(transcript, hits), note=note)
-    elsewhere = [i for i, text in _user_texts(transcript) if _holds(text, value, entity, currency)]
+    # Reported, not decided: where else the value stands, as a value, in the user's own words or elsewhere.
+    elsewhere = _find(user_index(transcript), transcript, value, entity, currency)
     if elsewhere:
         return ValueFinding(path, value, "user_elsewhere", kind, _locations(transcript, elsewhere), note=note)
-    literal = normalize(entity.value if entity else str(value))
-    found = other_index(transcript).find_text(literal, MAX_LOCATIONS) if literal else []
+    found = _find(other_index(transcript), transcript, value, entity, currency)
     if not found and isinstance(value, str) and ("@" in value or "://" in value):  # a sender's address or page
         found = list(outside_authors(transcript).get(value.strip().casefold(), ()))
     return ValueFinding(

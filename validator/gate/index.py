@@ -7,28 +7,37 @@ every message that is not the user's, and the parts the user pasted, at their me
 
 from __future__ import annotations
 
-from validator.gate.sentences import own_text, pasted_spans
+from validator.gate.sentences import blank, pasted_spans
 from validator.gate.text import TextIndex
 from validator.inputs.transcript import Transcript
 
 __all__ = ["other_index", "outside_authors", "user_index"]
 
 
+def _pasted(t: Transcript) -> dict[int, list[tuple[int, int]]]:
+    """The pasted parts of every user message that has any (found once per transcript)."""
+    found = {i: pasted_spans(m.content) for i, m in enumerate(t.messages) if m.role == "user"}
+    return {i: spans for i, spans in found.items() if spans}
+
+
 def _user(t: Transcript) -> TextIndex:
+    pasted = t.memo("gate.pasted", _pasted)
     positions = tuple(i for i, m in enumerate(t.messages) if m.role == "user")
-    return TextIndex(positions, tuple(own_text(t.messages[i].content) for i in positions))
+    texts = tuple(blank(t.messages[i].content, pasted[i]) if i in pasted else t.messages[i].content for i in positions)
+    return TextIndex(positions, texts)
 
 
 def _other(t: Transcript) -> TextIndex:
+    pasted = t.memo("gate.pasted", _pasted)
     positions: list[int] = []
     texts: list[str] = []
     for i, m in enumerate(t.messages):
         if m.role != "user":
             positions.append(i)
             texts.append(m.content)
-        elif spans := pasted_spans(m.content):
+        elif i in pasted:
             positions.append(i)
-            texts.append("\x00".join(m.content[s:e] for s, e in spans))
+            texts.append("\x00".join(m.content[s:e] for s, e in pasted[i]))
     return TextIndex(tuple(positions), tuple(texts))
 
 

@@ -13,8 +13,8 @@ def lookup(args: Mapping[str, Any], path: str) -> tuple[Found, Any]:
     """Follow ``path`` (dot-separated keys, through lists element by element) into ``args``.
 
     ``absent`` when a key is missing from a mapping (an optional argument not given); ``unreadable``
-    when the path meets a value it cannot go into: a target that cannot be read is never treated as
-    absent.
+    when the path meets a value it cannot go into, or a list some of whose items lack the key (the
+    items without it cannot be checked): a target that cannot be read is never treated as absent.
     """
     values: list[Any] = [args]
     fanned = False
@@ -28,6 +28,8 @@ def lookup(args: Mapping[str, Any], path: str) -> tuple[Found, Any]:
                     return "unreadable", value
                 if key in item:
                     step.append(item[key])
+                elif isinstance(value, list):
+                    return "unreadable", value
         if not step:
             return "absent", None
         values = step

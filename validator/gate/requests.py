@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from validator.findings import IntentFinding, RequestProblem, RequestSentence
-from validator.gate.sentences import fold_apostrophes, negated_spans, negation_before, own_text, sentence_spans
+from validator.gate.sentences import fold_apostrophes, negated_spans, negation_before, sentence_spans
 from validator.inputs.transcript import Transcript
 from validator.policy import Policy
 
@@ -77,12 +77,19 @@ _PRIORITY: dict[RequestProblem, int] = {
 
 @cache
 def _lemma(word: str) -> str:
+    """The verb lemma of a word: the dictionary's (``paid`` -> ``pay``), else the rules' for a word
+    with a verb ending (``venmoed`` -> ``venmo``), else the word itself."""
     if not word.isalpha():
         return word
-    from lemminflect import getLemma
+    from lemminflect import getAllLemmas, getLemma
 
-    found = getLemma(word, upos="VERB")
-    return found[0].lower() if found else word
+    known = getAllLemmas(word, upos="VERB").get("VERB")
+    if known:
+        return str(known[0]).lower()
+    if word.endswith(("ed", "ing", "s")):
+        found = getLemma(word, upos="VERB")
+        return str(found[0]).lower() if found else word
+    return word
 
 
 def _phrase(intent: str) -> list[str | None]:
@@ -125,24 +132,38 @@ class _Reading:
     multiple: bool
 
 
-def _later_words(transcript: Transcript, sentence: RequestSentence) -> list[str]:
-    """What the user said after the request: the rest of its message, then every later user message."""
-    own = own_text(transcript.messages[sentence.message].content)
-    later = [own[s:e] for s, e in sentence_spans(own) if s >= sentence.end]
-    for m in transcript.messages[sentence.message + 1 :]:
-        if m.role == "user":
-            text = own_text(m.content)
-            later += [text[s:e] for s, e in sentence_spans(text)]
-    return later
+def _retractions(transcript: Transcript) -> list[tuple[int, int, str]]:
+    """``(message, position, words)`` of every place the user takes something back (one pass per transcript)."""
+    found: list[tuple[int, int, str]] = []
+    for i, m in enumerate(transcript.messages):
+        if m.role != "user":
+            continue
+        folded = fold_apostrophes(m.content).lower()
+        for s, e in sentence_spans(folded):
+            hit = _RETRACTION.search(folded, s, e)
+            if hit is not None:
+                found.append((i, s, m.content[s:e]))
+    return found
+
+
+def _retracted(transcript: Transcript, sentence: RequestSentence) -> str | None:
+    """The words by which the user later took ``sentence`` back, if they did."""
+    for message, position, words in transcript.memo("gate.retractions", _retractions):
+        if message > sentence.message or (message == sentence.message and position >= sentence.end):
+            return words
+    return None
 
 
 def _read(intent: str, sentence: RequestSentence, transcript: Transcript) -> list[_Reading]:
     folded = fold_apostrophes(sentence.text).lower()
     words = list(_WORD.finditer(folded))
-    lemmas = [_lemma(w.group()) for w in words]
     phrase = _phrase(intent)
     if not phrase or phrase[0] is None:
         return []
+    # Inflections of a verb share its first letter (pay/paid, send/sent, tell/told): only those words
+    # are looked up, so a long sentence costs a scan, not a lemma per word.
+    initials = {w[0] for w in phrase if w}
+    lemmas = [_lemma(w.group()) if w.group()[0] in initials else w.group() for w in words]
     negated = negated_spans(folded)
     breaks = [m.end() for m in _CLAUSE.finditer(folded)]
     readings: list[_Reading] = []
@@ -163,11 +184,10 @@ def _read(intent: str, sentence: RequestSentence, transcript: Transcript) -> lis
             problem, detail = "not_a_request", sentence.text
         elif (cond := _CONDITION.search(folded)) is not None:
             problem, detail = "conditional", sentence.text[cond.start() :].strip()
-        else:
-            for later in _later_words(transcript, sentence):
-                if _RETRACTION.search(fold_apostrophes(later).lower()):
-                    problem, detail = "retracted", later
-                    break
+        elif (same := _RETRACTION.search(folded, w.end())) is not None:
+            problem, detail = "retracted", sentence.text[same.start() :]
+        elif (later := _retracted(transcript, sentence)) is not None:
+            problem, detail = "retracted", later
         readings.append(_Reading(intent, sentence, problem, detail, bool(_MULTIPLE.search(folded))))
     return readings
 

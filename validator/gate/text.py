@@ -181,6 +181,19 @@ class TextIndex:
         # A common anchor: look for the needle itself, then normalise the whole group once.
         return self._exact.find(needle, limit) or self._full().find(needle, limit)
 
+    def containing(self, anchor: str, limit: int) -> list[int]:
+        """Transcript indices of up to ``limit`` messages whose case-folded text contains ``anchor`` anywhere."""
+        hits: list[int] = []
+        if not anchor or _SEP in anchor:
+            return hits
+        view = self._exact
+        pos = view.text.find(anchor.casefold())
+        while pos != -1 and len(hits) < limit:
+            i, nxt = view.message_at(pos)
+            hits.append(self.positions[i])
+            pos = view.text.find(anchor.casefold(), nxt)
+        return hits
+
     def find_pattern(self, anchor: str, pattern: re.Pattern[str], limit: int) -> list[int]:
         """Transcript indices of up to ``limit`` messages where ``pattern`` matches.
 

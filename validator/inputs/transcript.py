@@ -87,12 +87,12 @@ class Transcript:
 
     messages: tuple[Message, ...]
     _memo: dict[str, Any] = field(init=False, repr=False, compare=False)
-    _memo_lock: threading.Lock = field(init=False, repr=False, compare=False)
+    _memo_lock: threading.RLock = field(init=False, repr=False, compare=False)
 
     def __init__(self, messages: Iterable[Message]) -> None:
         object.__setattr__(self, "messages", tuple(messages))
         object.__setattr__(self, "_memo", {})
-        object.__setattr__(self, "_memo_lock", threading.Lock())
+        object.__setattr__(self, "_memo_lock", threading.RLock())
         problems = _structure_problems(self.messages)
         if problems:
             raise InputError(problems, source="transcript")
