@@ -99,3 +99,44 @@ def test_python_policy_is_checked_too() -> None:
     with pytest.raises(PolicyError, match="cannot be exempt"):
         Policy({"x": ToolPolicy(exempt=True, risk="dangerous")})
     assert ToolPolicy(targets=["to"]).targets == ("to",)  # type: ignore[arg-type]
+
+
+def test_policy_lint_names_each_hole_with_its_reason() -> None:
+    from validator.lint import lint
+
+    policy = Policy(
+        {
+            "wipe_disk": ToolPolicy(risk="dangerous"),
+            "send_money": ToolPolicy(risk="dangerous", targets=("recipient",)),
+            "fetch_url": ToolPolicy(exempt=True),
+            "forward_email": ToolPolicy(exempt=True),
+            "reply_to_user": ToolPolicy(exempt=True),
+            "pay_invoice": ToolPolicy(risk="dangerous", targets=("iban",), amounts=("total",)),
+        }
+    )
+    warnings = {(w.tool, w.problem.split(":")[0].split(" ")[0]) for w in lint(policy)}
+    assert warnings == {
+        ("wipe_disk", "dangerous"),
+        ("send_money", "moves"),
+        ("fetch_url", "exempt,"),
+        ("forward_email", "exempt,"),
+    }
+
+
+def test_the_shipped_policies_lint_clean() -> None:
+    from validator.lint import lint
+
+    root = Path(__file__).resolve().parent.parent
+    for path in ("examples/policy.toml", "evals/policy.toml"):
+        assert lint(Policy.load(root / path)) == [], path
+
+
+def test_policy_check_prints_the_warnings(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from validator.cli import app
+
+    path = tmp_path / "p.toml"
+    path.write_text('[tools.wipe_disk]\nrisk = "dangerous"\n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["policy", "check", str(path)])
+    assert result.exit_code == 0 and "warning:" in result.stdout and "wipe_disk" in result.stdout

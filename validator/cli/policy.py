@@ -12,6 +12,7 @@ from rich.table import Table
 
 from validator.cli._common import EXIT_BAD_INPUT, bad_input, err, out
 from validator.exceptions import InputError
+from validator.lint import lint
 from validator.policy import Policy
 from validator.schemas import SCHEMAS, schema_json
 
@@ -40,6 +41,8 @@ def policy_check(file: Annotated[Path, typer.Argument(help="Policy file (TOML or
         f"ungrounded_targets={loaded.settings.ungrounded_targets}"
     )
     console.print("Tools not named here are guarded and general.")
+    for warning in lint(loaded):
+        console.print(f"[yellow]warning:[/] {escape(str(warning))}")
 
 
 def schema(name: Annotated[str, typer.Argument(help=f"One of: {', '.join(SCHEMAS)}.")]) -> None:
