@@ -197,9 +197,10 @@ def internal_error(tool: str, risk: Risk, detail: str) -> Verdict:
 
 
 def not_recorded(verdict: Verdict, detail: str) -> Verdict:
-    """A verdict that could not be recorded: an approval becomes ``RECORDER_UNAVAILABLE``; a refusal stands."""
+    """A verdict that could not be recorded: an approval becomes ``RECORDER_UNAVAILABLE``; a refusal stands.
+    Either way it says so (``recorded=False``)."""
     if not verdict.approved:
-        return verdict
+        return replace(verdict, recorded=False)
     return replace(
         verdict,
         approved=False,
@@ -208,6 +209,7 @@ def not_recorded(verdict: Verdict, detail: str) -> Verdict:
         reasoning=f"The action was approved but the verdict could not be recorded ({detail}); "
         "an unrecorded action does not run.",
         suggested_next_step="Try again once the audit store is reachable.",
+        recorded=False,
     )
 
 

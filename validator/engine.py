@@ -39,9 +39,11 @@ from typing import Any, TypeAlias
 
 from validator import decision
 from validator.exceptions import is_control_flow
+from validator.findings import Findings
 from validator.gate.authorizations import Resolved
 from validator.gate.checks import run_gate
 from validator.gate.lookup import aresolve, resolve
+from validator.gate.text import SearchBudgetExceeded
 from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import CheckInput, read_action, read_messages
 from validator.inputs.transcript import Message, Transcript
@@ -49,6 +51,7 @@ from validator.judges.base import Judge, JudgeRequest
 from validator.judges.runner import Attempts, acall_judge, call_judge, describe
 from validator.judges.strict import StrictJudge
 from validator.policy import Policy
+from validator.record import lastresort
 from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder
 from validator.reuse import VerdictReuse
 from validator.spending import spend
@@ -82,6 +85,9 @@ class ValidatorConfig:
     """Attempts before ``JUDGE_UNAVAILABLE``: the first call and one retry."""
     clock: Callable[[], datetime] = _utcnow
     """Current time (standing authorizations expire against it)."""
+    gate_budget: float = 5.0
+    """Seconds the evidence gate may take on one action; past it the action is blocked
+    (``GATE_BUDGET_EXCEEDED``). Its searches are linear; this bounds what an input could still cost."""
 
 
 class Validator:
@@ -132,10 +138,11 @@ class Validator:
         except Exception as exc:
             verdict = self._internal_error(pending, exc)
         verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
+        event = self._event(transcript, pending, user_id, verdict)
         try:
-            self.recorder.record(self._event(transcript, pending, user_id, verdict))
+            self.recorder.record(event)
         except Exception as exc:
-            return self._not_recorded(verdict, exc)
+            return self._not_recorded(event, exc)
         return verdict
 
     async def avalidate(
@@ -156,10 +163,11 @@ class Validator:
         except Exception as exc:
             verdict = self._internal_error(pending, exc)
         verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
+        event = self._event(transcript, pending, user_id, verdict)
         try:
-            await self.recorder.arecord(self._event(transcript, pending, user_id, verdict))
+            await self.recorder.arecord(event)
         except Exception as exc:
-            return self._not_recorded(verdict, exc)
+            return self._not_recorded(event, exc)
         return verdict
 
     def prepare(
@@ -205,10 +213,11 @@ class Validator:
         """Record the user's answer to an ``ask_user`` verdict and return the decided verdict."""
         decided = verdict.answered_by_user(approved, reason)
         transcript, pending = read_messages(messages), read_action(action)
+        event = self._event(transcript, pending, user_id, decided)
         try:
-            self.recorder.record(self._event(transcript, pending, user_id, decided))
+            self.recorder.record(event)
         except Exception as exc:
-            return self._not_recorded(decided, exc)
+            return self._not_recorded(event, exc)
         return decided
 
     # -- the steps before the judge (pure) -------------------------------------------------------
@@ -238,16 +247,27 @@ class Validator:
         tool_policy = self.policy.for_tool(action.tool)
         if tool_policy.exempt:
             return decision.exempt(action.tool, tool_policy.risk)
-        gate = run_gate(
-            transcript,
-            action,
-            tool_policy,
-            self.policy.settings,
-            user_id=user_id,
-            resolved=resolved,
-            now=self.config.clock(),
-            policy=self.policy,
-        )
+        try:
+            gate = run_gate(
+                transcript,
+                action,
+                tool_policy,
+                self.policy.settings,
+                user_id=user_id,
+                resolved=resolved,
+                now=self.config.clock(),
+                policy=self.policy,
+                budget=self.config.gate_budget,
+            )
+        except SearchBudgetExceeded as exc:
+            return decision.gate_block(
+                tool=action.tool,
+                risk=tool_policy.risk,
+                code=Code.GATE_BUDGET_EXCEEDED,
+                reasoning=f"The evidence gate gave up on this action, so it is blocked: {exc}.",
+                suggested_next_step="Ask the user to confirm the action directly.",
+                findings=Findings(),
+            )
         if gate.code is not None or gate.justification is None:
             return decision.gate_block(
                 tool=action.tool,
@@ -325,9 +345,11 @@ class Validator:
             verdict=verdict,
         )
 
-    def _not_recorded(self, verdict: Verdict, exc: Exception) -> Verdict:
-        log.error("verdict for %s could not be recorded: %s", verdict.tool, describe(exc))
-        return decision.not_recorded(verdict, describe(exc))
+    def _not_recorded(self, event: AuditEvent, exc: Exception) -> Verdict:
+        """Neither the store nor its spool took the record: it goes to the last-resort sink, and an
+        approval does not run."""
+        lastresort.write(event, describe(exc))
+        return decision.not_recorded(event.verdict, describe(exc))
 
 
 def _as_input(data: CheckData) -> CheckInput:

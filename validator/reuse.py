@@ -18,6 +18,7 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
+from validator._json import utf8
 from validator.exceptions import StoreError
 from validator.judges.base import JudgeRequest
 from validator.store.base import VerdictCache
@@ -50,7 +51,7 @@ class VerdictReuse:
             request.transcript.digest,
         ]
         canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return hashlib.sha256(utf8(canonical)).hexdigest()
 
     @staticmethod
     def _reused(data: dict[str, Any] | None) -> Verdict | None:

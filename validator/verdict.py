@@ -8,13 +8,13 @@ figures.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from pydantic import TypeAdapter
 
+from validator._json import dumps
 from validator._types import Confidence, Risk
 from validator.exceptions import UsageError
 from validator.findings import Findings
@@ -59,6 +59,7 @@ class Code(StrEnum):
     JUDGE_REJECTED = "JUDGE_REJECTED"
     LOW_CONFIDENCE = "LOW_CONFIDENCE"
     QUALITY_CONCERN = "QUALITY_CONCERN"
+    GATE_BUDGET_EXCEEDED = "GATE_BUDGET_EXCEEDED"
     JUDGE_UNAVAILABLE = "JUDGE_UNAVAILABLE"
     RECORDER_UNAVAILABLE = "RECORDER_UNAVAILABLE"
     INTERNAL_ERROR = "INTERNAL_ERROR"
@@ -126,6 +127,9 @@ class Verdict:
     quality_notes: tuple[str, ...] = ()
     """Advice on an authorized action (a mistyped recipient); never part of the safety decision
     unless the policy opts in with ``quality = "ask_user"``."""
+    recorded: bool = True
+    """False when neither the audit store nor its spool could take the record: the verdict then went
+    only to the last-resort sink (a JSON line on standard error), and it never approves."""
 
     def __post_init__(self) -> None:
         if self.approved != (self.decision is Decision.APPROVE):
@@ -139,7 +143,7 @@ class Verdict:
         return data
 
     def to_json(self, *, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+        return dumps(self.to_dict(), indent=indent)
 
     @classmethod
     def from_dict(cls, data: Any) -> Verdict:

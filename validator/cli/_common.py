@@ -9,8 +9,8 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
+from validator.cli._safe import safe
 from validator.exceptions import FieldProblem, InputError, StoreError
 from validator.inputs.checkinput import DEFAULT_LIMITS
 from validator.store import open_store
@@ -19,6 +19,7 @@ from validator.store.base import Store
 __all__ = [
     "EXIT_APPROVED",
     "EXIT_BAD_INPUT",
+    "EXIT_NOT_RECORDED",
     "EXIT_REFUSED",
     "StoreOption",
     "bad_input",
@@ -31,7 +32,7 @@ __all__ = [
     "read_json_object",
 ]
 
-EXIT_APPROVED, EXIT_REFUSED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_APPROVED, EXIT_REFUSED, EXIT_BAD_INPUT, EXIT_NOT_RECORDED = 0, 1, 2, 3
 
 StoreOption = Annotated[
     str | None,
@@ -50,15 +51,15 @@ def err() -> Console:
 def bad_input(exc: InputError) -> typer.Exit:
     """Print every problem of a bad input (its source and each field path) and return exit 2."""
     console = err()
-    console.print(f"[bold red]{escape(exc.source)}: {len(exc.problems)} problem(s)[/]")
+    console.print(f"[bold red]{safe(exc.source)}: {len(exc.problems)} problem(s)[/]")
     for p in exc.problems:
-        console.print(f"  [red]•[/] {escape(str(p))}")
+        console.print(f"  [red]•[/] {safe(str(p))}")
     return typer.Exit(EXIT_BAD_INPUT)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print one error line and exit with ``code``."""
-    err().print(f"[red]{escape(message)}[/]")
+    err().print(f"[red]{safe(message)}[/]")
     raise typer.Exit(code)
 
 

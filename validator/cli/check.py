@@ -2,27 +2,29 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from validator._json import dumps
 from validator.cli._common import (
     EXIT_APPROVED,
+    EXIT_NOT_RECORDED,
     EXIT_REFUSED,
     StoreOption,
     bad_input,
+    err,
     open_store_or_exit,
     out,
     read_bytes,
     read_json_object,
 )
+from validator.cli._safe import clip, safe
 from validator.engine import Validator
 from validator.exceptions import FieldProblem, InputError
 from validator.inputs.checkinput import CheckInput
@@ -44,32 +46,30 @@ def _load_policy(path: Path | None) -> Policy | None:
 def render(verdict: Verdict, console: Console) -> None:
     """Print a verdict for people: decision, code, reasoning, next step, then the findings."""
     colour = _COLOURS[verdict.decision]
-    body = [f"[bold]{escape(verdict.tool)}[/] ({verdict.risk}{', exempt' if verdict.exempt else ''})"]
+    body = [f"[bold]{safe(verdict.tool)}[/] ({verdict.risk}{', exempt' if verdict.exempt else ''})"]
     body.append(
         f"[bold {colour}]{verdict.decision.value.upper()}[/]  code [bold]{verdict.code.value}[/]"
         f"  confidence {verdict.confidence}"
     )
-    body.append(escape(verdict.reasoning))
+    body.append(safe(verdict.reasoning))
     if verdict.suggested_next_step:
-        body.append(f"[bold]Next step:[/] {escape(verdict.suggested_next_step)}")
+        body.append(f"[bold]Next step:[/] {safe(verdict.suggested_next_step)}")
     judge = verdict.judge or "none (decided by code)"
-    body.append(f"[dim]judge: {escape(judge)} · {verdict.latency_ms:.2f} ms[/]")
+    body.append(f"[dim]judge: {safe(judge)} · {verdict.latency_ms:.2f} ms[/]")
     console.print(Panel("\n".join(body), title="verdict", border_style=colour))
     f = verdict.findings
     if f.justification_problems:
         for p in f.justification_problems:
-            console.print(f"  [red]•[/] {escape(p)}")
+            console.print(f"  [red]•[/] {safe(p)}")
     if f.quotes or f.authorizations:
         table = Table(title="evidence", show_lines=False)
         for col in ("#", "evidence", "status", "where"):
             table.add_column(col)
         for q in f.quotes:
             where = ", ".join(map(str, q.locations)) or "nowhere"
-            table.add_row(str(q.index + 1), escape(q.quote[:70]), q.status, escape(where))
+            table.add_row(str(q.index + 1), clip(q.quote, 200), q.status, safe(where))
         for a in f.authorizations:
-            table.add_row(
-                str(a.index + 1), f"authorization {escape(a.authorization_id)}", a.status, escape(a.detail[:70])
-            )
+            table.add_row(str(a.index + 1), f"authorization {safe(a.authorization_id)}", a.status, clip(a.detail, 200))
         console.print(table)
     values = [("target", v) for v in f.targets] + [("entity", v) for v in f.entities]
     if values:
@@ -79,11 +79,11 @@ def render(verdict: Verdict, console: Console) -> None:
         for label, v in values:
             where = v.authorization_id or ", ".join(map(str, v.locations)) or "-"
             kind = f"{label} ({v.kind})" if v.kind else label
-            table.add_row(kind, escape(v.path), escape(repr(v.value)[:50]), v.status, escape(where))
+            table.add_row(kind, safe(v.path), clip(repr(v.value), 120), v.status, safe(where))
         console.print(table)
     if f.intent is not None:
         matched = f.intent.matched or ("negated" if f.intent.negated else "not named")
-        console.print(f"intent: {escape(matched)} (looked for {escape(', '.join(f.intent.intents))})")
+        console.print(f"intent: {safe(matched)} (looked for {safe(', '.join(f.intent.intents))})")
 
 
 def _check_one(validator: Validator, data: bytes, as_json: bool, agent_request: dict[str, Any] | None) -> int:
@@ -92,6 +92,9 @@ def _check_one(validator: Validator, data: bytes, as_json: bool, agent_request: 
         out().print_json(verdict.to_json()) if sys.stdout.isatty() else print(verdict.to_json())
     else:
         render(verdict, out())
+    if not verdict.recorded:
+        err().print("[bold red]the verdict could not be recorded; it was written to standard error[/]")
+        return EXIT_NOT_RECORDED
     return EXIT_APPROVED if verdict.approved else EXIT_REFUSED
 
 
@@ -106,7 +109,7 @@ def _check_lines(validator: Validator, data: bytes) -> int:
             record = {"line": n, **exc.to_dict()}
         except Exception as exc:  # a bug must not end the batch; it is reported on its line
             record = {"line": n, "error": "internal_error", "detail": f"{type(exc).__name__}: {exc}"}
-        print(json.dumps(record, ensure_ascii=False), flush=True)
+        print(dumps(record), flush=True)
     return 0
 
 
@@ -125,7 +128,7 @@ def check(
     ] = None,
     store: StoreOption = None,
 ) -> None:
-    """Validate a pending action: 0 approved, 1 blocked or ask_user, 2 bad input."""
+    """Validate a pending action: 0 approved, 1 blocked or ask_user, 2 bad input, 3 verdict not recorded."""
     try:
         agent = read_json_object(agent_request, "--agent-request") if agent_request else None
         opened = open_store_or_exit(store)

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from validator._json import dumps
 from validator.cli._common import EXIT_BAD_INPUT, StoreOption, err, open_store_or_exit
 from validator.exceptions import StoreError
 from validator.gate.authorizations import StandingAuthorization, is_bound, new_authorization_id
@@ -129,7 +130,7 @@ def list_(
         raise _fail(exc) from None
     now = datetime.now(UTC)
     if as_json:
-        print(json.dumps([{**a.to_dict(), "state": a.status(now)} for a in items], indent=2, ensure_ascii=False))
+        print(dumps([{**a.to_dict(), "state": a.status(now)} for a in items], indent=2))
         return
     table = Table(title=f"standing authorizations of {user}")
     for col in ("id", "tool", "where", "state", "expires", "user's words"):
@@ -185,7 +186,7 @@ def show(
     if payload is None:
         _err(f"no audit record {entry_id}")
         raise typer.Exit(1)
-    print(json.dumps(payload, indent=2, ensure_ascii=False))
+    print(dumps(payload, indent=2))
 
 
 @audit_app.command("export")
@@ -206,7 +207,7 @@ def export(
         while True:
             entries = opened.audit_after(after, batch)
             for entry_id, payload in entries:
-                out.write(json.dumps({"entry_id": entry_id, **payload}, ensure_ascii=False) + "\n")
+                out.write(dumps({"entry_id": entry_id, **payload}) + "\n")
                 written += 1
             if len(entries) < batch:
                 break

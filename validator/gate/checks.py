@@ -23,6 +23,7 @@ holds a judge's approval to what the gate proved (:func:`validator.decision.deci
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -37,7 +38,7 @@ from validator.gate.index import other_index, user_index
 from validator.gate.paths import leaves, lookup, string_leaves
 from validator.gate.requests import read_request, suggest_tool, suggestion, why_not_requested
 from validator.gate.sentences import request_sentences
-from validator.gate.text import normalize
+from validator.gate.text import SearchBudgetExceeded, normalize
 from validator.inputs.action import (
     AuthorizationEvidence,
     Justification,
@@ -87,24 +88,28 @@ def _locations(transcript: Transcript, hits: list[int], *, outside: bool = False
     found = []
     for i in hits:
         m = transcript[i]
-        speaker = "text pasted into the user's message" if outside and m.role == "user" else m.speaker
+        speaker = m.speaker
+        if outside and m.role == "user":
+            speaker = f"another user ({m.author})" if m.author else "text pasted into the user's message"
         found.append(Location(i, m.role, speaker))
     return tuple(found)
 
 
-def check_quote(transcript: Transcript, index: int, quote: str) -> QuoteFinding:
+def check_quote(transcript: Transcript, index: int, quote: str, user_id: str | None = None) -> QuoteFinding:
     """Where one quote stands, and whether it is the user's."""
     needle = normalize(quote)
-    hits = user_index(transcript).find_text(needle, MAX_LOCATIONS)
+    hits = user_index(transcript, user_id).find_text(needle, MAX_LOCATIONS)
     if hits:
         return QuoteFinding(index, quote, "user", _locations(transcript, hits))
-    hits = other_index(transcript).find_text(needle, MAX_LOCATIONS)
+    hits = other_index(transcript, user_id).find_text(needle, MAX_LOCATIONS)
     return QuoteFinding(
         index, quote, "not_from_user" if hits else "not_found", _locations(transcript, hits, outside=True)
     )
 
 
-def _check_quotes(transcript: Transcript, justification: Justification) -> tuple[QuoteFinding, ...]:
+def _check_quotes(
+    transcript: Transcript, justification: Justification, user_id: str | None
+) -> tuple[QuoteFinding, ...]:
     """Every quote of the justification; a quote repeated (after normalisation) is searched once."""
     seen: dict[str, QuoteFinding] = {}
     findings = []
@@ -112,7 +117,11 @@ def _check_quotes(transcript: Transcript, justification: Justification) -> tuple
         if isinstance(e, QuoteEvidence):
             key = normalize(e.quote)
             earlier = seen.get(key)
-            found = check_quote(transcript, i, e.quote) if earlier is None else replace(earlier, index=i, quote=e.quote)
+            found = (
+                check_quote(transcript, i, e.quote, user_id)
+                if earlier is None
+                else replace(earlier, index=i, quote=e.quote)
+            )
             seen[key] = found
             findings.append(found)
     return tuple(findings)
@@ -186,6 +195,7 @@ def run_gate(
     resolved: Resolved | None = None,
     now: datetime,
     policy: Policy | None = None,
+    budget: float | None = None,
 ) -> GateResult:
     """Run every code check on one action; see the module docstring. ``policy`` (the whole policy) lets
     a refusal suggest the tool the user did ask for."""
@@ -198,7 +208,9 @@ def run_gate(
             "The action has no usable justification: " + "; ".join(problems) + ".",
             "Call the tool again with a justification that quotes the user's own words asking for this action.",
         )
-    quotes = _check_quotes(transcript, justification)
+    deadline = None if budget is None else time.perf_counter() + budget
+    quotes = _check_quotes(transcript, justification, user_id)
+    _within(deadline, "checking the quotes")
     auth_findings: list[AuthorizationFinding] = []
     valid: list[StandingAuthorization] = []
     for i, e in enumerate(justification.evidence):
@@ -218,7 +230,9 @@ def run_gate(
                 valid.append(record)
     cited = [(q.index, normalize(q.quote), [loc.message for loc in q.locations]) for q in quotes if q.status == "user"]
     requests = request_sentences(transcript, cited)
-    grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid))
+    _within(deadline, "reading the request")
+    grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid), user_id)
+    _within(deadline, "grounding the values")
     intent = read_request(tool_policy.intent_words(action.tool), requests, transcript)
     if (
         not intent.requested
@@ -237,29 +251,43 @@ def run_gate(
     return _gate_decision(findings, justification, action, tool_policy, settings, len(transcript))
 
 
+def _within(deadline: float | None, stage: str) -> None:
+    if deadline is not None and time.perf_counter() > deadline:
+        raise SearchBudgetExceeded(f"the gate's time budget ran out while {stage}")
+
+
 def _grounded(
     transcript: Transcript,
     requests: tuple[Any, ...],
     action: PendingAction,
     tool_policy: ToolPolicy,
     valid: tuple[StandingAuthorization, ...],
+    user_id: str | None = None,
 ) -> tuple[tuple[ValueFinding, ...], tuple[ValueFinding, ...]]:
     """Targets (and a money tool's amounts) and the entities inside the other arguments, grounded."""
     currency = action.args.get("currency") if isinstance(action.args.get("currency"), str) else None
     amounts = tuple(p for p in tool_policy.amount_paths(action.tool) if p not in tool_policy.targets)
     targets = tuple(
-        ground_value(transcript, requests, path, value, scope_path=target, authorizations=valid)
+        ground_value(transcript, requests, path, value, scope_path=target, authorizations=valid, user_id=user_id)
         for path, target, value in _target_values(action, tool_policy.targets)
     ) + tuple(
         ground_value(
-            transcript, requests, path, value, kind="amount", scope_path=target, authorizations=valid, currency=currency
+            transcript,
+            requests,
+            path,
+            value,
+            kind="amount",
+            scope_path=target,
+            authorizations=valid,
+            currency=currency,
+            user_id=user_id,
         )
         for path, target, value in _target_values(action, amounts)
         if value is not None
     )
     covered = (*tool_policy.targets, *amounts)
     entities = tuple(
-        ground_value(transcript, requests, path, entity.value, kind=entity.kind, authorizations=valid)
+        ground_value(transcript, requests, path, entity.value, kind=entity.kind, authorizations=valid, user_id=user_id)
         for path, text in string_leaves(dict(action.args), "")
         if not _is_under(path, covered)
         for entity in extract_entities(text)

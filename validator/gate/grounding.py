@@ -152,6 +152,7 @@ def ground_value(
     scope_path: str | None = None,
     authorizations: Sequence[StandingAuthorization] = (),
     currency: str | None = None,
+    user_id: str | None = None,
 ) -> ValueFinding:
     """Where one argument value came from: the user's request, a cited authorization, elsewhere, nowhere."""
     if value is UNREADABLE:
@@ -170,10 +171,10 @@ def ground_value(
     if hits:
         return ValueFinding(path, value, "user", kind, _locations(transcript, hits), note=note)
     # Reported, not decided: where else the value stands, as a value, in the user's own words or elsewhere.
-    elsewhere = _find(user_index(transcript), transcript, value, entity, currency)
+    elsewhere = _find(user_index(transcript, user_id), transcript, value, entity, currency)
     if elsewhere:
         return ValueFinding(path, value, "user_elsewhere", kind, _locations(transcript, elsewhere), note=note)
-    found = _find(other_index(transcript), transcript, value, entity, currency)
+    found = _find(other_index(transcript, user_id), transcript, value, entity, currency)
     if not found and isinstance(value, str) and ("@" in value or "://" in value):  # a sender's address or page
         found = list(outside_authors(transcript).get(value.strip().casefold(), ()))
     return ValueFinding(

@@ -1,6 +1,8 @@
 """The transcript's search indexes, built once per transcript: the user's own words, and everything else.
 
-The user index holds the user's messages with every pasted part (a forwarded email, a quoted
+The user index holds the user's messages (a ``user`` message whose ``author`` names someone else
+than the check's user is not theirs: in a group conversation only the user can authorize) with
+every pasted part (a forwarded email, a quoted
 reply, a passage in quotation marks) blanked out: only their own words. The other index holds
 every message that is not the user's, and the parts the user pasted, at their message's position.
 """
@@ -9,9 +11,9 @@ from __future__ import annotations
 
 from validator.gate.sentences import blank, pasted_spans
 from validator.gate.text import TextIndex
-from validator.inputs.transcript import Transcript
+from validator.inputs.transcript import Message, Transcript
 
-__all__ = ["other_index", "outside_authors", "user_index"]
+__all__ = ["is_users", "other_index", "outside_authors", "user_index"]
 
 
 def _pasted(t: Transcript) -> dict[int, list[tuple[int, int]]]:
@@ -20,19 +22,24 @@ def _pasted(t: Transcript) -> dict[int, list[tuple[int, int]]]:
     return {i: spans for i, spans in found.items() if spans}
 
 
-def _user(t: Transcript) -> TextIndex:
+def is_users(message: Message, user_id: str | None) -> bool:
+    """Whether a message is the check's user's own: role ``user``, and no other ``author`` named."""
+    return message.role == "user" and (message.author is None or message.author == user_id)
+
+
+def _user(t: Transcript, user_id: str | None) -> TextIndex:
     pasted = t.memo("gate.pasted", _pasted)
-    positions = tuple(i for i, m in enumerate(t.messages) if m.role == "user")
+    positions = tuple(i for i, m in enumerate(t.messages) if is_users(m, user_id))
     texts = tuple(blank(t.messages[i].content, pasted[i]) if i in pasted else t.messages[i].content for i in positions)
     return TextIndex(positions, texts)
 
 
-def _other(t: Transcript) -> TextIndex:
+def _other(t: Transcript, user_id: str | None) -> TextIndex:
     pasted = t.memo("gate.pasted", _pasted)
     positions: list[int] = []
     texts: list[str] = []
     for i, m in enumerate(t.messages):
-        if m.role != "user":
+        if not is_users(m, user_id):
             positions.append(i)
             texts.append(m.content)
         elif i in pasted:
@@ -41,15 +48,15 @@ def _other(t: Transcript) -> TextIndex:
     return TextIndex(tuple(positions), tuple(texts))
 
 
-def user_index(transcript: Transcript) -> TextIndex:
-    """Search index over the user's own words (built once per transcript)."""
-    return transcript.memo("gate.user_index", _user)
+def user_index(transcript: Transcript, user_id: str | None = None) -> TextIndex:
+    """Search index over the user's own words (built once per transcript and user)."""
+    return transcript.memo(f"gate.user_index:{user_id}", lambda t: _user(t, user_id))
 
 
-def other_index(transcript: Transcript) -> TextIndex:
+def other_index(transcript: Transcript, user_id: str | None = None) -> TextIndex:
     """Search index over every message that is not the user's, and the text the user pasted (built on
     first use: an action whose evidence all stands in the user's own words never needs it)."""
-    return transcript.memo("gate.other_index", _other)
+    return transcript.memo(f"gate.other_index:{user_id}", lambda t: _other(t, user_id))
 
 
 def _authors(transcript: Transcript) -> dict[str, tuple[int, ...]]:

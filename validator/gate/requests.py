@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 from validator.findings import IntentFinding, RequestProblem, RequestSentence
 from validator.gate.sentences import fold_apostrophes, negated_spans, negation_before, sentence_spans
@@ -64,6 +64,7 @@ _RETRACTION = re.compile(
     r"delete|share|invite|post|email|forward|reply))|^\s*(?:no|stop|wait|nope)\b[\s.!,]*(?:$|don't|do\s+not|cancel)"
 )
 _MULTIPLE = re.compile(r"\b(?:each|every|all|both|monthly|weekly|daily|yearly|annually|recurring|twice|times)\b")
+_MAX_FRAME_WORDS = 12
 _PRIORITY: dict[RequestProblem, int] = {
     "negated": 0,
     "retracted": 1,
@@ -75,7 +76,7 @@ _PRIORITY: dict[RequestProblem, int] = {
 }
 
 
-@cache
+@lru_cache(maxsize=65_536)
 def _lemma(word: str) -> str:
     """The verb lemma of a word: the dictionary's (``paid`` -> ``pay``), else the rules' for a word
     with a verb ending (``venmoed`` -> ``venmo``), else the word itself."""
@@ -172,15 +173,19 @@ def _read(intent: str, sentence: RequestSentence, transcript: Transcript) -> lis
         if lemmas[i] != phrase[0] or not _matches(lemmas, phrase, i):
             continue
         clause_start = max((b for b in breaks if b <= w.start()), default=0)
-        prefix = " ".join(folded[clause_start : w.start()].split())
-        prefix = f"{prefix} " if prefix else ""
+        words_before = folded[clause_start : w.start()].split()
+        # no request frame is longer than a dozen words: a longer prefix is no frame (and is never
+        # handed to the frame patterns, whose repetitions would cost more on long text)
+        prefix = " ".join(words_before[-_MAX_FRAME_WORDS - 1 :]) + " " if words_before else ""
         problem: RequestProblem | None = None
         detail = ""
         if any(s <= w.start() < e for s, e in negated) or negation_before([x.group() for x in words], i):
             problem, detail = "negated", sentence.text
-        elif question and not _ASKING.match(prefix):
+        elif question and (len(words_before) > _MAX_FRAME_WORDS or not _ASKING.match(prefix)):
             problem, detail = "question", sentence.text
-        elif not (_FRAME.match(prefix) or _wanted_done(prefix, w.group(), lemmas[i])):
+        elif len(words_before) > _MAX_FRAME_WORDS or not (
+            _FRAME.match(prefix) or _wanted_done(prefix, w.group(), lemmas[i])
+        ):
             problem, detail = "not_a_request", sentence.text
         elif (cond := _CONDITION.search(folded)) is not None:
             problem, detail = "conditional", sentence.text[cond.start() :].strip()

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from itertools import accumulate
 
-__all__ = ["QUOTE_MARKS", "TextIndex", "find_bounded", "normalize"]
+__all__ = ["MAX_MISSES", "QUOTE_MARKS", "SearchBudgetExceeded", "TextIndex", "find_bounded", "normalize"]
 
 QUOTE_MARKS = (
     "'\"`\u00b4\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u2032\u2033\u2035\u2036"
@@ -41,24 +41,48 @@ def _is_word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
+MAX_MISSES = 2_000
+"""Occurrences of a needle that fail their word boundaries before a search gives up (periodic text)."""
+_NONWORD = re.compile(r"[^\w]")
+
+
+class SearchBudgetExceeded(Exception):
+    """A verbatim search met more boundary misses than :data:`MAX_MISSES` (adversarial, periodic text)."""
+
+
+def _next_candidate(haystack: str, needle: str, pos: int, check_start: bool) -> int:
+    """The next place ``needle`` may stand after a miss at ``pos``: past the next non-word character when the
+    needle must start a word (a needle starting a word cannot start inside one), else one further."""
+    if check_start:
+        boundary = _NONWORD.search(haystack, pos + 1)
+        return -1 if boundary is None else haystack.find(needle, boundary.end())
+    return haystack.find(needle, pos + 1)
+
+
 def find_bounded(haystack: str, needle: str) -> int:
     """Index of the first occurrence of ``needle`` in ``haystack`` on word boundaries, else -1.
 
     A boundary is only required where the needle itself begins or ends with a word character:
-    quoting ``pay`` must not match inside ``repay``, but ``"pay"`` may follow a letter.
+    quoting ``pay`` must not match inside ``repay``, but ``"pay"`` may follow a letter. After a miss
+    the search resumes at the next word start, so its cost stays linear; more than
+    :data:`MAX_MISSES` misses raise :class:`SearchBudgetExceeded`.
     """
     if not needle:
         return -1
     check_start = _is_word(needle[0])
     check_end = _is_word(needle[-1])
     start = haystack.find(needle)
+    misses = 0
     while start != -1:
         end = start + len(needle)
         ok_start = not check_start or start == 0 or not _is_word(haystack[start - 1])
         ok_end = not check_end or end == len(haystack) or not _is_word(haystack[end])
         if ok_start and ok_end:
             return start
-        start = haystack.find(needle, start + 1)
+        misses += 1
+        if misses > MAX_MISSES:
+            raise SearchBudgetExceeded(f"more than {MAX_MISSES} near-matches of a {len(needle):,}-character text")
+        start = _next_candidate(haystack, needle, start, check_start)
     return -1
 
 
@@ -87,6 +111,7 @@ class _View:
         hay = self.text
         check_start, check_end = _is_word(needle[0]), _is_word(needle[-1])
         pos = hay.find(needle)
+        misses = 0
         while pos != -1 and len(hits) < limit:
             end = pos + len(needle)
             if (not check_start or pos == 0 or not _is_word(hay[pos - 1])) and (
@@ -96,7 +121,12 @@ class _View:
                 hits.append(i)
                 pos = hay.find(needle, nxt)
             else:
-                pos = hay.find(needle, pos + 1)
+                misses += 1
+                if misses > MAX_MISSES:
+                    raise SearchBudgetExceeded(
+                        f"more than {MAX_MISSES} near-matches of a {len(needle):,}-character text"
+                    )
+                pos = _next_candidate(hay, needle, pos, check_start)
         return hits
 
     def holds(self, i: int, needle: str) -> bool:

@@ -14,7 +14,6 @@ path and its problem.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -23,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from validator._errors import problems_from_pydantic
 from validator.exceptions import FieldProblem, InputError, PolicyError
+from validator.inputs import strictjson
 from validator.inputs.action import PendingAction
 from validator.inputs.anthropic import transcript_from_anthropic
 from validator.inputs.plain import to_plain
@@ -51,6 +51,8 @@ class Limits:
     max_total_chars: int = 50_000_000
     max_depth: int = 64
     """Nesting of the JSON document."""
+    max_arg_chars: int = 100_000
+    """Of one string inside the action's arguments (a body, a recipient list)."""
 
 
 DEFAULT_LIMITS = Limits()
@@ -109,20 +111,6 @@ def pending_action(
     return PendingAction(tool=tool, args=plain, justification=justification, call_id=call_id)
 
 
-def _depth(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests deeper than ``limit`` (iterative: deep input cannot overflow the stack)."""
-    stack = [(value, 1)]
-    while stack:
-        item, d = stack.pop()
-        if d > limit:
-            return True
-        if isinstance(item, dict):
-            stack.extend((v, d + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, d + 1) for v in item)
-    return False
-
-
 @dataclass(frozen=True, kw_only=True)
 class CheckInput:
     """A parsed, checked standalone check."""
@@ -138,7 +126,7 @@ class CheckInput:
         if len(text) > limits.max_bytes:
             raise InputError([FieldProblem("", f"input is {len(text):,} bytes; at most {limits.max_bytes:,}")])
         try:
-            data = json.loads(text)
+            data = strictjson.loads(text)
         except RecursionError:
             raise InputError([FieldProblem("", f"JSON nests deeper than {limits.max_depth} levels")]) from None
         except (ValueError, UnicodeDecodeError) as exc:
@@ -150,8 +138,9 @@ class CheckInput:
         """Parse already-decoded JSON data."""
         if not isinstance(data, dict):
             raise InputError([FieldProblem("", f"must be a JSON object, got {type(data).__name__}")])
-        if _depth(data, limits.max_depth):
-            raise InputError([FieldProblem("", f"JSON nests deeper than {limits.max_depth} levels")])
+        found = strictjson.problems(data, max_depth=limits.max_depth)
+        if found:
+            raise InputError(found)
         try:
             doc = _CheckIn.model_validate(data)
         except ValidationError as exc:
@@ -162,6 +151,7 @@ class CheckInput:
         transcript = _transcript(doc.messages)
         policy = _policy(doc.policy) if doc.policy is not None else None
         action = pending_action(doc.action.tool, doc.action.args, doc.action.justification)
+        _check_arg_sizes(action, limits)
         return cls(transcript=transcript, action=action, policy=policy, user_id=doc.user_id)
 
 
@@ -200,6 +190,9 @@ def parse_transcript(data: Any) -> Transcript:
     items = list(data) if isinstance(data, list | tuple) else data
     if isinstance(items, list) and all(isinstance(m, Message) for m in items):
         return Transcript(items)
+    found = strictjson.problems(items, root="messages")
+    if found:
+        raise InputError(found)
     try:
         docs = _MessageList.validate_python(items)
     except ValidationError as exc:
@@ -210,12 +203,37 @@ def parse_transcript(data: Any) -> Transcript:
 def parse_action(data: Any) -> PendingAction:
     """A pending action from ``{"tool", "args", "justification"}`` (or a :class:`PendingAction`)."""
     if isinstance(data, PendingAction):
+        found = strictjson.problems(dict(data.args), root="action.args")
+        if found:
+            raise InputError(found)
+        _check_arg_sizes(data, DEFAULT_LIMITS)
         return data
+    found = strictjson.problems(data, root="action")
+    if found:
+        raise InputError(found)
     try:
         doc = _ActionIn.model_validate(data)
     except ValidationError as exc:
         raise InputError(problems_from_pydantic(exc, "action")) from None
-    return pending_action(doc.tool, doc.args, doc.justification)
+    action = pending_action(doc.tool, doc.args, doc.justification)
+    _check_arg_sizes(action, DEFAULT_LIMITS)
+    return action
+
+
+def _check_arg_sizes(action: PendingAction, limits: Limits) -> None:
+    """Raise :class:`InputError` for a string in the arguments over ``limits.max_arg_chars``."""
+    stack: list[tuple[Any, str]] = [(action.args, "action.args")]
+    found: list[FieldProblem] = []
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str) and len(value) > limits.max_arg_chars:
+            found.append(FieldProblem(path, f"has {len(value):,} characters; at most {limits.max_arg_chars:,}"))
+        elif isinstance(value, Mapping):
+            stack.extend((v, f"{path}.{k}") for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(value))
+    if found:
+        raise InputError(sorted(found, key=lambda p: p.path))
 
 
 def _size_problems(doc: _CheckIn, limits: Limits) -> list[FieldProblem]:

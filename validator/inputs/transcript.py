@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
 
+from validator._json import utf8
 from validator._types import ROLES, Role
 from validator.exceptions import FieldProblem, InputError
 
@@ -125,7 +126,7 @@ class Transcript:
             ensure_ascii=False,
             default=str,
         )
-        return hashlib.sha256(canonical.encode()).hexdigest()
+        return hashlib.sha256(utf8(canonical)).hexdigest()
 
     def memo(self, key: str, build: Callable[[Transcript], T]) -> T:
         """What ``build(self)`` derives from this transcript, computed once and kept with it.

@@ -17,12 +17,12 @@ Key components:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
+from validator._json import dumps
 from validator.exceptions import JudgeOutputError
 from validator.inputs.transcript import Transcript
 from validator.judges.base import JudgeOutput, JudgeRequest
@@ -116,7 +116,7 @@ def guard_calls(judge: str, calls: Sequence[tuple[str, Any]], tool_name: str, *,
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return dumps(value, default=str)
 
 
 def render_request(

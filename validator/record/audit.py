@@ -1,17 +1,19 @@
 """The audit recorder: every verdict appended once to the store's audit log, even through an outage.
 
 When the store cannot take a record it goes to a local spool file (JSON lines, flushed to disk; one
-per store, ``.validator-audit-spool-<hash of the store>.jsonl`` in ``$VALIDATOR_SPOOL_DIR`` or here)
+per store, ``audit-spool-<hash of the store>.jsonl`` in ``$VALIDATOR_SPOOL_DIR``, else the
+platform's state directory from ``platformdirs``, ``~/.local/state/action-validator`` on Linux)
 and the verdict stands; the next record, or :meth:`AuditRecorder.flush`, sends the spooled records
 first, in order. Appends are idempotent by event id, so a spool replayed after a crash never
-duplicates a record. Only when neither the store nor the spool can take a record does recording
-fail (and the engine then refuses to run an approved action).
+duplicates a record. Nothing is written to the working directory, and no spool or lock file exists
+while nothing is spooled. Several processes sharing a spool take turns through a portable file lock
+(``filelock``). Only when neither the store nor the spool can take a record does recording fail
+(the engine then writes the record to the last-resort sink and refuses to run an approved action).
 """
 
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import hashlib
 import json
 import logging
@@ -21,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from validator._json import dumps
 from validator.exceptions import StoreError
 from validator.record.recorder import AuditEvent
 from validator.store.base import Store
@@ -38,28 +41,40 @@ def _time(item: dict[str, Any]) -> datetime | None:
     return at if at.tzinfo is not None else None
 
 
-class _FileLock:
-    """An exclusive ``flock`` on ``<spool>.lock``: recorders of several processes sharing one spool
-    take turns, so a flush never overwrites a record another process just spooled."""
+def spool_folder() -> Path:
+    """Where spools live: ``$VALIDATOR_SPOOL_DIR``, else the platform's per-user state directory."""
+    configured = os.environ.get("VALIDATOR_SPOOL_DIR")
+    if configured:
+        return Path(configured)
+    from platformdirs import user_state_path
+
+    return user_state_path("action-validator", appauthor=False)
+
+
+class _SpoolLock:
+    """A cross-process lock on ``<spool>.lock`` (``filelock``, portable), taken only to touch the spool;
+    where no lock can be had (no writable folder), the store path still works."""
 
     def __init__(self, spool: Path) -> None:
         self.path = spool.with_suffix(spool.suffix + ".lock")
-        self._fh: Any = None
+        self._lock: Any = None
 
-    def __enter__(self) -> _FileLock:
+    def __enter__(self) -> _SpoolLock:
+        from filelock import FileLock
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = self.path.open("a")
-            fcntl.flock(self._fh, fcntl.LOCK_EX)
-        except OSError as exc:  # no lock where no spool can live either: the store path still works
+            self._lock = FileLock(str(self.path))
+            self._lock.acquire()
+        except OSError as exc:
             log.warning("audit spool lock unavailable (%s): %s", self.path, exc)
-            self._fh = None
+            self._lock = None
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._fh is not None:
-            fcntl.flock(self._fh, fcntl.LOCK_UN)
-            self._fh.close()
+        if self._lock is not None:
+            self._lock.release()
+            self.path.unlink(missing_ok=True)  # leave nothing behind
 
 
 class AuditRecorder:
@@ -70,8 +85,7 @@ class AuditRecorder:
         if spool is None:
             # One spool per store: records spooled for one store are never flushed into another.
             tag = hashlib.sha256(store.identity.encode()).hexdigest()[:12]
-            folder = Path(os.environ.get("VALIDATOR_SPOOL_DIR", "."))
-            spool = os.environ.get("VALIDATOR_SPOOL") or folder / f".validator-audit-spool-{tag}.jsonl"
+            spool = os.environ.get("VALIDATOR_SPOOL") or spool_folder() / f"audit-spool-{tag}.jsonl"
         self.spool = Path(spool)
         self._lock = threading.Lock()
 
@@ -108,7 +122,7 @@ class AuditRecorder:
         tmp = self.spool.with_suffix(self.spool.suffix + ".tmp")
         with tmp.open("w", encoding="utf-8") as fh:
             for item in items:
-                fh.write(json.dumps(item, ensure_ascii=False) + "\n")
+                fh.write(dumps(item) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
         tmp.replace(self.spool)
@@ -116,33 +130,37 @@ class AuditRecorder:
     def _append_spool(self, item: dict[str, Any]) -> None:
         self.spool.parent.mkdir(parents=True, exist_ok=True)
         with self.spool.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(item, ensure_ascii=False) + "\n")
+            fh.write(dumps(item) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
 
-    def _send(self, item: dict[str, Any]) -> None:
+    def _send(self, item: dict[str, Any]) -> bool:
         at = _time(item)
         if at is None:  # checked when the spool is read; a record built here always has its time
             raise StoreError(f"audit record {item.get('id')!r} has no readable time")
-        self.store.append_audit(item["id"], item, at)
+        return self.store.append_audit(item["id"], item, at)
 
     def _flush_locked(self) -> int:
         pending = self._spooled()
-        sent = 0
+        done = added = 0
         try:
             for item in pending:
-                self._send(item)
-                sent += 1
+                added += self._send(item)  # False: the store had it already (a replayed flush)
+                done += 1
         finally:
-            if sent:
-                self._write_spool(pending[sent:])
-                log.info("flushed %d spooled audit records (%d left)", sent, len(pending) - sent)
-        return sent
+            if done:
+                self._write_spool(pending[done:])
+                log.info("flushed %d spooled audit records (%d new, %d left)", done, added, len(pending) - done)
+        return added
 
     def flush(self) -> int:
-        """Send spooled records to the store, in order; how many were sent. Raises StoreError if it is down."""
-        with self._lock, _FileLock(self.spool):
-            return self._flush_locked()
+        """Send spooled records to the store, in order; how many the store did not have yet. Raises
+        StoreError if it is down."""
+        with self._lock:
+            if not self.spool.exists():
+                return 0
+            with _SpoolLock(self.spool):
+                return self._flush_locked()
 
     @property
     def spooled(self) -> int:
@@ -152,13 +170,20 @@ class AuditRecorder:
 
     def record(self, event: AuditEvent) -> None:
         item = event.to_dict()
-        with self._lock, _FileLock(self.spool):  # one writer at a time, across processes too
-            try:
-                self._flush_locked()
-                self._send(item)
-            except StoreError as exc:
-                log.warning("audit store unavailable, spooling %s: %s", event.id, exc)
-                self._append_spool(item)  # an OSError here propagates: the verdict was not recorded
+        with self._lock:
+            if not self.spool.exists():  # the usual case: nothing spooled, no file touched
+                try:
+                    self._send(item)
+                    return
+                except StoreError as exc:
+                    log.warning("audit store unavailable, spooling %s: %s", event.id, exc)
+            with _SpoolLock(self.spool):  # one writer at a time, across processes too
+                try:
+                    self._flush_locked()
+                    self._send(item)
+                except StoreError as exc:
+                    log.warning("audit store unavailable, spooling %s: %s", event.id, exc)
+                    self._append_spool(item)  # an OSError here propagates: the verdict was not recorded
 
     async def arecord(self, event: AuditEvent) -> None:
         # One ordered writer: appends go through the same lock as the sync path, in a thread.

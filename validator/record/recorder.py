@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from validator._json import utf8
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Transcript
 from validator.verdict import Verdict
@@ -26,7 +27,7 @@ __all__ = ["AuditEvent", "MemoryRecorder", "Recorder", "Recorders", "hash_args"]
 
 def _digest(data: Any) -> str:
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    return hashlib.sha256(utf8(canonical)).hexdigest()
 
 
 def hash_args(args: Mapping[str, Any]) -> str:

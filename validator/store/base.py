@@ -138,7 +138,7 @@ class _AuthorizationRecord(BaseModel):
 def authorization_to_json(auth: StandingAuthorization) -> str:
     import json
 
-    return json.dumps(auth.to_dict(), ensure_ascii=False)
+    return json.dumps(auth.to_dict(), ensure_ascii=True)
 
 
 def _aware(text: str, field: str) -> datetime:

@@ -179,7 +179,7 @@ class RedisStore:
                 keys=[self._key("audit"), self._key("audit", "ids")],
                 args=[
                     event_id,
-                    json.dumps(payload, ensure_ascii=False),
+                    json.dumps(payload, ensure_ascii=True),
                     int(self.retention.total_seconds() * 1000),
                 ],
             )
@@ -239,7 +239,7 @@ class RedisStore:
     def put_verdict(self, key: str, verdict: Mapping[str, Any], ttl: timedelta) -> None:
         try:
             self._redis.set(
-                self._key("verdict", key), json.dumps(verdict, ensure_ascii=False), px=int(ttl.total_seconds() * 1000)
+                self._key("verdict", key), json.dumps(verdict, ensure_ascii=True), px=int(ttl.total_seconds() * 1000)
             )
         except redis.RedisError as exc:
             raise self._fail("verdict write", exc) from exc
@@ -254,7 +254,7 @@ class RedisStore:
     async def aput_verdict(self, key: str, verdict: Mapping[str, Any], ttl: timedelta) -> None:
         try:
             await self._aclient().set(
-                self._key("verdict", key), json.dumps(verdict, ensure_ascii=False), px=int(ttl.total_seconds() * 1000)
+                self._key("verdict", key), json.dumps(verdict, ensure_ascii=True), px=int(ttl.total_seconds() * 1000)
             )
         except redis.RedisError as exc:
             raise self._fail("verdict write", exc) from exc

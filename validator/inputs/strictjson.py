@@ -1,0 +1,98 @@
+"""Strict JSON in: what ``json.loads`` lets through and this library refuses, each with its field path.
+
+- duplicate keys (a consumer that keeps the first would act on another value than the one judged);
+- ``NaN``, ``Infinity``, ``-Infinity`` and numbers out of a float's range (``1e400``);
+- lone surrogates (``"\\ud800"``): valid JSON escapes, but not Unicode text; nothing downstream
+  could hash, record or print them faithfully;
+- nesting deeper than the limit.
+
+:func:`loads` parses with markers for the first three; :func:`problems` walks any parsed value
+(from :func:`loads` or handed over from Python) once and names every problem by its path.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from validator.exceptions import FieldProblem
+
+__all__ = ["has_surrogate", "loads", "problems"]
+
+
+class _Duplicated(dict[str, Any]):
+    """An object in which some keys appeared more than once."""
+
+    duplicates: list[str]
+
+
+class _NotFinite(str):
+    """A number JSON allows and this library does not (NaN, Infinity, 1e400), kept as its text."""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    duplicates: list[str] = []
+    for key, value in pairs:
+        if key in seen and key not in duplicates:
+            duplicates.append(key)
+        seen[key] = value
+    if not duplicates:
+        return seen
+    marked = _Duplicated(seen)
+    marked.duplicates = duplicates
+    return marked
+
+
+def _float(text: str) -> Any:
+    value = float(text)
+    return value if math.isfinite(value) else _NotFinite(text)
+
+
+def loads(text: str | bytes) -> Any:
+    """``json.loads``, with duplicate keys and non-finite numbers marked for :func:`problems`."""
+    return json.loads(text, object_pairs_hook=_pairs, parse_constant=_NotFinite, parse_float=_float)
+
+
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (it cannot be encoded as UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _key(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def problems(value: Any, *, max_depth: int = 64, root: str = "") -> list[FieldProblem]:
+    """Every duplicate key, non-finite number, lone surrogate and over-deep nesting in ``value``."""
+    found: list[FieldProblem] = []
+    stack: list[tuple[Any, str, int]] = [(value, root, 1)]
+    while stack:
+        item, path, depth = stack.pop()
+        if depth > max_depth:
+            found.append(FieldProblem(path, f"nests deeper than {max_depth} levels"))
+            continue
+        if isinstance(item, _NotFinite):
+            found.append(FieldProblem(path, f"{str(item)!r} is not a finite number"))
+        elif isinstance(item, str):
+            if has_surrogate(item):
+                found.append(FieldProblem(path, "holds a lone surrogate: not valid Unicode text"))
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                found.append(FieldProblem(path, f"{item!r} is not a finite number"))
+        elif isinstance(item, dict):
+            for key in getattr(item, "duplicates", ()):
+                found.append(FieldProblem(_key(path, str(key)), "appears more than once in its object"))
+            for key, child in item.items():
+                if isinstance(key, str) and has_surrogate(key):
+                    found.append(FieldProblem(path, "has a key holding a lone surrogate"))
+                    continue
+                stack.append((child, _key(path, str(key)), depth + 1))
+        elif isinstance(item, list | tuple):
+            stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item))
+    return sorted(found, key=lambda p: p.path)
