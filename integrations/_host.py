@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import pending_action
 from validator.prompts import load_prompt
-from validator.verdict import REFUSAL_TEMPLATE, Verdict
+from validator.verdict import REFUSAL_TEMPLATE, Code, Verdict
 
 __all__ = [
     "INTERRUPT_TYPE",
@@ -44,6 +44,8 @@ __all__ = [
     "justified_model",
     "pending_from_call",
     "read_answer",
+    "reused_id",
+    "unreadable_history",
     "split_justification",
     "user_id_from",
     "validation_context",
@@ -207,3 +209,19 @@ class Remembered(Generic[K, V]):
     def pop(self, key: K) -> None:
         with self._lock:
             self._items.pop(key, None)
+
+
+def reused_id(tool: str, call_id: str) -> Verdict:
+    """The refusal of a call whose id an earlier call of the conversation already used."""
+    return Verdict.blocked(
+        tool,
+        f"The tool call id {call_id!r} was already used earlier in this conversation; a call is never "
+        "validated against a history that answers it already.",
+        code=Code.TOOL_CALL_ID_REUSED,
+        suggested_next_step="Call the tool again with a fresh call id.",
+    )
+
+
+def unreadable_history(tool: str, problem: str) -> Verdict:
+    """The refusal of a call whose conversation could not be read."""
+    return Verdict.blocked(tool, f"The conversation could not be read, so the call is refused: {problem}")

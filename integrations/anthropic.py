@@ -19,11 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from validator.integrations._host import pending_from_call, split_justification
+from validator.integrations._host import pending_from_call, reused_id, split_justification, unreadable_history
 
 from validator.engine import Validator
-from validator.exceptions import UsageError
+from validator.exceptions import InputError, UsageError
 from validator.inputs.anthropic import transcript_from_anthropic
+from validator.inputs.transcript import Transcript
 from validator.verdict import Verdict
 
 __all__ = ["CheckedToolUses", "check_tool_uses"]
@@ -49,6 +50,17 @@ def _plain(response: Any) -> dict[str, Any]:
     raise UsageError(f"expected a Messages API response, got {type(response).__name__}")
 
 
+def _used_ids(messages: Any) -> set[str]:
+    """Tool use ids the request's history already holds."""
+    found: set[str] = set()
+    for message in messages if isinstance(messages, list) else []:
+        content = message.get("content") if isinstance(message, Mapping) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, Mapping) and block.get("type") in ("tool_use", "server_tool_use", "tool_result"):
+                found.add(str(block.get("id") or block.get("tool_use_id")))
+    return found
+
+
 def check_tool_uses(
     response: Any, request: Mapping[str, Any], validator: Validator, *, user_id: str | None = None
 ) -> CheckedToolUses:
@@ -56,15 +68,27 @@ def check_tool_uses(
     reply = _plain(response)
     content = [b for b in reply.get("content", []) if isinstance(b, Mapping)]
     history = [*(request.get("messages") or []), {"role": "assistant", "content": content}]
-    transcript = transcript_from_anthropic(history, system=request.get("system"))
+    used = _used_ids(request.get("messages") or [])
+    transcript: Transcript | None = None
+    problem = ""
+    try:
+        transcript = transcript_from_anthropic(history, system=request.get("system"))
+    except InputError as exc:  # every call is refused, none crashes the loop
+        problem = "; ".join(map(str, exc.problems))[:500]
     out = CheckedToolUses()
     for block in content:
         if block.get("type") != "tool_use":
             continue
         args, _ = split_justification(block.get("input") or {})
-        action = pending_from_call(str(block["name"]), block.get("input"), str(block.get("id")))
-        verdict = validator.validate(transcript, action, user_id=user_id, agent_request=request)
-        out.verdicts[str(block["id"])] = verdict
+        name, call_id = str(block.get("name")), str(block.get("id"))
+        if call_id in used:
+            verdict = reused_id(name, call_id)
+        elif transcript is None:
+            verdict = unreadable_history(name, problem)
+        else:
+            action = pending_from_call(name, block.get("input"), call_id)
+            verdict = validator.validate(transcript, action, user_id=user_id, agent_request=request)
+        out.verdicts[call_id] = verdict
         if verdict.approved:
             out.allowed.append({**block, "input": args})
         else:

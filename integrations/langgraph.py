@@ -38,7 +38,9 @@ from validator.integrations._host import (
     interrupt_request,
     pending_from_call,
     read_answer,
+    reused_id,
     split_justification,
+    unreadable_history,
     user_id_from,
 )
 from validator.integrations.langchain import justified_tool, refusal_message, transcript_from_state
@@ -80,17 +82,30 @@ def _last_ai(state: Any) -> AIMessage | None:
     return None
 
 
-def _answered(state: Any) -> set[str]:
+def _split(state: Any) -> tuple[list[BaseMessage], list[BaseMessage]]:
+    """The messages before the last AI message, and those after it."""
     messages: Sequence[BaseMessage] = state.get("messages") or []
-    return {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    for k in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[k], AIMessage):
+            return list(messages[:k]), list(messages[k + 1 :])
+    return list(messages), []
 
 
 def _pending(state: Any) -> list[dict[str, Any]]:
+    """The calls of the last AI message that nothing after it answers (none is ever dropped)."""
     ai = _last_ai(state)
     if ai is None:
         return []
-    done = _answered(state)
+    done = {m.tool_call_id for m in _split(state)[1] if isinstance(m, ToolMessage)}
     return [dict(c) for c in ai.tool_calls if c.get("id") not in done]
+
+
+def _used_before(state: Any) -> set[str]:
+    """Call ids that messages before the last AI message already used (a call or its answer)."""
+    earlier = _split(state)[0]
+    ids = {m.tool_call_id for m in earlier if isinstance(m, ToolMessage)}
+    ids |= {str(c.get("id")) for m in earlier if isinstance(m, AIMessage) for c in m.tool_calls}
+    return ids
 
 
 class _Nodes:
@@ -134,7 +149,7 @@ class _Nodes:
 
     def _todo(self, state: Any) -> list[dict[str, Any]]:
         saved = state.get("validator_verdicts") or {}
-        return [c for c in _pending(state) if c["id"] not in saved]
+        return [c for c in _pending(state) if c["id"] not in saved or saved[c["id"]].get(CALL_KEY) != _call_hash(c)]
 
     def _start(
         self, state: Any, config: RunnableConfig | None
@@ -143,6 +158,20 @@ class _Nodes:
         todo = self._todo(state)
         if not todo:
             return todo, None, {}
+        reused = _used_before(state)
+        if any(c["id"] in reused for c in todo):
+            refused = {
+                c["id"]: {
+                    **(
+                        reused_id(c["name"], c["id"])
+                        if c["id"] in reused
+                        else unreadable_history(c["name"], "another call of this message reuses an earlier call id")
+                    ).to_dict(),
+                    CALL_KEY: _call_hash(c),
+                }
+                for c in todo
+            }
+            return todo, None, {"validator_verdicts": refused}
         try:
             return todo, self._inputs(state, config), None
         except Exception as exc:

@@ -11,11 +11,17 @@ if ! command -v redis-server >/dev/null 2>&1; then
     apt-get update -qq >/dev/null
     apt-get install -y -qq redis-server >/dev/null
 fi
-port="${VALIDATOR_TEST_REDIS_PORT:-6390}"
+# A free loopback port of our own (never a fixed one: two runs on one machine must not meet), and on the
+# way out we stop only the server we started, by its pid.
+port="${VALIDATOR_TEST_REDIS_PORT:-$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 data="$(mktemp -d)"
 redis-server --port "$port" --bind 127.0.0.1 --dir "$data" --save "" --appendonly no \
     --daemonize yes --pidfile "$data/redis.pid" --logfile "$data/redis.log"
-trap 'redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$data"' EXIT
+stop_redis() {
+    if [ -s "$data/redis.pid" ]; then kill "$(cat "$data/redis.pid")" 2>/dev/null || true; fi
+    rm -rf "$data"
+}
+trap stop_redis EXIT
 for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 redis-cli -p "$port" ping >/dev/null
 export VALIDATOR_TEST_REDIS_URL="redis://127.0.0.1:$port/0"

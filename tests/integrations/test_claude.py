@@ -201,3 +201,41 @@ def test_langgraph_node_shares_the_chatanthropic_agents_prefix(endpoint: tuple[s
     for key in ("model", "system", "tools"):
         assert validator_body[key] == agent_body[key], key
     assert validator_body["messages"][: len(agent_body["messages"])] == agent_body["messages"]
+
+
+def test_the_raw_loop_refuses_a_reused_tool_use_id_and_never_raises() -> None:
+    request = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 512,
+        "messages": [
+            {"role": "user", "content": USER},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "t1", "name": "send_email", "input": {"to": "bob@acme.example"}}
+                ],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "sent"}]},
+        ],
+    }
+    response = {
+        "content": [
+            {
+                "type": "tool_use",
+                "id": "t1",
+                "name": "send_email",
+                "input": {"to": "bob@acme.example", "justification": GOOD},
+            },
+            {
+                "type": "tool_use",
+                "id": "t2",
+                "name": "send_email",
+                "input": {"to": "bob@acme.example", "justification": GOOD},
+            },
+        ]
+    }
+    checked = check_tool_uses(response, request, Validator(POLICY))
+    assert checked.allowed == []
+    assert [r["tool_use_id"] for r in checked.refused] == ["t1", "t2"]
+    assert checked.verdicts["t1"].code.value == "TOOL_CALL_ID_REUSED"
+    assert "could not be read" in checked.verdicts["t2"].reasoning

@@ -251,3 +251,19 @@ def test_the_node_refuses_a_call_rewritten_after_it_was_judged() -> None:
     command = nodes.route(state)
     (refusal,) = command.update["messages"]
     assert refusal.status == "error" and "changed after it was validated" in refusal.content and command.goto == "model"
+
+
+def test_a_call_reusing_an_answered_id_is_refused_with_its_own_code_never_dropped() -> None:
+    log: list[Any] = []
+    model = ScriptedChatModel(
+        responses=[
+            _ai(("c1", "send_email", {"to": "bob@acme.example", "body": "minutes", "justification": GOOD})),
+            _ai(("c1", "send_email", {"to": "bob@acme.example", "body": "again", "justification": GOOD})),
+            AIMessage("Done."),
+        ]
+    )
+    out = _graph(model, Validator(POLICY), log).invoke({"messages": [HumanMessage(USER)]})
+    answers = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert [(m.tool_call_id, m.status) for m in answers] == [("c1", "success"), ("c1", "error")]
+    assert "TOOL_CALL_ID_REUSED" in answers[1].content
+    assert log == [("send_email", {"to": "bob@acme.example", "body": "minutes"})]  # the second never ran
