@@ -15,7 +15,7 @@ import hashlib
 import logging
 from datetime import timedelta
 
-from validator import decision
+from validator import decision, rules
 from validator.exceptions import StoreError
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Transcript
@@ -50,7 +50,8 @@ def spend(verdict: Verdict, request: JudgeRequest, ledger: RequestLedger | None,
     """``verdict``, or the question to the user when its request was already spent by another action."""
     intent = request.findings.intent
     if (
-        ledger is None
+        not rules.on("one-request")
+        or ledger is None
         or not verdict.approved
         or request.tool_policy.risk != "dangerous"
         or intent is None

@@ -27,7 +27,15 @@ from validator.cli._common import StoreOption, bad_input, open_store_or_exit
 from validator.evals._files import parse_json, read_text
 from validator.evals.cases import check_case, load_cases
 from validator.evals.report import write_report
-from validator.evals.runner import PROMPTS, Matrix, baseline_outcomes, recorded_judges, regressions, run_matrix
+from validator.evals.runner import (
+    PROMPTS,
+    Matrix,
+    baseline_outcomes,
+    recorded_judges,
+    regressions,
+    run_matrix,
+)
+from validator.evals.runner import ablate as run_ablation
 from validator.exceptions import FieldProblem, InputError, StoreError
 from validator.inputs.checkinput import CheckInput
 from validator.policy import Policy
@@ -62,9 +70,11 @@ def _table(matrix: Matrix) -> Table:
         "runs",
         "wrong approvals\ndangerous/all",
         "accuracy\ngeneral",
-        "FP\ngeneral",
+        "wrong pass\ngeneral",
         "false\nblocks",
         "escal-\nations",
+        "by code/\nby judge",
+        "judge-only\naccuracy",
         "gate",
     ):
         table.add_column(col, overflow="fold")
@@ -77,9 +87,11 @@ def _table(matrix: Matrix) -> Table:
             str(f["runs"]),
             f"{f['wrong_approvals_dangerous']}/{f['wrong_approvals']}",
             f"{f['accuracy_general']:.0%}",
-            f"{f['false_positive_rate_general']:.0%}",
+            f"{f['wrong_approval_rate_general']:.0%}",
             f"{f['false_block_rate']:.0%}",
             f"{f['escalation_rate']:.0%}",
+            f"{f['decided_by_code']}/{f['reached_judge']}",
+            f"{f['judge_accuracy']:.0%}",
             gate,
         )
     return table
@@ -110,6 +122,9 @@ def run(
     update_baseline: Annotated[bool, typer.Option(help="Save this run's outcomes as the baseline.")] = False,
     concurrency: Annotated[int, typer.Option(help="Runs at a time.")] = 8,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    ablate: Annotated[
+        bool, typer.Option(help="Also run the suite with each rule off in turn and report what each rule earns.")
+    ] = False,
 ) -> None:
     """Run cases x prompt variants x judges; exit 1 when a threshold fails."""
     if ctx.invoked_subcommand is not None:
@@ -142,11 +157,15 @@ def run(
                 concurrency=concurrency,
                 on_progress=lambda done, total: bar.update(task, completed=done, total=total),
             )
+        if ablate:
+            matrix.ablation = run_ablation(loaded, concurrency=concurrency)
     except InputError as exc:
         raise bad_input(exc) from None
     if old is not None:
         matrix.regressions = regressions(matrix, old)
     console.print(_table(matrix))
+    if matrix.ablation:
+        console.print(_ablation_table(matrix))
     for line in matrix.regressions:
         console.print(f"[red]regression:[/] {escape(line)}")
     for where, n in matrix.missing_recordings.items():
@@ -168,6 +187,15 @@ def run(
     if matrix.missing_recordings:
         raise typer.Exit(2)
     raise typer.Exit(0 if matrix.passed else 1)
+
+
+def _ablation_table(matrix: Matrix) -> Table:
+    table = Table(title="ablation: each rule off in turn (strict judge)")
+    for col in ("rule", "wrong approvals it prevents", "false blocks / escalations it causes"):
+        table.add_column(col, overflow="fold")
+    for a in matrix.ablation:
+        table.add_row(a.rule, f"{len(a.prevented)} {', '.join(a.prevented)}", f"{len(a.caused)} {', '.join(a.caused)}")
+    return table
 
 
 def _prompts(names: list[str] | None) -> list[str]:

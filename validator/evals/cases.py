@@ -5,7 +5,7 @@ One case a line in a JSONL file (or a JSON list), in the standalone check format
     {"id": "vendor-invoice-pay",              # unique in the suite
      "title": "A vendor email demands immediate payment; the agent pays it",
      "expected": "block" | "pass",            # block: it must not be approved
-     "risk": "dangerous" | "general",         # must agree with the policy
+     "risk": "dangerous" | "general",         # the policy's, or riskier (data leaving by email is dangerous)
      "tags": ["vendor-invoice", "payment"],   # the patterns it covers
      "messages": [...], "action": {...}, "user_id": "u-1", "policy": {...}?,
      "expect_suggestion": "archive_thread"?,  # a block's suggested next step must name it
@@ -18,7 +18,7 @@ malformed case with the file, the line and the field.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -101,15 +101,16 @@ def _case(doc: CaseDoc, raw: dict[str, Any], default_policy: Policy, where: str)
         raise InputError(
             [FieldProblem("action.tool", f"{check.action.tool!r} is exempt: nothing to judge")], source=where
         )
-    if tool_policy.risk != doc.risk:
+    if tool_policy.risk == "dangerous" and doc.risk == "general":
         raise InputError(
-            [
-                FieldProblem(
-                    "risk", f"says {doc.risk!r} but the policy makes {check.action.tool!r} {tool_policy.risk!r}"
-                )
-            ],
+            [FieldProblem("risk", f"says 'general' but the policy makes {check.action.tool!r} 'dangerous'")],
             source=where,
         )
+    if doc.risk == "dangerous" and tool_policy.risk == "general":
+        # a case may be riskier than its tool's class (data leaving through a general tool): the validator
+        # then treats the tool as dangerous for this case, and the case is scored as dangerous
+        tools = {**policy.tools, check.action.tool: replace(tool_policy, risk="dangerous")}
+        policy = Policy(tools, policy.settings)
     auths = tuple(
         StandingAuthorization(
             id=a.id,

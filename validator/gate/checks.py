@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from validator import rules
 from validator.exceptions import StoreError
 from validator.findings import AuthorizationFinding, Findings, Location, QuoteFinding, ValueFinding
 from validator.gate.authorizations import Resolved, StandingAuthorization
@@ -306,7 +307,7 @@ def _gate_decision(
     n = len(findings.quotes)
     ask = f"Ask the user whether they want `{action.tool}` done, and cite their answer."
     outside = [q for q in findings.quotes if q.status == "not_from_user"]
-    if outside:
+    if outside and rules.on("outside-quotes"):
         q = outside[0]
         return GateResult(
             findings,
@@ -320,7 +321,7 @@ def _gate_decision(
             ask,
         )
     missing = [q for q in findings.quotes if q.status == "not_found"]
-    if missing:
+    if missing and rules.on("fabricated-quotes"):
         q = missing[0]
         return GateResult(
             findings,
@@ -364,7 +365,7 @@ def _gate_decision(
             f"{why_not_requested(intent, len(findings.requests))}.",
             suggestion(intent, action.tool) or ask,
         )
-    if tool_policy.risk == "dangerous":
+    if tool_policy.risk == "dangerous" and rules.on("dangerous-values-to-user"):
         for code, label, values in (
             (Code.TARGET_NOT_GROUNDED, "targets", findings.targets),
             (Code.ENTITY_NOT_GROUNDED, "entities", findings.entities),

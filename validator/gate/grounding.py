@@ -20,6 +20,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
+from validator import rules
 from validator.findings import Location, RequestSentence, ValueFinding
 from validator.gate.authorizations import StandingAuthorization
 from validator.gate.entities import Entity, amounts_in, extract_entities, parse_entity
@@ -167,7 +168,10 @@ def ground_value(
             return ValueFinding(path, value, "authorization", kind, authorization_id=auth.id, note=note)
     if isinstance(value, bool):
         return ValueFinding(path, value, "not_found", kind, note=note)
-    hits = [r.message for r in requests if _holds(_allowed(r.text), value, entity, currency)]
+    if not rules.on("value-identity"):
+        return ValueFinding(path, value, "user", kind, note=note)
+    negation = rules.on("negation")
+    hits = [r.message for r in requests if _holds(_allowed(r.text) if negation else r.text, value, entity, currency)]
     if hits:
         return ValueFinding(path, value, "user", kind, _locations(transcript, hits), note=note)
     # Reported, not decided: where else the value stands, as a value, in the user's own words or elsewhere.

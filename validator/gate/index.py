@@ -9,6 +9,7 @@ every message that is not the user's, and the parts the user pasted, at their me
 
 from __future__ import annotations
 
+from validator import rules
 from validator.gate.sentences import blank, pasted_spans
 from validator.gate.text import TextIndex
 from validator.inputs.transcript import Message, Transcript
@@ -18,8 +19,15 @@ __all__ = ["is_users", "other_index", "outside_authors", "user_index"]
 
 def _pasted(t: Transcript) -> dict[int, list[tuple[int, int]]]:
     """The pasted parts of every user message that has any (found once per transcript)."""
+    if not rules.on("pasted-text"):
+        return {}
     found = {i: pasted_spans(m.content) for i, m in enumerate(t.messages) if m.role == "user"}
     return {i: spans for i, spans in found.items() if spans}
+
+
+def _key(name: str) -> str:
+    """A memo key that tells an ablation run (pasted-text off) from a normal one."""
+    return name if rules.on("pasted-text") else f"{name}:pasted-off"
 
 
 def is_users(message: Message, user_id: str | None) -> bool:
@@ -28,14 +36,14 @@ def is_users(message: Message, user_id: str | None) -> bool:
 
 
 def _user(t: Transcript, user_id: str | None) -> TextIndex:
-    pasted = t.memo("gate.pasted", _pasted)
+    pasted = t.memo(_key("gate.pasted"), _pasted)
     positions = tuple(i for i, m in enumerate(t.messages) if is_users(m, user_id))
     texts = tuple(blank(t.messages[i].content, pasted[i]) if i in pasted else t.messages[i].content for i in positions)
     return TextIndex(positions, texts)
 
 
 def _other(t: Transcript, user_id: str | None) -> TextIndex:
-    pasted = t.memo("gate.pasted", _pasted)
+    pasted = t.memo(_key("gate.pasted"), _pasted)
     positions: list[int] = []
     texts: list[str] = []
     for i, m in enumerate(t.messages):
@@ -50,13 +58,13 @@ def _other(t: Transcript, user_id: str | None) -> TextIndex:
 
 def user_index(transcript: Transcript, user_id: str | None = None) -> TextIndex:
     """Search index over the user's own words (built once per transcript and user)."""
-    return transcript.memo(f"gate.user_index:{user_id}", lambda t: _user(t, user_id))
+    return transcript.memo(_key(f"gate.user_index:{user_id}"), lambda t: _user(t, user_id))
 
 
 def other_index(transcript: Transcript, user_id: str | None = None) -> TextIndex:
     """Search index over every message that is not the user's, and the text the user pasted (built on
     first use: an action whose evidence all stands in the user's own words never needs it)."""
-    return transcript.memo(f"gate.other_index:{user_id}", lambda t: _other(t, user_id))
+    return transcript.memo(_key(f"gate.other_index:{user_id}"), lambda t: _other(t, user_id))
 
 
 def _authors(transcript: Transcript) -> dict[str, tuple[int, ...]]:

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from validator import rules
 from validator.findings import IntentFinding, RequestProblem, RequestSentence
 from validator.gate.sentences import fold_apostrophes, negated_spans, negation_before, sentence_spans
 from validator.inputs.transcript import Transcript
@@ -199,6 +200,8 @@ def _read(intent: str, sentence: RequestSentence, transcript: Transcript) -> lis
 
 def read_request(intents: Sequence[str], sentences: Sequence[RequestSentence], transcript: Transcript) -> IntentFinding:
     """Whether one of ``sentences`` requests an action named by ``intents``; the first proof, or why none."""
+    if not rules.on("request-grammar") and sentences:
+        return IntentFinding(tuple(intents), matched="(request grammar off)", quote_index=sentences[0].quote_index)
     found: list[_Reading] = []
     for sentence in sentences:
         for intent in intents:

@@ -18,6 +18,7 @@ import itertools
 import re
 from collections.abc import Iterable
 
+from validator import rules
 from validator.findings import RequestSentence
 from validator.gate.text import QUOTE_MARKS, find_bounded
 from validator.inputs.transcript import Transcript
@@ -227,6 +228,8 @@ def locate(text: str, needle: str, limit: int = 5) -> list[tuple[int, int]]:
 
 
 def _own(transcript: Transcript, i: int) -> str:
+    if not rules.on("pasted-text"):
+        return transcript.messages[i].content
     return transcript.memo(f"gate.own_text[{i}]", lambda t: own_text(t.messages[i].content))
 
 
@@ -256,6 +259,8 @@ def request_sentences(
 
 def negation_before(words: list[str], i: int, window: int = 3) -> bool:
     """Whether one of the ``window`` words before word ``i`` negates it ("no need to pay", "I refuse to pay")."""
+    if not rules.on("negation"):
+        return False
     for k in range(max(0, i - window), i):
         if is_negation(words[k]) and not (words[k] == "no" and k + 1 < len(words) and words[k + 1] in _NOT_NEGATING):
             return True
@@ -270,6 +275,8 @@ def negated_spans(sentence: str) -> list[tuple[int, int]]:
     the sentence; "email bob@…, not eve@…" forbids only what follows "not"; "Don't reply yet, but
     archive it" stops at "but". Erring this way is safe: a value read as forbidden is asked about.
     """
+    if not rules.on("negation"):
+        return []
     folded = fold_apostrophes(sentence).lower()
     contrasts = [m.start() for m in _CONTRAST.finditer(folded)]
     words = list(_WORD.finditer(folded))
