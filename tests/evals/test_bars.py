@@ -61,3 +61,29 @@ def test_ablation_names_what_each_rule_prevents_and_causes() -> None:
     assert "question-not-request" in results["request-grammar"].prevented
     assert "address-suffix" in results["value-identity"].prevented
     assert "authorized-contact-lookup" in results["value-identity"].caused
+
+
+def test_the_shared_prefix_mode_sends_what_production_sends() -> None:
+    from tests.anthropic_mock import MockAPI, message, verdict_call
+    from validator.devtools.doctor import diagnose
+    from validator.evals.agentrequest import agent_request
+    from validator.judges.anthropic import AnthropicJudge
+
+    cases = [c for c in CASES if c.id in ("plain-email-no-intents", "meaning-reply-adds-commitment")]
+    api = MockAPI([message([verdict_call(approved=False, reasoning="not what was asked", confidence="high")])] * 2)
+    judge = AnthropicJudge(client=api.client())
+    matrix = run_matrix(
+        cases,
+        judges=["anthropic:claude-sonnet-4-6"],
+        prompts=["validator"],
+        factory=lambda s, p: (judge, None),
+        shared_prefix=True,
+        concurrency=1,
+    )
+    assert len(api.bodies) == 2
+    for case, body in zip(cases, api.bodies, strict=True):
+        agent = agent_request(case, "claude-sonnet-4-6")
+        report = diagnose(agent, body)
+        assert report.extends, report.difference  # the agent's request, byte for byte, plus the validator's turn
+        assert body["messages"][len(agent["messages"])]["content"][0]["name"] == "tool_search"
+    assert all(r.verdict.usage is not None and r.verdict.usage.cache == "shared" for r in matrix.runs)

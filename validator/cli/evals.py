@@ -122,6 +122,9 @@ def run(
     update_baseline: Annotated[bool, typer.Option(help="Save this run's outcomes as the baseline.")] = False,
     concurrency: Annotated[int, typer.Option(help="Runs at a time.")] = 8,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    shared_prefix: Annotated[
+        bool, typer.Option(help="Send model judges each case as the agent's own request, as production does.")
+    ] = False,
     ablate: Annotated[
         bool, typer.Option(help="Also run the suite with each rule off in turn and report what each rule earns.")
     ] = False,
@@ -156,6 +159,7 @@ def run(
                 recordings=recordings,
                 concurrency=concurrency,
                 on_progress=lambda done, total: bar.update(task, completed=done, total=total),
+                shared_prefix=shared_prefix,
             )
         if ablate:
             matrix.ablation = run_ablation(loaded, concurrency=concurrency)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from validator.engine import Validator, ValidatorConfig
+from validator.evals.agentrequest import agent_request
 from validator.evals.cases import EvalCase
 from validator.exceptions import FieldProblem, InputError
 from validator.judges.base import Judge
@@ -272,6 +273,7 @@ def run_matrix(
     on_progress: Callable[[int, int], None] | None = None,
     factory: JudgeFactory | None = None,
     rules_off: tuple[str, ...] = (),
+    shared_prefix: bool = False,
 ) -> Matrix:
     """Run every case under every judge x prompt, ``concurrency`` at a time (``rules_off``: an ablation)."""
     build = factory or (lambda spec, prompt: make_judge(spec, prompt, replay=replay, recordings=recordings))
@@ -286,8 +288,13 @@ def run_matrix(
         case, spec, prompt = task
         judge = built[(spec, prompt)][0]
         validator = Validator(case.policy, judge=judge, authorizations=case.store(), config=config)
+        # the shared-prefix path: a model judge gets the agent's own request, as in production
+        model = spec.partition(":")[2]
+        request = agent_request(case, model) if shared_prefix and model else None
         with switched_off(*rules_off):
-            verdict = validator.validate(case.check.transcript, case.check.action, user_id=case.check.user_id)
+            verdict = validator.validate(
+                case.check.transcript, case.check.action, user_id=case.check.user_id, agent_request=request
+            )
         return EvalRun(case, spec, prompt, verdict)
 
     runs: list[EvalRun] = []
