@@ -19,11 +19,11 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command
-
-from validator import Policy, ToolPolicy, Validator
 from validator.integrations.langgraph import ValidatorState, add_validator, justified_tools
 from validator.integrations.middleware import ActionValidatorMiddleware
 from validator.integrations.testing import ScriptedChatModel
+
+from validator import Policy, ToolPolicy, Validator
 
 POLICY = Policy(
     {
