@@ -53,9 +53,10 @@ from validator.judges.strict import StrictJudge
 from validator.policy import Policy
 from validator.record import lastresort
 from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder
+from validator.retrycap import action_key, count_block, over_cap
 from validator.reuse import VerdictReuse
 from validator.spending import spend
-from validator.store.base import AuthorizationStore, RequestLedger
+from validator.store.base import AuthorizationStore, BlockCounter, RequestLedger
 from validator.store.memory import MemoryLedger
 from validator.verdict import Code, Verdict
 
@@ -85,6 +86,9 @@ class ValidatorConfig:
     """Attempts before ``JUDGE_UNAVAILABLE``: the first call and one retry."""
     clock: Callable[[], datetime] = _utcnow
     """Current time (standing authorizations expire against it)."""
+    retry_cap: int | None = 2
+    """Blocks of the same action (tool and targets) in one conversation before it is refused without a
+    judge call (``RETRY_CAP_REACHED``); None: no cap."""
     gate_budget: float = 5.0
     """Seconds the evidence gate may take on one action; past it the action is blocked
     (``GATE_BUDGET_EXCEEDED``). Its searches are linear; this bounds what an input could still cost."""
@@ -132,11 +136,15 @@ class Validator:
         """
         started = time.perf_counter()
         transcript, pending = read_messages(messages, agent_request), read_action(action)
+        retry = ""
         try:
+            retry = action_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
             step = self._step(transcript, pending, user_id, resolve(self.authorizations, pending), agent_request)
-            verdict = step if isinstance(step, Verdict) else self._judged(step)
+            verdict = step if isinstance(step, Verdict) else self._capped(step, retry) or self._judged(step)
         except Exception as exc:
             verdict = self._internal_error(pending, exc)
+        if retry:
+            count_block(self._counter, retry, verdict)
         verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
         event = self._event(transcript, pending, user_id, verdict)
         try:
@@ -156,12 +164,17 @@ class Validator:
         """Async twin of :meth:`validate`."""
         started = time.perf_counter()
         transcript, pending = read_messages(messages, agent_request), read_action(action)
+        retry = ""
         try:
+            retry = action_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
             resolved = await aresolve(self.authorizations, pending)
             step = self._step(transcript, pending, user_id, resolved, agent_request)
-            verdict = step if isinstance(step, Verdict) else await self._ajudged(step)
+            capped = None if isinstance(step, Verdict) else self._capped(step, retry)
+            verdict = step if isinstance(step, Verdict) else capped or await self._ajudged(step)
         except Exception as exc:
             verdict = self._internal_error(pending, exc)
+        if retry:
+            count_block(self._counter, retry, verdict)
         verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
         event = self._event(transcript, pending, user_id, verdict)
         try:
@@ -289,7 +302,26 @@ class Validator:
             agent_request=agent_request,
         )
 
-    # -- the judge, through verdict reuse --------------------------------------------------------
+    # -- the judge, through the retry cap and verdict reuse ---------------------------------------
+
+    @property
+    def _counter(self) -> BlockCounter | None:
+        return self.ledger if isinstance(self.ledger, BlockCounter) else None
+
+    def _capped(self, request: JudgeRequest, key: str) -> Verdict | None:
+        """The refusal of an action blocked ``retry_cap`` times in this conversation already (no judge call)."""
+        count = over_cap(self._counter, key, self.config.retry_cap)
+        if count is None:
+            return None
+        return decision.gate_block(
+            tool=request.action.tool,
+            risk=request.tool_policy.risk,
+            code=Code.RETRY_CAP_REACHED,
+            reasoning=f"This action (the same tool and targets) was already blocked {count} times in this "
+            "conversation; it is refused without another judge call.",
+            suggested_next_step="Stop retrying: ask the user directly whether they want this done.",
+            findings=request.findings,
+        )
 
     def _verdict(self, request: JudgeRequest, attempts: Attempts) -> Verdict:
         label = self.judge.label

@@ -213,7 +213,8 @@ def test_monitor_alerts_on_a_sudden_block_rate_and_exports_metrics(store: Any) -
     clock = [NOW - timedelta(hours=5)]
     alerts: list[Alert] = []
     monitor = BlockRateMonitor(store, on_alert=alerts.append, clock=lambda: clock[0], min_history=50)
-    v = Validator(POLICY, recorder=monitor, config=__import__("validator").ValidatorConfig(clock=lambda: clock[0]))
+    config = __import__("validator").ValidatorConfig(clock=lambda: clock[0], retry_cap=None)  # one turn, 230 checks
+    v = Validator(POLICY, recorder=monitor, config=config)
     blocked = {**ACTION, "justification": {"reason": "r", "evidence": [{"quote": "not said"}]}}
     for i in range(200):  # a quiet history: 5% blocked
         clock[0] = NOW - timedelta(hours=5) + timedelta(minutes=i)

@@ -163,6 +163,13 @@ def _prefix_difference(agent: Mapping[str, Any], validator: Mapping[str, Any]) -
 def diagnose(agent: Mapping[str, Any], validator: Mapping[str, Any]) -> DoctorReport:
     """Compare the agent's request with the validator's; see the module docstring."""
     notes: list[str] = []
+    choice = agent.get("tool_choice")
+    if isinstance(choice, Mapping) and choice.get("type") in ("any", "tool", "none"):
+        notes.append(
+            f"the agent's tool_choice is {choice.get('type')!r}: a validator request sharing it could not call its "
+            "own tool, so the validator sends a standalone request instead (no shared cache); use tool_choice "
+            "auto on the agent to share it"
+        )
     difference = _prefix_difference(without_markers(agent), without_markers(validator))
     marker_difference = _prefix_difference(agent, validator) if difference is None else None
     if marker_difference is not None:

@@ -25,6 +25,7 @@ __all__ = [
     "AsyncAuthorizationStore",
     "AuditLog",
     "AuthorizationStore",
+    "BlockCounter",
     "Buckets",
     "Counters",
     "Entries",
@@ -91,7 +92,18 @@ class RequestLedger(Protocol):
         ...
 
 
-class Store(AsyncAuthorizationStore, AuditLog, VerdictCache, Counters, RequestLedger, Protocol):
+@runtime_checkable
+class BlockCounter(Protocol):
+    """How often the same action was blocked in one conversation (the retry cap)."""
+
+    def add_block(self, key: str, ttl: timedelta) -> int:
+        """Count one more block of ``key``; the count so far."""
+        ...
+
+    def blocks(self, key: str) -> int: ...
+
+
+class Store(AsyncAuthorizationStore, AuditLog, VerdictCache, Counters, RequestLedger, BlockCounter, Protocol):
     """Everything the validator keeps outside one check: one protocol per concern, one object."""
 
     @property

@@ -29,11 +29,25 @@ def _entry_key(entry_id: str) -> tuple[int, int]:
 
 
 class MemoryLedger:
-    """Spent requests in a dict behind a lock (one process)."""
+    """Spent requests and repeated blocks, in dicts behind a lock (one process)."""
 
     def __init__(self) -> None:
         self._spent: dict[str, tuple[str, datetime]] = {}
+        self._blocks: dict[str, tuple[int, datetime]] = {}
         self._ledger_lock = threading.Lock()
+
+    def add_block(self, key: str, ttl: timedelta) -> int:
+        now = datetime.now(UTC)
+        with self._ledger_lock:
+            count, until = self._blocks.get(key, (0, now))
+            count = count + 1 if until > now else 1
+            self._blocks[key] = (count, now + ttl)
+            return count
+
+    def blocks(self, key: str) -> int:
+        with self._ledger_lock:
+            count, until = self._blocks.get(key, (0, datetime.now(UTC)))
+            return count if until > datetime.now(UTC) else 0
 
     def spend(self, key: str, action: str, ttl: timedelta) -> str | None:
         now = datetime.now(UTC)

@@ -9,6 +9,7 @@ Keys, all under a namespace (``validator`` by default):
 ``{ns}:audit:ids``                              sorted set of audit event ids (exactly-once appends)
 ``{ns}:verdict:{key}``                          a verdict kept for reuse (JSON string, with a TTL)
 ``{ns}:spent:{key}``                            the action that spent a user request (with a TTL)
+``{ns}:blocked:{key}``                          how often one action was blocked in one conversation
 ``{ns}:stats:{scope}:{name}:{bucket}``          block-rate counters (hash ``total``, ``blocked``);
                                                 minute buckets ``mYYYYmmddHHMM`` live 2 hours,
                                                 hour buckets ``hYYYYmmddHH`` live 8 days
@@ -267,6 +268,23 @@ class RedisStore:
         except redis.RedisError as exc:
             raise self._fail("request ledger", exc) from exc
         return None if held is None else str(held)
+
+    def add_block(self, key: str, ttl: timedelta) -> int:
+        try:
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.incr(self._key("blocked", key))
+            pipe.pexpire(self._key("blocked", key), int(ttl.total_seconds() * 1000))
+            count, _ = pipe.execute()
+        except redis.RedisError as exc:
+            raise self._fail("block counter", exc) from exc
+        return int(count)
+
+    def blocks(self, key: str) -> int:
+        try:
+            raw = self._redis.get(self._key("blocked", key))
+        except redis.RedisError as exc:
+            raise self._fail("block counter", exc) from exc
+        return int(raw or 0)
 
     # -- block-rate counters -----------------------------------------------------------------
 

@@ -128,6 +128,18 @@ def check_shareable(agent_request: Mapping[str, Any], *, validator_name: str, se
     last = messages[-1]
     if not isinstance(last, Mapping) or last.get("role") != "user":
         raise NotShareable("the agent request does not end with a user turn, so no assistant turn can follow it")
+    choice = agent_request.get("tool_choice")
+    kind = choice.get("type") if isinstance(choice, Mapping) else None
+    if isinstance(choice, Mapping) and kind in ("any", "tool", "none"):
+        what = {
+            "any": "forces some tool call",
+            "tool": f"forces the tool {choice.get('name')!r}",
+            "none": "forbids tools",
+        }
+        raise NotShareable(
+            f"the agent's tool_choice {what[str(kind)]}: copied into the validator's request it would stop the "
+            "validator tool from answering"
+        )
     if _thinking_kind(agent_request) == "enabled":
         raise NotShareable(
             "the agent uses extended thinking: a fabricated assistant turn must start with a signed thinking block"
