@@ -9,6 +9,7 @@ Requires ``langchain-anthropic`` (only for ChatAnthropic agents; nothing here is
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,7 +18,7 @@ from langchain_core.messages import BaseMessage
 
 from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL, search_tool, validator_tool
 
-__all__ = ["claude_request", "is_claude", "validator_tool_dicts", "with_validator_tools"]
+__all__ = ["PayloadCapture", "claude_request", "is_claude", "validator_tool_dicts", "with_validator_tools"]
 
 
 def is_claude(model: Any) -> bool:
@@ -32,8 +33,9 @@ def is_claude(model: Any) -> bool:
 def validator_tool_dicts(
     *, validator_name: str = DEFAULT_VALIDATOR_TOOL, search_name: str = DEFAULT_SEARCH_TOOL, quality: bool = True
 ) -> list[dict[str, Any]]:
-    """The client-side search tool and the deferred validator tool, as Anthropic tool dicts."""
-    return [search_tool(search_name), validator_tool(validator_name, quality=quality)]
+    """The deferred validator tool and the client-side search tool, as Anthropic tool dicts (the search tool
+    last: a cache breakpoint on the last tool must not land on a deferred one)."""
+    return [validator_tool(validator_name, quality=quality), search_tool(search_name)]
 
 
 def with_validator_tools(tools: Sequence[Any], **names: Any) -> list[Any]:
@@ -60,3 +62,32 @@ def claude_request(
     payload: dict[str, Any] = model._get_request_payload(list(messages), **kwargs)  # type: ignore[attr-defined]
     payload.pop("stream", None)
     return payload
+
+
+class PayloadCapture:
+    """A copy of a ChatAnthropic model that keeps the request body it really sends.
+
+    Middleware placed after the validator's (``AnthropicPromptCachingMiddleware`` adding its
+    breakpoints, anything else rewriting the request) changes the request after the validator saw
+    it; the body langchain-anthropic finally builds is the one the validator must extend. The copy
+    records each body as it is built, so sharing does not depend on the order of middleware.
+    """
+
+    def __init__(self, model: BaseChatModel) -> None:
+        self.bodies: list[dict[str, Any]] = []
+        self.model = model.model_copy()
+        build = self.model._get_request_payload  # type: ignore[attr-defined]
+
+        def recording(*args: Any, **kwargs: Any) -> Any:
+            payload = build(*args, **kwargs)
+            body = copy.deepcopy(dict(payload))
+            body.pop("stream", None)
+            self.bodies.append(body)
+            return payload
+
+        object.__setattr__(self.model, "_get_request_payload", recording)
+
+    @property
+    def last(self) -> dict[str, Any] | None:
+        """The last body sent, or None when the model built none (another model answered)."""
+        return self.bodies[-1] if self.bodies else None

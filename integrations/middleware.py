@@ -38,7 +38,7 @@ from validator.integrations._host import (
     read_answer,
     user_id_from,
 )
-from validator.integrations.claude import claude_request, is_claude, with_validator_tools
+from validator.integrations.claude import PayloadCapture, claude_request, is_claude, with_validator_tools
 from validator.integrations.langchain import justified_tool, refusal_message, transcript_from_state
 
 from validator import Decision, PendingAction, Validator, Verdict
@@ -114,29 +114,39 @@ class ActionValidatorMiddleware(AgentMiddleware):
             tools = with_validator_tools(tools, **self._names)
         return tools
 
-    def _remember(self, request: ModelRequest, response: ModelResponse) -> None:
+    def _remember(self, request: ModelRequest, response: ModelResponse, sent: dict[str, Any] | None) -> None:
+        """Keep the body the agent's call really sent (after every other middleware), by its answer's id."""
         if not (self.share_prefix and is_claude(request.model)):
             return
-        messages = [request.system_message, *request.messages] if request.system_message else list(request.messages)
-        payload = claude_request(
-            request.model, messages, request.tools, tool_choice=request.tool_choice, **request.model_settings
-        )
+        payload = sent
+        if payload is None:  # another model answered in the end (a fallback): rebuild from what we saw
+            messages = [request.system_message, *request.messages] if request.system_message else list(request.messages)
+            payload = claude_request(
+                request.model, messages, request.tools, tool_choice=request.tool_choice, **request.model_settings
+            )
         for message in response.result:
             if isinstance(message, AIMessage) and message.id and payload is not None:
                 self._requests.put(message.id, payload)
 
-    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
+    def _prepared(self, request: ModelRequest) -> tuple[ModelRequest, PayloadCapture | None]:
         request = request.override(tools=self._tools(request))
+        if not (self.share_prefix and is_claude(request.model)):
+            return request, None
+        capture = PayloadCapture(request.model)
+        return request.override(model=capture.model), capture
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
+        request, capture = self._prepared(request)
         response = handler(request)
-        self._remember(request, response)
+        self._remember(request, response, capture.last if capture else None)
         return response
 
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
-        request = request.override(tools=self._tools(request))
+        request, capture = self._prepared(request)
         response = await handler(request)
-        self._remember(request, response)
+        self._remember(request, response, capture.last if capture else None)
         return response
 
     # -- the tool call -----------------------------------------------------------------------

@@ -101,7 +101,7 @@ def test_prepare_tools_cli(tmp_path: Path) -> None:
     (tmp_path / "tools.json").write_text(json.dumps([{"name": "send_email", "input_schema": {"type": "object"}}]))
     result = runner.invoke(app, ["prepare-tools", str(tmp_path / "tools.json")])
     assert result.exit_code == 0
-    assert [t["name"] for t in json.loads(result.stdout)] == ["send_email", "tool_search", "validate_action"]
+    assert [t["name"] for t in json.loads(result.stdout)] == ["send_email", "validate_action", "tool_search"]
     (tmp_path / "bad.json").write_text(json.dumps({"name": "x"}))
     result = runner.invoke(app, ["prepare-tools", str(tmp_path / "bad.json")])
     assert result.exit_code == 2 and "must be a JSON list" in result.stderr

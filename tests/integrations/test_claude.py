@@ -150,8 +150,8 @@ def test_validator_shares_the_chatanthropic_agents_prefix(endpoint: tuple[str, l
     assert sent == ["bob@acme.example"]
     assert next(m for m in out["messages"] if isinstance(m, ToolMessage)).status == "success"
     agent_body, validator_body = bodies[0], bodies[1]
-    assert [t["name"] for t in agent_body["tools"]] == ["send_email", "tool_search", "validate_action"]
-    assert agent_body["tools"][-1]["defer_loading"] is True
+    assert [t["name"] for t in agent_body["tools"]] == ["send_email", "validate_action", "tool_search"]
+    assert agent_body["tools"][-2]["defer_loading"] is True
     assert "justification" in agent_body["tools"][0]["input_schema"]["required"]
     for key in ("model", "system", "tools"):
         assert validator_body[key] == agent_body[key], key
@@ -239,3 +239,43 @@ def test_the_raw_loop_refuses_a_reused_tool_use_id_and_never_raises() -> None:
     assert [r["tool_use_id"] for r in checked.refused] == ["t1", "t2"]
     assert checked.verdicts["t1"].code.value == "TOOL_CALL_ID_REUSED"
     assert "could not be read" in checked.verdicts["t2"].reasoning
+
+
+@pytest.mark.parametrize("order", ["caching-before-ours", "caching-after-ours"])
+@pytest.mark.parametrize("system", ["string", "blocks"])
+def test_sharing_does_not_depend_on_middleware_order(
+    endpoint: tuple[str, list[dict[str, Any]]], order: str, system: str
+) -> None:
+    import anthropic
+    from langchain_anthropic.middleware import AnthropicPromptCachingMiddleware
+    from langchain_core.messages import SystemMessage
+
+    from validator.devtools.doctor import diagnose
+
+    url, bodies = endpoint
+    sent: list[str] = []
+
+    @tool
+    def send_email(to: str) -> str:
+        """Send an email."""
+        sent.append(to)
+        return "sent"
+
+    model = ChatAnthropic(model="claude-sonnet-4-6", api_key="sk-test", base_url=url, max_retries=0)
+    judge = AnthropicJudge(client=anthropic.Anthropic(api_key="sk-test", base_url=url, max_retries=0))
+    ours = ActionValidatorMiddleware(Validator(POLICY, judge=judge))
+    caching = AnthropicPromptCachingMiddleware(unsupported_model_behavior="ignore")
+    prompt: Any = (
+        "You are an email assistant."
+        if system == "string"
+        else SystemMessage(content=[{"type": "text", "text": "You are an email assistant."}])
+    )
+    middleware = [caching, ours] if order == "caching-before-ours" else [ours, caching]
+    agent = create_agent(model, [send_email], system_prompt=prompt, middleware=middleware)
+    agent.invoke({"messages": [HumanMessage(USER)]})
+    assert sent == ["bob@acme.example"]
+    agent_body, validator_body = bodies[0], bodies[1]
+    report = diagnose(agent_body, validator_body)
+    assert report.extends, report.difference
+    assert all("defer_loading" not in t or "cache_control" not in t for t in agent_body["tools"])
+    assert validator_body["messages"][len(agent_body["messages"])]["content"][0]["name"] == "tool_search"

@@ -102,12 +102,12 @@ def _messages() -> list[dict[str, Any]]:
 
 def test_prepare_tools_appends_search_and_deferred_strict_validator() -> None:
     names = [t["name"] for t in TOOLS]
-    assert names == ["send_email", "read_inbox", "tool_search", "validate_action"]
-    validator_tool = TOOLS[-1]
+    assert names == ["send_email", "read_inbox", "validate_action", "tool_search"]
+    validator_tool = TOOLS[-2]
     assert validator_tool["defer_loading"] is True and validator_tool["strict"] is True
     assert validator_tool["input_schema"]["additionalProperties"] is False
     assert validator_tool["input_schema"]["required"] == ["approved", "reasoning", "confidence"]
-    assert "defer_loading" not in TOOLS[-2]
+    assert "defer_loading" not in TOOLS[-1]  # the last tool may carry a cache breakpoint
     assert prepare_tools(TOOLS) == TOOLS  # idempotent
 
 
@@ -117,7 +117,7 @@ def test_prepare_tools_refuses_a_name_clash_and_bad_tools() -> None:
     with pytest.raises(UsageError, match=r"tools\[0\] must be an object"):
         prepare_tools([{"description": "no name"}])
     custom = prepare_tools([SEND_EMAIL], validator_name="check_it", search_name="find_tools")
-    assert [t["name"] for t in custom] == ["send_email", "find_tools", "check_it"]
+    assert [t["name"] for t in custom] == ["send_email", "check_it", "find_tools"]
 
 
 # --- the shared request -----------------------------------------------------------------

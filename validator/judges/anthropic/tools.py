@@ -70,7 +70,8 @@ def prepare_tools(
     quality: bool = True,
     policy: Policy | None = None,
 ) -> list[dict[str, Any]]:
-    """The agent's tools with the search tool and the deferred validator tool appended.
+    """The agent's tools with the deferred validator tool and the search tool appended (in that order: the last
+    tool may carry a cache breakpoint, and a deferred one cannot).
 
     With ``policy``, every tool it guards (not exempt) also gets a required ``justification``
     argument. Call it once, at the start of a task, and send the result on every agent turn. Calling it
@@ -81,7 +82,9 @@ def prepare_tools(
         UsageError: a tool is not an object with a name, or an agent tool already uses
             one of the two names for something else.
     """
-    ours = {search_name: search_tool(search_name), validator_name: validator_tool(validator_name, quality=quality)}
+    # The deferred validator tool before the search tool: a request's last tool is where a cache breakpoint goes
+    # (LangChain's AnthropicPromptCachingMiddleware puts one there), and a deferred tool cannot carry one.
+    ours = {validator_name: validator_tool(validator_name, quality=quality), search_name: search_tool(search_name)}
     out: list[dict[str, Any]] = []
     for i, tool in enumerate(tools):
         if not isinstance(tool, Mapping) or not isinstance(tool.get("name"), str):
