@@ -141,3 +141,30 @@ def test_a_marker_nested_in_a_tool_result_is_read_as_the_agents_breakpoint() -> 
     report = diagnose(agent, _validator_request(agent))
     assert report.extends and report.cached_tokens > 10_000
     assert not any("not on its last block" in n for n in report.notes), report.notes
+
+
+def test_doctor_live_runs_the_same_code_offline_against_the_emulator() -> None:
+    from typer.testing import CliRunner
+
+    from validator.cli import app
+
+    result = CliRunner().invoke(app, ["doctor", "--live", "--emulate", "--turns", "2", "--model", "claude-sonnet-4-6"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("validator doctor --live: claude-sonnet-4-6, 2 checks, against the caching emulator")
+    assert "read" in lines[1] and "written" in lines[1] and "tool loaded by reference" in lines[1]
+    rows = [line.split() for line in lines[2:4]]
+    assert [r[0] for r in rows] == ["1", "2"] and all(r[1] == "APPROVED" and r[2] == "shared" for r in rows)
+    assert all(int(r[3].replace(",", "")) > 0 and r[-1] == "yes" for r in rows)  # read from cache; tool loaded
+    ratio = float(lines[4].rsplit(" ", 1)[1])
+    assert 0 < ratio < 1
+
+
+def test_doctor_live_without_a_key_is_a_setup_error(monkeypatch: Any) -> None:
+    from typer.testing import CliRunner
+
+    from validator.cli import app
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    result = CliRunner().invoke(app, ["doctor", "--live"])
+    assert result.exit_code == 2 and "ANTHROPIC_API_KEY" in result.stderr

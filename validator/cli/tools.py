@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,8 @@ from validator.exceptions import FieldProblem, InputError, UsageError
 from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL, prepare_tools
 
 __all__ = ["register"]
+
+LIVE_MODEL = os.environ.get("VALIDATOR_LIVE_MODEL", "claude-haiku-4-5")
 
 
 def prepare_tools_command(
@@ -43,8 +46,22 @@ def doctor(
     validator_request: Annotated[Path | None, typer.Argument(help="JSON body of the validator's request.")] = None,
     pair: Annotated[Path | None, typer.Option(help='A recorded pair: {"agent": {...}, "validator": {...}}.')] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    live: Annotated[
+        bool, typer.Option("--live", help="Run a short agent conversation on the real API (needs ANTHROPIC_API_KEY).")
+    ] = False,
+    emulate: Annotated[bool, typer.Option(help="With --live: run against the caching emulator, offline.")] = False,
+    model: Annotated[str, typer.Option(help="With --live: the model of the agent and the validator.")] = LIVE_MODEL,
+    turns: Annotated[int, typer.Option(min=1, max=20, help="With --live: how many agent turns.")] = 3,
 ) -> None:
-    """Explain a cache miss: does the validator request extend the agent's byte for byte, and where not?"""
+    """Explain a cache miss: does the validator request extend the agent's byte for byte, and where not?
+
+    With ``--live``: run the shared-prefix validator on a short agent conversation and print, per
+    check, the tokens read, written and paid in full, the cost, the latency and whether the deferred
+    validator tool was loaded, then the cost ratio against standalone checks.
+    """
+    if live:
+        _live(model, turns, emulate)
+        return
     try:
         if pair is not None:
             both = read_json_object(pair, str(pair))
@@ -65,6 +82,26 @@ def doctor(
     report = diagnose(first, second)
     print(json.dumps(report.to_dict(), indent=2) if as_json else report.render())
     raise typer.Exit(0 if report.extends else 1)
+
+
+def _live(model: str, turns: int, emulate: bool) -> None:
+    from validator.devtools.live import emulated_client, run_live
+
+    if emulate:
+        client = emulated_client(model)
+    else:
+        if not os.environ.get("ANTHROPIC_API_KEY"):
+            problem = "doctor --live needs ANTHROPIC_API_KEY (or --emulate to run against the caching emulator)"
+            raise bad_input(InputError([FieldProblem("ANTHROPIC_API_KEY", problem)], source="doctor --live"))
+        try:
+            import anthropic
+        except ImportError:
+            problem = "doctor --live needs: pip install 'action-validator[anthropic]'"
+            raise bad_input(InputError([FieldProblem("--live", problem)], source="doctor --live")) from None
+        client = anthropic.Anthropic(max_retries=0)
+    report = run_live(client, model, turns=turns, emulated=emulate)
+    print(report.render())
+    raise typer.Exit(0 if all(c.loaded and c.cache == "shared" for c in report.checks) else 1)
 
 
 def register(app: typer.Typer) -> None:
