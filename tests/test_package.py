@@ -74,24 +74,16 @@ def test_prompts_load() -> None:
         validator.load_prompt("nope")
 
 
+def _build_wheel(folder: Path) -> Path:
+    """The project's wheel, built into ``folder``."""
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(folder)]
+    subprocess.run([*command, str(ROOT)], check=True, capture_output=True)
+    (wheel,) = folder.glob("*.whl")
+    return wheel
+
+
 def test_wheel_ships_packages_and_prompts(tmp_path: Path) -> None:
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp_path),
-            str(ROOT),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = tmp_path.glob("*.whl")
+    wheel = _build_wheel(tmp_path)
     names = set(zipfile.ZipFile(wheel).namelist())
     assert {
         "validator/_prompts/justification.md",
@@ -118,23 +110,7 @@ def _probe(cwd: Path, env: dict[str, str]) -> list[str]:
 def test_wheel_and_editable_install_import_integrations_the_same_way(tmp_path: Path) -> None:
     import os
 
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp_path),
-            str(ROOT),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    (wheel,) = tmp_path.glob("*.whl")
+    wheel = _build_wheel(tmp_path)
     site = tmp_path / "site"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],

@@ -126,11 +126,9 @@ def endpoint() -> Iterator[tuple[str, list[dict[str, Any]]]]:
         server.server_close()
 
 
-def test_validator_shares_the_chatanthropic_agents_prefix(endpoint: tuple[str, list[dict[str, Any]]]) -> None:
+def _claude_agent_parts(url: str, sent: list[str]) -> tuple[Any, ChatAnthropic, AnthropicJudge]:
+    """A send_email tool that logs what it sends, a ChatAnthropic agent model and a judge, on ``url``."""
     import anthropic
-
-    url, bodies = endpoint
-    sent: list[str] = []
 
     @tool
     def send_email(to: str) -> str:
@@ -140,6 +138,15 @@ def test_validator_shares_the_chatanthropic_agents_prefix(endpoint: tuple[str, l
 
     model = ChatAnthropic(model="claude-sonnet-4-6", api_key="sk-test", base_url=url, max_retries=0)
     judge = AnthropicJudge(client=anthropic.Anthropic(api_key="sk-test", base_url=url, max_retries=0))
+    return send_email, model, judge
+
+
+def test_validator_shares_the_chatanthropic_agents_prefix(endpoint: tuple[str, list[dict[str, Any]]]) -> None:
+
+    url, bodies = endpoint
+    sent: list[str] = []
+
+    send_email, model, judge = _claude_agent_parts(url, sent)
     agent = create_agent(
         model,
         [send_email],
@@ -246,7 +253,6 @@ def test_the_raw_loop_refuses_a_reused_tool_use_id_and_never_raises() -> None:
 def test_sharing_does_not_depend_on_middleware_order(
     endpoint: tuple[str, list[dict[str, Any]]], order: str, system: str
 ) -> None:
-    import anthropic
     from langchain_anthropic.middleware import AnthropicPromptCachingMiddleware
     from langchain_core.messages import SystemMessage
 
@@ -255,14 +261,7 @@ def test_sharing_does_not_depend_on_middleware_order(
     url, bodies = endpoint
     sent: list[str] = []
 
-    @tool
-    def send_email(to: str) -> str:
-        """Send an email."""
-        sent.append(to)
-        return "sent"
-
-    model = ChatAnthropic(model="claude-sonnet-4-6", api_key="sk-test", base_url=url, max_retries=0)
-    judge = AnthropicJudge(client=anthropic.Anthropic(api_key="sk-test", base_url=url, max_retries=0))
+    send_email, model, judge = _claude_agent_parts(url, sent)
     ours = ActionValidatorMiddleware(Validator(POLICY, judge=judge))
     caching = AnthropicPromptCachingMiddleware(unsupported_model_behavior="ignore")
     prompt: Any = (
