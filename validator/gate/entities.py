@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from functools import cache
+from functools import cache, lru_cache
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -255,6 +255,13 @@ def _in_run(raw: str, start: int) -> Entity | None:
 
 def extract_entities(text: str, *, region: str = DEFAULT_REGION) -> list[Entity]:
     """Every entity in ``text``, in order of appearance, each span reported once."""
+    return list(_extract(text, region))
+
+
+@lru_cache(maxsize=4096)
+def _extract(text: str, region: str) -> tuple[Entity, ...]:
+    """:func:`extract_entities`, kept for the texts seen last (the same body, the same recipient, checked
+    again on every call of a turn)."""
     found: list[Entity] = []
     for m in _RUN.finditer(text):
         run = m.group()
@@ -283,7 +290,7 @@ def extract_entities(text: str, *, region: str = DEFAULT_REGION) -> list[Entity]
             if 8 <= len(digits) <= 20 and not any(s < m.end() and m.start() < e for s, e in taken):
                 found.append(Entity("account", m.group(), digits, m.start(), m.end()))
                 taken.append((m.start(), m.end()))
-    return sorted(found, key=lambda e: e.start)
+    return tuple(sorted(found, key=lambda e: e.start))
 
 
 def parse_entity(value: str, *, region: str = DEFAULT_REGION) -> Entity | None:

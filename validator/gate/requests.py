@@ -156,20 +156,51 @@ def _retracted(transcript: Transcript, sentence: RequestSentence) -> str | None:
     return None
 
 
-def _read(intent: str, sentence: RequestSentence, transcript: Transcript) -> list[_Reading]:
-    folded = fold_apostrophes(sentence.text).lower()
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """One sentence, read once for every intent word looked for in it."""
+
+    folded: str
+    words: list[re.Match[str]]
+    texts: list[str]
+    negated: list[tuple[int, int]]
+    breaks: list[int]
+    question: bool
+
+
+@lru_cache(maxsize=1024)
+def _parse(text: str, negation: bool) -> _Parsed:
+    folded = fold_apostrophes(text).lower()
     words = list(_WORD.finditer(folded))
+    return _Parsed(
+        folded,
+        words,
+        [w.group() for w in words],
+        negated_spans(folded) if negation else [],
+        [m.end() for m in _CLAUSE.finditer(folded)],
+        folded.rstrip().endswith("?"),
+    )
+
+
+def _read(intent: str, sentence: RequestSentence, transcript: Transcript) -> list[_Reading]:
     phrase = _phrase(intent)
     if not phrase or phrase[0] is None:
         return []
+    parsed = _parse(sentence.text, rules.on("negation"))
+    folded, words, negated, breaks, question = (
+        parsed.folded,
+        parsed.words,
+        parsed.negated,
+        parsed.breaks,
+        parsed.question,
+    )
     # Inflections of a verb share its first letter (pay/paid, send/sent, tell/told): only those words
     # are looked up, so a long sentence costs a scan, not a lemma per word.
     initials = {w[0] for w in phrase if w}
-    lemmas = [_lemma(w.group()) if w.group()[0] in initials else w.group() for w in words]
-    negated = negated_spans(folded)
-    breaks = [m.end() for m in _CLAUSE.finditer(folded)]
+    if not any(t[0] in initials for t in parsed.texts):
+        return []
+    lemmas = [_lemma(t) if t[0] in initials else t for t in parsed.texts]
     readings: list[_Reading] = []
-    question = folded.rstrip().endswith("?")
     for i, w in enumerate(words):
         if lemmas[i] != phrase[0] or not _matches(lemmas, phrase, i):
             continue
@@ -180,7 +211,7 @@ def _read(intent: str, sentence: RequestSentence, transcript: Transcript) -> lis
         prefix = " ".join(words_before[-_MAX_FRAME_WORDS - 1 :]) + " " if words_before else ""
         problem: RequestProblem | None = None
         detail = ""
-        if any(s <= w.start() < e for s, e in negated) or negation_before([x.group() for x in words], i):
+        if any(s <= w.start() < e for s, e in negated) or negation_before(parsed.texts, i):
             problem, detail = "negated", sentence.text
         elif question and (len(words_before) > _MAX_FRAME_WORDS or not _ASKING.match(prefix)):
             problem, detail = "question", sentence.text
