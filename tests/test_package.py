@@ -75,9 +75,15 @@ def test_prompts_load() -> None:
 
 
 def _build_wheel(folder: Path) -> Path:
-    """The project's wheel, built into ``folder``."""
+    """The project's wheel, built into ``folder`` from a copy of the sources (setuptools writes a
+    ``build/`` folder beside them: never in the checkout)."""
+    import shutil
+
+    source = folder / "src"
+    skip = shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis")
+    shutil.copytree(ROOT, source, ignore=skip)
     command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(folder)]
-    subprocess.run([*command, str(ROOT)], check=True, capture_output=True)
+    subprocess.run([*command, str(source)], check=True, capture_output=True)
     (wheel,) = folder.glob("*.whl")
     return wheel
 
