@@ -30,6 +30,7 @@ recorder that cannot record turns an approval into ``RECORDER_UNAVAILABLE``. Onl
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -169,12 +170,13 @@ class Validator:
             retry = action_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
             resolved = await aresolve(self.authorizations, pending)
             step = self._step(transcript, pending, user_id, resolved, agent_request)
-            capped = None if isinstance(step, Verdict) else self._capped(step, retry)
+            # the store's counter and ledger are sync: off the event loop
+            capped = None if isinstance(step, Verdict) else await asyncio.to_thread(self._capped, step, retry)
             verdict = step if isinstance(step, Verdict) else capped or await self._ajudged(step)
         except Exception as exc:
             verdict = self._internal_error(pending, exc)
         if retry:
-            count_block(self._counter, retry, verdict)
+            await asyncio.to_thread(count_block, self._counter, retry, verdict)
         verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
         event = self._event(transcript, pending, user_id, verdict)
         try:
@@ -350,12 +352,12 @@ class Validator:
     async def _ajudged(self, request: JudgeRequest) -> Verdict:
         key = self.reuse.key(request, self.policy.version, self.judge.label) if self.reuse else ""
         if self.reuse is not None and (kept := await self.reuse.aget(key)) is not None:
-            return spend(kept, request, self.ledger)
+            return await asyncio.to_thread(spend, kept, request, self.ledger)
         timeout, tries = self.config.judge_timeout, self.config.judge_attempts
         verdict = self._verdict(request, await acall_judge(self.judge, request, timeout=timeout, attempts=tries))
         if self.reuse is not None:
             await self.reuse.aput(key, verdict)
-        return spend(verdict, request, self.ledger)
+        return await asyncio.to_thread(spend, verdict, request, self.ledger)
 
     # -- after the verdict -------------------------------------------------------------------------
 

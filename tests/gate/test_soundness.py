@@ -548,3 +548,23 @@ def test_entities_are_parsed_as_values() -> None:
     assert lookalike is not None and lookalike.note is not None and "CYRILLIC" in lookalike.note
     quoted = parse_entity('"eve"@evil.example')
     assert quoted is not None and quoted.note is not None
+
+
+def test_one_request_one_payment_on_the_async_path_too() -> None:
+    import asyncio
+
+    validator = Validator(POLICY)
+    user = "Pay Bob 500 EUR at DE44500105175407324931."
+    justification = {"reason": "r", "evidence": [{"quote": user}]}
+
+    async def both() -> list[Code]:
+        actions = [
+            pending_action(
+                "send_money", {"recipient": "DE44500105175407324931", "amount": 500}, justification, call_id=c
+            )
+            for c in ("p1", "p2")
+        ]
+        verdicts = await asyncio.gather(*(validator.avalidate(_messages(user), a, user_id="u-1") for a in actions))
+        return sorted(v.code for v in verdicts)
+
+    assert asyncio.run(both()) == sorted([Code.APPROVED, Code.REQUEST_ALREADY_USED])
