@@ -213,28 +213,25 @@ def not_recorded(verdict: Verdict, detail: str) -> Verdict:
     )
 
 
-def request_used(verdict: Verdict, spent_by: str) -> Verdict:
-    """An approval whose request already authorized another action: it goes to the user instead."""
+def _to_the_user(verdict: Verdict, code: Code, why: str) -> Verdict:
+    """An approval that code holds back: it goes to the user, saying why first."""
     return replace(
         verdict,
         approved=False,
         decision=Decision.ASK_USER,
-        code=Code.REQUEST_ALREADY_USED,
-        reasoning=(
-            "The user's request was already spent on another action "
-            f"({spent_by}); one request authorizes the actions it names, once. " + verdict.reasoning
-        ),
-        suggested_next_step="Ask the user whether they want this action done as well.",
+        code=code,
+        reasoning=f"{why} {verdict.reasoning}",
+        suggested_next_step="Ask the user whether they want this action done.",
     )
+
+
+def request_used(verdict: Verdict, spent_by: str) -> Verdict:
+    """An approval whose request already authorized another action: it goes to the user instead."""
+    why = f"The user's request was already spent on another action ({spent_by}); one request authorizes the "
+    return _to_the_user(verdict, Code.REQUEST_ALREADY_USED, why + "actions it names, once.")
 
 
 def ledger_unavailable(verdict: Verdict, detail: str) -> Verdict:
     """An approval whose request could not be checked against the ledger: it goes to the user."""
-    return replace(
-        verdict,
-        approved=False,
-        decision=Decision.ASK_USER,
-        code=Code.REQUEST_LEDGER_UNAVAILABLE,
-        reasoning=f"Whether the user's request was already spent could not be checked ({detail}). " + verdict.reasoning,
-        suggested_next_step="Ask the user to confirm this action directly.",
-    )
+    why = f"Whether the user's request was already spent could not be checked ({detail})."
+    return _to_the_user(verdict, Code.REQUEST_LEDGER_UNAVAILABLE, why)

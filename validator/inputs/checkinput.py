@@ -183,6 +183,13 @@ def _transcript(messages: list[_MessageIn]) -> Transcript:
         raise InputError(exc.problems) from None
 
 
+def _strict(value: Any, root: str) -> None:
+    """Raise :class:`InputError` for what strict JSON refuses in ``value`` (Python data, held to the same rules)."""
+    found = strictjson.problems(value, root=root)
+    if found:
+        raise InputError(found)
+
+
 def parse_transcript(data: Any) -> Transcript:
     """A transcript from a list of message objects in the check-input format."""
     if isinstance(data, Transcript):
@@ -190,9 +197,7 @@ def parse_transcript(data: Any) -> Transcript:
     items = list(data) if isinstance(data, list | tuple) else data
     if isinstance(items, list) and all(isinstance(m, Message) for m in items):
         return Transcript(items)
-    found = strictjson.problems(items, root="messages")
-    if found:
-        raise InputError(found)
+    _strict(items, "messages")
     try:
         docs = _MessageList.validate_python(items)
     except ValidationError as exc:
@@ -203,14 +208,10 @@ def parse_transcript(data: Any) -> Transcript:
 def parse_action(data: Any) -> PendingAction:
     """A pending action from ``{"tool", "args", "justification"}`` (or a :class:`PendingAction`)."""
     if isinstance(data, PendingAction):
-        found = strictjson.problems(dict(data.args), root="action.args")
-        if found:
-            raise InputError(found)
+        _strict(dict(data.args), "action.args")
         _check_arg_sizes(data, DEFAULT_LIMITS)
         return data
-    found = strictjson.problems(data, root="action")
-    if found:
-        raise InputError(found)
+    _strict(data, "action")
     try:
         doc = _ActionIn.model_validate(data)
     except ValidationError as exc:
