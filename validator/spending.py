@@ -16,6 +16,7 @@ import logging
 from datetime import timedelta
 
 from validator import decision, rules
+from validator._json import utf8
 from validator.exceptions import StoreError
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Transcript
@@ -35,7 +36,7 @@ def _request_keys(request: JudgeRequest) -> list[str]:
     keys = []
     for r in request.findings.requests:
         text = request.transcript.messages[r.message].content
-        material = f"{request.user_id}\x00{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()}"
+        material = f"{request.user_id}\x00{hashlib.sha256(utf8(text)).hexdigest()}"
         keys.append(hashlib.sha256(f"{material}\x00{r.start}:{r.end}".encode()).hexdigest())
     return keys
 

@@ -10,19 +10,11 @@ every message that is not the user's, and the parts the user pasted, at their me
 from __future__ import annotations
 
 from validator import rules
-from validator.gate.sentences import blank, pasted_spans
+from validator.gate.sentences import blank, pasted_by_message
 from validator.gate.text import TextIndex
 from validator.inputs.transcript import Message, Transcript
 
 __all__ = ["is_users", "other_index", "outside_authors", "user_index"]
-
-
-def _pasted(t: Transcript) -> dict[int, list[tuple[int, int]]]:
-    """The pasted parts of every user message that has any (found once per transcript)."""
-    if not rules.on("pasted-text"):
-        return {}
-    found = {i: pasted_spans(m.content) for i, m in enumerate(t.messages) if m.role == "user"}
-    return {i: spans for i, spans in found.items() if spans}
 
 
 def _key(name: str) -> str:
@@ -36,14 +28,14 @@ def is_users(message: Message, user_id: str | None) -> bool:
 
 
 def _user(t: Transcript, user_id: str | None) -> TextIndex:
-    pasted = t.memo(_key("gate.pasted"), _pasted)
+    pasted = pasted_by_message(t)
     positions = tuple(i for i, m in enumerate(t.messages) if is_users(m, user_id))
     texts = tuple(blank(t.messages[i].content, pasted[i]) if i in pasted else t.messages[i].content for i in positions)
     return TextIndex(positions, texts)
 
 
 def _other(t: Transcript, user_id: str | None) -> TextIndex:
-    pasted = t.memo(_key("gate.pasted"), _pasted)
+    pasted = pasted_by_message(t)
     positions: list[int] = []
     texts: list[str] = []
     for i, m in enumerate(t.messages):

@@ -30,6 +30,7 @@ __all__ = [
     "negated_spans",
     "blank",
     "own_text",
+    "pasted_by_message",
     "pasted_spans",
     "request_sentences",
     "sentence_spans",
@@ -227,10 +228,21 @@ def locate(text: str, needle: str, limit: int = 5) -> list[tuple[int, int]]:
     return found
 
 
-def _own(transcript: Transcript, i: int) -> str:
+def _pasted(transcript: Transcript) -> dict[int, list[tuple[int, int]]]:
+    found = {i: pasted_spans(m.content) for i, m in enumerate(transcript.messages) if m.role == "user"}
+    return {i: spans for i, spans in found.items() if spans}
+
+
+def pasted_by_message(transcript: Transcript) -> dict[int, list[tuple[int, int]]]:
+    """The pasted parts of every user message that has any, found once per transcript (none when the
+    ``pasted-text`` rule is off)."""
     if not rules.on("pasted-text"):
-        return transcript.messages[i].content
-    return transcript.memo(f"gate.own_text[{i}]", lambda t: own_text(t.messages[i].content))
+        return {}
+    return transcript.memo("gate.pasted", _pasted)
+
+
+def _own(transcript: Transcript, i: int) -> str:
+    return blank(transcript.messages[i].content, pasted_by_message(transcript).get(i, []))
 
 
 def request_sentences(
