@@ -9,6 +9,8 @@ every message that is not the user's, and the parts the user pasted, at their me
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from validator import rules
 from validator.gate.sentences import blank, pasted_by_message
 from validator.gate.text import TextIndex
@@ -27,46 +29,66 @@ def is_users(message: Message, user_id: str | None) -> bool:
     return message.role == "user" and (message.author is None or message.author == user_id)
 
 
-def _user(t: Transcript, user_id: str | None) -> TextIndex:
+def _user(t: Transcript, user_id: str | None, start: int = 0) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Positions and own words of the check's user's messages from ``start`` on."""
     pasted = pasted_by_message(t)
-    positions = tuple(i for i, m in enumerate(t.messages) if is_users(m, user_id))
-    texts = tuple(blank(t.messages[i].content, pasted[i]) if i in pasted else t.messages[i].content for i in positions)
-    return TextIndex(positions, texts)
+    messages = t.messages
+    positions = tuple(i for i in range(start, len(messages)) if is_users(messages[i], user_id))
+    texts = tuple(blank(messages[i].content, pasted[i]) if i in pasted else messages[i].content for i in positions)
+    return positions, texts
 
 
-def _other(t: Transcript, user_id: str | None) -> TextIndex:
+def _other(t: Transcript, user_id: str | None, start: int = 0) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Positions and texts of everything not the user's own from ``start`` on (pasted parts included)."""
     pasted = pasted_by_message(t)
     positions: list[int] = []
     texts: list[str] = []
-    for i, m in enumerate(t.messages):
+    for i, m in enumerate(t.messages[start:], start):
         if not is_users(m, user_id):
             positions.append(i)
             texts.append(m.content)
         elif i in pasted:
             positions.append(i)
             texts.append("\x00".join(m.content[s:e] for s, e in pasted[i]))
-    return TextIndex(tuple(positions), tuple(texts))
+    return tuple(positions), tuple(texts)
+
+
+Parts = Callable[[Transcript, "str | None", int], tuple[tuple[int, ...], tuple[str, ...]]]
+
+
+def _indexed(transcript: Transcript, key: str, parts: Parts, user_id: str | None) -> TextIndex:
+    """The memoised index of ``parts``; a longer transcript of the same conversation indexes only its new messages."""
+
+    def extend(index: TextIndex, longer: Transcript, start: int) -> TextIndex:
+        return index.extended(*parts(longer, user_id, start))
+
+    return transcript.memo(_key(f"{key}:{user_id}"), lambda t: TextIndex(*parts(t, user_id, 0)), extend)
 
 
 def user_index(transcript: Transcript, user_id: str | None = None) -> TextIndex:
     """Search index over the user's own words (built once per transcript and user)."""
-    return transcript.memo(_key(f"gate.user_index:{user_id}"), lambda t: _user(t, user_id))
+    return _indexed(transcript, "gate.user_index", _user, user_id)
 
 
 def other_index(transcript: Transcript, user_id: str | None = None) -> TextIndex:
     """Search index over every message that is not the user's, and the text the user pasted (built on
     first use: an action whose evidence all stands in the user's own words never needs it)."""
-    return transcript.memo(_key(f"gate.other_index:{user_id}"), lambda t: _other(t, user_id))
+    return _indexed(transcript, "gate.other_index", _other, user_id)
 
 
-def _authors(transcript: Transcript) -> dict[str, tuple[int, ...]]:
+def _authors(transcript: Transcript, start: int = 0) -> dict[str, tuple[int, ...]]:
     found: dict[str, list[int]] = {}
-    for i, m in enumerate(transcript.messages):
+    for i, m in enumerate(transcript.messages[start:], start):
         if m.author:
             found.setdefault(m.author.strip().casefold(), []).append(i)
     return {a: tuple(ix) for a, ix in found.items()}
 
 
+def _more_authors(found: dict[str, tuple[int, ...]], longer: Transcript, start: int) -> dict[str, tuple[int, ...]]:
+    more = _authors(longer, start)
+    return {a: found.get(a, ()) + more.get(a, ()) for a in found.keys() | more.keys()} if more else found
+
+
 def outside_authors(transcript: Transcript) -> dict[str, tuple[int, ...]]:
     """Case-folded outside authors of tool messages, each with the messages they wrote."""
-    return transcript.memo("gate.authors", _authors)
+    return transcript.memo("gate.authors", _authors, _more_authors)

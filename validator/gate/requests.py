@@ -134,10 +134,10 @@ class _Reading:
     multiple: bool
 
 
-def _retractions(transcript: Transcript) -> list[tuple[int, int, str]]:
+def _retractions(transcript: Transcript, start: int = 0) -> list[tuple[int, int, str]]:
     """``(message, position, words)`` of every place the user takes something back (one pass per transcript)."""
     found: list[tuple[int, int, str]] = []
-    for i, m in enumerate(transcript.messages):
+    for i, m in enumerate(transcript.messages[start:], start):
         if m.role != "user":
             continue
         folded = fold_apostrophes(m.content).lower()
@@ -148,9 +148,14 @@ def _retractions(transcript: Transcript) -> list[tuple[int, int, str]]:
     return found
 
 
+def _more_retractions(found: list[tuple[int, int, str]], longer: Transcript, start: int) -> list[tuple[int, int, str]]:
+    more = _retractions(longer, start)
+    return [*found, *more] if more else found
+
+
 def _retracted(transcript: Transcript, sentence: RequestSentence) -> str | None:
     """The words by which the user later took ``sentence`` back, if they did."""
-    for message, position, words in transcript.memo("gate.retractions", _retractions):
+    for message, position, words in transcript.memo("gate.retractions", _retractions, _more_retractions):
         if message > sentence.message or (message == sentence.message and position >= sentence.end):
             return words
     return None

@@ -228,9 +228,17 @@ def locate(text: str, needle: str, limit: int = 5) -> list[tuple[int, int]]:
     return found
 
 
-def _pasted(transcript: Transcript) -> dict[int, list[tuple[int, int]]]:
-    found = {i: pasted_spans(m.content) for i, m in enumerate(transcript.messages) if m.role == "user"}
+def _pasted(transcript: Transcript, start: int = 0) -> dict[int, list[tuple[int, int]]]:
+    messages = transcript.messages
+    found = {i: pasted_spans(messages[i].content) for i in range(start, len(messages)) if messages[i].role == "user"}
     return {i: spans for i, spans in found.items() if spans}
+
+
+def _more_pasted(
+    found: dict[int, list[tuple[int, int]]], longer: Transcript, start: int
+) -> dict[int, list[tuple[int, int]]]:
+    more = _pasted(longer, start)
+    return {**found, **more} if more else found
 
 
 def pasted_by_message(transcript: Transcript) -> dict[int, list[tuple[int, int]]]:
@@ -238,7 +246,7 @@ def pasted_by_message(transcript: Transcript) -> dict[int, list[tuple[int, int]]
     ``pasted-text`` rule is off)."""
     if not rules.on("pasted-text"):
         return {}
-    return transcript.memo("gate.pasted", _pasted)
+    return transcript.memo("gate.pasted", _pasted, _more_pasted)
 
 
 def _own(transcript: Transcript, i: int) -> str:

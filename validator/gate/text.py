@@ -179,6 +179,23 @@ class TextIndex:
         self._exact = _View(folded, _starts(lengths))
         self._normalised: _View | None = None
 
+    def extended(self, positions: tuple[int, ...], texts: tuple[str, ...]) -> TextIndex:
+        """This index with more messages after its own: only the new texts are folded."""
+        if not texts:
+            return self
+        if not self.texts:
+            return TextIndex(positions, texts)
+        more = TextIndex(positions, texts)._exact
+        offset = len(self._exact.text) + 1
+        grown = object.__new__(TextIndex)
+        grown.positions = self.positions + positions
+        grown.texts = self.texts + texts
+        grown._exact = _View(
+            self._exact.text + _SEP + more.text, self._exact.starts + [offset + s for s in more.starts]
+        )
+        grown._normalised = None
+        return grown
+
     def _full(self) -> _View:
         """The group with quote marks unified and every whitespace run made one space (built once)."""
         if self._normalised is None:

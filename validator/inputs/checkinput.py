@@ -14,15 +14,17 @@ path and its problem.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from validator._errors import problems_from_pydantic
+from validator._json import utf8
 from validator.exceptions import FieldProblem, InputError, PolicyError
-from validator.inputs import strictjson
+from validator.inputs import fastdecode, strictjson
 from validator.inputs.action import PendingAction
 from validator.inputs.anthropic import transcript_from_anthropic
 from validator.inputs.plain import to_plain
@@ -122,16 +124,38 @@ class CheckInput:
 
     @classmethod
     def from_json(cls, text: str | bytes, *, limits: Limits = DEFAULT_LIMITS) -> CheckInput:
-        """Parse the JSON text of a check input."""
+        """Parse the JSON text of a check input.
+
+        One pass decodes the bytes straight into typed records (:mod:`validator.inputs.fastdecode`);
+        only an input that pass refuses is parsed again, slowly, to name every problem by its path.
+        """
         if len(text) > limits.max_bytes:
             raise InputError([FieldProblem("", f"input is {len(text):,} bytes; at most {limits.max_bytes:,}")])
+        try:
+            doc = fastdecode.decode(utf8(text) if isinstance(text, str) else text, max_depth=limits.max_depth)
+        except (ValueError, msgspec.ValidationError) as exc:
+            cls._explain(text, limits, exc)  # always raises
+            raise  # pragma: no cover
+        problems = _size_problems(doc, limits)
+        if problems:
+            raise InputError(problems)
+        policy = _policy(doc.policy) if doc.policy is not None else None
+        action = pending_action(doc.action.tool, doc.action.args, doc.action.justification)
+        _check_arg_sizes(action, limits)
+        return cls(transcript=_transcript(doc.messages), action=action, policy=policy, user_id=doc.user_id)
+
+    @classmethod
+    def _explain(cls, text: str | bytes, limits: Limits, fast: Exception) -> None:
+        """Raise the :class:`InputError` naming every problem of an input the fast decoder refused."""
         try:
             data = strictjson.loads(text)
         except RecursionError:
             raise InputError([FieldProblem("", f"JSON nests deeper than {limits.max_depth} levels")]) from None
         except (ValueError, UnicodeDecodeError) as exc:
             raise InputError([FieldProblem("", f"not valid JSON: {exc}")]) from None
-        return cls.from_dict(data, limits=limits)
+        cls.from_dict(data, limits=limits)
+        # The careful parser accepted what the fast one refused: refuse it still, with the fast one's words.
+        raise InputError([fastdecode.problem(fast)])
 
     @classmethod
     def from_dict(cls, data: Any, *, limits: Limits = DEFAULT_LIMITS) -> CheckInput:
@@ -165,15 +189,15 @@ def _policy(data: dict[str, Any]) -> Policy:
         ) from None
 
 
-def _transcript(messages: list[_MessageIn]) -> Transcript:
+def _transcript(messages: list[_MessageIn] | list[fastdecode.MessageIn]) -> Transcript:
     built = [
         Message(
-            role=m.role,
-            content=m.content if isinstance(m.content, str) else "\n".join(b.text for b in m.content),
-            tool_calls=tuple(ToolCall(c.id, c.name, c.args) for c in m.tool_calls),
-            tool_call_id=m.tool_call_id,
-            name=m.name,
-            author=m.author,
+            m.role,
+            m.content if isinstance(m.content, str) else "\n".join(b.text for b in m.content),
+            tuple(ToolCall(c.id, c.name, c.args) for c in m.tool_calls) if m.tool_calls else (),
+            m.tool_call_id,
+            m.name,
+            m.author,
         )
         for m in messages
     ]
@@ -237,7 +261,7 @@ def _check_arg_sizes(action: PendingAction, limits: Limits) -> None:
         raise InputError(sorted(found, key=lambda p: p.path))
 
 
-def _size_problems(doc: _CheckIn, limits: Limits) -> list[FieldProblem]:
+def _size_problems(doc: _CheckIn | fastdecode.CheckIn, limits: Limits) -> list[FieldProblem]:
     problems: list[FieldProblem] = []
     if len(doc.messages) > limits.max_messages:
         problems.append(
@@ -245,8 +269,10 @@ def _size_problems(doc: _CheckIn, limits: Limits) -> list[FieldProblem]:
         )
         return problems
     total = 0
-    for i, m in enumerate(doc.messages):
-        n = len(m.content) if isinstance(m.content, str) else sum(len(b.text) for b in m.content)
+    messages: Sequence[_MessageIn | fastdecode.MessageIn] = doc.messages
+    for i, m in enumerate(messages):
+        content = m.content
+        n = len(content) if isinstance(content, str) else sum(len(b.text) for b in content)
         total += n
         if n > limits.max_message_chars:
             problems.append(

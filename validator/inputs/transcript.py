@@ -22,34 +22,35 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from validator._json import utf8
+import msgspec
+
+from validator._json import dumps, utf8
 from validator._types import ROLES, Role
 from validator.exceptions import FieldProblem, InputError
 
-__all__ = ["Message", "Role", "ToolCall", "Transcript", "content_text"]
+if TYPE_CHECKING:
+    from hashlib import _Hash
+
+__all__ = ["DIGEST_SCHEME", "Message", "Role", "ToolCall", "Transcript", "content_text"]
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
+class ToolCall(msgspec.Struct, frozen=True):
     """A tool call the agent made (or proposes)."""
 
     id: str
     """The call's id; tool messages answer it through ``tool_call_id``."""
     name: str
     """The tool's name."""
-    args: Mapping[str, Any] = field(default_factory=dict)
+    args: Mapping[str, Any] = msgspec.field(default_factory=dict)
     """The arguments, as the model sent them."""
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
-    """One message of the transcript."""
+class Message(msgspec.Struct, frozen=True):
+    """One message of the transcript (an immutable record, built in C: a long transcript converts fast)."""
 
     role: Role
     """``user`` (the only role whose words authorize), ``assistant``, ``tool`` or ``system``."""
@@ -77,24 +78,64 @@ class Message:
         return f"{tool} (from {self.author})" if self.author else tool
 
 
-@dataclass(frozen=True)
+DIGEST_SCHEME = "transcript-digest/2"
+"""The name of the digest's canonical form; it changes whenever the form does (see :func:`_record`)."""
+
+
+def _field(value: str | None) -> str:
+    return "~" if value is None else f"{len(value)}:{value}"
+
+
+def _record(m: Message) -> str:
+    """One message in the digest's canonical form: every field length-prefixed, so no two differ in one form.
+
+    A string is ``<code points>:<text>``, an absent one ``~``; a message is its role, text, tool name,
+    author and answered call id, then ``<n>#`` and each call's id, name and arguments (JSON with
+    sorted keys, no spaces, non-ASCII kept). The form depends on nothing but the values: not on the
+    Python version, dict order or how the input was spelled.
+    """
+    head = f"{_field(m.role)}{_field(m.content)}{_field(m.name)}{_field(m.author)}{_field(m.tool_call_id)}"
+    if not m.tool_calls:
+        return head + "0#"
+    calls = "".join(
+        f"{_field(c.id)}{_field(c.name)}{_field(dumps(c.args, sort_keys=True, separators=(',', ':'), default=str))}"
+        for c in m.tool_calls
+    )
+    return f"{head}{len(m.tool_calls)}#{calls}"
+
+
+def _hash_of(messages: Sequence[Message], start: _Hash | None = None) -> _Hash:
+    running = hashlib.sha256(utf8(DIGEST_SCHEME)) if start is None else start.copy()
+    running.update(utf8("".join(map(_record, messages))))
+    return running
+
+
 class Transcript:
     """An ordered, checked conversation.
+
+    A transcript is immutable. :meth:`extend` makes the transcript of the same conversation a few
+    messages later, checking and indexing only the new messages; what later stages derived from this
+    one (with :meth:`memo`) is carried over where they said how.
 
     Raises:
         InputError: when the transcript is empty, or a tool message answers no earlier tool
             call, or a tool call id is used twice.
     """
 
+    __slots__ = ("_calls", "_extenders", "_hash", "_lock", "_memo", "messages")
+
     messages: tuple[Message, ...]
-    _memo: dict[str, Any] = field(init=False, repr=False, compare=False)
-    _memo_lock: threading.RLock = field(init=False, repr=False, compare=False)
 
     def __init__(self, messages: Iterable[Message]) -> None:
-        object.__setattr__(self, "messages", tuple(messages))
-        object.__setattr__(self, "_memo", {})
-        object.__setattr__(self, "_memo_lock", threading.RLock())
-        problems = _structure_problems(self.messages)
+        self.messages = tuple(messages)
+        self._calls: dict[str, int] = {}
+        self._memo: dict[str, Any] = {}
+        self._extenders: dict[str, Callable[[Any, Transcript, int], Any]] = {}
+        self._lock = threading.RLock()
+        self._hash: _Hash | None = None
+        problems = _structure_problems(self.messages, 0, self._calls)
+        if not self.messages:
+            problems.insert(0, FieldProblem("messages", "must hold at least one message"))
         if problems:
             raise InputError(problems, source="transcript")
 
@@ -107,48 +148,85 @@ class Transcript:
     def __getitem__(self, i: int) -> Message:
         return self.messages[i]
 
-    @cached_property
-    def digest(self) -> str:
-        """SHA-256 over every message (role, author, text, tool calls), in order."""
-        canonical = json.dumps(
-            [
-                [
-                    m.role,
-                    m.content,
-                    m.name,
-                    m.author,
-                    m.tool_call_id,
-                    [[c.id, c.name, dict(c.args)] for c in m.tool_calls],
-                ]
-                for m in self.messages
-            ],
-            separators=(",", ":"),
-            ensure_ascii=False,
-            default=str,
-        )
-        return hashlib.sha256(utf8(canonical)).hexdigest()
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Transcript) and self.messages == other.messages
 
-    def memo(self, key: str, build: Callable[[Transcript], T]) -> T:
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+    def __repr__(self) -> str:
+        return f"Transcript({len(self.messages)} messages)"
+
+    def _running(self) -> _Hash:
+        if self._hash is None:
+            self._hash = _hash_of(self.messages)
+        return self._hash
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 over every message (role, author, text, tool calls), in order, in the canonical
+        form :data:`DIGEST_SCHEME` names: equal for equal transcripts however they were built."""
+        return self._running().hexdigest()
+
+    def extend(self, messages: Iterable[Message]) -> Transcript:
+        """This conversation with ``messages`` appended: only they are checked, hashed and indexed.
+
+        Equal, digest and derived data included, to ``Transcript([*self, *messages])``.
+
+        Raises:
+            InputError: naming the new messages' problems by their place in the whole transcript.
+        """
+        new = tuple(messages)
+        if not new:
+            return self
+        calls = dict(self._calls)
+        problems = _structure_problems(new, len(self.messages), calls)
+        if problems:
+            raise InputError(problems, source="transcript")
+        child = object.__new__(Transcript)
+        child.messages = self.messages + new
+        child._calls = calls
+        child._lock = threading.RLock()
+        child._hash = None if self._hash is None else _hash_of(new, self._hash)
+        with self._lock:
+            carried = [(k, self._memo[k], f) for k, f in self._extenders.items()]
+        child._memo = {}
+        child._extenders = {}
+        for key, value, extend in carried:
+            child._memo[key] = extend(value, child, len(self.messages))
+            child._extenders[key] = extend
+        return child
+
+    def memo(
+        self, key: str, build: Callable[[Transcript], T], extend: Callable[[T, Transcript, int], T] | None = None
+    ) -> T:
         """What ``build(self)`` derives from this transcript, computed once and kept with it.
 
         Stages below the inputs (the gate's search index, the outside authors) keep their derived
-        data here, so a transcript checked for several actions is indexed once.
+        data here, so a transcript checked for several actions is indexed once. With ``extend``,
+        :meth:`extend` carries the value over: ``extend(value, longer, start)`` must return what
+        ``build(longer)`` would, looking only at ``longer.messages[start:]``.
         """
         memo = self._memo
         if key not in memo:
-            with self._memo_lock:
+            with self._lock:
                 if key not in memo:
                     memo[key] = build(self)
+                    if extend is not None:
+                        self._extenders[key] = extend
         value: T = memo[key]
         return value
 
 
-def _structure_problems(messages: tuple[Message, ...]) -> list[FieldProblem]:
+_PLAIN = frozenset({"user", "assistant", "system"})
+
+
+def _structure_problems(messages: tuple[Message, ...], offset: int, seen_calls: dict[str, int]) -> list[FieldProblem]:
+    """Problems of ``messages`` (at ``offset`` in their transcript); adds their calls to ``seen_calls``."""
     problems: list[FieldProblem] = []
-    if not messages:
-        return [FieldProblem("messages", "must hold at least one message")]
-    seen_calls: dict[str, int] = {}
-    for i, m in enumerate(messages):
+    for i, m in enumerate(messages, offset):
+        if m.role in _PLAIN and not m.tool_calls and m.tool_call_id is None and type(m.content) is str:
+            continue  # the common case, checked in one line
         where = f"messages[{i}]"
         if m.role not in ROLES:
             problems.append(FieldProblem(f"{where}.role", f"must be one of {', '.join(ROLES)}, got {m.role!r}"))

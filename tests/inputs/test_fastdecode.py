@@ -1,0 +1,167 @@
+"""The one-pass decoder and the careful parser give the same answer on any input (issue 13)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.inputs.test_checkinput import GOOD
+from validator import CheckInput, InputError, Limits
+from validator.inputs import checkinput, fastdecode
+
+LIMITS = Limits(max_depth=12)
+
+_json_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+)
+_json = st.recursive(
+    _json_leaf,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=12,
+)
+EDGES: list[Any] = ["", "x", "user", "text", 0, 1.5, True, None, [], {}, [{}], {"type": "text", "text": "t"}]
+_payload = st.one_of(st.sampled_from(EDGES), _json)
+_keys = [
+    "messages",
+    "action",
+    "policy",
+    "user_id",
+    "role",
+    "content",
+    "tool_calls",
+    "tool_call_id",
+    "name",
+    "author",
+    "id",
+    "args",
+    "tool",
+    "justification",
+    "type",
+    "text",
+    "cache_control",
+    "colour",
+]
+
+
+def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found.extend(_places(v, (*path, k)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found.extend(_places(v, (*path, i)))
+    return found
+
+
+def _mutate(doc: Any, path: tuple[Any, ...], how: str, payload: Any, key: str) -> Any:
+    doc = json.loads(json.dumps(doc))
+    if not path:
+        return payload if how == "replace" else doc
+    node = doc
+    for p in path[:-1]:
+        node = node[p]
+    last = path[-1]
+    if how == "replace":
+        node[last] = payload
+    elif how == "delete":
+        del node[last]
+    elif how == "add" and isinstance(node[last], dict):
+        node[last][key] = payload
+    elif how == "add" and isinstance(node[last], list):
+        node[last].append(payload)
+    return doc
+
+
+def _answer(parse: Any, text: bytes) -> tuple[str, Any]:
+    try:
+        item = parse(text)
+    except InputError:
+        return ("refused", None)
+    return ("accepted", (item.transcript.messages, item.action, item.user_id, item.policy))
+
+
+def _careful(text: bytes) -> CheckInput:
+    return CheckInput.from_dict(_strict_loads(text), limits=LIMITS)
+
+
+def _strict_loads(text: bytes) -> Any:
+    try:
+        return checkinput.strictjson.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise InputError([]) from exc
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.data(),
+    st.sampled_from(["replace", "delete", "add"]),
+    _payload,
+    st.sampled_from(_keys),
+)
+def test_fast_and_careful_agree_on_any_mutation_of_a_good_input(
+    data: st.DataObject, how: str, payload: Any, key: str
+) -> None:
+    path = data.draw(st.sampled_from(_places(GOOD)))
+    doc = _mutate(GOOD, path, how, payload, key)
+    text = json.dumps(doc).encode()
+    fast = _answer(lambda t: CheckInput.from_json(t, limits=LIMITS), text)
+    careful = _answer(_careful, text)
+    assert fast == careful, (doc, fast, careful)
+
+
+def test_fast_and_careful_agree_on_every_edge_value_in_every_place() -> None:
+    for path in _places(GOOD):
+        for how in ("replace", "delete", "add"):
+            for payload in EDGES:
+                for key in ("colour", "id", "type"):
+                    doc = _mutate(GOOD, path, how, payload, key)
+                    text = json.dumps(doc).encode()
+                    fast = _answer(lambda t: CheckInput.from_json(t, limits=LIMITS), text)
+                    assert fast == _answer(_careful, text), doc
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"messages": [{"role": "user", "content": "a", "content": "b"}], "action": {"tool": "t"}}',
+        b'{"messages": [{"role": "user", "content": "\\ud800"}], "action": {"tool": "t"}}',
+        b'{"messages": [{"role": "user", "content": "a"}], "action": {"tool": "t", "args": {"n": 1e400}}}',
+        b'{"messages": [{"role": "user", "content": "a"}], "action": {"tool": "t", "args": {"n": NaN}}}',
+        b'{"messages": [{"role": "user", "content": "a"}], "action": {"tool": "t", "args": '
+        + b'{"a": [' * 20
+        + b"1"
+        + b"]}" * 20
+        + b"}}",
+        b'{"messages": [{"role": "user", "content": 1}], "action": {"tool": "t"}}',
+    ],
+)
+def test_what_strict_json_refuses_is_refused_with_its_path(text: bytes) -> None:
+    with pytest.raises(InputError) as exc:
+        CheckInput.from_json(text, limits=LIMITS)
+    assert exc.value.problems and all(p.problem for p in exc.value.problems)
+
+
+def test_a_refusal_only_the_fast_decoder_makes_is_still_a_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(data: bytes, *, max_depth: int) -> Any:
+        raise ValueError("refused by the fast decoder")
+
+    monkeypatch.setattr(fastdecode, "decode", refuse)
+    with pytest.raises(InputError, match="refused by the fast decoder"):
+        CheckInput.from_json(json.dumps(GOOD))
+
+
+def test_the_decoders_refusal_names_the_field() -> None:
+    try:
+        fastdecode.decode(b'{"messages": [{"role": 5}], "action": {"tool": "t"}}', max_depth=64)
+    except Exception as exc:
+        found = fastdecode.problem(exc)
+    assert (found.path, found.problem) == ("messages[0].role", "Expected `str`, got `int`")
