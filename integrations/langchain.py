@@ -11,7 +11,7 @@ a tool's output, whose outside author is read from ``additional_kwargs["author"]
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -22,6 +22,7 @@ from validator.integrations._host import justified_model
 
 from validator.exceptions import FieldProblem, InputError, register_control_flow
 from validator.inputs.checkinput import parse_transcript
+from validator.inputs.conversations import Conversations
 from validator.inputs.transcript import Message, ToolCall, Transcript, content_text
 from validator.verdict import Verdict
 
@@ -84,6 +85,19 @@ def transcript_from_langchain(messages: Sequence[BaseMessage | Any], *, authors:
     return Transcript(message_from_langchain(m, authors=authors, index=i) for i, m in enumerate(messages))
 
 
+def _convert(sources: Sequence[BaseMessage], start: int, before: Sequence[Message]) -> list[list[Message]]:
+    return [[message_from_langchain(m, index=i)] for i, m in enumerate(sources, start)]
+
+
+CONVERSATIONS: Conversations[BaseMessage] = Conversations(_convert, content=lambda m: m.content)
+"""The transcripts of the conversations this process checks, grown by each turn's new messages."""
+
+
+def _conversation_key(messages: Sequence[BaseMessage]) -> Hashable:
+    first = messages[0]
+    return ("langchain", first.id if isinstance(first.id, str) else id(first))
+
+
 def transcript_from_state(state: Any, messages_key: str = "messages") -> Transcript:
     """The transcript from a LangGraph state, a list of LangChain messages, or check-input dicts."""
     messages = state
@@ -94,6 +108,8 @@ def transcript_from_state(state: Any, messages_key: str = "messages") -> Transcr
     if isinstance(messages, Transcript):
         return messages
     if isinstance(messages, Sequence) and messages and not isinstance(messages[0], Mapping | Message):
+        if all(isinstance(m, BaseMessage) for m in messages):
+            return CONVERSATIONS.transcript(messages, key=_conversation_key(messages))
         return transcript_from_langchain(list(messages))
     if messages is None:
         raise InputError([FieldProblem(messages_key, "no messages in the state: nothing to validate against")])

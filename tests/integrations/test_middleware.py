@@ -169,3 +169,19 @@ def test_middleware_never_reuses_a_verdict_for_a_different_call_with_the_same_id
     out = agent.invoke({"messages": [HumanMessage("Please email bob@acme.example the minutes.")]})
     assert sent == ["bob@acme.example"]
     assert "MISSING_JUSTIFICATION" in next(m for m in out["messages"] if isinstance(m, ToolMessage)).content
+
+
+def test_one_build_per_ai_message_and_later_turns_convert_only_their_new_messages() -> None:
+    from validator.integrations import langchain as lc
+
+    log: list[Any] = []
+    calls = [("c1", "send_email", {"to": "bob@acme.example", "justification": GOOD})]
+    three = [(f"d{i}", "send_email", {"to": "bob@acme.example", "justification": GOOD}) for i in range(3)]
+    agent, _ = _agent([_ai(*calls), _ai(*three), AIMessage("done")], log, checkpointer=InMemorySaver())
+    before = (lc.CONVERSATIONS.builds, lc.CONVERSATIONS.extensions)
+    agent.invoke({"messages": [HumanMessage(USER)]}, {"configurable": {"thread_id": "conv"}})
+    builds = lc.CONVERSATIONS.builds - before[0]
+    extensions = lc.CONVERSATIONS.extensions - before[1]
+    # The first AI message builds the conversation; the second (three calls) extends it once.
+    assert (builds, extensions) == (1, 1)
+    assert len(log) == 4

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from validator.exceptions import FieldProblem, InputError
+from validator.inputs.conversations import Conversations
 from validator.inputs.transcript import Message, ToolCall, Transcript, content_text
 
 __all__ = ["convert", "transcript_from_anthropic"]
@@ -24,6 +25,82 @@ def _author(authors: Authors, tool_use_id: str, tool_name: str) -> str | None:
     return authors(tool_use_id, tool_name)
 
 
+def _assistant(blocks: Sequence[Any]) -> Message:
+    texts, calls = [], []
+    for block in blocks:
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind == "text":
+            texts.append(str(block.get("text", "")))
+        elif kind in ("tool_use", "server_tool_use"):
+            calls.append(ToolCall(str(block.get("id")), str(block.get("name")), dict(block.get("input") or {})))
+    return Message(role="assistant", content="\n".join(texts), tool_calls=tuple(calls))
+
+
+def _user(blocks: Sequence[Any], names: Callable[[], dict[str, str]], authors: Authors) -> list[Message]:
+    """A user turn: one tool message per ``tool_result`` (the tool's words), then the user's own text."""
+    group: list[Message] = []
+    texts = []
+    for block in blocks:
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind == "tool_result":
+            use_id = str(block.get("tool_use_id"))
+            name = names().get(use_id, "")
+            content = content_text(block.get("content", ""))
+            author = _author(authors, use_id, name)
+            group.append(Message("tool", content, (), use_id, name or None, author))
+        elif kind == "text":
+            texts.append(str(block.get("text", "")))
+    if texts:
+        group.append(Message(role="user", content="\n".join(texts)))
+    return group
+
+
+def _groups(
+    sources: Sequence[Any], start: int, before: Sequence[Message], authors: Authors = None
+) -> list[list[Message]]:
+    """The messages of each source: ``sources[0]`` of the conversation is its ``system``, the rest its messages.
+
+    Raises:
+        InputError: naming each message that is not an object or has a role other than user or assistant.
+    """
+    out: list[list[Message]] = []
+    problems: list[FieldProblem] = []
+
+    table: dict[str, str] | None = None  # tool names by call id, read from the messages so far when first asked
+
+    def names() -> dict[str, str]:
+        nonlocal table
+        if table is None:
+            table = {c.id: c.name for m in (*before, *_flat(out)) for c in m.tool_calls}
+        return table
+
+    for i, msg in enumerate(sources, start):
+        if i == 0:
+            out.append([Message(role="system", content=content_text(msg))] if msg else [])
+            continue
+        where = f"messages[{i - 1}]"
+        if not isinstance(msg, Mapping):
+            problems.append(FieldProblem(where, "must be an object"))
+            continue
+        role, content = msg.get("role"), msg.get("content", "")
+        blocks: Sequence[Any] = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if role == "assistant":
+            out.append([_assistant(blocks)])
+            if table is not None:
+                table.update((c.id, c.name) for c in out[-1][0].tool_calls)
+        elif role == "user":
+            out.append(_user(blocks, names, authors))
+        else:
+            problems.append(FieldProblem(f"{where}.role", f"must be user or assistant, got {role!r}"))
+    if problems:
+        raise InputError(problems, source="anthropic messages")
+    return out
+
+
+def _flat(groups: list[list[Message]]) -> list[Message]:
+    return [m for group in groups for m in group]
+
+
 def convert(
     messages: Sequence[Mapping[str, Any]],
     *,
@@ -31,55 +108,13 @@ def convert(
     authors: Authors = None,
 ) -> list[Message]:
     """Turn Anthropic ``messages`` into transcript messages; raises :class:`InputError`."""
-    out: list[Message] = []
-    if system:
-        out.append(Message(role="system", content=content_text(system)))
-    names: dict[str, str] = {}
-    problems: list[FieldProblem] = []
-    for i, msg in enumerate(messages):
-        if not isinstance(msg, Mapping):
-            problems.append(FieldProblem(f"messages[{i}]", "must be an object"))
-            continue
-        role, content = msg.get("role"), msg.get("content", "")
-        blocks: Sequence[Any] = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        if role == "assistant":
-            texts, calls = [], []
-            for block in blocks:
-                kind = block.get("type") if isinstance(block, Mapping) else None
-                if kind == "text":
-                    texts.append(str(block.get("text", "")))
-                elif kind in ("tool_use", "server_tool_use"):
-                    call = ToolCall(
-                        id=str(block.get("id")), name=str(block.get("name")), args=dict(block.get("input") or {})
-                    )
-                    names[call.id] = call.name
-                    calls.append(call)
-            out.append(Message(role="assistant", content="\n".join(texts), tool_calls=tuple(calls)))
-        elif role == "user":
-            texts = []
-            for block in blocks:
-                kind = block.get("type") if isinstance(block, Mapping) else None
-                if kind == "tool_result":
-                    use_id = str(block.get("tool_use_id"))
-                    name = names.get(use_id, "")
-                    out.append(
-                        Message(
-                            role="tool",
-                            content=content_text(block.get("content", "")),
-                            tool_call_id=use_id,
-                            name=name or None,
-                            author=_author(authors, use_id, name),
-                        )
-                    )
-                elif kind == "text":
-                    texts.append(str(block.get("text", "")))
-            if texts:
-                out.append(Message(role="user", content="\n".join(texts)))
-        else:
-            problems.append(FieldProblem(f"messages[{i}].role", f"must be user or assistant, got {role!r}"))
-    if problems:
-        raise InputError(problems, source="anthropic messages")
-    return out
+    return _flat(_groups([system, *messages], 0, (), authors))
+
+
+CONVERSATIONS: Conversations[Any] = Conversations(
+    _groups, content=lambda m: m.get("content") if isinstance(m, Mapping) else m
+)
+"""The transcripts of the conversations this process checks, grown by each turn's new messages."""
 
 
 def transcript_from_anthropic(
@@ -94,5 +129,10 @@ def transcript_from_anthropic(
     words, not the user's); text in a user turn is the user's. Thinking blocks are left out.
     ``authors`` names the outside party behind a tool result: a mapping from ``tool_use_id`` or a
     function ``(tool_use_id, tool_name) -> author``.
+
+    Without ``authors``, a conversation checked again a few messages later converts only its new
+    messages (:class:`~validator.inputs.conversations.Conversations`).
     """
+    if authors is None and messages:
+        return CONVERSATIONS.transcript([system, *messages], key=("anthropic", id(messages[0])))
     return Transcript(convert(messages, system=system, authors=authors))

@@ -1,0 +1,111 @@
+"""Conversations grow by their new messages and always equal a whole build (issue 13)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from validator import InputError, Message, ToolCall, Transcript
+from validator.gate.index import user_index
+from validator.inputs.conversations import Conversations
+
+
+def _one(source: dict[str, Any]) -> list[Message]:
+    if source["kind"] == "call":
+        return [Message("assistant", source["text"], (ToolCall(source["id"], "read"),))]
+    if source["kind"] == "result":
+        return [Message("tool", source["text"], (), source["id"], "read")]
+    if source["kind"] == "pair":  # one host message that makes two transcript messages
+        return [Message("user", source["text"]), Message("assistant", "ok")]
+    if source["kind"] == "none":
+        return []
+    return [Message(source["kind"], source["text"])]
+
+
+def _convert(sources: Sequence[dict[str, Any]], start: int, before: Sequence[Message]) -> list[list[Message]]:
+    return [_one(s) for s in sources]
+
+
+def _whole(sources: Sequence[dict[str, Any]]) -> Transcript:
+    return Transcript([m for s in sources for m in _one(s)])
+
+
+def _conversations(**options: Any) -> Conversations[dict[str, Any]]:
+    return Conversations(_convert, content=lambda s: s["text"], **options)
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"kind": "user", "text": "start"}]
+    calls = 0
+    for _ in range(draw(st.integers(0, 12))):
+        kind = draw(st.sampled_from(["user", "assistant", "call", "pair", "none", "system"]))
+        text = draw(st.sampled_from(["send it", "pay Bob", "hello", "", "Never mind"]))
+        if kind == "call":
+            calls += 1
+            out.append({"kind": "call", "text": text, "id": f"c{calls}"})
+            out.append({"kind": "result", "text": text, "id": f"c{calls}"})
+        else:
+            out.append({"kind": kind, "text": text})
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(histories(), st.data())
+def test_every_turn_equals_a_whole_build_whatever_the_host_did(
+    history: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    conversations = _conversations()
+    shown: list[dict[str, Any]] = []
+    taken = 0
+    for end in sorted(set(data.draw(st.lists(st.integers(1, len(history)), min_size=1, max_size=5)))):
+        shown, taken = shown + history[taken:end], end
+        what = data.draw(st.sampled_from(["append", "copy", "edit", "drop"]))
+        if what == "copy":  # a checkpointer hands back equal copies
+            shown = [dict(s) for s in shown]
+        elif what == "edit" and len(shown) > 1:  # an earlier message replaced
+            i = data.draw(st.integers(0, len(shown) - 2))
+            shown = [*shown[:i], {**shown[i], "text": shown[i]["text"] + " (edited)"}, *shown[i + 1 :]]
+        elif what == "drop" and len(shown) > 1:  # history trimmed from the front (a summariser)
+            shown = shown[1:]
+            if shown[0]["kind"] == "result":
+                shown = shown[1:] or [{"kind": "user", "text": "x"}]
+        try:
+            whole = _whole(shown)
+        except InputError:
+            with pytest.raises(InputError):
+                conversations.transcript(shown, key="k")
+            continue
+        got = conversations.transcript(shown, key="k")
+        assert got == whole and got.digest == whole.digest
+        assert user_index(got).texts == user_index(whole).texts
+
+
+def test_calls_of_one_ai_message_share_one_transcript_and_only_new_messages_are_converted() -> None:
+    seen: list[int] = []
+
+    def counting(sources: Sequence[dict[str, Any]], start: int, before: Sequence[Message]) -> list[list[Message]]:
+        seen.append(len(sources))
+        return _convert(sources, start, before)
+
+    conversations = Conversations(counting, content=lambda s: s["text"])
+    history = [{"kind": "user", "text": f"m{i}"} for i in range(1000)]
+    first = conversations.transcript(history, key="k")
+    assert conversations.transcript(history, key="k") is first  # a second and third call of the same turn
+    assert conversations.transcript(list(history), key="k") is first
+    later = conversations.transcript([*history, {"kind": "assistant", "text": "done"}], key="k")
+    assert seen == [1000, 1] and later == Transcript([*first, Message("assistant", "done")])
+    assert (conversations.builds, conversations.extensions) == (1, 1)
+
+
+def test_memory_is_bounded_by_conversations_and_by_characters() -> None:
+    conversations = _conversations(size=3, max_chars=50)
+    for k in range(10):
+        conversations.transcript([{"kind": "user", "text": "x" * 10}], key=k)
+    assert len(conversations) == 3
+    conversations.transcript([{"kind": "user", "text": "x" * 45}], key="big")
+    assert len(conversations) == 1  # the newest stays, however large

@@ -1,0 +1,144 @@
+"""Transcripts that grow with their conversation: each turn converts, checks and indexes only its new messages.
+
+An agent loop checks every guarded call against the whole conversation, which is the previous
+turn's plus a few messages. :class:`Conversations` keeps the last transcript of each conversation
+(a bounded, least-recently-used set) with the host's message objects it was built from, and on the
+next check:
+
+1. walks the host's messages while they are the very objects (and the very contents) it saw;
+2. converts the rest, and compares them with what it built before from the same places (a host
+   that copies its messages between steps, a checkpointer that deserialises them);
+3. extends the transcript by what is new (:meth:`Transcript.extend`), or, when an earlier message
+   changed, builds it whole.
+
+So the result always equals ``Transcript(convert(all messages))``; only the work differs. Three
+calls of one AI message get the same transcript object, and its indexes, built once.
+
+A host message edited in place (same object, same content object, a nested part changed) is not
+seen by step 1; hosts built on LangGraph and the Messages API replace messages, they do not edit them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from itertools import accumulate
+from typing import Any, Generic, TypeVar
+
+from validator.inputs.transcript import Message, Transcript
+
+__all__ = ["Conversations", "Convert"]
+
+S = TypeVar("S")
+
+Convert = Callable[[Sequence[S], int, Sequence[Message]], list[list[Message]]]
+"""``convert(sources, start, before)``: for each host message of ``sources`` (the conversation's
+``start``-th on), the transcript messages it makes; ``before`` are the messages of those before it
+(context such as a tool's name by call id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry(Generic[S]):
+    sources: tuple[S, ...]
+    contents: tuple[Any, ...]
+    ends: tuple[int, ...]
+    """``ends[i]``: how many transcript messages ``sources[: i + 1]`` made."""
+    transcript: Transcript
+    chars: int
+
+
+class Conversations(Generic[S]):
+    """The latest transcript of up to ``size`` conversations (and ``max_chars`` of text), least recent evicted.
+
+    ``convert`` turns host messages into transcript messages; ``content`` reads a host message's
+    content object (compared by identity on the fast path).
+    """
+
+    def __init__(
+        self,
+        convert: Convert[S],
+        *,
+        content: Callable[[S], Any],
+        size: int = 128,
+        max_chars: int = 100_000_000,
+    ) -> None:
+        self._convert = convert
+        self._content = content
+        self.size = size
+        self.max_chars = max_chars
+        self._entries: OrderedDict[Hashable, _Entry[S]] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+        self.builds = 0
+        """Whole builds so far (a conversation's first check, or an earlier message changed)."""
+        self.extensions = 0
+        """Checks that converted only the new messages."""
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def transcript(self, sources: Sequence[S], *, key: Hashable) -> Transcript:
+        """The transcript of ``sources``, the host's messages of conversation ``key`` so far.
+
+        Raises:
+            InputError: what :class:`Transcript` raises for these messages.
+        """
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+        sources = tuple(sources)
+        contents = tuple(map(self._content, sources))
+        if entry is None:
+            self.builds += 1
+            groups = self._convert(sources, 0, ())
+            transcript, ends = Transcript(_flat(groups)), _ends(groups, 0)
+        else:
+            transcript, ends = self._grow(entry, sources, contents)
+        if entry is None or transcript is not entry.transcript:
+            self._keep(key, _Entry(sources, contents, ends, transcript, sum(len(m.content) for m in transcript)))
+        return transcript
+
+    def _grow(
+        self, entry: _Entry[S], sources: tuple[S, ...], contents: tuple[Any, ...]
+    ) -> tuple[Transcript, tuple[int, ...]]:
+        same = 0
+        for new, seen, now, then in zip(sources, entry.sources, contents, entry.contents, strict=False):
+            if new is not seen or now is not then:
+                break
+            same += 1
+        if same == len(entry.sources) == len(sources):
+            return entry.transcript, entry.ends
+        old = entry.transcript.messages
+        kept = entry.ends[same - 1] if same else 0
+        groups = self._convert(sources[same:], same, old[:kept])
+        converted = _flat(groups)
+        ends = (*entry.ends[:same], *_ends(groups, kept))
+        tail = len(old) - kept
+        grew = len(sources) >= len(entry.sources) and ends[len(entry.sources) - 1] == len(old)
+        if grew and tuple(converted[:tail]) == old[kept:]:
+            self.extensions += 1
+            return entry.transcript.extend(converted[tail:]), ends
+        self.builds += 1
+        return Transcript([*old[:kept], *converted]), ends
+
+    def _keep(self, key: Hashable, entry: _Entry[S]) -> None:
+        with self._lock:
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._chars -= old.chars
+            self._entries[key] = entry
+            self._chars += entry.chars
+            while len(self._entries) > 1 and (len(self._entries) > self.size or self._chars > self.max_chars):
+                _, evicted = self._entries.popitem(last=False)
+                self._chars -= evicted.chars
+
+
+def _flat(groups: list[list[Message]]) -> list[Message]:
+    return [m for group in groups for m in group]
+
+
+def _ends(groups: list[list[Message]], offset: int) -> tuple[int, ...]:
+    return tuple(accumulate((len(g) for g in groups), initial=offset))[1:]
