@@ -1,23 +1,38 @@
-"""Validator cost per check with the shared prompt cache vs an uncached standalone validator.
+"""Validator cost per check: the shared prefix against the validators a user could run instead.
 
-A scripted email agent runs tasks of 10, 50 and 200 turns against the cache emulator
-(``validator.devtools.emulator``: the documented caching rules behind an httpx2 transport; tokens
-by ``validator.devtools.tokens``). Every turn the agent reads a message (a tool result of about
-700 tokens) and calls a tool; every 5th turn it proposes a guarded ``send_email`` that is
-validated twice, side by side:
+A scripted email agent runs a 200-turn task against the cache emulator
+(``validator.devtools.emulator``: the documented caching rules behind an httpx2 transport, on a
+simulated clock; tokens by ``validator.devtools.tokens``), once with 15 s between turns and once
+with 75 s. Every turn the agent reads a message (a tool result of about 700 tokens) and calls a
+tool, caching its system prompt and its newest message; every 5th turn it proposes a guarded
+``send_email``, validated four ways side by side, each against its own emulated cache:
 
-- **shared**: ``AnthropicJudge`` appends the validator's turn to the agent's own request (the
-  seed's second version), so the history is read from the cache the agent's call wrote;
-- **uncached**: a standalone validator request carrying the whole history with no cache at all
-  (the seed's first version).
+- **shared**: ``AnthropicJudge`` appends the validator's turn to the agent's own request, so the
+  history is read from the entry the agent's call just wrote;
+- **standalone**: what ``AnthropicJudge`` sends when it cannot share (``share_prefix=False``): its
+  own request carrying the whole history (prompt as ``system``, one transcript block a message),
+  with breakpoints on the transcript only when ``StandaloneCaching`` expects them read back;
+- **v1_uncached**: those very bytes with no breakpoint at all, billed with no cache (the seed's
+  first version);
+- **v1_cached**: those very bytes with breakpoints on the transcript on every check (the last
+  block and every 20th before it), so a check reads the previous check's prefix while it is
+  alive: a V1 that caches its own transcript block by block.
 
-Prices: claude-sonnet-4-6 (3 / 3.75 / 0.30 / 15 USD per MTok). Run: ``python bench/cache_cost.py``
-(``--plot PATH`` for the PNG, default ``bench/results/cache_cost.png``).
+The agent's own calls are billed on the shared emulator directly (only what they write to the
+cache matters here); the shared and standalone checks go through the real SDK and judge.
+
+With 5 turns between checks, a 75 s gap puts 375 s between two checks: a standalone validator's
+entries expire (5-minute TTL) before the next check, while the agent's own turns keep the shared
+prefix alive. Rows for 10 and 50 turns average the first 2 and 10 checks of the same run (nothing
+a check costs depends on the checks after it). Prices: claude-sonnet-4-6 (3 / 3.75 / 0.30 / 15 USD
+per MTok). Run: ``python bench/cache_cost.py`` (writes ``bench/results/cache_cost.json``; ``--plot
+PATH`` for the PNG, default ``bench/results/cache_cost.png``, skipped without matplotlib).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,14 +44,27 @@ import httpx2
 from validator import Policy, ToolPolicy, Validator
 from validator.devtools.emulator import CacheEmulator
 from validator.judges.anthropic import AnthropicJudge, PriceTable, prepare_tools
+from validator.judges.anthropic.requests import StandaloneCaching, transcript_breakpoints, without_markers
 
 MODEL = "claude-sonnet-4-6"
 EVERY = 5
+TURNS = (10, 50, 200)
+GAPS = (15.0, 75.0)
+KINDS = ("shared", "v1_uncached", "v1_cached", "standalone")
+RESULTS = Path(__file__).parent / "results"
 WORDS = "meeting invoice schedule budget client quarterly review report team project contract draft agenda".split()
+PRICES = PriceTable()
 POLICY = Policy(
     {"send_email": ToolPolicy(targets=("to",), intents=("email", "send")), "read_email": ToolPolicy(exempt=True)}
 )
-PRICES = PriceTable()
+ACTION = {
+    "tool": "send_email",
+    "args": {"to": "ann@acme.example", "body": "Summary attached."},
+    "justification": {
+        "reason": "The user asked.",
+        "evidence": [{"quote": "email ann@acme.example the quarterly report summary"}],
+    },
+}
 
 
 def _text(rng: random.Random, words: int) -> str:
@@ -90,15 +118,16 @@ def _answer(body: dict[str, Any]) -> list[dict[str, Any]]:
             "confidence": "high",
         }
         return [{"type": "tool_use", "id": "toolu_v", "name": "validate_action", "input": verdict}]
-    return [{"type": "tool_use", "id": f"toolu_{len(body['messages'])}", "name": "read_email", "input": {"id": "next"}}]
+    turn = (len(body["messages"]) + 1) // 2
+    return [{"type": "tool_use", "id": f"toolu_{turn}", "name": "read_email", "input": {"id": "next"}}]
 
 
 @dataclass
 class Run:
-    turns: int
-    shared: list[dict[str, Any]] = field(default_factory=list)
-    uncached: list[dict[str, Any]] = field(default_factory=list)
+    gap: float
     check_turns: list[int] = field(default_factory=list)
+    cost: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in KINDS})
+    usage: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: {k: [] for k in KINDS})
 
 
 def _client(emulator: CacheEmulator) -> anthropic.Anthropic:
@@ -107,14 +136,31 @@ def _client(emulator: CacheEmulator) -> anthropic.Anthropic:
     )
 
 
-def run(turns: int, seed: int = 7) -> Run:
+def _v1(body: dict[str, Any], *, cached: bool) -> dict[str, Any]:
+    """The standalone request's very bytes as a V1 sends them: no breakpoint at all, or breakpoints on its
+    transcript (the last block and every 20th before it) on every check."""
+    out: dict[str, Any] = without_markers(body)
+    if cached:
+        content = out["messages"][0]["content"]
+        for i in transcript_breakpoints(len(content) - 1):  # the validation request comes last
+            content[i]["cache_control"] = {"type": "ephemeral"}
+    return out
+
+
+def run(turns: int, gap: float, seed: int = 7) -> Run:
     rng = random.Random(seed)
     now = [0.0]
-    shared_api = CacheEmulator(_answer, clock=lambda: now[0])
-    uncached_api = CacheEmulator(_answer, clock=lambda: now[0], enabled=False)
-    agent_client = _client(shared_api)
-    shared = Validator(POLICY, judge=AnthropicJudge(client=_client(shared_api)))
-    uncached = Validator(POLICY, judge=AnthropicJudge(MODEL, client=_client(uncached_api), share_prefix=False))
+    apis = {kind: CacheEmulator(_answer, clock=lambda: now[0], enabled=kind != "v1_uncached") for kind in KINDS}
+    judges = {
+        "shared": AnthropicJudge(client=_client(apis["shared"])),
+        "standalone": AnthropicJudge(
+            MODEL,
+            client=_client(apis["standalone"]),
+            share_prefix=False,
+            standalone_caching=StandaloneCaching(lambda: now[0]),
+        ),
+    }
+    validators = {kind: Validator(POLICY, judge=judge) for kind, judge in judges.items()}
     system = [
         {
             "type": "text",
@@ -124,10 +170,10 @@ def run(turns: int, seed: int = 7) -> Run:
     ]
     first = "Please email ann@acme.example the quarterly report summary when you have read the inbox."
     messages: list[dict[str, Any]] = [{"role": "user", "content": first}]
-    result = Run(turns)
+    result = Run(gap)
     tools = _tools()
     for turn in range(1, turns + 1):
-        now[0] += 15.0
+        now[0] += gap
         for m in messages:  # the agent caches its newest message (one breakpoint moving forward)
             if isinstance(m["content"], list):
                 for b in m["content"]:
@@ -144,31 +190,31 @@ def run(turns: int, seed: int = 7) -> Run:
             "tool_choice": {"type": "auto"},
             "messages": messages,
         }
-        reply = agent_client.messages.create(**request)
+        apis["shared"].usage(request)  # the agent's own call: only what it writes to the cache matters here
         if turn % EVERY == 0:
-            action = {
-                "tool": "send_email",
-                "args": {"to": "ann@acme.example", "body": "Summary attached."},
-                "justification": {
-                    "reason": "The user asked.",
-                    "evidence": [{"quote": "email ann@acme.example the quarterly report summary"}],
-                },
-            }
-            s = shared.validate(None, action, agent_request=request)
-            u = uncached.validate(None, action, agent_request=request)
-            assert s.approved and u.approved, (s.reasoning, u.reasoning)
-            assert s.usage is not None and s.usage.cache == "shared", s.usage
-            result.shared.append(shared_api.log[-1]["usage"] | {"cost": s.usage.cost_usd if s.usage else None})
-            result.uncached.append(uncached_api.log[-1]["usage"] | {"cost": u.usage.cost_usd if u.usage else None})
             result.check_turns.append(turn)
-        use = reply.content[0]
+            for kind, validator in validators.items():
+                verdict = validator.validate(None, ACTION, agent_request=request)
+                assert verdict.approved and verdict.usage is not None, (kind, verdict.reasoning)
+                assert (verdict.usage.cache == "shared") == (kind == "shared"), (kind, verdict.usage.cache)
+                assert verdict.usage.cost_usd is not None
+                result.cost[kind].append(verdict.usage.cost_usd)
+                result.usage[kind].append(apis[kind].log[-1]["usage"])
+            sent = apis["standalone"].log[-1]
+            for kind in ("v1_uncached", "v1_cached"):
+                usage = apis[kind].usage(_v1(sent["body"], cached=kind == "v1_cached"))
+                usage["output_tokens"] = sent["usage"]["output_tokens"]  # the same verdict
+                cost = PRICES.cost(MODEL, usage)
+                assert cost is not None
+                result.cost[kind].append(cost)
+                result.usage[kind].append(usage)
         messages = [
             *messages,
+            {"role": "assistant", "content": _answer(request)},
             {
-                "role": "assistant",
-                "content": [{"type": "tool_use", "id": use.id, "name": use.name, "input": use.input}],
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": f"toolu_{turn}", "content": _text(rng, 520)}],
             },
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id, "content": _text(rng, 520)}]},
         ]
     return result
 
@@ -177,83 +223,100 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def summarise(r: Run) -> dict[str, float]:
-    reads = sum(u["cache_read_input_tokens"] for u in r.shared)
-    writes = sum(u["cache_creation_input_tokens"] for u in r.shared)
-    plain = sum(u["input_tokens"] for u in r.shared)
-    shared_cost, uncached_cost = _mean([u["cost"] for u in r.shared]), _mean([u["cost"] for u in r.uncached])
+def row(r: Run, turns: int) -> dict[str, Any]:
+    """USD per check over the checks of the first ``turns`` turns, and the ratios between the kinds."""
+    n = sum(t <= turns for t in r.check_turns)
+    cost = {k: _mean(r.cost[k][:n]) for k in KINDS}
+    shared = r.usage["shared"][:n]
+    reads = sum(u["cache_read_input_tokens"] for u in shared)
+    total = reads + sum(u["cache_creation_input_tokens"] + u["input_tokens"] for u in shared)
     return {
-        "checks": len(r.shared),
-        "reads": reads / len(r.shared),
-        "writes": writes / len(r.shared),
-        "uncached": plain / len(r.shared),
-        "read_share": reads / (reads + writes + plain),
-        "shared_cost": shared_cost,
-        "uncached_cost": uncached_cost,
-        "ratio": shared_cost / uncached_cost,
-        "last_shared": r.shared[-1]["cost"],
-        "last_uncached": r.uncached[-1]["cost"],
+        "turns": turns,
+        "gap_s": r.gap,
+        "checks": n,
+        **{k: round(v, 6) for k, v in cost.items()},
+        "shared_vs_v1_uncached": round(cost["shared"] / cost["v1_uncached"], 3),
+        "shared_vs_v1_cached": round(cost["shared"] / cost["v1_cached"], 3),
+        "v1_cached_vs_v1_uncached": round(cost["v1_cached"] / cost["v1_uncached"], 3),
+        "standalone_vs_v1_uncached": round(cost["standalone"] / cost["v1_uncached"], 3),
+        "standalone_vs_v1_cached": round(cost["standalone"] / cost["v1_cached"], 3),
+        "shared_read_share": round(reads / total, 3),
     }
 
 
-def plot(runs: list[Run], path: Path) -> None:
-    import matplotlib
+def table(rows: list[dict[str, Any]]) -> str:
+    head = (
+        f"{'turns':>5} {'gap':>4} {'checks':>6} {'shared $':>9} {'v1 uncached $':>13} {'v1 cached $':>11} "
+        f"{'standalone $':>12} | {'to v1 uncached: shared':>22} {'v1 cached':>9} {'standalone':>10} "
+        f"| {'to v1 cached: shared':>20} {'standalone':>10}"
+    )
+    lines = [head]
+    for r in rows:
+        lines.append(
+            f"{r['turns']:>5} {r['gap_s']:>3.0f}s {r['checks']:>6} {r['shared']:>9.4f} {r['v1_uncached']:>13.4f} "
+            f"{r['v1_cached']:>11.4f} {r['standalone']:>12.4f} | {r['shared_vs_v1_uncached']:>21.3f}x "
+            f"{r['v1_cached_vs_v1_uncached']:>8.3f}x {r['standalone_vs_v1_uncached']:>9.3f}x "
+            f"| {r['shared_vs_v1_cached']:>19.3f}x {r['standalone_vs_v1_cached']:>9.3f}x"
+        )
+    return "\n".join(lines)
 
+
+def plot(runs: list[Run], path: Path) -> bool:
+    """Cost per check against turns, one panel per gap; False when matplotlib is missing."""
+    try:
+        import matplotlib
+    except ImportError:
+        return False
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    longest = max(runs, key=lambda r: r.turns)
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(
-        longest.check_turns, [u["cost"] * 100 for u in longest.uncached], label="uncached standalone validator (V1)"
-    )
-    ax.plot(longest.check_turns, [u["cost"] * 100 for u in longest.shared], label="shared agent prefix (V2)")
-    ax.set_xlabel("agent turns so far")
-    ax.set_ylabel("cost per check (US cents, claude-sonnet-4-6)")
-    ax.set_title("Validator cost per check as the task grows")
-    ax.grid(alpha=0.3)
-    ax.legend()
+    labels = {
+        "v1_uncached": "V1, uncached",
+        "v1_cached": "V1 caching its own transcript",
+        "standalone": "library standalone mode",
+        "shared": "shared agent prefix",
+    }
+    fig, axes = plt.subplots(1, len(runs), figsize=(6 * len(runs), 4), sharey=True)
+    for ax, r in zip(axes if len(runs) > 1 else [axes], runs, strict=True):
+        for kind in ("v1_uncached", "v1_cached", "standalone", "shared"):
+            style = "--" if kind == "standalone" else "-"
+            ax.plot(r.check_turns, [c * 100 for c in r.cost[kind]], style, label=labels[kind])
+        ax.set_title(f"{r.gap:.0f} s between turns ({r.gap * EVERY:.0f} s between checks)")
+        ax.set_xlabel("agent turns so far")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(f"cost per check (US cents, {MODEL})")
+    axes[0].legend()
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--plot", type=Path, default=Path(__file__).parent / "results" / "cache_cost.png")
+    parser.add_argument("--json", type=Path, default=RESULTS / "cache_cost.json")
+    parser.add_argument("--plot", type=Path, default=RESULTS / "cache_cost.png")
     parser.add_argument("--no-plot", action="store_true")
     args = parser.parse_args(argv)
-    runs = [run(n) for n in (10, 50, 200)]
-    print(f"model {MODEL}; a check every {EVERY} turns; tokens by the emulator's estimator (4 characters a token)")
+    runs = [run(max(TURNS), gap) for gap in GAPS]
+    rows = [row(r, n) for r in runs for n in TURNS]
+    print(f"model {MODEL}; a check every {EVERY} turns; USD per check; tokens by the emulator's estimator")
+    print(table(rows))
+    saved = [1 - r["shared_vs_v1_cached"] for r in rows]
     print(
-        f"{'turns':>5} {'checks':>6} {'read/check':>10} {'write/check':>11} {'plain/check':>11} {'read share':>10} "
-        f"{'shared $':>9} {'uncached $':>10} {'ratio':>6} {'last shared $':>13} {'last uncached $':>15}"
+        f"shared prefix against a V1 caching its own transcript: saves {min(saved):.0%} to {max(saved):.0%}; "
+        f"against an uncached V1: {min(r['shared_vs_v1_uncached'] for r in rows):.3f}x to "
+        f"{max(r['shared_vs_v1_uncached'] for r in rows):.3f}x"
     )
-    stats = {}
-    for r in runs:
-        s = stats[r.turns] = summarise(r)
-        print(
-            f"{r.turns:>5} {s['checks']:>6.0f} {s['reads']:>10,.0f} {s['writes']:>11,.0f} {s['uncached']:>11,.0f} "
-            f"{s['read_share']:>10.1%} {s['shared_cost']:>9.4f} {s['uncached_cost']:>10.4f} {s['ratio']:>6.3f} "
-            f"{s['last_shared']:>13.4f} {s['last_uncached']:>15.4f}"
-        )
-    at50 = stats[50]
-    slope = (stats[200]["last_shared"] - stats[10]["last_shared"]) / (
-        stats[200]["last_uncached"] - stats[10]["last_uncached"]
-    )
-    print(f"growth of the cost per check with history (10 -> 200 turns): shared grows {slope:.2f}x as fast as uncached")
-    print(
-        "target cache reads >= 90% of validator input at 50 turns: "
-        f"{'met' if at50['read_share'] >= 0.9 else 'NOT met'} ({at50['read_share']:.1%})"
-    )
-    print(
-        f"target cost per check <= 0.15x uncached at 50 turns: {'met' if at50['ratio'] <= 0.15 else 'NOT met'} "
-        f"({at50['ratio']:.3f}x)"
-    )
+    ok = all(r["standalone"] <= r["v1_uncached"] for r in rows)
+    print(f"standalone mode <= uncached V1 in every row: {'yes' if ok else 'NO'}")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    document = {"model": MODEL, "check_every_turns": EVERY, "unit": "USD per check", "rows": rows}
+    args.json.write_text(json.dumps(document, indent=2) + "\n")
+    print(f"json: {args.json}")
     if not args.no_plot:
-        plot(runs, args.plot)
-        print(f"plot: {args.plot}")
-    return 0
+        print(f"plot: {args.plot}" if plot(runs, args.plot) else "plot: skipped (matplotlib is not installed)")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

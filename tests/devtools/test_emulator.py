@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from validator.devtools.emulator import CacheEmulator
+from validator.devtools.tokens import estimate_block
 
 BIG = "word " * 6000  # ~7,500 tokens: above every minimum
 
@@ -106,3 +107,51 @@ def test_a_marker_nested_in_a_tool_result_is_a_breakpoint_and_not_part_of_the_ha
     assert first["cache_creation_input_tokens"] > 14000  # written through the tool result
     second = emu.usage(_req([_user("hi"), turn({"type": "ephemeral", "ttl": "5m"}), _user("more", cache=True)]))
     assert second["cache_read_input_tokens"] == first["cache_creation_input_tokens"]
+
+
+def test_a_deferred_tool_is_counted_where_a_tool_reference_inlines_it_not_in_the_prefix() -> None:
+    now = [0.0]
+    emu = _emulator(now)
+    plain = {"name": "t", "input_schema": {"type": "object"}}
+    deferred = {
+        "name": "validate_action",
+        "description": "Record your verdict. " * 50,
+        "input_schema": {"type": "object", "properties": {"approved": {"type": "boolean"}}},
+        "defer_loading": True,
+    }
+    definition = estimate_block(deferred)
+    assert definition > 250
+    reference = {
+        "type": "tool_result",
+        "tool_use_id": "toolu_s",
+        "content": [{"type": "tool_reference", "tool_name": "validate_action"}],
+    }
+    search = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_s", "name": "s", "input": {}}]}
+    history = [_user("hi", cache=True)]
+    with_deferred = _req(history, tools=[deferred, plain])
+    sizes = emu.block_sizes(with_deferred)
+    assert sizes[0] == 0  # declared, deferred: not in the prefix
+    assert sizes[1:] == emu.block_sizes(_req(history, tools=[plain]))
+    # The prefix up to the history is the same size with or without the deferred tool ...
+    first = emu.usage(with_deferred)
+    assert (
+        first["cache_creation_input_tokens"] == emu.usage(_req(history, tools=[plain]))["cache_creation_input_tokens"]
+    )
+    # ... and the definition is paid inline, in full, where the reference surfaces it.
+    now[0] = 10
+    surfaced = emu.usage(_req([*history, search, {"role": "user", "content": [reference]}], tools=[deferred, plain]))
+    assert surfaced["cache_read_input_tokens"] == first["cache_creation_input_tokens"]
+    assert surfaced["input_tokens"] == estimate_block(search["content"][0]) + estimate_block(reference) + definition
+
+
+def test_the_clock_decides_expiry_for_a_simulated_gap() -> None:
+    now = [0.0]
+    emu = _emulator(now)
+    history = [_user("hi", cache=True)]
+    written = emu.usage(_req(history))["cache_creation_input_tokens"]
+    for gap in (75.0, 75.0, 75.0):  # each read refreshes the entry
+        now[0] += gap
+        assert emu.usage(_req(history))["cache_read_input_tokens"] == written
+    now[0] += 375.0  # longer than the TTL since the last read
+    again = emu.usage(_req(history))
+    assert again["cache_read_input_tokens"] == 0 and again["cache_creation_input_tokens"] == written

@@ -34,6 +34,7 @@ from validator import (
 from validator.exceptions import JudgeError, JudgeOutputError
 from validator.judges.anthropic import AnthropicJudge, PriceTable, breakpoints, prepare_tools
 from validator.judges.anthropic.judge import map_sdk_error
+from validator.judges.anthropic.requests import StandaloneCaching, transcript_breakpoints
 
 SEND_EMAIL = {
     "name": "send_email",
@@ -264,12 +265,104 @@ def test_standalone_request_without_an_agent_request() -> None:
     verdict = _run(api, None, model="claude-haiku-4-5")
     body = api.bodies[0]
     assert body["model"] == "claude-haiku-4-5"
-    assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
-    transcript, request = body["messages"][0]["content"]
-    assert transcript["cache_control"] == {"type": "ephemeral"}
-    assert '"author": "user"' in transcript["text"] and "bob@acme.example" in transcript["text"]
+    # A first check has no breakpoint anywhere: nothing it could write would be read back.
+    assert b"cache_control" not in api.requests[0].content and breakpoints(body) == []
+    assert "ONLY THE USER" in body["system"][0]["text"]
+    header, first, request = body["messages"][0]["content"]  # one transcript block a message
+    assert header["text"].startswith("=== CONVERSATION") and '"index": 0' in first["text"]
+    assert '"author": "user"' in first["text"] and "bob@acme.example" in first["text"]
     assert "ONLY THE USER" not in request["text"]  # the prompt went as system
     assert verdict.usage is not None and verdict.usage.cache == "standalone"
+
+
+def _conversation(turns: int) -> list[dict[str, Any]]:
+    """The user's request, then ``turns`` agent turns reading long mails (about 150 tokens each)."""
+    out = _messages()
+    for i in range(turns):
+        out.append({"role": "assistant", "content": f"Reading mail {i}."})
+        out.append({"role": "user", "content": f"Mail {i}: " + "the quarterly figures are in the folder. " * 15})
+    return out
+
+
+def _standalone_checks(times: list[float], api: MockAPI | None = None, **caching: Any) -> list[list[str]]:
+    """One standalone check of a growing conversation (two more messages each time) at each of ``times``;
+    the breakpoints of every request, read back from the bytes the SDK sent."""
+    now = [0.0]
+    api = api or MockAPI([message([verdict_call()]) for _ in times])
+    judge = AnthropicJudge(
+        "claude-sonnet-4-6", client=api.client(), standalone_caching=StandaloneCaching(lambda: now[0], **caching)
+    )
+    validator = Validator(POLICY, judge=judge)
+    for turns, at in enumerate(times, start=1):
+        now[0] = at
+        verdict = validator.validate(_conversation(turns), ACTION)
+        assert verdict.approved and verdict.usage is not None and verdict.usage.cache == "standalone"
+    return [[str(b) for b in breakpoints(json.loads(r.content))] for r in api.requests]
+
+
+def test_standalone_checks_further_apart_than_the_ttl_never_write() -> None:
+    assert _standalone_checks([0, 301, 602, 903, 1204]) == [[]] * 5
+
+
+def test_standalone_caches_its_transcript_from_the_third_close_check_on_its_last_block() -> None:
+    marks = _standalone_checks([0, 60, 120, 180, 500, 560])
+    # checks 1-2: uncached; 3-4: the run of close checks goes on, so the transcript's last block
+    # (header + 1 + 2n messages: block 2n + 1) carries a breakpoint; 5: 320 s later, the run starts over.
+    assert marks == [[], [], ["messages[0].content[7] (5m)"], ["messages[0].content[9] (5m)"], [], []]
+
+
+def test_standalone_breakpoints_reach_back_twenty_blocks_at_a_time_and_stay_within_four() -> None:
+    assert transcript_breakpoints(1) == [0]
+    assert transcript_breakpoints(22) == [1, 21]
+    assert transcript_breakpoints(200) == [139, 159, 179, 199]
+    (*_, last) = _standalone_checks([0] * 30, after=0)
+    assert last == [f"messages[0].content[{i}] (5m)" for i in (1, 21, 41, 61)]  # 62 transcript blocks
+
+
+def test_standalone_caching_knows_a_conversation_by_its_start_and_forgets_after_the_ttl() -> None:
+    now = [0.0]
+    caching = StandaloneCaching(lambda: now[0], after=1)
+    first, other = ["header", "user: a"], ["header", "user: b"]
+    assert not caching.decide(first)
+    assert not caching.decide(other)  # another conversation: its own run
+    now[0] = 100
+    assert caching.decide([*first, "agent: c"])  # continues the first one, within the TTL
+    assert not caching.decide(["header", "user: a", "agent: edited"])  # not an extension of the last check
+    now[0] = 500
+    assert not caching.decide([*first, "agent: c", "user: d"])  # forgotten: 400 s since the last check
+
+
+def test_standalone_never_pays_a_write_it_does_not_read_back_on_the_emulated_cache() -> None:
+    """Billed by the emulator: far-apart checks cost exactly an uncached request; in a run of close
+    checks every write but the last is read by the next check."""
+    from validator.devtools.emulator import CacheEmulator
+
+    def bill(times: list[float]) -> list[dict[str, Any]]:
+        now = [0.0]
+        emu = CacheEmulator(lambda body: [verdict_call()], clock=lambda: now[0])
+        uncached = CacheEmulator(lambda body: [verdict_call()], enabled=False)
+        client = anthropic.Anthropic(
+            api_key="sk-test", max_retries=0, http_client=httpx2.Client(transport=emu.transport())
+        )
+        judge = AnthropicJudge("claude-sonnet-4-6", client=client, standalone_caching=StandaloneCaching(lambda: now[0]))
+        for turns, at in enumerate(times, start=1):
+            now[0] = at
+            Validator(POLICY, judge=judge).validate(_conversation(turns), ACTION)
+            assert uncached.usage(emu.log[-1]["body"])["input_tokens"] == sum(
+                emu.log[-1]["usage"][k]
+                for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+            )
+        return [entry["usage"] for entry in emu.log]
+
+    far = bill([0, 400, 800, 1200])
+    assert all(u["cache_creation_input_tokens"] == u["cache_read_input_tokens"] == 0 for u in far)
+    close = bill([0, 60, 120, 180, 240])
+    writes = [u["cache_creation_input_tokens"] for u in close]
+    reads = [u["cache_read_input_tokens"] for u in close]
+    assert writes[:2] == [0, 0] and all(w > 0 for w in writes[2:])
+    assert reads[:3] == [0, 0, 0]
+    for i in (3, 4):  # each reads everything the check before it read or wrote
+        assert reads[i] == reads[i - 1] + writes[i - 1]
 
 
 def test_standalone_needs_a_model() -> None:

@@ -5,7 +5,13 @@ Requires the ``anthropic`` extra (``pip install 'action-validator[anthropic]'``)
 """
 
 from validator.judges.anthropic.pricing import DEFAULT_PRICES, ModelPrice, PriceTable
-from validator.judges.anthropic.requests import NotShareable, breakpoints, shared_request, standalone_request
+from validator.judges.anthropic.requests import (
+    NotShareable,
+    StandaloneCaching,
+    breakpoints,
+    shared_request,
+    standalone_request,
+)
 from validator.judges.anthropic.tools import (
     DEFAULT_SEARCH_TOOL,
     DEFAULT_VALIDATOR_TOOL,
@@ -22,6 +28,7 @@ __all__ = [
     "DEFAULT_VALIDATOR_TOOL",
     "ModelPrice",
     "NotShareable",
+    "StandaloneCaching",
     "prepare_tools",
     "PriceTable",
     "search_tool",

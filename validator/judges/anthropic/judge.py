@@ -16,6 +16,9 @@ The judge sends the agent's request with the validator's turn appended (see :mod
 reads the one ``validate_action`` call from the response and returns it as the verdict. When the
 agent's request cannot carry that turn (extended thinking, tools not prepared, no agent request at
 all) it sends a standalone request instead, and the verdict's ``usage.cache`` says which, and why.
+A standalone request caches its transcript only when :class:`.requests.StandaloneCaching` expects
+the entry to be read back by the next check (close checks of one conversation); otherwise it has
+no breakpoint and costs exactly an uncached request.
 
 SDK settings are deliberate: ``max_retries=0`` (the engine's single retry is the only retry, so a
 failing validator costs at most two calls and fails closed quickly) and a 30-second timeout per
@@ -40,7 +43,12 @@ from validator.exceptions import (
     JudgeTransportError,
 )
 from validator.judges.anthropic.pricing import PriceTable
-from validator.judges.anthropic.requests import NotShareable, shared_request, standalone_request
+from validator.judges.anthropic.requests import (
+    NotShareable,
+    StandaloneCaching,
+    shared_request,
+    standalone_request,
+)
 from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
 from validator.judges.model import DEFAULT_VALIDATOR_TOOL, guard_calls, parse_verdict
@@ -112,9 +120,11 @@ class AnthropicJudge(Judge):
         timeout: float = DEFAULT_TIMEOUT,
         prices: PriceTable | None = None,
         prompt: str = "validator",
+        standalone_caching: StandaloneCaching | None = None,
     ) -> None:
         """``model`` is used for standalone requests; a shared request always uses the agent's model
-        (the cache is per model)."""
+        (the cache is per model). ``standalone_caching`` decides when a standalone request caches
+        its transcript (default: :class:`StandaloneCaching` on the monotonic clock)."""
         self.model = model
         self._client = client
         self._async_client = async_client
@@ -127,13 +137,14 @@ class AnthropicJudge(Judge):
         self.prices = prices or PriceTable()
         self.prompt = prompt
         """The validator prompt: a file of ``prompts/`` (``validator``, ``validator_v2``, ...)."""
+        self.standalone_caching = standalone_caching or StandaloneCaching()
 
     @property
     def label(self) -> str:
         base = f"anthropic:{self.model}" if self.model else "anthropic"
         return base if self.prompt == "validator" else f"{base}/{self.prompt}"
 
-    # -- planning (pure) ---------------------------------------------------------------------
+    # -- planning (no I/O; a standalone plan is recorded by ``standalone_caching``) -------------
 
     def plan(self, request: JudgeRequest) -> _Plan:
         """The request this judge sends for ``request``, and how it uses the cache."""
@@ -172,6 +183,7 @@ class AnthropicJudge(Judge):
             validator_name=self.validator_name,
             quality=self.quality,
             prompt=self.prompt,
+            caching=self.standalone_caching,
         )
         return _Plan(body, {}, note)
 

@@ -13,14 +13,19 @@ The API expands the reference into the deferred validator tool's definition; the
 it the prompt cache, is untouched.
 
 **Standalone** (no agent request, or one that cannot be shared): the validator prompt as
-``system``, the transcript as data in the first user block, the validation request after it.
+``system``, the transcript as data in the first user message (one text block a message, so the
+next check of the same conversation repeats this one's blocks byte for byte), the validation
+request after it. Cache breakpoints go on the transcript only when :class:`StandaloneCaching`
+expects them to be read back (see there).
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+import hashlib
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from validator.judges.anthropic.tools import validator_tool
@@ -28,11 +33,13 @@ from validator.judges.base import JudgeRequest
 from validator.judges.model import render_request, render_transcript
 from validator.prompts import load_prompt
 
-__all__ = ["NotShareable", "breakpoints", "shared_request", "standalone_request"]
+__all__ = ["NotShareable", "StandaloneCaching", "breakpoints", "shared_request", "standalone_request"]
 
 MAX_BREAKPOINTS = 4
 """Anthropic allows four cache breakpoints a request, the automatic one included."""
 LOOKBACK_BLOCKS = 20
+TTL_SECONDS = 300.0
+"""A 5-minute entry lives this long after the request that last wrote or read it."""
 EPHEMERAL = {"type": "ephemeral"}
 SEARCH_USE_ID = "toolu_validator_search"
 
@@ -221,6 +228,76 @@ def shared_request(
     return body
 
 
+def _digest(lines: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.encode("utf-8", "surrogatepass") + b"\n")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    at: float
+    lines: int
+    digest: str
+    run: int
+
+
+@dataclass
+class StandaloneCaching:
+    """Whether a standalone request should mark its transcript for caching.
+
+    A breakpoint is worth writing only if its entry is read back: a 5-minute write costs 1.25x
+    input, a read 0.1x, so writing pays when the next check of the same conversation, sending the
+    same blocks and more, comes within the TTL more often than about one time in four
+    (0.25 / 0.9). The judge cannot know when (or whether) the next check comes, so it judges from
+    the past: it writes once ``after`` checks of this conversation in a row each came within the
+    TTL of the one before. Checks further apart than the TTL never write, so they cost exactly
+    what an uncached request costs; in a run of close checks the first ``after`` are uncached,
+    later ones read the previous check's entry and write only what is new. A write is lost only
+    at the end of a run: 0.25x of what the last check wrote (its new blocks; its whole transcript
+    if the run ends on its first write). ``after=2`` because one close pair is weak evidence: a
+    task with two close checks would pay 0.25x of the second for nothing. ``after=0`` writes on
+    every check (a validator that always caches its transcript, whatever the gap).
+
+    A conversation is known by its first transcript block and message; a check continues it when
+    the previous check's transcript is a prefix of its own. Entries older than the TTL are
+    forgotten.
+    """
+
+    clock: Callable[[], float] = time.monotonic
+    ttl: float = TTL_SECONDS
+    after: int = 2
+    _seen: dict[str, _Seen] = field(default_factory=dict, repr=False)
+
+    def decide(self, lines: Sequence[str]) -> bool:
+        """Record a check of the transcript ``lines`` (as :func:`transcript_blocks` gives them); True to cache it."""
+        now = self.clock()
+        self._seen = {k: v for k, v in self._seen.items() if now - v.at < self.ttl}
+        key = _digest(lines[:2])
+        previous = self._seen.get(key)
+        continues = (
+            previous is not None
+            and len(lines) >= previous.lines
+            and _digest(lines[: previous.lines]) == previous.digest
+        )
+        run = previous.run + 1 if continues and previous is not None else 0
+        self._seen[key] = _Seen(now, len(lines), _digest(lines), run)
+        return run >= self.after
+
+
+def transcript_blocks(request: JudgeRequest) -> list[str]:
+    """The transcript as data, one text per block: the header, then one JSON line a message."""
+    return render_transcript(request.transcript).split("\n")  # JSON lines hold no raw newline
+
+
+def transcript_breakpoints(count: int) -> list[int]:
+    """Which of ``count`` transcript blocks carry a breakpoint: the last one, then one every
+    :data:`LOOKBACK_BLOCKS` before it (up to :data:`MAX_BREAKPOINTS`), so the next check's walk
+    back finds this check's entry even when up to 80 blocks (40 agent turns) came in between."""
+    return sorted(range(count - 1, -1, -LOOKBACK_BLOCKS))[-MAX_BREAKPOINTS:]
+
+
 def standalone_request(
     request: JudgeRequest,
     *,
@@ -229,30 +306,37 @@ def standalone_request(
     validator_name: str,
     quality: bool,
     prompt: str = "validator",
+    caching: StandaloneCaching | None = None,
 ) -> dict[str, Any]:
-    """A request of the validator's own, built from the transcript (no prefix shared with the agent)."""
+    """A request of the validator's own, built from the transcript (no prefix shared with the agent).
+
+    No breakpoint on ``system``: the validator prompt and tool (~740 tokens with the default prompt)
+    are below the minimum cacheable prefix of most models (1,024 tokens; 4,096 on Haiku 4.5), so
+    no entry is written there, let alone read. (On the models with a 512-token minimum it could be,
+    but a transcript breakpoint covers it for the same conversation, and only the first check of
+    another conversation within 5 minutes would read it.) When ``caching`` expects this check's
+    transcript to be read back (see :class:`StandaloneCaching`; it records the check), the
+    transcript blocks carry breakpoints (:func:`transcript_breakpoints`): the next check of the
+    same conversation sends the same blocks and more, and reads this one's prefix. Otherwise the
+    request has no breakpoint at all.
+    """
+    lines = transcript_blocks(request)
+    cache = caching is not None and caching.decide(lines)
+    marked = set(transcript_breakpoints(len(lines))) if cache else set()
+    transcript: list[dict[str, Any]] = []
+    for i, line in enumerate(lines):
+        block: dict[str, Any] = {"type": "text", "text": line}
+        if i in marked:
+            block["cache_control"] = dict(EPHEMERAL)
+        transcript.append(block)
+    ask = render_request(request, tool_name=validator_name, quality=quality, prompt=None)
     return {
         "model": model,
         "max_tokens": max_tokens,
-        # The validator prompt is the same for every check: a breakpoint here lets checks of any
-        # transcript read it.
-        "system": [{"type": "text", "text": load_prompt(prompt), "cache_control": dict(EPHEMERAL)}],
+        "system": [{"type": "text", "text": load_prompt(prompt)}],
         "tools": [validator_tool(validator_name, quality=quality, deferred=False)],
         "tool_choice": {"type": "auto"},
-        "messages": [
-            {
-                "role": "user",
-                "content": [
-                    # A breakpoint after the transcript: the next check of the same conversation
-                    # (another call of the same turn, a retry) reads it instead of paying for it again.
-                    {"type": "text", "text": render_transcript(request.transcript), "cache_control": dict(EPHEMERAL)},
-                    {
-                        "type": "text",
-                        "text": render_request(request, tool_name=validator_name, quality=quality, prompt=None),
-                    },
-                ],
-            }
-        ],
+        "messages": [{"role": "user", "content": [*transcript, {"type": "text", "text": ask}]}],
     }
 
 
