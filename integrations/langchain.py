@@ -12,6 +12,7 @@ a tool's output, whose outside author is read from ``additional_kwargs["author"]
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -89,7 +90,7 @@ def _convert(sources: Sequence[BaseMessage], start: int, before: Sequence[Messag
     return [[message_from_langchain(m, index=i)] for i, m in enumerate(sources, start)]
 
 
-CONVERSATIONS: Conversations[BaseMessage] = Conversations(_convert, content=lambda m: m.content)
+CONVERSATIONS: Conversations[BaseMessage] = Conversations(_convert, content=attrgetter("content"))
 """The transcripts of the conversations this process checks, grown by each turn's new messages."""
 
 

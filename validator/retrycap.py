@@ -31,7 +31,9 @@ RETRY_TTL = timedelta(hours=24)
 
 def action_key(transcript: Transcript, action: PendingAction, tool_policy: ToolPolicy, user_id: str | None) -> str:
     """The same action in the same user turn: user, the user's latest message, tool and target values."""
-    turn = next((f"{i}:{m.content}" for i, m in reversed(list(enumerate(transcript.messages))) if m.role == "user"), "")
+    messages = transcript.messages
+    last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "user"), None)
+    turn = "" if last is None else f"{last}:{messages[last].content}"
     targets = {t: sorted(map(str, leaves(lookup(action.args, t)[1]))) for t in tool_policy.targets}
     material = f"{user_id}\x00{hashlib.sha256(utf8(turn)).hexdigest()}\x00{action.tool}\x00{hash_args(targets)}"
     return hashlib.sha256(utf8(material)).hexdigest()

@@ -165,3 +165,15 @@ def test_the_decoders_refusal_names_the_field() -> None:
     except Exception as exc:
         found = fastdecode.problem(exc)
     assert (found.path, found.problem) == ("messages[0].role", "Expected `str`, got `int`")
+
+
+@pytest.mark.parametrize("levels", range(8, 16))
+@pytest.mark.parametrize("leaf", ["1", "1e400", '"x"', "[]", "{}"])
+def test_depth_and_numbers_in_free_form_parts_match_the_careful_parser(levels: int, leaf: str) -> None:
+    for part in ("args", "justification"):
+        nested = "[" * levels + leaf + "]" * levels
+        text = f'{{"messages": [{{"role": "user", "content": "a"}}], "action": {{"tool": "t", "{part}": {nested}}}}}'
+        if part == "args":
+            text = text.replace(f'"args": {nested}', f'"args": {{"a": {nested}}}')
+        fast = _answer(lambda t: CheckInput.from_json(t, limits=LIMITS), text.encode())
+        assert fast == _answer(_careful, text.encode()), text

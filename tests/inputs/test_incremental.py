@@ -60,6 +60,7 @@ def _touch(t: Transcript) -> None:
     for user in USERS:
         user_index(t, user).find_text("send", 5)
         other_index(t, user).find_text("pay", 5)
+        user_index(t, user)._full()
     pasted_by_message(t)
     outside_authors(t)
     t.memo("gate.retractions", _retractions)
@@ -68,7 +69,7 @@ def _touch(t: Transcript) -> None:
 
 def _state(t: Transcript) -> tuple[Any, ...]:
     indexes = [
-        (i.positions, i.texts, i._exact.text, i._exact.starts)
+        (i.positions, i.texts, i._exact.text, i._exact.starts, i._full().text, i._full().starts)
         for user in USERS
         for i in (user_index(t, user), other_index(t, user))
     ]
@@ -116,20 +117,27 @@ def test_the_digest_is_pinned_to_its_scheme() -> None:
     """The digest's canonical form is part of the audit format: changing it must change the scheme's name."""
     t = Transcript(
         [
-            Message("user", "Pay Bob 5 €"),
-            Message("assistant", "", (ToolCall("c1", "pay", {"to": "Bob", "amount": 5}),)),
+            Message("user", "Pay Bob 5 €\x01"),
+            Message("assistant", "", (ToolCall("c1", "pay", {"to": "Bob", "big": 1e16, "amount": 5.5}),)),
             Message("tool", "done", (), "c1", "pay", "bank"),
         ]
     )
     canonical = (
-        "transcript-digest/2"
-        "4:user11:Pay Bob 5 €~~~0#"
-        '9:assistant0:~~~1#2:c13:pay23:{"amount":5,"to":"Bob"}'
-        "4:tool4:done3:pay4:bank2:c10#"
+        "transcript-digest/2\n"
+        '{"author":null,"content":"Pay Bob 5 €\\u0001","name":null,"role":"user","tool_call_id":null,"tool_calls":[]}\n'
+        '{"author":null,"content":"","name":null,"role":"assistant","tool_call_id":null,'
+        '"tool_calls":[{"args":{"amount":5.5,"big":1e16,"to":"Bob"},"id":"c1","name":"pay"}]}\n'
+        '{"author":"bank","content":"done","name":"pay","role":"tool","tool_call_id":"c1","tool_calls":[]}\n'
     )
     assert DIGEST_SCHEME == "transcript-digest/2"
     assert t.digest == hashlib.sha256(canonical.encode()).hexdigest()
-    assert t.digest == "f26485a186bbf5321a26321fa7d7869a3976eec0a1ae8242a3349143850c81c4"
+
+
+def test_the_digest_works_on_any_text_and_grows_like_it_is_built() -> None:
+    odd = [Message("user", "\ud800 lone"), Message("user", "fine"), Message("user", "\udfff")]
+    whole = Transcript(odd)
+    assert Transcript(odd[:1]).extend(odd[1:]).digest == whole.digest
+    assert whole.digest != Transcript([Message("user", "\ufffd lone"), *odd[1:]]).digest
 
 
 def test_the_digest_tells_apart_what_a_naive_join_would_not() -> None:

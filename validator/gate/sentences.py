@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from validator import rules
 from validator.findings import RequestSentence
-from validator.gate.text import QUOTE_MARKS, find_bounded
+from validator.gate.text import QUOTE_MARKS, find_bounded, normalize
 from validator.inputs.transcript import Transcript
 
 __all__ = [
@@ -190,8 +190,11 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def _normalise_with_map(text: str) -> tuple[str, list[int]]:
+def _normalise_with_map(text: str) -> tuple[str, Sequence[int]]:
     """``normalize(text)`` and, for each of its characters, the index it came from in ``text``."""
+    norm = normalize(text)
+    if len(norm) == len(text) == len(text.casefold()):  # nothing dropped or grown: character i came from i
+        return norm, range(len(text))
     out: list[str] = []
     where: list[int] = []
     space = True

@@ -134,6 +134,11 @@ class _View:
         end = self.starts[i + 1] - 1 if i + 1 < len(self.starts) else len(self.text)
         return find_bounded(self.text[self.starts[i] : end], needle) != -1
 
+    def joined(self, more: _View) -> _View:
+        """This view and then ``more``, one separator between them."""
+        offset = len(self.text) + 1
+        return _View(self.text + _SEP + more.text, self.starts + [offset + s for s in more.starts])
+
     def collapsed(self) -> _View:
         """The same view with every run of spaces made one space (only the runs are touched)."""
         hay = self.text
@@ -185,15 +190,13 @@ class TextIndex:
             return self
         if not self.texts:
             return TextIndex(positions, texts)
-        more = TextIndex(positions, texts)._exact
-        offset = len(self._exact.text) + 1
+        more = TextIndex(positions, texts)
         grown = object.__new__(TextIndex)
         grown.positions = self.positions + positions
         grown.texts = self.texts + texts
-        grown._exact = _View(
-            self._exact.text + _SEP + more.text, self._exact.starts + [offset + s for s in more.starts]
-        )
-        grown._normalised = None
+        grown._exact = self._exact.joined(more._exact)
+        # Runs of spaces never cross the separator: the new part is normalised on its own.
+        grown._normalised = None if self._normalised is None else self._normalised.joined(more._full())
         return grown
 
     def _full(self) -> _View:

@@ -25,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
+from operator import is_
 from typing import Any, Generic, TypeVar
 
 from validator.inputs.transcript import Message, Transcript
@@ -90,27 +91,22 @@ class Conversations(Generic[S]):
             if entry is not None:
                 self._entries.move_to_end(key)
         sources = tuple(sources)
-        contents = tuple(map(self._content, sources))
+        contents = tuple(map(self._content, sources))  # C loops when ``content`` is an ``attrgetter``
         if entry is None:
             self.builds += 1
             groups = self._convert(sources, 0, ())
-            transcript, ends = Transcript(_flat(groups)), _ends(groups, 0)
-        else:
-            transcript, ends = self._grow(entry, sources, contents)
-        if entry is None or transcript is not entry.transcript:
-            self._keep(key, _Entry(sources, contents, ends, transcript, sum(len(m.content) for m in transcript)))
+            transcript = Transcript(_flat(groups))
+            self._keep(key, _Entry(sources, contents, _ends(groups, 0), transcript, _chars(transcript.messages)))
+            return transcript
+        same = _same_prefix(sources, contents, entry)
+        if same == len(entry.sources) == len(sources):
+            return entry.transcript
+        transcript, ends, chars = self._grow(entry, sources, same)
+        self._keep(key, _Entry(sources, contents, ends, transcript, chars))
         return transcript
 
-    def _grow(
-        self, entry: _Entry[S], sources: tuple[S, ...], contents: tuple[Any, ...]
-    ) -> tuple[Transcript, tuple[int, ...]]:
-        same = 0
-        for new, seen, now, then in zip(sources, entry.sources, contents, entry.contents, strict=False):
-            if new is not seen or now is not then:
-                break
-            same += 1
-        if same == len(entry.sources) == len(sources):
-            return entry.transcript, entry.ends
+    def _grow(self, entry: _Entry[S], sources: tuple[S, ...], same: int) -> tuple[Transcript, tuple[int, ...], int]:
+        """The transcript of ``sources``, whose first ``same`` are those ``entry`` was built from."""
         old = entry.transcript.messages
         kept = entry.ends[same - 1] if same else 0
         groups = self._convert(sources[same:], same, old[:kept])
@@ -120,9 +116,11 @@ class Conversations(Generic[S]):
         grew = len(sources) >= len(entry.sources) and ends[len(entry.sources) - 1] == len(old)
         if grew and tuple(converted[:tail]) == old[kept:]:
             self.extensions += 1
-            return entry.transcript.extend(converted[tail:]), ends
+            new = converted[tail:]
+            return entry.transcript.extend(new), ends, entry.chars + _chars(new)
         self.builds += 1
-        return Transcript([*old[:kept], *converted]), ends
+        transcript = Transcript([*old[:kept], *converted])
+        return transcript, ends, _chars(transcript.messages)
 
     def _keep(self, key: Hashable, entry: _Entry[S]) -> None:
         with self._lock:
@@ -134,6 +132,18 @@ class Conversations(Generic[S]):
             while len(self._entries) > 1 and (len(self._entries) > self.size or self._chars > self.max_chars):
                 _, evicted = self._entries.popitem(last=False)
                 self._chars -= evicted.chars
+
+
+def _same_prefix(sources: tuple[Any, ...], contents: tuple[Any, ...], entry: _Entry[Any]) -> int:
+    """How many of ``sources`` are, from the first, the very objects ``entry`` saw, with the very contents."""
+    n = min(len(sources), len(entry.sources))
+    if all(map(is_, sources[:n], entry.sources[:n])) and all(map(is_, contents[:n], entry.contents[:n])):
+        return n
+    return next(i for i in range(n) if sources[i] is not entry.sources[i] or contents[i] is not entry.contents[i])
+
+
+def _chars(messages: Sequence[Message]) -> int:
+    return sum(len(m.content) for m in messages)
 
 
 def _flat(groups: list[list[Message]]) -> list[Message]:

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from validator._json import dumps, utf8
 from validator._types import ROLES, Role
 from validator.exceptions import FieldProblem, InputError
 
@@ -79,34 +78,39 @@ class Message(msgspec.Struct, frozen=True):
 
 
 DIGEST_SCHEME = "transcript-digest/2"
-"""The name of the digest's canonical form; it changes whenever the form does (see :func:`_record`)."""
+"""The name of the digest's canonical form; it changes whenever the form does (see :func:`_lines`)."""
+
+_ENCODER = msgspec.json.Encoder(order="sorted", enc_hook=str)
 
 
-def _field(value: str | None) -> str:
-    return "~" if value is None else f"{len(value)}:{value}"
+def _line(m: Message) -> bytes:
+    try:
+        return _ENCODER.encode(m) + b"\n"
+    except UnicodeEncodeError:  # a lone surrogate: the same object, every non-ASCII character escaped
+        plain = msgspec.to_builtins(m, order="sorted", enc_hook=str)
+        return json.dumps(plain, ensure_ascii=True, sort_keys=True, separators=(",", ":")).encode() + b"\n"
 
 
-def _record(m: Message) -> str:
-    """One message in the digest's canonical form: every field length-prefixed, so no two differ in one form.
+def _lines(messages: Sequence[Message]) -> bytes:
+    """The digest's canonical form of ``messages``: one line of JSON each.
 
-    A string is ``<code points>:<text>``, an absent one ``~``; a message is its role, text, tool name,
-    author and answered call id, then ``<n>#`` and each call's id, name and arguments (JSON with
-    sorted keys, no spaces, non-ASCII kept). The form depends on nothing but the values: not on the
-    Python version, dict order or how the input was spelled.
+    A line is the message as an object with its keys sorted (``author``, ``content``, ``name``,
+    ``role``, ``tool_call_id``, ``tool_calls``, each call's ``args``, ``id`` and ``name``), absent
+    values as ``null``, no spaces, UTF-8, numbers in their shortest round-trip form, anything not
+    JSON as its ``str``. It depends on the values only: not on dict order or how the input was
+    spelled. msgspec writes it in one C pass; a test pins it to a hand-written vector, so a
+    change in any library that alters a byte fails there and must come with a new
+    :data:`DIGEST_SCHEME`.
     """
-    head = f"{_field(m.role)}{_field(m.content)}{_field(m.name)}{_field(m.author)}{_field(m.tool_call_id)}"
-    if not m.tool_calls:
-        return head + "0#"
-    calls = "".join(
-        f"{_field(c.id)}{_field(c.name)}{_field(dumps(c.args, sort_keys=True, separators=(',', ':'), default=str))}"
-        for c in m.tool_calls
-    )
-    return f"{head}{len(m.tool_calls)}#{calls}"
+    try:
+        return _ENCODER.encode_lines(messages)
+    except UnicodeEncodeError:
+        return b"".join(map(_line, messages))
 
 
 def _hash_of(messages: Sequence[Message], start: _Hash | None = None) -> _Hash:
-    running = hashlib.sha256(utf8(DIGEST_SCHEME)) if start is None else start.copy()
-    running.update(utf8("".join(map(_record, messages))))
+    running = hashlib.sha256(DIGEST_SCHEME.encode() + b"\n") if start is None else start.copy()
+    running.update(_lines(messages))
     return running
 
 
