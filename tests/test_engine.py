@@ -286,6 +286,7 @@ def test_host_control_flow_raised_inside_a_judge_propagates_only_when_registered
     register_control_flow(HostSignal)
     with pytest.raises(HostInterrupt):
         Validator(POLICY, judge=raising(HostInterrupt("pause"))).validate(messages, action)
+    import validator.integrations.langchain  # noqa: F401  (registers LangGraph's control flow)
     from langgraph.errors import GraphInterrupt as Real
 
     def real(request: JudgeRequest) -> JudgeOutput:

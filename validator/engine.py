@@ -34,6 +34,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TypeAlias
@@ -43,9 +44,9 @@ from validator.exceptions import is_control_flow
 from validator.findings import Findings
 from validator.gate.authorizations import Resolved
 from validator.gate.checks import run_gate
-from validator.gate.lookup import aresolve, resolve
+from validator.gate.lookup import aresolve, cited_ids, resolve
 from validator.gate.text import SearchBudgetExceeded
-from validator.inputs.action import PendingAction
+from validator.inputs.action import PendingAction, parse_justification
 from validator.inputs.checkinput import CheckInput, read_action, read_messages
 from validator.inputs.transcript import Message, Transcript
 from validator.judges.base import Judge, JudgeRequest
@@ -57,7 +58,7 @@ from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder
 from validator.retrycap import action_key, count_block, over_cap
 from validator.reuse import VerdictReuse
 from validator.spending import spend
-from validator.store.base import AuthorizationStore, BlockCounter, RequestLedger
+from validator.store.base import AuthorizationStore, BlockCounter, CheckSessions, RequestLedger
 from validator.store.memory import MemoryLedger
 from validator.verdict import Code, Verdict
 
@@ -137,22 +138,23 @@ class Validator:
         """
         started = time.perf_counter()
         transcript, pending = read_messages(messages, agent_request), read_action(action)
-        retry = ""
-        try:
-            retry = action_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
-            step = self._step(transcript, pending, user_id, resolve(self.authorizations, pending), agent_request)
-            verdict = step if isinstance(step, Verdict) else self._capped(step, retry) or self._judged(step)
-        except Exception as exc:
-            verdict = self._internal_error(pending, exc)
-        if retry:
-            count_block(self._counter, retry, verdict)
-        verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
-        event = self._event(transcript, pending, user_id, verdict)
-        try:
-            self.recorder.record(event)
-        except Exception as exc:
-            return self._not_recorded(event, exc)
-        return verdict
+        with self._session(transcript, pending, user_id, agent_request):
+            retry = ""
+            try:
+                retry = action_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
+                step = self._step(transcript, pending, user_id, resolve(self.authorizations, pending), agent_request)
+                verdict = step if isinstance(step, Verdict) else self._capped(step, retry) or self._judged(step)
+            except Exception as exc:
+                verdict = self._internal_error(pending, exc)
+            if retry:
+                count_block(self._counter, retry, verdict)
+            verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
+            event = self._event(transcript, pending, user_id, verdict)
+            try:
+                self.recorder.record(event)
+            except Exception as exc:
+                return self._not_recorded(event, exc)
+            return verdict
 
     async def avalidate(
         self,
@@ -236,6 +238,45 @@ class Validator:
         return decided
 
     # -- the steps before the judge (pure) -------------------------------------------------------
+
+    def _session(
+        self,
+        transcript: Transcript,
+        action: PendingAction,
+        user_id: str | None,
+        agent_request: Mapping[str, Any] | None,
+    ) -> AbstractContextManager[None]:
+        """The store's session for this check: what it will read, read ahead in one round trip (Redis).
+
+        Only an optimisation: anything that goes wrong here leaves the check to read on its own.
+        """
+        store: object = self.ledger
+        tool_policy = self.policy.for_tool(action.tool)
+        if not isinstance(store, CheckSessions) or tool_policy.exempt:
+            return nullcontext()
+        try:
+            justification, _ = parse_justification(action.justification)
+            verdict_key = None
+            reuse_store: object = self.reuse.store if self.reuse is not None else None
+            authorizations: object = self.authorizations
+            if self.reuse is not None and reuse_store is store and justification is not None:
+                verdict_key = self.reuse.key_of(
+                    transcript,
+                    action,
+                    justification,
+                    user_id=user_id,
+                    agent_request=agent_request,
+                    policy_version=self.policy.version,
+                    judge=self.judge.label,
+                )
+            return store.session(
+                auth_ids=cited_ids(action) if authorizations is store else (),
+                block_key=action_key(transcript, action, tool_policy, user_id),
+                verdict_key=verdict_key,
+            )
+        except Exception as exc:
+            log.warning("no read-ahead for this check: %s", describe(exc))
+            return nullcontext()
 
     def _with_policy(self, item: CheckInput) -> Validator:
         if item.policy is None or self._policy_given:  # the operator's policy always wins

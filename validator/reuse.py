@@ -14,12 +14,15 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 from validator._json import utf8
 from validator.exceptions import StoreError
+from validator.inputs.action import Justification, PendingAction
+from validator.inputs.transcript import Transcript
 from validator.judges.base import JudgeRequest
 from validator.store.base import VerdictCache
 from validator.verdict import Code, Verdict
@@ -39,16 +42,38 @@ class VerdictReuse:
 
     @staticmethod
     def key(request: JudgeRequest, policy_version: str, judge: str = "") -> str:
+        return VerdictReuse.key_of(
+            request.transcript,
+            request.action,
+            request.justification,
+            user_id=request.user_id,
+            agent_request=request.agent_request,
+            policy_version=policy_version,
+            judge=judge,
+        )
+
+    @staticmethod
+    def key_of(
+        transcript: Transcript,
+        action: PendingAction,
+        justification: Justification,
+        *,
+        user_id: str | None,
+        agent_request: Mapping[str, Any] | None,
+        policy_version: str,
+        judge: str = "",
+    ) -> str:
+        """The key of this very check: known before the gate runs, so a store can read it ahead."""
         material = [
-            request.user_id,
+            user_id,
             policy_version,
             judge,
             # a judge with no model of its own uses the agent's: another model is another judge
-            (request.agent_request or {}).get("model"),
-            request.action.tool,
-            dict(request.action.args),
-            request.justification.to_dict(),
-            request.transcript.digest,
+            (agent_request or {}).get("model"),
+            action.tool,
+            dict(action.args),
+            justification.to_dict(),
+            transcript.digest,
         ]
         canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
         return hashlib.sha256(utf8(canonical)).hexdigest()

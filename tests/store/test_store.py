@@ -348,3 +348,72 @@ def test_verdict_reuse_is_per_judge() -> None:
 
     assert Validator(POLICY, judge=ScriptedJudge([ok]), reuse=VerdictReuse(store)).validate(messages, action).approved
     assert not Validator(POLICY, judge=Other([no]), reuse=VerdictReuse(store)).validate(messages, action).approved
+
+
+def _round_trips(store: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts each request a Redis client sends (a pipeline is one)."""
+    import redis
+
+    sent: list[int] = []
+    original = redis.Connection.send_packed_command
+
+    def counting(self: Any, command: Any, check_health: bool = True) -> None:
+        sent.append(1)
+        original(self, command, check_health)
+
+    monkeypatch.setattr(redis.Connection, "send_packed_command", counting)
+    return sent
+
+
+@pytest.mark.parametrize("approved", [True, False])
+def test_a_check_on_redis_reads_in_one_round_trip_and_writes_in_one(
+    redis_store: Any, monkeypatch: pytest.MonkeyPatch, approved: bool
+) -> None:
+    redis_store.put(_auth())
+    judge = ScriptedJudge([{**OK, "approved": approved}] * 3)
+    validator = stateful_validator(redis_store, policy=POLICY, judge=judge)
+    cited = {
+        **ACTION,
+        "justification": {
+            "reason": "r",
+            "evidence": [{"quote": "email bob@acme.example the minutes"}, {"authorization_id": "auth_1"}],
+        },
+    }
+    validator.validate(MESSAGES, ACTION, user_id="u-0")  # loads the scripts
+    sent = _round_trips(redis_store, monkeypatch)
+    verdict = validator.validate(MESSAGES, cited, user_id="u-1")
+    assert verdict.approved is approved and verdict.recorded
+    assert len(sent) == 2, sent  # the authorization, block count and kept verdict; then the writes with the audit
+    again = validator.validate(MESSAGES, cited, user_id="u-1")
+    assert again.reused and again.approved is approved
+    entries = redis_store.audit_tail(10)
+    assert len(entries) == 3 and redis_store.blocks(action_key_of(cited)) == (0 if approved else 2)
+
+
+def action_key_of(action: dict[str, Any]) -> str:
+    from validator.inputs.checkinput import parse_action, parse_transcript
+    from validator.retrycap import action_key
+
+    return action_key(parse_transcript(MESSAGES), parse_action(action), POLICY.for_tool("send_email"), "u-1")
+
+
+def test_a_store_that_fails_mid_check_still_fails_closed(redis_store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reads ahead, queued writes and the audit append all fail: nothing approves unrecorded, nothing crashes."""
+    import redis
+
+    recorder = MemoryRecorder()
+    validator = stateful_validator(
+        redis_store, policy=POLICY, judge=ScriptedJudge([OK] * 2), extra_recorders=(recorder,)
+    )
+    validator.validate(MESSAGES, ACTION, user_id="u-0")
+
+    def down(*args: Any, **kwargs: Any) -> Any:
+        raise redis.ConnectionError("store down")
+
+    monkeypatch.setattr(redis.Connection, "send_packed_command", down)
+    cited = {**ACTION, "justification": {"reason": "r", "evidence": [{"authorization_id": "auth_1"}]}}
+    verdict = validator.validate(MESSAGES, cited, user_id="u-1")
+    assert not verdict.approved and verdict.code is Code.AUTHORIZATION_UNAVAILABLE
+    plain = validator.validate(MESSAGES, {**ACTION, "args": {"to": "bob@acme.example", "body": "x"}}, user_id="u-1")
+    assert plain.recorded is False or plain.approved is False or recorder.events[-1].verdict == plain
+    monkeypatch.undo()  # the fixture's clean-up needs the store back

@@ -8,7 +8,8 @@ callers decide what that means, and none of them treats an unreadable record as 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -26,6 +27,7 @@ __all__ = [
     "AuditLog",
     "AuthorizationStore",
     "BlockCounter",
+    "CheckSessions",
     "Buckets",
     "Counters",
     "Entries",
@@ -96,11 +98,20 @@ class RequestLedger(Protocol):
 class BlockCounter(Protocol):
     """How often the same action was blocked in one conversation (the retry cap)."""
 
-    def add_block(self, key: str, ttl: timedelta) -> int:
-        """Count one more block of ``key``; the count so far."""
+    def add_block(self, key: str, ttl: timedelta) -> None:
+        """Count one more block of ``key`` (a store may send it with the check's other writes)."""
         ...
 
     def blocks(self, key: str) -> int: ...
+
+
+@runtime_checkable
+class CheckSessions(Protocol):
+    """A store that sends one check's traffic in two round trips (reads ahead, then writes with the audit)."""
+
+    def session(
+        self, *, auth_ids: Sequence[str] = (), block_key: str | None = None, verdict_key: str | None = None
+    ) -> AbstractContextManager[None]: ...
 
 
 class Store(AsyncAuthorizationStore, AuditLog, VerdictCache, Counters, RequestLedger, BlockCounter, Protocol):

@@ -36,13 +36,11 @@ class MemoryLedger:
         self._blocks: dict[str, tuple[int, datetime]] = {}
         self._ledger_lock = threading.Lock()
 
-    def add_block(self, key: str, ttl: timedelta) -> int:
+    def add_block(self, key: str, ttl: timedelta) -> None:
         now = datetime.now(UTC)
         with self._ledger_lock:
             count, until = self._blocks.get(key, (0, now))
-            count = count + 1 if until > now else 1
-            self._blocks[key] = (count, now + ttl)
-            return count
+            self._blocks[key] = (count + 1 if until > now else 1, now + ttl)
 
     def blocks(self, key: str) -> int:
         with self._ledger_lock:

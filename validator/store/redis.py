@@ -25,7 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -64,8 +68,25 @@ if held and held ~= ARGV[1] then return held end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false
 """
+log = logging.getLogger("validator.store.redis")
 MINUTE_TTL = 2 * 3600
 HOUR_TTL = 8 * 24 * 3600
+
+Queued = Callable[[Any], Any]
+"""A write queued in a check's session: it adds its commands to a pipeline."""
+
+
+@dataclass
+class _Session:
+    """One check's round trips: what was read ahead, and the writes nobody waits for."""
+
+    store: RedisStore
+    reads: dict[str, Any]
+    """Raw values by Redis key, or the exception the read ahead raised."""
+    writes: list[tuple[str, Queued]] = field(default_factory=list)
+
+
+_SESSION: ContextVar[_Session | None] = ContextVar("validator_redis_session", default=None)
 
 
 class RedisStore:
@@ -99,6 +120,7 @@ class RedisStore:
         # redis.asyncio connections belong to the event loop that opened them: one client a loop.
         self._async_clients: dict[asyncio.AbstractEventLoop, redis.asyncio.Redis] = {}
         self._append = self._redis.register_script(_APPEND)
+        self._loaded: set[str] = set()
         self._spend = self._redis.register_script(_SPEND)
 
     @property
@@ -129,14 +151,99 @@ class RedisStore:
     def _fail(self, what: str, exc: Exception) -> StoreError:
         return StoreError(f"redis {what} failed ({self.url}): {type(exc).__name__}: {exc}")
 
+    # -- one check, two round trips ------------------------------------------------------------
+
+    @contextmanager
+    def session(
+        self, *, auth_ids: Sequence[str] = (), block_key: str | None = None, verdict_key: str | None = None
+    ) -> Iterator[None]:
+        """One check's store traffic in two round trips: everything it will read, in one pipeline now;
+        the writes it does not wait for (block count, kept verdict), queued and sent with the audit append.
+
+        A read-ahead that fails is not an error here: each read then fails (or is retried) on its own,
+        as without a session. Queued writes that fail are logged, as they are without one.
+        """
+        keys = [self._key("auth", a) for a in auth_ids]
+        keys += [self._key("blocked", block_key)] if block_key else []
+        keys += [self._key("verdict", verdict_key)] if verdict_key else []
+        reads: dict[str, Any] = {}
+        if keys:
+            try:
+                reads = dict(zip(keys, self._redis.mget(keys), strict=True))
+            except redis.RedisError as exc:
+                reads = dict.fromkeys(keys, exc)
+        token = _SESSION.set(_Session(self, reads))
+        try:
+            yield
+        finally:
+            session = _SESSION.get()
+            _SESSION.reset(token)
+            if session is not None and session.writes:
+                self._send(session.writes)
+
+    def _session(self) -> _Session | None:
+        session = _SESSION.get()
+        return session if session is not None and session.store is self else None
+
+    def _get(self, key: str, what: str) -> Any:
+        """``GET key``, answered from the session's read-ahead when it has it (once: a later read goes out)."""
+        session = self._session()
+        if session is not None and key in session.reads:
+            raw = session.reads.pop(key)
+            if isinstance(raw, Exception):
+                raise self._fail(what, raw) from raw
+            return raw
+        try:
+            return self._redis.get(key)
+        except redis.RedisError as exc:
+            raise self._fail(what, exc) from exc
+
+    def _write(self, what: str, queued: Queued) -> None:
+        """Run a write nobody waits for: queued in a session, else at once."""
+        session = self._session()
+        if session is not None:
+            session.writes.append((what, queued))
+            return
+        pipe = self._redis.pipeline(transaction=True)
+        queued(pipe)
+        pipe.execute()
+
+    def _send(self, writes: list[tuple[str, Queued]], last: Queued | None = None) -> Any:
+        """The queued writes (and ``last``) in one pipeline; ``last``'s result is returned or raised."""
+        pipe = self._redis.pipeline(transaction=False)
+        counts = []
+        for _, queued in writes:
+            before = len(pipe.command_stack)
+            queued(pipe)
+            counts.append(len(pipe.command_stack) - before)
+        if last is not None:
+            last(pipe)
+        try:
+            results = pipe.execute(raise_on_error=False)
+        except redis.RedisError as exc:
+            for what, _ in writes:
+                log.warning("%s", self._fail(what, exc))
+            if last is not None:
+                raise
+            return None
+        start = 0
+        for (what, _), n in zip(writes, counts, strict=True):
+            failed = [r for r in results[start : start + n] if isinstance(r, Exception)]
+            if failed:
+                log.warning("%s", self._fail(what, failed[0]))
+            start += n
+        if last is None:
+            return None
+        result = results[-1]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
     # -- standing authorizations --------------------------------------------------------------
 
     def get(self, auth_id: str) -> StandingAuthorization | None:
         key = self._key("auth", auth_id)
-        try:
-            raw = self._redis.get(key)
-        except redis.RedisError as exc:
-            raise self._fail("read of a standing authorization", exc) from exc
+        raw = self._get(key, "read of a standing authorization")
         return None if raw is None else authorization_from_json(str(raw), key, auth_id)
 
     async def aget(self, auth_id: str) -> StandingAuthorization | None:
@@ -175,18 +282,30 @@ class RedisStore:
     def append_audit(self, event_id: str, payload: Mapping[str, Any], at: datetime) -> bool:
         # The stream's ids and the id set are both on the server's clock and trimmed exactly to the
         # retention, so they always agree: an id is remembered exactly as long as its entry is kept.
+        keys = [self._key("audit"), self._key("audit", "ids")]
+        args: list[str | int] = [
+            event_id,
+            json.dumps(payload, ensure_ascii=True),
+            int(self.retention.total_seconds() * 1000),
+        ]
+        session = self._session()
         try:
-            added = self._append(
-                keys=[self._key("audit"), self._key("audit", "ids")],
-                args=[
-                    event_id,
-                    json.dumps(payload, ensure_ascii=True),
-                    int(self.retention.total_seconds() * 1000),
-                ],
-            )
+            if session is None or not session.writes:
+                return bool(self._append(keys=keys, args=args))
+            writes, session.writes = session.writes, []
+            self._ensure_loaded(self._append)
+            try:  # the check's queued writes and the append: one round trip
+                added = self._send(writes, lambda pipe: pipe.evalsha(self._append.sha, len(keys), *keys, *args))
+            except redis.exceptions.NoScriptError:  # the server lost its scripts (a restart): once more, loading it
+                added = self._append(keys=keys, args=args)
         except redis.RedisError as exc:
             raise self._fail("audit append", exc) from exc
         return bool(added)
+
+    def _ensure_loaded(self, script: Any) -> None:
+        if script.sha not in self._loaded:
+            self._redis.script_load(script.script)
+            self._loaded.add(script.sha)
 
     def _entries(self, rows: Any) -> Entries:
         out: list[tuple[str, dict[str, Any]]] = []
@@ -231,17 +350,12 @@ class RedisStore:
     # -- verdicts kept for reuse -------------------------------------------------------------
 
     def get_verdict(self, key: str) -> dict[str, Any] | None:
-        try:
-            raw = self._redis.get(self._key("verdict", key))
-        except redis.RedisError as exc:
-            raise self._fail("verdict read", exc) from exc
-        return _verdict(raw, key)
+        return _verdict(self._get(self._key("verdict", key), "verdict read"), key)
 
     def put_verdict(self, key: str, verdict: Mapping[str, Any], ttl: timedelta) -> None:
+        data, px = json.dumps(verdict, ensure_ascii=True), int(ttl.total_seconds() * 1000)
         try:
-            self._redis.set(
-                self._key("verdict", key), json.dumps(verdict, ensure_ascii=True), px=int(ttl.total_seconds() * 1000)
-            )
+            self._write("verdict write", lambda pipe: pipe.set(self._key("verdict", key), data, px=px))
         except redis.RedisError as exc:
             raise self._fail("verdict write", exc) from exc
 
@@ -269,22 +383,20 @@ class RedisStore:
             raise self._fail("request ledger", exc) from exc
         return None if held is None else str(held)
 
-    def add_block(self, key: str, ttl: timedelta) -> int:
+    def add_block(self, key: str, ttl: timedelta) -> None:
+        name, px = self._key("blocked", key), int(ttl.total_seconds() * 1000)
+
+        def queued(pipe: Any) -> None:
+            pipe.incr(name)
+            pipe.pexpire(name, px)
+
         try:
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.incr(self._key("blocked", key))
-            pipe.pexpire(self._key("blocked", key), int(ttl.total_seconds() * 1000))
-            count, _ = pipe.execute()
+            self._write("block counter", queued)
         except redis.RedisError as exc:
             raise self._fail("block counter", exc) from exc
-        return int(count)
 
     def blocks(self, key: str) -> int:
-        try:
-            raw = self._redis.get(self._key("blocked", key))
-        except redis.RedisError as exc:
-            raise self._fail("block counter", exc) from exc
-        return int(raw or 0)
+        return int(self._get(self._key("blocked", key), "block counter") or 0)
 
     # -- block-rate counters -----------------------------------------------------------------
 
