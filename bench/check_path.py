@@ -32,7 +32,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -172,8 +172,10 @@ def stages(size: int, repeats: int) -> list[Row]:
     ]
 
 
-def agent_loop(size: int, steps: int, repeats: int) -> tuple[float, float]:
-    """Milliseconds per step of a ``create_agent`` loop without the validator, and what it adds per guarded call."""
+def agent_loop(size: int, steps: int, repeats: int) -> tuple[float, float, float]:
+    """A ``create_agent`` loop on a ``size``-message history: its own milliseconds per step without the
+    validator, and the validator's own time per guarded call (inside the middleware, the tool's run
+    and the model's call left out), for the first call of the conversation and the median of the rest."""
     from langchain.agents import create_agent
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
     from langchain_core.tools import tool
@@ -190,52 +192,59 @@ def agent_loop(size: int, steps: int, repeats: int) -> tuple[float, float]:
             history.append(AIMessage(m.content, tool_calls=calls))
         else:
             history.append(ToolMessage(m.content, tool_call_id=m.tool_call_id or "", name=m.name))
-    user = history[0].content
-    quote = " ".join(str(user).split()[:6])
     history.append(HumanMessage("Please email person0@acme.example the report."))
     justification = {"reason": "The user asked.", "evidence": [{"quote": "email person0@acme.example the report"}]}
-    del quote
 
     @tool
     def send_email(to: str, body: str = "", justification: dict[str, Any] | None = None) -> str:
         """Send an email."""
         return f"sent to {to}"
 
-    @tool
-    def read_inbox() -> str:
-        """Read the inbox."""
-        return "nothing new"
-
-    def script(n: int) -> list[AIMessage]:
-        turns = [
-            AIMessage(
-                "",
-                tool_calls=[
-                    {
-                        "id": f"s{i}",
-                        "name": "send_email",
-                        "args": {"to": "person0@acme.example", "body": "the report", "justification": justification},
-                    }
-                ],
-            )
-            for i in range(n)
-        ]
+    def script() -> list[AIMessage]:
+        args = {"to": "person0@acme.example", "body": "the report", "justification": justification}
+        turns = [AIMessage("", tool_calls=[{"id": f"s{i}", "name": "send_email", "args": args}]) for i in range(steps)]
         return [*turns, AIMessage("done")]
 
-    def run(n: int, guarded: bool) -> float:
-        def once() -> None:
-            model = ScriptedChatModel(responses=script(n))
-            middleware = [ActionValidatorMiddleware(Validator(POLICY, recorder=MemoryRecorder()))] if guarded else []
-            agent = create_agent(model, [send_email, read_inbox], middleware=middleware)
-            out = agent.invoke({"messages": list(history)})
-            results = [m for m in out["messages"][len(history) :] if isinstance(m, ToolMessage)]
-            assert len(results) == n and all(r.status == "success" for r in results), results[-1:]
+    class Timed(ActionValidatorMiddleware):
+        """The middleware, its own time per call measured (what the handler does is the agent's)."""
 
-        return median_ms(once, repeats)
+        own: ClassVar[list[float]] = []
 
-    plain = (run(steps + 1, False) - run(1, False)) / steps
-    guarded = (run(steps + 1, True) - run(1, True)) / steps
-    return plain, guarded - plain
+        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+            inner = [0.0]
+
+            def timed(r: Any) -> Any:
+                start = time.perf_counter()
+                try:
+                    return handler(r)
+                finally:
+                    inner[0] += time.perf_counter() - start
+
+            start = time.perf_counter()
+            out = super().wrap_tool_call(request, timed)
+            Timed.own.append((time.perf_counter() - start - inner[0]) * 1000)
+            return out
+
+    def run(guarded: bool) -> float:
+        model = ScriptedChatModel(responses=script())
+        middleware = [Timed(Validator(POLICY, recorder=MemoryRecorder()))] if guarded else []
+        agent = create_agent(model, [send_email], middleware=middleware)
+        start = time.perf_counter()
+        out = agent.invoke({"messages": list(history)})
+        elapsed = (time.perf_counter() - start) * 1000
+        results = [m for m in out["messages"][len(history) :] if isinstance(m, ToolMessage)]
+        assert len(results) == steps and all(r.status == "success" for r in results), results[-1:]
+        return elapsed
+
+    run(False)
+    plain = statistics.median(run(False) for _ in range(repeats)) / (steps + 1)
+    firsts, rest = [], []
+    for _ in range(repeats):
+        Timed.own = []
+        run(True)
+        firsts.append(Timed.own[0])
+        rest.extend(Timed.own[1:])
+    return plain, statistics.median(firsts), statistics.median(rest)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,10 +259,10 @@ def main(argv: list[str] | None = None) -> int:
         for stage, ms, floor, floor_ms in stages(size, repeats if size == 1_000 else max(3, repeats // 4)):
             print(f"{stage:<26} {ms:>8.3f}   {floor:<34} {floor_ms:>8.3f} {ms / floor_ms:>6.1f}x")
     print("\nagent loop (create_agent, scripted model, one guarded send_email a step)")
-    print(f"{'history':>8} {'agent ms/step':>14} {'validator ms/call':>18} {'share':>7}")
+    print(f"{'history':>8} {'agent ms/step':>14} {'validator, 1st call':>20} {'later calls':>12} {'share':>7}")
     for size in (1_000, 10_000):
-        plain, added = agent_loop(size, steps=4 if args.quick else 10, repeats=2 if args.quick else 5)
-        print(f"{size:>8,} {plain:>14.3f} {added:>18.3f} {added / plain:>6.0%}")
+        plain, first, later = agent_loop(size, steps=4 if args.quick else 10, repeats=2 if args.quick else 5)
+        print(f"{size:>8,} {plain:>14.3f} {first:>20.3f} {later:>12.3f} {later / plain:>6.0%}")
     return 0
 
 

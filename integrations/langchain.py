@@ -109,7 +109,7 @@ def transcript_from_state(state: Any, messages_key: str = "messages") -> Transcr
     if isinstance(messages, Transcript):
         return messages
     if isinstance(messages, Sequence) and messages and not isinstance(messages[0], Mapping | Message):
-        if all(isinstance(m, BaseMessage) for m in messages):
+        if isinstance(messages[0], BaseMessage):  # a message of another type is named by the conversion
             return CONVERSATIONS.transcript(messages, key=_conversation_key(messages))
         return transcript_from_langchain(list(messages))
     if messages is None:
