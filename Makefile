@@ -11,6 +11,7 @@ test:
 # Runs the benchmarks (after `make test` has created .venv; store_throughput needs redis-server).
 bench:
 	.venv/bin/python bench/gate_latency.py
+	.venv/bin/python bench/check_path.py
 	.venv/bin/python bench/cache_cost.py
 	.venv/bin/python bench/store_throughput.py
 	.venv/bin/python bench/eval_replay.py

@@ -25,6 +25,19 @@ def test_gate_latency_benchmark_runs() -> None:
     assert sum("target p99 <= 2 ms" in line for line in lines) == 2
 
 
+def test_check_path_benchmark_runs_each_stage_against_its_floor() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "check_path.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    for stage in ("decode", "digest", "index", "gate searches", "check --jsonl, one line", "next turn, cached"):
+        assert re.search(rf"^{re.escape(stage)}\s+[\d.]+\s+.*[\d.]+x$", proc.stdout, re.M), (stage, proc.stdout)
+    assert re.search(r"^\s+1,000\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+\d+%$", proc.stdout, re.M), proc.stdout
+
+
 def test_cache_cost_benchmark_writes_its_rows_and_standalone_never_costs_more_than_uncached(tmp_path: Path) -> None:
     proc = subprocess.run(
         [
