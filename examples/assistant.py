@@ -298,11 +298,13 @@ def main(argv: list[str] | None = None) -> int:
         config = {"configurable": {"user_id": "u-1", "thread_id": f"scenario-{n}"}}
         result = graph.invoke({"messages": [HumanMessage(scenario.user)]}, config, version="v2")
         while result.interrupts:  # the validator asks the user; here the user says no
-            for request in result.interrupts[0].value["requests"]:
-                call = f"{request['tool']}({json.dumps(request['args'])})"
-                print(f"  validator > asks the user about {call}: {request['code']}")
+            asked = result.interrupts[0].value  # LangChain's human-in-the-loop request, with the reasons
+            for request, why in zip(asked["action_requests"], asked["action_validator"], strict=True):
+                call = f"{request['name']}({json.dumps(request['args'])})"
+                print(f"  validator > asks the user about {call}: {why['code']}")
             print("  user      > No, I did not ask for that.")
-            answer = {"approved": False, "reason": "I did not ask for that."}
+            no = {"type": "reject", "message": "I did not ask for that."}
+            answer = {"decisions": [no] * len(asked["action_requests"])}
             result = graph.invoke(Command(resume=answer), config, version="v2")
         out = result.value
         for message in out["messages"]:

@@ -6,8 +6,8 @@
   tells the agent that another AI reads it.
 - :func:`pending_from_call`: a :class:`~validator.PendingAction` from a tool call's name and
   arguments (``justification`` moved out of them).
-- :func:`interrupt_request` and :func:`read_answer`: what the user is asked when a verdict is
-  ``ask_user``, and how their answer is read (one reader for every host).
+- What the user is asked when a verdict is ``ask_user``, and how their answer is read, is in
+  :mod:`validator.integrations._review` (LangChain's human-in-the-loop shapes).
 - :func:`user_id_from`: the user's id, in one documented order.
 - :class:`Remembered`: a bounded map of recent verdicts or requests.
 - :func:`validation_context`: in a hand-written loop, which conversation (and user, and agent
@@ -32,18 +32,15 @@ from validator.prompts import load_prompt
 from validator.verdict import REFUSAL_TEMPLATE, Code, Verdict
 
 __all__ = [
-    "INTERRUPT_TYPE",
     "JUSTIFICATION",
     "REFUSAL_TEMPLATE",
     "JustificationArg",
     "Remembered",
     "ValidationContext",
     "current_context",
-    "interrupt_request",
     "justification_description",
     "justified_model",
     "pending_from_call",
-    "read_answer",
     "reused_id",
     "unreadable_history",
     "split_justification",
@@ -53,7 +50,6 @@ __all__ = [
 
 K = TypeVar("K")
 V = TypeVar("V")
-INTERRUPT_TYPE = "action_validator"
 
 JUSTIFICATION = "justification"
 
@@ -141,40 +137,6 @@ def justified_model(base: type[BaseModel], *, description: str | None = None) ->
     fields: dict[str, Any] = {name: (info.annotation, info) for name, info in base.model_fields.items()}
     fields[JUSTIFICATION] = (JustificationArg, Field(description=justification_description()))
     return create_model(f"{base.__name__}Justified", __doc__=description or base.__doc__, **fields)
-
-
-def interrupt_request(items: list[tuple[str, str, Mapping[str, Any], Verdict]]) -> dict[str, Any]:
-    """What the user is asked about ``ask_user`` verdicts: one request per ``(call id, tool, args, verdict)``."""
-    return {
-        "type": INTERRUPT_TYPE,
-        "requests": [
-            {
-                "tool_call_id": call_id,
-                "tool": tool,
-                "args": dict(args),
-                "code": verdict.code.value,
-                "reasoning": verdict.reasoning,
-                "suggested_next_step": verdict.suggested_next_step,
-            }
-            for call_id, tool, args, verdict in items
-        ],
-    }
-
-
-def read_answer(answer: Any, call_id: str | None = None) -> tuple[bool, str | None]:
-    """``(approved, reason)`` from the user's resume value; anything unreadable is a rejection.
-
-    Accepted: ``True`` / ``False``; ``{"approved": bool, "reason": str}``; and, for several calls at
-    once, ``{tool_call_id: <one of those>}``.
-    """
-    if call_id is not None and isinstance(answer, Mapping) and call_id in answer:
-        answer = answer[call_id]
-    if isinstance(answer, bool):
-        return answer, None
-    if isinstance(answer, Mapping) and isinstance(answer.get("approved"), bool):
-        reason = answer.get("reason")
-        return answer["approved"], reason if isinstance(reason, str) else None
-    return False, f"unreadable answer {answer!r}: treated as a rejection"
 
 
 def user_id_from(key: str, configurable: Mapping[str, Any] | None, context: Any = None) -> str | None:

@@ -4,9 +4,11 @@ Three nodes, so an interrupt never re-runs the judge:
 
 1. ``validate``: validates every tool call of the last AI message concurrently and saves the
    verdicts to state (``validator_verdicts``) before anything can interrupt;
-2. ``ask``: for ``ask_user`` verdicts only, one ``interrupt`` listing them; the resume value
-   approves or rejects each (``True`` / ``False`` for all, or ``{tool_call_id: True | False |
-   {"approved": bool, "reason": str}}``); the answers are saved and recorded;
+2. ``ask``: for ``ask_user`` verdicts only, one ``interrupt`` listing them in LangChain's batched
+   human-in-the-loop shape (``action_requests``, ``review_configs``, plus ``action_validator``:
+   why); the resume value is LangChain's ``{"decisions": [...]}`` (approve, edit, reject, in
+   order), or ``True`` / ``False`` for all, or ``{tool_call_id: decision}``; the answers are saved
+   and recorded, and an edit is the call that runs;
 3. ``route``: answers each blocked call with a ``ToolMessage(status="error")`` carrying the
    reasoning and the suggested next step, and sends only the approved calls, justification
    stripped, on to the tools node (``Send``); with none approved it goes back to the model.
@@ -35,14 +37,13 @@ from langchain_core.tools import BaseTool
 from langgraph.graph import MessagesState, StateGraph
 from langgraph.types import Command, Send, interrupt
 from validator.integrations._host import (
-    interrupt_request,
     pending_from_call,
-    read_answer,
     reused_id,
     split_justification,
     unreadable_history,
     user_id_from,
 )
+from validator.integrations._review import batched_request, read_review
 from validator.integrations.langchain import justified_tool, refusal_message, transcript_from_state
 
 from validator import Decision, Validator, Verdict
@@ -215,22 +216,27 @@ class _Nodes:
         if not pending:
             return {}
         saved = state["validator_verdicts"]
-        question = interrupt_request(
-            [
-                (c["id"], c["name"], split_justification(c.get("args") or {})[0], _verdict(saved[c["id"]]))
-                for c in pending
-            ]
-        )
-        answer = interrupt(question)  # not inside any try: it must raise
+        items = []
+        for c in pending:
+            args, justification = split_justification(c.get("args") or {})
+            items.append((c["id"], c["name"], args, _verdict(saved[c["id"]]), justification))
+        answer = interrupt(batched_request(items))  # not inside any try: it must raise
         transcript, user_id, _ = self._inputs(state, config)
         decided: dict[str, Any] = {}
-        for c in pending:
-            approved, reason = read_answer(answer, c["id"])
-            action = pending_from_call(c["name"], c.get("args"), c.get("id"))
+        for i, c in enumerate(pending):
+            review = read_review(answer, call_id=c["id"], tool=c["name"], index=i)
+            action = pending_from_call(c["name"], review.edited_args or c.get("args"), c.get("id"))
             verdict = self.validator.answer(
-                _verdict(saved[c["id"]]), approved, reason, messages=transcript, action=action, user_id=user_id
+                _verdict(saved[c["id"]]),
+                review.approved,
+                review.reason,
+                messages=transcript,
+                action=action,
+                user_id=user_id,
+                remember=review.remember,
             )
-            decided[c["id"]] = {**verdict.to_dict(), CALL_KEY: saved[c["id"]].get(CALL_KEY)}
+            kept = {CALL_KEY: saved[c["id"]].get(CALL_KEY), EDITED_KEY: review.edited_args}
+            decided[c["id"]] = {**verdict.to_dict(), **kept}
         return {"validator_verdicts": decided}
 
     def route(self, state: Any) -> Command[Any]:
@@ -246,7 +252,9 @@ class _Nodes:
             else:
                 verdict = _verdict(data)
             if verdict.approved:
-                approved.append({**call, "args": split_justification(call.get("args") or {})[0], "type": "tool_call"})
+                edited = (data or {}).get(EDITED_KEY)  # the user's edit is the call that runs
+                args = edited if isinstance(edited, dict) else split_justification(call.get("args") or {})[0]
+                approved.append({**call, "args": args, "type": "tool_call"})
             else:
                 refusals.append(refusal_message(verdict, call["id"], call["name"]))
         update = {"messages": refusals} if refusals else {}
@@ -257,6 +265,8 @@ class _Nodes:
 
 CALL_KEY = "call_hash"
 """Saved with each verdict: the hash of the call it judged, so a rewritten call is never sent on."""
+EDITED_KEY = "edited_args"
+"""Saved with a verdict the user answered with an edit: the arguments they want the call to run with."""
 
 
 def _call_hash(call: dict[str, Any]) -> str:
@@ -264,7 +274,7 @@ def _call_hash(call: dict[str, Any]) -> str:
 
 
 def _verdict(data: dict[str, Any]) -> Verdict:
-    return Verdict.from_dict({k: v for k, v in data.items() if k != CALL_KEY})
+    return Verdict.from_dict({k: v for k, v in data.items() if k not in (CALL_KEY, EDITED_KEY)})
 
 
 def _unchecked(call: Mapping[str, Any], exc: Exception) -> Verdict:

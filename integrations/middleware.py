@@ -5,9 +5,13 @@
   tool and the deferred validator tool from the first turn and remembers each call's request body
   (built by langchain-anthropic itself), so an Anthropic judge can share the agent's prompt cache.
 - ``wrap_tool_call`` validates the call, strips ``justification`` before the tool runs, answers a
-  refused call with ``ToolMessage(status="error")`` (reasoning and suggested next step), and sends an
-  ``ask_user`` verdict to the user through ``interrupt`` (resume with ``True``/``False`` or
-  ``{"approved": bool, "reason": str}``). Verdicts are kept per tool call id, so the re-run that a
+  refused call with ``ToolMessage(status="error")`` (reasoning and suggested next step), or stops the
+  run (``on_block="halt"``), and sends an ``ask_user`` verdict to the user through ``interrupt`` in
+  LangChain's human-in-the-loop shapes (``interrupt_mode="per_call"``: a ``tool_approval`` request per
+  call; ``"batched"``: one ``HITLRequest`` per model turn, from ``after_model``), with the
+  validator's reasons under ``action_validator``. Resume with LangChain's decisions (approve, edit,
+  reject; ``{"decisions": [...]}`` when batched) or ``True``/``False``; see
+  :mod:`validator.integrations._review`. Verdicts are kept per tool call, so the re-run that a
   resume causes does not call the judge again (in the same process).
 
 Sync and async twins of both hooks exist. The host's control-flow exceptions (``GraphInterrupt``
@@ -24,25 +28,21 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import BaseTool
+from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
-from validator.integrations._host import (
-    Remembered,
-    interrupt_request,
-    pending_from_call,
-    read_answer,
-    user_id_from,
-)
+from validator.integrations._host import Remembered, pending_from_call, user_id_from
+from validator.integrations._review import Review, approval_request, batched_request, read_review
 from validator.integrations.claude import PayloadCapture, claude_request, is_claude, with_validator_tools
 from validator.integrations.langchain import justified_tool, refusal_message, transcript_from_state
 
 from validator import Decision, PendingAction, Validator, Verdict
-from validator.exceptions import is_control_flow
+from validator.exceptions import ActionBlocked, UsageError, is_control_flow
 from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL
 from validator.record.recorder import hash_args
 
@@ -84,8 +84,20 @@ class ActionValidatorMiddleware(AgentMiddleware):
         share_prefix: bool = True,
         validator_name: str = DEFAULT_VALIDATOR_TOOL,
         search_name: str = DEFAULT_SEARCH_TOOL,
+        interrupt_mode: Literal["per_call", "batched"] = "per_call",
+        on_block: Literal["tell_model", "halt"] = "tell_model",
     ) -> None:
+        """``interrupt_mode``: ask the user one call at a time (LangChain's ``per_call`` request shape) or
+        about every escalated call of a model turn at once (its ``batched`` shape). ``on_block``: a refused
+        call is answered to the model (``tell_model``), or the run stops with :class:`ActionBlocked`
+        (``halt``)."""
         super().__init__()
+        if interrupt_mode not in ("per_call", "batched"):
+            raise UsageError(f"interrupt_mode must be 'per_call' or 'batched', got {interrupt_mode!r}")
+        if on_block not in ("tell_model", "halt"):
+            raise UsageError(f"on_block must be 'tell_model' or 'halt', got {on_block!r}")
+        self.interrupt_mode = interrupt_mode
+        self.on_block = on_block
         self.validator = validator if validator is not None else Validator()
         self.user_id_key = user_id_key
         self.share_prefix = share_prefix
@@ -94,6 +106,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
         self._facing: dict[int, BaseTool] = {}
         self._requests: Remembered[str, dict[str, Any]] = Remembered(REMEMBERED)
         self._verdicts: Remembered[str, Verdict] = Remembered(REMEMBERED)
+        self._reviews: Remembered[str, Review] = Remembered(REMEMBERED)
 
     # -- the model call ----------------------------------------------------------------------
 
@@ -163,8 +176,10 @@ class ActionValidatorMiddleware(AgentMiddleware):
         return user_id_from(self.user_id_key, configurable, getattr(runtime, "context", None))
 
     def _start(self, request: ToolCallRequest) -> _Call | ToolMessage:
+        return self._start_call(request.tool_call, request.state, lambda: self._user_id(request))
+
+    def _start_call(self, call: Mapping[str, Any], state: Any, user: Callable[[], str | None]) -> _Call | ToolMessage:
         """What a tool call needs before the judge; a refusal when it cannot be checked at all."""
-        call = request.tool_call
         call_id = str(call.get("id") or "")
         if call["name"] in self._ours:  # the agent never needs the validator's own tools
             return _refusal(
@@ -173,8 +188,8 @@ class ActionValidatorMiddleware(AgentMiddleware):
             )
         try:
             action = pending_from_call(call["name"], call.get("args"), call.get("id"))
-            transcript = transcript_from_state(request.state)
-            user_id = self._user_id(request)
+            transcript = transcript_from_state(state)
+            user_id = user()
             # A kept verdict answers only this very call: same id, tool, arguments, justification, user and
             # conversation (a model may repeat call ids across runs; a resume repeats all of them).
             what = {"tool": action.tool, "args": action.args, "justification": action.justification}
@@ -184,7 +199,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
                 transcript=transcript,
                 action=action,
                 user_id=user_id,
-                agent_request=self._agent_request(request.state, call_id),
+                agent_request=self._agent_request(state, call_id),
                 known=self._verdicts.get(key),
             )
         except Exception as exc:
@@ -193,17 +208,80 @@ class ActionValidatorMiddleware(AgentMiddleware):
     def _settle(self, request: ToolCallRequest, c: _Call, verdict: Verdict) -> ToolCallRequest | ToolMessage:
         """The call to run (justification stripped), or the refusal; an ``ask_user`` verdict asks first."""
         call = request.tool_call
+        action = c.action
         if verdict.decision is Decision.ASK_USER:
-            # outside any try: GraphInterrupt must reach the graph
-            answer = interrupt(interrupt_request([(str(call["id"]), call["name"], c.action.args, verdict)]))
-            approved, reason = read_answer(answer)
+            review = self._reviews.get(c.call_id)  # answered with the whole turn (batched)
+            if review is None:  # outside any try: GraphInterrupt must reach the graph
+                name, call_id = call["name"], str(call["id"])
+                answer = interrupt(approval_request(call_id, name, action.args, verdict, action.justification))
+                review = read_review(answer, call_id=call_id, tool=name)
+            if review.edited_args is not None:  # the user's edit is the call that runs
+                action = pending_from_call(action.tool, review.edited_args, action.call_id)
             verdict = self.validator.answer(
-                verdict, approved, reason, messages=c.transcript, action=c.action, user_id=c.user_id
+                verdict,
+                review.approved,
+                review.reason,
+                messages=c.transcript,
+                action=action,
+                user_id=c.user_id,
+                remember=review.remember,
             )
             self._verdicts.pop(c.call_id)
+            self._reviews.pop(c.call_id)
         if not verdict.approved:
+            if self.on_block == "halt":
+                raise ActionBlocked(verdict)
             return _refusal(verdict, call)
-        return request.override(tool_call={**call, "args": dict(c.action.args)})
+        return request.override(tool_call={**call, "args": dict(action.args)})
+
+    # -- a whole model turn at once (batched) --------------------------------------------------------
+
+    def _turn(self, state: Any, runtime: Any) -> list[tuple[_Call, Mapping[str, Any]]]:
+        """The guarded calls of the model turn just made, ready for validation."""
+        messages = state.get("messages") or [] if isinstance(state, Mapping) else []
+        last = messages[-1] if messages else None
+        if self.interrupt_mode != "batched" or not isinstance(last, AIMessage):
+            return []
+        configurable = (get_config() or {}).get("configurable")
+        user = lambda: user_id_from(self.user_id_key, configurable, getattr(runtime, "context", None))  # noqa: E731
+        out: list[tuple[_Call, Mapping[str, Any]]] = []
+        for call in last.tool_calls:
+            c = self._start_call(call, state, user)
+            if isinstance(c, _Call):
+                out.append((c, call))
+        return out
+
+    def _ask_turn(self, judged: list[tuple[_Call, Mapping[str, Any], Verdict]]) -> None:
+        """One interrupt for every escalated call of the turn; each call's decision kept for its tool call."""
+        asked = [
+            (c, call, v)
+            for c, call, v in judged
+            if v.decision is Decision.ASK_USER and self._reviews.get(c.call_id) is None
+        ]
+        if not asked:
+            return
+        answer = interrupt(
+            batched_request(
+                [(str(call["id"]), call["name"], c.action.args, v, c.action.justification) for c, call, v in asked]
+            )
+        )
+        for i, (c, call, _) in enumerate(asked):
+            self._reviews.put(c.call_id, read_review(answer, call_id=str(call["id"]), tool=call["name"], index=i))
+
+    def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        judged = []
+        for c, call in self._turn(state, runtime):
+            judge = lambda c=c: self.validator.validate(  # noqa: E731
+                c.transcript, c.action, user_id=c.user_id, agent_request=c.agent_request
+            )
+            judged.append((c, call, self._verdict(c, judge)))
+        self._ask_turn(judged)
+        return None
+
+    async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        judged = [(c, call, await self._averdict(c)) for c, call in self._turn(state, runtime)]
+        self._ask_turn(judged)
+        return None
 
     def _verdict(self, c: _Call, judged: Callable[[], Verdict]) -> Verdict:
         """The kept verdict of this very call, or a new one; a failure of the validation blocks the call."""

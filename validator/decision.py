@@ -21,6 +21,7 @@ from validator.policy import PolicySettings, ToolPolicy
 from validator.verdict import Code, Decision, Usage, Verdict
 
 __all__ = [
+    "by_policy",
     "decide",
     "exempt",
     "gate_block",
@@ -235,3 +236,35 @@ def ledger_unavailable(verdict: Verdict, detail: str) -> Verdict:
     """An approval whose request could not be checked against the ledger: it goes to the user."""
     why = f"Whether the user's request was already spent could not be checked ({detail})."
     return _to_the_user(verdict, Code.REQUEST_LEDGER_UNAVAILABLE, why)
+
+
+def by_policy(verdict: Verdict, tool_policy: ToolPolicy, settings: PolicySettings) -> Verdict:
+    """The verdict as the operator's modes shape it: the tool's ``ask``, then shadow mode (``enforce``)."""
+    if verdict.exempt or verdict.code in (Code.APPROVED_BY_USER, Code.REJECTED_BY_USER):
+        return verdict
+    if tool_policy.ask == "always" and verdict.approved:
+        verdict = replace(
+            _to_the_user(
+                verdict, Code.POLICY_ASKS_USER, f"The policy asks the user before every `{verdict.tool}` call."
+            ),
+            reasoning=f"The policy asks the user before every `{verdict.tool}` call (the validator found: "
+            f"{verdict.reasoning})",
+        )
+    elif tool_policy.ask == "never" and verdict.decision is Decision.ASK_USER:
+        verdict = replace(
+            verdict,
+            decision=Decision.BLOCK,
+            reasoning=f"{verdict.reasoning} The policy never asks the user about `{verdict.tool}`, so it is blocked.",
+            suggested_next_step="Do not run it; tell the user what you would need to go ahead.",
+        )
+    if settings.enforce or verdict.approved:
+        return verdict
+    return replace(
+        verdict,
+        approved=True,
+        decision=Decision.APPROVE,
+        code=Code.NOT_ENFORCED,
+        shadow_of=verdict.code,
+        reasoning=f"Shadow mode (enforce = false): this action would have been refused ({verdict.decision.value}, "
+        f"{verdict.code.value}) and runs anyway. {verdict.reasoning}",
+    )

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
@@ -40,11 +41,11 @@ from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
 from validator import decision
-from validator.exceptions import is_control_flow
+from validator.exceptions import UsageError, is_control_flow
 from validator.findings import Findings
-from validator.gate.authorizations import Resolved
+from validator.gate.authorizations import Resolved, grant_from_answer
 from validator.gate.checks import run_gate
-from validator.gate.lookup import aresolve, cited_ids, resolve
+from validator.gate.lookup import aresolve, cited_ids, resolve, standing, with_standing
 from validator.gate.text import SearchBudgetExceeded
 from validator.inputs.action import PendingAction, parse_justification
 from validator.inputs.checkinput import CheckInput, read_action, read_messages
@@ -65,6 +66,8 @@ from validator.verdict import Code, Verdict
 __all__ = ["ActionInput", "MessagesInput", "Validator", "ValidatorConfig", "avalidate", "check", "validate"]
 
 log = logging.getLogger("validator")
+SHADOW_PASSES: Counter[tuple[str, str]] = Counter()
+"""Shadow mode: actions that ran although refused, by tool and the refusal's code (also in the audit log)."""
 
 MessagesInput: TypeAlias = Transcript | list[Message] | list[dict[str, Any]] | None
 """A conversation: a :class:`Transcript`, its messages, or message dicts in the check-input format
@@ -142,13 +145,14 @@ class Validator:
             retry = ""
             try:
                 retry = action_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
-                step = self._step(transcript, pending, user_id, resolve(self.authorizations, pending), agent_request)
+                pending, resolved = self._standing(pending, resolve(self.authorizations, pending), user_id)
+                step = self._step(transcript, pending, user_id, resolved, agent_request)
                 verdict = step if isinstance(step, Verdict) else self._capped(step, retry) or self._judged(step)
             except Exception as exc:
                 verdict = self._internal_error(pending, exc)
             if retry:
                 count_block(self._counter, retry, verdict)
-            verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
+            verdict = self._shaped(verdict, started)
             event = self._event(transcript, pending, user_id, verdict)
             try:
                 self.recorder.record(event)
@@ -171,6 +175,7 @@ class Validator:
         try:
             retry = action_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
             resolved = await aresolve(self.authorizations, pending)
+            pending, resolved = await asyncio.to_thread(self._standing, pending, resolved, user_id)
             step = self._step(transcript, pending, user_id, resolved, agent_request)
             # the store's counter and ledger are sync: off the event loop
             capped = None if isinstance(step, Verdict) else await asyncio.to_thread(self._capped, step, retry)
@@ -179,7 +184,7 @@ class Validator:
             verdict = self._internal_error(pending, exc)
         if retry:
             await asyncio.to_thread(count_block, self._counter, retry, verdict)
-        verdict = replace(verdict, latency_ms=(time.perf_counter() - started) * 1000)
+        verdict = self._shaped(verdict, started)
         event = self._event(transcript, pending, user_id, verdict)
         try:
             await self.recorder.arecord(event)
@@ -226,16 +231,50 @@ class Validator:
         messages: MessagesInput,
         action: ActionInput,
         user_id: str | None = None,
+        remember: Mapping[str, Any] | None = None,
     ) -> Verdict:
-        """Record the user's answer to an ``ask_user`` verdict and return the decided verdict."""
+        """Record the user's answer to an ``ask_user`` verdict and return the decided verdict.
+
+        ``action`` is the call that runs: the user's edit of it, when they edited it. With ``remember``
+        (an approval the user wants kept: ``{"expires_in_days": 30, "quote": "..."}``, both optional),
+        a standing authorization scoped to this call's targets is created in the validator's
+        authorization store, and the verdict names it.
+        """
         decided = verdict.answered_by_user(approved, reason)
         transcript, pending = read_messages(messages), read_action(action)
+        if approved and remember is not None and user_id is not None:
+            decided = self._remembered(decided, pending, user_id, remember, reason)
         event = self._event(transcript, pending, user_id, decided)
         try:
             self.recorder.record(event)
         except Exception as exc:
             return self._not_recorded(event, exc)
         return decided
+
+    def _remembered(
+        self, verdict: Verdict, action: PendingAction, user_id: str, remember: Mapping[str, Any], reason: str | None
+    ) -> Verdict:
+        """The approved verdict, kept as a standing authorization when the store can keep one."""
+        store = self.authorizations
+        try:
+            grant = grant_from_answer(
+                action, self.policy.for_tool(action.tool), user_id, remember, reason, self.config.clock()
+            )
+            if store is None or not hasattr(store, "put"):
+                raise UsageError("this validator has no authorization store to keep the grant in")
+            store.put(grant)
+        except Exception as exc:
+            log.warning("the user's 'always' was not kept: %s", describe(exc))
+            return replace(
+                verdict, reasoning=f"{verdict.reasoning} (Not kept as a standing authorization: {describe(exc)}.)"
+            )
+        until = grant.expires.date().isoformat() if grant.expires else "revoked"
+        return replace(
+            verdict,
+            authorization_id=grant.id,
+            reasoning=f"{verdict.reasoning} Kept as standing authorization {grant.id} until {until}: "
+            f"{grant.tool} with {dict(grant.where)}.",
+        )
 
     # -- the steps before the judge (pure) -------------------------------------------------------
 
@@ -273,6 +312,7 @@ class Validator:
                 auth_ids=cited_ids(action) if authorizations is store else (),
                 block_key=action_key(transcript, action, tool_policy, user_id),
                 verdict_key=verdict_key,
+                user_id=user_id if authorizations is store else None,
             )
         except Exception as exc:
             log.warning("no read-ahead for this check: %s", describe(exc))
@@ -401,6 +441,30 @@ class Validator:
         return await asyncio.to_thread(spend, verdict, request, self.ledger)
 
     # -- after the verdict -------------------------------------------------------------------------
+
+    def _standing(
+        self, action: PendingAction, resolved: Resolved, user_id: str | None
+    ) -> tuple[PendingAction, Resolved]:
+        """The user's own standing authorizations that cover this action, added to what the agent cited."""
+        found = standing(self.authorizations, action, self.policy.for_tool(action.tool), user_id, self.config.clock())
+        return with_standing(action, resolved, found)
+
+    def _shaped(self, verdict: Verdict, started: float) -> Verdict:
+        """The verdict as the policy's modes shape it (always/never ask, shadow mode), with its latency, and the
+        standing authorization it rests on named."""
+        shaped = decision.by_policy(verdict, self.policy.for_tool(verdict.tool), self.policy.settings)
+        used = verdict.findings.valid_authorizations
+        if shaped.authorization_id is None and used:
+            shaped = replace(shaped, authorization_id=used[0].authorization_id)
+        if shaped.shadow_of is not None:
+            SHADOW_PASSES[shaped.tool, shaped.shadow_of.value] += 1
+            log.warning(
+                "shadow mode: %s would have been refused (%s) and runs: %s",
+                shaped.tool,
+                shaped.shadow_of.value,
+                verdict.reasoning,
+            )
+        return replace(shaped, latency_ms=(time.perf_counter() - started) * 1000)
 
     def _internal_error(self, action: PendingAction, exc: Exception) -> Verdict:
         if is_control_flow(exc):

@@ -39,7 +39,9 @@ from validator._types import Risk
 from validator.exceptions import FieldProblem, PolicyError
 from validator.lexicon import default_intents, families_of
 
-__all__ = ["Policy", "PolicySettings", "Risk", "ToolPolicy", "default_intents"]
+__all__ = ["Ask", "Policy", "PolicySettings", "Risk", "ToolPolicy", "default_intents"]
+
+Ask = Literal["never", "when_unsure", "always"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +62,10 @@ class ToolPolicy:
     amounts: tuple[str, ...] = ()
     """Arguments holding an amount of money: always grounded in the user's request, with the
     ``currency`` argument when the tool has one. Empty: ``amount`` for a payment tool."""
+    ask: Ask = "when_unsure"
+    """When the user is asked: ``when_unsure`` (an ``ask_user`` verdict), ``always`` (every call the
+    validator would approve goes to the user first, as LangChain's ``interrupt_on``), ``never`` (an
+    ``ask_user`` verdict blocks instead: for agents with nobody to ask)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "targets", tuple(self.targets))
@@ -92,6 +98,10 @@ class PolicySettings:
     quality: Literal["advise", "ask_user"] = "advise"
     """``advise``: a judge's quality notes ride along on the verdict; ``ask_user`` (opt-in): an
     approved action with quality notes goes to the user instead."""
+    enforce: bool = True
+    """``False`` is shadow mode, for rolling out: every verdict is judged and recorded as usual, but a
+    refused action runs anyway (code ``NOT_ENFORCED``, the refusal in ``shadow_of``), with a warning
+    logged and counted. Never the default."""
 
 
 GUARDED_DEFAULT = ToolPolicy()
@@ -147,6 +157,7 @@ class Policy:
                 intents=tuple(t.intents),
                 description=t.description,
                 amounts=tuple(t.amounts),
+                ask=t.ask,
             )
             for name, t in doc.tools.items()
         }
@@ -201,6 +212,10 @@ def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]
             for i, value in enumerate(getattr(tp, key)):
                 if not isinstance(value, str) or not value.strip():
                     problems.append(FieldProblem(f"{where}.{key}[{i}]", "must be a non-empty string"))
+        if tp.ask not in ("never", "when_unsure", "always"):
+            problems.append(FieldProblem(f"{where}.ask", f"must be never, when_unsure or always, got {tp.ask!r}"))
+        if tp.exempt and tp.ask == "always":
+            problems.append(FieldProblem(where, "an exempt tool is never checked, so the user cannot always be asked"))
         if "justification" in tp.targets:
             problems.append(
                 FieldProblem(f"{where}.targets", "'justification' is the actor's own argument, not a target")
@@ -219,6 +234,7 @@ class _ToolDoc(_Strict):
     intents: list[str] = Field(default_factory=list)
     description: str = ""
     amounts: list[str] = Field(default_factory=list)
+    ask: Ask = "when_unsure"
     guarded: bool | None = None
 
     @model_validator(mode="after")
@@ -234,6 +250,7 @@ class _SettingsDoc(_Strict):
     low_confidence: Literal["ask_user", "block"] = "ask_user"
     ungrounded_targets: Literal["judge", "block"] = "judge"
     quality: Literal["advise", "ask_user"] = "advise"
+    enforce: bool = True
 
 
 class _PolicyDoc(_Strict):

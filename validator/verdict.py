@@ -35,7 +35,8 @@ class Decision(StrEnum):
 
 
 class Code(StrEnum):
-    """Which check decided. ``APPROVED``, ``EXEMPT`` and ``APPROVED_BY_USER`` run the action; no other code does."""
+    """Which check decided. ``APPROVED``, ``EXEMPT``, ``APPROVED_BY_USER`` and ``NOT_ENFORCED`` (shadow mode) run
+    the action; no other code does."""
 
     APPROVED = "APPROVED"
     EXEMPT = "EXEMPT"
@@ -65,9 +66,11 @@ class Code(StrEnum):
     JUDGE_UNAVAILABLE = "JUDGE_UNAVAILABLE"
     RECORDER_UNAVAILABLE = "RECORDER_UNAVAILABLE"
     INTERNAL_ERROR = "INTERNAL_ERROR"
+    POLICY_ASKS_USER = "POLICY_ASKS_USER"
+    NOT_ENFORCED = "NOT_ENFORCED"
 
 
-RUNS = frozenset({Code.APPROVED, Code.EXEMPT, Code.APPROVED_BY_USER})
+RUNS = frozenset({Code.APPROVED, Code.EXEMPT, Code.APPROVED_BY_USER, Code.NOT_ENFORCED})
 """The codes whose action runs."""
 
 
@@ -132,6 +135,11 @@ class Verdict:
     recorded: bool = True
     """False when neither the audit store nor its spool could take the record: the verdict then went
     only to the last-resort sink (a JSON line on standard error), and it never approves."""
+    shadow_of: Code | None = None
+    """Shadow mode (``enforce = false``): the code the action would have been refused with; it ran."""
+    authorization_id: str | None = None
+    """The standing authorization the verdict rests on, when one was used (cited, found, or just created
+    from the user's answer)."""
 
     def __post_init__(self) -> None:
         if self.approved != (self.decision is Decision.APPROVE):

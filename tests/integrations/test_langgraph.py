@@ -133,9 +133,12 @@ def test_ask_user_interrupts_and_resume_never_calls_the_judge_again(saver: str, 
     cfg = {"configurable": {"thread_id": "t1", "user_id": "u-1"}}
     first = graph.invoke({"messages": [HumanMessage(USER)]}, cfg, version="v2")
     (intr,) = first.interrupts
-    request = intr.value["requests"][0]
-    assert (request["tool_call_id"], request["code"]) == ("c1", "TARGET_NOT_GROUNDED")
-    assert "justification" not in request["args"]
+    request, why = intr.value["action_requests"][0], intr.value["action_validator"][0]
+    assert (why["tool_call_id"], why["code"]) == ("c1", "TARGET_NOT_GROUNDED")
+    assert request["name"] == "send_email" and "justification" not in request["args"]
+    assert intr.value["review_configs"] == [
+        {"action_name": "send_email", "allowed_decisions": ["approve", "edit", "reject"]}
+    ]
     assert graph.get_state(cfg).values["validator_verdicts"]["c1"]["decision"] == "ask_user"
     assert judge.calls == 1 and log == []
     answer = {"c1": {"approved": approve, "reason": "yes, Carol too" if approve else "no"}}
@@ -148,6 +151,28 @@ def test_ask_user_interrupts_and_resume_never_calls_the_judge_again(saver: str, 
         assert log == [("send_email", {"to": "carol@acme.example", "body": ""})]
     else:
         assert verdict["code"] == "REJECTED_BY_USER" and result.status == "error" and log == []
+
+
+@pytest.mark.parametrize(
+    ("decision", "ran"),
+    [
+        ({"type": "approve"}, [("send_email", {"to": "carol@acme.example", "body": ""})]),
+        (
+            {"type": "edit", "edited_action": {"name": "send_email", "args": {"to": "bob@acme.example", "body": "hi"}}},
+            [("send_email", {"to": "bob@acme.example", "body": "hi"})],
+        ),
+        ({"type": "reject", "message": "not carol"}, []),
+    ],
+)
+def test_the_node_reads_langchains_batched_decisions(decision: dict[str, Any], ran: list[Any]) -> None:
+    log: list[Any] = []
+    graph = _graph(_escalating_model(), Validator(POLICY), log, InMemorySaver())
+    cfg = {"configurable": {"thread_id": "t-hitl"}}
+    graph.invoke({"messages": [HumanMessage(USER)]}, cfg)
+    out = graph.invoke(Command(resume={"decisions": [decision]}), cfg)
+    assert log == ran
+    if not ran:
+        assert "not carol" in out["validator_verdicts"]["c1"]["reasoning"]
 
 
 def test_unreadable_resume_value_is_a_rejection() -> None:

@@ -95,7 +95,9 @@ def test_ask_user_interrupts_like_hitl_and_resume_reuses_the_verdict(approve: bo
     cfg = {"configurable": {"thread_id": "m1"}}
     first = agent.invoke({"messages": [HumanMessage(USER)]}, cfg, version="v2")
     (intr,) = first.interrupts
-    assert intr.value["requests"][0]["code"] == "TARGET_NOT_GROUNDED" and log == []
+    assert intr.value["type"] == "tool_approval" and intr.value["name"] == "send_email"
+    assert intr.value["action_validator"]["code"] == "TARGET_NOT_GROUNDED" and log == []
+    assert intr.value["action_validator"]["justification"] == quote
     out = agent.invoke(Command(resume={"approved": approve}), cfg, version="v2").value
     result = next(m for m in out["messages"] if isinstance(m, ToolMessage))
     assert judge.calls == 1

@@ -213,3 +213,55 @@ Resolved = Mapping[str, StandingAuthorization | StoreError | None]
 
 def _addresses_in(text: str) -> list[Entity]:
     return [e for e in extract_entities(text) if e.kind == "email"]
+
+
+def _exact(value: Any) -> str:
+    """A constraint that admits exactly ``value``: glob characters escaped; a number as ``==N``."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"=={value}"
+    return re.sub(r"([*?\[])", r"[\1]", str(value))
+
+
+def grant_from_answer(
+    action: Any,
+    tool_policy: Any,
+    user_id: str,
+    remember: Mapping[str, Any],
+    reason: str | None,
+    now: datetime,
+) -> StandingAuthorization:
+    """A standing authorization from the user's "always" on a call they approved when asked.
+
+    Scoped to what they saw: the tool, and each target and amount of this call pinned to its value
+    (a list of values is not pinned, so the grant never covers that target: the gate then asks again).
+    It expires after ``remember["expires_in_days"]`` days (30 unless said; 1 to 3,650). Its quote is
+    ``remember["quote"]``, else the user's own reason, else what they approved.
+
+    Raises:
+        UsageError: ``expires_in_days`` is not a whole number of days in range.
+    """
+    from datetime import timedelta
+
+    from validator.exceptions import UsageError
+
+    days = remember.get("expires_in_days", 30)
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 3650:
+        raise UsageError(f"remember.expires_in_days must be a whole number from 1 to 3650, got {days!r}")
+    where: dict[str, str] = {}
+    for path in (*tool_policy.targets, *tool_policy.amount_paths(action.tool)):
+        found, value = lookup(action.args, path)
+        values = list(leaves(value)) if found == "found" else []
+        if len(values) == 1 and values[0] not in (None, ""):
+            where[path] = _exact(values[0])
+    quote = remember.get("quote")
+    said = quote if isinstance(quote, str) and quote.strip() else reason
+    return StandingAuthorization(
+        id=new_authorization_id(),
+        user_id=user_id,
+        tool=_exact(action.tool),
+        quote=said or f"Approved when asked, and to be kept: {action.tool} with {where}",
+        created=now,
+        where=where,
+        expires=now + timedelta(days=days),
+        risk=tool_policy.risk,
+    )

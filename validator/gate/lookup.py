@@ -8,13 +8,20 @@ never valid.
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime
 
 from validator.exceptions import StoreError
 from validator.gate.authorizations import Resolved, StandingAuthorization
 from validator.inputs.action import AuthorizationEvidence, PendingAction, parse_justification
+from validator.policy import ToolPolicy
 from validator.store.base import AsyncAuthorizationStore, AuthorizationStore
 
-__all__ = ["Resolved", "aresolve", "cited_ids", "resolve"]
+log = logging.getLogger("validator.authorizations")
+
+__all__ = ["Resolved", "aresolve", "cited_ids", "resolve", "with_standing"]
 
 
 def cited_ids(action: PendingAction) -> list[str]:
@@ -54,3 +61,39 @@ async def aresolve(store: AuthorizationStore | None, action: PendingAction) -> R
         except Exception as exc:
             resolved[auth_id] = _failure(exc)
     return resolved
+
+
+def standing(
+    store: AuthorizationStore | None, action: PendingAction, tool_policy: ToolPolicy, user_id: str | None, now: datetime
+) -> list[StandingAuthorization]:
+    """The user's own active standing authorizations whose whole scope covers ``action``, looked up by the
+    validator itself (cited or not). A store that cannot answer finds none: the check goes on without them."""
+    if store is None or user_id is None or tool_policy.exempt:
+        return []
+    try:
+        granted = store.list(user_id)
+    except Exception as exc:
+        log.warning("standing authorizations of %s could not be listed: %s", user_id, exc)
+        return []
+    args, risk, targets = dict(action.args), tool_policy.risk, tool_policy.targets
+    return [
+        a
+        for a in granted
+        if a.user_id == user_id
+        and a.status(now) == "active"
+        and not a.scope_problems(action.tool, args, tool_risk=risk, targets=targets)
+    ]
+
+
+def with_standing(
+    action: PendingAction, resolved: Resolved, found: list[StandingAuthorization]
+) -> tuple[PendingAction, Resolved]:
+    """The action with the authorizations found for it added to its evidence, as if the agent had cited them
+    (only to a justification that parses: an action without one is refused whatever the user granted)."""
+    justification = action.justification
+    new = [a for a in found if a.id not in resolved]
+    if not new or not isinstance(justification, Mapping) or not isinstance(justification.get("evidence"), list):
+        return action, resolved
+    evidence = [*justification["evidence"], *({"authorization_id": a.id} for a in new)]
+    grown = replace(action, justification={**justification, "evidence": evidence})
+    return grown, {**resolved, **{a.id: a for a in new}}

@@ -110,7 +110,12 @@ class CheckSessions(Protocol):
     """A store that sends one check's traffic in two round trips (reads ahead, then writes with the audit)."""
 
     def session(
-        self, *, auth_ids: Sequence[str] = (), block_key: str | None = None, verdict_key: str | None = None
+        self,
+        *,
+        auth_ids: Sequence[str] = (),
+        block_key: str | None = None,
+        verdict_key: str | None = None,
+        user_id: str | None = None,
     ) -> AbstractContextManager[None]: ...
 
 

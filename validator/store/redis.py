@@ -69,6 +69,14 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false
 """
 log = logging.getLogger("validator.store.redis")
+_LIST = """
+local out = {}
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  out[#out + 1] = id
+  out[#out + 1] = redis.call('GET', ARGV[1] .. id) or ''
+end
+return out
+"""
 MINUTE_TTL = 2 * 3600
 HOUR_TTL = 8 * 24 * 3600
 
@@ -120,6 +128,7 @@ class RedisStore:
         # redis.asyncio connections belong to the event loop that opened them: one client a loop.
         self._async_clients: dict[asyncio.AbstractEventLoop, redis.asyncio.Redis] = {}
         self._append = self._redis.register_script(_APPEND)
+        self._list = self._redis.register_script(_LIST)
         self._loaded: set[str] = set()
         self._spend = self._redis.register_script(_SPEND)
 
@@ -155,7 +164,12 @@ class RedisStore:
 
     @contextmanager
     def session(
-        self, *, auth_ids: Sequence[str] = (), block_key: str | None = None, verdict_key: str | None = None
+        self,
+        *,
+        auth_ids: Sequence[str] = (),
+        block_key: str | None = None,
+        verdict_key: str | None = None,
+        user_id: str | None = None,
     ) -> Iterator[None]:
         """One check's store traffic in two round trips: everything it will read, in one pipeline now;
         the writes it does not wait for (block count, kept verdict), queued and sent with the audit append.
@@ -167,9 +181,23 @@ class RedisStore:
         keys += [self._key("blocked", block_key)] if block_key else []
         keys += [self._key("verdict", verdict_key)] if verdict_key else []
         reads: dict[str, Any] = {}
-        if keys:
+        listed = self._key("auth", "user", user_id) if user_id is not None else None
+        if keys or listed:
             try:
-                reads = dict(zip(keys, self._redis.mget(keys), strict=True))
+                pipe = self._redis.pipeline(transaction=False)
+                if keys:
+                    pipe.mget(keys)
+                if listed:
+                    self._ensure_loaded(self._list)
+                    pipe.evalsha(self._list.sha, 1, listed, self._key("auth", ""))
+                results = pipe.execute(raise_on_error=False)
+                if keys:
+                    got = results.pop(0)
+                    reads = (
+                        dict.fromkeys(keys, got) if isinstance(got, Exception) else dict(zip(keys, got, strict=True))
+                    )
+                if listed and not isinstance(results[0], Exception):
+                    reads[listed] = results[0]
             except redis.RedisError as exc:
                 reads = dict.fromkeys(keys, exc)
         token = _SESSION.set(_Session(self, reads))
@@ -264,14 +292,18 @@ class RedisStore:
             raise self._fail("write of a standing authorization", exc) from exc
 
     def list(self, user_id: str) -> list[StandingAuthorization]:
-        try:
-            ids = sorted(str(i) for i in self._redis.smembers(self._key("auth", "user", user_id)))
-            raws = self._redis.mget([self._key("auth", i) for i in ids]) if ids else []
-        except redis.RedisError as exc:
-            raise self._fail("listing of standing authorizations", exc) from exc
-        found = [
-            authorization_from_json(str(raw), self._key("auth", i), i) for i, raw in zip(ids, raws, strict=True) if raw
-        ]
+        """The user's standing authorizations, in one round trip (a script: the user's ids, then each record)."""
+        listed = self._key("auth", "user", user_id)
+        session = self._session()
+        if session is not None and listed in session.reads:
+            flat = session.reads.pop(listed)
+        else:
+            try:
+                flat = self._list(keys=[listed], args=[self._key("auth", "")])
+            except redis.RedisError as exc:
+                raise self._fail("listing of standing authorizations", exc) from exc
+        pairs = sorted(zip(flat[::2], flat[1::2], strict=True))
+        found = [authorization_from_json(str(raw), self._key("auth", i), str(i)) for i, raw in pairs if raw]
         return sorted((a for a in found if a.user_id == user_id), key=lambda a: a.created)
 
     def revoke(self, auth_id: str, when: datetime) -> StandingAuthorization:

@@ -1,0 +1,141 @@
+"""Asking the user: LangChain's human-in-the-loop request and decision shapes, with the validator's reasons.
+
+The interrupt carries what LangChain's ``HumanInTheLoopMiddleware`` sends (so the UIs and agent-chat
+front ends that render it render ours), with one more key, ``action_validator``: why the validator
+asks (code, reasoning, the agent's justification, the gate's findings, the suggested next step).
+
+- **Per call** (LangChain's ``per_call`` mode), :func:`approval_request`:
+  ``{"type": "tool_approval", "tool_call_id", "name", "args", "description", "action_validator"}``,
+  answered with one decision.
+- **Batched** (LangChain's ``batched`` mode), :func:`batched_request`:
+  ``{"action_requests": [{"name", "args", "description"}], "review_configs": [{"action_name",
+  "allowed_decisions"}], "action_validator": [...]}``, answered with ``{"decisions": [...]}`` in order.
+
+Decisions (:func:`read_review`): ``{"type": "approve"}`` (with ``"remember": {"expires_in_days": N}``
+or ``"remember": true`` to grant it from now on), ``{"type": "edit", "edited_action": {"name",
+"args"}}``, ``{"type": "reject", "message": "..."}``; a ``{"decisions": [...]}`` holding one of them;
+``{tool_call_id: decision}`` for several calls; and, as before, ``True`` / ``False`` and
+``{"approved": bool, "reason": str}``. Anything else is a rejection that says what was unreadable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from validator._json import dumps
+from validator.verdict import Verdict
+
+__all__ = ["ALLOWED_DECISIONS", "Review", "approval_request", "batched_request", "read_review"]
+
+ALLOWED_DECISIONS = ["approve", "edit", "reject"]
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """The user's decision on one call."""
+
+    approved: bool
+    reason: str | None = None
+    """A rejection's message, or what made the answer unreadable."""
+    edited_args: dict[str, Any] | None = None
+    """An edit: the arguments the user wants instead (the call runs with them)."""
+    remember: Mapping[str, Any] | None = None
+    """An approval to keep: the scope of the standing authorization to create (``{}``: the defaults)."""
+    unreadable: bool = False
+
+
+def _why(verdict: Verdict, justification: Any) -> dict[str, Any]:
+    return {
+        "code": verdict.code.value,
+        "decision": verdict.decision.value,
+        "reasoning": verdict.reasoning,
+        "confidence": verdict.confidence,
+        "suggested_next_step": verdict.suggested_next_step,
+        "justification": justification,
+        "findings": verdict.to_dict().get("findings"),
+    }
+
+
+def description(tool: str, args: Mapping[str, Any], verdict: Verdict) -> str:
+    """What the person asked reads: the call and why the validator did not decide it alone."""
+    return (
+        f"The action validator asks you before `{tool}` runs ({verdict.code.value}): {verdict.reasoning}\n"
+        f"Arguments: {dumps(dict(args), default=str)}"
+    )
+
+
+def approval_request(
+    call_id: str, tool: str, args: Mapping[str, Any], verdict: Verdict, justification: Any
+) -> dict[str, Any]:
+    """The per-call interrupt value: LangChain's ``ToolApprovalRequest`` and the validator's reasons."""
+    return {
+        "type": "tool_approval",
+        "tool_call_id": call_id,
+        "name": tool,
+        "args": dict(args),
+        "description": description(tool, args, verdict),
+        "action_validator": _why(verdict, justification),
+    }
+
+
+def batched_request(items: Sequence[tuple[str, str, Mapping[str, Any], Verdict, Any]]) -> dict[str, Any]:
+    """The batched interrupt value: LangChain's ``HITLRequest`` for ``(call id, tool, args, verdict,
+    justification)`` items, and the validator's reasons in the same order."""
+    return {
+        "action_requests": [
+            {"name": tool, "args": dict(args), "description": description(tool, args, verdict)}
+            for _, tool, args, verdict, _ in items
+        ],
+        "review_configs": [
+            {"action_name": tool, "allowed_decisions": list(ALLOWED_DECISIONS)}
+            for tool in dict.fromkeys(tool for _, tool, _, _, _ in items)
+        ],
+        "action_validator": [
+            {"tool_call_id": call_id, **_why(verdict, justification)} for call_id, _, _, verdict, justification in items
+        ],
+    }
+
+
+def _unreadable(answer: Any, why: str) -> Review:
+    return Review(
+        False, f"the answer {str(answer)[:200]!r} could not be read ({why}): treated as a rejection", unreadable=True
+    )
+
+
+def read_review(answer: Any, *, call_id: str, tool: str, index: int = 0) -> Review:
+    """The user's decision on call ``call_id`` (the ``index``-th of a batched request) of ``tool``."""
+    if isinstance(answer, Mapping) and call_id in answer:
+        answer = answer[call_id]
+    if isinstance(answer, Mapping) and "decisions" in answer:
+        decisions = answer["decisions"]
+        if not isinstance(decisions, list) or not 0 <= index < len(decisions):
+            return _unreadable(answer, f"no decision for call {index + 1}")
+        answer = decisions[index]
+    if isinstance(answer, bool):
+        return Review(answer)
+    if not isinstance(answer, Mapping):
+        return _unreadable(answer, "expected a decision such as {'type': 'approve'}")
+    if isinstance(answer.get("approved"), bool):
+        reason = answer.get("reason")
+        return Review(answer["approved"], reason if isinstance(reason, str) else None)
+    kind = answer.get("type")
+    if kind == "approve":
+        remember = answer.get("remember")
+        if remember is True:
+            remember = {}
+        if remember is not None and not isinstance(remember, Mapping):
+            return _unreadable(answer, "'remember' must be true or an object")
+        return Review(True, remember=remember)
+    if kind == "reject":
+        message = answer.get("message")
+        return Review(False, message if isinstance(message, str) and message else None)
+    if kind == "edit":
+        edited = answer.get("edited_action")
+        if not isinstance(edited, Mapping) or not isinstance(edited.get("args"), Mapping):
+            return _unreadable(answer, "an edit needs edited_action with args")
+        if edited.get("name", tool) != tool:
+            return _unreadable(answer, f"an edit cannot change the tool ({tool!r} to {edited.get('name')!r})")
+        return Review(True, edited_args=dict(edited["args"]))
+    return _unreadable(answer, f"unknown decision type {kind!r}")

@@ -1,0 +1,212 @@
+"""Escalation in LangChain's human-in-the-loop shapes: the same resume payloads work for LangChain's own
+``HumanInTheLoopMiddleware`` and for ours, on the same tools, in both interrupt modes (issue 14)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+from validator.integrations._review import read_review
+from validator.integrations.middleware import ActionValidatorMiddleware
+from validator.integrations.testing import ScriptedChatModel
+
+from validator import ActionBlocked, Policy, ToolPolicy, Validator, stateful_validator
+from validator.store import MemoryStore
+
+USER = "Please email bob@acme.example the minutes."
+GOOD = {"reason": "The user asked.", "evidence": [{"quote": "email bob@acme.example the minutes"}]}
+ALWAYS = Policy({"send_email": ToolPolicy(targets=("to",), intents=("email",), ask="always")})
+DECISIONS: dict[str, dict[str, Any]] = {
+    "approve": {"type": "approve"},
+    "edit": {
+        "type": "edit",
+        "edited_action": {"name": "send_email", "args": {"to": "carol@acme.example", "body": "v2"}},
+    },
+    "reject": {"type": "reject", "message": "not now"},
+}
+
+
+def _agent(
+    kind: str,
+    mode: str,
+    log: list[Any],
+    validator: Validator | None = None,
+    call: dict[str, Any] | None = None,
+    **kw: Any,
+) -> Any:
+    @tool
+    def send_email(to: str, body: str = "", justification: dict[str, Any] | None = None) -> str:
+        """Send an email."""
+        log.append((to, body))
+        return f"sent to {to}"
+
+    call = call or {
+        "id": "c1",
+        "name": "send_email",
+        "args": {"to": "bob@acme.example", "body": "m", "justification": GOOD},
+    }
+    model = ScriptedChatModel(responses=[AIMessage("", tool_calls=[call]), AIMessage("done")])
+    if kind == "langchain":
+        middleware: Any = HumanInTheLoopMiddleware(interrupt_on={"send_email": True}, interrupt_mode=mode)
+    else:
+        middleware = ActionValidatorMiddleware(validator or Validator(ALWAYS), interrupt_mode=mode, **kw)
+    return create_agent(model, [send_email], middleware=[middleware], checkpointer=InMemorySaver())
+
+
+def _payload(mode: str, decision: dict[str, Any]) -> Any:
+    return decision if mode == "per_call" else {"decisions": [decision]}
+
+
+@pytest.mark.parametrize("mode", ["per_call", "batched"])
+@pytest.mark.parametrize("decision", ["approve", "edit", "reject"])
+@pytest.mark.parametrize("kind", ["langchain", "validator"])
+def test_the_same_resume_payload_works_for_langchains_middleware_and_ours(kind: str, mode: str, decision: str) -> None:
+    log: list[Any] = []
+    agent = _agent(kind, mode, log)
+    cfg = {"configurable": {"thread_id": f"{kind}-{mode}-{decision}"}}
+    first = agent.invoke({"messages": [HumanMessage(USER)]}, cfg, version="v2")
+    (asked,) = first.interrupts
+    value = asked.value
+    if mode == "per_call":
+        assert value["type"] == "tool_approval" and value["name"] == "send_email" and value["tool_call_id"] == "c1"
+    else:
+        assert value["action_requests"][0]["name"] == "send_email"
+        assert value["review_configs"][0]["action_name"] == "send_email"
+        assert "edit" in value["review_configs"][0]["allowed_decisions"]
+    if kind == "validator":  # LangChain's request, with the validator's reasons beside it
+        why = value["action_validator"] if mode == "per_call" else value["action_validator"][0]
+        assert why["code"] == "POLICY_ASKS_USER" and why["justification"] == GOOD and why["findings"]
+    assert log == []
+    out = agent.invoke(Command(resume=_payload(mode, DECISIONS[decision])), cfg, version="v2").value
+    result = next(m for m in out["messages"] if isinstance(m, ToolMessage))
+    if decision == "approve":
+        assert result.status == "success" and log[0][0] == "bob@acme.example"
+    elif decision == "edit":
+        assert result.status == "success" and log == [("carol@acme.example", "v2")]
+    else:
+        assert result.status == "error" and "not now" in str(result.content) and log == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "approved"),
+    [
+        (True, True),
+        (False, False),
+        ({"approved": True}, True),
+        ({"type": "approve"}, True),
+        ({"decisions": [{"type": "approve"}]}, True),
+        ({"c1": {"type": "approve"}}, True),
+        ("yes", False),
+        ({"type": "edit", "edited_action": {"name": "pay", "args": {}}}, False),
+        ({"decisions": []}, False),
+        ({"type": "maybe"}, False),
+    ],
+)
+def test_answers_are_read_and_anything_unreadable_is_a_rejection_that_says_why(answer: Any, approved: bool) -> None:
+    review = read_review(answer, call_id="c1", tool="send_email")
+    assert review.approved is approved
+    if not approved and answer is not False:
+        assert review.unreadable and review.reason and "could not be read" in review.reason
+
+
+def test_an_unreadable_answer_refuses_with_a_next_step() -> None:
+    log: list[Any] = []
+    agent = _agent("validator", "per_call", log)
+    cfg = {"configurable": {"thread_id": "unreadable"}}
+    agent.invoke({"messages": [HumanMessage(USER)]}, cfg, version="v2")
+    out = agent.invoke(Command(resume="yes"), cfg, version="v2").value
+    result = next(m for m in out["messages"] if isinstance(m, ToolMessage))
+    assert result.status == "error" and "could not be read" in str(result.content)
+    assert "Suggested next step: The user said no" in str(result.content) and log == []
+
+
+def test_halt_stops_the_run_instead_of_telling_the_model() -> None:
+    log: list[Any] = []
+    never = Policy({"send_email": ToolPolicy(targets=("to",), intents=("email",), ask="never")})
+    agent = _agent("validator", "per_call", log, Validator(never), on_block="halt")
+    bad = {"messages": [HumanMessage("Please email carol@acme.example the minutes.")]}
+    with pytest.raises(ActionBlocked) as exc:
+        agent.invoke(bad, {"configurable": {"thread_id": "halt"}})
+    assert exc.value.verdict.code.value == "EVIDENCE_NOT_FOUND" and log == []
+
+
+@pytest.fixture(params=["memory", "redis"])
+def shared_store(request: pytest.FixtureRequest) -> Any:
+    return MemoryStore() if request.param == "memory" else request.getfixturevalue("redis_store")
+
+
+DANGEROUS = Policy({"send_email": ToolPolicy(risk="dangerous", targets=("to",), intents=("email",))})
+
+
+def test_remember_this_grows_a_standing_authorization_that_later_calls_use_uncited(shared_store: Any) -> None:
+    validator = stateful_validator(shared_store, policy=DANGEROUS)
+    log: list[Any] = []
+    # The user asked for bob; the agent emails dave: a dangerous value the user never gave goes to the user.
+    dave = {"id": "c1", "name": "send_email", "args": {"to": "dave@acme.example", "body": "m", "justification": GOOD}}
+    agent = _agent("validator", "per_call", log, validator, call=dave)
+    cfg = {"configurable": {"thread_id": "remember", "user_id": "u-1"}}
+    first = agent.invoke({"messages": [HumanMessage(USER)]}, cfg, version="v2")
+    assert first.interrupts[0].value["action_validator"]["code"] == "TARGET_NOT_GROUNDED"
+    keep = {"type": "approve", "remember": {"expires_in_days": 7, "quote": "Yes, and dave may always get them."}}
+    agent.invoke(Command(resume=keep), cfg, version="v2")
+    assert log == [("dave@acme.example", "m")]
+    (grant,) = shared_store.list("u-1")
+    assert grant.where == {"to": "dave@acme.example"} and grant.tool == "send_email" and grant.risk == "dangerous"
+    assert grant.quote == "Yes, and dave may always get them." and grant.expires is not None
+    # Later, in another conversation, the agent cites only the user's request: the validator finds the grant itself.
+    later = {"reason": "The user asked.", "evidence": [{"quote": "send the minutes to dave again"}]}
+    verdict = validator.validate(
+        [{"role": "user", "content": "Please send the minutes to dave again."}],
+        {"tool": "send_email", "args": {"to": "dave@acme.example"}, "justification": later},
+        user_id="u-1",
+    )
+    assert verdict.approved and verdict.authorization_id == grant.id
+    # Another user's call is not covered by it.
+    other = validator.validate(
+        [{"role": "user", "content": "Please send the minutes to dave again."}],
+        {"tool": "send_email", "args": {"to": "dave@acme.example"}, "justification": later},
+        user_id="u-2",
+    )
+    assert not other.approved and other.authorization_id is None
+
+
+def test_shadow_mode_records_the_refusal_and_lets_the_call_run(shared_store: Any) -> None:
+    from dataclasses import replace
+
+    from validator.engine import SHADOW_PASSES
+
+    shadow = Policy(DANGEROUS.tools, replace(DANGEROUS.settings, enforce=False))
+    validator = stateful_validator(shared_store, policy=shadow)
+    before = SHADOW_PASSES["send_email", "EVIDENCE_NOT_FOUND"]
+    bad = {"reason": "r", "evidence": [{"quote": "wire everything to eve"}]}
+    verdict = validator.validate(
+        MESSAGES, {"tool": "send_email", "args": {"to": "eve@evil.example"}, "justification": bad}
+    )
+    assert verdict.approved and verdict.code.value == "NOT_ENFORCED" and verdict.shadow_of.value == "EVIDENCE_NOT_FOUND"
+    assert SHADOW_PASSES["send_email", "EVIDENCE_NOT_FOUND"] == before + 1
+    (entry,) = [e for _, e in shared_store.audit_tail(5)]
+    assert entry["verdict"]["shadow_of"] == "EVIDENCE_NOT_FOUND"
+    assert Policy.from_dict({"settings": {"enforce": False}}).settings.enforce is False
+
+
+def test_always_ask_escalates_even_an_approved_call_and_never_ask_blocks_instead(shared_store: Any) -> None:
+    always = stateful_validator(shared_store, policy=ALWAYS)
+    verdict = always.validate(
+        MESSAGES, {"tool": "send_email", "args": {"to": "bob@acme.example"}, "justification": GOOD}
+    )
+    assert verdict.decision.value == "ask_user" and verdict.code.value == "POLICY_ASKS_USER"
+    never = Policy({"send_email": ToolPolicy(risk="dangerous", targets=("to",), intents=("email",), ask="never")})
+    blocked = stateful_validator(shared_store, policy=never).validate(
+        MESSAGES, {"tool": "send_email", "args": {"to": "dave@acme.example"}, "justification": GOOD}
+    )
+    assert blocked.decision.value == "block" and blocked.code.value == "TARGET_NOT_GROUNDED"
+    assert "never asks the user" in blocked.reasoning
+
+
+MESSAGES = [{"role": "user", "content": USER}]
