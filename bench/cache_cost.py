@@ -92,7 +92,8 @@ def _tools() -> list[dict[str, Any]]:
                 },
             }
             for name in names
-        ]
+        ],
+        policy=POLICY,
     )
 
 

@@ -225,7 +225,7 @@ SCENARIOS = [
 
 def build(model: Any, world: World, validator: Validator, agent_request: Any = None) -> Any:
     tools = world.tools()
-    bound = model.bind_tools(justified_tools(tools) if agent_request is None else agent_request.tools)
+    bound = model.bind_tools(justified_tools(tools, POLICY) if agent_request is None else agent_request.tools)
 
     def call_model(state: ValidatorState) -> dict[str, Any]:
         return {"messages": [bound.invoke([SystemMessage(SYSTEM), *state["messages"]])]}
@@ -247,7 +247,7 @@ class ClaudeRequest:
         from validator.integrations.claude import with_validator_tools
 
         self.model = model
-        self.tools = with_validator_tools(justified_tools(tools))
+        self.tools = with_validator_tools(justified_tools(tools, POLICY))
 
     def __call__(self, state: Any) -> Any:
         from validator.integrations.claude import claude_request

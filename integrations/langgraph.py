@@ -16,7 +16,7 @@ Three nodes, so an interrupt never re-runs the judge:
 Typical usage::
 
     builder = StateGraph(ValidatorState)
-    builder.add_node("model", call_model)                    # bound to justified_tools(tools)
+    builder.add_node("model", call_model)                    # bound to justified_tools(tools, policy)
     builder.add_node("tools", ToolNode(tools))
     entry = add_validator(builder, Validator(policy))
     builder.add_edge(START, "model")
@@ -46,7 +46,7 @@ from validator.integrations._host import (
 from validator.integrations._review import batched_request, read_review
 from validator.integrations.langchain import justified_tool, refusal_message, transcript_from_state
 
-from validator import Decision, Validator, Verdict
+from validator import Decision, Policy, Validator, Verdict
 from validator.exceptions import is_control_flow
 from validator.record.recorder import hash_args
 
@@ -66,13 +66,14 @@ class ValidatorState(MessagesState):
     validator_verdicts: Annotated[dict[str, dict[str, Any]], merge_verdicts]
 
 
-def justified_tools(tools: Sequence[BaseTool]) -> list[BaseTool]:
-    """Model-facing copies of ``tools`` whose schema requires ``justification``; bind these to the model.
+def justified_tools(tools: Sequence[BaseTool], policy: Policy) -> list[BaseTool]:
+    """Model-facing copies of the tools ``policy`` guards, whose schema requires ``justification``
+    (exempt tools are returned as they are); bind these to the model.
 
     The copies are for ``bind_tools`` only: the ``ToolNode`` keeps the original tools, and the
     validation nodes strip ``justification`` before a call reaches them.
     """
-    return [justified_tool(t) for t in tools]
+    return [t if policy.for_tool(t.name).exempt else justified_tool(t) for t in tools]
 
 
 def _last_ai(state: Any) -> AIMessage | None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, get_args, overload
+from typing import Annotated, Any, TypeVar, get_args, overload
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
@@ -144,11 +144,11 @@ def _guard_function(fn: F, validator: Validator, name: str | None) -> F:
     wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {
         **getattr(fn, "__annotations__", {}),
-        JUSTIFICATION: JustificationArg,
+        # the guidance goes in the parameter's description, never in the tool's
+        JUSTIFICATION: Annotated[JustificationArg, Field(description=justification_description())],
         RUNTIME: ToolRuntime,
     }
     del wrapper.__wrapped__  # type: ignore[attr-defined]  # tools read our signature, not fn's
-    wrapper.__doc__ = (fn.__doc__ or fn.__name__).strip() + "\n\njustification: " + justification_description()
     return wrapper  # type: ignore[return-value]
 
 
@@ -254,7 +254,7 @@ def _guard_tool(tool: BaseTool, validator: Validator) -> GuardedTool:
 
     return GuardedTool(
         name=tool.name,
-        description=tool.description + "\n\njustification: " + justification_description(),
+        description=tool.description,
         args_schema=lenient,
         facing_schema=facing,
         func=run,
@@ -285,8 +285,12 @@ def guarded(tool: Any = None, *, validator: Validator | None = None, name: str |
         return lambda t: guarded(t, validator=validator, name=name)
     if isinstance(tool, GuardedTool):
         return tool
+    checker = _validator(validator)
+    tool_name = name or getattr(tool, "name", None) or getattr(tool, "__name__", "")
+    if checker.policy.for_tool(str(tool_name)).exempt:  # exempt by the policy: nothing to guard, nothing to add
+        return tool
     if isinstance(tool, BaseTool):
-        return _guard_tool(tool, _validator(validator))
+        return _guard_tool(tool, checker)
     if callable(tool):
-        return _guard_function(tool, _validator(validator), name)
+        return _guard_function(tool, checker, name)
     raise UsageError(f"cannot guard {type(tool).__name__}: expected a function or a LangChain tool")

@@ -12,6 +12,7 @@ Errors (something went wrong)::
     │       ├── JudgeTransportError   it could not answer now (connection, 429, 5xx, 529)
     │       └── JudgeRequestRejected  it refused the request (4xx, credentials)
     ├── StoreError            a store (standing authorizations, audit) failed
+    ├── SetupError            it cannot work as set up: no API key, a malformed base URL, an unknown model
     └── UsageError            the developer used the library wrongly (the one usage error)
 
 Signals (nothing went wrong; the host must change course)::
@@ -47,6 +48,7 @@ __all__ = [
     "JudgeTimeout",
     "JudgeTransportError",
     "PolicyError",
+    "SetupError",
     "StoreError",
     "UsageError",
     "ValidatorError",
@@ -175,6 +177,13 @@ class ActionBlocked(Exception):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (ActionBlocked, (self.verdict,))
+
+
+class SetupError(ValidatorError):
+    """The validator cannot work as it is set up: no API key, a malformed base URL, an unknown model.
+
+    Raised when it is built (a judge's constructor), never as a verdict; the CLI exits 2 with it.
+    """
 
 
 class UsageError(ValidatorError):

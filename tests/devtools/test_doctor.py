@@ -99,14 +99,16 @@ def test_doctor_cli(tmp_path: Path) -> None:
 
 def test_prepare_tools_cli(tmp_path: Path) -> None:
     (tmp_path / "tools.json").write_text(json.dumps([{"name": "send_email", "input_schema": {"type": "object"}}]))
-    result = runner.invoke(app, ["prepare-tools", str(tmp_path / "tools.json")])
+    (tmp_path / "policy.toml").write_text('[tools.send_email]\ntargets = ["to"]\n')
+    policy = ["--policy", str(tmp_path / "policy.toml")]
+    result = runner.invoke(app, ["prepare-tools", str(tmp_path / "tools.json"), *policy])
     assert result.exit_code == 0
     assert [t["name"] for t in json.loads(result.stdout)] == ["send_email", "validate_action", "tool_search"]
     (tmp_path / "bad.json").write_text(json.dumps({"name": "x"}))
-    result = runner.invoke(app, ["prepare-tools", str(tmp_path / "bad.json")])
+    result = runner.invoke(app, ["prepare-tools", str(tmp_path / "bad.json"), *policy])
     assert result.exit_code == 2 and "must be a JSON list" in result.stderr
     (tmp_path / "clash.json").write_text(json.dumps([{"name": "tool_search"}]))
-    result = runner.invoke(app, ["prepare-tools", str(tmp_path / "clash.json")])
+    result = runner.invoke(app, ["prepare-tools", str(tmp_path / "clash.json"), *policy])
     assert result.exit_code == 2 and "which the validator needs" in result.stderr
 
 

@@ -203,7 +203,7 @@ def _with_middleware(s: Scenario) -> Any:
 
 def _with_node(s: Scenario) -> Any:
     tools = _tools(s)
-    bound = ScriptedChatModel(responses=_script(s)).bind_tools(justified_tools(tools))
+    bound = ScriptedChatModel(responses=_script(s)).bind_tools(justified_tools(tools, POLICY))
 
     def call_model(state: ValidatorState) -> dict[str, Any]:
         return {"messages": [bound.invoke(state["messages"])]}

@@ -184,7 +184,7 @@ def test_langgraph_node_shares_the_chatanthropic_agents_prefix(endpoint: tuple[s
         return "sent"
 
     model = ChatAnthropic(model="claude-sonnet-4-6", api_key="sk-test", base_url=url, max_retries=0)
-    facing = with_validator_tools(justified_tools([send_email]))
+    facing = with_validator_tools(justified_tools([send_email], POLICY))
     bound = model.bind_tools(facing)
     system = SystemMessage("You are an email assistant.")
 

@@ -44,7 +44,7 @@ def _tools(log: list[tuple[str, dict[str, Any]]]) -> list[Any]:
 
 def _graph(model: ScriptedChatModel, validator: Validator, log: list[Any], checkpointer: Any = None) -> Any:
     tools = _tools(log)
-    bound = model.bind_tools(justified_tools(tools))
+    bound = model.bind_tools(justified_tools(tools, POLICY))
 
     def call_model(state: ValidatorState) -> dict[str, Any]:
         return {"messages": [bound.invoke(state["messages"])]}

@@ -100,7 +100,8 @@ def test_guarded_function_as_a_langchain_tool_exposes_justification_not_runtime(
     schema = tool(send_email).tool_call_schema.model_json_schema()
     assert schema["required"] == ["to", "justification"]
     assert "validator_runtime" not in schema["properties"]
-    assert "Another AI reads this" in schema["description"]
+    assert "Another AI reads this" in schema["properties"]["justification"]["description"]
+    assert schema["description"] == "Send an email."  # the guidance is the parameter's, never the tool's
 
 
 # --- LangChain tools in a real ToolNode -----------------------------------------------

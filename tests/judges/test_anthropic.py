@@ -6,6 +6,7 @@ import asyncio
 import copy
 import inspect
 import json
+import re
 import os
 from typing import Any
 
@@ -46,7 +47,7 @@ READ_INBOX = {
     "description": "Read the inbox.",
     "input_schema": {"type": "object", "properties": {}},
 }
-TOOLS = prepare_tools([SEND_EMAIL, READ_INBOX])
+TOOLS = prepare_tools([SEND_EMAIL, READ_INBOX], policy=POLICY)
 AGENT_REQUEST: dict[str, Any] = {
     "model": "claude-sonnet-4-6",
     "max_tokens": 4096,
@@ -109,15 +110,15 @@ def test_prepare_tools_appends_search_and_deferred_strict_validator() -> None:
     assert validator_tool["input_schema"]["additionalProperties"] is False
     assert validator_tool["input_schema"]["required"] == ["approved", "reasoning", "confidence"]
     assert "defer_loading" not in TOOLS[-1]  # the last tool may carry a cache breakpoint
-    assert prepare_tools(TOOLS) == TOOLS  # idempotent
+    assert prepare_tools(TOOLS, policy=POLICY) == TOOLS  # idempotent
 
 
 def test_prepare_tools_refuses_a_name_clash_and_bad_tools() -> None:
     with pytest.raises(UsageError, match="named 'validate_action'"):
-        prepare_tools([{"name": "validate_action", "input_schema": {}}])
+        prepare_tools([{"name": "validate_action", "input_schema": {}}], policy=POLICY)
     with pytest.raises(UsageError, match=r"tools\[0\] must be an object"):
-        prepare_tools([{"description": "no name"}])
-    custom = prepare_tools([SEND_EMAIL], validator_name="check_it", search_name="find_tools")
+        prepare_tools([{"description": "no name"}], policy=POLICY)
+    custom = prepare_tools([SEND_EMAIL], validator_name="check_it", search_name="find_tools", policy=POLICY)
     assert [t["name"] for t in custom] == ["send_email", "check_it", "find_tools"]
 
 
@@ -585,7 +586,8 @@ def test_judge_error_is_an_output_error_when_the_sdk_returns_a_stream() -> None:
         judge._message(object())
 
 
-def test_the_label_names_a_prompt_variant() -> None:
+def test_the_label_names_a_prompt_variant(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
     assert AnthropicJudge("claude-haiku-4-5").label == "anthropic:claude-haiku-4-5"
     assert AnthropicJudge("claude-haiku-4-5", prompt="validator_v2").label == "anthropic:claude-haiku-4-5/validator_v2"
 
@@ -617,3 +619,31 @@ def test_server_executed_blocks_in_a_judge_answer_are_malformed_and_server_tools
         body = api.bodies[0]
         assert "mcp_servers" not in body and [t["name"] for t in body["tools"]] == ["validate_action"]
     assert json.dumps(body)  # the standalone request carries nothing the server could run
+
+
+@pytest.mark.parametrize(
+    ("env", "model", "says"),
+    [
+        ({}, "claude-haiku-4-5", "no Anthropic credentials"),
+        ({"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": "localhost:8080"}, None, "not an http(s) URL"),
+        ({"ANTHROPIC_API_KEY": "sk-test"}, "claude-haiku-9", "unknown model 'claude-haiku-9'"),
+    ],
+)
+def test_set_up_errors_are_raised_when_the_judge_is_built_never_as_a_verdict(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], model: str | None, says: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from validator import SetupError
+    from validator.cli import app
+
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SetupError, match=re.escape(says)):
+        AnthropicJudge(model)
+    check = ["check", "examples/vendor_invoice.json", "--judge", "anthropic", "--model", model or "claude-haiku-4-5"]
+    result = CliRunner().invoke(app, check)
+    assert result.exit_code == 2 and says in result.stderr.replace("\n", " ")
+    assert AnthropicJudge(model, client=MockAPI([]).client()).model == model  # your own client: no env, any name

@@ -26,7 +26,7 @@ from validator.cli._common import (
 )
 from validator.cli._safe import clip, safe
 from validator.engine import Validator
-from validator.exceptions import FieldProblem, InputError
+from validator.exceptions import FieldProblem, InputError, SetupError
 from validator.inputs.checkinput import CheckInput
 from validator.judges.base import Judge
 from validator.judges.strict import StrictJudge
@@ -159,7 +159,10 @@ def _make_judge(name: str, model: str | None, agent: dict[str, Any] | None) -> J
                 [FieldProblem("--judge", "the anthropic judge needs: pip install 'action-validator[anthropic]'")],
                 source="options",
             ) from None
-        return AnthropicJudge(model=model)
+        try:
+            return AnthropicJudge(model=model)
+        except SetupError as exc:
+            raise InputError([FieldProblem("--judge", str(exc))], source="set-up") from None
     raise InputError(
         [FieldProblem("--judge", f"unknown judge {name!r}; available: strict, anthropic")], source="options"
     )

@@ -13,6 +13,7 @@ from validator.cli._common import bad_input, read_json, read_json_object
 from validator.devtools.doctor import diagnose, shape_problems
 from validator.exceptions import FieldProblem, InputError, UsageError
 from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL, prepare_tools
+from validator.policy import Policy
 
 __all__ = ["register"]
 
@@ -24,16 +25,34 @@ def prepare_tools_command(
     validator_name: Annotated[str, typer.Option(help="Name of the validator tool.")] = DEFAULT_VALIDATOR_TOOL,
     search_name: Annotated[str, typer.Option(help="Name of the tool search tool.")] = DEFAULT_SEARCH_TOOL,
     quality: Annotated[bool, typer.Option(help="Let the verdict carry quality notes.")] = True,
+    policy: Annotated[
+        Path | None,
+        typer.Option(help="Policy file (TOML or JSON): its guarded tools get the required justification argument."),
+    ] = None,
 ) -> None:
-    """Print the tools with the search tool and the deferred validator tool added (send them from turn one)."""
+    """Print the tools with the search tool and the deferred validator tool added (send them from turn one),
+    and the justification argument on every tool the policy guards."""
     try:
+        if policy is None:
+            raise InputError(
+                [
+                    FieldProblem(
+                        "--policy",
+                        "is required: without it no tool asks for a justification, and every guarded call is refused",
+                    )
+                ],
+                source="prepare-tools",
+            )
+        loaded = Policy.load(policy)
         tools = read_json(file, file)
         if not isinstance(tools, list):
             raise InputError(
                 [FieldProblem("", f"must be a JSON list of tools, got {type(tools).__name__}")], source=file
             )
         try:
-            prepared = prepare_tools(tools, validator_name=validator_name, search_name=search_name, quality=quality)
+            prepared = prepare_tools(
+                tools, validator_name=validator_name, search_name=search_name, quality=quality, policy=loaded
+            )
         except UsageError as exc:
             raise InputError([FieldProblem("", str(exc))], source=file) from None
     except InputError as exc:

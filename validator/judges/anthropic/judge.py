@@ -28,10 +28,12 @@ call. ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` are read by the SDK as us
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import anthropic
 
@@ -41,6 +43,7 @@ from validator.exceptions import (
     JudgeRequestRejected,
     JudgeTimeout,
     JudgeTransportError,
+    SetupError,
 )
 from validator.judges.anthropic.pricing import PriceTable
 from validator.judges.anthropic.requests import (
@@ -121,10 +124,17 @@ class AnthropicJudge(Judge):
         prices: PriceTable | None = None,
         prompt: str = "validator",
         standalone_caching: StandaloneCaching | None = None,
+        check_model: bool = True,
     ) -> None:
         """``model`` is used for standalone requests; a shared request always uses the agent's model
         (the cache is per model). ``standalone_caching`` decides when a standalone request caches
-        its transcript (default: :class:`StandaloneCaching` on the monotonic clock)."""
+        its transcript (default: :class:`StandaloneCaching` on the monotonic clock).
+
+        Raises:
+            SetupError: with no ``client``, no Anthropic credentials in the environment or a malformed
+                ``ANTHROPIC_BASE_URL``, or a ``model`` the price table does not know
+                (``check_model=False`` allows one; with your own ``client``, any name goes).
+        """
         self.model = model
         self._client = client
         self._async_client = async_client
@@ -138,6 +148,14 @@ class AnthropicJudge(Judge):
         self.prompt = prompt
         """The validator prompt: a file of ``prompts/`` (``validator``, ``validator_v2``, ...)."""
         self.standalone_caching = standalone_caching or StandaloneCaching()
+        from_environment = client is None and async_client is None  # the SDK reads its set-up from there
+        if from_environment:
+            _check_environment()
+        if from_environment and model is not None and check_model and self.prices.price(model) is None:
+            raise SetupError(
+                f"unknown model {model!r}: not one of {', '.join(sorted(self.prices.models()))}; pass "
+                "check_model=False for a model this library does not know yet (its cost is then None)"
+            )
 
     @property
     def label(self) -> str:
@@ -288,3 +306,17 @@ class AnthropicJudge(Judge):
                 raise
             plan, message = fallback, await self._asend(fallback)
         return self._read(message, plan)
+
+
+def _check_environment() -> None:
+    """Raise :class:`SetupError` when the SDK could not reach the API as the environment sets it up."""
+    if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        raise SetupError(
+            "no Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or pass "
+            "client=anthropic.Anthropic(...) and async_client=anthropic.AsyncAnthropic(...)"
+        )
+    base = os.environ.get("ANTHROPIC_BASE_URL")
+    if base:
+        parts = urlsplit(base)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise SetupError(f"ANTHROPIC_BASE_URL {base!r} is not an http(s) URL with a host")

@@ -55,6 +55,10 @@ class PriceTable:
     def __init__(self, prices: Mapping[str, ModelPrice] | None = None) -> None:
         self._prices = dict(DEFAULT_PRICES if prices is None else prices)
 
+    def models(self) -> list[str]:
+        """The model ids the table knows."""
+        return sorted(self._prices)
+
     def price(self, model: str) -> ModelPrice | None:
         """The model's price, or None when the table does not know it (its cost is then unknown, not 0)."""
         if model in self._prices:

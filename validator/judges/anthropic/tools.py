@@ -68,13 +68,16 @@ def prepare_tools(
     validator_name: str = DEFAULT_VALIDATOR_TOOL,
     search_name: str = DEFAULT_SEARCH_TOOL,
     quality: bool = True,
-    policy: Policy | None = None,
+    policy: Policy,
 ) -> list[dict[str, Any]]:
     """The agent's tools with the deferred validator tool and the search tool appended (in that order: the last
     tool may carry a cache breakpoint, and a deferred one cannot).
 
-    With ``policy``, every tool it guards (not exempt) also gets a required ``justification``
-    argument. Call it once, at the start of a task, and send the result on every agent turn. Calling it
+    Every tool ``policy`` guards (not exempt) also gets a required ``justification`` argument, the
+    same schema and guidance (in the parameter's description) as every other integration gives it;
+    the policy is required because an agent whose guarded tools lack it never sends one, and every
+    guarded call would be refused. Call it once, at the start of a task, and send the result on every
+    agent turn. Calling it
     again on its own output returns an equal list. Put cache breakpoints on ``system`` or on the
     messages (a deferred tool cannot carry ``cache_control``).
 
