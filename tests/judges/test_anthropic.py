@@ -6,8 +6,8 @@ import asyncio
 import copy
 import inspect
 import json
-import re
 import os
+import re
 from typing import Any
 
 import anthropic
