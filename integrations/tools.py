@@ -43,6 +43,7 @@ from validator.integrations._host import (
     justified_model,
     split_justification,
     user_id_from,
+    validation_context,
 )
 from validator.integrations.langchain import refusal_message, transcript_from_state
 
@@ -50,7 +51,7 @@ from validator import ActionBlocked, Validator, Verdict
 from validator.exceptions import UsageError
 from validator.inputs.checkinput import pending_action
 
-__all__ = ["GuardedTool", "guarded"]
+__all__ = ["GuardedTool", "guarded", "validation_context"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 RUNTIME = "validator_runtime"
