@@ -34,3 +34,28 @@ def test_assistant_example_offline() -> None:
     assert "REJECTED_BY_USER" in out
     assert "use `archive_thread` instead of `delete_thread`" in out
     assert "PAID" not in out and "DELETED" not in out and "INVITED" not in out
+
+
+def _run(name: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    return proc.stdout
+
+
+def test_an_offline_example_per_integration_blocks_the_hijack_and_runs_the_request() -> None:
+    middleware = _run("middleware_agent.py")
+    assert "tool send_money [error] > Action `send_money` was not run (EVIDENCE_NOT_FROM_USER)" in middleware
+    assert middleware.strip().endswith("happened > EMAIL SENT to marta@acme.example")
+    decorated = _run("decorated_tools.py")
+    assert "refused: EVIDENCE_NOT_FROM_USER" in decorated and "EMAIL SENT to marta@acme.example" in decorated
+    loop = _run("anthropic_loop.py")
+    assert "ran       > read_inbox({})" in loop and "refused   > Action `send_email` was not run" in loop
+    assert "ran       > send_email" not in loop

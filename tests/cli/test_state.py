@@ -49,7 +49,9 @@ def test_grant_check_audit_revoke(redis_store: Any, tmp_path: Path, monkeypatch:
     assert auth_id.startswith("auth_") and redis_store.get(auth_id) is not None
     listed = json.loads(runner.invoke(app, ["auth", "list", "--user", "u-1", "--json"]).stdout)
     assert [(a["id"], a["state"], a["where"]) for a in listed] == [(auth_id, "active", {"to": "*@acme.example"})]
-    assert auth_id[:10] in runner.invoke(app, ["auth", "list", "--user", "u-1"]).stdout
+    assert auth_id in runner.invoke(app, ["auth", "list", "--user", "u-1"]).stdout
+    narrow = runner.invoke(app, ["auth", "list", "--user", "u-1"], env={"COLUMNS": "30"}).stdout
+    assert auth_id in narrow  # never cut, however narrow the terminal: it is what `auth revoke` takes
     check = tmp_path / "check.json"
     check.write_text(json.dumps(CHECK).replace("AUTH", auth_id))
     assert runner.invoke(app, ["check", "--json", str(check)]).exit_code == 0

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from validator._json import dumps
 from validator.cli._common import EXIT_BAD_INPUT, StoreOption, err, open_store_or_exit
+from validator.cli._safe import clip, safe
 from validator.exceptions import StoreError
 from validator.gate.authorizations import StandingAuthorization, is_bound, new_authorization_id
 from validator.store import MemoryStore
@@ -133,13 +134,15 @@ def list_(
         print(dumps([{**a.to_dict(), "state": a.status(now)} for a in items], indent=2))
         return
     table = Table(title=f"standing authorizations of {user}")
-    for col in ("id", "tool", "where", "state", "expires", "user's words"):
-        table.add_column(col)
+    # An id is never cut (it is what `auth revoke` takes); long text folds, and a cut quote says its length.
+    table.add_column("id", no_wrap=True, min_width=max((len(a.id) for a in items), default=2))
+    for col in ("tool", "where", "state", "expires", "user's words"):
+        table.add_column(col, overflow="fold")
     for a in items:
         expiry = a.expires.strftime("%Y-%m-%d %H:%M") if a.expires else "-"
         where = ", ".join(f"{k}={v}" for k, v in a.where.items()) or "-"
-        table.add_row(a.id, escape(a.tool), escape(where), a.status(now), expiry, escape(a.quote[:60]))
-    Console(highlight=False).print(table)
+        table.add_row(safe(a.id), safe(a.tool), safe(where), a.status(now), expiry, clip(a.quote, 80))
+    Console(highlight=False, width=max(Console().width, 60 + max((len(a.id) for a in items), default=0))).print(table)
 
 
 @auth_app.command("revoke")
