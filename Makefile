@@ -21,3 +21,4 @@ schemas:
 	.venv/bin/validator schema check-input > schemas/check-input.schema.json
 	.venv/bin/validator schema verdict > schemas/verdict.schema.json
 	.venv/bin/validator schema eval-case > schemas/eval-case.schema.json
+	.venv/bin/python -c "import json; from validator.integrations.service import create_app; print(json.dumps(create_app().openapi(), indent=2))" > schemas/openapi.json

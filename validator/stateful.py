@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
 from validator.engine import Validator
 from validator.record.audit import AuditRecorder
@@ -18,11 +18,15 @@ def stateful_validator(
     store: Store,
     *,
     reuse_ttl: timedelta | None = timedelta(minutes=10),
-    spool: str | None = None,
+    spool: str | Literal[False] | None = None,
     extra_recorders: tuple[Recorder, ...] = (),
     **kwargs: Any,
 ) -> Validator:
-    """A :class:`~validator.Validator` whose authorizations, audit log and verdict reuse live in ``store``."""
+    """A :class:`~validator.Validator` whose authorizations, audit log and verdict reuse live in ``store``.
+
+    ``spool``: where audit records wait while the store is down (default: the state folder), or
+    ``False`` for none (a record the store cannot take then fails, and an approval does not run).
+    """
     recorder = Recorders(AuditRecorder(store, spool), *extra_recorders)
     reuse = VerdictReuse(store, reuse_ttl) if reuse_ttl else None
     return Validator(authorizations=store, recorder=recorder, reuse=reuse, ledger=store, **kwargs)

@@ -21,7 +21,7 @@ import os
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from validator._json import dumps
 from validator.exceptions import StoreError
@@ -78,11 +78,16 @@ class _SpoolLock:
 
 
 class AuditRecorder:
-    """Records each :class:`AuditEvent` in ``store``; spools to ``spool`` while the store is down."""
+    """Records each :class:`AuditEvent` in ``store``; spools to ``spool`` while the store is down.
 
-    def __init__(self, store: Store, spool: str | Path | None = None) -> None:
+    ``spool=False``: no spool. A record the store cannot take then fails (an approval does not run):
+    what a decision service wants, whose local disk is not the shared audit log.
+    """
+
+    def __init__(self, store: Store, spool: str | Path | Literal[False] | None = None) -> None:
         self.store = store
-        if spool is None:
+        self._direct = spool is False
+        if spool is None or spool is False:
             # One spool per store: records spooled for one store are never flushed into another.
             tag = hashlib.sha256(store.identity.encode()).hexdigest()[:12]
             spool = os.environ.get("VALIDATOR_SPOOL") or spool_folder() / f"audit-spool-{tag}.jsonl"
@@ -170,6 +175,9 @@ class AuditRecorder:
 
     def record(self, event: AuditEvent) -> None:
         item = event.to_dict()
+        if self._direct:  # no spool: the store takes it, or the record fails
+            self._send(item)
+            return
         with self._lock:
             if not self.spool.exists():  # the usual case: nothing spooled, no file touched
                 try:

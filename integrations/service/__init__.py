@@ -1,0 +1,24 @@
+"""The validator as an HTTP decision service (``validator serve``), and a client that fails closed."""
+
+from validator.integrations.service.app import ServiceConfig, create_app
+from validator.integrations.service.client import ServiceClient
+from validator.integrations.service.tokens import (
+    MemoryTenants,
+    RedisTenants,
+    Tenants,
+    new_token,
+    tenants_for,
+    token_hash,
+)
+
+__all__ = [
+    "MemoryTenants",
+    "RedisTenants",
+    "ServiceClient",
+    "ServiceConfig",
+    "Tenants",
+    "create_app",
+    "new_token",
+    "tenants_for",
+    "token_hash",
+]

@@ -1,0 +1,398 @@
+"""``validator serve``: the validator as an HTTP decision service (an ASGI app on FastAPI).
+
+Like Envoy's external authorization or OPA's decision API: an agent runtime in any language calls it
+before a guarded action and runs the action only on a 200 whose verdict approves.
+
+- ``POST /v1/check``: the check input (the CLI's JSON) in, the verdict out (200, blocked or not); bad
+  input is a 400 naming each field. ``POST /v1/check:batch``: ``{"checks": [...]}`` (parallel tool
+  calls), each answered in order with ``{"verdict": ...}`` or ``{"error": ...}``.
+- ``/v1/authorizations`` (grant, list, revoke) and ``/v1/audit`` (page, one entry): the CLI's
+  ``auth`` and ``audit`` commands.
+- ``GET /healthz`` (the process answers), ``GET /readyz`` (the store answers; 503 when not),
+  ``GET /metrics`` (Prometheus).
+
+Security: every ``/v1`` route and ``/metrics`` needs ``Authorization: Bearer <token>``; a token
+names a tenant, and each tenant has its own store namespace (authorizations, audit, verdict reuse,
+request ledger), so no tenant reads or spends another's. Bodies over ``max_body_bytes`` are refused
+(413) before they are read whole; each token has a rate (429 with ``Retry-After``); a check that
+runs over ``check_timeout`` answers 503 with a blocking verdict. Errors never carry a stack trace.
+
+Fail closed over the wire: every failure is a refusal. The audit has no local spool here: a store
+that cannot take the record turns an approval into ``RECORDER_UNAVAILABLE``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from validator.integrations.service.tokens import Tenants, tenants_for
+
+from validator import (
+    CheckInput,
+    Code,
+    InputError,
+    Policy,
+    StandingAuthorization,
+    Validator,
+    Verdict,
+    stateful_validator,
+)
+from validator._json import dumps
+from validator.exceptions import StoreError, ValidatorError
+from validator.gate.authorizations import is_bound, new_authorization_id
+from validator.judges.base import Judge
+from validator.schemas import schema
+from validator.store import open_store
+from validator.store.base import Store
+
+__all__ = ["ServiceConfig", "create_app"]
+
+log = logging.getLogger("validator.service")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServiceConfig:
+    """How the service runs; every field has a safe default."""
+
+    store_url: str = "memory://"
+    policy: Policy | None = None
+    judge: Callable[[], Judge] | None = None
+    """Builds the judge of each tenant's validator (default: the strict judge)."""
+    max_body_bytes: int = 8 * 1024 * 1024
+    max_batch: int = 64
+    rate_per_second: float = 50.0
+    """Checks a token may make a second, sustained (a token bucket)."""
+    burst: int = 100
+    check_timeout: float = 30.0
+    spool: Any = False
+    """The audit spool of each tenant's validator: none by default (see the module docstring)."""
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    at: float
+
+
+@dataclass
+class _State:
+    config: ServiceConfig
+    tenants: Tenants
+    validators: dict[str, Validator] = field(default_factory=dict)
+    stores: dict[str, Store] = field(default_factory=dict)
+    buckets: dict[str, _Bucket] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _tenant_store(config: ServiceConfig, tenant: str) -> Store:
+    if config.store_url.startswith("memory:"):
+        return open_store("memory://")
+    base, _, query = config.store_url.partition("?")
+    extra = "&".join(p for p in query.split("&") if p and not p.startswith("namespace="))
+    return open_store(f"{base}?namespace=validator:{tenant}" + (f"&{extra}" if extra else ""))
+
+
+def _error(status: int, error: str, detail: Any = None, headers: dict[str, str] | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"error": error}
+    if detail is not None:
+        body["detail"] = detail
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _refusal(tool: str, reasoning: str) -> dict[str, Any]:
+    return Verdict.blocked(tool, reasoning, code=Code.SERVICE_UNAVAILABLE).to_dict()
+
+
+class _Service:
+    """The routes, over one state: tenants, their validators and stores, rate buckets, metrics."""
+
+    def __init__(self, config: ServiceConfig, tenants: Tenants) -> None:
+        self.config = config
+        self.state = _State(config, tenants)
+        self.registry = CollectorRegistry()
+        self.verdicts = Counter("validator_verdicts_total", "Verdicts given", ["code"], registry=self.registry)
+        self.requests = Counter(
+            "validator_http_requests_total", "HTTP requests", ["route", "status"], registry=self.registry
+        )
+        self.latency = Histogram("validator_http_seconds", "Request latency", ["route"], registry=self.registry)
+
+    # -- tenants, bodies, checks -------------------------------------------------------------
+
+    def validator_of(self, tenant: str) -> tuple[Validator, Store]:
+        state = self.state
+        with state.lock:
+            if tenant not in state.validators:
+                store = _tenant_store(self.config, tenant)
+                judge = self.config.judge() if self.config.judge else None
+                state.stores[tenant] = store
+                state.validators[tenant] = stateful_validator(
+                    store, policy=self.config.policy, judge=judge, spool=self.config.spool
+                )
+            return state.validators[tenant], state.stores[tenant]
+
+    def tenant(self, request: Request) -> str:
+        """The tenant of the request's bearer token (401 without one, 429 over its rate)."""
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        token = token.strip()
+        found = self.state.tenants.tenant_of(token) if scheme.lower() == "bearer" and token else None
+        if found is None:
+            raise HTTPException(401, "a valid bearer token is required", headers={"WWW-Authenticate": "Bearer"})
+        if not _take(self.state, token, self.config):
+            raise HTTPException(429, "rate limit of this token reached", headers={"Retry-After": "1"})
+        return found
+
+    async def body(self, request: Request) -> bytes:
+        """The body, refused (413) as soon as it is over the limit, before it is read whole."""
+        limit = self.config.max_body_bytes
+        declared = request.headers.get("content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > limit):
+            raise HTTPException(413, f"the body is over {limit:,} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise HTTPException(413, f"the body is over {limit:,} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def judged(self, tenant: str, item: CheckInput) -> tuple[int, dict[str, Any]]:
+        """``(status, verdict)``: 200 and the validator's verdict, or 503 and a refusal."""
+        timeout = self.config.check_timeout
+        try:
+            checker, _ = self.validator_of(tenant)
+            running = asyncio.ensure_future(asyncio.to_thread(checker.check, item))
+            done, _ = await asyncio.wait({running}, timeout=timeout)
+            if not done:  # it may still finish and be recorded; the caller has its refusal either way
+                return 503, _refusal(item.action.tool, f"The check ran over {timeout:g} s: the action is refused.")
+            verdict = running.result()
+        except Exception as exc:  # the validator never raises here; this is the service's own glue failing
+            log.exception("check failed for tenant %s", tenant)
+            return 503, _refusal(item.action.tool, f"The service could not check this action ({type(exc).__name__}).")
+        self.verdicts.labels(verdict.code.value).inc()
+        return 200, verdict.to_dict()
+
+    async def stored(self, tenant: str, call: Callable[[Store], Any]) -> Any:
+        """``call(store)`` on the tenant's store, off the event loop; a store failure is a 503."""
+        _, store = self.validator_of(tenant)
+        try:
+            return await asyncio.to_thread(call, store)
+        except StoreError as exc:
+            if "no standing authorization" in str(exc):
+                raise HTTPException(404, str(exc)) from None
+            raise HTTPException(503, f"the store is unavailable: {exc}") from None
+
+    # -- routes ------------------------------------------------------------------------------
+
+    async def check(self, request: Request) -> JSONResponse:
+        """Validate one pending action: the verdict (200), or the problems of the input (400)."""
+        who = self.tenant(request)
+        try:
+            item = CheckInput.from_json(await self.body(request))
+        except InputError as exc:
+            return JSONResponse(exc.to_dict(), status_code=400)
+        status, verdict = await self.judged(who, item)
+        return JSONResponse(verdict, status_code=status)
+
+    async def check_batch(self, request: Request) -> JSONResponse:
+        """Validate several pending actions (one model turn's parallel calls), each answered in order."""
+        who = self.tenant(request)
+        try:
+            data = json.loads(await self.body(request))
+        except ValueError as exc:
+            return _error(400, "invalid_input", f"not valid JSON: {exc}")
+        most = self.config.max_batch
+        checks = data.get("checks") if isinstance(data, dict) else None
+        if not isinstance(checks, list) or not 0 < len(checks) <= most or set(data) != {"checks"}:
+            return _error(400, "invalid_input", f'expected {{"checks": [1 to {most} check inputs]}}')
+
+        async def one(raw: Any) -> dict[str, Any]:
+            try:
+                item = CheckInput.from_dict(raw)
+            except InputError as exc:
+                return {"error": exc.to_dict()}
+            return {"verdict": (await self.judged(who, item))[1]}
+
+        return JSONResponse({"results": list(await asyncio.gather(*(one(c) for c in checks)))})
+
+    async def grant(self, request: Request) -> JSONResponse:
+        """Grant a standing authorization (the CLI's ``auth grant``)."""
+        who = self.tenant(request)
+        try:
+            auth = _authorization(json.loads(await self.body(request)))
+        except (ValueError, TypeError, ValidatorError) as exc:
+            return _error(400, "invalid_input", str(exc))
+        await self.stored(who, lambda store: store.put(auth))
+        return JSONResponse(auth.to_dict(), status_code=201)
+
+    async def authorizations(self, request: Request, user_id: str) -> JSONResponse:
+        """A user's standing authorizations (the CLI's ``auth list``)."""
+        found = await self.stored(self.tenant(request), lambda store: store.list(user_id))
+        return JSONResponse([a.to_dict() for a in found])
+
+    async def revoke(self, request: Request, auth_id: str) -> JSONResponse:
+        """Revoke a standing authorization now (the CLI's ``auth revoke``)."""
+        done = await self.stored(self.tenant(request), lambda store: store.revoke(auth_id, datetime.now(UTC)))
+        return JSONResponse(done.to_dict())
+
+    async def audit(self, request: Request, after: str | None = None, count: int = 100) -> JSONResponse:
+        """Audit records after ``after`` (an entry id), oldest first (the CLI's ``audit export``)."""
+        n = max(1, min(count, 1000))
+        entries = await self.stored(self.tenant(request), lambda store: store.audit_after(after, n))
+        return JSONResponse([{"entry_id": i, **e} for i, e in entries])
+
+    async def audit_entry(self, request: Request, entry_id: str) -> JSONResponse:
+        """One audit record (the CLI's ``audit show``)."""
+        entry = await self.stored(self.tenant(request), lambda store: store.audit_get(entry_id))
+        return _error(404, "not_found") if entry is None else JSONResponse(entry)
+
+    async def healthz(self) -> dict[str, bool]:
+        """The process answers."""
+        return {"ok": True}
+
+    async def readyz(self) -> JSONResponse:
+        """The store answers (a load balancer sends nothing here until it does)."""
+        try:
+            health = await asyncio.to_thread(_tenant_store(self.config, "readyz").health)
+        except Exception as exc:
+            health = {"ok": False, "error": type(exc).__name__}
+        return JSONResponse(health, status_code=200 if health.get("ok") else 503)
+
+    async def metrics(self, request: Request) -> Response:
+        """Prometheus metrics of this process."""
+        self.tenant(request)
+        return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
+
+    async def observe(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        """Count, time and log every request as one JSON line; never a stack trace on the wire."""
+        started = time.perf_counter()
+        route = request.url.path
+        try:
+            response = await call_next(request)
+        except Exception as exc:
+            log.exception("request failed: %s %s", request.method, route)
+            response = _error(500, "internal_error", type(exc).__name__)
+        elapsed = time.perf_counter() - started
+        self.requests.labels(route, str(response.status_code)).inc()
+        self.latency.labels(route).observe(elapsed)
+        line = {"event": "request", "method": request.method, "path": route, "status": response.status_code}
+        log.info(dumps({**line, "ms": round(elapsed * 1000, 3)}))
+        return response
+
+    async def close(self) -> None:
+        for store in list(self.state.stores.values()):
+            await asyncio.to_thread(store.close)
+
+
+def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None = None) -> FastAPI:
+    """The service; ``tenants`` holds its tokens (default: beside the store, see :func:`tenants_for`)."""
+    config = config or ServiceConfig()
+    service = _Service(config, tenants if tenants is not None else tenants_for(config.store_url))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await service.close()  # in-flight checks have finished (uvicorn's graceful shutdown) and recorded
+
+    app = FastAPI(title="action validator", version="1", docs_url=None, redoc_url=None, lifespan=lifespan)
+    app.state.service = service
+    app.middleware("http")(service.observe)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        return _error(exc.status_code, str(exc.detail), headers=dict(exc.headers or {}))
+
+    check_input = schema("check-input")
+    verdict = {"content": {"application/json": {"schema": schema("verdict")}}}
+    refusals: dict[int | str, dict[str, Any]] = {400: {}, 401: {}, 413: {}, 429: {}, 503: {}}
+    batch = {"type": "array", "items": check_input, "minItems": 1, "maxItems": config.max_batch}
+    batch_schema = {
+        "type": "object",
+        "required": ["checks"],
+        "additionalProperties": False,
+        "properties": {"checks": batch},
+    }
+
+    def body(content: dict[str, Any]) -> dict[str, Any]:
+        return {"requestBody": {"content": {"application/json": {"schema": content}}, "required": True}}
+
+    route = app.add_api_route
+    route(
+        "/v1/check",
+        service.check,
+        methods=["POST"],
+        openapi_extra=body(check_input),
+        responses={200: verdict, **refusals},
+    )
+    route(
+        "/v1/check:batch", service.check_batch, methods=["POST"], openapi_extra=body(batch_schema), responses=refusals
+    )
+    route("/v1/authorizations", service.grant, methods=["POST"], status_code=201, responses=refusals)
+    route("/v1/authorizations", service.authorizations, methods=["GET"], responses=refusals)
+    route("/v1/authorizations/{auth_id}/revoke", service.revoke, methods=["POST"], responses={404: {}, **refusals})
+    route("/v1/audit", service.audit, methods=["GET"], responses=refusals)
+    route("/v1/audit/{entry_id}", service.audit_entry, methods=["GET"], responses={404: {}, **refusals})
+    route("/healthz", service.healthz, methods=["GET"])
+    route("/readyz", service.readyz, methods=["GET"], responses={503: {}})
+    route("/metrics", service.metrics, methods=["GET"], responses={401: {}})
+    return app
+
+
+def _take(state: _State, token: str, config: ServiceConfig) -> bool:
+    """One request's worth from this token's bucket (in this process)."""
+    now = time.monotonic()
+    with state.lock:
+        bucket = state.buckets.setdefault(token, _Bucket(float(config.burst), now))
+        bucket.tokens = min(float(config.burst), bucket.tokens + (now - bucket.at) * config.rate_per_second)
+        bucket.at = now
+        if bucket.tokens < 1:
+            return False
+        bucket.tokens -= 1
+        return True
+
+
+def _authorization(data: Any) -> StandingAuthorization:
+    if not isinstance(data, dict):
+        raise TypeError("expected an object")
+    allowed = {"user_id", "tool", "where", "quote", "expires_in_days", "risk"}
+    if set(data) - allowed:
+        raise ValueError(f"unknown fields: {sorted(set(data) - allowed)}")
+    days = data.get("expires_in_days")
+    now = datetime.now(UTC)
+    where = data.get("where") or {}
+    if not isinstance(where, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in where.items()):
+        raise TypeError("where must map argument paths to patterns")
+    for path, pattern in where.items():
+        if not path.strip() or not pattern or (pattern.lstrip().startswith(("<", ">", "==")) and not is_bound(pattern)):
+            raise ValueError(f"where.{path}: {pattern!r} is not a glob or a bound such as <=500")
+    for name in ("user_id", "tool", "quote"):
+        if not isinstance(data.get(name), str) or not data[name].strip():
+            raise TypeError(f"{name} must be a non-empty string")
+    if days is not None and (isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 36500):
+        raise ValueError("expires_in_days must be a whole number of days from 1 to 36500")
+    risk = data.get("risk", "general")
+    if risk not in ("general", "dangerous"):
+        raise ValueError("risk must be general or dangerous")
+    return StandingAuthorization(
+        id=new_authorization_id(),
+        user_id=data["user_id"],
+        tool=data["tool"],
+        quote=data["quote"],
+        created=now,
+        where=where,
+        expires=now + timedelta(days=days) if days else None,
+        risk=risk,
+    )

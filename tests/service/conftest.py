@@ -1,0 +1,62 @@
+"""A real service on a loopback port (uvicorn in a thread), with a token per tenant."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import uvicorn
+from validator.integrations.service import MemoryTenants, ServiceConfig, Tenants, create_app
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Running:
+    url: str
+    tenants: Tenants
+    token: str
+    server: uvicorn.Server
+
+
+def start(config: ServiceConfig, tenants: Tenants | None = None) -> Running:
+    tenants = tenants or MemoryTenants()
+    token = tenants.create("acme")
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(config, tenants=tenants), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the service did not start")
+        time.sleep(0.02)
+    return Running(f"http://127.0.0.1:{port}", tenants, token, server)
+
+
+@pytest.fixture
+def service() -> Iterator[Running]:
+    running = start(ServiceConfig())
+    yield running
+    running.server.should_exit = True
+
+
+def body(**overrides: Any) -> dict[str, Any]:
+    """The vendor invoice check input, or any part of it replaced."""
+    import json
+    from pathlib import Path
+
+    data: dict[str, Any] = json.loads((Path(__file__).parents[2] / "examples" / "vendor_invoice.json").read_text())
+    data.update(overrides)
+    return data

@@ -1,0 +1,153 @@
+"""``validator serve`` over real HTTP on loopback: security, limits, tenants, fail closed (issue 15)."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+from validator.integrations.service import ServiceClient, ServiceConfig
+
+from tests.service.conftest import Running, body, free_port, start
+from validator import Code
+
+EMAIL = {
+    "messages": [{"role": "user", "content": "Please email marta@acme.example that the Q3 report is ready."}],
+    "action": {
+        "tool": "send_email",
+        "args": {"to": "marta@acme.example", "body": "Q3 is ready."},
+        "justification": {
+            "reason": "The user asked.",
+            "evidence": [{"quote": "email marta@acme.example that the Q3 report is ready"}],
+        },
+    },
+    "user_id": "u-1",
+}
+
+
+def call(url: str, path: str, token: str | None, data: Any = None, method: str | None = None) -> tuple[int, Any]:
+    raw = data if isinstance(data, bytes) else (json.dumps(data).encode() if data is not None else None)
+    request = urllib.request.Request(url + path, data=raw, method=method or ("POST" if raw is not None else "GET"))
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, _parsed(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, _parsed(exc.read())
+
+
+def _parsed(raw: bytes) -> Any:
+    try:
+        return json.loads(raw or b"null")
+    except ValueError:
+        return raw.decode()
+
+
+def test_no_anonymous_access_and_no_stack_traces(service: Running) -> None:
+    assert call(service.url, "/v1/check", None, EMAIL)[0] == 401
+    status, answer = call(service.url, "/v1/check", "vt_not-a-token", EMAIL)
+    assert status == 401 and answer == {"error": "a valid bearer token is required"}
+    assert call(service.url, "/metrics", None)[0] == 401
+    assert call(service.url, "/healthz", None) == (200, {"ok": True})
+    assert call(service.url, "/readyz", None)[0] == 200
+
+
+def test_the_vendor_invoice_is_blocked_and_the_users_email_approved(service: Running) -> None:
+    client = ServiceClient(service.url, service.token)
+    blocked = client.check(body())
+    assert not blocked.approved and blocked.code is Code.EVIDENCE_NOT_FROM_USER
+    approved = client.check(EMAIL)
+    assert approved.approved and approved.code is Code.APPROVED
+    both = client.check_batch([body(), EMAIL])
+    assert [v.approved for v in both] == [False, True]
+
+
+def test_bad_input_is_a_400_naming_the_field_and_the_client_refuses_it(service: Running) -> None:
+    status, answer = call(service.url, "/v1/check", service.token, {**EMAIL, "user_id": 5})
+    assert status == 400 and answer["problems"][0]["path"] == "user_id"
+    refused = ServiceClient(service.url, service.token).check({**EMAIL, "user_id": 5})
+    assert not refused.approved and refused.code is Code.SERVICE_UNAVAILABLE and "400" in refused.reasoning
+    status, answer = call(service.url, "/v1/check:batch", service.token, {"checks": [EMAIL, {"nope": 1}]})
+    assert status == 200 and "verdict" in answer["results"][0] and "error" in answer["results"][1]
+
+
+def test_size_and_rate_limits() -> None:
+    small = start(ServiceConfig(max_body_bytes=2_000, rate_per_second=0.001, burst=3))
+    try:
+        huge = {**EMAIL, "messages": [{"role": "user", "content": "x" * 5_000}]}
+        assert call(small.url, "/v1/check", small.token, huge)[0] == 413
+        statuses = [call(small.url, "/v1/check", small.token, EMAIL)[0] for _ in range(3)]
+        assert statuses[-1] == 429 and 200 in statuses
+    finally:
+        small.server.should_exit = True
+
+
+def test_tenants_never_see_or_spend_each_others_state(service: Running) -> None:
+    other = service.tenants.create("globex")
+    grant = {"user_id": "u-1", "tool": "send_email", "where": {"to": "*@acme.example"}, "quote": "Always email Acme."}
+    status, auth = call(service.url, "/v1/authorizations", service.token, grant)
+    assert status == 201
+    assert [a["id"] for a in call(service.url, "/v1/authorizations?user_id=u-1", service.token)[1]] == [auth["id"]]
+    assert call(service.url, "/v1/authorizations?user_id=u-1", other)[1] == []
+    cited = {
+        **EMAIL,
+        "action": {**EMAIL["action"], "justification": {"reason": "r", "evidence": [{"authorization_id": auth["id"]}]}},
+    }
+    assert ServiceClient(service.url, service.token).check(cited).approved
+    theirs = ServiceClient(service.url, other).check(cited)
+    assert not theirs.approved and theirs.code is Code.AUTHORIZATION_NOT_FOUND
+    mine = call(service.url, "/v1/audit", service.token)[1]
+    assert len(mine) == 1 and len(call(service.url, "/v1/audit", other)[1]) == 1  # each tenant: its own check only
+    assert call(service.url, f"/v1/audit/{mine[0]['entry_id']}", other)[0] == 404
+    assert call(service.url, f"/v1/authorizations/{auth['id']}/revoke", other, {})[0] == 404
+    assert call(service.url, f"/v1/authorizations/{auth['id']}/revoke", service.token, {})[0] == 200
+    assert not ServiceClient(service.url, service.token).check(cited).approved
+
+
+def test_the_client_fails_closed_on_a_dead_service_a_timeout_and_garbage() -> None:
+    dead = ServiceClient(f"http://127.0.0.1:{free_port()}", "vt_x", timeout=2).check(EMAIL)
+    assert not dead.approved and dead.code is Code.SERVICE_UNAVAILABLE and "Connection refused" in dead.reasoning
+    slow = start(ServiceConfig(check_timeout=0.0001))
+    try:
+        late = ServiceClient(slow.url, slow.token).check(EMAIL)
+        assert not late.approved and late.code is Code.SERVICE_UNAVAILABLE
+    finally:
+        slow.server.should_exit = True
+
+
+def test_a_store_that_is_down_gives_blocking_verdicts_and_readyz_503() -> None:
+    down = start(ServiceConfig(store_url=f"redis://127.0.0.1:{free_port()}/0"), tenants=_memory_tenants())
+    try:
+        verdict = ServiceClient(down.url, down.token).check(EMAIL)
+        assert not verdict.approved and verdict.code is Code.RECORDER_UNAVAILABLE
+        assert call(down.url, "/readyz", None)[0] == 503
+    finally:
+        down.server.should_exit = True
+
+
+def _memory_tenants() -> Any:
+    from validator.integrations.service import MemoryTenants
+
+    return MemoryTenants()
+
+
+def test_the_openapi_document_is_committed_and_current() -> None:
+    from pathlib import Path
+
+    from validator.integrations.service import create_app
+
+    committed = json.loads((Path(__file__).parents[2] / "schemas" / "openapi.json").read_text())
+    assert committed == json.loads(json.dumps(create_app().openapi()))
+
+
+@pytest.mark.parametrize("path", ["/v1/check", "/v1/check:batch"])
+def test_metrics_count_requests_and_verdicts(service: Running, path: str) -> None:
+    payload = EMAIL if path == "/v1/check" else {"checks": [EMAIL]}
+    call(service.url, path, service.token, payload)
+    status, text = call(service.url, "/metrics", service.token)
+    assert status == 200 and 'validator_verdicts_total{code="APPROVED"} 1.0' in text
+    assert f'validator_http_requests_total{{route="{path}",status="200"}} 1.0' in text

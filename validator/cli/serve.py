@@ -1,0 +1,135 @@
+"""``validator serve`` (the HTTP decision service) and ``validator token`` (its bearer tokens)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from validator.cli._common import StoreOption
+from validator.exceptions import StoreError, UsageError
+
+__all__ = ["register"]
+
+CONFIG_ENV = "VALIDATOR_SERVICE_CONFIG"
+token_app = typer.Typer(no_args_is_help=True, help="Bearer tokens of the decision service (validator serve).")
+
+
+def _err(text: str) -> None:
+    print(f"validator: {text}", file=sys.stderr)
+
+
+def _service() -> Any:
+    try:
+        import validator.integrations.service as service
+    except ImportError:
+        _err("the decision service needs: pip install 'action-validator[service]'")
+        raise typer.Exit(2) from None
+    return service
+
+
+def app_from_environment() -> Any:
+    """The ASGI app of one worker, from the settings ``validator serve`` put in the environment."""
+    service = _service()
+    settings = json.loads(os.environ[CONFIG_ENV])
+    from validator.policy import Policy
+
+    policy = Policy.load(settings["policy"]) if settings.get("policy") else None
+    return service.create_app(service.ServiceConfig(store_url=settings["store"], policy=policy))
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to bind: loopback unless told otherwise.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8321,
+    store: StoreOption = None,
+    policy: Annotated[Path | None, typer.Option(help="Policy file (TOML or JSON).")] = None,
+    workers: Annotated[int, typer.Option(help="Worker processes (more than one needs --store redis://...).")] = 1,
+    judge: Annotated[str, typer.Option(help="Judge: strict (offline, the embedded default).")] = "strict",
+) -> None:
+    """Run the decision service: POST /v1/check and the rest (see the README)."""
+    import uvicorn
+
+    service = _service()
+    url = store or "memory://"
+    if judge != "strict":
+        _err("validator serve runs the strict judge; a model judge is configured in code (ServiceConfig.judge)")
+        raise typer.Exit(2)
+    if workers > 1 and url.startswith("memory:"):
+        _err("--workers above 1 needs a shared store (--store redis://...): memory:// is one process's")
+        raise typer.Exit(2)
+    if policy is not None:
+        from validator.exceptions import PolicyError
+        from validator.policy import Policy
+
+        try:
+            Policy.load(policy)
+        except PolicyError as exc:
+            _err(str(exc))
+            raise typer.Exit(2) from None
+    os.environ[CONFIG_ENV] = json.dumps({"store": url, "policy": str(policy) if policy else None})
+    if url.startswith("memory:"):  # its tokens live in this process: make one, show it once
+        tenants = service.MemoryTenants()
+        print(
+            f"validator serve: bearer token of tenant 'default' (shown once): {tenants.create('default')}",
+            file=sys.stderr,
+        )
+        app = service.create_app(service.ServiceConfig(store_url=url, policy=_policy(policy)), tenants=tenants)
+        uvicorn.run(app, host=host, port=port, timeout_graceful_shutdown=30, log_level="info")
+        return
+    uvicorn.run(
+        "validator.cli.serve:app_from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        timeout_graceful_shutdown=30,
+        log_level="info",
+    )
+
+
+def _policy(path: Path | None) -> Any:
+    from validator.policy import Policy
+
+    return Policy.load(path) if path else None
+
+
+@token_app.command("create")
+def create(
+    tenant: Annotated[str, typer.Option(help="The tenant (a store namespace of its own).")],
+    store: StoreOption = None,
+) -> None:
+    """Make a token for TENANT and print it (once: the store keeps only its hash)."""
+    url = store or "memory://"
+    if url.startswith("memory:"):
+        _err("a token in memory:// dies with this command; pass --store redis://... (validator serve prints its own)")
+        raise typer.Exit(2)
+    try:
+        print(_service().tenants_for(url).create(tenant))
+    except (StoreError, UsageError) as exc:
+        _err(str(exc))
+        raise typer.Exit(2) from None
+
+
+@token_app.command("revoke")
+def revoke(
+    token: Annotated[str, typer.Argument(help="The token, or its SHA-256.")],
+    store: StoreOption = None,
+) -> None:
+    """End a token at once, for every service process on the store."""
+    try:
+        found = _service().tenants_for(store or "memory://").revoke(token)
+    except StoreError as exc:
+        _err(str(exc))
+        raise typer.Exit(2) from None
+    if not found:
+        _err("no such token")
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.add_typer(token_app, name="token")
