@@ -38,6 +38,18 @@ def test_check_path_benchmark_runs_each_stage_against_its_floor() -> None:
     assert re.search(r"^\s+1,000\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+\d+%$", proc.stdout, re.M), proc.stdout
 
 
+def test_service_load_benchmark_is_bounded_errorless_and_audits_each_verdict_once() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "service_load.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    assert "errors: 0;" in proc.stdout and "(exactly once)" in proc.stdout
+    assert re.search(r"throughput ratio service / in-process: [\d.]+", proc.stdout)
+
+
 def test_cache_cost_benchmark_writes_its_rows_and_standalone_never_costs_more_than_uncached(tmp_path: Path) -> None:
     proc = subprocess.run(
         [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -12,6 +13,7 @@ from validator.integrations.service import ServiceClient, ServiceConfig
 
 from tests.service.conftest import Running, body, free_port, start
 from validator import Code
+from validator.testing import FunctionJudge
 
 EMAIL = {
     "messages": [{"role": "user", "content": "Please email marta@acme.example that the Q3 report is ready."}],
@@ -111,7 +113,12 @@ def test_tenants_never_see_or_spend_each_others_state(service: Running) -> None:
 def test_the_client_fails_closed_on_a_dead_service_a_timeout_and_garbage() -> None:
     dead = ServiceClient(f"http://127.0.0.1:{free_port()}", "vt_x", timeout=2).check(EMAIL)
     assert not dead.approved and dead.code is Code.SERVICE_UNAVAILABLE and "Connection refused" in dead.reasoning
-    slow = start(ServiceConfig(check_timeout=0.0001))
+
+    def sleepy(request: Any) -> Any:
+        time.sleep(3)
+        return {"approved": True, "reasoning": "late", "confidence": "high"}
+
+    slow = start(ServiceConfig(check_timeout=0.3, judge=lambda: FunctionJudge(sleepy)))
     try:
         late = ServiceClient(slow.url, slow.token).check(EMAIL)
         assert not late.approved and late.code is Code.SERVICE_UNAVAILABLE

@@ -417,3 +417,16 @@ def test_a_store_that_fails_mid_check_still_fails_closed(redis_store: Any, monke
     plain = validator.validate(MESSAGES, {**ACTION, "args": {"to": "bob@acme.example", "body": "x"}}, user_id="u-1")
     assert plain.recorded is False or plain.approved is False or recorder.events[-1].verdict == plain
     monkeypatch.undo()  # the fixture's clean-up needs the store back
+
+
+def test_audit_ids_only_grow_so_pages_never_repeat_a_record(store: Any) -> None:
+    """Records of concurrent checks arrive out of their times' order: paging must still give each once."""
+    base = datetime(2026, 12, 1, tzinfo=UTC)
+    for i, offset in enumerate([5, 1, 9, 3, 7]):
+        store.append_audit(f"e{i}", {"n": i}, base + timedelta(milliseconds=offset))
+    seen: list[str] = []
+    after = None
+    while page := store.audit_after(after, 2):
+        seen += [e["event_id"] for _, e in page]
+        after = page[-1][0]
+    assert sorted(seen) == [f"e{i}" for i in range(5)] and len(seen) == 5

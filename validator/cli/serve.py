@@ -39,7 +39,23 @@ def app_from_environment() -> Any:
     from validator.policy import Policy
 
     policy = Policy.load(settings["policy"]) if settings.get("policy") else None
-    return service.create_app(service.ServiceConfig(store_url=settings["store"], policy=policy))
+    _structured_logs()
+    config = service.ServiceConfig(
+        store_url=settings["store"], policy=policy, rate_per_second=settings["rate"], burst=settings["burst"]
+    )
+    return service.create_app(config)
+
+
+def _structured_logs() -> None:
+    """The service's own log lines (one JSON object a request) on standard error."""
+    import logging
+
+    logger = logging.getLogger("validator.service")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
 
 
 def serve(
@@ -49,6 +65,8 @@ def serve(
     policy: Annotated[Path | None, typer.Option(help="Policy file (TOML or JSON).")] = None,
     workers: Annotated[int, typer.Option(help="Worker processes (more than one needs --store redis://...).")] = 1,
     judge: Annotated[str, typer.Option(help="Judge: strict (offline, the embedded default).")] = "strict",
+    rate: Annotated[float, typer.Option(help="Checks a token may make a second, sustained.")] = 50.0,
+    burst: Annotated[int, typer.Option(help="Checks a token may make at once.")] = 100,
 ) -> None:
     """Run the decision service: POST /v1/check and the rest (see the README)."""
     import uvicorn
@@ -70,15 +88,18 @@ def serve(
         except PolicyError as exc:
             _err(str(exc))
             raise typer.Exit(2) from None
-    os.environ[CONFIG_ENV] = json.dumps({"store": url, "policy": str(policy) if policy else None})
+    settings = {"store": url, "policy": str(policy) if policy else None, "rate": rate, "burst": burst}
+    os.environ[CONFIG_ENV] = json.dumps(settings)
+    _structured_logs()
     if url.startswith("memory:"):  # its tokens live in this process: make one, show it once
         tenants = service.MemoryTenants()
         print(
             f"validator serve: bearer token of tenant 'default' (shown once): {tenants.create('default')}",
             file=sys.stderr,
         )
-        app = service.create_app(service.ServiceConfig(store_url=url, policy=_policy(policy)), tenants=tenants)
-        uvicorn.run(app, host=host, port=port, timeout_graceful_shutdown=30, log_level="info")
+        config = service.ServiceConfig(store_url=url, policy=_policy(policy), rate_per_second=rate, burst=burst)
+        app = service.create_app(config, tenants=tenants)
+        uvicorn.run(app, host=host, port=port, timeout_graceful_shutdown=30, log_level="info", access_log=False)
         return
     uvicorn.run(
         "validator.cli.serve:app_from_environment",
@@ -88,6 +109,7 @@ def serve(
         workers=workers,
         timeout_graceful_shutdown=30,
         log_level="info",
+        access_log=False,  # the service logs each request itself, as one JSON line
     )
 
 

@@ -72,6 +72,7 @@ class MemoryStore(MemoryLedger):
         self._verdicts: dict[str, tuple[datetime, dict[str, Any]]] = {}
         self._counts: dict[tuple[str, str, str], list[int]] = {}
         self._seq = 0
+        self._last_ms = 0
 
     # authorizations
     def get(self, auth_id: str) -> StandingAuthorization | None:
@@ -101,7 +102,10 @@ class MemoryStore(MemoryLedger):
             if event_id in self._audit_ids:
                 return False
             self._seq += 1
-            self._audit.append((f"{int(at.timestamp() * 1000)}-{self._seq}", {"event_id": event_id, **payload}))
+            # ids only grow, as a Redis stream's do: records of concurrent checks arrive out of their times'
+            # order, and a page after an id must never hold one it already gave.
+            self._last_ms = max(self._last_ms, int(at.timestamp() * 1000))
+            self._audit.append((f"{self._last_ms}-{self._seq}", {"event_id": event_id, **payload}))
             self._audit_ids.add(event_id)
             return True
 

@@ -1,0 +1,173 @@
+"""``validator serve`` under a bounded load on loopback, against in-process ``validate()`` on the same inputs.
+
+Starts ``validator serve`` (memory store by default, ``--store redis://...`` to share one) on a free
+loopback port, then sends ``--checks`` check inputs (half the vendor invoice, which is blocked, half
+an email the user asked for) from ``--clients`` threads through :class:`ServiceClient`. The same
+inputs then run through ``Validator.check`` in this process, one thread. Prints throughput and
+p50/p99 for both and their ratios, the errors (a refusal that is not the expected verdict), and the
+audit count read back over the API (every verdict exactly once). Bounded in count and time.
+
+Run: ``python bench/service_load.py`` (``--quick`` for a short run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from validator.integrations.service import ServiceClient
+
+from validator import Validator
+
+ROOT = Path(__file__).resolve().parent.parent
+EMAIL = {
+    "messages": [{"role": "user", "content": "Please email marta@acme.example that the Q3 report is ready."}],
+    "action": {
+        "tool": "send_email",
+        "args": {"to": "marta@acme.example", "body": "Q3 is ready."},
+        "justification": {
+            "reason": "asked",
+            "evidence": [{"quote": "email marta@acme.example that the Q3 report is ready"}],
+        },
+    },
+    "user_id": "u-1",
+}
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _inputs(n: int) -> list[tuple[dict[str, Any], bool]]:
+    invoice = json.loads((ROOT / "examples" / "vendor_invoice.json").read_text())
+    out = []
+    for i in range(n):  # distinct inputs: no verdict reuse between them
+        if i % 2:
+            email = json.loads(json.dumps(EMAIL))
+            email["action"]["args"]["body"] = f"Q3 is ready ({i})."
+            out.append((email, True))
+        else:
+            blocked = json.loads(json.dumps(invoice))
+            blocked["action"]["args"]["amount"] = 4800 + i
+            out.append((blocked, False))
+    return out
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _start(store: str | None) -> tuple[subprocess.Popen[str], str, str]:
+    port = _port()
+    cmd = [
+        str(Path(sys.executable).parent / "validator"),
+        "serve",
+        "--port",
+        str(port),
+        "--rate",
+        "1e9",
+        "--burst",
+        "1000000",
+    ]
+    if store:
+        cmd += ["--store", store]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)  # read until it runs; then left to the pipe
+    assert proc.stderr is not None
+    token = ""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        found = re.search(r"(vt_\S+)", line)
+        if found:
+            token = found.group(1)
+        if "Uvicorn running" in line or "Application startup complete" in line:
+            break
+    threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()  # keep the pipe drained
+    if not token:
+        proc.terminate()
+        raise SystemExit("no token: run with the memory store, or pass --token for a Redis-backed service")
+    return proc, f"http://127.0.0.1:{port}", token
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="200 checks")
+    parser.add_argument("--checks", type=int, default=2000)
+    parser.add_argument("--clients", type=int, default=8)
+    args = parser.parse_args(argv)
+    n = 200 if args.quick else args.checks
+    inputs = _inputs(n)
+    proc, url, token = _start(None)
+    warm: list[tuple[dict[str, Any], bool]] = []
+    try:
+        client = ServiceClient(url, token, timeout=30)
+
+        def one(item: tuple[dict[str, Any], bool]) -> tuple[float, bool]:
+            started = time.perf_counter()
+            verdict = client.check(item[0])
+            return time.perf_counter() - started, verdict.approved == item[1]
+
+        warm = [({**item, "user_id": "warm-up"}, ok) for item, ok in _inputs(2 * args.clients)]
+        with ThreadPoolExecutor(args.clients) as pool:  # warm-up: imports, the tenant's validator, connections
+            list(pool.map(one, warm))
+        started = time.perf_counter()
+        with ThreadPoolExecutor(args.clients) as pool:
+            over_http = list(pool.map(one, inputs))
+        http_seconds = time.perf_counter() - started
+        audited = 0
+        after = ""
+        while True:
+            request = urllib.request.Request(
+                f"{url}/v1/audit?count=1000" + (f"&after={after}" if after else ""),
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            with urllib.request.urlopen(request, timeout=30) as response:
+                page = json.loads(response.read())
+            if not page:
+                break
+            audited += len(page)
+            after = page[-1]["entry_id"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    validator = Validator()
+    for item, _ in warm:
+        validator.check(item)
+    local: list[float] = []
+    started = time.perf_counter()
+    for item, _ in inputs:
+        t = time.perf_counter()
+        validator.check(item)
+        local.append(time.perf_counter() - t)
+    local_seconds = time.perf_counter() - started
+    latencies = [t for t, _ in over_http]
+    errors = sum(not ok for _, ok in over_http)
+    http_rate, local_rate = n / http_seconds, n / local_seconds
+    print(f"{n} checks; {args.clients} client threads over loopback HTTP vs one thread in process")
+    print(f"{'':>12} {'checks/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'p99/p50':>8}")
+    for label, rate, values in (("service", http_rate, latencies), ("in-process", local_rate, local)):
+        p50, p99 = _percentile(values, 0.5) * 1000, _percentile(values, 0.99) * 1000
+        print(f"{label:>12} {rate:>10.0f} {p50:>8.3f} {p99:>8.3f} {p99 / p50:>8.2f}")
+    print(f"throughput ratio service / in-process: {http_rate / local_rate:.2f}")
+    print(f"p50 ratio service / in-process: {statistics.median(latencies) / statistics.median(local):.1f}")
+    once = "exactly once" if audited == n + len(warm) else "MISMATCH"
+    print(f"errors: {errors}; audit records: {audited} for {n + len(warm)} verdicts, warm-up included ({once})")
+    return 0 if errors == 0 and audited == n + len(warm) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
