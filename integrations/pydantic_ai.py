@@ -1,0 +1,334 @@
+"""Pydantic AI: a toolset wrapper that validates every guarded tool call before it runs.
+
+``ValidatedToolset(toolset, validator)`` wraps any Pydantic AI toolset (``validated_tools(...)`` wraps
+plain functions):
+
+- **Schema.** Every tool the policy guards gets a required ``justification`` parameter in the schema
+  the model sees, with the guidance in the parameter's description (the tool's description is left
+  alone). Exempt tools, and external tools (run outside the agent), are passed through untouched.
+- **Call.** Each call is validated (``avalidate``) against the run's messages; ``justification`` is
+  stripped before the tool runs, so the tool never receives it.
+- **Refusal.** A call that is not approved does not run: it raises Pydantic AI's ``ToolFailed`` with
+  the refusal text, so the model reads it as the call's (failed) result. ``ToolFailed``, not
+  ``ModelRetry``: a refusal is the answer to that call, it must not spend the tool's retry budget nor
+  end the run when the model tries again. A failure of our own code refuses the call too.
+- **Escalation.** An ``ask_user`` verdict raises ``ApprovalRequired`` (metadata: the per-call approval
+  request of :mod:`validator.integrations._review`, the validator's reasons under
+  ``action_validator``), so a run with ``output_type=[..., DeferredToolRequests]`` ends with the call in
+  ``DeferredToolRequests.approvals``. Run again with ``DeferredToolResults(approvals={call_id: ...})``:
+  ``True``/``ToolApproved()`` runs the call (``ToolApproved(override_args=...)`` runs the user's edit;
+  ``metadata={call_id: {"remember": {...}}}`` keeps the approval as a standing authorization), and the
+  answer is recorded through :meth:`Validator.answer`. ``False``/``ToolDenied(message)`` never reaches a
+  toolset (Pydantic AI answers the model itself); the denial is recorded at the run's next step.
+
+Text the user typed (``UserPromptPart``) is the only thing that authorizes. Tool returns, and the
+user-prompt content a tool attaches with ``ToolReturn(content=...)``, are outside words; a tool return's
+``metadata={"author": ...}`` names their outside author. The user's id is the ``user_id`` argument (a
+string, or a function of the run context), else ``deps["user_id"]`` / ``deps.user_id``.
+
+Typical usage::
+
+    agent = Agent(model, toolsets=[ValidatedToolset(FunctionToolset([send_email]), Validator(policy))],
+                  output_type=[str, DeferredToolRequests])
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    TextContent,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.tools import AgentDepsT, RunContext
+from pydantic_ai.toolsets import FunctionToolset, ToolsetTool, WrapperToolset
+from pydantic_core import from_json, to_json
+from validator.integrations._host import (
+    JUSTIFICATION,
+    Remembered,
+    pending_from_call,
+    split_justification,
+    user_id_from,
+)
+from validator.integrations._review import approval_request, read_review
+
+from validator import Decision, Message, PendingAction, ToolCall, Transcript, Validator, Verdict
+from validator.exceptions import UsageError, is_control_flow, register_control_flow
+from validator.inputs.transcript import content_text
+from validator.judges.anthropic.tools import justify
+
+__all__ = ["ValidatedToolset", "transcript_from_pydantic_ai", "validated_tools"]
+
+# Pydantic AI's own control flow (deferrals, retries, failures a tool reports) is never a failed check.
+register_control_flow(ApprovalRequired, CallDeferred, ModelRetry, ToolFailed)
+
+UserId = str | Callable[[RunContext[Any]], str | None] | None
+GUARDED_KINDS = ("function", "unapproved")
+"""Tool kinds a toolset runs itself; an ``external`` tool's calls run outside the agent."""
+
+
+# -- the conversation ---------------------------------------------------------------------------
+
+
+def _user_text(content: str | Sequence[Any]) -> str:
+    if isinstance(content, str):
+        return content
+    return content_text([c.content if isinstance(c, TextContent) else c for c in content])
+
+
+def _request(request: ModelRequest, prompt: str | None) -> list[Message]:
+    out: list[Message] = []
+    last = len(request.parts) - 1
+    for i, part in enumerate(request.parts):
+        if isinstance(part, SystemPromptPart):
+            out.append(Message(role="system", content=part.content))
+        elif isinstance(part, ToolReturnPart):
+            meta = part.metadata if isinstance(part.metadata, Mapping) else {}
+            author = meta.get("author")
+            out.append(
+                Message(
+                    role="tool",
+                    content=part.model_response_str(wrap_if_error=False),
+                    tool_call_id=part.tool_call_id,
+                    name=part.tool_name,
+                    author=author if isinstance(author, str) else None,
+                )
+            )
+        elif isinstance(part, UserPromptPart):
+            text = _user_text(part.content)
+            # After a tool return, a user part is content the tool attached (``ToolReturn(content=...)``),
+            # unless it is the request's last part and the run's own prompt (a resumed run's new prompt).
+            if out and out[-1].role == "tool" and not (i == last and text == prompt):
+                prev = out[-1]
+                out[-1] = Message(
+                    role="tool",
+                    content=f"{prev.content}\n{text}",
+                    tool_call_id=prev.tool_call_id,
+                    name=prev.name,
+                    author=prev.author,
+                )
+            else:
+                out.append(Message(role="user", content=text))
+    return out
+
+
+def _response(response: ModelResponse, index: int) -> Message:
+    text = "\n".join(p.content for p in response.parts if isinstance(p, TextPart))
+    calls = tuple(
+        ToolCall(id=p.tool_call_id or f"call_{index}_{i}", name=p.tool_name, args=p.args_as_dict())
+        for i, p in enumerate(response.parts)
+        if isinstance(p, ToolCallPart)
+    )
+    return Message(role="assistant", content=text, tool_calls=calls)
+
+
+def transcript_from_pydantic_ai(messages: Sequence[ModelMessage], *, prompt: str | None = None) -> Transcript:
+    """A validator transcript from Pydantic AI's message history (``RunContext.messages``); ``prompt`` is the
+    run's own prompt (``RunContext.prompt``), which may follow the tool returns a resumed run answers."""
+    out: list[Message] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, ModelRequest):
+            out.extend(_request(message, prompt))
+        else:
+            out.append(_response(message, index))
+    return Transcript(out)
+
+
+# -- the tool schema and its arguments ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _LenientArgs:
+    """The tool's own argument validator, with any ``justification`` set aside for the validator to judge
+    (a malformed one must reach it, and be refused with its reason, not retried as a schema error)."""
+
+    inner: Any
+    """The wrapped tool's ``args_validator`` (a pydantic-core ``SchemaValidator`` or alike)."""
+
+    def validate_python(self, input: Any, *, allow_partial: Any = False, **kwargs: Any) -> Any:
+        if not (isinstance(input, Mapping) and JUSTIFICATION in input):
+            return self.inner.validate_python(input, allow_partial=allow_partial, **kwargs)
+        rest = dict(input)
+        justification = rest.pop(JUSTIFICATION)
+        return {**self.inner.validate_python(rest, allow_partial=allow_partial, **kwargs), JUSTIFICATION: justification}
+
+    def validate_json(self, input: str | bytes | bytearray, *, allow_partial: Any = False, **kwargs: Any) -> Any:
+        try:
+            data = from_json(input or "{}")
+        except ValueError:  # the tool's validator names the problem
+            data = None
+        if not (isinstance(data, dict) and JUSTIFICATION in data):
+            return self.inner.validate_json(input, allow_partial=allow_partial, **kwargs)
+        justification = data.pop(JUSTIFICATION)
+        checked = self.inner.validate_json(to_json(data), allow_partial=allow_partial, **kwargs)
+        return {**checked, JUSTIFICATION: justification}
+
+
+def _without_justification(check: Callable[..., Any]) -> Callable[..., Any]:
+    """The tool's own ``args_validator_func``, called without ``justification``."""
+
+    def checked(ctx: RunContext[Any], **kwargs: Any) -> Any:
+        kwargs.pop(JUSTIFICATION, None)
+        return check(ctx, **kwargs)
+
+    return checked
+
+
+def _justified(tool: ToolsetTool[AgentDepsT]) -> ToolsetTool[AgentDepsT]:
+    """The tool as the model sees it: ``justification`` required, guidance in its description."""
+    if JUSTIFICATION in tool.tool_def.parameters_json_schema.get("properties", {}):
+        raise UsageError(f"tool {tool.tool_def.name!r} already has a parameter named {JUSTIFICATION!r}")
+    schema = justify({"input_schema": tool.tool_def.parameters_json_schema})["input_schema"]
+    check = tool.args_validator_func
+    return replace(
+        tool,
+        tool_def=replace(tool.tool_def, parameters_json_schema=schema),
+        args_validator=_LenientArgs(tool.args_validator),
+        args_validator_func=_without_justification(check) if check is not None else None,
+    )
+
+
+# -- the toolset ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Asked:
+    """A call escalated to the user, kept until their answer comes back."""
+
+    verdict: Verdict
+    transcript: Transcript
+    action: PendingAction
+    user_id: str | None
+
+
+@dataclass
+class _Memory:
+    """What outlives one run (the toolset is copied per run): the calls waiting for the user."""
+
+    asked: Remembered[str, _Asked] = field(default_factory=lambda: Remembered[str, _Asked](256))
+
+
+def _refused(tool: str, exc: Exception, what: str) -> Verdict:
+    if is_control_flow(exc):
+        raise exc
+    return Verdict.blocked(tool, f"{what}: {exc}")
+
+
+@dataclass
+class ValidatedToolset(WrapperToolset[AgentDepsT]):
+    """Validates every guarded tool call of the wrapped toolset; see the module docstring."""
+
+    validator: Validator = field(default_factory=Validator)
+    user_id: UserId = None
+    """The user's id: a string, or a function of the run context; None reads ``deps`` (``user_id``)."""
+    memory: _Memory = field(default_factory=_Memory, repr=False)
+
+    def _guarded(self, name: str, tool: ToolsetTool[Any]) -> bool:
+        return tool.tool_def.kind in GUARDED_KINDS and not self.validator.policy.for_tool(name).exempt
+
+    def _user(self, ctx: RunContext[AgentDepsT]) -> str | None:
+        if isinstance(self.user_id, str):
+            return self.user_id
+        if self.user_id is not None:
+            return self.user_id(ctx)
+        return user_id_from("user_id", None, ctx.deps)
+
+    async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
+        await self._record_denials(ctx)
+        tools = await super().get_tools(ctx)
+        return {name: _justified(tool) if self._guarded(name, tool) else tool for name, tool in tools.items()}
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
+    ) -> Any:
+        if not self._guarded(name, tool):
+            return await super().call_tool(name, tool_args, ctx, tool)
+        verdict = await self._verdict(name, tool_args, ctx)
+        if not verdict.approved:
+            raise ToolFailed(verdict.message_for_agent())
+        args, _ = split_justification(tool_args)  # as validated: the tool's own types, not plain data
+        return await super().call_tool(name, args, ctx, tool)
+
+    async def _verdict(self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT]) -> Verdict:
+        """The verdict on this call: the validator's, or the user's when they were asked."""
+        call_id = ctx.tool_call_id or ""
+        try:
+            action = pending_from_call(name, tool_args, call_id)
+            asked = self.memory.asked.get(call_id) if ctx.tool_call_approved else None
+            user_id = self._user(ctx)
+            if asked is not None and asked.action.tool == name and asked.user_id == user_id:
+                self.memory.asked.pop(call_id)
+                return await self._answer(asked, action, ctx)
+            transcript = transcript_from_pydantic_ai(ctx.messages, prompt=_prompt(ctx))
+            verdict = await self.validator.avalidate(transcript, action, user_id=user_id)
+            if verdict.decision is not Decision.ASK_USER:
+                return verdict
+            asked = _Asked(verdict, transcript, action, user_id)
+            if ctx.tool_call_approved:  # approved, but its question was not kept here (another process)
+                return await self._answer(asked, action, ctx)
+            self.memory.asked.put(call_id, asked)
+        except Exception as exc:
+            return _refused(name, exc, "The validator could not check this call")
+        raise ApprovalRequired(metadata=approval_request(call_id, name, action.args, verdict, action.justification))
+
+    async def _answer(self, asked: _Asked, action: PendingAction, ctx: RunContext[AgentDepsT]) -> Verdict:
+        """Record the user's approval of ``action`` (their edit, with ``ToolApproved(override_args=...)``)."""
+        meta = ctx.tool_call_metadata if isinstance(ctx.tool_call_metadata, Mapping) else {}
+        answer: dict[str, Any] = {"type": "approve"}
+        if "remember" in meta:
+            answer["remember"] = meta["remember"]
+        review = read_review(answer, call_id=action.call_id or "", tool=action.tool)
+        return await asyncio.to_thread(
+            self.validator.answer,
+            asked.verdict,
+            review.approved,
+            review.reason,
+            messages=asked.transcript,
+            action=action,
+            user_id=asked.user_id,
+            remember=review.remember,
+        )
+
+    async def _record_denials(self, ctx: RunContext[AgentDepsT]) -> None:
+        """Record the user's refusals of escalated calls (``ToolDenied`` never reaches a toolset)."""
+        for message in ctx.messages:
+            if not isinstance(message, ModelRequest):
+                continue
+            for part in message.parts:
+                if not (isinstance(part, ToolReturnPart) and part.outcome == "denied"):
+                    continue
+                asked = self.memory.asked.get(part.tool_call_id)
+                if asked is None:
+                    continue
+                self.memory.asked.pop(part.tool_call_id)
+                await asyncio.to_thread(
+                    self.validator.answer,
+                    asked.verdict,
+                    False,
+                    part.model_response_str(),
+                    messages=asked.transcript,
+                    action=asked.action,
+                    user_id=asked.user_id,
+                )
+
+
+def _prompt(ctx: RunContext[Any]) -> str | None:
+    return _user_text(ctx.prompt) if ctx.prompt is not None else None
+
+
+def validated_tools(
+    tools: Sequence[Callable[..., Any]], validator: Validator | None = None, *, user_id: UserId = None
+) -> ValidatedToolset[Any]:
+    """Plain functions (or Pydantic AI ``Tool`` objects) as a validated toolset."""
+    return ValidatedToolset(FunctionToolset(list(tools)), validator or Validator(), user_id)
