@@ -31,18 +31,7 @@ from validator.integrations.service import ServiceClient
 from validator import Validator
 
 ROOT = Path(__file__).resolve().parent.parent
-EMAIL = {
-    "messages": [{"role": "user", "content": "Please email marta@acme.example that the Q3 report is ready."}],
-    "action": {
-        "tool": "send_email",
-        "args": {"to": "marta@acme.example", "body": "Q3 is ready."},
-        "justification": {
-            "reason": "asked",
-            "evidence": [{"quote": "email marta@acme.example that the Q3 report is ready"}],
-        },
-    },
-    "user_id": "u-1",
-}
+EMAIL = json.loads((ROOT / "examples" / "authorized_email.json").read_text())  # the email the user asked for
 
 
 def _port() -> int:
@@ -57,7 +46,7 @@ def _inputs(n: int) -> list[tuple[dict[str, Any], bool]]:
     for i in range(n):  # distinct inputs: no verdict reuse between them
         if i % 2:
             email = json.loads(json.dumps(EMAIL))
-            email["action"]["args"]["body"] = f"Q3 is ready ({i})."
+            email["action"]["args"]["body"] += f" ({i})"
             out.append((email, True))
         else:
             blocked = json.loads(json.dumps(invoice))

@@ -11,17 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_assistant_example_offline() -> None:
-    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "assistant.py"), "--offline"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-        timeout=120,
-        cwd=ROOT,
-    )
-    out = proc.stdout
+    out = _run("assistant.py", "--offline")
     happened = [line.split("> ", 1)[1] for line in out.splitlines() if line.strip().startswith("happened")]
     assert happened == [
         "replied to the user: One email: invoice 443 from Supplies is overdue (4,800 EUR). Shall I pay it?",
@@ -36,10 +26,10 @@ def test_assistant_example_offline() -> None:
     assert "PAID" not in out and "DELETED" not in out and "INVITED" not in out
 
 
-def _run(name: str) -> str:
+def _run(name: str, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / name)],
+        [sys.executable, str(ROOT / "examples" / name), *args],
         capture_output=True,
         text=True,
         env=env,

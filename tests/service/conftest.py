@@ -26,6 +26,12 @@ class Running:
     tenants: Tenants
     token: str
     server: uvicorn.Server
+    thread: threading.Thread
+
+    def stop(self) -> None:
+        """A graceful shutdown, waited for (in-flight checks finish, stores close)."""
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
 
 
 def start(config: ServiceConfig, tenants: Tenants | None = None) -> Running:
@@ -42,14 +48,14 @@ def start(config: ServiceConfig, tenants: Tenants | None = None) -> Running:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("the service did not start")
         time.sleep(0.02)
-    return Running(f"http://127.0.0.1:{port}", tenants, token, server)
+    return Running(f"http://127.0.0.1:{port}", tenants, token, server, thread)
 
 
 @pytest.fixture
 def service() -> Iterator[Running]:
     running = start(ServiceConfig())
     yield running
-    running.server.should_exit = True
+    running.stop()
 
 
 def body(**overrides: Any) -> dict[str, Any]:

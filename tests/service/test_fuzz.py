@@ -23,7 +23,7 @@ PATHS = ["/v1/check", "/v1/check:batch", "/v1/authorizations", "/v1/audit", "/v1
 def fuzzed() -> Iterator[Running]:
     running = start(ServiceConfig(rate_per_second=1_000_000, burst=1_000_000))
     yield running
-    running.server.should_exit = True
+    running.stop()
 
 
 def _refused_locally(raw: bytes) -> bool:

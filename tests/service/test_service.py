@@ -6,6 +6,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,18 +16,7 @@ from tests.service.conftest import Running, body, free_port, start
 from validator import Code
 from validator.testing import FunctionJudge
 
-EMAIL = {
-    "messages": [{"role": "user", "content": "Please email marta@acme.example that the Q3 report is ready."}],
-    "action": {
-        "tool": "send_email",
-        "args": {"to": "marta@acme.example", "body": "Q3 is ready."},
-        "justification": {
-            "reason": "The user asked.",
-            "evidence": [{"quote": "email marta@acme.example that the Q3 report is ready"}],
-        },
-    },
-    "user_id": "u-1",
-}
+EMAIL = json.loads((Path(__file__).parents[2] / "examples" / "authorized_email.json").read_text())
 
 
 def call(url: str, path: str, token: str | None, data: Any = None, method: str | None = None) -> tuple[int, Any]:
@@ -85,7 +75,7 @@ def test_size_and_rate_limits() -> None:
         statuses = [call(small.url, "/v1/check", small.token, EMAIL)[0] for _ in range(3)]
         assert statuses[-1] == 429 and 200 in statuses
     finally:
-        small.server.should_exit = True
+        small.stop()
 
 
 def test_tenants_never_see_or_spend_each_others_state(service: Running) -> None:
@@ -97,7 +87,13 @@ def test_tenants_never_see_or_spend_each_others_state(service: Running) -> None:
     assert call(service.url, "/v1/authorizations?user_id=u-1", other)[1] == []
     cited = {
         **EMAIL,
-        "action": {**EMAIL["action"], "justification": {"reason": "r", "evidence": [{"authorization_id": auth["id"]}]}},
+        "action": {
+            **EMAIL["action"],
+            "justification": {
+                "reason": "r",
+                "evidence": [*EMAIL["action"]["justification"]["evidence"], {"authorization_id": auth["id"]}],
+            },
+        },
     }
     assert ServiceClient(service.url, service.token).check(cited).approved
     theirs = ServiceClient(service.url, other).check(cited)
@@ -123,7 +119,7 @@ def test_the_client_fails_closed_on_a_dead_service_a_timeout_and_garbage() -> No
         late = ServiceClient(slow.url, slow.token).check(EMAIL)
         assert not late.approved and late.code is Code.SERVICE_UNAVAILABLE
     finally:
-        slow.server.should_exit = True
+        slow.stop()
 
 
 def test_a_store_that_is_down_gives_blocking_verdicts_and_readyz_503() -> None:
@@ -133,7 +129,7 @@ def test_a_store_that_is_down_gives_blocking_verdicts_and_readyz_503() -> None:
         assert not verdict.approved and verdict.code is Code.RECORDER_UNAVAILABLE
         assert call(down.url, "/readyz", None)[0] == 503
     finally:
-        down.server.should_exit = True
+        down.stop()
 
 
 def _memory_tenants() -> Any:
