@@ -122,6 +122,7 @@ class _Service:
     def __init__(self, config: ServiceConfig, tenants: Tenants) -> None:
         self.config = config
         self.state = _State(config, tenants)
+        self.probe: Store | None = None
         self.registry = CollectorRegistry()
         self.verdicts = Counter("validator_verdicts_total", "Verdicts given", ["code"], registry=self.registry)
         self.requests = Counter(
@@ -266,7 +267,9 @@ class _Service:
     async def readyz(self) -> JSONResponse:
         """The store answers (a load balancer sends nothing here until it does)."""
         try:
-            health = await asyncio.to_thread(_tenant_store(self.config, "readyz").health)
+            if self.probe is None:  # one store for the probe, kept: a new one a call would leak connections
+                self.probe = _tenant_store(self.config, "readyz")
+            health = await asyncio.to_thread(self.probe.health)
         except Exception as exc:
             health = {"ok": False, "error": type(exc).__name__}
         return JSONResponse(health, status_code=200 if health.get("ok") else 503)
@@ -293,7 +296,7 @@ class _Service:
         return response
 
     async def close(self) -> None:
-        for store in list(self.state.stores.values()):
+        for store in [*self.state.stores.values(), *([self.probe] if self.probe else [])]:
             await asyncio.to_thread(store.close)
 
 
