@@ -46,6 +46,11 @@ def test_an_offline_example_per_integration_blocks_the_hijack_and_runs_the_reque
     assert middleware.strip().endswith("happened > EMAIL SENT to marta@acme.example")
     decorated = _run("decorated_tools.py")
     assert "refused: EVIDENCE_NOT_FROM_USER" in decorated and "EMAIL SENT to marta@acme.example" in decorated
+    agents_sdk = _run("openai_agents_agent.py")
+    assert "happened > EMAIL SENT to marta@acme.example; EMAIL SENT to carol@acme.example" in agents_sdk
+    assert "PAID" not in agents_sdk
+    pydantic = _run("pydantic_ai_agent.py")
+    assert "PAID" not in pydantic and "marta@acme.example" in pydantic
     loop = _run("anthropic_loop.py")
     assert "ran       > read_inbox({})" in loop and "refused   > Action `send_email` was not run" in loop
     assert "ran       > send_email" not in loop

@@ -1,0 +1,491 @@
+"""OpenAI Agents SDK: a tool input guardrail that validates every guarded function-tool call.
+
+``ToolGuard(validator)`` guards an agent (``guard.agent(agent)``) or a list of tools (``guard.tools``):
+
+- **Schema.** Every ``FunctionTool`` the policy guards gets a required ``justification`` parameter
+  (strict-mode JSON schema; the guidance is in the parameter's description, the tool's description is
+  left alone). Exempt tools pass through untouched. A tool of another kind (hosted, computer...) that
+  the policy guards, or an agent with MCP servers, cannot be checked here: :class:`UsageError`.
+  ``guard.agent`` guards one agent: guard each agent it hands off to as well.
+- **Call.** The SDK asks the tool's ``needs_approval`` first: the call is validated there
+  (``avalidate``) and the verdict kept for its call id; the tool input guardrail (placed first) then
+  applies it, and the tool's own function runs with ``justification`` stripped from its arguments.
+- **Refusal.** ``on_block="tell_model"``: ``ToolGuardrailFunctionOutput.reject_content``, the model
+  reads the refusal (reasoning and suggested next step) as the call's result. ``on_block="halt"``:
+  ``raise_exception``, the run stops with ``ToolInputGuardrailTripwireTriggered`` (the verdict is its
+  ``output.output_info``). A failure of our own code refuses the call, it never runs the tool.
+- **Escalation.** An ``ask_user`` verdict makes ``needs_approval`` true: the run ends with the call in
+  ``result.interruptions`` (``guard.request(item)`` says why the validator asks). Answer with the SDK's
+  ``state.approve(item)`` / ``state.reject(item, rejection_message=...)`` and run again with the state;
+  the answer is recorded through :meth:`Validator.answer` (an approval when the call runs, a rejection
+  when the next model call shows its refusal). A tool's own ``needs_approval`` still applies.
+
+**Conversation.** Each call is judged against what the model saw when it made it: the SDK's hooks
+(``on_llm_start``/``on_llm_end``) record the model's input and answer, by call id. ``guard.agent``
+installs them on the agent (around its own hooks); with ``guard.tools`` pass ``hooks=guard.hooks``
+to ``Runner.run``. Without them (or for a run state restored in another process) a call is judged
+against the run's input (``turn_input``, which holds every user message) and the call itself.
+Only the user's typed text authorizes; tool outputs are outside words. The user's id is the
+``user_id`` argument (a string, or a function of the run context), else the run context's
+``user_id`` (a mapping entry or an attribute).
+
+Typical usage::
+
+    guard = ToolGuard(Validator(policy))
+    agent = guard.agent(Agent(name="assistant", tools=[read_inbox, send_email]))
+    result = await Runner.run(agent, "Please email marta@acme.example ...", context={"user_id": "u-1"})
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from agents import Agent, AgentHooks, FunctionTool, RunContextWrapper, RunHooks, Tool, ToolApprovalItem
+from agents.exceptions import ToolInputGuardrailTripwireTriggered
+from agents.items import ModelResponse, TResponseInputItem
+from agents.run_context import AgentHookContext
+from agents.tool_context import ToolContext
+from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
+from pydantic import BaseModel
+from validator.integrations._host import (
+    JUSTIFICATION,
+    Remembered,
+    pending_from_call,
+    reused_id,
+    split_justification,
+    unreadable_history,
+    user_id_from,
+)
+from validator.integrations._review import Review, approval_request, read_review
+
+from validator import Decision, Message, PendingAction, ToolCall, Transcript, Validator, Verdict
+from validator.exceptions import UsageError, is_control_flow, register_control_flow
+from validator.inputs.action import justification_schema
+from validator.inputs.transcript import Role, content_text
+
+__all__ = ["ToolGuard", "ValidatorHooks", "transcript_from_items"]
+
+# The SDK's own halt signal is never a failed check.
+register_control_flow(ToolInputGuardrailTripwireTriggered)
+
+TContext = TypeVar("TContext")
+UserId = str | Callable[[RunContextWrapper[Any]], str | None] | None
+OnBlock = Literal["tell_model", "halt"]
+GUARDRAIL_NAME = "action_validator"
+_GUARDED = "__action_validator_guarded__"
+_TEXT_BLOCKS = ("input_text", "output_text", "text")
+_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
+
+
+# -- the conversation ---------------------------------------------------------------------------
+
+
+def _plain(item: Any) -> Mapping[str, Any]:
+    if isinstance(item, BaseModel):
+        return item.model_dump(mode="json", exclude_none=True)
+    return item if isinstance(item, Mapping) else {}
+
+
+def _text(content: Any) -> str:
+    """Text blocks only (``input_text``/``output_text``/``refusal``); images and files are left out."""
+    if not isinstance(content, list):
+        return content_text(content)
+    blocks: list[Any] = []
+    for block in content:
+        b = _plain(block)
+        if b.get("type") in _TEXT_BLOCKS:
+            blocks.append({"type": "text", "text": b.get("text")})
+        elif b.get("type") == "refusal":
+            blocks.append({"type": "text", "text": b.get("refusal")})
+    return content_text(blocks)
+
+
+def _args(arguments: Any) -> dict[str, Any]:
+    try:
+        parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except ValueError:
+        return {"arguments": arguments}
+    return dict(parsed) if isinstance(parsed, Mapping) else {"arguments": parsed}
+
+
+def transcript_from_items(items: Sequence[Any], *, instructions: str | None = None) -> Transcript:
+    """A validator transcript from the SDK's input and output items (dicts or the ``openai`` models).
+
+    User messages are the user's words; assistant text and ``function_call`` items are the agent's
+    turns; a ``function_call_output`` is the answer of the call it names. Other items (reasoning,
+    hosted tools) are left out: they never authorize.
+    """
+    out: list[Message] = [Message(role="system", content=instructions)] if instructions else []
+    names: dict[str, str] = {}
+    for raw in items:
+        item = _plain(raw)
+        kind = item.get("type", "message")
+        if kind == "message" and item.get("role") in _ROLES:
+            out.append(Message(role=_ROLES[item["role"]], content=_text(item.get("content"))))
+        elif kind == "function_call":
+            call = ToolCall(id=str(item.get("call_id")), name=str(item.get("name")), args=_args(item.get("arguments")))
+            names[call.id] = call.name
+            last = out[-1] if out else None
+            if last is not None and last.role == "assistant":  # one model turn: its text and its calls
+                out[-1] = Message(role="assistant", content=last.content, tool_calls=(*last.tool_calls, call))
+            else:
+                out.append(Message(role="assistant", tool_calls=(call,)))
+        elif kind == "function_call_output":
+            call_id = str(item.get("call_id"))
+            out.append(
+                Message(role="tool", content=_text(item.get("output")), tool_call_id=call_id, name=names.get(call_id))
+            )
+    return Transcript(out)
+
+
+def _call_ids(items: Sequence[Any]) -> set[str]:
+    return {str(i.get("call_id")) for i in map(_plain, items) if i.get("type") == "function_call"}
+
+
+# -- what the model saw, by call id ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """The model call that made a tool call: its input items, instructions and output items."""
+
+    before: tuple[Any, ...]
+    output: tuple[Any, ...]
+    instructions: str | None
+
+
+class _History:
+    def __init__(self, size: int) -> None:
+        self.inputs: Remembered[int, tuple[tuple[Any, ...], str | None]] = Remembered(size)
+        self.calls: Remembered[str, _Seen] = Remembered(size)
+
+    def started(self, context: RunContextWrapper[Any], system_prompt: str | None, items: Sequence[Any]) -> None:
+        self.inputs.put(id(context), (tuple(items), system_prompt))
+
+    def ended(self, context: RunContextWrapper[Any], response: ModelResponse) -> None:
+        before, instructions = self.inputs.get(id(context)) or ((), None)
+        seen = _Seen(before, tuple(response.output), instructions)
+        for item in map(_plain, response.output):
+            if item.get("type") == "function_call":
+                self.calls.put(str(item.get("call_id")), seen)
+
+
+class ValidatorHooks(RunHooks[Any]):
+    """Run hooks recording what the model saw for each tool call (``Runner.run(..., hooks=guard.hooks)``)."""
+
+    def __init__(self, guard: ToolGuard) -> None:
+        self._guard = guard
+
+    async def on_llm_start(
+        self,
+        context: RunContextWrapper[Any],
+        agent: Agent[Any],
+        system_prompt: str | None,
+        input_items: list[TResponseInputItem],
+    ) -> None:
+        await self._guard._model_called(context, system_prompt, input_items)
+
+    async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse) -> None:
+        self._guard._history.ended(context, response)
+
+
+class _AgentHooks(AgentHooks[Any]):
+    """The agent's own hooks, with the guard's recording around the model calls."""
+
+    def __init__(self, guard: ToolGuard, inner: AgentHooks[Any] | None) -> None:
+        self.guard = guard
+        self.inner = inner
+
+    async def on_start(self, context: AgentHookContext[Any], agent: Agent[Any]) -> None:
+        if self.inner is not None:
+            await self.inner.on_start(context, agent)
+
+    async def on_end(self, context: AgentHookContext[Any], agent: Agent[Any], output: Any) -> None:
+        if self.inner is not None:
+            await self.inner.on_end(context, agent, output)
+
+    async def on_handoff(self, context: RunContextWrapper[Any], agent: Agent[Any], source: Agent[Any]) -> None:
+        if self.inner is not None:
+            await self.inner.on_handoff(context, agent, source)
+
+    async def on_tool_start(self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool) -> None:
+        if self.inner is not None:
+            await self.inner.on_tool_start(context, agent, tool)
+
+    async def on_tool_end(self, context: RunContextWrapper[Any], agent: Agent[Any], tool: Tool, result: object) -> None:
+        if self.inner is not None:
+            await self.inner.on_tool_end(context, agent, tool, result)
+
+    async def on_llm_start(
+        self,
+        context: RunContextWrapper[Any],
+        agent: Agent[Any],
+        system_prompt: str | None,
+        input_items: list[TResponseInputItem],
+    ) -> None:
+        await self.guard._model_called(context, system_prompt, input_items)
+        if self.inner is not None:
+            await self.inner.on_llm_start(context, agent, system_prompt, input_items)
+
+    async def on_llm_end(self, context: RunContextWrapper[Any], agent: Agent[Any], response: ModelResponse) -> None:
+        self.guard._history.ended(context, response)
+        if self.inner is not None:
+            await self.inner.on_llm_end(context, agent, response)
+
+
+# -- the guard ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """A call's verdict, kept from ``needs_approval`` to the guardrail (and to the user's answer)."""
+
+    verdict: Verdict
+    transcript: Transcript | None
+    action: PendingAction
+    user_id: str | None
+
+
+def _justified_schema(tool: FunctionTool) -> dict[str, Any]:
+    schema = json.loads(json.dumps(tool.params_json_schema))
+    properties = schema.setdefault("properties", {})
+    if JUSTIFICATION in properties:
+        raise UsageError(f"tool {tool.name!r} already has a parameter named {JUSTIFICATION!r}")
+    properties[JUSTIFICATION] = justification_schema()
+    required = schema.setdefault("required", [])
+    if JUSTIFICATION not in required:
+        required.append(JUSTIFICATION)
+    return dict(schema)
+
+
+def _stripped(arguments: str) -> str:
+    """The model's JSON arguments without ``justification`` (unreadable JSON is left to the tool)."""
+    try:
+        parsed = json.loads(arguments or "{}")
+    except ValueError:
+        return arguments
+    if not isinstance(parsed, dict):
+        return arguments
+    clean, _ = split_justification(parsed)
+    return json.dumps(clean, ensure_ascii=False)
+
+
+def _same_call(item: Mapping[str, Any], name: str, args: Mapping[str, Any]) -> bool:
+    return item.get("name") == name and _args(item.get("arguments")) == dict(args)
+
+
+class ToolGuard:
+    """Validates the guarded function tools of OpenAI Agents SDK agents; see the module docstring."""
+
+    def __init__(
+        self,
+        validator: Validator | None = None,
+        *,
+        user_id: UserId = None,
+        on_block: OnBlock = "tell_model",
+        remembered: int = 256,
+    ) -> None:
+        """``on_block``: a refused call is answered to the model (``tell_model``) or stops the run
+        (``halt``). ``remembered``: how many recent model calls and verdicts are kept."""
+        if on_block not in ("tell_model", "halt"):
+            raise UsageError(f"on_block must be 'tell_model' or 'halt', got {on_block!r}")
+        self.validator = validator if validator is not None else Validator()
+        self.user_id = user_id
+        self.on_block = on_block
+        self.hooks = ValidatorHooks(self)
+        self._history = _History(remembered)
+        self._judged: Remembered[str, _Judged] = Remembered(remembered)
+        self._asked: Remembered[str, _Judged] = Remembered(remembered)
+        self._cleared: Remembered[str, str] = Remembered(remembered)
+        self._guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(self._check, name=GUARDRAIL_NAME)
+
+    # -- wiring ---------------------------------------------------------------------------------
+
+    def agent(self, agent: Agent[TContext]) -> Agent[TContext]:
+        """A copy of ``agent`` with its tools guarded and the conversation recorded by its hooks.
+
+        Agents it hands off to are not changed: guard each one. MCP servers' tools, listed only at run
+        time, cannot be guarded here: an agent with ``mcp_servers`` is a :class:`UsageError`."""
+        if agent.mcp_servers:
+            raise UsageError(
+                f"agent {agent.name!r} has MCP servers, whose tools the validator cannot check; "
+                "wrap their calls in function tools, or run them outside the guarded agent"
+            )
+        hooks = agent.hooks if isinstance(agent.hooks, _AgentHooks) else _AgentHooks(self, agent.hooks)
+        return agent.clone(tools=self.tools(agent.tools), hooks=hooks)
+
+    def tools(self, tools: Sequence[Tool]) -> list[Tool]:
+        """The tools, each guarded one validated before it runs (exempt ones unchanged)."""
+        out: list[Tool] = []
+        for tool in tools:
+            name = str(getattr(tool, "name", type(tool).__name__))
+            if self.validator.policy.for_tool(name).exempt:
+                out.append(tool)
+            elif isinstance(tool, FunctionTool):
+                out.append(self.tool(tool))
+            else:
+                raise UsageError(
+                    f"tool {name!r} ({type(tool).__name__}) is not a function tool, so the validator cannot "
+                    "check its calls; mark it exempt in the policy, or leave it out"
+                )
+        return out
+
+    def tool(self, tool: FunctionTool) -> FunctionTool:
+        """A copy of a function tool: ``justification`` required, validated, stripped before it runs."""
+        if getattr(tool.on_invoke_tool, _GUARDED, False):
+            return tool
+        invoke = tool.on_invoke_tool
+        own_approval = tool.needs_approval
+
+        async def on_invoke_tool(ctx: ToolContext[Any], input: str) -> Any:
+            if self._cleared.get(ctx.tool_call_id) != input:  # the guardrail did not run: check here
+                verdict = await self._decide(ctx)
+                if verdict is None or not verdict.approved:
+                    return (verdict or Verdict.blocked(tool.name, "The call was not approved.")).message_for_agent()
+            self._cleared.pop(ctx.tool_call_id)
+            return await invoke(ctx, _stripped(input))
+
+        async def needs_approval(ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
+            judged = await self._judge(ctx, tool.name, params, call_id)
+            if judged.verdict.decision is Decision.ASK_USER:
+                self._asked.put(call_id, judged)
+                return True
+            if not judged.verdict.approved:
+                return False  # the guardrail refuses it: the user need not be asked
+            if isinstance(own_approval, bool):
+                return own_approval
+            clean, _ = split_justification(params)
+            return bool(await own_approval(ctx, clean, call_id))
+
+        setattr(on_invoke_tool, _GUARDED, True)
+        return dataclasses.replace(
+            tool,
+            params_json_schema=_justified_schema(tool),
+            on_invoke_tool=on_invoke_tool,
+            needs_approval=needs_approval,
+            tool_input_guardrails=[self._guardrail, *(tool.tool_input_guardrails or [])],
+        )
+
+    def request(self, item: ToolApprovalItem) -> dict[str, Any] | None:
+        """Why the validator asks about an interruption: the per-call approval request of
+        :mod:`validator.integrations._review` (reasons under ``action_validator``); None if not ours."""
+        raw = _plain(item.raw_item)
+        asked = self._asked.get(str(raw.get("call_id")))
+        if asked is None:
+            return None
+        a = asked.action
+        return approval_request(str(raw.get("call_id")), a.tool, a.args, asked.verdict, a.justification)
+
+    # -- validation -------------------------------------------------------------------------------
+
+    def _user(self, ctx: RunContextWrapper[Any]) -> str | None:
+        if isinstance(self.user_id, str):
+            return self.user_id
+        if self.user_id is not None:
+            return self.user_id(ctx)
+        return user_id_from("user_id", None, ctx.context)
+
+    async def _judge(self, ctx: RunContextWrapper[Any], tool: str, args: Mapping[str, Any], call_id: str) -> _Judged:
+        """The verdict on this call (kept for its call id); a failure of our own code blocks it."""
+        action: PendingAction | None = None
+        try:
+            action = pending_from_call(tool, args, call_id)
+            kept = self._judged.get(call_id)
+            if kept is not None and kept.action == action:  # asked twice (approval, then guardrail)
+                return kept
+            user_id = self._user(ctx)
+            seen = self._history.calls.get(call_id)
+            call = {"type": "function_call", "call_id": call_id, "name": tool, "arguments": json.dumps(dict(args))}
+            if seen is not None and any(_same_call(i, tool, args) for i in map(_plain, seen.output)):
+                before, items, instructions = seen.before, [*seen.before, *seen.output], seen.instructions
+            else:  # not recorded (no hooks, or another process): the run's input, which holds every user message
+                before, items, instructions = tuple(ctx.turn_input), [*ctx.turn_input, call], None
+            transcript: Transcript | None = None
+            if call_id in _call_ids(before):
+                verdict = reused_id(tool, call_id)
+            else:
+                try:
+                    transcript = transcript_from_items(items, instructions=instructions)
+                except Exception as exc:
+                    if is_control_flow(exc):
+                        raise
+                    verdict = unreadable_history(tool, str(exc)[:500])
+                else:
+                    verdict = await self.validator.avalidate(transcript, action, user_id=user_id)
+            judged = _Judged(verdict, transcript, action, user_id)
+        except Exception as exc:
+            if is_control_flow(exc):
+                raise
+            verdict = Verdict.blocked(tool, f"The validator could not check this call: {exc}")
+            judged = _Judged(verdict, None, action or PendingAction(tool=tool, call_id=call_id), None)
+        return self._judged.put(call_id, judged)
+
+    async def _decide(self, ctx: ToolContext[Any]) -> Verdict | None:
+        """The verdict this very call runs under (the user's, when they were asked); None: let the SDK ask."""
+        judged = await self._judge(ctx, ctx.tool_name, _args(ctx.tool_arguments), ctx.tool_call_id)
+        verdict = judged.verdict
+        if verdict.decision is not Decision.ASK_USER:
+            self._judged.pop(ctx.tool_call_id)
+            return verdict
+        if ctx.is_tool_approved(ctx.tool_name, ctx.tool_call_id) is not True:
+            execution = ctx.run_config.tool_execution if ctx.run_config is not None else None
+            if execution is not None and execution.pre_approval_tool_input_guardrails:
+                return None  # the guardrail runs before the approval interruption: the SDK asks the user next
+            return verdict  # the user did not approve it: it never runs
+        self._judged.pop(ctx.tool_call_id)
+        self._asked.pop(ctx.tool_call_id)
+        return await self._answer(
+            judged, read_review({"type": "approve"}, call_id=ctx.tool_call_id, tool=ctx.tool_name)
+        )
+
+    async def _answer(self, judged: _Judged, review: Review) -> Verdict:
+        return await asyncio.to_thread(
+            self.validator.answer,
+            judged.verdict,
+            review.approved,
+            review.reason,
+            messages=judged.transcript,
+            action=judged.action,
+            user_id=judged.user_id,
+            remember=review.remember,
+        )
+
+    async def _check(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
+        """The tool input guardrail: allow, or refuse (``tell_model``) / stop the run (``halt``)."""
+        ctx = data.context
+        try:
+            verdict = await self._decide(ctx)
+        except Exception as exc:
+            if is_control_flow(exc):
+                raise
+            verdict = Verdict.blocked(ctx.tool_name, f"The validator failed on this call: {exc}")
+        if verdict is None:
+            return ToolGuardrailFunctionOutput.allow()
+        if verdict.approved:
+            self._cleared.put(ctx.tool_call_id, ctx.tool_arguments)
+            return ToolGuardrailFunctionOutput.allow(output_info=verdict)
+        if self.on_block == "halt":
+            return ToolGuardrailFunctionOutput.raise_exception(output_info=verdict)
+        return ToolGuardrailFunctionOutput.reject_content(verdict.message_for_agent(), output_info=verdict)
+
+    async def _model_called(
+        self, context: RunContextWrapper[Any], system_prompt: str | None, items: Sequence[Any]
+    ) -> None:
+        """Record the model's input; a call the user rejected shows its refusal here: record the answer."""
+        self._history.started(context, system_prompt, items)
+        for item in map(_plain, items):
+            if item.get("type") != "function_call_output":
+                continue
+            call_id = str(item.get("call_id"))
+            asked = self._asked.get(call_id)
+            if asked is None:
+                continue
+            self._asked.pop(call_id)
+            self._judged.pop(call_id)
+            review = read_review({"type": "reject", "message": _text(item.get("output"))}, call_id=call_id, tool="")
+            await self._answer(asked, review)
