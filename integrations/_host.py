@@ -20,7 +20,7 @@ import contextlib
 import contextvars
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -45,10 +45,12 @@ __all__ = [
     "unreadable_history",
     "split_justification",
     "user_id_from",
+    "user_of",
     "validation_context",
 ]
 
 K = TypeVar("K")
+C = TypeVar("C")
 V = TypeVar("V")
 
 JUSTIFICATION = "justification"
@@ -137,6 +139,16 @@ def justified_model(base: type[BaseModel], *, description: str | None = None) ->
     fields: dict[str, Any] = {name: (info.annotation, info) for name, info in base.model_fields.items()}
     fields[JUSTIFICATION] = (JustificationArg, Field(description=justification_description()))
     return create_model(f"{base.__name__}Justified", __doc__=description or base.__doc__, **fields)
+
+
+def user_of(spec: str | Callable[[C], str | None] | None, ctx: C, holder: Any) -> str | None:
+    """The user's id as an adapter was told: ``spec`` itself, what ``spec(ctx)`` says, else the
+    ``user_id`` of ``holder`` (the run's dependencies or context: an entry or an attribute)."""
+    if isinstance(spec, str):
+        return spec
+    if spec is not None:
+        return spec(ctx)
+    return user_id_from("user_id", None, holder)
 
 
 def user_id_from(key: str, configurable: Mapping[str, Any] | None, context: Any = None) -> str | None:

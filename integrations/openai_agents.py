@@ -59,7 +59,7 @@ from validator.integrations._host import (
     reused_id,
     split_justification,
     unreadable_history,
-    user_id_from,
+    user_of,
 )
 from validator.integrations._review import Review, approval_request, read_review
 
@@ -384,11 +384,7 @@ class ToolGuard:
     # -- validation -------------------------------------------------------------------------------
 
     def _user(self, ctx: RunContextWrapper[Any]) -> str | None:
-        if isinstance(self.user_id, str):
-            return self.user_id
-        if self.user_id is not None:
-            return self.user_id(ctx)
-        return user_id_from("user_id", None, ctx.context)
+        return user_of(self.user_id, ctx, ctx.context)
 
     async def _judge(self, ctx: RunContextWrapper[Any], tool: str, args: Mapping[str, Any], call_id: str) -> _Judged:
         """The verdict on this call (kept for its call id); a failure of our own code blocks it."""

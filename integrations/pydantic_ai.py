@@ -59,7 +59,7 @@ from validator.integrations._host import (
     Remembered,
     pending_from_call,
     split_justification,
-    user_id_from,
+    user_of,
 )
 from validator.integrations._review import approval_request, read_review
 
@@ -238,11 +238,7 @@ class ValidatedToolset(WrapperToolset[AgentDepsT]):
         return tool.tool_def.kind in GUARDED_KINDS and not self.validator.policy.for_tool(name).exempt
 
     def _user(self, ctx: RunContext[AgentDepsT]) -> str | None:
-        if isinstance(self.user_id, str):
-            return self.user_id
-        if self.user_id is not None:
-            return self.user_id(ctx)
-        return user_id_from("user_id", None, ctx.deps)
+        return user_of(self.user_id, ctx, ctx.deps)
 
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
         await self._record_denials(ctx)
