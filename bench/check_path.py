@@ -65,16 +65,6 @@ def median_ms(fn: Callable[[], Any], repeats: int) -> float:
     return statistics.median(times)
 
 
-def _message_json(m: Message) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": m.role, "content": m.content}
-    if m.tool_calls:
-        out["tool_calls"] = [{"id": c.id, "name": c.name, "args": dict(c.args)} for c in m.tool_calls]
-    for key in ("tool_call_id", "name", "author"):
-        if getattr(m, key) is not None:
-            out[key] = getattr(m, key)
-    return out
-
-
 def _anthropic(m: Message) -> dict[str, Any]:
     """The message as an Anthropic Messages API turn (for the next-turn measurement)."""
     if m.role == "assistant":
@@ -98,7 +88,7 @@ def stages(size: int, repeats: int) -> list[Row]:
     action = case.actions[0]
     line = msgspec.json.encode(
         {
-            "messages": [_message_json(m) for m in case.messages],
+            "messages": msgspec.to_builtins(case.messages),  # Structs to the check-input format
             "action": {"tool": action.tool, "args": dict(action.args), "justification": action.justification},
             "user_id": "u",
         }

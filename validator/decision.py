@@ -22,6 +22,7 @@ from validator.verdict import Code, Decision, Usage, Verdict
 
 __all__ = [
     "by_policy",
+    "service_unavailable",
     "decide",
     "exempt",
     "gate_block",
@@ -267,4 +268,14 @@ def by_policy(verdict: Verdict, tool_policy: ToolPolicy, settings: PolicySetting
         shadow_of=verdict.code,
         reasoning=f"Shadow mode (enforce = false): this action would have been refused ({verdict.decision.value}, "
         f"{verdict.code.value}) and runs anyway. {verdict.reasoning}",
+    )
+
+
+def service_unavailable(tool: str, why: str) -> Verdict:
+    """No verdict came over the wire (unreachable, a timeout, a non-2xx, a check over its time): refused."""
+    return Verdict.blocked(
+        tool,
+        f"The decision service gave no verdict, so the action is refused: {why}.",
+        code=Code.SERVICE_UNAVAILABLE,
+        suggested_next_step="Do not run it; try again when the decision service answers.",
     )

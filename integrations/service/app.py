@@ -42,15 +42,14 @@ from validator.integrations.service.tokens import Tenants, tenants_for
 
 from validator import (
     CheckInput,
-    Code,
     InputError,
     Policy,
     StandingAuthorization,
     Validator,
-    Verdict,
     stateful_validator,
 )
 from validator._json import dumps
+from validator.decision import service_unavailable
 from validator.exceptions import StoreError, ValidatorError
 from validator.gate.authorizations import is_bound, new_authorization_id
 from validator.judges.base import Judge
@@ -89,10 +88,9 @@ class _Bucket:
 
 @dataclass
 class _State:
-    config: ServiceConfig
     tenants: Tenants
-    validators: dict[str, Validator] = field(default_factory=dict)
-    stores: dict[str, Store] = field(default_factory=dict)
+    checkers: dict[str, tuple[Validator, Store]] = field(default_factory=dict)
+    """Each tenant's validator and the store (its namespace) it is wired to."""
     buckets: dict[str, _Bucket] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -112,8 +110,8 @@ def _error(status: int, error: str, detail: Any = None, headers: dict[str, str] 
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def _refusal(tool: str, reasoning: str) -> dict[str, Any]:
-    return Verdict.blocked(tool, reasoning, code=Code.SERVICE_UNAVAILABLE).to_dict()
+def _refusal(tool: str, why: str) -> dict[str, Any]:
+    return service_unavailable(tool, why).to_dict()
 
 
 class _Service:
@@ -121,7 +119,7 @@ class _Service:
 
     def __init__(self, config: ServiceConfig, tenants: Tenants) -> None:
         self.config = config
-        self.state = _State(config, tenants)
+        self.state = _State(tenants)
         self.probe: Store | None = None
         self.registry = CollectorRegistry()
         self.verdicts = Counter("validator_verdicts_total", "Verdicts given", ["code"], registry=self.registry)
@@ -133,16 +131,13 @@ class _Service:
     # -- tenants, bodies, checks -------------------------------------------------------------
 
     def validator_of(self, tenant: str) -> tuple[Validator, Store]:
-        state = self.state
-        with state.lock:
-            if tenant not in state.validators:
+        with self.state.lock:
+            if tenant not in self.state.checkers:
                 store = _tenant_store(self.config, tenant)
                 judge = self.config.judge() if self.config.judge else None
-                state.stores[tenant] = store
-                state.validators[tenant] = stateful_validator(
-                    store, policy=self.config.policy, judge=judge, spool=self.config.spool
-                )
-            return state.validators[tenant], state.stores[tenant]
+                checker = stateful_validator(store, policy=self.config.policy, judge=judge, spool=self.config.spool)
+                self.state.checkers[tenant] = checker, store
+            return self.state.checkers[tenant]
 
     def tenant(self, request: Request) -> str:
         """The tenant of the request's bearer token (401 without one, 429 over its rate)."""
@@ -178,11 +173,11 @@ class _Service:
             running = asyncio.ensure_future(asyncio.to_thread(checker.check, item))
             done, _ = await asyncio.wait({running}, timeout=timeout)
             if not done:  # it may still finish and be recorded; the caller has its refusal either way
-                return 503, _refusal(item.action.tool, f"The check ran over {timeout:g} s: the action is refused.")
+                return 503, _refusal(item.action.tool, f"the check ran over {timeout:g} s")
             verdict = running.result()
         except Exception as exc:  # the validator never raises here; this is the service's own glue failing
             log.exception("check failed for tenant %s", tenant)
-            return 503, _refusal(item.action.tool, f"The service could not check this action ({type(exc).__name__}).")
+            return 503, _refusal(item.action.tool, f"the service could not check it ({type(exc).__name__})")
         self.verdicts.labels(verdict.code.value).inc()
         return 200, verdict.to_dict()
 
@@ -192,8 +187,6 @@ class _Service:
         try:
             return await asyncio.to_thread(call, store)
         except StoreError as exc:
-            if "no standing authorization" in str(exc):
-                raise HTTPException(404, str(exc)) from None
             raise HTTPException(503, f"the store is unavailable: {exc}") from None
 
     # -- routes ------------------------------------------------------------------------------
@@ -246,8 +239,12 @@ class _Service:
 
     async def revoke(self, request: Request, auth_id: str) -> JSONResponse:
         """Revoke a standing authorization now (the CLI's ``auth revoke``)."""
-        done = await self.stored(self.tenant(request), lambda store: store.revoke(auth_id, datetime.now(UTC)))
-        return JSONResponse(done.to_dict())
+
+        def revoked(store: Store) -> StandingAuthorization | None:
+            return None if store.get(auth_id) is None else store.revoke(auth_id, datetime.now(UTC))
+
+        done = await self.stored(self.tenant(request), revoked)
+        return _error(404, "not_found") if done is None else JSONResponse(done.to_dict())
 
     async def audit(self, request: Request, after: str | None = None, count: int = 100) -> JSONResponse:
         """Audit records after ``after`` (an entry id), oldest first (the CLI's ``audit export``)."""
@@ -296,7 +293,7 @@ class _Service:
         return response
 
     async def close(self) -> None:
-        for store in [*self.state.stores.values(), *([self.probe] if self.probe else [])]:
+        for store in [*(store for _, store in self.state.checkers.values()), *([self.probe] if self.probe else [])]:
             await asyncio.to_thread(store.close)
 
 

@@ -13,7 +13,8 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-from validator.verdict import Code, Verdict
+from validator.decision import service_unavailable
+from validator.verdict import Verdict
 
 __all__ = ["ServiceClient"]
 
@@ -95,13 +96,7 @@ def _said(data: Any) -> str:
     return json.dumps(data)[:300] if data is not None else "nothing"
 
 
-def _refused(tool: str, why: str) -> Verdict:
-    return Verdict.blocked(
-        tool,
-        f"The decision service gave no verdict, so the action is refused: {why}.",
-        code=Code.SERVICE_UNAVAILABLE,
-        suggested_next_step="Do not run it; try again when the decision service answers.",
-    )
+_refused = service_unavailable
 
 
 def _verdict(tool: str, data: Any) -> Verdict:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from validator.exceptions import FieldProblem, InputError
-from validator.inputs.conversations import Conversations
+from validator.inputs.conversations import Conversations, flat
 from validator.inputs.transcript import Message, ToolCall, Transcript, content_text
 
 __all__ = ["convert", "transcript_from_anthropic"]
@@ -71,7 +71,7 @@ def _groups(
     def names() -> dict[str, str]:
         nonlocal table
         if table is None:
-            table = {c.id: c.name for m in (*before, *_flat(out)) for c in m.tool_calls}
+            table = {c.id: c.name for m in (*before, *flat(out)) for c in m.tool_calls}
         return table
 
     for i, msg in enumerate(sources, start):
@@ -97,10 +97,6 @@ def _groups(
     return out
 
 
-def _flat(groups: list[list[Message]]) -> list[Message]:
-    return [m for group in groups for m in group]
-
-
 def convert(
     messages: Sequence[Mapping[str, Any]],
     *,
@@ -108,7 +104,7 @@ def convert(
     authors: Authors = None,
 ) -> list[Message]:
     """Turn Anthropic ``messages`` into transcript messages; raises :class:`InputError`."""
-    return _flat(_groups([system, *messages], 0, (), authors))
+    return flat(_groups([system, *messages], 0, (), authors))
 
 
 CONVERSATIONS: Conversations[Any] = Conversations(

@@ -30,7 +30,7 @@ from typing import Any, Generic, TypeVar
 
 from validator.inputs.transcript import Message, Transcript
 
-__all__ = ["Conversations", "Convert"]
+__all__ = ["Conversations", "Convert", "flat"]
 
 S = TypeVar("S")
 
@@ -95,7 +95,7 @@ class Conversations(Generic[S]):
         if entry is None:
             self.builds += 1
             groups = self._convert(sources, 0, ())
-            transcript = Transcript(_flat(groups))
+            transcript = Transcript(flat(groups))
             self._keep(key, _Entry(sources, contents, _ends(groups, 0), transcript, _chars(transcript.messages)))
             return transcript
         same = _same_prefix(sources, contents, entry)
@@ -110,7 +110,7 @@ class Conversations(Generic[S]):
         old = entry.transcript.messages
         kept = entry.ends[same - 1] if same else 0
         groups = self._convert(sources[same:], same, old[:kept])
-        converted = _flat(groups)
+        converted = flat(groups)
         ends = (*entry.ends[:same], *_ends(groups, kept))
         tail = len(old) - kept
         grew = len(sources) >= len(entry.sources) and ends[len(entry.sources) - 1] == len(old)
@@ -146,7 +146,8 @@ def _chars(messages: Sequence[Message]) -> int:
     return sum(len(m.content) for m in messages)
 
 
-def _flat(groups: list[list[Message]]) -> list[Message]:
+def flat(groups: list[list[Message]]) -> list[Message]:
+    """The messages of every group, in order."""
     return [m for group in groups for m in group]
 
 

@@ -69,8 +69,9 @@ class CheckIn(_Record):
 def _open_parts(doc: CheckIn) -> list[tuple[Any, int]]:
     """The parts of free shape, each with the depth it starts at in the document (the root is 1)."""
     parts: list[tuple[Any, int]] = [(doc.action.args, 3), (doc.action.justification, 3), (doc.policy, 2)]
-    parts.extend((call.args, 6) for m in doc.messages if m.tool_calls for call in m.tool_calls)
     for m in doc.messages:
+        if m.tool_calls:
+            parts.extend((call.args, 6) for call in m.tool_calls)
         if not isinstance(m.content, str):
             parts.extend((b.cache_control, 6) for b in m.content if b.cache_control)
     return parts
