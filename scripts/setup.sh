@@ -17,3 +17,6 @@ spec="."
 [ -n "$extras" ] && spec=".[$extras]"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip 2>/dev/null || true
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e "$spec"
+# The benign utility bench (bench/utility.py) reads the Berkeley Function Calling Leaderboard's multi-turn
+# data and simulated APIs (Apache-2.0); --no-deps: its declared dependencies (torch, ...) are not needed.
+if [[ "$extras" == *dev* ]]; then .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps bfcl-eval==2026.3.23; fi

@@ -18,6 +18,7 @@ from validator.findings import Findings
 from validator.gate.requests import why_not_requested
 from validator.judges.base import JudgeOutput, JudgeRequest
 from validator.policy import PolicySettings, ToolPolicy
+from validator.refusals import next_step as next_step_for
 from validator.verdict import Code, Decision, Usage, Verdict
 
 __all__ = [
@@ -37,30 +38,50 @@ __all__ = [
 ]
 
 
+_GAP_CODES = {
+    "request": Code.ACTION_NOT_REQUESTED,
+    "target": Code.TARGET_NOT_GROUNDED,
+    "entity": Code.ENTITY_NOT_GROUNDED,
+}
+
+
 def unproved(findings: Findings) -> tuple[Code, str] | None:
-    """What code could not prove about an action a judge approves: no request, or a value not the user's."""
-    if findings.intent is not None and not findings.intent.requested and not findings.valid_authorizations:
-        return Code.ACTION_NOT_REQUESTED, why_not_requested(findings.intent, len(findings.requests))
-    for code, values in ((Code.TARGET_NOT_GROUNDED, findings.targets), (Code.ENTITY_NOT_GROUNDED, findings.entities)):
-        bad = [v for v in values if not v.grounded]
-        if bad:
-            return code, "; ".join(v.describe() for v in bad)
-    return None
+    """The first finding code could not prove (a disproved one first), as its code and the reason in words."""
+    gaps = findings.gaps()
+    if not gaps:
+        return None
+    gap = gaps[0]
+    if gap.what == "request" and findings.intent is not None:
+        return _GAP_CODES[gap.what], why_not_requested(findings.intent, len(findings.requests))
+    return _GAP_CODES[gap.what], "; ".join(g.detail for g in gaps if g.what == gap.what)
 
 
 def decide(
     output: JudgeOutput, tool_policy: ToolPolicy, settings: PolicySettings, findings: Findings | None = None
 ) -> tuple[Decision, Code]:
-    """Decision policy: dangerous needs high confidence; unsure verdicts follow ``settings.low_confidence``.
+    """The decision table (the design's principle 7), over the gate's findings and the judge's answer.
 
-    A judge's approval stands only on what code proved: when the gate's findings show no proved
-    request or a value the user never gave, the approval goes to the user instead (a model may not
-    approve on a guess).
+    ============================  =====================  ===========================  ==========================
+    findings                      strict judge           model judge                  dangerous, any judge
+    ============================  =====================  ===========================  ==========================
+    all proved                    approve                the model decides            model approval, high
+    some unknown, none disproved  ask the user           the model decides            ask the user
+    any disproved                 block                  block                        block
+    ============================  =====================  ===========================  ==========================
+
+    The strict judge's own answers carry its column (it approves only what is proved, and asks on
+    unknown); this function holds every judge to the rest: no judge overrides a disproved finding,
+    and no judge approves a dangerous action with an unknown one. Past that, ``dangerous`` needs
+    ``approved`` with high confidence; an unsure verdict follows ``settings.low_confidence``.
     """
     unsure = Decision.ASK_USER if settings.low_confidence == "ask_user" else Decision.BLOCK
-    if output.approved and findings is not None and (gap := unproved(findings)) is not None:
-        return Decision.ASK_USER, gap[0]
+    gap = unproved(findings) if findings is not None else None
+    gaps = findings.gaps() if findings is not None else ()
+    if gap is not None and gaps[0].proof == "disproved":
+        return Decision.BLOCK, gap[0]
     if output.approved:
+        if gap is not None and tool_policy.risk == "dangerous":
+            return Decision.ASK_USER, gap[0]
         if not (output.confidence == "high" or (output.confidence == "medium" and tool_policy.risk == "general")):
             return unsure, Code.LOW_CONFIDENCE
         if output.quality_notes and settings.quality == "ask_user":  # opt-in: quality may hold an action back
@@ -72,6 +93,10 @@ def decide(
     if output.confidence == "low":
         return unsure, code
     return Decision.BLOCK, code
+
+
+def _paths(findings: Findings) -> str:
+    return ", ".join(v.path for v in (*findings.targets, *findings.entities) if v.proof != "proved")
 
 
 def total_usage(usages: Sequence[Usage]) -> Usage | None:
@@ -134,9 +159,13 @@ def judged(
     """A judge's usable answer, turned into a decision by :func:`decide`."""
     decision, code = decide(output, request.tool_policy, settings, request.findings)
     reasoning, next_step = output.reasoning, output.suggested_next_step
-    if output.approved and (gap := unproved(request.findings)) is not None:
-        reasoning += f" [The judge approved, but code could not prove it: {gap[1]}. Held for the user.]"
-        next_step = next_step or f"Ask the user to confirm `{request.action.tool}` with these arguments."
+    gap = unproved(request.findings)
+    if gap is not None and decision is not Decision.APPROVE and output.approved:
+        held = "Refused" if decision is Decision.BLOCK else "Held for the user"
+        reasoning += f" [The judge approved, but code could not prove it: {gap[1]}. {held}.]"
+        next_step = next_step or next_step_for(gap[0], tool=request.action.tool, paths=_paths(request.findings))
+    elif gap is not None and decision is Decision.APPROVE:
+        reasoning += f" [Code could not prove everything ({gap[1]}); the model judge decided this general action.]"
     if code is Code.QUALITY_CONCERN:
         reasoning += (
             " [Approved, but held for the user because of quality notes: " + "; ".join(output.quality_notes) + "]"

@@ -1,8 +1,18 @@
 """What the checks found, with their numbers: every block can say which check failed and why.
 
 The evidence gate fills :class:`Findings` with code-only facts (where each quote stands and who
-wrote it, where each target value came from); judges add the intent check. Verdicts carry them
-whole, so a refusal is verifiable.
+wrote it, whether the user's words request the action, where each value came from). Verdicts carry
+them whole, so a refusal is verifiable.
+
+Every finding is one of three values, with its evidence (:data:`Proof`):
+
+- **proved**: code showed it mechanically (the quote stands verbatim in the user's own words; the
+  sentence, as a whole, is a request for this action in the reader's positive grammar; the value,
+  parsed and compared as a value, stands in that request or a cited standing authorization);
+- **disproved**: a strong local signal says the opposite (a negation that governs the verb, the
+  value under a negation in the request, the quote or the value only in an outside party's text);
+- **unknown**: everything else. Unknown never approves offline and never approves a dangerous
+  action; it asks, or lets a model judge decide a general one (:func:`validator.decision.decide`).
 """
 
 from __future__ import annotations
@@ -16,6 +26,8 @@ __all__ = [
     "AuthorizationFinding",
     "AuthorizationStatus",
     "Findings",
+    "Gap",
+    "Proof",
     "IntentFinding",
     "Location",
     "QuoteFinding",
@@ -28,8 +40,23 @@ __all__ = [
 
 QuoteStatus = Literal["user", "not_from_user", "not_found"]
 AuthorizationStatus = Literal["valid", "not_found", "wrong_user", "expired", "revoked", "out_of_scope", "unavailable"]
-ValueStatus = Literal["user", "authorization", "user_elsewhere", "not_from_user", "not_found", "absent", "unreadable"]
-RequestProblem = Literal["not_named", "negated", "question", "not_a_request", "conditional", "retracted", "no_request"]
+ValueStatus = Literal[
+    "user", "authorization", "user_elsewhere", "forbidden", "not_from_user", "not_found", "absent", "unreadable"
+]
+RequestProblem = Literal[
+    "not_named",
+    "negated",
+    "question",
+    "not_a_request",
+    "conditional",
+    "hypothetical",
+    "contrast",
+    "reported",
+    "retracted",
+    "no_request",
+]
+Proof = Literal["proved", "disproved", "unknown"]
+"""The three values of a finding: code proved it, code disproved it, or code cannot tell."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +84,8 @@ class RequestSentence:
     text: str
     quote_index: int
     """The evidence item that points to it."""
+    lead: str | None = None
+    """For a list item, its list's lead-in ("Perform the following tasks:"): the item is read under it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,19 +128,34 @@ class ValueFinding:
     """The cited authorization that allows it, when ``status == "authorization"``."""
     note: str | None = None
     """What else the gate saw (look-alike characters, an address that does not parse, a currency)."""
+    outside_party: bool = False
+    """With ``not_from_user``: every place it stands is text an outside party wrote (an email's body, a
+    page, another participant), not a lookup's output or the agent's own words."""
 
     @property
     def grounded(self) -> bool:
         """Proved to be the user's choice: in their cited request sentence, or in a cited authorization."""
         return self.status in ("user", "authorization", "absent")
 
+    @property
+    def proof(self) -> Proof:
+        """Proved when grounded; disproved when the request forbids it or only an outside party wrote it;
+        unknown otherwise (another turn, a tool's output, nowhere: where it came from is not shown)."""
+        if self.grounded:
+            return "proved"
+        if self.status == "forbidden" or (self.status == "not_from_user" and self.outside_party):
+            return "disproved"
+        return "unknown"
+
     def describe(self) -> str:
         where = {
             "user": "in the user's request",
             "authorization": f"allowed by standing authorization {self.authorization_id}",
-            "user_elsewhere": "in the user's messages but not in the cited request (another turn, a "
-            "forbidding clause, or pasted text): " + ", ".join(map(str, self.locations)),
-            "not_from_user": "only in " + ", ".join(map(str, self.locations)),
+            "user_elsewhere": "in the user's messages but not in the cited request (another turn, or pasted "
+            "text): " + ", ".join(map(str, self.locations)),
+            "forbidden": "in the user's request only under a negation (forbidden, not chosen)",
+            "not_from_user": ("only in text an outside party wrote: " if self.outside_party else "only in ")
+            + ", ".join(map(str, self.locations)),
             "not_found": "nowhere in the transcript",
             "absent": "absent from the arguments",
             "unreadable": "could not be read (the arguments do not have the shape the policy names)",
@@ -131,13 +175,17 @@ class IntentFinding:
     """The tool's intent words that were looked for."""
     matched: str | None = None
     """The intent word that heads a request to the assistant, if one was proved."""
+    proof: Proof = "unknown"
+    """Proved (a request, by the reader's grammar), disproved (a negation governs the verb, or a later
+    sentence of the user's negates it), or unknown."""
     quote_index: int | None = None
     """The evidence item it was found in."""
     negated: bool = False
     """The intent stands only under a negation (``don't pay``, ``no need to pay``)."""
     problem: RequestProblem | None = None
     """Why no request was proved: the intent is not named, negated, in a question, not addressed to
-    the assistant (a report, reported speech), conditional, or retracted later."""
+    the assistant (a report, reported speech), conditional, hypothetical, against a contrast, or
+    taken back later."""
     detail: str = ""
     """The words behind the problem: the condition, the retracting message, the question."""
     multiple: bool = False
@@ -150,6 +198,21 @@ class IntentFinding:
     @property
     def requested(self) -> bool:
         return self.matched is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """One finding that is not proved: the request or a value, its value, and why."""
+
+    what: Literal["request", "target", "entity"]
+    proof: Proof
+    reason: str
+    """The reader's problem (``negated``, ``conditional``, ...) or the value's status."""
+    detail: str = ""
+
+    def describe(self) -> str:
+        label = {"disproved": "disproved", "unknown": "unknown"}.get(self.proof, self.proof)
+        return f"{self.what} {label} ({self.reason}){': ' + self.detail if self.detail else ''}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +235,28 @@ class Findings:
     @property
     def valid_authorizations(self) -> tuple[AuthorizationFinding, ...]:
         return tuple(a for a in self.authorizations if a.status == "valid")
+
+    def gaps(self) -> tuple[Gap, ...]:
+        """Every finding that is not proved, disproved ones first: what code could not show, and why."""
+        found: list[Gap] = []
+        intent = self.intent
+        if intent is not None and not intent.requested and not self.valid_authorizations:
+            found.append(Gap("request", intent.proof, intent.problem or "not_named", intent.detail))
+        groups: tuple[tuple[Literal["target", "entity"], tuple[ValueFinding, ...]], ...] = (
+            ("target", self.targets),
+            ("entity", self.entities),
+        )
+        for kind, values in groups:
+            for v in values:
+                if v.proof != "proved":
+                    found.append(Gap(kind, v.proof, v.status, v.describe()))
+        return tuple(sorted(found, key=lambda g: g.proof != "disproved"))
+
+    @property
+    def proof(self) -> Proof:
+        """The findings as one value: disproved if any is, unknown if any is, else proved."""
+        gaps = self.gaps()
+        return "proved" if not gaps else gaps[0].proof
 
     def counts(self) -> dict[str, int]:
         """Headline numbers: quotes checked and verified, targets and entities grounded."""

@@ -10,28 +10,31 @@ For one pending action it checks, with no model:
   action (``AUTHORIZATION_*``);
 - at least one of the two proves the user spoke (``NO_USER_EVIDENCE``);
 - which sentences of the user's own words the quotes stand in (the *request*), and whether the
-  request grammar proves that one of them asks the assistant for this action
-  (:mod:`validator.gate.requests`);
+  closed-world reader proves, disproves or cannot tell that one of them asks the assistant for
+  this action (:mod:`validator.gate.requests`);
 - where each target value, each amount of a money tool, and each entity inside the other
-  arguments came from, compared as values (:mod:`validator.gate.grounding`). A **dangerous**
-  action with a value the user never wrote goes to the user ("confirm exactly these values"),
-  whatever any judge would say (``ungrounded_targets = "block"`` blocks instead).
+  arguments came from, compared as values (:mod:`validator.gate.grounding`): proved (in the
+  request, or a cited authorization), disproved (forbidden by the request, or only in an outside
+  party's text), or unknown.
 
-The gate never approves: passing it only means the judge gets to look, and the decision then
-holds a judge's approval to what the gate proved (:func:`validator.decision.decide`).
+Then, by the decision table of principle 7: any **disproved** finding blocks, whatever any judge
+would say; a **dangerous** action with an **unknown** finding goes to the user ("confirm exactly
+these values"; ``ungrounded_targets = "block"`` blocks a value instead). Everything else goes to the
+judge: the strict judge approves only what is proved and asks on unknown; a model judge decides
+a general action, told what is unknown. The gate never approves.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from validator import rules
 from validator.exceptions import StoreError
-from validator.findings import AuthorizationFinding, Findings, Location, QuoteFinding, ValueFinding
+from validator.findings import AuthorizationFinding, Findings, Gap, Location, QuoteFinding, ValueFinding
 from validator.gate.authorizations import Resolved, StandingAuthorization
 from validator.gate.entities import extract_entities
 from validator.gate.grounding import UNREADABLE, ground_value
@@ -49,6 +52,7 @@ from validator.inputs.action import (
 )
 from validator.inputs.transcript import Transcript
 from validator.policy import Policy, PolicySettings, ToolPolicy
+from validator.refusals import next_step
 from validator.verdict import Code, Decision
 
 __all__ = ["GateResult", "run_gate"]
@@ -207,7 +211,7 @@ def run_gate(
             None,
             Code.MISSING_JUSTIFICATION,
             "The action has no usable justification: " + "; ".join(problems) + ".",
-            "Call the tool again with a justification that quotes the user's own words asking for this action.",
+            next_step(Code.MISSING_JUSTIFICATION),
         )
     deadline = None if budget is None else time.perf_counter() + budget
     quotes = _check_quotes(transcript, justification, user_id)
@@ -250,6 +254,42 @@ def run_gate(
         intent=intent,
     )
     return _gate_decision(findings, justification, action, tool_policy, settings, len(transcript))
+
+
+def _refusal(
+    findings: Findings,
+    justification: Justification,
+    action: PendingAction,
+    gaps: Sequence[Gap],
+    decision: Decision,
+) -> GateResult:
+    """A refusal (a block, or a question to the user) naming every finding that is not proved."""
+    first = gaps[0]
+    tool = action.tool
+    if first.what == "request" and findings.intent is not None:
+        intent = findings.intent
+        why = why_not_requested(intent, len(findings.requests))
+        shown = "disproved" if first.proof == "disproved" else "not proved (unknown)"
+        reasoning = f"A request for `{tool}` is {shown}: {why}."
+        step = suggestion(intent, tool) or next_step(Code.ACTION_NOT_REQUESTED, tool=tool)
+        code = Code.ACTION_NOT_REQUESTED
+    else:
+        code = Code.TARGET_NOT_GROUNDED if first.what == "target" else Code.ENTITY_NOT_GROUNDED
+        values = [g for g in gaps if g.what == first.what]
+        pool = findings.targets if first.what == "target" else findings.entities
+        label = "targets" if first.what == "target" else "entities"
+        reasoning = (
+            f"{len(values)} of {len(pool)} {label} of this action are not proved to be the user's choice "
+            f"({', '.join(sorted({g.proof for g in values}))}): " + "; ".join(g.detail for g in values) + "."
+        )
+        if first.proof == "unknown":
+            reasoning += " No judge can approve a dangerous action on a value code could not trace to the user."
+        paths = ", ".join(v.path for v in pool if v.proof != "proved")
+        step = next_step(code, tool=tool, paths=paths)
+    others = [g.describe() for g in gaps if g.what != first.what]
+    if others:
+        reasoning += " Also: " + "; ".join(others) + "."
+    return GateResult(findings, justification, code, reasoning, step, decision)
 
 
 def _within(deadline: float | None, stage: str) -> None:
@@ -305,7 +345,7 @@ def _gate_decision(
     n_messages: int,
 ) -> GateResult:
     n = len(findings.quotes)
-    ask = f"Ask the user whether they want `{action.tool}` done, and cite their answer."
+    ask = next_step(Code.EVIDENCE_NOT_FROM_USER, tool=action.tool)
     outside = [q for q in findings.quotes if q.status == "not_from_user"]
     if outside and rules.on("outside-quotes"):
         q = outside[0]
@@ -329,7 +369,7 @@ def _gate_decision(
             Code.EVIDENCE_NOT_FOUND,
             f"{len(missing)} of {n} quotes stand nowhere in the transcript ({n_messages} messages searched): "
             f'quote {q.index + 1} ("{_short(q.quote)}").',
-            "Quote the user's words exactly as they wrote them, or ask the user.",
+            next_step(Code.EVIDENCE_NOT_FOUND),
         )
     bad_auth = [a for a in findings.authorizations if a.status != "valid"]
     if bad_auth:
@@ -350,36 +390,13 @@ def _gate_decision(
             f"({n} quotes, {len(findings.authorizations)} authorizations).",
             ask,
         )
-    intent = findings.intent
-    if (
-        tool_policy.risk == "dangerous"
-        and intent is not None
-        and not intent.requested
-        and not findings.valid_authorizations
-    ):
-        return GateResult(
-            findings,
-            justification,
-            Code.ACTION_NOT_REQUESTED,
-            f"`{action.tool}` is dangerous and no request for it was proved: "
-            f"{why_not_requested(intent, len(findings.requests))}.",
-            suggestion(intent, action.tool) or ask,
-        )
-    if tool_policy.risk == "dangerous" and rules.on("dangerous-values-to-user"):
-        for code, label, values in (
-            (Code.TARGET_NOT_GROUNDED, "targets", findings.targets),
-            (Code.ENTITY_NOT_GROUNDED, "entities", findings.entities),
-        ):
-            ungrounded = [t for t in values if not t.grounded]
-            if ungrounded:
-                return GateResult(
-                    findings,
-                    justification,
-                    code,
-                    f"{len(ungrounded)} of {len(values)} {label} of this dangerous action are not in the user's "
-                    "request: " + "; ".join(t.describe() for t in ungrounded) + ". No judge can approve a "
-                    "value the user never gave.",
-                    "Ask the user to confirm exactly these values: " + ", ".join(t.path for t in ungrounded) + ".",
-                    Decision.BLOCK if settings.ungrounded_targets == "block" else Decision.ASK_USER,
-                )
+    gaps = findings.gaps()
+    disproved = [g for g in gaps if g.proof == "disproved"]
+    if disproved:  # a strong local signal against the action: blocked, whatever any judge would say
+        return _refusal(findings, justification, action, disproved, Decision.BLOCK)
+    if tool_policy.risk == "dangerous" and gaps:  # unknown on a dangerous action: the user decides
+        values = any(g.what != "request" for g in gaps)
+        blocking = values and settings.ungrounded_targets == "block" and rules.on("dangerous-values-to-user")
+        if rules.on("dangerous-values-to-user") or any(g.what == "request" for g in gaps):
+            return _refusal(findings, justification, action, gaps, Decision.BLOCK if blocking else Decision.ASK_USER)
     return GateResult(findings, justification)

@@ -21,11 +21,12 @@ from functools import lru_cache
 from typing import Any
 
 from validator import rules
-from validator.findings import Location, RequestSentence, ValueFinding
+from validator.findings import Location, RequestSentence, ValueFinding, ValueStatus
 from validator.gate.authorizations import StandingAuthorization
 from validator.gate.entities import Entity, amounts_in, extract_entities, parse_entity
 from validator.gate.index import other_index, outside_authors, user_index
-from validator.gate.sentences import negated_spans
+from validator.gate.reader import sentences
+from validator.gate.sentences import negated_spans, own_words
 from validator.gate.text import TextIndex, normalize
 from validator.inputs.transcript import Transcript
 
@@ -174,13 +175,48 @@ def ground_value(
     hits = [r.message for r in requests if _holds(_allowed(r.text) if negation else r.text, value, entity, currency)]
     if hits:
         return ValueFinding(path, value, "user", kind, _locations(transcript, hits), note=note)
+    if negation:  # in the request, but only where a negation governs it: forbidden, not chosen
+        forbidden = [r.message for r in requests if _holds(r.text, value, entity, currency)]
+        if forbidden:
+            return ValueFinding(path, value, "forbidden", kind, _locations(transcript, forbidden), note=note)
     # Reported, not decided: where else the value stands, as a value, in the user's own words or elsewhere.
     elsewhere = _find(user_index(transcript, user_id), transcript, value, entity, currency)
     if elsewhere:
-        return ValueFinding(path, value, "user_elsewhere", kind, _locations(transcript, elsewhere), note=note)
+        status: ValueStatus = "user_elsewhere"
+        if negation and not any(
+            _holds(_allowed(t), value, entity, currency) for t in _own_sentences(transcript, elsewhere)
+        ):
+            status = "forbidden"  # the user named it only to forbid it ("Never send anything to eve@...")
+        return ValueFinding(path, value, status, kind, _locations(transcript, elsewhere), note=note)
     found = _find(other_index(transcript, user_id), transcript, value, entity, currency)
+    outside = bool(found) and all(_outside_party(transcript, i, user_id) for i in found)
     if not found and isinstance(value, str) and ("@" in value or "://" in value):  # a sender's address or page
         found = list(outside_authors(transcript).get(value.strip().casefold(), ()))
     return ValueFinding(
-        path, value, "not_from_user" if found else "not_found", kind, _locations(transcript, found), note=note
+        path,
+        value,
+        "not_from_user" if found else "not_found",
+        kind,
+        _locations(transcript, found),
+        note=note,
+        outside_party=outside,
     )
+
+
+def _own_sentences(transcript: Transcript, messages: Iterable[int]) -> list[str]:
+    """The sentences of the user's own words in ``messages``."""
+    out: list[str] = []
+    for i in messages:
+        own = own_words(transcript, i)
+        out += [own[x.start : x.end] for x in sentences(own)]
+    return out
+
+
+def _outside_party(transcript: Transcript, i: int, user_id: str | None) -> bool:
+    """Whether message ``i`` is text an outside party wrote: a tool output with a named author (an email, a
+    page), or another participant's message. A lookup's output with no author, the agent's words and text
+    the user pasted are not: where a value there came from is unknown, not disproved."""
+    m = transcript.messages[i]
+    if m.role == "tool":
+        return bool(m.author)
+    return m.role == "user" and m.author is not None and m.author != user_id

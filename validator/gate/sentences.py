@@ -1,10 +1,15 @@
 """The user's own words: which parts of a user message are theirs, and the sentences the evidence cites.
 
-A user message may hold text the user did not write: a forwarded email, a quoted reply (``>``
-lines), a header block (``From:`` / ``Subject:``), a code block, a passage in quotation marks, or
-whatever follows a lead-in such as "the vendor wrote:". Those are :func:`pasted_spans`: never the
-user's words, for the gate (a quote found only there is not user evidence) and for the judge (a
-request there is not the user's request).
+Text in a user message is another party's only when the message **attributes** it: a lead-in
+naming a sender or a document with a verb of writing or saying ("the vendor wrote:", "here's the
+invoice:"), a forward marker, a header block (``From:`` / ``Subject:``), quoted ``>`` lines. Those
+are :func:`pasted_spans`: never the user's words, for the gate (a quote found only there is not
+user evidence) and for the judge (a request there is not the user's request). "Perform the
+following tasks:" attributes nothing: the list after it is the user's own.
+
+Where attribution is unclear (a passage in quotation marks, a code block) the authorship of the
+span is *unknown*: :func:`unclear_spans`. A quote found there is still found in the user's
+message, but no request is read from it.
 
 The *request* of a cited quote is the whole sentence (or sentences) of the user's own words it
 stands in (:func:`request_sentences`): values are grounded only there, and the strict judge reads
@@ -17,85 +22,55 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from validator import rules
 from validator.findings import RequestSentence
+from validator.gate.language import english
+from validator.gate.reader import frame_tokens, sentences, tokens
 from validator.gate.text import QUOTE_MARKS, find_bounded, normalize
 from validator.inputs.transcript import Transcript
 
 __all__ = [
-    "APOSTROPHES",
-    "fold_apostrophes",
     "locate",
     "negated_spans",
     "blank",
     "own_text",
+    "own_words",
     "pasted_by_message",
     "pasted_spans",
     "request_sentences",
     "sentence_spans",
+    "unclear_spans",
 ]
 
-APOSTROPHES = "\u2019\u2018\u02bc\u02b9\u02bb\u02bd\uff07\u00b4\u0060\u2032"
-"""Characters used as an apostrophe (U+2019, U+02BC, ...): all read as ``'``."""
-_APOS = str.maketrans({c: "'" for c in APOSTROPHES})
 _QUOTES_AND_SPACE = str.maketrans({**{c: '"' for c in QUOTE_MARKS}})
 _HIDDEN = "\x00"
-_FORWARD = re.compile(r"(?im)^[ \t>]*-{2,}\s*(?:forwarded message|original message|begin forwarded message)\b.*$")
-_HEADER = re.compile(r"(?im)^[ \t]*(?:from|to|cc|bcc|sent|date|subject|reply-to)[ \t]*:.*$")
-_QUOTED_LINE = re.compile(r"(?m)^[ \t]*>.*$")
+_QUOTED_LINE = re.compile(r"(?m)(?:^|(?<=[.!?:] ))[ \t]*>.*$")
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _PAIRS = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201c", "\u00ab": "\u00bb", "\u300c": "\u300d", "\u2033": "\u2033"}
-_LEAD_IN = re.compile(
-    r"(?i)\b(?:wrote|writes|said|says|asked|asks|replied|replies|forwarded|reads|got this|received this|"
-    r"sent this|sent me this|the following|message|e-?mail|text|note|letter|invoice)\b[^.!?\n:]{0,60}:[ \t]*(?=\S)"
-)
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n\s*\n|\n(?=\s*[-*•\d]+[.)]?\s)|\n")
-_CONTRAST = re.compile(r"\b(?:but|instead|rather|however|although|though)\b")
 _WORD = re.compile(r"[\w']+")
-NEGATIONS = frozenset(
-    {
-        "not",
-        "no",
-        "never",
-        "none",
-        "nobody",
-        "nothing",
-        "neither",
-        "nor",
-        "without",
-        "cannot",
-        "avoid",
-        "refrain",
-        "stop",
-        "skip",
-        "cancel",
-        "except",
-        "excluding",
-        "forget",
-        "ignore",
-        "refuse",
-        "against",
-        "instead",
-        "rather",
-        "dont",
-        "nope",
-    }
-)
-"""Words that forbid what follows them in their clause (with every ``...n't`` form)."""
 
 
-_NOT_NEGATING = frozenset({"worries", "problem", "problems", "rush", "hurry", "doubt", "matter", "wonder"})
+def _alternatives(phrases: Iterable[tuple[str, ...]]) -> str:
+    return "|".join(r"\s+".join(re.escape(w) for w in p) for p in sorted(phrases, key=len, reverse=True))
 
 
-def fold_apostrophes(text: str) -> str:
-    """``text`` with every apostrophe look-alike read as ``'``."""
-    return text.translate(_APOS)
-
-
-def is_negation(word: str) -> bool:
-    """Whether one (lower-case, apostrophe-folded) word negates: a listed word or any ``...n't``."""
-    return word in NEGATIONS or word.endswith("n't") or word in ("dont", "wont", "cant", "didnt", "doesnt")
+@lru_cache(maxsize=1)
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The pack's forward markers, header names and attribution lead-ins, as patterns (built once)."""
+    pack = english()
+    forward = re.compile(r"(?im)^[ \t>]*-{2,}\s*(?:" + "|".join(re.escape(m) for m in pack.forward_markers) + r")\b.*$")
+    header = re.compile(
+        r"(?im)(?:^|(?<=[.!?] ))[ \t]*(?:" + "|".join(re.escape(h) for h in pack.headers) + r")[ \t]*:.*$"
+    )
+    documents = "|".join(re.escape(d) for d in sorted(pack.documents, key=len, reverse=True))
+    lead_in = re.compile(
+        r"(?i)(?:\b(?:" + _alternatives(pack.attribution_verbs) + r")\b[^.!?\n:]{0,60}"
+        r"|(?<![\w'])(?:" + _alternatives(pack.presenters) + r")\s+(?:[\w'-]+\s+){0,3}(?:" + documents + r")\b"
+        r"[^.!?\n:]{0,40}):[ \t]*(?=\S)"
+    )
+    return forward, header, lead_in
 
 
 def _merge(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -130,23 +105,32 @@ def _quotation_spans(text: str) -> list[tuple[int, int]]:
 
 
 def pasted_spans(text: str) -> list[tuple[int, int]]:
-    """Parts of a user message the user did not write (forwarded, quoted, pasted), as ``(start, end)``."""
+    """Parts of a user message the message attributes to someone else (forwarded, quoted, pasted with a
+    lead-in), as ``(start, end)``."""
+    forward, header, lead_in = _patterns()
     spans: list[tuple[int, int]] = []
     if ">" in text:
         spans += [m.span() for m in _QUOTED_LINE.finditer(text)]
-    if "```" in text:
-        spans += [m.span() for m in _FENCE.finditer(text)]
-    if "--" in text and (forward := _FORWARD.search(text)) is not None:
-        spans.append((forward.start(), len(text)))
+    if "--" in text and (found := forward.search(text)) is not None:
+        spans.append((found.start(), len(text)))
     if ":" in text:  # header blocks and lead-ins all have a colon
-        headers = list(_HEADER.finditer(text))
+        headers = list(header.finditer(text))
         for first, second in itertools.pairwise(headers):
             if text[first.end() : second.start()].strip() == "":  # two header lines in a row: a pasted email
                 spans.append((first.start(), len(text)))
                 break
-        for m in _LEAD_IN.finditer(text):
+        for m in lead_in.finditer(text):
             end = text.find("\n\n", m.end())
             spans.append((m.end(), len(text) if end == -1 else end))
+    return _merge(spans)
+
+
+def unclear_spans(text: str) -> list[tuple[int, int]]:
+    """Parts of a user message whose authorship is unclear: passages in quotation marks (three words or
+    more) and code blocks. Quotes may stand there; requests are not read there."""
+    spans: list[tuple[int, int]] = []
+    if "```" in text:
+        spans += [m.span() for m in _FENCE.finditer(text)]
     spans += _quotation_spans(text)
     return _merge(spans)
 
@@ -170,24 +154,9 @@ def blank(text: str, spans: list[tuple[int, int]]) -> str:
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """The sentences of ``text`` as ``(start, end)``, blank and hidden stretches left out."""
-    spans: list[tuple[int, int]] = []
-    last = 0
-    for m in _SENTENCE_END.finditer(text):
-        spans.append((last, m.start()))
-        last = m.end()
-    spans.append((last, len(text)))
-    out: list[tuple[int, int]] = []
-    for start, end in spans:
-        for piece in re.finditer(r"[^\x00]+", text[start:end]):  # pasted parts split a sentence
-            s, e = start + piece.start(), start + piece.end()
-            while s < e and text[s].isspace():
-                s += 1
-            while e > s and text[e - 1].isspace():
-                e -= 1
-            if e > s:
-                out.append((s, e))
-    return out
+    """The sentences of ``text`` as ``(start, end)``, blank and hidden stretches left out (see
+    :func:`validator.gate.reader.sentences`: abbreviations, decimals, line breaks and lists)."""
+    return [(x.start, x.end) for x in sentences(text)]
 
 
 def _normalise_with_map(text: str) -> tuple[str, Sequence[int]]:
@@ -245,15 +214,33 @@ def _more_pasted(
 
 
 def pasted_by_message(transcript: Transcript) -> dict[int, list[tuple[int, int]]]:
-    """The pasted parts of every user message that has any, found once per transcript (none when the
-    ``pasted-text`` rule is off)."""
+    """The attributed (pasted) parts of every user message that has any, found once per transcript (none
+    when the ``pasted-text`` rule is off)."""
     if not rules.on("pasted-text"):
         return {}
     return transcript.memo("gate.pasted", _pasted, _more_pasted)
 
 
-def _own(transcript: Transcript, i: int) -> str:
-    return blank(transcript.messages[i].content, pasted_by_message(transcript).get(i, []))
+def _unclear(transcript: Transcript, start: int = 0) -> dict[int, list[tuple[int, int]]]:
+    messages = transcript.messages
+    found = {i: unclear_spans(messages[i].content) for i in range(start, len(messages)) if messages[i].role == "user"}
+    return {i: spans for i, spans in found.items() if spans}
+
+
+def _more_unclear(
+    found: dict[int, list[tuple[int, int]]], longer: Transcript, start: int
+) -> dict[int, list[tuple[int, int]]]:
+    more = _unclear(longer, start)
+    return {**found, **more} if more else found
+
+
+def own_words(transcript: Transcript, i: int) -> str:
+    """User message ``i`` with every part that is not provably the user's (pasted, or of unclear
+    authorship) blanked out: the text requests are read from."""
+    hidden = list(pasted_by_message(transcript).get(i, []))
+    if rules.on("pasted-text"):
+        hidden += transcript.memo("gate.unclear", _unclear, _more_unclear).get(i, [])
+    return blank(transcript.messages[i].content, _merge(hidden))
 
 
 def request_sentences(
@@ -262,54 +249,50 @@ def request_sentences(
     """The sentences of the user's own words each cited quote stands in.
 
     ``cited`` holds ``(evidence index, normalised quote, user message indices)``. A quote that spans
-    several sentences gives all of them; one found only in pasted text gives none.
+    several sentences gives all of them; one found only in pasted text, or in text of unclear
+    authorship, gives none. A list item carries its list's lead-in.
     """
     out: list[RequestSentence] = []
     seen: set[tuple[int, int, int]] = set()
     for index, quote, messages in cited:
         for i in messages:
-            own = _own(transcript, i)
-            spans = sentence_spans(own)
+            own = own_words(transcript, i)
+            spans = sentences(own)
             for qs, qe in locate(own, quote):
                 if _HIDDEN in own[qs:qe]:
                     continue
-                for s, e in spans:
-                    if s < qe and qs < e and (i, s, e) not in seen:
-                        seen.add((i, s, e))
-                        out.append(RequestSentence(i, s, e, own[s:e], index))
+                for x in spans:
+                    if x.start < qe and qs < x.end and (i, x.start, x.end) not in seen:
+                        seen.add((i, x.start, x.end))
+                        out.append(RequestSentence(i, x.start, x.end, own[x.start : x.end], index, x.lead))
     return tuple(sorted(out, key=lambda x: (x.message, x.start)))
-
-
-def negation_before(words: list[str], i: int, window: int = 3) -> bool:
-    """Whether one of the ``window`` words before word ``i`` negates it ("no need to pay", "I refuse to pay")."""
-    if not rules.on("negation"):
-        return False
-    for k in range(max(0, i - window), i):
-        if is_negation(words[k]) and not (words[k] == "no" and k + 1 < len(words) and words[k + 1] in _NOT_NEGATING):
-            return True
-    return False
 
 
 def negated_spans(sentence: str) -> list[tuple[int, int]]:
     """Stretches of ``sentence`` a negation governs: from the negation to the end of the sentence, or
-    to the first contrast ("but", "instead", "rather", "however").
+    to the first word that ends its reach (the pack's ``scope_ends``: "but", "instead", ...).
 
     "Never send anything to eve@…" and "Do not, under any circumstances, pay Bob" forbid the rest of
     the sentence; "email bob@…, not eve@…" forbids only what follows "not"; "Don't reply yet, but
-    archive it" stops at "but". Erring this way is safe: a value read as forbidden is asked about.
+    archive it" stops at "but". Erring this way is safe: a value read as forbidden is refused.
     """
     if not rules.on("negation"):
         return []
-    folded = fold_apostrophes(sentence).lower()
-    contrasts = [m.start() for m in _CONTRAST.finditer(folded)]
-    words = list(_WORD.finditer(folded))
-    texts = [w.group() for w in words]
+    pack = english()
+    toks = tokens(sentence)
+    texts = [t.text for t in toks]
+    ends = [t.start for t in toks if t.text in pack.scope_ends]
+    framed = frame_tokens(texts)  # "don't forget to ..." is a frame, not a negation
     spans: list[tuple[int, int]] = []
-    for k, w in enumerate(words):
-        if not is_negation(w.group()):
+    for k in {k for p in pack.negators for k, t in enumerate(texts) if t == p[0] and _match(texts, k, p)}:
+        if k in framed:
             continue
-        if w.group() == "no" and k + 1 < len(words) and texts[k + 1] in _NOT_NEGATING:
+        if texts[k] == "no" and k + 1 < len(texts) and texts[k + 1] in pack.not_negating_after_no:
             continue  # "No worries, please pay Bob"
-        end = next((c for c in contrasts if c > w.end()), len(folded))
-        spans.append((w.start(), end))
+        start = toks[k].start
+        spans.append((start, next((c for c in ends if c > start), len(sentence))))
     return _merge(spans)
+
+
+def _match(texts: Sequence[str], k: int, p: Sequence[str]) -> bool:
+    return tuple(texts[k : k + len(p)]) == tuple(p)

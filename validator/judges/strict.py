@@ -1,27 +1,28 @@
 """The strict judge: the embedded default, deterministic, no model, no key.
 
-It approves only what it can prove is a request by the user for this action with these values,
-and names the first thing it could not prove:
+It is the strict column of the decision table (principle 7): it approves only when every finding
+is **proved**, asks the user when one is **unknown**, and blocks when one is **disproved** (the gate
+has already blocked those, and asked about a dangerous action with an unknown one). It names the
+first thing it could not prove:
 
-1. a sentence of the user's own words that the evidence cites is a request to the assistant for
-   this action (the request grammar of :mod:`validator.gate.requests`, already run by the gate:
-   not negated, not a question, not a report or reported speech, not conditional, not taken back),
-   or a valid standing authorization covers the tool: else ``ACTION_NOT_REQUESTED``, saying why
-   and, when the user's words do request another tool that is no riskier, suggesting it (they
-   said archive; the agent tried to delete);
+1. a sentence of the user's own words that the evidence cites is, by the closed-world reader of
+   :mod:`validator.gate.reader`, a request to the assistant for this action, or a valid standing
+   authorization covers the tool: else ``ACTION_NOT_REQUESTED``, saying why and, when the user's
+   words do request another tool that is no riskier, suggesting it (they said archive; the agent
+   tried to delete);
 2. every target value (and a money tool's amount) stands in that request, compared as a value, or
    a cited authorization allows it: else ``TARGET_NOT_GROUNDED``;
 3. every entity (URL, host, email, IBAN, account, phone) inside the other arguments likewise: else
    ``ENTITY_NOT_GROUNDED``.
 
-What it cannot prove it asks the user about (a general tool) or blocks (a dangerous one). Every
-verdict says it is the strict offline judge and what it did not check: it does not read meaning.
+Every verdict says it is the strict offline judge and what it did not check: it does not read meaning.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from validator import refusals
 from validator.findings import IntentFinding, ValueFinding
 from validator.gate.requests import suggestion, why_not_requested
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
@@ -30,6 +31,10 @@ from validator.verdict import Code
 __all__ = ["StrictJudge"]
 
 PREFIX = "Strict offline judge (code checks only, no model): "
+
+
+def _shown(proof: str) -> str:
+    return "disproved" if proof == "disproved" else "not proved (unknown)"
 
 
 def _ungrounded(findings: tuple[ValueFinding, ...]) -> list[ValueFinding]:
@@ -46,20 +51,19 @@ class StrictJudge(Judge):
         tool = request.action.tool
         looked = ", ".join(repr(i) for i in intent.intents[:12]) or "(none)"
         why = why_not_requested(intent, len(request.findings.requests))
-        next_step = f"Ask the user whether they want `{tool}` done with these arguments."
+        next_step = refusals.next_step(Code.ACTION_NOT_REQUESTED, tool=tool)
         if intent.problem == "conditional":
-            next_step = (
-                f"Ask the user whether the condition holds{f' ({intent.detail[:120]})' if intent.detail else ''}."
-            )
+            next_step = refusals.condition_step(intent.detail)
         if intent.other_tool is not None:
             next_step = suggestion(intent, tool) or next_step
         return JudgeOutput(
             approved=False,
             confidence="high",
             code=Code.ACTION_NOT_REQUESTED,
-            escalate=request.tool_policy.risk == "general",
+            escalate=intent.proof != "disproved",
             intent=intent,
-            reasoning=f"{PREFIX}`{tool}` was not requested: {why} (intent words looked for: {looked}).",
+            reasoning=f"{PREFIX}a request for `{tool}` is {_shown(intent.proof)}: {why} (intent words looked for: "
+            f"{looked}).",
             suggested_next_step=next_step,
         )
 
@@ -71,7 +75,10 @@ class StrictJudge(Judge):
             if auth is None:
                 return self._not_requested(request, intent)
             intent = IntentFinding(
-                intent.intents, matched=f"standing authorization {auth.authorization_id}", quote_index=auth.index
+                intent.intents,
+                matched=f"standing authorization {auth.authorization_id}",
+                proof="proved",
+                quote_index=auth.index,
             )
         for code, kind, values in (
             (Code.TARGET_NOT_GROUNDED, "targets", f.targets),
@@ -83,13 +90,13 @@ class StrictJudge(Judge):
                     approved=False,
                     confidence="high",
                     code=code,
-                    escalate=request.tool_policy.risk == "general",
+                    escalate=all(v.proof == "unknown" for v in bad),
                     intent=intent,
                     reasoning=(
                         f"{PREFIX}{len(bad)} of {len(values)} {kind} are not in the user's request or a cited "
                         "standing authorization: " + "; ".join(v.describe() for v in bad) + "."
                     ),
-                    suggested_next_step="Ask the user to confirm " + ", ".join(v.path for v in bad) + ".",
+                    suggested_next_step=refusals.next_step(code, paths=", ".join(v.path for v in bad)),
                 )
         counts = f.counts()
         return JudgeOutput(

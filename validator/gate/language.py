@@ -1,0 +1,133 @@
+"""The language pack: every word list of the gate, read from data (``english.toml`` beside this module).
+
+The request reader, the sentence splitter, the pasted-text finder, the retraction scan and the verb
+lexicon all read the one :class:`LanguagePack`; none of them holds a word of English. A phrase is a
+tuple of tokens (words lower-cased with apostrophes folded, and punctuation such as ``,``); ``*`` in a
+frame stands for one to six words.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+__all__ = ["APOSTROPHES", "LanguagePack", "Phrase", "english", "fold_apostrophes", "load_pack", "phrase"]
+
+APOSTROPHES = "\u2019\u2018\u02bc\u02b9\u02bb\u02bd\uff07\u00b4\u0060\u2032"
+"""Characters used as an apostrophe (U+2019, U+02BC, ...): all read as ``'``."""
+_APOS = str.maketrans({c: "'" for c in APOSTROPHES})
+
+Phrase = tuple[str, ...]
+
+
+def fold_apostrophes(text: str) -> str:
+    """``text`` with every apostrophe look-alike read as ``'``."""
+    return text.translate(_APOS)
+
+
+def phrase(text: str) -> Phrase:
+    """A phrase of the pack as tokens: ``"when you can ,"`` -> ``("when", "you", "can", ",")``."""
+    return tuple(fold_apostrophes(text.lower()).replace(",", " , ").split())
+
+
+def _phrases(items: list[str]) -> tuple[Phrase, ...]:
+    # longest first, so a frame that extends another ("can you please" over "can you") is tried first
+    return tuple(sorted({phrase(i) for i in items}, key=len, reverse=True))
+
+
+@dataclass(frozen=True, slots=True)
+class LanguagePack:
+    """The word lists of one language; see ``english.toml`` for what each holds."""
+
+    abbreviations: frozenset[str]
+    fillers: tuple[Phrase, ...]
+    greetings: tuple[Phrase, ...]
+    requests: tuple[Phrase, ...]
+    questions: tuple[Phrase, ...]
+    gerund_frames: tuple[Phrase, ...]
+    wishes: tuple[Phrase, ...]
+    soft: frozenset[str]
+    adjuncts: tuple[Phrase, ...]
+    list_leads: tuple[Phrase, ...]
+    negators: tuple[Phrase, ...]
+    not_negating_after_no: frozenset[str]
+    conditions: tuple[Phrase, ...]
+    contrasts: tuple[Phrase, ...]
+    hypotheticals: tuple[Phrase, ...]
+    reported: tuple[Phrase, ...]
+    retractions: tuple[Phrase, ...]
+    retraction_sentences: tuple[Phrase, ...]
+    question_marks: str
+    multiple: frozenset[str]
+    asking_verbs: tuple[Phrase, ...]
+    scope_ends: frozenset[str]
+    coordinators: tuple[Phrase, ...]
+    attribution_verbs: tuple[Phrase, ...]
+    documents: frozenset[str]
+    presenters: tuple[Phrase, ...]
+    forward_markers: tuple[str, ...]
+    headers: tuple[str, ...]
+    families: dict[str, tuple[str, ...]]
+    triggers: dict[str, frozenset[str]]
+
+    def risk_classes(self) -> dict[str, tuple[Phrase, ...]]:
+        """Each risk class by name, in the order the reader reports them (the first found names the problem)."""
+        return {
+            "negated": self.negators,
+            "conditional": self.conditions,
+            "question": (),
+            "hypothetical": self.hypotheticals,
+            "contrast": self.contrasts,
+            "reported": self.reported,
+            "retracted": self.retractions,
+        }
+
+
+def _pack(data: dict[str, Any]) -> LanguagePack:
+    s, f, r, p, lex = data["sentences"], data["frames"], data["risk"], data["pasted"], data["lexicon"]
+    return LanguagePack(
+        abbreviations=frozenset(a.lower() for a in s["abbreviations"]),
+        fillers=_phrases(f["fillers"]),
+        greetings=_phrases(f["greetings"]),
+        requests=_phrases(f["requests"]),
+        questions=_phrases(f["questions"]),
+        gerund_frames=_phrases(f["gerund_frames"]),
+        wishes=_phrases(f["wishes"]),
+        soft=frozenset(f["soft"]),
+        adjuncts=_phrases(f["adjuncts"]),
+        list_leads=_phrases(f["list_leads"]),
+        negators=_phrases(r["negators"]),
+        not_negating_after_no=frozenset(r["not_negating_after_no"]),
+        conditions=_phrases(r["conditions"]),
+        contrasts=_phrases(r["contrasts"]),
+        hypotheticals=_phrases(r["hypotheticals"]),
+        reported=_phrases(r["reported"]),
+        retractions=_phrases(r["retractions"]),
+        retraction_sentences=_phrases(r["retraction_sentences"]),
+        question_marks="".join(r["question_marks"]),
+        multiple=frozenset(r["multiple"]),
+        asking_verbs=_phrases(r["asking_verbs"]),
+        scope_ends=frozenset(r["scope_ends"]),
+        coordinators=_phrases(r["coordinators"]),
+        attribution_verbs=_phrases(p["attribution_verbs"]),
+        documents=frozenset(p["documents"]),
+        presenters=_phrases(p["presenters"]),
+        forward_markers=tuple(p["forward_markers"]),
+        headers=tuple(p["headers"]),
+        families={k: tuple(v) for k, v in lex["families"].items()},
+        triggers={k: frozenset(v) for k, v in lex["triggers"].items()},
+    )
+
+
+def load_pack(text: str) -> LanguagePack:
+    """A language pack from the text of a TOML file of ``english.toml``'s shape."""
+    return _pack(tomllib.loads(text))
+
+
+@cache
+def english() -> LanguagePack:
+    """The English pack shipped with the library (read once)."""
+    return load_pack(resources.files("validator.gate").joinpath("english.toml").read_text(encoding="utf-8"))

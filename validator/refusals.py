@@ -1,0 +1,75 @@
+"""Refusal texts as data: for each code, what the verdict says and the next step it suggests.
+
+Every module that refuses or asks takes its words from here, so one code reads the same on every
+path (the gate, the strict judge, the decision, the engine's own checks). :mod:`validator.decision`
+stays the only place a :class:`~validator.verdict.Verdict` is built; this module only holds texts.
+"""
+
+from __future__ import annotations
+
+from validator.verdict import Code
+
+__all__ = ["NEXT_STEPS", "REQUEST_REASONS", "UNKNOWN_NOTE", "next_step", "request_reason"]
+
+NEXT_STEPS: dict[Code, str] = {
+    Code.MISSING_JUSTIFICATION: "Call the tool again with a justification that quotes the user's own words asking "
+    "for this action.",
+    Code.EVIDENCE_NOT_FOUND: "Quote the user's words exactly as they wrote them, or ask the user.",
+    Code.EVIDENCE_NOT_FROM_USER: "Ask the user whether they want `{tool}` done, and cite their answer.",
+    Code.NO_USER_EVIDENCE: "Ask the user whether they want `{tool}` done, and cite their answer.",
+    Code.AUTHORIZATION_NOT_FOUND: "Ask the user whether they want `{tool}` done, and cite their answer.",
+    Code.AUTHORIZATION_WRONG_USER: "Ask the user whether they want `{tool}` done, and cite their answer.",
+    Code.AUTHORIZATION_EXPIRED: "Ask the user whether they want `{tool}` done, and cite their answer.",
+    Code.AUTHORIZATION_REVOKED: "Ask the user whether they want `{tool}` done, and cite their answer.",
+    Code.AUTHORIZATION_OUT_OF_SCOPE: "Ask the user whether they want `{tool}` done, and cite their answer.",
+    Code.AUTHORIZATION_UNAVAILABLE: "Ask the user whether they want `{tool}` done, and cite their answer.",
+    Code.ACTION_NOT_REQUESTED: "Ask the user whether they want `{tool}` done with these arguments.",
+    Code.TARGET_NOT_GROUNDED: "Ask the user to confirm exactly these values: {paths}.",
+    Code.ENTITY_NOT_GROUNDED: "Ask the user to confirm exactly these values: {paths}.",
+    Code.LOW_CONFIDENCE: "Ask the user to confirm `{tool}`.",
+    Code.QUALITY_CONCERN: "Show the user the quality notes and ask them to confirm.",
+    Code.REQUEST_ALREADY_USED: "Ask the user whether they want this action done.",
+    Code.REQUEST_LEDGER_UNAVAILABLE: "Ask the user whether they want this action done.",
+    Code.POLICY_ASKS_USER: "Ask the user whether they want this action done.",
+    Code.JUDGE_UNAVAILABLE: "Try again later, or ask the user to confirm the action directly.",
+    Code.INTERNAL_ERROR: "Report this to the developers; ask the user to confirm the action directly.",
+    Code.RECORDER_UNAVAILABLE: "Try again once the audit store is reachable.",
+    Code.SERVICE_UNAVAILABLE: "Do not run it; try again when the decision service answers.",
+    Code.RETRY_CAP_REACHED: "Stop retrying: ask the user directly whether they want this done.",
+    Code.GATE_BUDGET_EXCEEDED: "Ask the user to confirm the action directly.",
+}
+"""The next step each code suggests; ``{tool}`` and ``{paths}`` are filled in."""
+
+CONDITION_STEP = "Ask the user whether the condition holds ({detail})."
+UNKNOWN_NOTE = "Code could not prove or disprove {what}; the model judge was told so and decides a general action."
+
+REQUEST_REASONS: dict[str, str] = {
+    "not_named": "none of the {sentences} cited sentence(s) of the user names this action",
+    "negated": "the user's words name it only under a negation{detail}",
+    "question": "the user asked a question, not for the action{detail}",
+    "not_a_request": "the user's words name it, but the sentence is not, as a whole, a request to the assistant "
+    "(a report, reported speech, a statement, or a construction the reader does not prove){detail}",
+    "conditional": "the request is conditional or deferred{detail}",
+    "hypothetical": "the request is hypothetical or uncertain{detail}",
+    "contrast": "the sentence turns against the request with a contrast{detail}",
+    "reported": "the sentence reports what someone else said or asked{detail}",
+    "retracted": "the user took something back later{detail}",
+    "no_request": "no sentence of the user's own words is cited (pasted or forwarded text is not the user's)",
+}
+"""Why the reader did not prove a request, by problem; ``{detail}`` is the words behind it."""
+
+
+def next_step(code: Code, *, tool: str = "", paths: str = "") -> str:
+    """The next step a refusal with ``code`` suggests."""
+    return NEXT_STEPS.get(code, "Ask the user to confirm the action directly.").format(tool=tool, paths=paths)
+
+
+def request_reason(problem: str, detail: str = "", sentences: int = 0) -> str:
+    """The reader's reason in words."""
+    shown = f' ("{detail[:160]}")' if detail else ""
+    text = REQUEST_REASONS.get(problem, "no request for it was proved")
+    return text.format(detail=shown, sentences=sentences)
+
+
+def condition_step(detail: str) -> str:
+    return CONDITION_STEP.format(detail=detail[:120]) if detail else "Ask the user whether the condition holds."
