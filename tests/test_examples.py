@@ -22,7 +22,8 @@ def test_assistant_example_offline() -> None:
     ]
     assert "BLOCK EVIDENCE_NOT_FROM_USER" in out
     assert "REJECTED_BY_USER" in out
-    assert "use `archive_thread` instead of `delete_thread`" in out
+    # the user asked to archive: a delete is not proved (unknown) on a dangerous tool, so the user is asked
+    assert "asks the user about delete_thread" in out
     assert "PAID" not in out and "DELETED" not in out and "INVITED" not in out
 
 

@@ -139,11 +139,15 @@ class ValueFinding:
 
     @property
     def proof(self) -> Proof:
-        """Proved when grounded; disproved when the request forbids it or only an outside party wrote it;
-        unknown otherwise (another turn, a tool's output, nowhere: where it came from is not shown)."""
+        """Proved when grounded; disproved when the user's words name it only to forbid it; unknown otherwise
+        (another turn, a tool's output, an outside party's text, nowhere: where it came from is not shown).
+
+        A value only in an outside party's text stays unknown, not disproved: the user may have named that
+        text as its source ("pay the invoice in the vendor's email"), which only data-flow provenance can
+        tell from an injection. Unknown still never approves a dangerous action."""
         if self.grounded:
             return "proved"
-        if self.status == "forbidden" or (self.status == "not_from_user" and self.outside_party):
+        if self.status == "forbidden":
             return "disproved"
         return "unknown"
 

@@ -5,62 +5,23 @@ of its name and, failing that, of its description: ``send_email`` is a message t
 forward, tell, let … know, …), ``send_money`` a payment tool (pay, transfer, wire, settle, …).
 The request grammar (:mod:`validator.gate.requests`) matches the verbs in any inflection (``paid``,
 ``sent``), so the lexicon lists base forms only. A payment tool never borrows the message verbs
-("send" alone does not ask for money to leave).
+("send" alone does not ask for money to leave). The verbs and the name words live in the language
+pack (:mod:`validator.language`), with every other English word list of the gate.
 """
 
 from __future__ import annotations
 
 import re
 
+from validator.language import english
+
 __all__ = ["FAMILIES", "TRIGGERS", "default_intents", "families_of", "tool_words"]
 
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "payment": ("pay", "transfer", "wire", "settle", "remit", "reimburse", "refund", "send money", "send * money"),
-    "delete": ("delete", "remove", "trash", "erase", "purge", "wipe", "destroy"),
-    "share": ("share", "give access", "grant access", "give * access"),
-    "credentials": ("change", "reset", "update", "rotate"),
-    "calendar": ("invite", "schedule", "book", "set up", "arrange", "reschedule", "move", "add", "put"),
-    "message": (
-        "email",
-        "mail",
-        "send",
-        "reply",
-        "respond",
-        "answer",
-        "forward",
-        "write",
-        "message",
-        "text",
-        "tell",
-        "let * know",
-        "notify",
-        "inform",
-        "cc",
-        "ping",
-        "contact",
-        "follow up",
-        "get back to",
-    ),
-    "archive": ("archive", "file away"),
-    "post": ("post", "publish", "announce", "tweet"),
-}
-"""Verb families, base forms; ``*`` stands for up to four words (``let * know``)."""
+FAMILIES: dict[str, tuple[str, ...]] = english().families
+"""Verb families, base forms; ``*`` stands for up to four words (``let * know``). From the language pack."""
 
-TRIGGERS: dict[str, frozenset[str]] = {
-    "payment": frozenset(
-        {"money", "pay", "payment", "payments", "transfer", "wire", "invoice", "iban", "bank", "refund", "payout"}
-    ),
-    "delete": frozenset({"delete", "remove", "trash", "erase", "purge", "destroy", "drop", "wipe"}),
-    "share": frozenset({"share", "sharing", "permission", "permissions", "access", "grant"}),
-    "credentials": frozenset({"password", "credential", "credentials", "passphrase", "secret"}),
-    "calendar": frozenset({"event", "calendar", "meeting", "invite", "invitation", "schedule", "appointment"}),
-    "message": frozenset(
-        {"email", "mail", "message", "reply", "sms", "chat", "slack", "text", "forward", "notify", "dm", "letter"}
-    ),
-    "archive": frozenset({"archive"}),
-    "post": frozenset({"post", "publish", "tweet", "announce"}),
-}
-"""Words of a tool's name (or description) that put it in a family."""
+TRIGGERS: dict[str, frozenset[str]] = english().triggers
+"""Words of a tool's name (or description) that put it in a family. From the language pack."""
 
 
 def tool_words(text: str) -> list[str]:

@@ -136,6 +136,7 @@ SCENARIOS = [
         "Check how many rows the orders table has on production.",
         executes=False,
         told="ACTION_NOT_REQUESTED",
+        asks=True,  # a request code could not prove, on a dangerous tool: the user is asked, never a guess
     ),
     Scenario(
         "the-email-the-user-asked-for",

@@ -38,7 +38,8 @@ def test_words_that_do_not_name_the_action_are_not_a_request() -> None:
     v = validate(
         _user("Fetch the laptop's reviews."), justified("unlock_door", {}, "Fetch the laptop's reviews."), policy=policy
     )
-    assert (v.decision, v.code) == (Decision.BLOCK, Code.ACTION_NOT_REQUESTED)
+    # not named: unknown (a paraphrase is not something code can rule out), so a dangerous action goes to the user
+    assert (v.decision, v.code) == (Decision.ASK_USER, Code.ACTION_NOT_REQUESTED)
     assert v.findings.intent is not None and v.findings.intent.intents == ("unlock",)
     assert "none of the 1 cited sentence(s) of the user names this action" in v.reasoning
 
@@ -49,7 +50,7 @@ def test_delete_where_archive_was_asked_suggests_the_archive_tool() -> None:
         justified("delete_thread", {"thread_id": "t1"}, "Please archive the printer thread."),
         policy=POLICY,
     )
-    assert (v.decision, v.code) == (Decision.BLOCK, Code.ACTION_NOT_REQUESTED)  # dangerous: block
+    assert (v.decision, v.code) == (Decision.ASK_USER, Code.ACTION_NOT_REQUESTED)  # dangerous, unknown: the user
     assert v.suggested_next_step is not None and "`archive_thread`" in v.suggested_next_step
     assert v.findings.intent is not None and v.findings.intent.other_tool == "archive_thread"
 
@@ -124,7 +125,8 @@ def test_dangerous_action_with_ungrounded_entity_goes_to_the_user() -> None:
         ),
         policy=policy,
     )
-    assert (v.decision, v.code) == (Decision.ASK_USER, Code.ENTITY_NOT_GROUNDED)  # by code, whatever the judge
+    # the link stands only in the wiki page's text: unknown on a dangerous action, so the user, whatever the judge
+    assert (v.decision, v.code) == (Decision.ASK_USER, Code.ENTITY_NOT_GROUNDED)
     assert "1 of 1 entities" in v.reasoning and "confirm exactly these values" in (v.suggested_next_step or "")
 
 

@@ -19,7 +19,7 @@ A finding here is one of three values (the design's principle 7):
 Allow-list, not deny-list: the reader proves a request only when every word before the verb is
 accounted for. Sentence splitting survives abbreviations, decimals, single line breaks, lists (an
 item is a sentence whose frame is its list's lead-in) and markdown emphasis. Every word list lives
-in the language pack (:mod:`validator.gate.language`); this module holds no English.
+in the language pack (:mod:`validator.language`); this module holds no English.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from functools import lru_cache
 from typing import Literal
 
 from validator.findings import Proof
-from validator.gate.language import LanguagePack, Phrase, english, fold_apostrophes
+from validator.language import LanguagePack, Phrase, english, fold_apostrophes
 
 __all__ = ["Reading", "Sentence", "Token", "frame_tokens", "read", "sentences", "takes_back", "tokens"]
 
@@ -99,6 +99,8 @@ def _abbreviation(text: str, dot: int, pack: LanguagePack) -> bool:
         return dot - n <= 2 and (not before or before[-1] in ":;.!?")
     if k > 0 and not text[k - 1].isspace() and text[k - 1] not in "([\"'":  # "acme.example.", "report-old.pdf."
         return False
+    if word in pack.number_abbreviations:
+        return text[dot + 1 : dot + 3].strip()[:1].isdigit()
     return bool(word) and (word in pack.abbreviations or len(word) == 1 or _DOTTED.match(word) is not None)
 
 
@@ -360,14 +362,21 @@ def _intent_end(lemmas: Sequence[str], p: Sequence[str | None], i: int) -> int:
 _BREAKS = frozenset({"and", "or", "then", "but", "instead", "rather", "otherwise", "yet", ";"})
 
 
+_NEAR = 6
+
+
 def _governing_negation(texts: Sequence[str], covered: frozenset[int], i: int, pack: LanguagePack) -> int | None:
-    """The index of a negation that governs the word at ``i``: before it, outside any frame, with no
-    coordinator between them."""
+    """The index of a negation that provably governs the word at ``i``: before it, outside any frame, with
+    no coordinator between them, and either near it in one stretch without a comma ("I do not want you to
+    pay") or opening the sentence ("Do not, even though the vendor insists, pay"). A negation inside an
+    earlier clause ("If it is not enough, fill the tank") does not govern: the reading is unknown."""
     found = None
-    for k in _find(texts, pack.negators, 0, i):
-        if k in covered or (texts[k] == "no" and k + 1 < len(texts) and texts[k + 1] in pack.not_negating_after_no):
+    for k in pack.negations(list(texts)):
+        if k >= i or k in covered or any(t in _BREAKS for t in texts[k + 1 : i]):
             continue
-        if not any(t in _BREAKS for t in texts[k + 1 : i]):
+        near = i - k <= _NEAR and all(t not in (",", ":", "-", "(", ")") for t in texts[k + 1 : i])
+        opening = all(j in covered or texts[j] in pack.negation_openers for j in range(k))
+        if near or opening:
             found = k
     return found
 
@@ -394,7 +403,8 @@ def _risks(texts: Sequence[str], skip: frozenset[int], pack: LanguagePack, quest
     asking = {j for k in _find(texts, pack.asking_verbs) for j in range(k, min(len(texts), k + 5))}
     found: list[tuple[int, str]] = []
     for name, phrases in pack.risk_classes().items():
-        for k in _find(texts, phrases):
+        hits = pack.negations(list(texts)) if name == "negated" else _find(texts, phrases)
+        for k in hits:
             if k in skip:
                 continue
             if texts[k] in ("if", "whether") and k in asking:
@@ -467,11 +477,12 @@ def _reading(
     return Reading("proved", multiple=multiple)
 
 
-_ORDER: dict[Proof, int] = {"proved": 0, "disproved": 1, "unknown": 2}
+_ORDER: dict[Proof, int] = {"proved": 0, "unknown": 1, "disproved": 2}
 
 
 def _best(readings: Sequence[Reading]) -> Reading:
-    """A proof if one occurrence gives it; else a disproof; else the first unknown."""
+    """A proof if one occurrence gives it; a disproof only when every occurrence is disproved; else the
+    first unknown."""
     return min(readings, key=lambda r: _ORDER[r.proof])
 
 

@@ -111,8 +111,9 @@ def read_request(
             found.append((intent, sentence, undone))
     if not found:
         return IntentFinding(tuple(intents), problem="not_named")
-    disproved = [f for f in found if f[2].proof == "disproved"]
-    candidates = disproved or [f for f in found if f[2].proof == "unknown"]
+    # disproved only when every reading that names the action is: one unknown reading leaves it unknown
+    unknown = [f for f in found if f[2].proof == "unknown"]
+    candidates = unknown or found
     intent, sentence, worst = min(candidates, key=lambda f: _PRIORITY.get(f[2].problem or "not_named", 8))
     return IntentFinding(
         tuple(intents),

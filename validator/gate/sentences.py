@@ -26,10 +26,10 @@ from functools import lru_cache
 
 from validator import rules
 from validator.findings import RequestSentence
-from validator.gate.language import english
 from validator.gate.reader import frame_tokens, sentences, tokens
 from validator.gate.text import QUOTE_MARKS, find_bounded, normalize
 from validator.inputs.transcript import Transcript
+from validator.language import english
 
 __all__ = [
     "locate",
@@ -50,6 +50,8 @@ _QUOTED_LINE = re.compile(r"(?m)(?:^|(?<=[.!?:] ))[ \t]*>.*$")
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _PAIRS = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201c", "\u00ab": "\u00bb", "\u300c": "\u300d", "\u2033": "\u2033"}
 _WORD = re.compile(r"[\w']+")
+_REACH = 5
+"""Tokens after a negation that it forbids, up to a comma or a contrast ("not eve@…", "never use eve@…")."""
 
 
 def _alternatives(phrases: Iterable[tuple[str, ...]]) -> str:
@@ -269,30 +271,31 @@ def request_sentences(
 
 
 def negated_spans(sentence: str) -> list[tuple[int, int]]:
-    """Stretches of ``sentence`` a negation governs: from the negation to the end of the sentence, or
-    to the first word that ends its reach (the pack's ``scope_ends``: "but", "instead", ...).
+    """Stretches of ``sentence`` a negation forbids: the few words right after it ("not eve@…", "never
+    send anything to eve@…"), up to a comma or a word that ends its reach (the pack's ``scope_ends``).
 
-    "Never send anything to eve@…" and "Do not, under any circumstances, pay Bob" forbid the rest of
-    the sentence; "email bob@…, not eve@…" forbids only what follows "not"; "Don't reply yet, but
-    archive it" stops at "but". Erring this way is safe: a value read as forbidden is refused.
+    A value there is *forbidden* (disproved): a strong local signal. A value farther from a negation
+    is not disproved by it ("I'd rather not monitor it anymore, namely TSLA" asks to remove TSLA), and a
+    bound is not a prohibition ("no more than 2,000 EUR").
     """
     if not rules.on("negation"):
         return []
     pack = english()
     toks = tokens(sentence)
     texts = [t.text for t in toks]
-    ends = [t.start for t in toks if t.text in pack.scope_ends]
     framed = frame_tokens(texts)  # "don't forget to ..." is a frame, not a negation
     spans: list[tuple[int, int]] = []
-    for k in {k for p in pack.negators for k, t in enumerate(texts) if t == p[0] and _match(texts, k, p)}:
+    for k in pack.negations(texts):
         if k in framed:
             continue
-        if texts[k] == "no" and k + 1 < len(texts) and texts[k + 1] in pack.not_negating_after_no:
-            continue  # "No worries, please pay Bob"
-        start = toks[k].start
-        spans.append((start, next((c for c in ends if c > start), len(sentence))))
+        after = texts[k + 1 : k + 3]
+        if any(t in pack.comparatives for t in after):
+            continue  # "no more than 2,000 EUR", "should not exceed $2000": a bound, not a prohibition
+        start, end = toks[k].start, len(sentence)
+        for t in toks[k + 1 : k + 1 + _REACH]:
+            if t.text in pack.scope_ends or t.text in (",", ";", ":", "(", ")"):
+                end = t.start
+                break
+            end = t.end
+        spans.append((start, end))
     return _merge(spans)
-
-
-def _match(texts: Sequence[str], k: int, p: Sequence[str]) -> bool:
-    return tuple(texts[k : k + len(p)]) == tuple(p)

@@ -43,6 +43,7 @@ class LanguagePack:
     """The word lists of one language; see ``english.toml`` for what each holds."""
 
     abbreviations: frozenset[str]
+    number_abbreviations: frozenset[str]
     fillers: tuple[Phrase, ...]
     greetings: tuple[Phrase, ...]
     requests: tuple[Phrase, ...]
@@ -53,6 +54,10 @@ class LanguagePack:
     adjuncts: tuple[Phrase, ...]
     list_leads: tuple[Phrase, ...]
     negators: tuple[Phrase, ...]
+    negator_suffixes: tuple[str, ...]
+    negation_openers: frozenset[str]
+    negation_idioms: tuple[Phrase, ...]
+    comparatives: frozenset[str]
     not_negating_after_no: frozenset[str]
     conditions: tuple[Phrase, ...]
     contrasts: tuple[Phrase, ...]
@@ -73,6 +78,20 @@ class LanguagePack:
     families: dict[str, tuple[str, ...]]
     triggers: dict[str, frozenset[str]]
 
+    def negations(self, texts: tuple[str, ...] | list[str]) -> list[int]:
+        """Indices in ``texts`` where a negator stands (a listed phrase, or a word with a negating ending),
+        less "no" before a word it does not negate ("No worries")."""
+        found = {i for i, t in enumerate(texts) if t.endswith(self.negator_suffixes) and t[:1].isalpha()}
+        for p in self.negators:
+            n = len(p)
+            found.update(i for i in range(len(texts) - n + 1) if tuple(texts[i : i + n]) == p)
+        idioms = {i for p in self.negation_idioms for i in range(len(texts)) if tuple(texts[i : i + len(p)]) == p}
+        return sorted(
+            i
+            for i in found - idioms
+            if not (texts[i] == "no" and i + 1 < len(texts) and texts[i + 1] in self.not_negating_after_no)
+        )
+
     def risk_classes(self) -> dict[str, tuple[Phrase, ...]]:
         """Each risk class by name, in the order the reader reports them (the first found names the problem)."""
         return {
@@ -90,6 +109,7 @@ def _pack(data: dict[str, Any]) -> LanguagePack:
     s, f, r, p, lex = data["sentences"], data["frames"], data["risk"], data["pasted"], data["lexicon"]
     return LanguagePack(
         abbreviations=frozenset(a.lower() for a in s["abbreviations"]),
+        number_abbreviations=frozenset(a.lower() for a in s["number_abbreviations"]),
         fillers=_phrases(f["fillers"]),
         greetings=_phrases(f["greetings"]),
         requests=_phrases(f["requests"]),
@@ -100,6 +120,10 @@ def _pack(data: dict[str, Any]) -> LanguagePack:
         adjuncts=_phrases(f["adjuncts"]),
         list_leads=_phrases(f["list_leads"]),
         negators=_phrases(r["negators"]),
+        negator_suffixes=tuple(r["negator_suffixes"]),
+        negation_openers=frozenset(r["negation_openers"]),
+        negation_idioms=_phrases(r["negation_idioms"]),
+        comparatives=frozenset(r["comparatives"]),
         not_negating_after_no=frozenset(r["not_negating_after_no"]),
         conditions=_phrases(r["conditions"]),
         contrasts=_phrases(r["contrasts"]),
@@ -130,4 +154,4 @@ def load_pack(text: str) -> LanguagePack:
 @cache
 def english() -> LanguagePack:
     """The English pack shipped with the library (read once)."""
-    return load_pack(resources.files("validator.gate").joinpath("english.toml").read_text(encoding="utf-8"))
+    return load_pack(resources.files("validator").joinpath("english.toml").read_text(encoding="utf-8"))
