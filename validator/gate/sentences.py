@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
 from validator import rules
@@ -202,38 +202,36 @@ def locate(text: str, needle: str, limit: int = 5) -> list[tuple[int, int]]:
     return found
 
 
-def _pasted(transcript: Transcript, start: int = 0) -> dict[int, list[tuple[int, int]]]:
-    messages = transcript.messages
-    found = {i: pasted_spans(messages[i].content) for i in range(start, len(messages)) if messages[i].role == "user"}
-    return {i: spans for i, spans in found.items() if spans}
+Spans = dict[int, list[tuple[int, int]]]
 
 
-def _more_pasted(
-    found: dict[int, list[tuple[int, int]]], longer: Transcript, start: int
-) -> dict[int, list[tuple[int, int]]]:
-    more = _pasted(longer, start)
-    return {**found, **more} if more else found
+def _by_message(
+    find: Callable[[str], list[tuple[int, int]]],
+) -> tuple[Callable[..., Spans], Callable[[Spans, Transcript, int], Spans]]:
+    """A memo's build and extend for ``find`` over every user message (only messages with spans are kept)."""
+
+    def build(transcript: Transcript, start: int = 0) -> Spans:
+        messages = transcript.messages
+        found = {i: find(messages[i].content) for i in range(start, len(messages)) if messages[i].role == "user"}
+        return {i: spans for i, spans in found.items() if spans}
+
+    def extend(found: Spans, longer: Transcript, start: int) -> Spans:
+        more = build(longer, start)
+        return {**found, **more} if more else found
+
+    return build, extend
 
 
-def pasted_by_message(transcript: Transcript) -> dict[int, list[tuple[int, int]]]:
+_pasted, _more_pasted = _by_message(pasted_spans)
+_unclear, _more_unclear = _by_message(unclear_spans)
+
+
+def pasted_by_message(transcript: Transcript) -> Spans:
     """The attributed (pasted) parts of every user message that has any, found once per transcript (none
     when the ``pasted-text`` rule is off)."""
     if not rules.on("pasted-text"):
         return {}
     return transcript.memo("gate.pasted", _pasted, _more_pasted)
-
-
-def _unclear(transcript: Transcript, start: int = 0) -> dict[int, list[tuple[int, int]]]:
-    messages = transcript.messages
-    found = {i: unclear_spans(messages[i].content) for i in range(start, len(messages)) if messages[i].role == "user"}
-    return {i: spans for i, spans in found.items() if spans}
-
-
-def _more_unclear(
-    found: dict[int, list[tuple[int, int]]], longer: Transcript, start: int
-) -> dict[int, list[tuple[int, int]]]:
-    more = _unclear(longer, start)
-    return {**found, **more} if more else found
 
 
 def own_words(transcript: Transcript, i: int) -> str:
