@@ -158,8 +158,9 @@ class ValueFinding:
             "user_elsewhere": "in the user's messages but not in the cited request (another turn, or pasted "
             "text): " + ", ".join(map(str, self.locations)),
             "forbidden": "in the user's request only under a negation (forbidden, not chosen)",
-            "not_from_user": ("only in text an outside party wrote: " if self.outside_party else "only in ")
-            + ", ".join(map(str, self.locations)),
+            "not_from_user": "only in "
+            + ", ".join(map(str, self.locations))
+            + (" (text an outside party wrote)" if self.outside_party else ""),
             "not_found": "nowhere in the transcript",
             "absent": "absent from the arguments",
             "unreadable": "could not be read (the arguments do not have the shape the policy names)",

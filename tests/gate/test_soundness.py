@@ -376,7 +376,7 @@ def test_a_model_judge_cannot_approve_a_dangerous_value_from_a_third_party() -> 
     # the IBAN stands only in the vendor's email: unknown (the user may have named that email as the source),
     # so on a dangerous action the user is asked before any judge looks
     assert (v.decision, v.code, v.judge) == (Decision.ASK_USER, Code.TARGET_NOT_GROUNDED, None)
-    assert "only in text an outside party wrote: message #2" in v.reasoning
+    assert "only in message #2" in v.reasoning and "outside party wrote" in v.reasoning
 
 
 def test_a_model_judge_decides_a_general_action_code_could_not_prove_but_not_a_dangerous_one() -> None:
