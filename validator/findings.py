@@ -199,6 +199,9 @@ class IntentFinding:
     """Another tool, no riskier than this one, that the user's words do request (they said archive;
     the agent deletes)."""
     other_intent: str | None = None
+    step_of: str | None = None
+    """The tool whose proved request proves this one, when the policy declares this tool a step of it
+    (``step_of``) and the user's words name this one neither as a request nor under a negation."""
 
     @property
     def requested(self) -> bool:

@@ -50,6 +50,8 @@ class LanguagePack:
     questions: tuple[Phrase, ...]
     gerund_frames: tuple[Phrase, ...]
     wishes: tuple[Phrase, ...]
+    results: tuple[Phrase, ...]
+    result_links: frozenset[str]
     soft: frozenset[str]
     adjuncts: tuple[Phrase, ...]
     list_leads: tuple[Phrase, ...]
@@ -116,6 +118,8 @@ def _pack(data: dict[str, Any]) -> LanguagePack:
         questions=_phrases(f["questions"]),
         gerund_frames=_phrases(f["gerund_frames"]),
         wishes=_phrases(f["wishes"]),
+        results=_phrases(f["results"]),
+        result_links=frozenset(f["result_links"]),
         soft=frozenset(f["soft"]),
         adjuncts=_phrases(f["adjuncts"]),
         list_leads=_phrases(f["list_leads"]),

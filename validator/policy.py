@@ -66,9 +66,14 @@ class ToolPolicy:
     """When the user is asked: ``when_unsure`` (an ``ask_user`` verdict), ``always`` (every call the
     validator would approve goes to the user first, as LangChain's ``interrupt_on``), ``never`` (an
     ``ask_user`` verdict blocks instead: for agents with nobody to ask)."""
+    step_of: tuple[str, ...] = ()
+    """Tools this one is a necessary step of (log in before posting, press the brake to start the
+    engine): a proved request for one of them proves this call's request too, unless the user's words
+    negate this one. Its own values are grounded as for any call."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "targets", tuple(self.targets))
+        object.__setattr__(self, "step_of", tuple(self.step_of))
         object.__setattr__(self, "intents", tuple(self.intents))
         object.__setattr__(self, "amounts", tuple(self.amounts))
 
@@ -158,6 +163,7 @@ class Policy:
                 description=t.description,
                 amounts=tuple(t.amounts),
                 ask=t.ask,
+                step_of=tuple(t.step_of),
             )
             for name, t in doc.tools.items()
         }
@@ -208,7 +214,11 @@ def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]
             problems.append(
                 FieldProblem(where, "a dangerous tool cannot be exempt; exempt tools never reach a third party")
             )
-        for key in ("targets", "intents", "amounts"):
+        for i, parent in enumerate(tp.step_of):
+            if parent == name or parent not in tools or tools[parent].exempt:
+                why = f"must name another guarded tool of the policy, got {parent!r}"
+                problems.append(FieldProblem(f"{where}.step_of[{i}]", why))
+        for key in ("targets", "intents", "amounts", "step_of"):
             for i, value in enumerate(getattr(tp, key)):
                 if not isinstance(value, str) or not value.strip():
                     problems.append(FieldProblem(f"{where}.{key}[{i}]", "must be a non-empty string"))
@@ -235,6 +245,7 @@ class _ToolDoc(_Strict):
     description: str = ""
     amounts: list[str] = Field(default_factory=list)
     ask: Ask = "when_unsure"
+    step_of: list[str] = Field(default_factory=list)
     guarded: bool | None = None
 
     @model_validator(mode="after")

@@ -34,9 +34,11 @@ SPENT_TTL = timedelta(days=30)
 
 def _request_keys(request: JudgeRequest) -> list[str]:
     keys = []
+    intent = request.findings.intent
+    step = f"\x00step:{request.action.tool}" if intent is not None and intent.step_of else ""
     for r in request.findings.requests:
         text = request.transcript.messages[r.message].content
-        material = f"{request.user_id}\x00{hashlib.sha256(utf8(text)).hexdigest()}"
+        material = f"{request.user_id}\x00{hashlib.sha256(utf8(text)).hexdigest()}{step}"
         keys.append(hashlib.sha256(f"{material}\x00{r.start}:{r.end}".encode()).hexdigest())
     return keys
 

@@ -34,6 +34,7 @@ from validator.evals.runner import (
     recorded_judges,
     regressions,
     run_matrix,
+    split,
 )
 from validator.evals.runner import ablate as run_ablation
 from validator.exceptions import FieldProblem, InputError, StoreError
@@ -71,8 +72,8 @@ def _table(matrix: Matrix) -> Table:
         "wrong approvals\ndangerous/all",
         "accuracy\ngeneral",
         "wrong pass\ngeneral",
-        "false\nblocks",
-        "escal-\nations",
+        "must block:\napprove/ask/\nblock",
+        "must pass:\napprove/ask/\nblock",
         "by code/\nby judge",
         "judge-only\naccuracy",
         "gate",
@@ -88,8 +89,8 @@ def _table(matrix: Matrix) -> Table:
             f"{f['wrong_approvals_dangerous']}/{f['wrong_approvals']}",
             f"{f['accuracy_general']:.0%}",
             f"{f['wrong_approval_rate_general']:.0%}",
-            f"{f['false_block_rate']:.0%}",
-            f"{f['escalation_rate']:.0%}",
+            split(f, "must_block"),
+            split(f, "must_pass"),
             f"{f['decided_by_code']}/{f['reached_judge']}",
             f"{f['judge_accuracy']:.0%}",
             gate,

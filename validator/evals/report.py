@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from validator.evals.runner import Matrix, Summary
+from validator.evals.runner import Matrix, Summary, split
 
 __all__ = ["write_report"]
 
@@ -30,7 +30,8 @@ def _row(s: Summary) -> str:
     return (
         f"| {s.judge} | {s.prompt} | {f['runs']} | {f['wrong_approvals_dangerous']} | {f['wrong_approvals']} | "
         f"{_pct(f['accuracy_general'])} | {_pct(f['wrong_approval_rate_general'])} | {_pct(f['false_block_rate'])} | "
-        f"{_pct(f['escalation_rate'])} | {f['decided_by_code']} / {f['reached_judge']} | "
+        f"{_pct(f['escalation_rate'])} | {split(f, 'must_block')} | {split(f, 'must_pass')} | "
+        f"{f['decided_by_code']} / {f['reached_judge']} | "
         f"{f['judge_runs']}: {_pct(f['judge_accuracy'])}, {f['judge_wrong_approvals']} wrong approvals, "
         f"{f['judge_false_blocks']} false blocks | {f['meaning_wrong_approvals']}/{f['meaning_cases']} | {gate} |"
     )
@@ -50,10 +51,11 @@ def markdown(matrix: Matrix) -> str:
     lines.append("")
     lines.append(
         "| judge | prompt | runs | wrong approvals (dangerous) | wrong approvals (all) | accuracy (general) | "
-        "wrong approvals (general must-block) | false blocks (pass cases) | escalations | decided by code / "
+        "wrong approvals (general must-block) | false blocks (pass cases) | escalations | must block: approve/ask/"
+        "block | must pass: approve/ask/block | decided by code / "
         "by the judge | judge-only | meaning cases wrongly approved | bars |"
     )
-    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|")
+    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|")
     lines += [_row(s) for s in matrix.summaries]
     lines += _by_tag(matrix)
     if matrix.ablation:

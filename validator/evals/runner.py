@@ -179,7 +179,23 @@ def _figures(runs: list[EvalRun]) -> dict[str, float | int]:
         "accuracy": _rate(sum(r.outcome in ("correct-block", "correct-pass") for r in runs), len(runs)),
         "suggestion_misses": sum(not r.suggestion_ok for r in runs),
         "errors": _count(runs, "error"),
+        **_decisions(runs),
     }
+
+
+def _decisions(runs: list[EvalRun]) -> dict[str, float | int]:
+    """Approve / ask / block counted apart, for the must-block and the must-pass cases."""
+    out: dict[str, float | int] = {}
+    for expected, name in (("block", "must_block"), ("pass", "must_pass")):
+        mine = [r for r in runs if r.case.expected == expected]
+        for decision, word in (("approve", "approved"), ("ask_user", "asked"), ("block", "blocked")):
+            out[f"{name}_{word}"] = sum(r.verdict.decision.value == decision for r in mine)
+    return out
+
+
+def split(f: dict[str, float | int], cases: str) -> str:
+    """``approved/asked/blocked`` of the ``must_block`` or ``must_pass`` cases, for tables."""
+    return f"{f[cases + '_approved']}/{f[cases + '_asked']}/{f[cases + '_blocked']}"
 
 
 def _judge_only(runs: list[EvalRun]) -> dict[str, float | int]:

@@ -34,14 +34,23 @@ from typing import Any
 
 from validator import rules
 from validator.exceptions import StoreError
-from validator.findings import AuthorizationFinding, Findings, Gap, Location, QuoteFinding, ValueFinding
+from validator.findings import (
+    AuthorizationFinding,
+    Findings,
+    Gap,
+    IntentFinding,
+    Location,
+    QuoteFinding,
+    RequestSentence,
+    ValueFinding,
+)
 from validator.gate.authorizations import Resolved, StandingAuthorization
 from validator.gate.entities import extract_entities
 from validator.gate.grounding import UNREADABLE, ground_value
-from validator.gate.index import other_index, user_index
+from validator.gate.index import is_users, other_index, user_index
 from validator.gate.paths import leaves, lookup, string_leaves
 from validator.gate.requests import read_request, suggest_tool, suggestion, why_not_requested
-from validator.gate.sentences import request_sentences
+from validator.gate.sentences import locate, pasted_by_message, request_sentences
 from validator.gate.text import SearchBudgetExceeded, normalize
 from validator.inputs.action import (
     AuthorizationEvidence,
@@ -107,9 +116,15 @@ def check_quote(transcript: Transcript, index: int, quote: str, user_id: str | N
     if hits:
         return QuoteFinding(index, quote, "user", _locations(transcript, hits))
     hits = other_index(transcript, user_id).find_text(needle, MAX_LOCATIONS)
-    return QuoteFinding(
-        index, quote, "not_from_user" if hits else "not_found", _locations(transcript, hits, outside=True)
-    )
+    if hits:
+        return QuoteFinding(index, quote, "not_from_user", _locations(transcript, hits, outside=True))
+    # a quote that runs from the user's own words into text they pasted stands in their message: it is
+    # the user's, and only its own-words sentences are ever read as a request (request_sentences)
+    crossing = [
+        i for i, m in enumerate(transcript.messages) if is_users(m, user_id) and i in pasted_by_message(transcript)
+    ]
+    hits = [i for i in crossing if locate(transcript.messages[i].content, needle, 1)][:MAX_LOCATIONS]
+    return QuoteFinding(index, quote, "user" if hits else "not_found", _locations(transcript, hits))
 
 
 def _check_quotes(
@@ -239,6 +254,8 @@ def run_gate(
     grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid), user_id)
     _within(deadline, "grounding the values")
     intent = read_request(tool_policy.intent_words(action.tool), requests, transcript)
+    if not intent.requested and intent.proof != "disproved" and policy is not None:
+        intent = _as_step(intent, tool_policy, policy, requests, transcript)
     if (
         not intent.requested
         and policy is not None
@@ -254,6 +271,21 @@ def run_gate(
         intent=intent,
     )
     return _gate_decision(findings, justification, action, tool_policy, settings, len(transcript))
+
+
+def _as_step(
+    intent: IntentFinding,
+    tool_policy: ToolPolicy,
+    policy: Policy,
+    requests: Sequence[RequestSentence],
+    transcript: Transcript,
+) -> IntentFinding:
+    """The request of a tool this one is a declared step of, when the user's words prove it."""
+    for parent in tool_policy.step_of:
+        found = read_request(policy.for_tool(parent).intent_words(parent), requests, transcript)
+        if found.requested:
+            return replace(found, intents=intent.intents, step_of=parent)
+    return intent
 
 
 def _refusal(

@@ -260,6 +260,9 @@ class _Lead:
     question: bool
     gerund: bool
     wish: bool
+    """A wish or a result frame: the verb is a past participle a few words on ("I'd like the money sent")."""
+    result: bool
+    """A result frame ("Ensure the doors are locked"): the participle follows one of the pack's links."""
     covered: frozenset[int]
 
 
@@ -267,13 +270,14 @@ def _lead(texts: Sequence[str], pack: LanguagePack) -> _Lead:
     """The longest run of fillers, greetings, frames and at most one leading adjunct ("For the GOOG
     position,") at the start of a sentence. Frame and filler words are accounted for; an adjunct's
     words are not (they are still read for risk)."""
-    i, question, gerund, wish, adjunct = 0, False, False, False, False
+    i, question, gerund, wish, result, adjunct = 0, False, False, False, False, False
     covered: set[int] = set()
     groups = (
         (pack.greetings, "greeting"),
         (pack.questions, "question"),
         (pack.requests, "request"),
         (pack.wishes, "wish"),
+        (pack.results, "result"),
         (pack.fillers, "filler"),
     )
     while i < len(texts):
@@ -286,8 +290,8 @@ def _lead(texts: Sequence[str], pack: LanguagePack) -> _Lead:
             if best != -1:
                 if kind == "question":
                     question = True
-                if kind == "wish":
-                    wish = True
+                if kind in ("wish", "result"):
+                    wish, result = True, kind == "result"
                 gerund = any(_match_at(texts, i, p, pack.soft) == best for p in pack.gerund_frames)
                 covered.update(range(i, best))
                 i = best
@@ -301,7 +305,7 @@ def _lead(texts: Sequence[str], pack: LanguagePack) -> _Lead:
             break
         if wish:
             break
-    return _Lead(i, question, gerund, wish, frozenset(covered))
+    return _Lead(i, question, gerund, wish, result, frozenset(covered))
 
 
 def frame_tokens(texts: Sequence[str]) -> frozenset[int]:
@@ -379,6 +383,18 @@ def _governing_negation(texts: Sequence[str], covered: frozenset[int], i: int, p
         if near or opening:
             found = k
     return found
+
+
+def _linked(texts: Sequence[str], start: int, i: int, pack: LanguagePack) -> bool:
+    """Whether the participle at ``i`` follows a present link ("are locked", "is fully paid", "tank's filled")."""
+    k = i - 1
+    while k > start and (texts[k].endswith("ly") or texts[k] in pack.soft):
+        k -= 1
+    if k <= start - 1:
+        return False
+    word = texts[k]
+    clitics = [link for link in pack.result_links if link.startswith("'")]
+    return word in pack.result_links or any(word.endswith(c) and len(word) > len(c) for c in clitics)
 
 
 def _coordinated(texts: Sequence[str], lead: _Lead, i: int, pack: LanguagePack) -> bool:
@@ -464,6 +480,8 @@ def _reading(
     elif lead.wish:
         form_ok = word != lemma(word) and word.endswith(("ed", "t", "n", "id"))
         at_head = lead.end <= i <= lead.end + 6 and all(t not in (",", ";", ":") for t in texts[lead.end : i])
+        if lead.result:
+            at_head = at_head and _linked(texts, lead.end, i, pack)
     else:
         form_ok = word == lemma(word) or _is_base_verb(word)
     if not form_ok or not (at_head or _coordinated(texts, lead, i, pack)):

@@ -250,7 +250,9 @@ def request_sentences(
 
     ``cited`` holds ``(evidence index, normalised quote, user message indices)``. A quote that spans
     several sentences gives all of them; one found only in pasted text, or in text of unclear
-    authorship, gives none. A list item carries its list's lead-in.
+    authorship, gives none; one that runs from the user's words into text they pasted gives the
+    user's sentences it covers (the pasted part is never read as a request). A list item carries its
+    list's lead-in.
     """
     out: list[RequestSentence] = []
     seen: set[tuple[int, int, int]] = set()
@@ -258,9 +260,7 @@ def request_sentences(
         for i in messages:
             own = own_words(transcript, i)
             spans = sentences(own)
-            for qs, qe in locate(own, quote):
-                if _HIDDEN in own[qs:qe]:
-                    continue
+            for qs, qe in locate(own, quote) or locate(transcript.messages[i].content, quote):
                 for x in spans:
                     if x.start < qe and qs < x.end and (i, x.start, x.end) not in seen:
                         seen.add((i, x.start, x.end))

@@ -99,6 +99,7 @@ class StrictJudge(Judge):
                     suggested_next_step=refusals.next_step(code, paths=", ".join(v.path for v in bad)),
                 )
         counts = f.counts()
+        step = f", as a declared step of `{intent.step_of}`" if intent.step_of else ""
         return JudgeOutput(
             approved=True,
             confidence="high",
@@ -106,7 +107,8 @@ class StrictJudge(Judge):
             reasoning=(
                 f"{PREFIX}no violation found by its checks. {counts['quotes_from_user']} quote(s) verified in the "
                 f"user's own words, {counts['authorizations_valid']} standing authorization(s) valid; a request for "
-                f"this action proved ({intent.matched!r}); {counts['targets_grounded']}/{counts['targets_checked']} "
+                f"this action proved ({intent.matched!r}{step}); "
+                f"{counts['targets_grounded']}/{counts['targets_checked']} "
                 f"targets and {counts['entities_grounded']}/{counts['entities_checked']} entities in the user's "
                 "request. It did not judge meaning beyond these checks."
             ),
