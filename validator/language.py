@@ -9,6 +9,7 @@ frame stands for one to six words.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -52,6 +53,14 @@ class LanguagePack:
     wishes: tuple[Phrase, ...]
     results: tuple[Phrase, ...]
     result_links: frozenset[str]
+    result_adverbs: frozenset[str]
+    clause_words: frozenset[str]
+    participle_followers: frozenset[str]
+    continuations: tuple[Phrase, ...]
+    light_verbs: tuple[Phrase, ...]
+    determiners: frozenset[str]
+    noun_followers: frozenset[str]
+    means: frozenset[str]
     soft: frozenset[str]
     adjuncts: tuple[Phrase, ...]
     list_leads: tuple[Phrase, ...]
@@ -60,6 +69,7 @@ class LanguagePack:
     negation_openers: frozenset[str]
     negation_idioms: tuple[Phrase, ...]
     comparatives: frozenset[str]
+    statement_auxiliaries: frozenset[str]
     not_negating_after_no: frozenset[str]
     conditions: tuple[Phrase, ...]
     contrasts: tuple[Phrase, ...]
@@ -94,6 +104,13 @@ class LanguagePack:
             if not (texts[i] == "no" and i + 1 < len(texts) and texts[i + 1] in self.not_negating_after_no)
         )
 
+    def reports(self, texts: Sequence[str], k: int, i: int | None = None) -> bool:
+        """Whether the negation at ``k`` (governing the word at ``i``) reports what happened rather than
+        forbids it: a statement auxiliary is the negator, stands just before it, or between it and ``i``."""
+        aux = self.statement_auxiliaries
+        stop = k + 2 if i is None else i
+        return texts[k] in aux or (k > 0 and texts[k - 1] in aux) or any(t in aux for t in texts[k + 1 : stop])
+
     def risk_classes(self) -> dict[str, tuple[Phrase, ...]]:
         """Each risk class by name, in the order the reader reports them (the first found names the problem)."""
         return {
@@ -120,6 +137,14 @@ def _pack(data: dict[str, Any]) -> LanguagePack:
         wishes=_phrases(f["wishes"]),
         results=_phrases(f["results"]),
         result_links=frozenset(f["result_links"]),
+        result_adverbs=frozenset(f["result_adverbs"]),
+        clause_words=frozenset(f["clause_words"]),
+        participle_followers=frozenset(f["participle_followers"]),
+        continuations=_phrases(f["continuations"]),
+        light_verbs=_phrases(f["light_verbs"]),
+        determiners=frozenset(f["determiners"]),
+        noun_followers=frozenset(f["noun_followers"]),
+        means=frozenset(f["means"]),
         soft=frozenset(f["soft"]),
         adjuncts=_phrases(f["adjuncts"]),
         list_leads=_phrases(f["list_leads"]),
@@ -128,6 +153,7 @@ def _pack(data: dict[str, Any]) -> LanguagePack:
         negation_openers=frozenset(r["negation_openers"]),
         negation_idioms=_phrases(r["negation_idioms"]),
         comparatives=frozenset(r["comparatives"]),
+        statement_auxiliaries=frozenset(r["statement_auxiliaries"]),
         not_negating_after_no=frozenset(r["not_negating_after_no"]),
         conditions=_phrases(r["conditions"]),
         contrasts=_phrases(r["contrasts"]),

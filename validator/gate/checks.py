@@ -49,7 +49,7 @@ from validator.gate.entities import extract_entities
 from validator.gate.grounding import UNREADABLE, ground_value
 from validator.gate.index import is_users, other_index, user_index
 from validator.gate.paths import leaves, lookup, string_leaves
-from validator.gate.requests import read_request, suggest_tool, suggestion, why_not_requested
+from validator.gate.requests import negated_anywhere, read_request, suggest_tool, suggestion, why_not_requested
 from validator.gate.sentences import locate, pasted_by_message, request_sentences
 from validator.gate.text import SearchBudgetExceeded, normalize
 from validator.inputs.action import (
@@ -280,7 +280,13 @@ def _as_step(
     requests: Sequence[RequestSentence],
     transcript: Transcript,
 ) -> IntentFinding:
-    """The request of a tool this one is a declared step of, when the user's words prove it."""
+    """The request of a tool this one is a declared step of, when the user's words prove it and no words
+    of the user's, in any message, negate the step itself ("Post it, but never log in")."""
+    if not tool_policy.step_of:
+        return intent
+    negation = negated_anywhere(transcript, intent.intents)
+    if negation is not None:
+        return replace(intent, proof="disproved", negated=True, problem="negated", detail=negation.detail)
     for parent in tool_policy.step_of:
         found = read_request(policy.for_tool(parent).intent_words(parent), requests, transcript)
         if found.requested:

@@ -279,15 +279,20 @@ def _lead(texts: Sequence[str], pack: LanguagePack) -> _Lead:
         (pack.wishes, "wish"),
         (pack.results, "result"),
         (pack.fillers, "filler"),
+        (pack.continuations, "continuation"),
     )
+    framed = False
     while i < len(texts):
         if texts[i] in (",", "-", ":") or texts[i] in pack.soft:
             covered.add(i)
             i += 1
             continue
         for phrases, kind in groups:
+            if kind == "continuation" and not framed:
+                continue  # "assist in" continues a frame; it never opens one
             best = max((_match_at(texts, i, p, pack.soft) for p in phrases if p[0] == texts[i]), default=-1)
             if best != -1:
+                framed = framed or kind in ("question", "request")
                 if kind == "question":
                     question = True
                 if kind in ("wish", "result"):
@@ -376,7 +381,7 @@ def _governing_negation(texts: Sequence[str], covered: frozenset[int], i: int, p
     earlier clause ("If it is not enough, fill the tank") does not govern: the reading is unknown."""
     found = None
     for k in pack.negations(list(texts)):
-        if k >= i or k in covered or any(t in _BREAKS for t in texts[k + 1 : i]):
+        if k >= i or k in covered or any(t in _BREAKS for t in texts[k + 1 : i]) or pack.reports(texts, k, i):
             continue
         near = i - k <= _NEAR and all(t not in (",", ":", "-", "(", ")") for t in texts[k + 1 : i])
         opening = all(j in covered or texts[j] in pack.negation_openers for j in range(k))
@@ -385,16 +390,75 @@ def _governing_negation(texts: Sequence[str], covered: frozenset[int], i: int, p
     return found
 
 
-def _linked(texts: Sequence[str], start: int, i: int, pack: LanguagePack) -> bool:
-    """Whether the participle at ``i`` follows a present link ("are locked", "is fully paid", "tank's filled")."""
-    k = i - 1
-    while k > start and (texts[k].endswith("ly") or texts[k] in pack.soft):
-        k -= 1
-    if k <= start - 1:
+def _wished(texts: Sequence[str], lead: _Lead, i: int, end: int, pack: LanguagePack) -> bool:
+    """Whether the participle at ``i`` is what a wish or a result frame asks for: after a short subject
+    with no clause, modal or finite verb in it ("I'd like the money transferred"), for a result after a
+    present link and at most a few adverbs ("Ensure the doors are securely locked"), and followed by
+    nothing, punctuation, a preposition or a particle: not by an agent ("paid by the client"), "or", or
+    a noun (then it is an adjective: "Bob's deleted files")."""
+    start, stop = lead.end, i
+    if lead.result:
+        link = next((k for k in range(start, i) if texts[k] in pack.result_links), -1)
+        if link == -1 or any(t not in pack.result_adverbs for t in texts[link + 1 : i]):
+            return False
+        stop = link
+    subject = texts[start:stop]
+    if not subject or len(subject) > 6:
         return False
-    word = texts[k]
-    clitics = [link for link in pack.result_links if link.startswith("'")]
-    return word in pack.result_links or any(word.endswith(c) and len(word) > len(c) for c in clitics)
+    for k in range(start, stop):
+        word = texts[k]
+        if word in pack.clause_words or word in (",", ";", ":", "-", "(", ")", "?"):
+            return False
+        inflected = word.isalpha() and word != lemma(word) and _is_verb_form(word)
+        if inflected and (k == start or texts[k - 1] not in pack.determiners):  # "Bob knows", not "the files"
+            return False
+    after = texts[end] if end < len(texts) else None
+    return after is None or after in pack.participle_followers or after.endswith("ly") or not _WORDLIKE.match(after)
+
+
+@lru_cache(maxsize=65_536)
+def _is_verb_form(word: str) -> bool:
+    from lemminflect import getAllLemmas
+
+    return bool(getAllLemmas(word, upos="VERB").get("VERB"))
+
+
+def _head_ok(texts: Sequence[str], lead: _Lead) -> bool:
+    """Whether the sentence's head word has the form its lead asks for (a base verb; a gerund after
+    "would you mind")."""
+    if lead.end >= len(texts) or lead.wish:
+        return False
+    head = texts[lead.end]
+    return head.endswith("ing") if lead.gerund else head == lemma(head) and _is_base_verb(head)
+
+
+def _action_noun(texts: Sequence[str], lead: _Lead, i: int, end: int, pack: LanguagePack) -> bool:
+    """Whether the intent at ``i`` is the noun of a light verb heading the request ("place an order for",
+    "make a copy of", "proceed with the purchase of"): the word itself, uninflected, after a determiner
+    and at most three modifiers, followed by nothing, punctuation, a preposition or a value."""
+    if end != i + 1 or texts[i] != lemma(texts[i]) or texts[i].endswith("ing"):
+        return False
+    if lead.gerund and not lead.wish:
+        k = lead.end  # "proceed with" the purchase
+    else:
+        if not _head_ok(texts, lead) or lead.gerund:
+            return False
+        k = max((_match_at(texts, lead.end, p) for p in pack.light_verbs if p[0] == texts[lead.end]), default=-1)
+        if k == -1:
+            return False
+    if k >= i or texts[k] not in pack.determiners or i - k - 1 > 3:
+        return False
+    if any(not _WORDLIKE.match(t) or t in pack.noun_followers for t in texts[k + 1 : i]):
+        return False
+    after = texts[end] if end < len(texts) else None
+    return after is None or after in pack.noun_followers or not _WORDLIKE.match(after)
+
+
+def _means(texts: Sequence[str], lead: _Lead, i: int, pack: LanguagePack) -> bool:
+    """Whether the intent at ``i`` is the means of the request ("Help me out by ordering 100 shares")."""
+    if i == 0 or texts[i - 1] not in pack.means or not texts[i].endswith("ing") or lead.wish:
+        return False
+    return i - 1 == lead.end or (i > lead.end + 1 and _head_ok(texts, lead))  # "help me out by ordering"
 
 
 def _coordinated(texts: Sequence[str], lead: _Lead, i: int, pack: LanguagePack) -> bool:
@@ -479,12 +543,11 @@ def _reading(
         form_ok = word.endswith("ing")
     elif lead.wish:
         form_ok = word != lemma(word) and word.endswith(("ed", "t", "n", "id"))
-        at_head = lead.end <= i <= lead.end + 6 and all(t not in (",", ";", ":") for t in texts[lead.end : i])
-        if lead.result:
-            at_head = at_head and _linked(texts, lead.end, i, pack)
+        at_head = _wished(texts, lead, i, end, pack)
     else:
         form_ok = word == lemma(word) or _is_base_verb(word)
-    if not form_ok or not (at_head or _coordinated(texts, lead, i, pack)):
+    as_noun = _action_noun(texts, lead, i, end, pack) or _means(texts, lead, i, pack)
+    if not as_noun and (not form_ok or not (at_head or _coordinated(texts, lead, i, pack))):
         before = sentence[: toks[i].start].strip()
         return Reading("unknown", "not_a_request", f"{before} …" if before else sentence)
     skip = lead.covered | frozenset(range(i, end))

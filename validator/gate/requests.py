@@ -76,6 +76,22 @@ def _later(transcript: Transcript, sentence: RequestSentence, intents: Sequence[
     return None
 
 
+def negated_anywhere(transcript: Transcript, intents: Sequence[str]) -> Reading | None:
+    """A sentence of the user's own words, in any message, that negates an action named by ``intents``
+    ("Never log in as dr_smith"), or None."""
+    for i, message in enumerate(transcript.messages):
+        if message.role != "user":
+            continue
+        own = own_words(transcript, i)
+        for x in sentences(own):
+            text = own[x.start : x.end]
+            for intent in intents:
+                found = read(text, intent)
+                if found is not None and found.proof == "disproved":
+                    return Reading("disproved", "negated", message.content[x.start : x.end])
+    return None
+
+
 def _problem(name: str | None) -> RequestProblem:
     known: dict[str, RequestProblem] = {p: p for p in _PRIORITY}  # type: ignore[misc]
     return known.get(name or "not_named", "not_a_request")

@@ -70,7 +70,7 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     lead_in = re.compile(
         r"(?i)(?:\b(?:" + _alternatives(pack.attribution_verbs) + r")\b[^.!?\n:]{0,60}"
         r"|(?<![\w'])(?:" + _alternatives(pack.presenters) + r")\s+(?:[\w'-]+\s+){0,3}(?:" + documents + r")\b"
-        r"[^.!?\n:]{0,40}):[ \t]*(?=\S)"
+        r"[^.!?\n:]{0,40}):\s*(?=\S)"
     )
     return forward, header, lead_in
 
@@ -129,10 +129,18 @@ def pasted_spans(text: str) -> list[tuple[int, int]]:
 
 def unclear_spans(text: str) -> list[tuple[int, int]]:
     """Parts of a user message whose authorship is unclear: passages in quotation marks (three words or
-    more) and code blocks. Quotes may stand there; requests are not read there."""
+    more), code blocks, and everything after the first paragraph a lead-in attributes (pasted text
+    runs on past a blank line: "The vendor wrote: Hi,\n\nPlease pay…"; where the user's own words
+    resume, nothing marks). Quotes may stand there; requests are not read there."""
     spans: list[tuple[int, int]] = []
     if "```" in text:
         spans += [m.span() for m in _FENCE.finditer(text)]
+    if ":" in text:
+        for m in _patterns()[2].finditer(text):
+            end = text.find("\n\n", m.end())
+            if end != -1:
+                spans.append((end, len(text)))
+                break
     spans += _quotation_spans(text)
     return _merge(spans)
 
@@ -284,8 +292,8 @@ def negated_spans(sentence: str) -> list[tuple[int, int]]:
     framed = frame_tokens(texts)  # "don't forget to ..." is a frame, not a negation
     spans: list[tuple[int, int]] = []
     for k in pack.negations(texts):
-        if k in framed:
-            continue
+        if k in framed or pack.reports(texts, k):
+            continue  # a frame ("don't forget to"), or a report ("I haven't paid Bob yet")
         after = texts[k + 1 : k + 3]
         if any(t in pack.comparatives for t in after):
             continue  # "no more than 2,000 EUR", "should not exceed $2000": a bound, not a prohibition
