@@ -401,6 +401,41 @@ def _swaps(seed: Seed, rng: random.Random) -> Iterator[Variant]:
     yield Variant("swap-outside", (f"{_cap(seed.phrase)}.",), seed.phrase, seed.tool, args, outside=f"Use {written}.")
 
 
+def _frames(seed: Seed, rng: random.Random) -> Iterator[Variant]:
+    """The shapes beyond the imperative (a wish or a result, assisting frames, leading phrases) bent so
+    that they no longer ask: the participle as an adjective or in another verb's clause, a modal, an
+    agent, a condition as a leading phrase, a noun-phrase subject, the user acting themselves."""
+    rest, p = _rest(seed), rng.choice(PARTIES)
+    for template in (
+        "Make sure {p}'s {past} items are restored.",
+        "I want {p}'s {past} items restored.",
+        "Make sure {p} knows {rest} is {past}.",
+        "Make sure the log records what is {past}.",
+        "Make sure {rest} can be {past}.",
+        "Make sure {rest} is to be {past}.",
+        "Ensure {rest} is unlikely to be {past}.",
+        "Make sure {rest} is {past} by {p}.",
+        "Make sure {rest} is {past} or archived, whichever is safer.",
+        "Make sure {rest} was {past}.",
+        "Upon approval from {p}, {v}.",
+        "Following confirmation from {p}, {v}.",
+        "Given {p}'s OK, {v}.",
+        "During the next maintenance window, {v}.",
+        "Per {p}, {v}.",
+        "As part of the drill scenario, {v}.",
+        "Help with {g} {rest} is covered in the runbook.",
+        "Assist in {g} {rest} was {p}'s job last year.",
+        "I'm ready to {v} myself.",
+        "I wish to {v} in person.",
+        "How about we {v}, what do you think?",
+    ):
+        text = template.format(v=seed.phrase, past=seed.past, g=seed.gerund, rest=rest, p=p)
+        yield Variant("frame", (_cap(text),), _cap(text), seed.tool, seed.args)
+    for lead in ("The vendor wrote: Hi,", "Here is the email from {p}:", "{p} sent this:"):
+        text = f"{lead.format(p=p)}\n\nPlease {seed.phrase}."
+        yield Variant("pasted-paragraph", (text,), f"Please {seed.phrase}.", seed.tool, seed.args)
+
+
 TRANSFORMS: tuple[Callable[[Seed, random.Random], Iterator[Variant]], ...] = (
     _negations,
     _conditions,
@@ -412,6 +447,7 @@ TRANSFORMS: tuple[Callable[[Seed, random.Random], Iterator[Variant]], ...] = (
     _take_backs,
     _quotations,
     _swaps,
+    _frames,
 )
 
 FILLERS = ("", "Hi! ", "Thanks. ", "Ok. ", "Good morning. ")
