@@ -41,7 +41,15 @@ __all__ = [
 QuoteStatus = Literal["user", "not_from_user", "not_found"]
 AuthorizationStatus = Literal["valid", "not_found", "wrong_user", "expired", "revoked", "out_of_scope", "unavailable"]
 ValueStatus = Literal[
-    "user", "authorization", "user_elsewhere", "forbidden", "not_from_user", "not_found", "absent", "unreadable"
+    "user",
+    "authorization",
+    "delegated",
+    "user_elsewhere",
+    "forbidden",
+    "not_from_user",
+    "not_found",
+    "absent",
+    "unreadable",
 ]
 RequestProblem = Literal[
     "not_named",
@@ -131,11 +139,19 @@ class ValueFinding:
     outside_party: bool = False
     """With ``not_from_user``: every place it stands is text an outside party wrote (an email's body, a
     page, another participant), not a lookup's output or the agent's own words."""
+    chain: str = ""
+    """With ``delegated``: the flow from the user's words to the value, hop by hop."""
+    needs_user: bool = False
+    """With ``delegated``: a dangerous action's value its policy does not accept delegated (``delegate``),
+    so the user is asked, with the chain shown."""
 
     @property
     def grounded(self) -> bool:
-        """Proved to be the user's choice: in their cited request sentence, or in a cited authorization."""
-        return self.status in ("user", "authorization", "absent")
+        """Proved to be the user's choice: in their cited request sentence, in a cited authorization, or
+        delegated (looked up in the record the user named) where the risk allows it."""
+        return self.status in ("user", "authorization", "absent") or (
+            self.status == "delegated" and not self.needs_user
+        )
 
     @property
     def proof(self) -> Proof:
@@ -158,6 +174,12 @@ class ValueFinding:
             "user_elsewhere": "in the user's messages but not in the cited request (another turn, or pasted "
             "text): " + ", ".join(map(str, self.locations)),
             "forbidden": "in the user's request only under a negation (forbidden, not chosen)",
+            "delegated": f"delegated: {self.chain}"
+            + (
+                " (a dangerous action's value its policy does not accept delegated: the user decides)"
+                if self.needs_user
+                else ""
+            ),
             "not_from_user": "only in "
             + ", ".join(map(str, self.locations))
             + (" (text an outside party wrote)" if self.outside_party else ""),

@@ -87,6 +87,7 @@ class LanguagePack:
     presenters: tuple[Phrase, ...]
     forward_markers: tuple[str, ...]
     headers: tuple[str, ...]
+    identifier_markers: frozenset[str]
     families: dict[str, tuple[str, ...]]
     triggers: dict[str, frozenset[str]]
 
@@ -171,6 +172,7 @@ def _pack(data: dict[str, Any]) -> LanguagePack:
         presenters=_phrases(p["presenters"]),
         forward_markers=tuple(p["forward_markers"]),
         headers=tuple(p["headers"]),
+        identifier_markers=frozenset(data["values"]["identifier_markers"]),
         families={k: tuple(v) for k, v in lex["families"].items()},
         triggers={k: frozenset(v) for k, v in lex["triggers"].items()},
     )

@@ -66,6 +66,11 @@ class ToolPolicy:
     """When the user is asked: ``when_unsure`` (an ``ask_user`` verdict), ``always`` (every call the
     validator would approve goes to the user first, as LangChain's ``interrupt_on``), ``never`` (an
     ``ask_user`` verdict blocks instead: for agents with nobody to ask)."""
+    delegate: tuple[str, ...] = ()
+    """Arguments of a dangerous tool that may take a *delegated* value: one the agent looked up in the
+    record the user named ("pay the bill in bill-december.txt": ``delegate = ["recipient", "amount"]``).
+    Without it a dangerous action's delegated value goes to the user, with its chain shown; a general
+    action's is proved anyway."""
     step_of: tuple[str, ...] = ()
     """Tools this one is a necessary step of (log in before posting, press the brake to start the
     engine): a proved request for one of them proves this call's request too, unless the user's words
@@ -74,6 +79,7 @@ class ToolPolicy:
     def __post_init__(self) -> None:
         object.__setattr__(self, "targets", tuple(self.targets))
         object.__setattr__(self, "step_of", tuple(self.step_of))
+        object.__setattr__(self, "delegate", tuple(self.delegate))
         object.__setattr__(self, "intents", tuple(self.intents))
         object.__setattr__(self, "amounts", tuple(self.amounts))
 
@@ -164,6 +170,7 @@ class Policy:
                 amounts=tuple(t.amounts),
                 ask=t.ask,
                 step_of=tuple(t.step_of),
+                delegate=tuple(t.delegate),
             )
             for name, t in doc.tools.items()
         }
@@ -218,7 +225,7 @@ def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]
             if parent == name or parent not in tools or tools[parent].exempt:
                 why = f"must name another guarded tool of the policy, got {parent!r}"
                 problems.append(FieldProblem(f"{where}.step_of[{i}]", why))
-        for key in ("targets", "intents", "amounts", "step_of"):
+        for key in ("targets", "intents", "amounts", "step_of", "delegate"):
             for i, value in enumerate(getattr(tp, key)):
                 if not isinstance(value, str) or not value.strip():
                     problems.append(FieldProblem(f"{where}.{key}[{i}]", "must be a non-empty string"))
@@ -246,6 +253,7 @@ class _ToolDoc(_Strict):
     amounts: list[str] = Field(default_factory=list)
     ask: Ask = "when_unsure"
     step_of: list[str] = Field(default_factory=list)
+    delegate: list[str] = Field(default_factory=list)
     guarded: bool | None = None
 
     @model_validator(mode="after")

@@ -21,6 +21,7 @@ RULES: dict[str, str] = {
     "request-grammar": "a request for the action must be proved: not a question, report, condition or retraction",
     "negation": "a negation governs what follows it (requests and values under it do not count)",
     "value-identity": "targets and entities must stand in the user's request, compared as values",
+    "provenance": "a value looked up in the record the user named is delegated, not unknown",
     "dangerous-values-to-user": "a dangerous action with a value the user never gave goes to the user",
     "one-request": "one request authorizes one dangerous action",
 }

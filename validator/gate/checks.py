@@ -26,6 +26,7 @@ a general action, told what is unknown. The gate never approves.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -48,7 +49,7 @@ from validator.gate.authorizations import Resolved, StandingAuthorization
 from validator.gate.entities import extract_entities
 from validator.gate.grounding import UNREADABLE, ground_value
 from validator.gate.index import is_users, other_index, user_index
-from validator.gate.paths import leaves, lookup, string_leaves
+from validator.gate.paths import key_leaves, leaves, lookup, string_leaves
 from validator.gate.requests import negated_anywhere, read_request, suggest_tool, suggestion, why_not_requested
 from validator.gate.sentences import locate, pasted_by_message, request_sentences
 from validator.gate.text import SearchBudgetExceeded, normalize
@@ -201,6 +202,24 @@ def _target_values(action: PendingAction, targets: tuple[str, ...]) -> Iterator[
             yield (f"{target}[{i}]" if len(items) > 1 or isinstance(value, list | tuple) else target), target, leaf
 
 
+_IDENTIFIER = re.compile(r"^(?=.*[\d@/#:._-])[\w@/#:.+-]{2,200}$")
+
+
+def _identifiers(action: PendingAction) -> tuple[str, ...]:
+    """For a dangerous tool with no declared targets: every top-level argument that names something (an
+    id, a path, an address: one token with a digit or a separator; or any scalar under a key ending in
+    ``id``), so nothing it reaches goes uncompared ("delete the newsletter thread t-17" is no grant to
+    delete ``t-payroll-2026``)."""
+    out = []
+    for name, value in action.args.items():
+        if name == "justification" or isinstance(value, bool):
+            continue
+        named = name.casefold().endswith("id") and isinstance(value, str | int)
+        if named or any(isinstance(v, str) and _IDENTIFIER.match(v) for v in leaves(value)):
+            out.append(name)
+    return tuple(out)
+
+
 def _is_under(path: str, targets: tuple[str, ...]) -> bool:
     return any(path == t or path.startswith((t + ".", t + "[")) for t in targets)
 
@@ -346,9 +365,10 @@ def _grounded(
     """Targets (and a money tool's amounts) and the entities inside the other arguments, grounded."""
     currency = action.args.get("currency") if isinstance(action.args.get("currency"), str) else None
     amounts = tuple(p for p in tool_policy.amount_paths(action.tool) if p not in tool_policy.targets)
+    declared = tool_policy.targets or (_identifiers(action) if tool_policy.risk == "dangerous" else ())
     targets = tuple(
         ground_value(transcript, requests, path, value, scope_path=target, authorizations=valid, user_id=user_id)
-        for path, target, value in _target_values(action, tool_policy.targets)
+        for path, target, value in _target_values(action, tuple(t for t in declared if t not in amounts))
     ) + tuple(
         ground_value(
             transcript,
@@ -364,14 +384,25 @@ def _grounded(
         for path, target, value in _target_values(action, amounts)
         if value is not None
     )
-    covered = (*tool_policy.targets, *amounts)
+    covered = (*declared, *amounts)
+    texts = (*string_leaves(dict(action.args), ""), *key_leaves(dict(action.args), ""))
     entities = tuple(
         ground_value(transcript, requests, path, entity.value, kind=entity.kind, authorizations=valid, user_id=user_id)
-        for path, text in string_leaves(dict(action.args), "")
-        if not _is_under(path, covered)
+        for path, text in texts
+        if not _is_under(path, covered) or path.endswith("(key)")
         for entity in extract_entities(text)
     )
+    if tool_policy.risk == "dangerous":
+        targets = tuple(_confirm(v, tool_policy) for v in targets)
+        entities = tuple(_confirm(v, tool_policy) for v in entities)
     return targets, entities
+
+
+def _confirm(finding: ValueFinding, tool_policy: ToolPolicy) -> ValueFinding:
+    """A dangerous action's delegated value needs the user, unless its policy accepts it delegated."""
+    if finding.status != "delegated" or _is_under(finding.path, tool_policy.delegate):
+        return finding
+    return replace(finding, needs_user=True)
 
 
 def _gate_decision(

@@ -104,6 +104,23 @@ class Entity:
     end: int = 0
     note: str | None = None
     """What is odd about it (mixed scripts in a host, an address that does not parse)."""
+    link: str = ""
+    """For a link or a host: ``scheme|host|path|query`` (lower-case scheme and host, the path without a
+    trailing slash, the query as written; empty scheme when none is written). Links are the same only
+    when all four are (:func:`same_link`); ``key`` holds the host alone."""
+
+
+def _link(scheme: str, host: str, path: str, query: str) -> str:
+    return "|".join((scheme.lower(), host, path.rstrip("/"), query))
+
+
+def same_link(wanted: str, given: str) -> bool:
+    """Whether the link ``given`` (in the user's words) names the link ``wanted`` (in the action): the
+    same host, path and query, and the same scheme, or none written where the action's is http(s)."""
+    w, g = wanted.split("|"), given.split("|")
+    if w[1:] != g[1:]:
+        return False
+    return w[0] == g[0] or (not g[0] and w[0] in ("http", "https", ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +195,9 @@ def _url(raw: str, start: int) -> Entity | None:
     if not host:
         return Entity("url", raw, raw.casefold(), start, start + len(raw), "a URL without a host")
     ascii_host = _ascii_host(host) or host
-    return Entity("url", raw, ascii_host, start, start + len(raw), _mixed_scripts(host))
+    port = f":{parts.port}" if parts.port else ""
+    link = _link(parts.scheme, ascii_host + port, parts.path, parts.query)
+    return Entity("url", raw, ascii_host, start, start + len(raw), _mixed_scripts(host), link)
 
 
 def _bare_host(raw: str, start: int) -> Entity | None:
@@ -192,7 +211,9 @@ def _bare_host(raw: str, start: int) -> Entity | None:
     if ascii_host is None or not _known_tld(ascii_host.rsplit(".", 1)[-1]):
         return None
     kind: EntityKind = "url" if len(host) < len(raw) else "domain"
-    return Entity(kind, raw, ascii_host, start, start + len(raw), _mixed_scripts(host))
+    rest = urlsplit("//" + raw)
+    link = _link("", ascii_host + raw[len(host) :].split("/", 1)[0].split("?")[0], rest.path, rest.query)
+    return Entity(kind, raw, ascii_host, start, start + len(raw), _mixed_scripts(host), link)
 
 
 def _trim(run: str, start: int) -> tuple[str, int]:
@@ -200,6 +221,12 @@ def _trim(run: str, start: int) -> tuple[str, int]:
     left = 0
     while left < len(run) and run[left] in _EDGE and run[left] != '"':
         left += 1
+    if left < len(run) and run[left] == '"':  # an opening quote, unless it opens a quoted local part
+        close, at = run.find('"', left + 1), run.find("@", left)
+        if close == -1 or at == -1 or close > at:
+            left += 1
+            while left < len(run) and run[left] in _EDGE and run[left] != '"':
+                left += 1
     right = len(run)
     while right > left and run[right - 1] in _EDGE:
         right -= 1
@@ -216,6 +243,10 @@ def _iban(raw: str, start: int) -> Entity | None:
         compact = re.sub(r"[ -]", "", head).upper()
         if 15 <= len(compact) <= 34 and iban.is_valid(compact):
             return Entity("iban", head, compact, start, start + len(head))
+    if " " not in raw and "-" not in raw:  # letters run on after it: "DE89…3000bob@acme.example"
+        for n in range(min(len(raw), 34), 14, -1):
+            if iban.is_valid(raw[:n].upper()):
+                return Entity("iban", raw[:n], raw[:n].upper(), start, start + n)
     return None
 
 
@@ -271,7 +302,7 @@ def _extract(text: str, region: str) -> tuple[Entity, ...]:
         entity = _in_run(raw, start) if raw else None
         if entity is not None:
             found.append(entity)
-    taken = [(e.start, e.end) for e in found]
+    taken = [(e.start, e.end) for e in found if e.kind != "email"]  # "DE89…bob@x.example" hides no IBAN
     for m in _IBAN.finditer(text):
         if not any(s < m.end() and m.start() < e for s, e in taken):
             entity = _iban(m.group(), m.start())

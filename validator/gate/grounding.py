@@ -23,12 +23,14 @@ from typing import Any
 from validator import rules
 from validator.findings import Location, RequestSentence, ValueFinding, ValueStatus
 from validator.gate.authorizations import StandingAuthorization
-from validator.gate.entities import Entity, amounts_in, extract_entities, parse_entity
+from validator.gate.entities import CURRENCIES, Entity, amounts_in, extract_entities, parse_entity, same_link
 from validator.gate.index import other_index, outside_authors, user_index
+from validator.gate.provenance import Trace, has_field, trace
 from validator.gate.reader import sentences
 from validator.gate.sentences import negated_spans, own_words
 from validator.gate.text import TextIndex, normalize
 from validator.inputs.transcript import Transcript
+from validator.language import english
 
 __all__ = ["UNREADABLE", "as_number", "ground_value"]
 
@@ -37,7 +39,7 @@ UNREADABLE = object()
 """A target the gate could not read (the arguments do not have the shape the policy names)."""
 _TOKEN_CHAR = re.compile(r"[\w.@\-/+:]")
 _NUMERIC = re.compile(r"^-?\d+(?:\.\d+)?$")
-_SAME_KIND = {"url": "host", "domain": "host"}
+_SAME_KIND = {"url": "link", "domain": "link"}
 
 
 def as_number(value: Any) -> Decimal | None:
@@ -73,7 +75,11 @@ def _allowed(text: str) -> str:
 
 
 def _identity(entity: Entity) -> tuple[str, str]:
-    return _SAME_KIND.get(entity.kind, entity.kind), entity.key
+    """What an entity is compared by: a link by its scheme, host, path and query (:func:`same_link`),
+    anything else by kind and key."""
+    if entity.kind in _SAME_KIND:
+        return "link", entity.link
+    return entity.kind, entity.key
 
 
 def _holds_token(text: str, value: str) -> bool:
@@ -85,7 +91,9 @@ def _holds_token(text: str, value: str) -> bool:
         end = pos + len(needle)
         before = hay[pos - 1] if pos else " "
         after = hay[end] if end < len(hay) else " "
-        if not _TOKEN_CHAR.match(before) and not (_TOKEN_CHAR.match(after) and after not in ".:"):
+        beyond = hay[end + 1] if end + 1 < len(hay) else " "
+        ends = not _TOKEN_CHAR.match(after) or (after in ".:" and not _TOKEN_CHAR.match(beyond))
+        if not _TOKEN_CHAR.match(before) and ends:  # "tmp." ends a sentence; "tmp.old" is another name
             return True
         pos = hay.find(needle, pos + 1)
     return False
@@ -99,17 +107,47 @@ def _identities(text: str) -> frozenset[tuple[str, str]]:
 
 @lru_cache(maxsize=512)
 def _quantities(text: str) -> tuple[tuple[Decimal, str | None], ...]:
-    """The numbers of one request sentence that are quantities (not times of day), with their currency."""
-    return tuple((a.value, a.currency) for a in amounts_in(text) if not a.is_time)
+    """The numbers of one request sentence that are quantities, with their currency: not a time of day,
+    not a group of an IBAN, an account, a phone number or a link, not an identifier's number ("invoice
+    2026", "#443")."""
+    taken = [(e.start, e.end) for e in extract_entities(text)]
+    markers = english().identifier_markers
+    out = []
+    for a in amounts_in(text):
+        if a.is_time or any(s < a.end and a.start < e for s, e in taken):
+            continue
+        before = text[: a.start].rstrip().rsplit(None, 1)
+        word = before[-1].casefold().rstrip(".:") if before else ""
+        if word in markers or text[: a.start].rstrip().endswith("#"):
+            continue
+        out.append((a.value, a.currency))
+    return tuple(out)
 
 
-def _holds(text: str, value: Any, entity: Entity | None, currency: str | None) -> bool:
-    """Whether ``text`` holds ``value`` as a value."""
+def named_currencies(texts: Iterable[str]) -> frozenset[str]:
+    """The currencies the user's request names: by an amount, or by a currency word of its own."""
+    named = {c for t in texts for _, c in _quantities(t) if c}
+    for t in texts:
+        named.update(CURRENCIES[w] for w in re.findall(r"[^\W\d_]+|[€$£¥₹]", t.casefold()) if w in CURRENCIES)
+    return frozenset(named)
+
+
+def _holds(
+    text: str, value: Any, entity: Entity | None, currency: str | None, named: frozenset[str] = frozenset()
+) -> bool:
+    """Whether ``text`` holds ``value`` as a value. A number with no currency matches an amount in a
+    currency only when the user's request names that currency (``named``)."""
     if entity is not None:
-        return _identity(entity) in _identities(text)
+        kind, key = _identity(entity)
+        if kind == "link":
+            return any(k == "link" and same_link(key, given) for k, given in _identities(text))
+        return (kind, key) in _identities(text)
     number = as_number(value)
     if number is not None:
-        return any(n == number and (currency is None or c in (None, currency)) for n, c in _quantities(text))
+        return any(
+            n == number and (currency is None or c == currency or (c is None and currency in named))
+            for n, c in _quantities(text)
+        )
     return isinstance(value, str) and _holds_token(text, value)
 
 
@@ -137,7 +175,13 @@ def _find(
     if not anchor or " " in anchor:
         return index.find_text(normalize(anchor), MAX_LOCATIONS) if anchor else []
     candidates = index.containing(anchor, 50)
-    return [i for i in candidates if _holds(transcript.messages[i].content, value, entity, currency)][:MAX_LOCATIONS]
+    found = []
+    for i in candidates:
+        text = transcript.messages[i].content
+        named = named_currencies([text]) if currency else frozenset[str]()  # the currency its source names
+        if _holds(text, value, entity, currency, named):
+            found.append(i)
+    return found[:MAX_LOCATIONS]
 
 
 def _locations(transcript: Transcript, hits: Iterable[int]) -> tuple[Location, ...]:
@@ -172,7 +216,10 @@ def ground_value(
     if not rules.on("value-identity"):
         return ValueFinding(path, value, "user", kind, note=note)
     negation = rules.on("negation")
-    hits = [r.message for r in requests if _holds(_allowed(r.text) if negation else r.text, value, entity, currency)]
+    named = named_currencies(r.text for r in requests) if currency else frozenset[str]()
+    hits = [
+        r.message for r in requests if _holds(_allowed(r.text) if negation else r.text, value, entity, currency, named)
+    ]
     if hits:
         return ValueFinding(path, value, "user", kind, _locations(transcript, hits), note=note)
     if negation:  # in the request, but only where a negation governs it: forbidden, not chosen
@@ -189,6 +236,14 @@ def ground_value(
             status = "forbidden"  # the user named it only to forbid it ("Never send anything to eve@...")
         return ValueFinding(path, value, status, kind, _locations(transcript, elsewhere), note=note)
     found = _find(other_index(transcript, user_id), transcript, value, entity, currency)
+    if found and rules.on("provenance"):
+        flow, why = _delegated(transcript, requests, value, found, currency, negation)
+        if flow is not None:
+            hops = [h.message for h in flow.hops]
+            return ValueFinding(
+                path, value, "delegated", kind, _locations(transcript, hops), note=note, chain=flow.describe(path)
+            )
+        note = "; ".join(n for n in (note, why) if n) or None
     outside = bool(found) and all(_outside_party(transcript, i, user_id) for i in found)
     if not found and isinstance(value, str) and ("@" in value or "://" in value):  # a sender's address or page
         found = list(outside_authors(transcript).get(value.strip().casefold(), ()))
@@ -201,6 +256,27 @@ def ground_value(
         note=note,
         outside_party=outside,
     )
+
+
+def _delegated(
+    transcript: Transcript,
+    requests: Sequence[RequestSentence],
+    value: Any,
+    found: Sequence[int],
+    currency: str | None,
+    negation: bool,
+) -> tuple[Trace | None, str | None]:
+    """The lookup flow that brought ``value`` from the user's request (an amount with its currency)."""
+    flow, why = trace(transcript, value, found, lambda text: _in_request(requests, text, negation))
+    if flow is not None and currency and not has_field(transcript, flow.hops[0].message, currency):
+        return None, f"its currency {currency} is not in the result it was looked up in"
+    return flow, why
+
+
+def _in_request(requests: Sequence[RequestSentence], text: str, negation: bool) -> list[int]:
+    """The messages whose cited request sentence holds ``text`` as a value (outside a forbidding clause)."""
+    entity = parse_entity(text)
+    return [r.message for r in requests if _holds(_allowed(r.text) if negation else r.text, text, entity, None)]
 
 
 def _own_sentences(transcript: Transcript, messages: Iterable[int]) -> list[str]:

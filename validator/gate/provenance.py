@@ -1,0 +1,222 @@
+"""Where a value the user did not type came from: data-flow provenance through the agent's lookups.
+
+Users delegate: "create a follow-up with the same participants as the Introductory meeting", "pay
+the bill in bill-december.txt". The values then stand in a tool result, not in the user's words. A
+value is **delegated** when the transcript shows the whole flow:
+
+- it stands in the result of a tool call, as a *structured field* of that result (a JSON value or
+  key, short enough to be a field: a list of participants, an IBAN field), not inside free text (a
+  description, a review, an email body: text anyone may have written);
+- in the *designated record*: when the result holds several records (a list of events, bookings
+  keyed by id), the value's record is the one the call's own arguments name (its title holds the
+  query); a record the agent picked among others is not designated;
+- and every string argument of that call came from the user's request, in the user's words or, up
+  to :data:`MAX_HOPS` hops back, delegated in turn ("participants[0] <- result of
+  search_calendar_events(query='Introductory meeting') <- user, message #0").
+
+Anything short of that stays *unknown* (where the value came from is not shown). Whether a
+delegated value is enough is the policy's and the risk's business (:mod:`validator.gate.checks`):
+it proves a general action's value; a dangerous action's only where its policy opts in
+(``delegate``), and else the user is asked with the chain shown.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from validator.gate.entities import parse_entity
+from validator.gate.paths import string_leaves
+from validator.gate.text import normalize
+from validator.inputs.transcript import ToolCall, Transcript
+
+__all__ = ["MAX_HOPS", "Trace", "has_field", "trace"]
+
+MAX_HOPS = 2
+"""Lookups a delegated value may pass through, counted from the user's words."""
+_FIELD_WORDS = 8
+"""A string leaf of more words than this is free text, not a field."""
+_MAX_RESULT = 2_000_000
+"""Results longer than this are not parsed (their values stay unknown)."""
+
+InRequest = Callable[[Any], list[int]]
+"""The user messages whose cited request holds a value, as a value (empty: not in the request)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    message: int
+    """The tool message holding the value."""
+    tool: str
+    call: str
+    """The call's string arguments, shown (``query='Introductory meeting'``)."""
+    field: str
+    """Where in the result the value stands (``[0].participants[1]``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """A complete flow from the user's words to a value: the hops, newest first, and the user message."""
+
+    hops: tuple[Hop, ...]
+    origin: int
+
+    def describe(self, path: str) -> str:
+        steps = [f"{h.field} of the result of {h.tool}({h.call}) (message #{h.message})" for h in self.hops]
+        return " <- ".join([path, *steps, f"user, message #{self.origin}"])
+
+
+def _call_of(transcript: Transcript, message: int) -> tuple[int, ToolCall] | None:
+    """The assistant message and the call a tool message answers."""
+    call_id = transcript.messages[message].tool_call_id
+    if not call_id:
+        return None
+    for i in range(message - 1, -1, -1):
+        for call in transcript.messages[i].tool_calls:
+            if call.id == call_id:
+                return i, call
+    return None
+
+
+def _parsed(content: str) -> Any:
+    if len(content) > _MAX_RESULT or content[:1] not in "[{":
+        return None
+    try:
+        return json.loads(content)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _same(leaf: Any, value: Any) -> bool:
+    """Whether a field of a result *is* the value (not merely contains it)."""
+    if isinstance(leaf, bool) or isinstance(value, bool):
+        return leaf is value
+    if isinstance(leaf, int | float) and not isinstance(value, str):
+        return bool(leaf == value)
+    a, b = normalize(str(leaf)).casefold(), normalize(str(value)).casefold()
+    if a == b:
+        return True
+    if not isinstance(value, str) or len(str(leaf).split()) > _FIELD_WORDS:
+        return False
+    x, y = parse_entity(str(leaf)), parse_entity(value)
+    return x is not None and y is not None and (x.kind, x.key, x.link) == (y.kind, y.key, y.link)
+
+
+Step = str | int
+
+
+def _fields(node: Any, path: tuple[Step, ...] = ()) -> Iterator[tuple[tuple[Step, ...], Any]]:
+    """Every scalar leaf of a parsed result, and every key of its mappings, with its path."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield (*path, k), k
+            yield from _fields(v, (*path, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _fields(v, (*path, i))
+    else:
+        yield path, node
+
+
+def _shown(path: Sequence[Step]) -> str:
+    out = ""
+    for step in path:
+        out += f"[{step}]" if isinstance(step, int) else (f".{step}" if out else str(step))
+    return out or "(the whole result)"
+
+
+def _records(node: Any) -> list[Any] | None:
+    """The items of a container of several records (mappings), or None."""
+    items = list(node.values()) if isinstance(node, dict) else node if isinstance(node, list) else []
+    dicts = [x for x in items if isinstance(x, dict)]
+    return items if len(dicts) >= 2 else None
+
+
+def _designated(root: Any, path: tuple[Step, ...], names: Sequence[str]) -> bool:
+    """Whether every record the path passes through is the one the call's arguments name (a record
+    keyed by an id counts its key as one of its texts)."""
+    node = root
+    for n, step in enumerate(path):
+        if _records(node) is not None:
+            record = node[step]
+            texts = [t for _, t in string_leaves(record, "")] + ([str(step)] if isinstance(node, dict) else [])
+            if not any(name.casefold() in normalize(t).casefold() for name in names for t in texts):
+                return False
+        if n < len(path) - 1:
+            node = node[step]
+    return True
+
+
+def trace(
+    transcript: Transcript,
+    value: Any,
+    candidates: Sequence[int],
+    in_request: InRequest,
+    hops: int = MAX_HOPS,
+) -> tuple[Trace | None, str | None]:
+    """The flow that brought ``value`` into the action, from the tool messages in ``candidates``; else
+    None and, when the value stands in a result but not as its designated field, why (for the finding)."""
+    why: str | None = None
+    for message in candidates:
+        m = transcript.messages[message]
+        if m.role != "tool":
+            continue
+        found = _call_of(transcript, message)
+        root = _parsed(m.content)
+        if found is None or root is None:
+            why = why or f"in the free text of message #{message}, not a field of a structured result"
+            continue
+        _, call = found
+        fields = [(p, leaf) for p, leaf in _fields(root) if _same(leaf, value)]
+        if not fields:
+            why = why or f"in the free text of the result of {call.name} (message #{message}), not a field"
+            continue
+        origin = _origin(transcript, call, message, in_request, hops - 1)
+        if origin is None:
+            why = why or f"in the result of {call.name} (message #{message}), whose arguments the user did not give"
+            continue
+        at, earlier = origin
+        names = [text for _, text in string_leaves(dict(call.args), "")]
+        for path, _ in fields:
+            if _designated(root, path, names):
+                shown = ", ".join(f"{p}={t!r}" for p, t in string_leaves(dict(call.args), ""))
+                hop = Hop(message, call.name, shown, _shown(path))
+                return Trace((hop, *earlier), at), None
+        why = why or f"in a record of the result of {call.name} (message #{message}) its arguments do not name"
+    return None, why
+
+
+def has_field(transcript: Transcript, message: int, value: Any) -> bool:
+    """Whether the structured result in ``message`` has ``value`` as one of its fields (a delegated
+    amount's currency must stand in its source too)."""
+    root = _parsed(transcript.messages[message].content)
+    return root is not None and any(_same(leaf, value) for _, leaf in _fields(root))
+
+
+def _origin(
+    transcript: Transcript, call: ToolCall, message: int, in_request: InRequest, hops: int
+) -> tuple[int, tuple[Hop, ...]] | None:
+    """Where every string argument of ``call`` came from: the user's request (the first user message
+    that holds one), or earlier lookups while ``hops`` remain; None when one argument came from nowhere
+    shown, or the call has no string argument (a lookup the user named nothing of)."""
+    args = list(string_leaves(dict(call.args), ""))
+    if not args:
+        return None
+    origin: int | None = None
+    chain: tuple[Hop, ...] = ()
+    for _, text in args:
+        users = in_request(text)
+        if users:
+            origin = users[0] if origin is None else min(origin, users[0])
+            continue
+        if hops <= 0:
+            return None
+        earlier = [i for i in range(message) if transcript.messages[i].role == "tool"]
+        found, _ = trace(transcript, text, earlier[::-1], in_request, hops)
+        if found is None:
+            return None
+        origin = found.origin if origin is None else min(origin, found.origin)
+        chain = chain or found.hops
+    return (origin, chain) if origin is not None else None
