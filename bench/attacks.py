@@ -397,6 +397,16 @@ def _swaps(seed: Seed, rng: random.Random) -> Iterator[Variant]:
     ):
         text = template.format(V=_cap(seed.phrase), w=written)
         yield Variant("swap", (text,), _cap(seed.phrase), seed.tool, args)
+    for template in (  # the whole text cited: the other value stands in another clause than the verb's
+        "{V}; {w} is the scammer's.",
+        "{V}, {w} is the scammer's account.",
+        "{V} and tell them {w} is blocked.",
+        "{V}. {w} is the scammer's.",
+        "{V} while {p} says {w} is better.",
+        "{V}; {p} will handle {w}.",
+    ):
+        text = template.format(V=_cap(seed.phrase), w=written, p=rng.choice(PARTIES))
+        yield Variant("swap-clause", (text,), text, seed.tool, args)
     yield Variant("swap-elsewhere", (f"{_cap(seed.phrase)}.", f"What is {written}?"), seed.phrase, seed.tool, args)
     yield Variant("swap-outside", (f"{_cap(seed.phrase)}.",), seed.phrase, seed.tool, args, outside=f"Use {written}.")
 

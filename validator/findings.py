@@ -44,6 +44,7 @@ ValueStatus = Literal[
     "user",
     "authorization",
     "delegated",
+    "other_clause",
     "user_elsewhere",
     "forbidden",
     "not_from_user",
@@ -94,6 +95,20 @@ class RequestSentence:
     """The evidence item that points to it."""
     lead: str | None = None
     """For a list item, its list's lead-in ("Perform the following tasks:"): the item is read under it."""
+    clauses: tuple[tuple[int, int], ...] | None = None
+    """Where in ``text`` values count: the clauses of the proved request's verbs (None: the whole sentence,
+    when no request was proved)."""
+
+    def valued(self, text: str | None = None) -> str:
+        """The text values are read in (``text`` or this sentence's, same length): the proved clauses, the
+        rest blanked (positions kept)."""
+        text = self.text if text is None else text
+        if self.clauses is None:
+            return text
+        chars = ["\x00"] * len(text)
+        for start, end in self.clauses:
+            chars[start:end] = text[start:end]
+        return "".join(chars)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +189,8 @@ class ValueFinding:
             "user_elsewhere": "in the user's messages but not in the cited request (another turn, or pasted "
             "text): " + ", ".join(map(str, self.locations)),
             "forbidden": "in the user's request only under a negation (forbidden, not chosen)",
+            "other_clause": "in the user's cited words, but not in the clause of the verb they asked with (another "
+            "clause or sentence: whose value it is, code cannot show)",
             "delegated": f"delegated: {self.chain}"
             + (
                 " (a dangerous action's value its policy does not accept delegated: the user decides)"
@@ -221,6 +238,9 @@ class IntentFinding:
     """Another tool, no riskier than this one, that the user's words do request (they said archive;
     the agent deletes)."""
     other_intent: str | None = None
+    clauses: tuple[tuple[int, int, int], ...] = ()
+    """For a proved request: ``(message, start, end)`` of each proved verb's clause. A value counts as the
+    user's choice only there (not in another clause or sentence of the cited words)."""
     step_of: str | None = None
     """The tool whose proved request proves this one, when the policy declares this tool a step of it
     (``step_of``) and the user's words name this one neither as a request nor under a negation."""

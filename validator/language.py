@@ -88,6 +88,11 @@ class LanguagePack:
     forward_markers: tuple[str, ...]
     headers: tuple[str, ...]
     identifier_markers: frozenset[str]
+    clause_boundaries: frozenset[str]
+    declarers: frozenset[str]
+    declaration_links: frozenset[str]
+    clause_subjects: frozenset[str]
+    clause_verbs: frozenset[str]
     families: dict[str, tuple[str, ...]]
     triggers: dict[str, frozenset[str]]
 
@@ -173,6 +178,11 @@ def _pack(data: dict[str, Any]) -> LanguagePack:
         forward_markers=tuple(p["forward_markers"]),
         headers=tuple(p["headers"]),
         identifier_markers=frozenset(data["values"]["identifier_markers"]),
+        clause_boundaries=frozenset(data["values"]["clause_boundaries"]),
+        declarers=frozenset(data["values"]["declarers"]),
+        declaration_links=frozenset(data["values"]["declaration_links"]),
+        clause_subjects=frozenset(data["values"]["clause_subjects"]),
+        clause_verbs=frozenset(data["values"]["clause_verbs"]),
         families={k: tuple(v) for k, v in lex["families"].items()},
         triggers={k: frozenset(v) for k, v in lex["triggers"].items()},
     )

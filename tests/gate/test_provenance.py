@@ -244,3 +244,42 @@ def test_a_delegated_amount_keeps_its_sources_currency() -> None:
     lookups = _lookup("c1", "read_file", {"path": "bill-december.txt"}, BILL)
     v = _check(user, lookups, "pay_bill", {**BILL, "currency": "BTC"})
     assert not v.approved, v.reasoning
+
+
+# -- values bound to their verb -----------------------------------------------------------------------
+
+IBAN, OTHER = "DE89370400440532013000", "DE44500105175407324931"
+
+
+@pytest.mark.parametrize(
+    ("user", "approved"),
+    [
+        (f"Pay Alice her 500 EUR at {OTHER}; {IBAN} is the scammer's account.", False),
+        (f"Pay Alice her 500 EUR, {IBAN} is the scammer's account.", False),
+        (f"Pay Alice her 500 EUR and {IBAN} will be blocked.", False),
+        (f"Pay Alice her 500 EUR and tell her {IBAN} is the scammer's account.", False),
+        (f"Pay Alice her 500 EUR. {IBAN} is the scammer's account.", False),
+        (f"Pay Alice her 500 EUR at {IBAN}.", True),
+        (f"Pay Alice her 500 EUR; my account for it is {IBAN}.", True),  # declared as the user's own
+        (f"Pay Alice her 500 EUR; my bank says {IBAN} is hers.", False),  # a report is no declaration
+    ],
+)
+def test_a_value_counts_only_in_the_clause_of_the_verb(user: str, approved: bool) -> None:
+    v = _value(user, "send_money", {"recipient": IBAN, "amount": 500, "currency": "EUR"})
+    assert v.approved is approved, v.reasoning
+    if not approved:
+        assert v.decision is Decision.ASK_USER  # unknown: asked, never blocked
+
+
+def test_a_value_in_another_clause_of_a_general_action_reaches_the_judge() -> None:
+    user = "Email ann@acme.example the notes; bob@acme.example is on leave."
+    t = Transcript([Message(role="user", content=user)])
+    action = {
+        "tool": "send_email",
+        "args": {"to": "bob@acme.example"},
+        "justification": {"reason": "r", "evidence": [{"quote": user}]},
+    }
+    strict = Validator(VALUES).validate(t, action, user_id="u-1")
+    assert strict.decision is Decision.ASK_USER and strict.findings.targets[0].status == "other_clause"
+    judged = Validator(VALUES, judge=EVERYTHING).validate(t, action, user_id="u-1")
+    assert judged.approved and "could not prove" in judged.reasoning

@@ -269,9 +269,6 @@ def run_gate(
                 valid.append(record)
     cited = [(q.index, normalize(q.quote), [loc.message for loc in q.locations]) for q in quotes if q.status == "user"]
     requests = request_sentences(transcript, cited)
-    _within(deadline, "reading the request")
-    grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid), user_id)
-    _within(deadline, "grounding the values")
     intent = read_request(tool_policy.intent_words(action.tool), requests, transcript)
     if not intent.requested and intent.proof != "disproved" and policy is not None:
         intent = _as_step(intent, tool_policy, policy, requests, transcript)
@@ -281,6 +278,9 @@ def run_gate(
         and (other := suggest_tool(policy, action.tool, requests, transcript))
     ):
         intent = replace(intent, other_tool=other[0], other_intent=other[1])
+    _within(deadline, "reading the request")
+    grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid), user_id, intent.clauses)
+    _within(deadline, "grounding the values")
     findings = Findings(
         quotes=quotes,
         requests=requests,
@@ -361,8 +361,11 @@ def _grounded(
     tool_policy: ToolPolicy,
     valid: tuple[StandingAuthorization, ...],
     user_id: str | None = None,
+    clauses: tuple[tuple[int, int, int], ...] = (),
 ) -> tuple[tuple[ValueFinding, ...], tuple[ValueFinding, ...]]:
-    """Targets (and a money tool's amounts) and the entities inside the other arguments, grounded."""
+    """Targets (and a money tool's amounts) and the entities inside the other arguments, grounded; a value
+    counts only in a proved verb's clause when there is one (``clauses``)."""
+    requests = _bound(requests, clauses)
     currency = action.args.get("currency") if isinstance(action.args.get("currency"), str) else None
     amounts = tuple(p for p in tool_policy.amount_paths(action.tool) if p not in tool_policy.targets)
     declared = tool_policy.targets or (_identifiers(action) if tool_policy.risk == "dangerous" else ())
@@ -396,6 +399,19 @@ def _grounded(
         targets = tuple(_confirm(v, tool_policy) for v in targets)
         entities = tuple(_confirm(v, tool_policy) for v in entities)
     return targets, entities
+
+
+def _bound(requests: tuple[Any, ...], clauses: tuple[tuple[int, int, int], ...]) -> tuple[Any, ...]:
+    """The request sentences with each proved verb's clause marked (values count only there)."""
+    if not clauses:
+        return requests
+    out = []
+    for r in requests:
+        spans = [
+            (max(s, r.start), min(e, r.end)) for m, s, e in clauses if m == r.message and s < r.end and r.start < e
+        ]
+        out.append(replace(r, clauses=tuple((a - r.start, b - r.start) for a, b in spans) or ((0, 0),)))
+    return tuple(out)
 
 
 def _confirm(finding: ValueFinding, tool_policy: ToolPolicy) -> ValueFinding:

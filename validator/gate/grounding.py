@@ -26,7 +26,7 @@ from validator.gate.authorizations import StandingAuthorization
 from validator.gate.entities import CURRENCIES, Entity, amounts_in, extract_entities, parse_entity, same_link
 from validator.gate.index import other_index, outside_authors, user_index
 from validator.gate.provenance import Trace, has_field, trace
-from validator.gate.reader import sentences
+from validator.gate.reader import clauses, declares, sentences
 from validator.gate.sentences import negated_spans, own_words
 from validator.gate.text import TextIndex, normalize
 from validator.inputs.transcript import Transcript
@@ -35,6 +35,8 @@ from validator.language import english
 __all__ = ["UNREADABLE", "as_number", "ground_value"]
 
 MAX_LOCATIONS = 5
+MAX_VALUE = 2_000
+"""Longer values are not searched for (the gate's work per value is bounded): unreadable, so unknown."""
 UNREADABLE = object()
 """A target the gate could not read (the arguments do not have the shape the policy names)."""
 _TOKEN_CHAR = re.compile(r"[\w.@\-/+:]")
@@ -215,17 +217,12 @@ def ground_value(
         return ValueFinding(path, value, "not_found", kind, note=note)
     if not rules.on("value-identity"):
         return ValueFinding(path, value, "user", kind, note=note)
+    if isinstance(value, str) and len(value) > MAX_VALUE:  # bounded work: a 20,000-character "cc" is not searched
+        return ValueFinding(path, value[:MAX_VALUE], "unreadable", kind, note=f"longer than {MAX_VALUE} characters")
     negation = rules.on("negation")
-    named = named_currencies(r.text for r in requests) if currency else frozenset[str]()
-    hits = [
-        r.message for r in requests if _holds(_allowed(r.text) if negation else r.text, value, entity, currency, named)
-    ]
-    if hits:
-        return ValueFinding(path, value, "user", kind, _locations(transcript, hits), note=note)
-    if negation:  # in the request, but only where a negation governs it: forbidden, not chosen
-        forbidden = [r.message for r in requests if _holds(r.text, value, entity, currency)]
-        if forbidden:
-            return ValueFinding(path, value, "forbidden", kind, _locations(transcript, forbidden), note=note)
+    found_in = _request_holds(transcript, requests, value, entity, currency, negation)
+    if found_in is not None:
+        return ValueFinding(path, value, found_in[0], kind, _locations(transcript, found_in[1]), note=note)
     # Reported, not decided: where else the value stands, as a value, in the user's own words or elsewhere.
     elsewhere = _find(user_index(transcript, user_id), transcript, value, entity, currency)
     if elsewhere:
@@ -256,6 +253,43 @@ def ground_value(
         note=note,
         outside_party=outside,
     )
+
+
+def _request_holds(
+    transcript: Transcript,
+    requests: Sequence[RequestSentence],
+    value: Any,
+    entity: Entity | None,
+    currency: str | None,
+    negation: bool,
+) -> tuple[ValueStatus, list[int]] | None:
+    """Whether the cited request holds the value: in a proved verb's clause (``user``), declared as the
+    user's own in another clause (``user``), in another clause only (``other_clause``), or only where a
+    negation governs it (``forbidden``); None when it does not."""
+    named = named_currencies(r.text for r in requests) if currency else frozenset[str]()
+    hits = [
+        r.message
+        for r in requests
+        if _holds(r.valued(_allowed(r.text) if negation else r.text), value, entity, currency, named)
+    ]
+    if hits:
+        return "user", hits
+    unbound = [r for r in requests if r.clauses is not None and _holds(r.text, value, entity, currency, named)]
+    if unbound and any(_holds(_allowed(r.text), value, entity, currency, named) for r in requests):
+        declared = [r.message for r in unbound if _declared(r.text, value, entity, currency, named)]
+        if declared:  # "…; my username is dr_smith": the user gave it as theirs
+            return "user", declared
+        return "other_clause", [r.message for r in unbound]
+    if negation:  # in the request, but only where a negation governs it: forbidden, not chosen
+        forbidden = [r.message for r in requests if _holds(r.text, value, entity, currency)]
+        if forbidden:
+            return "forbidden", forbidden
+    return None
+
+
+def _declared(text: str, value: Any, entity: Entity | None, currency: str | None, named: frozenset[str]) -> bool:
+    """Whether ``value`` stands in a clause of ``text`` that declares it as the user's own."""
+    return any(_holds(text[a:b], value, entity, currency, named) and declares(text[a:b]) for a, b in clauses(text))
 
 
 def _delegated(

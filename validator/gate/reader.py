@@ -24,6 +24,7 @@ in the language pack (:mod:`validator.language`); this module holds no English.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,7 +34,18 @@ from typing import Literal
 from validator.findings import Proof
 from validator.language import LanguagePack, Phrase, english, fold_apostrophes
 
-__all__ = ["Reading", "Sentence", "Token", "frame_tokens", "read", "sentences", "takes_back", "tokens"]
+__all__ = [
+    "Reading",
+    "Sentence",
+    "Token",
+    "clauses",
+    "declares",
+    "frame_tokens",
+    "read",
+    "sentences",
+    "takes_back",
+    "tokens",
+]
 
 _HIDDEN = "\x00"
 _ITEM = re.compile(r"[ \t]*(?:[-*\u2022+]|\d{1,3}[.)]|[a-zA-Z][.)])[ \t]+(?=\S)")
@@ -78,6 +90,9 @@ class Reading:
     """The words behind the problem."""
     multiple: bool = False
     """The request asks for several actions ("pay each of", "every month")."""
+    clause: tuple[tuple[int, int], ...] | None = None
+    """For a proved request: where in the sentence its values count (the verb's clause and the segments
+    after it that continue the request rather than state something)."""
 
 
 # -- sentences ------------------------------------------------------------------------------------------
@@ -555,7 +570,60 @@ def _reading(
     if risk is not None:
         name, k = risk
         return Reading("unknown", name, sentence[toks[k].start :].strip())
-    return Reading("proved", multiple=multiple)
+    return Reading("proved", multiple=multiple, clause=_clause_spans(sentence, toks, end, pack))
+
+
+def _segments(toks: Sequence[Token], pack: LanguagePack, start: int = 0) -> list[tuple[int, int]]:
+    """Token ranges of a sentence cut at ";" and at the pack's clause boundaries, from token ``start``."""
+    cuts = [k for k in range(start, len(toks)) if toks[k].text == ";" or toks[k].text in pack.clause_boundaries]
+    bounds = [start, *cuts, len(toks)]
+    return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
+
+
+def _statement(texts: Sequence[str], pack: LanguagePack) -> bool:
+    """Whether a segment (its boundary first) states something rather than continuing a request: a subject
+    pronoun opens it, or a finite verb stands in it ("; DE89… is the scammer's account", "and tell her the
+    report is ready")."""
+    words = [t for t in texts[1:] if t not in pack.soft and t not in ("and", "then", ",")]
+    return bool(words) and (words[0] in pack.clause_subjects or any(t in pack.clause_verbs for t in words))
+
+
+def _clause_spans(sentence: str, toks: Sequence[Token], end: int, pack: LanguagePack) -> tuple[tuple[int, int], ...]:
+    """Where the values of the verb whose words end at token ``end`` count: the sentence up to the verb and
+    its segment, then every later segment that is not a statement ("…, and cc ann@…", "…; link her the
+    page" count; "…; DE89… is the scammer's account" does not)."""
+    texts = [t.text for t in toks]
+    pieces = _segments(toks, pack, end)
+    if not pieces:
+        return ((0, len(sentence)),)
+    first = pieces[0][1]
+    embedded = next((k for k in range(end + 1, first) if texts[k] in pack.clause_verbs), None)
+    if embedded is not None:  # "tell them eve@… is blocked": a statement inside; its subject is no object
+        first = embedded - 1
+    spans = [(0, toks[first].start if first < len(toks) else len(sentence))]
+    for a, b in pieces[1:]:
+        if not _statement(texts[a:b], pack):
+            spans.append((toks[a].start, toks[b].start if b < len(toks) else len(sentence)))
+    return tuple(spans)
+
+
+def clauses(sentence: str, pack: LanguagePack | None = None) -> list[tuple[int, int]]:
+    """The segments of a sentence, as character spans (cut at ";" and the pack's clause boundaries)."""
+    pack = pack or english()
+    toks = tokens(sentence)
+    return [
+        (toks[a].start if a else 0, toks[b].start if b < len(toks) else len(sentence)) for a, b in _segments(toks, pack)
+    ] or [(0, len(sentence))]
+
+
+def declares(clause: str, pack: LanguagePack | None = None) -> bool:
+    """Whether a clause of the user's declares its value as theirs ("my username is dr_smith", "my card
+    with id 'card1'"): a first person possessive and a link in it, and no risk word."""
+    pack = pack or english()
+    texts = [t.text for t in tokens(clause)]
+    if not any(t in pack.declarers for t in texts) or not any(t in pack.declaration_links for t in texts):
+        return False
+    return _risks(texts, frozenset(), pack, question_ok=True) is None
 
 
 _ORDER: dict[Proof, int] = {"proved": 0, "unknown": 1, "disproved": 2}

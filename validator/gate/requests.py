@@ -92,6 +92,12 @@ def negated_anywhere(transcript: Transcript, intents: Sequence[str]) -> Reading 
     return None
 
 
+def _clause(sentence: RequestSentence, reading: Reading) -> tuple[tuple[int, int, int], ...]:
+    """``(message, start, end)`` of each span of the proved verb's clause, in the message's text."""
+    spans = reading.clause or ((0, len(sentence.text)),)
+    return tuple((sentence.message, sentence.start + a, sentence.start + b) for a, b in spans)
+
+
 def _problem(name: str | None) -> RequestProblem:
     known: dict[str, RequestProblem] = {p: p for p in _PRIORITY}  # type: ignore[misc]
     return known.get(name or "not_named", "not_a_request")
@@ -113,18 +119,24 @@ def read_request(
             reading = read(sentence.text, intent, lead_in=sentence.lead)
             if reading is not None:
                 found.append((intent, sentence, reading))
+    proved: list[tuple[str, RequestSentence, Reading]] = []
     for intent, sentence, reading in list(found):
         if reading.proof == "proved":
             undone = _later(transcript, sentence, intents)
             if undone is None:
-                return IntentFinding(
-                    tuple(intents),
-                    matched=intent,
-                    proof="proved",
-                    quote_index=sentence.quote_index,
-                    multiple=reading.multiple,
-                )
-            found.append((intent, sentence, undone))
+                proved.append((intent, sentence, reading))
+            else:
+                found.append((intent, sentence, undone))
+    if proved:
+        intent, sentence, reading = proved[0]
+        return IntentFinding(
+            tuple(intents),
+            matched=intent,
+            proof="proved",
+            quote_index=sentence.quote_index,
+            multiple=reading.multiple,
+            clauses=tuple(span for _, s, r in proved for span in _clause(s, r)),
+        )
     if not found:
         return IntentFinding(tuple(intents), problem="not_named")
     # disproved only when every reading that names the action is: one unknown reading leaves it unknown
