@@ -1,6 +1,7 @@
 """Policy lint: a policy that loads may still leave an action unchecked; these warnings say where.
 
-- a dangerous tool with no targets: nothing it reaches is compared with the user's words;
+- a dangerous tool with no targets: the gate then compares every identifier-like argument (ids,
+  paths, addresses), which may be more or less than the policy means;
 - a money tool (a payment tool by its name or description) that names no amount argument: the
   gate assumes ``amount``; a tool whose amount is called otherwise would go unchecked;
 - an exempt tool whose name or description says it sends, pays, shares, posts or opens links or
@@ -19,7 +20,23 @@ from validator.policy import Policy
 __all__ = ["PolicyWarning", "lint"]
 
 _OUTWARD = frozenset({"message", "payment", "share", "post"})
-_LINK_WORDS = frozenset({"url", "urls", "link", "links", "fetch", "browse", "http", "webhook", "upload", "address"})
+_LINK_WORDS = frozenset(
+    {
+        "url",
+        "urls",
+        "link",
+        "links",
+        "fetch",
+        "browse",
+        "http",
+        "webhook",
+        "upload",
+        "address",
+        "web",
+        "internet",
+        "download",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +70,11 @@ def lint(policy: Policy) -> list[PolicyWarning]:
             continue
         if tp.risk == "dangerous" and not tp.targets:
             found.append(
-                PolicyWarning(name, "dangerous with no targets: no argument is compared with the user's words")
+                PolicyWarning(
+                    name,
+                    "dangerous with no targets: every identifier-like argument (an id, a path, an address) is "
+                    "compared with the user's words; declare targets to say which",
+                )
             )
         if tp.is_money(name) and not tp.amounts and "amount" not in tp.targets:
             found.append(
