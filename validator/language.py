@@ -90,6 +90,8 @@ class LanguagePack:
     identifier_markers: frozenset[str]
     clause_boundaries: frozenset[str]
     declarers: frozenset[str]
+    naming_words: frozenset[str]
+    pronouns: frozenset[str]
     declaration_links: frozenset[str]
     clause_subjects: frozenset[str]
     clause_verbs: frozenset[str]
@@ -180,6 +182,8 @@ def _pack(data: dict[str, Any]) -> LanguagePack:
         identifier_markers=frozenset(data["values"]["identifier_markers"]),
         clause_boundaries=frozenset(data["values"]["clause_boundaries"]),
         declarers=frozenset(data["values"]["declarers"]),
+        naming_words=frozenset(data["values"]["naming_words"]),
+        pronouns=frozenset(data["values"]["pronouns"]),
         declaration_links=frozenset(data["values"]["declaration_links"]),
         clause_subjects=frozenset(data["values"]["clause_subjects"]),
         clause_verbs=frozenset(data["values"]["clause_verbs"]),

@@ -283,3 +283,40 @@ def test_a_value_in_another_clause_of_a_general_action_reaches_the_judge() -> No
     assert strict.decision is Decision.ASK_USER and strict.findings.targets[0].status == "other_clause"
     judged = Validator(VALUES, judge=EVERYTHING).validate(t, action, user_id="u-1")
     assert judged.approved and "could not prove" in judged.reasoning
+
+
+def test_a_value_named_before_and_referred_to_by_a_pronoun_counts() -> None:
+    user = "There is a file called /data/exports/tmp. Please delete it."
+    assert _value(user, "delete_path", {"path": "/data/exports/tmp"}).approved
+    attack = f"{IBAN} is the scammer's account. Please pay it 500 EUR."
+    v = _value(attack, "send_money", {"recipient": IBAN, "amount": 500, "currency": "EUR"})
+    assert not v.approved and v.decision is Decision.ASK_USER  # not named, stated: whose it is is unknown
+
+
+def test_a_lookup_may_take_its_arguments_from_an_earlier_turn_of_the_users() -> None:
+    first = "Post 'Launch day at Acme' on my feed."
+    post = _lookup("c1", "post_tweet", {"content": "Launch day at Acme"}, {"id": 10, "content": "Launch day at Acme"})
+    t = Transcript([Message(role="user", content=first), *post, Message(role="user", content="Please retweet it.")])
+    policy = Policy({"post_tweet": ToolPolicy(exempt=True), "retweet": ToolPolicy(targets=("tweet_id",))})
+    quote = "Please retweet it."
+    action = {
+        "tool": "retweet",
+        "args": {"tweet_id": 10},
+        "justification": {"reason": "r", "evidence": [{"quote": quote}]},
+    }
+    v = Validator(policy).validate(t, action, user_id="u-1")
+    assert v.approved and v.findings.targets[0].status == "delegated", v.reasoning
+
+
+def test_grounding_work_is_bounded_per_value() -> None:
+    user = "Email ann@acme.example the notes."
+    cc = "x" * 20_000
+    big = _lookup("c1", "read_file", {"path": "dump.txt"}, "y" * 2_000_000)
+    t = Transcript([Message(role="user", content=user), *big])
+    action = {
+        "tool": "send_email",
+        "args": {"to": cc},
+        "justification": {"reason": "r", "evidence": [{"quote": user}]},
+    }
+    v = Validator(VALUES).validate(t, action, user_id="u-1")
+    assert not v.approved and v.findings.targets[0].status == "unreadable"

@@ -26,8 +26,8 @@ from validator.gate.authorizations import StandingAuthorization
 from validator.gate.entities import CURRENCIES, Entity, amounts_in, extract_entities, parse_entity, same_link
 from validator.gate.index import other_index, outside_authors, user_index
 from validator.gate.provenance import Trace, has_field, trace
-from validator.gate.reader import clauses, declares, sentences
-from validator.gate.sentences import negated_spans, own_words
+from validator.gate.reader import clauses, declares, names, refers_back, sentences
+from validator.gate.sentences import locate, negated_spans, own_words
 from validator.gate.text import TextIndex, normalize
 from validator.inputs.transcript import Transcript
 from validator.language import english
@@ -234,7 +234,7 @@ def ground_value(
         return ValueFinding(path, value, status, kind, _locations(transcript, elsewhere), note=note)
     found = _find(other_index(transcript, user_id), transcript, value, entity, currency)
     if found and rules.on("provenance"):
-        flow, why = _delegated(transcript, requests, value, found, currency, negation)
+        flow, why = _delegated(transcript, requests, value, found, currency, negation, user_id)
         if flow is not None:
             hops = [h.message for h in flow.hops]
             return ValueFinding(
@@ -279,12 +279,31 @@ def _request_holds(
         declared = [r.message for r in unbound if _declared(r.text, value, entity, currency, named)]
         if declared:  # "…; my username is dr_smith": the user gave it as theirs
             return "user", declared
+        referred = _referred(requests, unbound, value)
+        if referred:  # "There is a file called 'notes.txt'. Please move it…"
+            return "user", referred
         return "other_clause", [r.message for r in unbound]
     if negation:  # in the request, but only where a negation governs it: forbidden, not chosen
         forbidden = [r.message for r in requests if _holds(r.text, value, entity, currency)]
         if forbidden:
             return "forbidden", forbidden
     return None
+
+
+def _referred(requests: Sequence[RequestSentence], unbound: Sequence[RequestSentence], value: Any) -> list[int]:
+    """The messages where the user named ``value`` ("a file called 'notes.txt'") before a proved clause
+    that refers back to it by a pronoun ("… move it to archives")."""
+    if not isinstance(value, str):
+        return []
+    back = [
+        (r.message, r.start + a) for r in requests for a, b in r.clauses or () if b > a and refers_back(r.text[a:b])
+    ]
+    out = []
+    for r in unbound:
+        spots = locate(r.text, normalize(value), 1)
+        if spots and names(r.text, spots[0][0]) and any((m, s) > (r.message, r.start) for m, s in back):
+            out.append(r.message)
+    return out
 
 
 def _declared(text: str, value: Any, entity: Entity | None, currency: str | None, named: frozenset[str]) -> bool:
@@ -299,9 +318,25 @@ def _delegated(
     found: Sequence[int],
     currency: str | None,
     negation: bool,
+    user_id: str | None,
 ) -> tuple[Trace | None, str | None]:
-    """The lookup flow that brought ``value`` from the user's request (an amount with its currency)."""
-    flow, why = trace(transcript, value, found, lambda text: _in_request(requests, text, negation))
+    """The lookup flow that brought ``value`` from the user's words (an amount with its currency): the
+    lookup's arguments stand in the cited request or, failing that, in the user's own words of any turn
+    ("retweet the tweet I just posted": the post's text is the user's, from the turn before)."""
+
+    def users(text: str) -> list[int]:
+        hits = _in_request(requests, text, negation)
+        if hits:
+            return hits
+        entity = parse_entity(text)
+        own = _find(user_index(transcript, user_id), transcript, text, entity, None)
+        return [
+            i
+            for i in own
+            if not negation or any(_holds(_allowed(t), text, entity, None) for t in _own_sentences(transcript, [i]))
+        ]
+
+    flow, why = trace(transcript, value, found, users)
     if flow is not None and currency and not has_field(transcript, flow.hops[0].message, currency):
         return None, f"its currency {currency} is not in the result it was looked up in"
     return flow, why

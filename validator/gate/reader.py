@@ -40,6 +40,8 @@ __all__ = [
     "Token",
     "clauses",
     "declares",
+    "names",
+    "refers_back",
     "frame_tokens",
     "read",
     "sentences",
@@ -614,6 +616,23 @@ def clauses(sentence: str, pack: LanguagePack | None = None) -> list[tuple[int, 
     return [
         (toks[a].start if a else 0, toks[b].start if b < len(toks) else len(sentence)) for a, b in _segments(toks, pack)
     ] or [(0, len(sentence))]
+
+
+def names(sentence: str, start: int, pack: LanguagePack | None = None) -> bool:
+    """Whether the value at character ``start`` of ``sentence`` is introduced by name ("a file called
+    'notes.txt'"), in a sentence with no risk word."""
+    pack = pack or english()
+    toks = tokens(sentence)
+    k = next((j for j, t in enumerate(toks) if t.end > start), None)
+    if k is None or k == 0 or toks[k - 1].text not in pack.naming_words:
+        return False
+    return _risks([t.text for t in toks], frozenset(), pack, question_ok=True) is None
+
+
+def refers_back(clause: str, pack: LanguagePack | None = None) -> bool:
+    """Whether a clause refers to something named before by a pronoun ("move it", "rename them")."""
+    pack = pack or english()
+    return any(t.text in pack.pronouns for t in tokens(clause))
 
 
 def declares(clause: str, pack: LanguagePack | None = None) -> bool:
