@@ -40,11 +40,12 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
-from validator import decision
+from validator import decision, rules
 from validator.exceptions import UsageError, is_control_flow
 from validator.findings import Findings
 from validator.gate.authorizations import Resolved, grant_from_answer
 from validator.gate.checks import run_gate
+from validator.gate.egress import egress
 from validator.gate.lookup import aresolve, cited_ids, resolve, standing, with_standing
 from validator.gate.text import SearchBudgetExceeded
 from validator.inputs.action import PendingAction, parse_justification
@@ -56,12 +57,13 @@ from validator.judges.strict import StrictJudge
 from validator.policy import Policy
 from validator.record import lastresort
 from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder
+from validator.refusals import egress_reason, next_step
 from validator.retrycap import action_key, count_block, over_cap
 from validator.reuse import VerdictReuse
 from validator.spending import spend
 from validator.store.base import AuthorizationStore, BlockCounter, CheckSessions, RequestLedger
 from validator.store.memory import MemoryLedger
-from validator.verdict import Code, Verdict
+from validator.verdict import Code, Decision, Verdict
 
 __all__ = ["ActionInput", "MessagesInput", "Validator", "ValidatorConfig", "avalidate", "check", "validate"]
 
@@ -342,6 +344,17 @@ class Validator:
         """Policy and gate: a verdict when either decides, else the judge's request."""
         tool_policy = self.policy.for_tool(action.tool)
         if tool_policy.exempt:
+            leak = egress(transcript, action.args, user_id) if rules.on("egress") else None
+            if leak is not None:
+                return decision.gate_block(
+                    tool=action.tool,
+                    risk=tool_policy.risk,
+                    code=Code.ENTITY_NOT_GROUNDED,
+                    reasoning=egress_reason(action.tool, leak.path, leak.host, leak.carried),
+                    suggested_next_step=next_step(Code.ENTITY_NOT_GROUNDED, paths=leak.path),
+                    findings=Findings(),
+                    decision=Decision.ASK_USER,
+                )
             return decision.exempt(action.tool, tool_policy.risk)
         try:
             gate = run_gate(

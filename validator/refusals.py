@@ -7,9 +7,11 @@ stays the only place a :class:`~validator.verdict.Verdict` is built; this module
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from validator.verdict import Code
 
-__all__ = ["NEXT_STEPS", "REQUEST_REASONS", "UNKNOWN_NOTE", "next_step", "request_reason"]
+__all__ = ["NEXT_STEPS", "REQUEST_REASONS", "UNKNOWN_NOTE", "egress_reason", "next_step", "request_reason"]
 
 NEXT_STEPS: dict[Code, str] = {
     Code.MISSING_JUSTIFICATION: "Call the tool again with a justification that quotes the user's own words asking "
@@ -57,6 +59,15 @@ REQUEST_REASONS: dict[str, str] = {
     "no_request": "no sentence of the user's own words is cited (pasted or forwarded text is not the user's)",
 }
 """Why the reader did not prove a request, by problem; ``{detail}`` is the words behind it."""
+
+
+def egress_reason(tool: str, path: str, host: str, carried: Sequence[str]) -> str:
+    """Why an exempt call goes to the user: a link that would carry the user's words out."""
+    words = ", ".join(repr(w) for w in carried[:5])
+    return (
+        f"`{tool}` is exempt, but {path} links to {host}, a host the user never named, and carries "
+        f"{len(carried)} word(s) of the user's that no tool output holds ({words}): the user's data would leave."
+    )
 
 
 def next_step(code: Code, *, tool: str = "", paths: str = "") -> str:

@@ -22,6 +22,7 @@ RULES: dict[str, str] = {
     "negation": "a negation governs what follows it (requests and values under it do not count)",
     "value-identity": "targets and entities must stand in the user's request, compared as values",
     "provenance": "a value looked up in the record the user named is delegated, not unknown",
+    "egress": "an exempt call whose link carries the user's words to a host they never named goes to the user",
     "dangerous-values-to-user": "a dangerous action with a value the user never gave goes to the user",
     "one-request": "one request authorizes one dangerous action",
 }
