@@ -63,6 +63,7 @@ RequestProblem = Literal[
     "reported",
     "retracted",
     "no_request",
+    "delegated",
 ]
 Proof = Literal["proved", "disproved", "unknown"]
 """The three values of a finding: code proved it, code disproved it, or code cannot tell."""

@@ -88,6 +88,7 @@ class LanguagePack:
     forward_markers: tuple[str, ...]
     headers: tuple[str, ...]
     identifier_markers: frozenset[str]
+    instructions: tuple[str, ...]
     clause_boundaries: frozenset[str]
     declarers: frozenset[str]
     naming_words: frozenset[str]
@@ -180,6 +181,7 @@ def _pack(data: dict[str, Any]) -> LanguagePack:
         forward_markers=tuple(p["forward_markers"]),
         headers=tuple(p["headers"]),
         identifier_markers=frozenset(data["values"]["identifier_markers"]),
+        instructions=tuple(data["delegation"]["instructions"]),
         clause_boundaries=frozenset(data["values"]["clause_boundaries"]),
         declarers=frozenset(data["values"]["declarers"]),
         naming_words=frozenset(data["values"]["naming_words"]),

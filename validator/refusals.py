@@ -57,6 +57,8 @@ REQUEST_REASONS: dict[str, str] = {
     "reported": "the sentence reports what someone else said or asked{detail}",
     "retracted": "the user took something back later{detail}",
     "no_request": "no sentence of the user's own words is cited (pasted or forwarded text is not the user's)",
+    "delegated": "the user delegated instructions to a source, and the source asks for it{detail}; a delegated "
+    "instruction never proves an action (and never covers a dangerous one, or data sent on to another party)",
 }
 """Why the reader did not prove a request, by problem; ``{detail}`` is the words behind it."""
 

@@ -50,7 +50,14 @@ from validator.gate.entities import extract_entities
 from validator.gate.grounding import UNREADABLE, ground_value
 from validator.gate.index import is_users, other_index, user_index
 from validator.gate.paths import key_leaves, leaves, lookup, string_leaves
-from validator.gate.requests import negated_anywhere, read_request, suggest_tool, suggestion, why_not_requested
+from validator.gate.requests import (
+    delegated_instructions,
+    negated_anywhere,
+    read_request,
+    suggest_tool,
+    suggestion,
+    why_not_requested,
+)
 from validator.gate.sentences import locate, pasted_by_message, request_sentences
 from validator.gate.text import SearchBudgetExceeded, normalize
 from validator.inputs.action import (
@@ -272,6 +279,8 @@ def run_gate(
     intent = read_request(tool_policy.intent_words(action.tool), requests, transcript)
     if not intent.requested and intent.proof != "disproved" and policy is not None:
         intent = _as_step(intent, tool_policy, policy, requests, transcript)
+    if intent.problem == "not_named":
+        intent = delegated_instructions(intent.intents, requests, transcript) or intent
     if (
         not intent.requested
         and policy is not None

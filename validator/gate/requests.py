@@ -18,6 +18,7 @@ from validator.findings import IntentFinding, RequestProblem, RequestSentence
 from validator.gate.reader import Reading, read, sentences, takes_back
 from validator.gate.sentences import own_words
 from validator.inputs.transcript import Transcript
+from validator.language import english
 from validator.policy import Policy
 
 __all__ = ["read_request", "requests_tool", "suggest_tool", "suggestion", "why_not_requested"]
@@ -33,6 +34,7 @@ _PRIORITY: dict[str, int] = {
     "not_a_request": 7,
     "not_named": 8,
     "no_request": 9,
+    "delegated": 7,
 }
 
 
@@ -151,6 +153,34 @@ def read_request(
         problem=_problem(worst.problem),
         detail=worst.detail,
     )
+
+
+_SOURCE_READ = 20_000
+"""Characters of each tool output read for the actions a delegated source asks for (bounded work)."""
+
+
+def delegated_instructions(
+    intents: Sequence[str], sentences_: Sequence[RequestSentence], transcript: Transcript
+) -> IntentFinding | None:
+    """A typed finding when the user's cited words delegate instructions to a source ("follow the
+    instructions in landlord-notices.txt") and a tool output after them names this action: *unknown*,
+    shown to the judge and the user, never proved."""
+    pack = english()
+    found = read_request(pack.instructions, sentences_, transcript)
+    if not found.requested or not found.clauses:
+        return None
+    after = found.clauses[0][0]
+    for i in range(after + 1, len(transcript.messages)):
+        m = transcript.messages[i]
+        if m.role != "tool":
+            continue
+        content = m.content[:_SOURCE_READ]
+        for x in sentences(content):
+            text = content[x.start : x.end]
+            if any(read(text, intent) is not None for intent in intents):
+                where = f"message #{i}, {m.speaker}: {' '.join(text.split())[:80]}"
+                return IntentFinding(tuple(intents), problem="delegated", detail=where, quote_index=found.quote_index)
+    return None
 
 
 def requests_tool(intents: Sequence[str], sentences_: Sequence[RequestSentence], transcript: Transcript) -> str | None:
