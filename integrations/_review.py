@@ -15,7 +15,9 @@ Decisions (:func:`read_review`): ``{"type": "approve"}`` (with ``"remember": {"e
 or ``"remember": true`` to grant it from now on), ``{"type": "edit", "edited_action": {"name",
 "args"}}``, ``{"type": "reject", "message": "..."}``; a ``{"decisions": [...]}`` holding one of them;
 ``{tool_call_id: decision}`` for several calls; and, as before, ``True`` / ``False`` and
-``{"approved": bool, "reason": str}``. Anything else is a rejection that says what was unreadable.
+``{"approved": bool, "reason": str}``. Answers are read strictly: a key a shape does not have, a
+value of the wrong type, or two shapes at once (``{"type": "reject", "approved": true}``) is a
+rejection that says what was unreadable, never an approval; so is anything else.
 """
 
 from __future__ import annotations
@@ -104,6 +106,25 @@ def _unreadable(answer: Any, why: str) -> Review:
     )
 
 
+_KEYS: dict[str, frozenset[str]] = {
+    "approve": frozenset({"type", "remember", "message"}),
+    "reject": frozenset({"type", "message"}),
+    "edit": frozenset({"type", "edited_action", "message"}),
+    "legacy": frozenset({"approved", "reason"}),
+}
+"""The keys each decision shape may have; any other key makes the answer unreadable."""
+
+
+def _shape(answer: Mapping[str, Any]) -> str | None:
+    """Which decision shape a mapping is, or None when it is none or several at once."""
+    if "type" in answer and "approved" in answer:
+        return None  # {"type": "reject", "approved": true}: contradictory, whatever the values say
+    if "approved" in answer:
+        return "legacy"
+    kind = answer.get("type")
+    return kind if isinstance(kind, str) and kind in _KEYS and kind != "legacy" else None
+
+
 def read_review(answer: Any, *, call_id: str, tool: str, index: int = 0) -> Review:
     """The user's decision on call ``call_id`` (the ``index``-th of a batched request) of ``tool``."""
     if isinstance(answer, Mapping) and call_id in answer:
@@ -115,12 +136,27 @@ def read_review(answer: Any, *, call_id: str, tool: str, index: int = 0) -> Revi
         answer = decisions[index]
     if isinstance(answer, bool):
         return Review(answer)
+    return _decision(answer, tool)
+
+
+def _decision(answer: Any, tool: str) -> Review:
+    """One decision, read strictly."""
     if not isinstance(answer, Mapping):
         return _unreadable(answer, "expected a decision such as {'type': 'approve'}")
-    if isinstance(answer.get("approved"), bool):
-        reason = answer.get("reason")
-        return Review(answer["approved"], reason if isinstance(reason, str) else None)
-    kind = answer.get("type")
+    shape = _shape(answer)
+    if shape is None:
+        return _unreadable(answer, "not one decision: give one of approve, edit, reject (or approved: true/false)")
+    extra = sorted(str(k) for k in answer if k not in _KEYS[shape])
+    if extra:
+        return _unreadable(answer, f"unknown key(s) {', '.join(extra)} for a {shape!r} decision")
+    message = answer.get("message", answer.get("reason"))
+    if message is not None and not isinstance(message, str):
+        return _unreadable(answer, "a message or reason must be text")
+    if shape == "legacy":
+        if not isinstance(answer["approved"], bool):
+            return _unreadable(answer, "'approved' must be true or false")
+        return Review(answer["approved"], message)
+    kind = shape
     if kind == "approve":
         remember = answer.get("remember")
         if remember is True:

@@ -210,3 +210,39 @@ def test_always_ask_escalates_even_an_approved_call_and_never_ask_blocks_instead
 
 
 MESSAGES = [{"role": "user", "content": USER}]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"type": "reject", "message": "no", "approved": True},  # two shapes at once: contradictory
+        {"type": "approve", "approved": False},
+        {"type": "approve", "force": True},  # a key the shape does not have
+        {"approved": "yes"},  # the wrong type
+        {"approved": True, "reason": 1},
+        {"type": "Approve"},  # not one of the documented decisions
+        {"decisions": [{"type": "approve", "also": "edit"}]},
+        {"type": "edit", "edited_action": {"name": "send_email", "args": {}}, "approved": True},
+    ],
+)
+def test_answers_are_read_strictly_and_never_approve_on_doubt(answer: Any) -> None:
+    review = read_review(answer, call_id="c1", tool="send_email")
+    assert not review.approved and review.unreadable, review
+
+
+@pytest.mark.parametrize(
+    ("answer", "approved"),
+    [
+        ({"type": "approve"}, True),
+        ({"type": "approve", "remember": {"expires_in_days": 7}}, True),
+        ({"type": "reject", "message": "not now"}, False),
+        ({"approved": True, "reason": "fine"}, True),
+        ({"approved": False}, False),
+        (True, True),
+        ({"c1": {"type": "approve"}}, True),
+        ({"decisions": [{"type": "reject"}]}, False),
+    ],
+)
+def test_the_documented_shapes_still_read(answer: Any, approved: bool) -> None:
+    review = read_review(answer, call_id="c1", tool="send_email")
+    assert review.approved is approved and not review.unreadable
