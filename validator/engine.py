@@ -436,22 +436,22 @@ class Validator:
         """The judge's verdict, or the one judged earlier for this very action (verdict reuse)."""
         key = self.reuse.key(request, self.policy.version, self.judge.label) if self.reuse else ""
         if self.reuse is not None and (kept := self.reuse.get(key)) is not None:
-            return spend(kept, request, self.ledger)
+            return spend(kept, request, self.ledger, now=self.config.clock())
         timeout, tries = self.config.judge_timeout, self.config.judge_attempts
         verdict = self._verdict(request, call_judge(self.judge, request, timeout=timeout, attempts=tries))
         if self.reuse is not None:
             self.reuse.put(key, verdict)
-        return spend(verdict, request, self.ledger)
+        return spend(verdict, request, self.ledger, now=self.config.clock())
 
     async def _ajudged(self, request: JudgeRequest) -> Verdict:
         key = self.reuse.key(request, self.policy.version, self.judge.label) if self.reuse else ""
         if self.reuse is not None and (kept := await self.reuse.aget(key)) is not None:
-            return await asyncio.to_thread(spend, kept, request, self.ledger)
+            return await asyncio.to_thread(spend, kept, request, self.ledger, now=self.config.clock())
         timeout, tries = self.config.judge_timeout, self.config.judge_attempts
         verdict = self._verdict(request, await acall_judge(self.judge, request, timeout=timeout, attempts=tries))
         if self.reuse is not None:
             await self.reuse.aput(key, verdict)
-        return await asyncio.to_thread(spend, verdict, request, self.ledger)
+        return await asyncio.to_thread(spend, verdict, request, self.ledger, now=self.config.clock())
 
     # -- after the verdict -------------------------------------------------------------------------
 

@@ -1,7 +1,10 @@
 """One request, one action: a user's request authorizes the dangerous actions it names, once.
 
-When a dangerous action is approved on the strength of a sentence of the user's (not a standing
-authorization), that sentence is *spent* in the store's ledger, per user, by that action. Another
+When a dangerous action is approved on the strength of a sentence of the user's, that sentence is
+*spent* in the store's ledger, per user, by that action. When it is approved on a standing
+authorization instead (cited or looked up), the grant is spent: once, or once per period when the
+user's words that granted it name one ("every month"), or never when they say every time
+("whenever"); a grant meant for one lunch pays once. Another
 action citing the same sentence (a second payment in parallel, the same payment again in a later
 turn) goes to the user instead, unless the request itself asks for several ("pay each of",
 "every month"). The same action judged again (a retry, a graph resume) spends nothing new. The
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from validator import decision, rules
 from validator._json import utf8
@@ -21,6 +24,7 @@ from validator.exceptions import StoreError
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Transcript
 from validator.judges.base import JudgeRequest
+from validator.language import english
 from validator.record.recorder import hash_args
 from validator.store.base import RequestLedger
 from validator.verdict import Verdict
@@ -49,21 +53,53 @@ def _fingerprint(action: PendingAction, transcript: Transcript) -> str:
     return "args:" + hash_args({"tool": action.tool, "args": action.args, "transcript": transcript.digest})
 
 
-def spend(verdict: Verdict, request: JudgeRequest, ledger: RequestLedger | None, ttl: timedelta = SPENT_TTL) -> Verdict:
-    """``verdict``, or the question to the user when its request was already spent by another action."""
+def _period(quote: str | None) -> str | None:
+    """How often a grant's words let it be used: ``day``/``week``/``month``/``year``, ``unlimited``, or
+    None (once)."""
+    text = f" {' '.join((quote or '').casefold().split())} "
+    for period, phrases in english().grant_periods.items():
+        if any(f" {p} " in text or f" {p}." in text or f" {p}," in text for p in phrases):
+            return period
+    return None
+
+
+_BUCKETS = {"day": "%Y-%m-%d", "week": "%G-W%V", "month": "%Y-%m", "year": "%Y"}
+
+
+def _grant_keys(request: JudgeRequest, now: datetime) -> list[str]:
+    """One key per standing authorization the approval rests on, for its period ("once": one key)."""
+    keys = []
+    for a in request.findings.valid_authorizations:
+        period = _period(a.quote)
+        if period == "unlimited":
+            continue
+        bucket = now.strftime(_BUCKETS[period]) if period else "once"
+        keys.append(
+            hashlib.sha256(f"{request.user_id}\x00grant\x00{a.authorization_id}\x00{bucket}".encode()).hexdigest()
+        )
+    return keys
+
+
+def spend(
+    verdict: Verdict,
+    request: JudgeRequest,
+    ledger: RequestLedger | None,
+    ttl: timedelta = SPENT_TTL,
+    now: datetime | None = None,
+) -> Verdict:
+    """``verdict``, or the question to the user when its request (or grant) was already spent by another
+    action."""
     intent = request.findings.intent
-    if (
-        not rules.on("one-request")
-        or ledger is None
-        or not verdict.approved
-        or request.tool_policy.risk != "dangerous"
-        or intent is None
-        or not intent.requested
-        or intent.multiple
-    ):
+    if not rules.on("one-request") or ledger is None or not verdict.approved or request.tool_policy.risk != "dangerous":
+        return verdict
+    if intent is not None and intent.requested:
+        keys = [] if intent.multiple else _request_keys(request)
+    else:
+        keys = _grant_keys(request, now or datetime.now(UTC))
+    if not keys:
         return verdict
     action = _fingerprint(request.action, request.transcript)
-    for key in _request_keys(request):
+    for key in keys:
         try:
             held = ledger.spend(key, action, ttl)
         except (StoreError, OSError) as exc:

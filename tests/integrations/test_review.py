@@ -157,13 +157,15 @@ def test_remember_this_grows_a_standing_authorization_that_later_calls_use_uncit
     agent.invoke(Command(resume=keep), cfg, version="v2")
     assert log == [("dave@acme.example", "m")]
     (grant,) = shared_store.list("u-1")
-    assert grant.where == {"to": "dave@acme.example"} and grant.tool == "send_email" and grant.risk == "dangerous"
+    # every argument the user saw is pinned (issue 22: a grant for 50 EUR never pays 50 BTC)
+    assert grant.where == {"to": "dave@acme.example", "body": "m"}
+    assert grant.tool == "send_email" and grant.risk == "dangerous"
     assert grant.quote == "Yes, and dave may always get them." and grant.expires is not None
     # Later, in another conversation, the agent cites only the user's request: the validator finds the grant itself.
     later = {"reason": "The user asked.", "evidence": [{"quote": "send the minutes to dave again"}]}
     verdict = validator.validate(
         [{"role": "user", "content": "Please send the minutes to dave again."}],
-        {"tool": "send_email", "args": {"to": "dave@acme.example"}, "justification": later},
+        {"tool": "send_email", "args": {"to": "dave@acme.example", "body": "m"}, "justification": later},
         user_id="u-1",
     )
     assert verdict.approved and verdict.authorization_id == grant.id

@@ -222,6 +222,20 @@ def _exact(value: Any) -> str:
     return re.sub(r"([*?\[])", r"[\1]", str(value))
 
 
+def _scalar_paths(args: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """Dotted paths of every scalar argument (and of every one-element list), for pinning a grant."""
+    out: list[str] = []
+    for key, value in args.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if key == "justification":
+            continue
+        if isinstance(value, Mapping):
+            out += _scalar_paths(value, path)
+        elif isinstance(value, str | int | float | bool) or (isinstance(value, list) and len(value) == 1):
+            out.append(path)
+    return out
+
+
 def grant_from_answer(
     action: Any,
     tool_policy: Any,
@@ -232,8 +246,9 @@ def grant_from_answer(
 ) -> StandingAuthorization:
     """A standing authorization from the user's "always" on a call they approved when asked.
 
-    Scoped to what they saw: the tool, and each target and amount of this call pinned to its value
-    (a list of values is not pinned, so the grant never covers that target: the gate then asks again).
+    Scoped to what they saw: the tool, and every argument of this call pinned to its value (targets,
+    amounts, the currency, and each other scalar, nested ones by dotted path); a list of several
+    values is not pinned, so the grant never covers a target that is one (the gate then asks again).
     It expires after ``remember["expires_in_days"]`` days (30 unless said; 1 to 3,650). Its quote is
     ``remember["quote"]``, else the user's own reason, else what they approved.
 
@@ -248,7 +263,8 @@ def grant_from_answer(
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 3650:
         raise UsageError(f"remember.expires_in_days must be a whole number from 1 to 3650, got {days!r}")
     where: dict[str, str] = {}
-    for path in (*tool_policy.targets, *tool_policy.amount_paths(action.tool)):
+    seen = [*tool_policy.targets, *tool_policy.amount_paths(action.tool), *_scalar_paths(action.args)]
+    for path in dict.fromkeys(seen):
         found, value = lookup(action.args, path)
         values = list(leaves(value)) if found == "found" else []
         if len(values) == 1 and values[0] not in (None, ""):

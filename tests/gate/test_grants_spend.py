@@ -1,0 +1,86 @@
+"""Standing authorizations spend the one-request ledger, and "remember this" pins every argument."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from validator import Code, Decision, Message, Policy, ToolPolicy, Transcript, Validator, ValidatorConfig
+from validator.gate.authorizations import StandingAuthorization, grant_from_answer
+from validator.inputs.action import PendingAction
+from validator.store.memory import MemoryAuthorizationStore
+
+POLICY = Policy({"send_money": ToolPolicy(risk="dangerous", targets=("recipient",), amounts=("amount",))})
+IBAN = "DE89370400440532013000"
+NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
+
+
+def _store(quote: str) -> MemoryAuthorizationStore:
+    store = MemoryAuthorizationStore()
+    store.put(
+        StandingAuthorization(
+            id="auth_1",
+            user_id="u-1",
+            tool="send_money",
+            where={"recipient": IBAN, "amount": "12", "currency": "EUR"},
+            quote=quote,
+            created=NOW - timedelta(days=1),
+            expires=NOW + timedelta(days=400),
+            risk="dangerous",
+        )
+    )
+    return store
+
+
+def _pay(validator: Validator, call: str) -> Any:
+    t = Transcript([Message(role="user", content="Thanks for lunch.")])
+    action = PendingAction(
+        tool="send_money",
+        args={"recipient": IBAN, "amount": 12, "currency": "EUR"},
+        justification={"reason": "The user's standing authorization.", "evidence": []},
+        call_id=call,
+    )
+    return validator.validate(t, action, user_id="u-1")
+
+
+def _validator(store: MemoryAuthorizationStore, now: datetime = NOW) -> Validator:
+    return Validator(POLICY, authorizations=store, config=ValidatorConfig(clock=lambda: now))
+
+
+def test_a_grant_for_one_lunch_pays_once() -> None:
+    validator = _validator(_store("Pay Bob 12 EUR for today's lunch."))
+    assert _pay(validator, "c1").approved
+    again = _pay(validator, "c2")
+    assert (again.decision, again.code) == (Decision.ASK_USER, Code.REQUEST_ALREADY_USED)
+    assert _pay(validator, "c1").approved  # the same call again (a retry) spends nothing new
+
+
+def test_a_monthly_grant_pays_once_a_month() -> None:
+    store = _store("Pay Bob 12 EUR every month for the parking spot.")
+    validator = _validator(store)
+    assert _pay(validator, "c1").approved
+    assert _pay(validator, "c2").code is Code.REQUEST_ALREADY_USED
+    later = Validator(
+        POLICY,
+        authorizations=store,
+        ledger=validator.ledger,
+        config=ValidatorConfig(clock=lambda: NOW + timedelta(days=31)),
+    )
+    assert _pay(later, "c3").approved
+
+
+def test_a_grant_for_every_time_is_not_spent() -> None:
+    validator = _validator(_store("Whenever Bob pays for lunch, pay him back 12 EUR."))
+    assert all(_pay(validator, f"c{i}").approved for i in range(3))
+
+
+@pytest.mark.parametrize(("arg", "value"), [("currency", "BTC"), ("memo", "other"), ("amount", 13)])
+def test_remember_this_pins_every_argument_the_user_saw(arg: str, value: Any) -> None:
+    seen = PendingAction(tool="send_money", args={"recipient": IBAN, "amount": 50, "currency": "EUR", "memo": "lunch"})
+    grant = grant_from_answer(seen, POLICY.for_tool("send_money"), "u-1", {}, None, NOW)
+    assert grant.where["currency"] and grant.where["memo"]
+    changed = {**seen.args, arg: value}
+    assert grant.scope_problems("send_money", changed, tool_risk="dangerous", targets=("recipient",))
+    assert not grant.scope_problems("send_money", dict(seen.args), tool_risk="dangerous", targets=("recipient",))
