@@ -278,3 +278,52 @@ def test_sharing_does_not_depend_on_middleware_order(
     assert report.extends, report.difference
     assert all("defer_loading" not in t or "cache_control" not in t for t in agent_body["tools"])
     assert validator_body["messages"][len(agent_body["messages"])]["content"][0]["name"] == "tool_search"
+
+
+# --- the raw loop in either order, sync and async ----------------------------------------------
+
+
+def _raw_loop_response() -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Sending it."},
+            {
+                "type": "tool_use",
+                "id": "t1",
+                "name": "send_email",
+                "input": {"to": "bob@acme.example", "justification": GOOD},
+            },
+        ],
+    }
+
+
+@pytest.mark.parametrize("appended", [False, True], ids=["checked-then-appended", "appended-then-checked"])
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_the_raw_loop_works_whichever_order_the_host_appends_the_response(appended: bool, mode: str) -> None:
+    import asyncio
+
+    from validator.integrations.anthropic import acheck_tool_uses
+
+    response = _raw_loop_response()
+    messages: list[dict[str, Any]] = [{"role": "user", "content": USER}]
+    if appended:  # what most loops do: messages.append(response) first
+        messages.append({"role": "assistant", "content": response["content"]})
+    request = {"model": "claude-sonnet-4-6", "max_tokens": 1024, "messages": messages}
+    validator = Validator(POLICY)
+    if mode == "sync":
+        checked = check_tool_uses(response, request, validator)
+    else:
+        checked = asyncio.run(acheck_tool_uses(response, request, validator))
+    assert [u["id"] for u in checked.allowed] == ["t1"], checked.verdicts["t1"].reasoning
+
+
+def test_a_call_id_the_history_already_answered_is_still_a_reuse() -> None:
+    response = _raw_loop_response()
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": USER},
+        {"role": "assistant", "content": response["content"]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "sent"}]},
+    ]
+    checked = check_tool_uses(response, {"messages": messages}, Validator(POLICY))
+    assert checked.verdicts["t1"].code.value == "TOOL_CALL_ID_REUSED"
