@@ -26,6 +26,7 @@ Typical usage::
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -317,7 +318,10 @@ class ActionValidatorMiddleware(AgentMiddleware):
         c = self._start(request)
         if isinstance(c, ToolMessage):
             return c
-        settled = self._settle(request, c, await self._averdict(c))
+        verdict = await self._averdict(c)
+        # the user's answer is recorded in the store (I/O): off the event loop, in the graph's context
+        # (asyncio.to_thread copies the context variables, so the host's interrupt still works)
+        settled = await asyncio.to_thread(self._settle, request, c, verdict)
         return settled if isinstance(settled, ToolMessage) else await handler(settled)
 
 

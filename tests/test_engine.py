@@ -313,3 +313,24 @@ def test_an_operator_policy_is_never_replaced_by_the_inputs_policy() -> None:
     }
     assert Validator(Policy()).check(data).code == Code.MISSING_JUSTIFICATION
     assert Validator().check(data).code == Code.EXEMPT
+
+
+def test_aanswer_is_the_async_twin_of_answer() -> None:
+    import asyncio
+
+    from validator import Decision, Policy, ToolPolicy, Validator
+
+    policy = Policy({"send_email": ToolPolicy(targets=("to",), ask="always")})
+    validator = Validator(policy)
+    messages = [{"role": "user", "content": "Please email bob@acme.example the minutes."}]
+    action = {
+        "tool": "send_email",
+        "args": {"to": "bob@acme.example"},
+        "justification": {"reason": "r", "evidence": [{"quote": "email bob@acme.example the minutes"}]},
+    }
+    asked = validator.validate(messages, action, user_id="u-1")
+    assert asked.decision is Decision.ASK_USER
+    done = asyncio.run(validator.aanswer(asked, True, messages=messages, action=action, user_id="u-1"))
+    assert done.approved and done.code.value == "APPROVED_BY_USER"
+    no = asyncio.run(validator.aanswer(asked, False, "not now", messages=messages, action=action, user_id="u-1"))
+    assert not no.approved and no.code.value == "REJECTED_BY_USER"

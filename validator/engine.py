@@ -253,6 +253,29 @@ class Validator:
             return self._not_recorded(event, exc)
         return decided
 
+    async def aanswer(
+        self,
+        verdict: Verdict,
+        approved: bool,
+        reason: str | None = None,
+        *,
+        messages: MessagesInput,
+        action: ActionInput,
+        user_id: str | None = None,
+        remember: Mapping[str, Any] | None = None,
+    ) -> Verdict:
+        """Async twin of :meth:`answer`: the recording (store I/O) runs off the event loop."""
+        return await asyncio.to_thread(
+            self.answer,
+            verdict,
+            approved,
+            reason,
+            messages=messages,
+            action=action,
+            user_id=user_id,
+            remember=remember,
+        )
+
     def _remembered(
         self, verdict: Verdict, action: PendingAction, user_id: str, remember: Mapping[str, Any], reason: str | None
     ) -> Verdict:
