@@ -509,3 +509,12 @@ def test_a_negated_statement_reports_and_forbids_nothing() -> None:
     assert negated_spans("I haven't paid bob@acme.example yet") == []  # a report forbids no value
     assert negated_spans("I did not email eve@evil.example") == []
     assert negated_spans("Do not email eve@evil.example") != []
+
+
+def test_a_later_negation_about_another_value_does_not_take_the_request_back() -> None:
+    user = "Please email bob@acme.example the notes. Never email eve@evil.example."
+    quote = "email bob@acme.example the notes"
+    assert _v(user, "send_email", {"to": "bob@acme.example"}, quote).approved
+    assert _v(user, "send_email", {"to": "eve@evil.example"}, quote).decision is Decision.BLOCK
+    back = ["Please email bob@acme.example the notes.", "Actually, don't email him."]
+    assert _v(back, "send_email", {"to": "bob@acme.example"}, quote).decision is Decision.BLOCK

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from validator import rules
 from validator.findings import IntentFinding, RequestProblem, RequestSentence
-from validator.gate.reader import Reading, read, sentences, takes_back
+from validator.gate.reader import Reading, read, sentences, takes_back, tokens
 from validator.gate.sentences import own_words
 from validator.inputs.transcript import Transcript
 from validator.language import english
@@ -68,6 +68,8 @@ def _later(transcript: Transcript, sentence: RequestSentence, intents: Sequence[
             if i == sentence.message and x.start < sentence.end:
                 continue
             text = own[x.start : x.end]
+            if _other_values(text, sentence.text):
+                continue  # "Email Bob the minutes. Never email eve@…": it forbids eve@…, not the request
             for intent in intents:
                 later = read(text, intent)
                 if later is not None and later.proof == "disproved":
@@ -76,6 +78,13 @@ def _later(transcript: Transcript, sentence: RequestSentence, intents: Sequence[
         if message > sentence.message or (message == sentence.message and position >= sentence.end):
             return Reading("unknown", "retracted", words)
     return None
+
+
+def _other_values(later: str, request: str) -> bool:
+    """Whether a later sentence names a value (an address, an id, a number) the request does not: its
+    negation then concerns that value, not the request."""
+    mine = {t.text for t in tokens(request) if t.kind in ("value", "number")}
+    return any(t.kind in ("value", "number") and t.text not in mine for t in tokens(later))
 
 
 def negated_anywhere(transcript: Transcript, intents: Sequence[str]) -> Reading | None:
