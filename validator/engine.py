@@ -239,8 +239,8 @@ class Validator:
 
         ``action`` is the call that runs: the user's edit of it, when they edited it. With ``remember``
         (an approval the user wants kept: ``{"expires_in_days": 30, "quote": "..."}``, both optional),
-        a standing authorization scoped to this call's targets is created in the validator's
-        authorization store, and the verdict names it.
+        a standing authorization scoped to this call's tool and every argument the user saw is created
+        in the validator's authorization store, and the verdict names it.
         """
         decided = verdict.answered_by_user(approved, reason)
         transcript, pending = read_messages(messages), read_action(action)

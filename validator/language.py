@@ -88,7 +88,7 @@ class LanguagePack:
     forward_markers: tuple[str, ...]
     headers: tuple[str, ...]
     identifier_markers: frozenset[str]
-    grant_periods: dict[str, tuple[str, ...]]
+    grant_periods: dict[str, tuple[Phrase, ...]]
     instructions: tuple[str, ...]
     clause_boundaries: frozenset[str]
     declarers: frozenset[str]
@@ -182,7 +182,7 @@ def _pack(data: dict[str, Any]) -> LanguagePack:
         forward_markers=tuple(p["forward_markers"]),
         headers=tuple(p["headers"]),
         identifier_markers=frozenset(data["values"]["identifier_markers"]),
-        grant_periods={k: tuple(v) for k, v in data["grants"].items()},
+        grant_periods={k: _phrases(v) for k, v in data["grants"].items()},
         instructions=tuple(data["delegation"]["instructions"]),
         clause_boundaries=frozenset(data["values"]["clause_boundaries"]),
         declarers=frozenset(data["values"]["declarers"]),

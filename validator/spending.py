@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from validator import decision, rules
 from validator._json import utf8
 from validator.exceptions import StoreError
+from validator.gate.reader import tokens
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Transcript
 from validator.judges.base import JudgeRequest
@@ -56,9 +57,9 @@ def _fingerprint(action: PendingAction, transcript: Transcript) -> str:
 def _period(quote: str | None) -> str | None:
     """How often a grant's words let it be used: ``day``/``week``/``month``/``year``, ``unlimited``, or
     None (once)."""
-    text = f" {' '.join((quote or '').casefold().split())} "
+    words = [t.text for t in tokens(quote or "")]
     for period, phrases in english().grant_periods.items():
-        if any(f" {p} " in text or f" {p}." in text or f" {p}," in text for p in phrases):
+        if any(tuple(words[i : i + len(p)]) == p for p in phrases for i in range(len(words) - len(p) + 1)):
             return period
     return None
 

@@ -419,7 +419,7 @@ def _bound(requests: tuple[Any, ...], clauses: tuple[tuple[int, int, int], ...])
         spans = [
             (max(s, r.start), min(e, r.end)) for m, s, e in clauses if m == r.message and s < r.end and r.start < e
         ]
-        out.append(replace(r, clauses=tuple((a - r.start, b - r.start) for a, b in spans) or ((0, 0),)))
+        out.append(replace(r, clauses=tuple((a - r.start, b - r.start) for a, b in spans)))  # (): none counts
     return tuple(out)
 
 

@@ -42,6 +42,7 @@ def _user_has(transcript: Transcript, user_id: str | None, text: str) -> bool:
 
 def egress(transcript: Transcript, args: Mapping[str, Any], user_id: str | None = None) -> Egress | None:
     """The first link in ``args`` that carries the user's words to a host the user never named, if any."""
+    others = other_index(transcript, user_id)
     for path, text in string_leaves(dict(args), ""):
         for entity in extract_entities(text):
             if entity.kind not in ("url", "domain") or _user_has(transcript, user_id, entity.key):
@@ -51,8 +52,7 @@ def egress(transcript: Transcript, args: Mapping[str, Any], user_id: str | None 
                 parts = urlsplit(raw)
             except ValueError:
                 continue
-            words = {w for w in _WORD.findall(unquote_plus(f"{parts.path} {parts.query}"))}
-            others = other_index(transcript, user_id)
+            words = set(_WORD.findall(unquote_plus(f"{parts.path} {parts.query}")))
             carried = tuple(
                 sorted(w for w in words if _user_has(transcript, user_id, w) and not others.containing(w.casefold(), 1))
             )

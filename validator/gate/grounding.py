@@ -35,6 +35,8 @@ from validator.language import english
 __all__ = ["UNREADABLE", "as_number", "ground_value"]
 
 MAX_LOCATIONS = 5
+_LOOKBACK = 40
+"""Characters before a number read for the identifier word it may follow ("invoice 2026")."""
 MAX_VALUE = 2_000
 """Longer values are not searched for (the gate's work per value is bounded): unreadable, so unknown."""
 UNREADABLE = object()
@@ -112,25 +114,30 @@ def _quantities(text: str) -> tuple[tuple[Decimal, str | None], ...]:
     """The numbers of one request sentence that are quantities, with their currency: not a time of day,
     not a group of an IBAN, an account, a phone number or a link, not an identifier's number ("invoice
     2026", "#443")."""
-    taken = [(e.start, e.end) for e in extract_entities(text)]
+    taken = [(e.start, e.end) for e in extract_entities(text)]  # in order of appearance, as amounts are
     markers = english().identifier_markers
     out = []
-    for a in amounts_in(text):
-        if a.is_time or any(s < a.end and a.start < e for s, e in taken):
+    k = 0
+    for a in amounts_in(text):  # one walk over both lists: linear in the text
+        while k < len(taken) and taken[k][1] <= a.start:
+            k += 1
+        if a.is_time or (k < len(taken) and taken[k][0] < a.end):
             continue
-        before = text[: a.start].rstrip().rsplit(None, 1)
-        word = before[-1].casefold().rstrip(".:") if before else ""
-        if word in markers or text[: a.start].rstrip().endswith("#"):
+        before = text[max(0, a.start - _LOOKBACK) : a.start].rstrip()
+        words = before.rsplit(None, 1)
+        word = words[-1].casefold().rstrip(".:") if words else ""
+        if word in markers or before.endswith("#"):
             continue
         out.append((a.value, a.currency))
     return tuple(out)
 
 
 def named_currencies(texts: Iterable[str]) -> frozenset[str]:
-    """The currencies the user's request names: by an amount, or by a currency word of its own."""
+    """The currencies the user's request names: by an amount, or by a currency word or sign of its own."""
+    texts = list(texts)  # read twice (a generator would be empty the second time)
     named = {c for t in texts for _, c in _quantities(t) if c}
     for t in texts:
-        named.update(CURRENCIES[w] for w in re.findall(r"[^\W\d_]+|[€$£¥₹]", t.casefold()) if w in CURRENCIES)
+        named.update(CURRENCIES[w] for w in re.findall(r"[^\W\d_]+|[^\w\s]", t.casefold()) if w in CURRENCIES)
     return frozenset(named)
 
 

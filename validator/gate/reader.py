@@ -343,9 +343,9 @@ def lemma(word: str) -> str:
     """The verb lemma of a word (``paid`` -> ``pay``), by ``lemminflect``; the word itself when unknown."""
     if not word.isalpha():
         return word
-    from lemminflect import getAllLemmas, getLemma
+    from lemminflect import getLemma
 
-    known = getAllLemmas(word, upos="VERB").get("VERB")
+    known = _verb_lemmas(word)
     if known:
         return str(known[0]).lower()
     if word.endswith(("ed", "ing", "s")):
@@ -355,10 +355,16 @@ def lemma(word: str) -> str:
 
 
 @lru_cache(maxsize=65_536)
-def _is_base_verb(word: str) -> bool:
+def _verb_lemmas(word: str) -> tuple[str, ...]:
+    """The verb lemmas ``lemminflect``'s dictionary gives for ``word`` (empty: not a known verb form)."""
     from lemminflect import getAllLemmas
 
-    return word in getAllLemmas(word, upos="VERB").get("VERB", ())
+    return tuple(getAllLemmas(word, upos="VERB").get("VERB", ()))
+
+
+@lru_cache(maxsize=65_536)
+def _is_base_verb(word: str) -> bool:
+    return word in _verb_lemmas(word)
 
 
 def intent_phrase(intent: str) -> tuple[str | None, ...]:
@@ -426,18 +432,11 @@ def _wished(texts: Sequence[str], lead: _Lead, i: int, end: int, pack: LanguageP
         word = texts[k]
         if word in pack.clause_words or word in (",", ";", ":", "-", "(", ")", "?"):
             return False
-        inflected = word.isalpha() and word != lemma(word) and _is_verb_form(word)
+        inflected = word.isalpha() and word != lemma(word) and bool(_verb_lemmas(word))
         if inflected and (k == start or texts[k - 1] not in pack.determiners):  # "Bob knows", not "the files"
             return False
     after = texts[end] if end < len(texts) else None
     return after is None or after in pack.participle_followers or after.endswith("ly") or not _WORDLIKE.match(after)
-
-
-@lru_cache(maxsize=65_536)
-def _is_verb_form(word: str) -> bool:
-    from lemminflect import getAllLemmas
-
-    return bool(getAllLemmas(word, upos="VERB").get("VERB"))
 
 
 def _head_ok(texts: Sequence[str], lead: _Lead) -> bool:
@@ -586,7 +585,8 @@ def _statement(texts: Sequence[str], pack: LanguagePack) -> bool:
     """Whether a segment (its boundary first) states something rather than continuing a request: a subject
     pronoun opens it, or a finite verb stands in it ("; DE89… is the scammer's account", "and tell her the
     report is ready")."""
-    words = [t for t in texts[1:] if t not in pack.soft and t not in ("and", "then", ",")]
+    joiners = {c[0] for c in pack.coordinators if len(c) == 1}  # "and", "then", ","
+    words = [t for t in texts[1:] if t not in pack.soft and t not in joiners]
     return bool(words) and (words[0] in pack.clause_subjects or any(t in pack.clause_verbs for t in words))
 
 
