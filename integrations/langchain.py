@@ -33,6 +33,7 @@ __all__ = [
     "refusal_message",
     "transcript_from_langchain",
     "transcript_from_state",
+    "used_before",
 ]
 
 # LangGraph's interrupts and the rest of its control flow are never a failed check.
@@ -134,3 +135,27 @@ def justified_tool(tool: BaseTool) -> BaseTool:
     if not (isinstance(base, type) and issubclass(base, BaseModel)):
         return tool
     return tool.model_copy(update={"args_schema": justified_model(base, description=tool.description)})
+
+
+def used_before(messages: Any, call_id: str) -> frozenset[str]:
+    """Tool call ids that messages before the call's own AI message already used (a call or its answer).
+
+    The call's own message is the last AI message holding its id; a host that resumes, or a human-in-the-
+    loop step that rewrites that message, keeps its id there. Without one, every message is earlier.
+    """
+    items = list(messages) if isinstance(messages, Sequence) and not isinstance(messages, str) else []
+    own = next(
+        (
+            k
+            for k in range(len(items) - 1, -1, -1)
+            if isinstance(items[k], AIMessage) and any(c.get("id") == call_id for c in items[k].tool_calls)
+        ),
+        len(items),
+    )
+    ids: set[str] = set()
+    for m in items[:own]:
+        if isinstance(m, ToolMessage):
+            ids.add(str(m.tool_call_id))
+        elif isinstance(m, AIMessage):
+            ids.update(str(c.get("id")) for c in m.tool_calls)
+    return frozenset(ids)

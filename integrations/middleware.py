@@ -26,9 +26,7 @@ Typical usage::
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
@@ -37,15 +35,15 @@ from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
-from validator.integrations._host import Remembered, pending_from_call, user_id_from
-from validator.integrations._review import Review, approval_request, batched_request, read_review
+from validator.integrations._host import Remembered, user_id_from
+from validator.integrations._lifecycle import GuardedCall, Outcome, ToolCallGuard
+from validator.integrations._review import Review, batched_request
 from validator.integrations.claude import PayloadCapture, claude_request, is_claude, with_validator_tools
-from validator.integrations.langchain import justified_tool, refusal_message, transcript_from_state
+from validator.integrations.langchain import justified_tool, refusal_message, transcript_from_state, used_before
 
-from validator import Decision, PendingAction, Validator, Verdict
-from validator.exceptions import ActionBlocked, UsageError, is_control_flow
+from validator import Decision, Validator, Verdict
+from validator.exceptions import ActionBlocked, UsageError
 from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL
-from validator.record.recorder import hash_args
 
 __all__ = ["ActionValidatorMiddleware"]
 
@@ -56,22 +54,6 @@ REMEMBERED = 256
 def _refusal(verdict: Verdict, call: Mapping[str, Any]) -> ToolMessage:
     return refusal_message(verdict, call["id"], call["name"])
 
-
-def _failed(call: Mapping[str, Any], exc: Exception, what: str) -> ToolMessage:
-    if is_control_flow(exc):
-        raise exc
-    return _refusal(Verdict.blocked(call["name"], f"{what}: {exc}"), call)
-
-
-@dataclass(frozen=True, slots=True)
-class _Call:
-    call_id: str
-    """The key of this very call (id, tool, arguments, justification, user, conversation)."""
-    transcript: Any
-    action: PendingAction
-    user_id: str | None
-    agent_request: Mapping[str, Any] | None
-    known: Verdict | None
 
 
 class ActionValidatorMiddleware(AgentMiddleware):
@@ -106,8 +88,10 @@ class ActionValidatorMiddleware(AgentMiddleware):
         self._names = {"validator_name": validator_name, "search_name": search_name}
         self._facing: dict[int, BaseTool] = {}
         self._requests: Remembered[str, dict[str, Any]] = Remembered(REMEMBERED)
-        self._verdicts: Remembered[str, Verdict] = Remembered(REMEMBERED)
+        self._proposed: Remembered[str, dict[str, Any]] = Remembered(REMEMBERED)
+        """The arguments the model proposed, by tool call id: a host step's edit is told apart by them."""
         self._reviews: Remembered[str, Review] = Remembered(REMEMBERED)
+        self.guard = ToolCallGuard(self.validator, reserved=self._ours, remembered=REMEMBERED)
 
     # -- the model call ----------------------------------------------------------------------
 
@@ -142,6 +126,14 @@ class ActionValidatorMiddleware(AgentMiddleware):
             if isinstance(message, AIMessage) and message.id and payload is not None:
                 self._requests.put(message.id, payload)
 
+    def _propose(self, response: ModelResponse) -> None:
+        """Keep the calls as the model made them (a human-in-the-loop step may edit them before they run)."""
+        for message in response.result:
+            if isinstance(message, AIMessage):
+                for call in message.tool_calls:
+                    if call.get("id"):
+                        self._proposed.put(str(call["id"]), dict(call.get("args") or {}))
+
     def _prepared(self, request: ModelRequest) -> tuple[ModelRequest, PayloadCapture | None]:
         request = request.override(tools=self._tools(request))
         if not (self.share_prefix and is_claude(request.model)):
@@ -152,6 +144,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         request, capture = self._prepared(request)
         response = handler(request)
+        self._propose(response)
         self._remember(request, response, capture.last if capture else None)
         return response
 
@@ -160,6 +153,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
     ) -> ModelResponse:
         request, capture = self._prepared(request)
         response = await handler(request)
+        self._propose(response)
         self._remember(request, response, capture.last if capture else None)
         return response
 
@@ -176,68 +170,42 @@ class ActionValidatorMiddleware(AgentMiddleware):
         configurable = (getattr(runtime, "config", None) or {}).get("configurable")
         return user_id_from(self.user_id_key, configurable, getattr(runtime, "context", None))
 
-    def _start(self, request: ToolCallRequest) -> _Call | ToolMessage:
-        return self._start_call(request.tool_call, request.state, lambda: self._user_id(request))
-
-    def _start_call(self, call: Mapping[str, Any], state: Any, user: Callable[[], str | None]) -> _Call | ToolMessage:
-        """What a tool call needs before the judge; a refusal when it cannot be checked at all."""
+    def _start(self, call: Mapping[str, Any], state: Any, user: Callable[[], str | None]) -> GuardedCall:
+        """The call as the guard sees it: what the model proposed tells a host step's edit apart."""
         call_id = str(call.get("id") or "")
-        if call["name"] in self._ours:  # the agent never needs the validator's own tools
-            return _refusal(
-                Verdict.blocked(call["name"], "This tool belongs to the action validator; the agent cannot call it."),
-                call,
-            )
-        try:
-            action = pending_from_call(call["name"], call.get("args"), call.get("id"))
-            transcript = transcript_from_state(state)
-            user_id = user()
-            # A kept verdict answers only this very call: same id, tool, arguments, justification, user and
-            # conversation (a model may repeat call ids across runs; a resume repeats all of them).
-            what = {"tool": action.tool, "args": action.args, "justification": action.justification}
-            key = hash_args({"id": call_id, "action": what, "user": user_id, "transcript": transcript.digest})
-            return _Call(
-                call_id=key,
-                transcript=transcript,
-                action=action,
-                user_id=user_id,
-                agent_request=self._agent_request(state, call_id),
-                known=self._verdicts.get(key),
-            )
-        except Exception as exc:
-            return _failed(call, exc, "The validator could not check this call")
+        messages = state.get("messages") or [] if isinstance(state, Mapping) else []
+        return self.guard.start(
+            call["name"],
+            call.get("args"),
+            call_id=call_id,
+            messages=lambda: transcript_from_state(state),
+            user_id=user,
+            agent_request=self._agent_request(state, call_id) if isinstance(state, Mapping) else None,
+            used=used_before(messages, call_id),
+            proposed=self._proposed.get(call_id),
+        )
 
-    def _settle(self, request: ToolCallRequest, c: _Call, verdict: Verdict) -> ToolCallRequest | ToolMessage:
-        """The call to run (justification stripped), or the refusal; an ``ask_user`` verdict asks first."""
+    def _settled(self, request: ToolCallRequest, outcome: Outcome) -> ToolCallRequest | ToolMessage:
+        """The call to run (the arguments that were checked), or the refusal; ``halt`` stops the run."""
         call = request.tool_call
-        action = c.action
-        if verdict.decision is Decision.ASK_USER:
-            review = self._reviews.get(c.call_id)  # answered with the whole turn (batched)
-            if review is None:  # outside any try: GraphInterrupt must reach the graph
-                name, call_id = call["name"], str(call["id"])
-                answer = interrupt(approval_request(call_id, name, action.args, verdict, action.justification))
-                review = read_review(answer, call_id=call_id, tool=name)
-            if review.edited_args is not None:  # the user's edit is the call that runs
-                action = pending_from_call(action.tool, review.edited_args, action.call_id)
-            verdict = self.validator.answer(
-                verdict,
-                review.approved,
-                review.reason,
-                messages=c.transcript,
-                action=action,
-                user_id=c.user_id,
-                remember=review.remember,
-            )
-            self._verdicts.pop(c.call_id)
-            self._reviews.pop(c.call_id)
-        if not verdict.approved:
+        if not outcome.runs:
             if self.on_block == "halt":
-                raise ActionBlocked(verdict)
-            return _refusal(verdict, call)
-        return request.override(tool_call={**call, "args": dict(action.args)})
+                raise ActionBlocked(outcome.verdict)
+            return _refusal(outcome.verdict, call)
+        return request.override(tool_call={**call, "args": outcome.args})
+
+    def _answer(self, c: GuardedCall, verdict: Verdict) -> Any:
+        """The person's answer: given with the whole turn (batched), else asked now (outside any try:
+        GraphInterrupt must reach the graph)."""
+        review = self._reviews.get(c.key)
+        if review is not None:
+            self._reviews.pop(c.key)
+            return review
+        return interrupt(self.guard.request(c, verdict))
 
     # -- a whole model turn at once (batched) --------------------------------------------------------
 
-    def _turn(self, state: Any, runtime: Any) -> list[tuple[_Call, Mapping[str, Any]]]:
+    def _turn(self, state: Any, runtime: Any) -> list[GuardedCall]:
         """The guarded calls of the model turn just made, ready for validation."""
         messages = state.get("messages") or [] if isinstance(state, Mapping) else []
         last = messages[-1] if messages else None
@@ -245,87 +213,39 @@ class ActionValidatorMiddleware(AgentMiddleware):
             return []
         configurable = (get_config() or {}).get("configurable")
         user = lambda: user_id_from(self.user_id_key, configurable, getattr(runtime, "context", None))  # noqa: E731
-        out: list[tuple[_Call, Mapping[str, Any]]] = []
-        for call in last.tool_calls:
-            c = self._start_call(call, state, user)
-            if isinstance(c, _Call):
-                out.append((c, call))
-        return out
+        return [c for c in (self._start(call, state, user) for call in last.tool_calls) if c.refusal is None]
 
-    def _ask_turn(self, judged: list[tuple[_Call, Mapping[str, Any], Verdict]]) -> None:
+    def _ask_turn(self, judged: list[tuple[GuardedCall, Verdict]]) -> None:
         """One interrupt for every escalated call of the turn; each call's decision kept for its tool call."""
-        asked = [
-            (c, call, v)
-            for c, call, v in judged
-            if v.decision is Decision.ASK_USER and self._reviews.get(c.call_id) is None
-        ]
+        asked = [(c, v) for c, v in judged if v.decision is Decision.ASK_USER and self._reviews.get(c.key) is None]
         if not asked:
             return
-        answer = interrupt(
-            batched_request(
-                [(str(call["id"]), call["name"], c.action.args, v, c.action.justification) for c, call, v in asked]
-            )
-        )
-        for i, (c, call, _) in enumerate(asked):
-            self._reviews.put(c.call_id, read_review(answer, call_id=str(call["id"]), tool=call["name"], index=i))
+        answer = interrupt(batched_request([self.guard.item(c, v) for c, v in asked]))
+        for i, (c, _) in enumerate(asked):
+            self._reviews.put(c.key, self.guard.review(c, answer, index=i))
 
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        judged = []
-        for c, call in self._turn(state, runtime):
-            judge = lambda c=c: self.validator.validate(  # noqa: E731
-                c.transcript, c.action, user_id=c.user_id, agent_request=c.agent_request
-            )
-            judged.append((c, call, self._verdict(c, judge)))
-        self._ask_turn(judged)
+        self._ask_turn([(c, self.guard.decide(c)) for c in self._turn(state, runtime)])
         return None
 
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        judged = [(c, call, await self._averdict(c)) for c, call in self._turn(state, runtime)]
-        self._ask_turn(judged)
+        self._ask_turn([(c, await self.guard.adecide(c)) for c in self._turn(state, runtime)])
         return None
 
-    def _verdict(self, c: _Call, judged: Callable[[], Verdict]) -> Verdict:
-        """The kept verdict of this very call, or a new one; a failure of the validation blocks the call."""
-        try:
-            return c.known or self._verdicts.put(c.call_id, judged())
-        except Exception as exc:
-            return _validation_failed(c, exc)
-
-    async def _averdict(self, c: _Call) -> Verdict:
-        if c.known is not None:
-            return c.known
-        try:
-            verdict = await self.validator.avalidate(
-                c.transcript, c.action, user_id=c.user_id, agent_request=c.agent_request
-            )
-        except Exception as exc:
-            return _validation_failed(c, exc)
-        return self._verdicts.put(c.call_id, verdict)
-
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]) -> ToolResult:
-        c = self._start(request)
-        if isinstance(c, ToolMessage):
-            return c
-        judge = lambda: self.validator.validate(  # noqa: E731
-            c.transcript, c.action, user_id=c.user_id, agent_request=c.agent_request
-        )
-        settled = self._settle(request, c, self._verdict(c, judge))
+        c = self._start(request.tool_call, request.state, lambda: self._user_id(request))
+        verdict = self.guard.decide(c)
+        answer = self._answer(c, verdict) if verdict.decision is Decision.ASK_USER else None
+        settled = self._settled(request, self.guard.settle(c, verdict, answer))
         return settled if isinstance(settled, ToolMessage) else handler(settled)
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]
     ) -> ToolResult:
-        c = self._start(request)
-        if isinstance(c, ToolMessage):
-            return c
-        verdict = await self._averdict(c)
-        # the user's answer is recorded in the store (I/O): off the event loop, in the graph's context
-        # (asyncio.to_thread copies the context variables, so the host's interrupt still works)
-        settled = await asyncio.to_thread(self._settle, request, c, verdict)
+        c = self._start(request.tool_call, request.state, lambda: self._user_id(request))
+        verdict = await self.guard.adecide(c)
+        answer = self._answer(c, verdict) if verdict.decision is Decision.ASK_USER else None
+        settled = self._settled(request, await self.guard.asettle(c, verdict, answer))
         return settled if isinstance(settled, ToolMessage) else await handler(settled)
 
 
-def _validation_failed(c: _Call, exc: Exception) -> Verdict:
-    if is_control_flow(exc):
-        raise exc
-    return Verdict.blocked(c.action.tool, f"The validator failed on this call: {exc}")

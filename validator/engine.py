@@ -34,18 +34,19 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
 from validator import decision, rules
-from validator.exceptions import UsageError, is_control_flow
+from validator.exceptions import InputError, UsageError, is_control_flow
 from validator.findings import Findings
 from validator.gate.authorizations import Resolved, grant_from_answer
 from validator.gate.checks import run_gate
 from validator.gate.egress import egress
+from validator.gate.paths import changed
 from validator.gate.lookup import aresolve, cited_ids, resolve, standing, with_standing
 from validator.gate.text import SearchBudgetExceeded
 from validator.inputs.action import PendingAction, parse_justification
@@ -57,7 +58,7 @@ from validator.judges.strict import StrictJudge
 from validator.policy import Policy
 from validator.record import lastresort
 from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder
-from validator.refusals import egress_reason, next_step
+from validator.refusals import edit_approved, edit_refused, edit_unreadable, egress_reason, next_step
 from validator.retrycap import action_key, count_block, over_cap
 from validator.reuse import VerdictReuse
 from validator.spending import spend
@@ -134,12 +135,18 @@ class Validator:
         *,
         user_id: str | None = None,
         agent_request: Mapping[str, Any] | None = None,
+        edited: Collection[str] = (),
     ) -> Verdict:
         """Validate one pending action. Raises :class:`InputError` on bad input, never approves on failure.
 
         ``agent_request`` is the agent's last Anthropic Messages request (its JSON body): a judge
         that can shares its prompt cache. With it, ``messages`` may be None: the transcript is
         then read from the request.
+
+        ``edited`` names the argument paths (``to``, ``message.channel``) a person set by editing this call
+        in the host's own human-in-the-loop step: their values count as the user's words (unless the
+        user's words forbid them); everything else is checked as for any call. Only a host passes it,
+        never anything the agent wrote.
         """
         started = time.perf_counter()
         transcript, pending = read_messages(messages, agent_request), read_action(action)
@@ -148,7 +155,7 @@ class Validator:
             try:
                 retry = action_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
                 pending, resolved = self._standing(pending, resolve(self.authorizations, pending), user_id)
-                step = self._step(transcript, pending, user_id, resolved, agent_request)
+                step = self._step(transcript, pending, user_id, resolved, agent_request, edited)
                 verdict = step if isinstance(step, Verdict) else self._capped(step, retry) or self._judged(step)
             except Exception as exc:
                 verdict = self._internal_error(pending, exc)
@@ -169,6 +176,7 @@ class Validator:
         *,
         user_id: str | None = None,
         agent_request: Mapping[str, Any] | None = None,
+        edited: Collection[str] = (),
     ) -> Verdict:
         """Async twin of :meth:`validate`."""
         started = time.perf_counter()
@@ -178,7 +186,7 @@ class Validator:
             retry = action_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
             resolved = await aresolve(self.authorizations, pending)
             pending, resolved = await asyncio.to_thread(self._standing, pending, resolved, user_id)
-            step = self._step(transcript, pending, user_id, resolved, agent_request)
+            step = self._step(transcript, pending, user_id, resolved, agent_request, edited)
             # the store's counter and ledger are sync: off the event loop
             capped = None if isinstance(step, Verdict) else await asyncio.to_thread(self._capped, step, retry)
             verdict = step if isinstance(step, Verdict) else capped or await self._ajudged(step)
@@ -234,24 +242,29 @@ class Validator:
         action: ActionInput,
         user_id: str | None = None,
         remember: Mapping[str, Any] | None = None,
+        edit: Mapping[str, Any] | None = None,
+        agent_request: Mapping[str, Any] | None = None,
     ) -> Verdict:
-        """Record the user's answer to an ``ask_user`` verdict and return the decided verdict.
+        """Record the user's answer to an ``ask_user`` verdict on ``action`` and return the decided verdict.
 
-        ``action`` is the call that runs: the user's edit of it, when they edited it. With ``remember``
-        (an approval the user wants kept: ``{"expires_in_days": 30, "quote": "..."}``, both optional),
-        a standing authorization scoped to this call's tool and every argument the user saw is created
-        in the validator's authorization store, and the verdict names it.
+        ``edit`` (with ``approved``): the arguments the user wants the call to run with instead. The edited
+        call is a new call, validated as any other (recorded as such), with the arguments the edit changed
+        counted as the user's words (:meth:`validate`'s ``edited``): when that check refuses it, the refusal
+        stands and nothing runs; otherwise the user's approval decides it, for the edited call, whose
+        arguments are then the ones to run. An edit that cannot be read is a rejection saying why.
+
+        With ``remember`` (an approval the user wants kept: ``{"expires_in_days": 30, "quote": "..."}``, both
+        optional), a standing authorization scoped to this call's tool and every argument the user saw (the
+        edited ones, after an edit) is created in the validator's authorization store, and the verdict
+        names it.
         """
-        decided = verdict.answered_by_user(approved, reason)
         transcript, pending = read_messages(messages), read_action(action)
-        if approved and remember is not None and user_id is not None:
-            decided = self._remembered(decided, pending, user_id, remember, reason)
-        event = self._event(transcript, pending, user_id, decided)
-        try:
-            self.recorder.record(event)
-        except Exception as exc:
-            return self._not_recorded(event, exc)
-        return decided
+        decided = verdict.answered_by_user(approved, reason)
+        if approved and edit is not None:
+            decided, pending, refused = self._edited(transcript, pending, verdict, reason, edit, user_id, agent_request)
+            if refused:  # the edited call's own check refused it, and recorded that
+                return decided
+        return self._answered(transcript, pending, user_id, decided, remember, reason)
 
     async def aanswer(
         self,
@@ -263,18 +276,97 @@ class Validator:
         action: ActionInput,
         user_id: str | None = None,
         remember: Mapping[str, Any] | None = None,
+        edit: Mapping[str, Any] | None = None,
+        agent_request: Mapping[str, Any] | None = None,
     ) -> Verdict:
-        """Async twin of :meth:`answer`: the recording (store I/O) runs off the event loop."""
-        return await asyncio.to_thread(
-            self.answer,
-            verdict,
-            approved,
-            reason,
-            messages=messages,
-            action=action,
-            user_id=user_id,
-            remember=remember,
-        )
+        """Async twin of :meth:`answer`: an edit is validated on the async path, the recording (store I/O)
+        runs off the event loop."""
+        transcript, pending = read_messages(messages), read_action(action)
+        decided = verdict.answered_by_user(approved, reason)
+        if approved and edit is not None:
+            decided, pending, refused = await self._aedited(
+                transcript, pending, verdict, reason, edit, user_id, agent_request
+            )
+            if refused:
+                return decided
+        return await asyncio.to_thread(self._answered, transcript, pending, user_id, decided, remember, reason)
+
+    def _answered(
+        self,
+        transcript: Transcript,
+        pending: PendingAction,
+        user_id: str | None,
+        decided: Verdict,
+        remember: Mapping[str, Any] | None,
+        reason: str | None,
+    ) -> Verdict:
+        if decided.approved and remember is not None and user_id is not None:
+            decided = self._remembered(decided, pending, user_id, remember, reason)
+        event = self._event(transcript, pending, user_id, decided)
+        try:
+            self.recorder.record(event)
+        except Exception as exc:
+            return self._not_recorded(event, exc)
+        return decided
+
+    def _edit(
+        self, pending: PendingAction, verdict: Verdict, edit: Mapping[str, Any]
+    ) -> tuple[PendingAction, list[str]] | Verdict:
+        """The edited call and the paths the edit changed, or the rejection of an edit that cannot be read."""
+        try:
+            if not isinstance(edit, Mapping):
+                raise UsageError(f"an edit is an object of arguments, got {type(edit).__name__}")
+            args = {k: v for k, v in edit.items() if k != "justification"}
+            edited = read_action(PendingAction(pending.tool, args, pending.justification, pending.call_id))
+        except (InputError, UsageError) as exc:
+            problem = "; ".join(map(str, exc.problems)) if isinstance(exc, InputError) else str(exc)
+            return verdict.answered_by_user(False, edit_unreadable(problem[:300]))
+        return edited, changed(dict(pending.args), dict(edited.args))
+
+    def _edit_outcome(
+        self, verdict: Verdict, reason: str | None, edited: PendingAction, paths: list[str], checked: Verdict
+    ) -> tuple[Verdict, PendingAction, bool]:
+        """``(decided verdict, the call it decides, whether the edited call's own check refused it)``."""
+        if checked.decision is Decision.BLOCK:
+            return replace(checked, reasoning=edit_refused(edited.tool, paths, checked.reasoning)), edited, True
+        decided = verdict.answered_by_user(True, reason)
+        return replace(decided, reasoning=decided.reasoning + edit_approved(paths, checked.reasoning)), edited, False
+
+    def _edited(
+        self,
+        transcript: Transcript,
+        pending: PendingAction,
+        verdict: Verdict,
+        reason: str | None,
+        edit: Mapping[str, Any],
+        user_id: str | None,
+        agent_request: Mapping[str, Any] | None,
+    ) -> tuple[Verdict, PendingAction, bool]:
+        """An approval with an edit: the edited call checked as a new one (see :meth:`answer`); an edit that
+        cannot be read is the user's rejection of the call they were asked about."""
+        made = self._edit(pending, verdict, edit)
+        if isinstance(made, Verdict):
+            return made, pending, False
+        edited, paths = made
+        checked = self.validate(transcript, edited, user_id=user_id, agent_request=agent_request, edited=paths)
+        return self._edit_outcome(verdict, reason, edited, paths, checked)
+
+    async def _aedited(
+        self,
+        transcript: Transcript,
+        pending: PendingAction,
+        verdict: Verdict,
+        reason: str | None,
+        edit: Mapping[str, Any],
+        user_id: str | None,
+        agent_request: Mapping[str, Any] | None,
+    ) -> tuple[Verdict, PendingAction, bool]:
+        made = self._edit(pending, verdict, edit)
+        if isinstance(made, Verdict):
+            return made, pending, False
+        edited, paths = made
+        checked = await self.avalidate(transcript, edited, user_id=user_id, agent_request=agent_request, edited=paths)
+        return self._edit_outcome(verdict, reason, edited, paths, checked)
 
     def _remembered(
         self, verdict: Verdict, action: PendingAction, user_id: str, remember: Mapping[str, Any], reason: str | None
@@ -363,6 +455,7 @@ class Validator:
         user_id: str | None,
         resolved: Resolved,
         agent_request: Mapping[str, Any] | None,
+        edited: Collection[str] = (),
     ) -> Verdict | JudgeRequest:
         """Policy and gate: a verdict when either decides, else the judge's request."""
         tool_policy = self.policy.for_tool(action.tool)
@@ -390,6 +483,7 @@ class Validator:
                 now=self.config.clock(),
                 policy=self.policy,
                 budget=self.config.gate_budget,
+                edited=edited,
             )
         except SearchBudgetExceeded as exc:
             return decision.gate_block(

@@ -11,7 +11,17 @@ from collections.abc import Sequence
 
 from validator.verdict import Code
 
-__all__ = ["NEXT_STEPS", "REQUEST_REASONS", "UNKNOWN_NOTE", "egress_reason", "next_step", "request_reason"]
+__all__ = [
+    "NEXT_STEPS",
+    "REQUEST_REASONS",
+    "UNKNOWN_NOTE",
+    "edit_approved",
+    "edit_refused",
+    "edit_unreadable",
+    "egress_reason",
+    "next_step",
+    "request_reason",
+]
 
 NEXT_STEPS: dict[Code, str] = {
     Code.MISSING_JUSTIFICATION: "Call the tool again with a justification that quotes the user's own words asking "
@@ -86,3 +96,21 @@ def request_reason(problem: str, detail: str = "", sentences: int = 0) -> str:
 
 def condition_step(detail: str) -> str:
     return CONDITION_STEP.format(detail=detail[:120]) if detail else "Ask the user whether the condition holds."
+
+
+def edit_refused(tool: str, changed: Sequence[str], reasoning: str) -> str:
+    """Why a call the user edited when asked does not run: checked as a new call, it was refused."""
+    return (
+        f"The user's edit of `{tool}` (changed: {', '.join(changed) or 'nothing'}) was checked as a new call "
+        f"and is refused: {reasoning}"
+    )
+
+
+def edit_approved(changed: Sequence[str], reasoning: str) -> str:
+    """What an approved edit's verdict adds: the paths the user set, and the new call's own check."""
+    return f" The user edited {', '.join(changed) or 'nothing'}; the edited call was checked again: {reasoning}"
+
+
+def edit_unreadable(problem: str) -> str:
+    """The user's reason when their edit could not be read (it counts as a rejection)."""
+    return f"the edit could not be read ({problem}): treated as a rejection"

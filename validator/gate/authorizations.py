@@ -46,6 +46,7 @@ __all__ = [
     "check_constraint",
     "is_bound",
     "new_authorization_id",
+    "remember_scope",
 ]
 
 AuthorizationState = Literal["active", "expired", "revoked"]
@@ -236,6 +237,33 @@ def _scalar_paths(args: Mapping[str, Any], prefix: str = "") -> list[str]:
     return out
 
 
+DEFAULT_DAYS = 30
+"""How long a "remember this" grant lasts unless the answer says."""
+
+
+def _pins(action: Any, tool_policy: Any) -> dict[str, str]:
+    """Every argument of ``action`` pinned to its value (see :func:`grant_from_answer`)."""
+    where: dict[str, str] = {}
+    seen = [*tool_policy.targets, *tool_policy.amount_paths(action.tool), *_scalar_paths(action.args)]
+    for path in dict.fromkeys(seen):
+        found, value = lookup(action.args, path)
+        values = list(leaves(value)) if found == "found" else []
+        if len(values) == 1 and values[0] not in (None, ""):
+            where[path] = _exact(values[0])
+    return where
+
+
+def remember_scope(action: Any, tool_policy: Any) -> dict[str, Any]:
+    """What a "remember this" answer to a question about ``action`` would keep, shown to the person before
+    they answer: the tool, every argument pinned, the risk, and the default lifetime."""
+    return {
+        "tool": _exact(action.tool),
+        "where": _pins(action, tool_policy),
+        "risk": tool_policy.risk,
+        "expires_in_days": DEFAULT_DAYS,
+    }
+
+
 def grant_from_answer(
     action: Any,
     tool_policy: Any,
@@ -259,16 +287,10 @@ def grant_from_answer(
 
     from validator.exceptions import UsageError
 
-    days = remember.get("expires_in_days", 30)
+    days = remember.get("expires_in_days", DEFAULT_DAYS)
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 3650:
         raise UsageError(f"remember.expires_in_days must be a whole number from 1 to 3650, got {days!r}")
-    where: dict[str, str] = {}
-    seen = [*tool_policy.targets, *tool_policy.amount_paths(action.tool), *_scalar_paths(action.args)]
-    for path in dict.fromkeys(seen):
-        found, value = lookup(action.args, path)
-        values = list(leaves(value)) if found == "found" else []
-        if len(values) == 1 and values[0] not in (None, ""):
-            where[path] = _exact(values[0])
+    where = _pins(action, tool_policy)
     quote = remember.get("quote")
     said = quote if isinstance(quote, str) and quote.strip() else reason
     return StandingAuthorization(

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -242,9 +242,11 @@ def run_gate(
     now: datetime,
     policy: Policy | None = None,
     budget: float | None = None,
+    edited: Collection[str] = (),
 ) -> GateResult:
     """Run every code check on one action; see the module docstring. ``policy`` (the whole policy) lets
-    a refusal suggest the tool the user did ask for."""
+    a refusal suggest the tool the user did ask for. ``edited``: argument paths the user set themselves by
+    editing the call when asked (their edit is the user's words for exactly those values)."""
     justification, problems = parse_justification(action.justification)
     if justification is None:
         return GateResult(
@@ -289,6 +291,8 @@ def run_gate(
         intent = replace(intent, other_tool=other[0], other_intent=other[1])
     _within(deadline, "reading the request")
     grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid), user_id, intent.clauses)
+    if edited:
+        grounded = (_by_edit(grounded[0], edited), _by_edit(grounded[1], edited))
     _within(deadline, "grounding the values")
     findings = Findings(
         quotes=quotes,
@@ -408,6 +412,21 @@ def _grounded(
         targets = tuple(_confirm(v, tool_policy) for v in targets)
         entities = tuple(_confirm(v, tool_policy) for v in entities)
     return targets, entities
+
+
+EDITED = "set by the user's own edit of the call"
+
+
+def _by_edit(found: tuple[ValueFinding, ...], edited: Collection[str]) -> tuple[ValueFinding, ...]:
+    """Values at a path the user's edit set are the user's, unless their own words forbid the value (a
+    reviewer's edit never outweighs "never send anything to eve@...") or it could not be read."""
+    paths = tuple(edited)
+    return tuple(
+        replace(v, status="user", locations=(), note=EDITED, chain="", needs_user=False)
+        if _is_under(v.path.removesuffix("(key)"), paths) and v.status not in ("forbidden", "unreadable", "absent")
+        else v
+        for v in found
+    )
 
 
 def _bound(requests: tuple[Any, ...], clauses: tuple[tuple[int, int, int], ...]) -> tuple[Any, ...]:

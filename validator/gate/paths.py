@@ -72,3 +72,20 @@ def string_leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
     elif isinstance(value, list | tuple):
         for i, v in enumerate(value):
             yield from string_leaves(v, f"{path}[{i}]")
+
+
+def changed(before: Mapping[str, Any], after: Mapping[str, Any], path: str = "") -> list[str]:
+    """Dotted paths of ``after`` whose value differs from ``before`` (added keys included; a mapping is
+    compared key by key, any other value as a whole). Types count: ``1`` and ``True`` differ."""
+    out: list[str] = []
+    for key, value in after.items():
+        where = f"{path}.{key}" if path else str(key)
+        old = before.get(key, _MISSING) if isinstance(before, Mapping) else _MISSING
+        if isinstance(value, Mapping) and isinstance(old, Mapping):
+            out += changed(old, value, where)
+        elif old is _MISSING or type(old) is not type(value) or old != value:
+            out.append(where)
+    return out
+
+
+_MISSING = object()

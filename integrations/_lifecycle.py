@@ -1,0 +1,262 @@
+"""The life of one guarded tool call, written once for every host adapter: :class:`ToolCallGuard`.
+
+Every adapter only translates its host's shapes to these steps and back:
+
+1. :meth:`ToolCallGuard.start`: the call as the validator sees it (:class:`GuardedCall`): its action
+   (``justification`` moved out), its conversation, user and key; or a refusal decided before any
+   check (the validator's own tools, a call id the conversation already used, a conversation that
+   cannot be read). A host whose own human-in-the-loop step may have changed the call passes what the
+   model asked for (``proposed``): the arguments it changed are then the person's edit.
+2. :meth:`ToolCallGuard.decide` / :meth:`~ToolCallGuard.adecide`: the verdict, kept for this very call
+   (same id, tool, arguments, justification, user and conversation), so a host that re-runs a call
+   after an interrupt does not judge it twice. A failure of the validation blocks the call.
+3. :meth:`ToolCallGuard.request`: what the person is asked (LangChain's per-call approval request, the
+   validator's reasons, and the scope a "remember this" would keep).
+4. :meth:`ToolCallGuard.settle` / :meth:`~ToolCallGuard.asettle`: the answer read strictly
+   (:func:`~validator.integrations._review.read_review`), recorded through :meth:`Validator.answer`,
+   and the :class:`Outcome`: the verdict and the arguments that may run. An edit is a new call,
+   validated again; what runs is what was checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from validator.integrations._host import (
+    Remembered,
+    pending_from_call,
+    reused_id,
+    split_justification,
+    unreadable_history,
+)
+from validator.integrations._review import Review, approval_request, read_review
+
+from validator.engine import Validator
+from validator.exceptions import is_control_flow
+from validator.gate.authorizations import remember_scope
+from validator.gate.paths import changed
+from validator.inputs.action import PendingAction
+from validator.inputs.transcript import Transcript
+from validator.record.recorder import hash_args
+from validator.verdict import Decision, Verdict
+
+__all__ = ["GuardedCall", "Outcome", "ToolCallGuard"]
+
+Messages = Transcript | Callable[[], Transcript]
+
+
+@dataclass(frozen=True, slots=True)
+class GuardedCall:
+    """One guarded tool call, ready to decide."""
+
+    action: PendingAction
+    """Tool, arguments (``justification`` moved out), justification and call id."""
+    transcript: Transcript | None
+    user_id: str | None = None
+    agent_request: Mapping[str, Any] | None = None
+    key: str = ""
+    """This very call: id, tool, arguments, justification, user and conversation."""
+    refusal: Verdict | None = None
+    """A refusal decided before any check (reused id, unreadable conversation, the validator's own tool)."""
+    edited: tuple[str, ...] = ()
+    """Argument paths the host's own human-in-the-loop step changed: the person's edit."""
+
+    @property
+    def tool(self) -> str:
+        return self.action.tool
+
+    @property
+    def call_id(self) -> str:
+        return self.action.call_id or ""
+
+    @property
+    def args(self) -> dict[str, Any]:
+        return dict(self.action.args)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What happens to a call: its verdict, and the arguments that run when it runs."""
+
+    verdict: Verdict
+    args: dict[str, Any] = field(default_factory=dict)
+    """The arguments the tool runs with (``justification`` stripped): the user's edit after an edit."""
+
+    @property
+    def runs(self) -> bool:
+        return self.verdict.approved
+
+
+def _failed(tool: str, exc: Exception, what: str) -> Verdict:
+    if is_control_flow(exc):
+        raise exc
+    return Verdict.blocked(tool, f"{what}: {exc}")
+
+
+class ToolCallGuard:
+    """The lifecycle of guarded calls for one adapter; see the module docstring.
+
+    ``reserved``: tool names the agent may never call (the validator's own tools, offered to the model
+    only to share a prompt cache). ``remembered``: how many recent verdicts are kept.
+    """
+
+    def __init__(self, validator: Validator, *, reserved: Collection[str] = (), remembered: int = 256) -> None:
+        self.validator = validator
+        self.reserved = frozenset(reserved)
+        self._verdicts: Remembered[str, Verdict] = Remembered(remembered)
+
+    # -- 1. start -----------------------------------------------------------------------------
+
+    def start(
+        self,
+        tool: str,
+        args: Mapping[str, Any] | None,
+        *,
+        call_id: str | None,
+        messages: Messages | None,
+        user_id: str | None | Callable[[], str | None] = None,
+        agent_request: Mapping[str, Any] | None = None,
+        used: Collection[str] = (),
+        proposed: Mapping[str, Any] | None = None,
+    ) -> GuardedCall:
+        """The call to decide. ``messages``: its conversation (or a function reading it: a failure to read
+        refuses the call). ``used``: call ids the conversation used before this call. ``proposed``: the
+        arguments the model asked for, when a host step may have edited them since."""
+        call_id = str(call_id or "")
+        bare = PendingAction(tool=tool, call_id=call_id)
+        if tool in self.reserved:
+            refusal = Verdict.blocked(tool, "This tool belongs to the action validator; the agent cannot call it.")
+            return GuardedCall(bare, None, refusal=refusal)
+        if call_id and call_id in used:
+            return GuardedCall(bare, None, refusal=reused_id(tool, call_id))
+        try:
+            given = dict(args or {})
+            edited: tuple[str, ...] = ()
+            if proposed is not None:
+                before = pending_from_call(tool, proposed, call_id)
+                if "justification" not in given and before.justification is not None:
+                    given["justification"] = before.justification  # a host's edit that left it out
+                edited = tuple(changed(dict(before.args), dict(pending_from_call(tool, given, call_id).args)))
+            action = pending_from_call(tool, given, call_id)
+            user = user_id() if callable(user_id) else user_id
+        except Exception as exc:
+            return GuardedCall(bare, None, refusal=_failed(tool, exc, "The validator could not check this call"))
+        try:
+            transcript = messages() if callable(messages) else messages
+            if transcript is None:
+                raise ValueError("no conversation was given")
+        except Exception as exc:
+            if is_control_flow(exc):
+                raise
+            return GuardedCall(action, None, user, refusal=unreadable_history(tool, str(exc)[:500]))
+        what = {"tool": tool, "args": action.args, "justification": action.justification, "edited": edited}
+        key = hash_args({"id": call_id, "action": what, "user": user, "transcript": transcript.digest})
+        return GuardedCall(action, transcript, user, agent_request, key, edited=edited)
+
+    # -- 2. decide ----------------------------------------------------------------------------
+
+    def kept(self, call: GuardedCall) -> Verdict | None:
+        """The verdict already reached for this very call (or its refusal), if any."""
+        return call.refusal or self._verdicts.get(call.key)
+
+    def decide(self, call: GuardedCall) -> Verdict:
+        """The verdict on ``call``: kept, or validated now; a failure of the validation blocks it."""
+        known = self.kept(call)
+        if known is not None:
+            return known
+        try:
+            verdict = self.validator.validate(
+                call.transcript, call.action, user_id=call.user_id, agent_request=call.agent_request, edited=call.edited
+            )
+        except Exception as exc:
+            return _failed(call.tool, exc, "The validator failed on this call")
+        return self._verdicts.put(call.key, verdict)
+
+    async def adecide(self, call: GuardedCall) -> Verdict:
+        """Async twin of :meth:`decide`."""
+        known = self.kept(call)
+        if known is not None:
+            return known
+        try:
+            verdict = await self.validator.avalidate(
+                call.transcript, call.action, user_id=call.user_id, agent_request=call.agent_request, edited=call.edited
+            )
+        except Exception as exc:
+            return _failed(call.tool, exc, "The validator failed on this call")
+        return self._verdicts.put(call.key, verdict)
+
+    # -- 3. ask -------------------------------------------------------------------------------
+
+    def request(self, call: GuardedCall, verdict: Verdict) -> dict[str, Any]:
+        """The per-call approval request for an ``ask_user`` verdict, with the scope "remember this" keeps."""
+        asked = approval_request(call.call_id, call.tool, call.action.args, verdict, call.action.justification)
+        asked["action_validator"]["remember_scope"] = self.scope(call)
+        return asked
+
+    def item(self, call: GuardedCall, verdict: Verdict) -> tuple[str, str, Mapping[str, Any], Verdict, Any]:
+        """One item of a batched request (:func:`~validator.integrations._review.batched_request`)."""
+        return call.call_id, call.tool, call.action.args, verdict, call.action.justification
+
+    def scope(self, call: GuardedCall) -> dict[str, Any]:
+        """What a "remember this" answer would keep: the tool and every argument pinned, and its lifetime."""
+        return remember_scope(call.action, self.validator.policy.for_tool(call.tool))
+
+    # -- 4. settle ----------------------------------------------------------------------------
+
+    def outcome(self, call: GuardedCall, verdict: Verdict) -> Outcome:
+        """The outcome of a verdict nobody is asked about (approved, or refused)."""
+        self._verdicts.pop(call.key)
+        return Outcome(verdict, call.args)
+
+    def review(self, call: GuardedCall, answer: Any, *, index: int = 0) -> Review:
+        """The person's answer to the question about ``call``, read strictly."""
+        if isinstance(answer, Review):
+            return answer
+        return read_review(answer, call_id=call.call_id, tool=call.tool, index=index)
+
+    def settle(self, call: GuardedCall, verdict: Verdict, answer: Any, *, index: int = 0) -> Outcome:
+        """The outcome of ``verdict`` once the person answered (``index``: the call's place in a batch)."""
+        if verdict.decision is not Decision.ASK_USER:
+            return self.outcome(call, verdict)
+        review = self.review(call, answer, index=index)
+        try:
+            decided = self.validator.answer(verdict, review.approved, review.reason, **self._answer(call, review))
+        except Exception as exc:
+            decided = _failed(call.tool, exc, "The user's answer could not be recorded, so the call does not run")
+        return self._settled(call, decided, review)
+
+    async def asettle(self, call: GuardedCall, verdict: Verdict, answer: Any, *, index: int = 0) -> Outcome:
+        """Async twin of :meth:`settle` (the recording runs off the event loop)."""
+        if verdict.decision is not Decision.ASK_USER:
+            return self.outcome(call, verdict)
+        review = self.review(call, answer, index=index)
+        try:
+            decided = await self.validator.aanswer(verdict, review.approved, review.reason, **self._answer(call, review))
+        except Exception as exc:
+            decided = _failed(call.tool, exc, "The user's answer could not be recorded, so the call does not run")
+        return self._settled(call, decided, review)
+
+    def _answer(self, call: GuardedCall, review: Review) -> dict[str, Any]:
+        return {
+            "messages": call.transcript,
+            "action": call.action,
+            "user_id": call.user_id,
+            "remember": review.remember,
+            "edit": review.edited_args,
+            "agent_request": call.agent_request,
+        }
+
+    def _settled(self, call: GuardedCall, decided: Verdict, review: Review) -> Outcome:
+        self._verdicts.pop(call.key)
+        if review.edited_args is not None and decided.approved:  # what runs is the edit that was checked
+            args, _ = split_justification(review.edited_args)
+            return Outcome(decided, args)
+        return Outcome(decided, call.args)
+
+    def forget(self, call: GuardedCall) -> None:
+        """Drop the kept verdict of ``call`` (its answer came back another way)."""
+        self._verdicts.pop(call.key)
+
