@@ -20,7 +20,6 @@ Every adapter only translates its host's shapes to these steps and back:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -117,7 +116,7 @@ class ToolCallGuard:
         *,
         call_id: str | None,
         messages: Messages | None,
-        user_id: str | None | Callable[[], str | None] = None,
+        user_id: str | Callable[[], str | None] | None = None,
         agent_request: Mapping[str, Any] | None = None,
         used: Collection[str] = (),
         proposed: Mapping[str, Any] | None = None,
@@ -234,7 +233,9 @@ class ToolCallGuard:
             return self.outcome(call, verdict)
         review = self.review(call, answer, index=index)
         try:
-            decided = await self.validator.aanswer(verdict, review.approved, review.reason, **self._answer(call, review))
+            decided = await self.validator.aanswer(
+                verdict, review.approved, review.reason, **self._answer(call, review)
+            )
         except Exception as exc:
             decided = _failed(call.tool, exc, "The user's answer could not be recorded, so the call does not run")
         return self._settled(call, decided, review)
@@ -259,4 +260,3 @@ class ToolCallGuard:
     def forget(self, call: GuardedCall) -> None:
         """Drop the kept verdict of ``call`` (its answer came back another way)."""
         self._verdicts.pop(call.key)
-

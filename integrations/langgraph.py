@@ -36,15 +36,10 @@ from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.graph import MessagesState, StateGraph
 from langgraph.types import Command, Send, interrupt
-from validator.integrations._host import (
-    pending_from_call,
-    reused_id,
-    split_justification,
-    unreadable_history,
-    user_id_from,
-)
-from validator.integrations._review import batched_request, read_review
-from validator.integrations.langchain import justified_tool, refusal_message, transcript_from_state
+from validator.integrations._host import split_justification, user_id_from
+from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
+from validator.integrations._review import batched_request
+from validator.integrations.langchain import justified_tool, refusal_message, transcript_from_state, used_before
 
 from validator import Decision, Policy, Validator, Verdict
 from validator.exceptions import is_control_flow
@@ -102,108 +97,73 @@ def _pending(state: Any) -> list[dict[str, Any]]:
     return [dict(c) for c in ai.tool_calls if c.get("id") not in done]
 
 
-def _used_before(state: Any) -> set[str]:
-    """Call ids that messages before the last AI message already used (a call or its answer)."""
-    earlier = _split(state)[0]
-    ids = {m.tool_call_id for m in earlier if isinstance(m, ToolMessage)}
-    ids |= {str(c.get("id")) for m in earlier if isinstance(m, AIMessage) for c in m.tool_calls}
-    return ids
-
-
 class _Nodes:
     def __init__(
         self, validator: Validator, *, tools: str, model: str, user_id_key: str, agent_request: AgentRequest | None
     ):
         self.validator = validator
+        self.guard = ToolCallGuard(validator)
         self.tools = tools
         self.model = model
         self.user_id_key = user_id_key
         self.agent_request = agent_request
 
-    def _inputs(self, state: Any, config: RunnableConfig | None) -> tuple[Any, str | None, Mapping[str, Any] | None]:
+    def _calls(self, state: Any, config: RunnableConfig | None, calls: list[dict[str, Any]]) -> list[GuardedCall]:
+        """The calls as the guard sees them (one reading of the conversation for all of them)."""
+        try:
+            transcript: Any = transcript_from_state(state)
+        except Exception as exc:
+            if is_control_flow(exc):
+                raise
+            problem = exc
+
+            def transcript() -> Any:
+                raise problem
+
         request = self.agent_request(state) if self.agent_request else None
         user_id = user_id_from(self.user_id_key, (config or {}).get("configurable"))
-        return transcript_from_state(state), user_id, request
-
-    def _one(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
-        return {**self._judge_one(call, inputs), CALL_KEY: _call_hash(call)}
-
-    def _judge_one(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
-        transcript, user_id, request = inputs
-        try:
-            action = pending_from_call(call["name"], call.get("args"), call.get("id"))
-            verdict = self.validator.validate(transcript, action, user_id=user_id, agent_request=request)
-        except Exception as exc:  # bad input from the graph: the call is blocked, never run
-            verdict = _unchecked(call, exc)
-        return verdict.to_dict()
-
-    async def _aone(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
-        return {**(await self._ajudge_one(call, inputs)), CALL_KEY: _call_hash(call)}
-
-    async def _ajudge_one(self, call: dict[str, Any], inputs: tuple[Any, str | None, Any]) -> dict[str, Any]:
-        transcript, user_id, request = inputs
-        try:
-            action = pending_from_call(call["name"], call.get("args"), call.get("id"))
-            verdict = await self.validator.avalidate(transcript, action, user_id=user_id, agent_request=request)
-        except Exception as exc:
-            verdict = _unchecked(call, exc)
-        return verdict.to_dict()
+        messages = state.get("messages") or []
+        return [
+            self.guard.start(
+                c["name"],
+                c.get("args"),
+                call_id=c.get("id"),
+                messages=transcript,
+                user_id=user_id,
+                agent_request=request,
+                used=used_before(messages, str(c.get("id"))),
+            )
+            for c in calls
+        ]
 
     def _todo(self, state: Any) -> list[dict[str, Any]]:
         saved = state.get("validator_verdicts") or {}
         return [c for c in _pending(state) if c["id"] not in saved or saved[c["id"]].get(CALL_KEY) != _call_hash(c)]
 
-    def _start(
-        self, state: Any, config: RunnableConfig | None
-    ) -> tuple[list[dict[str, Any]], Any, dict[str, Any] | None]:
-        """The calls still to judge and their inputs; or, when the inputs cannot be read, every call refused."""
-        todo = self._todo(state)
-        if not todo:
-            return todo, None, {}
-        reused = _used_before(state)
-        if any(c["id"] in reused for c in todo):
-            refused = {
-                c["id"]: {
-                    **(
-                        reused_id(c["name"], c["id"])
-                        if c["id"] in reused
-                        else unreadable_history(c["name"], "another call of this message reuses an earlier call id")
-                    ).to_dict(),
-                    CALL_KEY: _call_hash(c),
-                }
-                for c in todo
+    def _saved(self, todo: list[dict[str, Any]], verdicts: list[Verdict]) -> dict[str, Any]:
+        return {
+            "validator_verdicts": {
+                c["id"]: {**v.to_dict(), CALL_KEY: _call_hash(c)} for c, v in zip(todo, verdicts, strict=True)
             }
-            return todo, None, {"validator_verdicts": refused}
-        try:
-            return todo, self._inputs(state, config), None
-        except Exception as exc:
-            if is_control_flow(exc):
-                raise
-            refused = {
-                c["id"]: {
-                    **Verdict.blocked(c["name"], f"No conversation to check: {exc}").to_dict(),
-                    CALL_KEY: _call_hash(c),
-                }
-                for c in todo
-            }
-            return todo, None, {"validator_verdicts": refused}
+        }
 
     def validate(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
-        todo, inputs, done = self._start(state, config)
-        if done is not None:
-            return done
+        todo = self._todo(state)
+        if not todo:
+            return {}
+        calls = self._calls(state, config, todo)
         with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
             # each call in a copy of this context, so the host's callbacks and tracing follow it
-            futures = [pool.submit(contextvars.copy_context().run, self._one, c, inputs) for c in todo]
+            futures = [pool.submit(contextvars.copy_context().run, self.guard.decide, c) for c in calls]
             verdicts = [f.result() for f in futures]
-        return {"validator_verdicts": {c["id"]: v for c, v in zip(todo, verdicts, strict=True)}}
+        return self._saved(todo, verdicts)
 
     async def avalidate(self, state: Any, config: RunnableConfig | None = None) -> dict[str, Any]:
-        todo, inputs, done = self._start(state, config)
-        if done is not None:
-            return done
-        verdicts = await asyncio.gather(*(self._aone(c, inputs) for c in todo))
-        return {"validator_verdicts": {c["id"]: v for c, v in zip(todo, verdicts, strict=True)}}
+        todo = self._todo(state)
+        if not todo:
+            return {}
+        calls = self._calls(state, config, todo)
+        return self._saved(todo, list(await asyncio.gather(*(self.guard.adecide(c) for c in calls))))
 
     def _escalations(self, state: Any) -> list[dict[str, Any]]:
         saved = state.get("validator_verdicts") or {}
@@ -217,27 +177,14 @@ class _Nodes:
         if not pending:
             return {}
         saved = state["validator_verdicts"]
-        items = []
-        for c in pending:
-            args, justification = split_justification(c.get("args") or {})
-            items.append((c["id"], c["name"], args, _verdict(saved[c["id"]]), justification))
-        answer = interrupt(batched_request(items))  # not inside any try: it must raise
-        transcript, user_id, _ = self._inputs(state, config)
+        calls = self._calls(state, config, pending)
+        verdicts = [_verdict(saved[c["id"]]) for c in pending]
+        answer = interrupt(batched_request([self.guard.item(c, v) for c, v in zip(calls, verdicts, strict=True)]))
         decided: dict[str, Any] = {}
-        for i, c in enumerate(pending):
-            review = read_review(answer, call_id=c["id"], tool=c["name"], index=i)
-            action = pending_from_call(c["name"], review.edited_args or c.get("args"), c.get("id"))
-            verdict = self.validator.answer(
-                _verdict(saved[c["id"]]),
-                review.approved,
-                review.reason,
-                messages=transcript,
-                action=action,
-                user_id=user_id,
-                remember=review.remember,
-            )
-            kept = {CALL_KEY: saved[c["id"]].get(CALL_KEY), EDITED_KEY: review.edited_args}
-            decided[c["id"]] = {**verdict.to_dict(), **kept}
+        for i, (raw, c, v) in enumerate(zip(pending, calls, verdicts, strict=True)):
+            outcome = self.guard.settle(c, v, answer, index=i)
+            kept = {CALL_KEY: saved[raw["id"]].get(CALL_KEY), RUNS_KEY: outcome.args}
+            decided[raw["id"]] = {**outcome.verdict.to_dict(), **kept}
         return {"validator_verdicts": decided}
 
     def route(self, state: Any) -> Command[Any]:
@@ -253,8 +200,8 @@ class _Nodes:
             else:
                 verdict = _verdict(data)
             if verdict.approved:
-                edited = (data or {}).get(EDITED_KEY)  # the user's edit is the call that runs
-                args = edited if isinstance(edited, dict) else split_justification(call.get("args") or {})[0]
+                runs = (data or {}).get(RUNS_KEY)  # after the user's answer: the arguments that were checked
+                args = runs if isinstance(runs, dict) else split_justification(call.get("args") or {})[0]
                 approved.append({**call, "args": args, "type": "tool_call"})
             else:
                 refusals.append(refusal_message(verdict, call["id"], call["name"]))
@@ -266,8 +213,8 @@ class _Nodes:
 
 CALL_KEY = "call_hash"
 """Saved with each verdict: the hash of the call it judged, so a rewritten call is never sent on."""
-EDITED_KEY = "edited_args"
-"""Saved with a verdict the user answered with an edit: the arguments they want the call to run with."""
+RUNS_KEY = "runs_with"
+"""Saved with a verdict the user answered: the arguments the call runs with (their edit, validated again)."""
 
 
 def _call_hash(call: dict[str, Any]) -> str:
@@ -275,13 +222,7 @@ def _call_hash(call: dict[str, Any]) -> str:
 
 
 def _verdict(data: dict[str, Any]) -> Verdict:
-    return Verdict.from_dict({k: v for k, v in data.items() if k not in (CALL_KEY, EDITED_KEY)})
-
-
-def _unchecked(call: Mapping[str, Any], exc: Exception) -> Verdict:
-    if is_control_flow(exc):
-        raise exc
-    return Verdict.blocked(call["name"], f"The validator could not check this call: {exc}")
+    return Verdict.from_dict({k: v for k, v in data.items() if k not in (CALL_KEY, RUNS_KEY)})
 
 
 def add_validator(

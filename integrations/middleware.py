@@ -55,7 +55,6 @@ def _refusal(verdict: Verdict, call: Mapping[str, Any]) -> ToolMessage:
     return refusal_message(verdict, call["id"], call["name"])
 
 
-
 class ActionValidatorMiddleware(AgentMiddleware):
     """Validates every guarded tool call of a ``create_agent`` agent; see the module docstring."""
 
@@ -247,5 +246,3 @@ class ActionValidatorMiddleware(AgentMiddleware):
         answer = self._answer(c, verdict) if verdict.decision is Decision.ASK_USER else None
         settled = self._settled(request, await self.guard.asettle(c, verdict, answer))
         return settled if isinstance(settled, ToolMessage) else await handler(settled)
-
-

@@ -29,11 +29,12 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, TypeVar, get_args, overload
+from typing import Annotated, Any, Literal, TypeVar, get_args, overload
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.prebuilt import ToolRuntime
+from langgraph.types import interrupt
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from validator.integrations._host import (
     JUSTIFICATION,
@@ -45,15 +46,16 @@ from validator.integrations._host import (
     user_id_from,
     validation_context,
 )
-from validator.integrations.langchain import refusal_message, transcript_from_state
+from validator.integrations._lifecycle import GuardedCall, Outcome, ToolCallGuard
+from validator.integrations.langchain import refusal_message, transcript_from_state, used_before
 
-from validator import ActionBlocked, Validator, Verdict
+from validator import ActionBlocked, Decision, Validator, Verdict
 from validator.exceptions import UsageError
-from validator.inputs.checkinput import pending_action
 
 __all__ = ["GuardedTool", "guarded", "validation_context"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+OnAsk = Literal["tell_model", "interrupt"]
 RUNTIME = "validator_runtime"
 """The hidden argument through which LangGraph hands the guard its runtime (state, config, call id)."""
 
@@ -61,31 +63,58 @@ RUNTIME = "validator_runtime"
 class _Guard:
     """Validates one tool's calls; shared by the function and the LangChain tool wrappers."""
 
-    def __init__(self, tool_name: str, validator: Validator) -> None:
+    def __init__(self, tool_name: str, validator: Validator, on_ask: OnAsk) -> None:
         self.tool_name = tool_name
-        self.validator = validator
+        self.guard = ToolCallGuard(validator)
+        self.on_ask = on_ask
 
-    def _inputs(self, runtime: Any) -> tuple[Any, str | None, Mapping[str, Any] | None]:
+    def _start(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> GuardedCall:
+        given = {**args, JUSTIFICATION: justification} if justification is not None else dict(args)
         if isinstance(runtime, ToolRuntime):
-            user = user_id_from("user_id", (runtime.config or {}).get("configurable"), runtime.context)
-            return transcript_from_state(runtime.state), user, None
+            state = runtime.state
+            call_id = runtime.tool_call_id or ""
+            messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
+            return self.guard.start(
+                self.tool_name,
+                given,
+                call_id=call_id,
+                messages=lambda: transcript_from_state(state),
+                user_id=lambda: user_id_from("user_id", (runtime.config or {}).get("configurable"), runtime.context),
+                used=used_before(messages, call_id) if call_id else (),
+            )
         ctx = current_context()
         if ctx is None:
             raise UsageError(
                 f"`{self.tool_name}` is guarded but no conversation was given: run it in a LangGraph ToolNode, "
                 "or call it inside `with validation_context(messages):`"
             )
-        return transcript_from_state(ctx.messages), ctx.user_id, ctx.agent_request
+        return self.guard.start(
+            self.tool_name,
+            given,
+            call_id=None,
+            messages=lambda: transcript_from_state(ctx.messages),
+            user_id=ctx.user_id,
+            agent_request=ctx.agent_request,
+        )
 
-    def check(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> Verdict:
-        transcript, user_id, agent_request = self._inputs(runtime)
-        action = pending_action(self.tool_name, args, justification)
-        return self.validator.validate(transcript, action, user_id=user_id, agent_request=agent_request)
+    def _asks(self, verdict: Verdict, runtime: Any) -> bool:
+        return verdict.decision is Decision.ASK_USER and self.on_ask == "interrupt" and isinstance(runtime, ToolRuntime)
 
-    async def acheck(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> Verdict:
-        transcript, user_id, agent_request = self._inputs(runtime)
-        action = pending_action(self.tool_name, args, justification)
-        return await self.validator.avalidate(transcript, action, user_id=user_id, agent_request=agent_request)
+    def check(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> Outcome:
+        """What happens to this call; under LangGraph with ``on_ask="interrupt"`` an ``ask_user`` verdict
+        asks the person (``interrupt``, outside any try) and their answer decides."""
+        call = self._start(args, justification, runtime)
+        verdict = self.guard.decide(call)
+        if self._asks(verdict, runtime):
+            return self.guard.settle(call, verdict, interrupt(self.guard.request(call, verdict)))
+        return self.guard.outcome(call, verdict)
+
+    async def acheck(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> Outcome:
+        call = self._start(args, justification, runtime)
+        verdict = await self.guard.adecide(call)
+        if self._asks(verdict, runtime):
+            return await self.guard.asettle(call, verdict, interrupt(self.guard.request(call, verdict)))
+        return self.guard.outcome(call, verdict)
 
     def refusal(self, verdict: Verdict, runtime: Any) -> ToolMessage:
         """What a blocked call returns: an error the agent reads, or :class:`ActionBlocked` outside LangGraph."""
@@ -101,11 +130,11 @@ def _validator(validator: Validator | None) -> Validator:
 # -- plain functions ---------------------------------------------------------------------------
 
 
-def _guard_function(fn: F, validator: Validator, name: str | None) -> F:
+def _guard_function(fn: F, validator: Validator, name: str | None, on_ask: OnAsk) -> F:
     signature = inspect.signature(fn)
     if JUSTIFICATION in signature.parameters or RUNTIME in signature.parameters:
         raise UsageError(f"{fn.__name__} already has a parameter named {JUSTIFICATION!r} or {RUNTIME!r}")
-    guard = _Guard(name or fn.__name__, validator)
+    guard = _Guard(name or fn.__name__, validator, on_ask)
     extra = [
         inspect.Parameter(JUSTIFICATION, inspect.Parameter.KEYWORD_ONLY, annotation=JustificationArg),
         inspect.Parameter(RUNTIME, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ToolRuntime),
@@ -125,9 +154,13 @@ def _guard_function(fn: F, validator: Validator, name: str | None) -> F:
         @functools.wraps(fn)
         async def awrapper(*args: Any, **kwargs: Any) -> Any:
             named, justification, runtime = _split(args, kwargs)
-            verdict = await guard.acheck(_flat(named, signature), justification, runtime)
-            if not verdict.approved:
-                return guard.refusal(verdict, runtime)
+            flat = _flat(named, signature)
+            outcome = await guard.acheck(flat, justification, runtime)
+            if not outcome.runs:
+                return guard.refusal(outcome.verdict, runtime)
+            if outcome.args != flat:  # the user's edit, validated again, is the call that runs
+                pos, kw = _call_args(signature, outcome.args)
+                return await fn(*pos, **kw)
             return await fn(*args, **{k: v for k, v in kwargs.items() if k not in (JUSTIFICATION, RUNTIME)})
 
         wrapper: Callable[..., Any] = awrapper
@@ -136,9 +169,13 @@ def _guard_function(fn: F, validator: Validator, name: str | None) -> F:
         @functools.wraps(fn)
         def swrapper(*args: Any, **kwargs: Any) -> Any:
             named, justification, runtime = _split(args, kwargs)
-            verdict = guard.check(_flat(named, signature), justification, runtime)
-            if not verdict.approved:
-                return guard.refusal(verdict, runtime)
+            flat = _flat(named, signature)
+            outcome = guard.check(flat, justification, runtime)
+            if not outcome.runs:
+                return guard.refusal(outcome.verdict, runtime)
+            if outcome.args != flat:
+                pos, kw = _call_args(signature, outcome.args)
+                return fn(*pos, **kw)
             return fn(*args, **{k: v for k, v in kwargs.items() if k not in (JUSTIFICATION, RUNTIME)})
 
         wrapper = swrapper
@@ -163,6 +200,20 @@ def _flat(named: dict[str, Any], signature: inspect.Signature) -> dict[str, Any]
         else:
             out[key] = value
     return out
+
+
+def _call_args(signature: inspect.Signature, flat: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """Positional and keyword arguments calling a function with ``flat`` (the inverse of :func:`_flat`)."""
+    rest = dict(flat)
+    params = list(signature.parameters.values())
+    star = next((i for i, p in enumerate(params) if p.kind is inspect.Parameter.VAR_POSITIONAL), None)
+    positional: list[Any] = []
+    for i, p in enumerate(params):
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+            positional.extend(rest.pop(p.name, ()))
+        elif (p.kind is inspect.Parameter.POSITIONAL_ONLY or (star is not None and i < star)) and p.name in rest:
+            positional.append(rest.pop(p.name))
+    return positional, rest
 
 
 # -- LangChain tools ---------------------------------------------------------------------------
@@ -191,11 +242,19 @@ def _runtime_field(schema: type[BaseModel]) -> str | None:
     return None
 
 
+def _edited(
+    clean: dict[str, Any], model_args: dict[str, Any], runs: dict[str, Any], injected: set[str]
+) -> dict[str, Any]:
+    """The tool's arguments with the model's replaced by the ones that were checked (an edit); the
+    arguments the graph injects (state, call id) kept."""
+    return clean if runs == model_args else {**{k: v for k, v in clean.items() if k in injected}, **runs}
+
+
 def _model_fields(schema: Any) -> set[str]:
     return set(schema.model_fields) if isinstance(schema, type) and issubclass(schema, BaseModel) else set()
 
 
-def _guard_tool(tool: BaseTool, validator: Validator) -> GuardedTool:
+def _guard_tool(tool: BaseTool, validator: Validator, on_ask: OnAsk) -> GuardedTool:
     schema = tool.args_schema
     facing_base = tool.tool_call_schema
     if not (isinstance(schema, type) and issubclass(schema, BaseModel)) or not (
@@ -204,7 +263,7 @@ def _guard_tool(tool: BaseTool, validator: Validator) -> GuardedTool:
         raise UsageError(
             f"tool {tool.name!r} has a JSON-schema args_schema; give it a pydantic args_schema, or guard the function"
         )
-    guard = _Guard(tool.name, validator)
+    guard = _Guard(tool.name, validator, on_ask)
     injected = _model_fields(tool.get_input_schema()) - _model_fields(facing_base)
     facing = justified_model(facing_base, description=tool.description)
     # ToolNode injects one runtime argument a tool: the tool's own, when it has one, else ours.
@@ -237,18 +296,20 @@ def _guard_tool(tool: BaseTool, validator: Validator) -> GuardedTool:
 
     def run(**kwargs: Any) -> Any:
         clean, model_args, justification, runtime = _split(kwargs)
-        verdict = guard.check(model_args, justification, runtime)
-        if not verdict.approved:
-            return guard.refusal(verdict, runtime)
+        outcome = guard.check(model_args, justification, runtime)
+        if not outcome.runs:
+            return guard.refusal(outcome.verdict, runtime)
+        clean = _edited(clean, model_args, outcome.args, injected)
         if isinstance(tool, StructuredTool) and tool.func is not None:
             return _answer(tool.func(**clean), runtime)
         return tool.invoke(_call_input(clean, runtime))
 
     async def arun(**kwargs: Any) -> Any:
         clean, model_args, justification, runtime = _split(kwargs)
-        verdict = await guard.acheck(model_args, justification, runtime)
-        if not verdict.approved:
-            return guard.refusal(verdict, runtime)
+        outcome = await guard.acheck(model_args, justification, runtime)
+        if not outcome.runs:
+            return guard.refusal(outcome.verdict, runtime)
+        clean = _edited(clean, model_args, outcome.args, injected)
         if isinstance(tool, StructuredTool) and tool.coroutine is not None:
             return _answer(await tool.coroutine(**clean), runtime)
         return await tool.ainvoke(_call_input(clean, runtime))
@@ -273,17 +334,32 @@ def _guard_tool(tool: BaseTool, validator: Validator) -> GuardedTool:
 
 
 @overload
-def guarded(tool: BaseTool, *, validator: Validator | None = None, name: str | None = None) -> GuardedTool: ...
-@overload
-def guarded(tool: F, *, validator: Validator | None = None, name: str | None = None) -> F: ...
+def guarded(
+    tool: BaseTool, *, validator: Validator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
+) -> GuardedTool: ...
 @overload
 def guarded(
-    tool: None = None, *, validator: Validator | None = None, name: str | None = None
+    tool: F, *, validator: Validator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
+) -> F: ...
+@overload
+def guarded(
+    tool: None = None, *, validator: Validator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
 ) -> Callable[[Any], Any]: ...
-def guarded(tool: Any = None, *, validator: Validator | None = None, name: str | None = None) -> Any:
-    """Guard a tool (a function or a LangChain tool); usable bare (``@guarded``) or configured."""
+def guarded(
+    tool: Any = None, *, validator: Validator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
+) -> Any:
+    """Guard a tool (a function or a LangChain tool); usable bare (``@guarded``) or configured.
+
+    ``on_ask``: what an ``ask_user`` verdict does. ``"tell_model"`` (the default): the call is refused and
+    the agent reads why (it can ask the user in the conversation). ``"interrupt"``: inside a LangGraph
+    graph with a checkpointer, the person is asked through ``interrupt`` (LangChain's per-call approval
+    request, with the validator's reasons) and their answer decides: approve, edit (validated again as a
+    new call; the edit is what runs), reject; outside LangGraph it is refused as with ``"tell_model"``.
+    """
+    if on_ask not in ("tell_model", "interrupt"):
+        raise UsageError(f"on_ask must be 'tell_model' or 'interrupt', got {on_ask!r}")
     if tool is None:
-        return lambda t: guarded(t, validator=validator, name=name)
+        return lambda t: guarded(t, validator=validator, name=name, on_ask=on_ask)
     if isinstance(tool, GuardedTool):
         return tool
     checker = _validator(validator)
@@ -291,7 +367,7 @@ def guarded(tool: Any = None, *, validator: Validator | None = None, name: str |
     if checker.policy.for_tool(str(tool_name)).exempt:  # exempt by the policy: nothing to guard, nothing to add
         return tool
     if isinstance(tool, BaseTool):
-        return _guard_tool(tool, checker)
+        return _guard_tool(tool, checker, on_ask)
     if callable(tool):
-        return _guard_function(tool, checker, name)
+        return _guard_function(tool, checker, name, on_ask)
     raise UsageError(f"cannot guard {type(tool).__name__}: expected a function or a LangChain tool")

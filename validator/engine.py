@@ -46,8 +46,8 @@ from validator.findings import Findings
 from validator.gate.authorizations import Resolved, grant_from_answer
 from validator.gate.checks import run_gate
 from validator.gate.egress import egress
-from validator.gate.paths import changed
 from validator.gate.lookup import aresolve, cited_ids, resolve, standing, with_standing
+from validator.gate.paths import changed
 from validator.gate.text import SearchBudgetExceeded
 from validator.inputs.action import PendingAction, parse_justification
 from validator.inputs.checkinput import CheckInput, read_action, read_messages
