@@ -14,6 +14,11 @@ the validator shares ``request``'s prompt cache. Either order works: most loops 
 to ``request["messages"]`` before checking it, and a last assistant message holding exactly the
 response's tool uses is read as the response itself, not as an earlier use of their ids.
 :func:`acheck_tool_uses` is the async twin, for ``AsyncAnthropic`` loops.
+
+A call the validator escalates is refused until the user answers: ``checked.asked`` holds its approval
+request (LangChain's per-call shape, the validator's reasons under ``action_validator``), and
+``checked = checked.answer({tool_use_id: {"type": "approve"}})`` settles it (approve, edit, reject, read
+strictly; an edit is validated again as a new call, and the block that runs carries the edit).
 """
 
 from __future__ import annotations
@@ -22,25 +27,74 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from validator.integrations._host import pending_from_call, reused_id, split_justification, unreadable_history
+from validator.integrations._host import split_justification
+from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 
 from validator.engine import Validator
 from validator.exceptions import InputError, UsageError
-from validator.inputs.action import PendingAction
 from validator.inputs.anthropic import transcript_from_anthropic
 from validator.inputs.transcript import Transcript
-from validator.verdict import Verdict
+from validator.verdict import Decision, Verdict
 
 __all__ = ["CheckedToolUses", "acheck_tool_uses", "check_tool_uses"]
 
 
 @dataclass(frozen=True)
 class CheckedToolUses:
-    """The outcome for every ``tool_use`` block of one response."""
+    """The outcome for every ``tool_use`` block of one response.
+
+    ``asked`` holds the approval request (LangChain's per-call shape, the validator's reasons under
+    ``action_validator``) of each call the validator escalated to the user; such a call stays in
+    ``refused`` until :meth:`answer` settles it, so a loop that never asks still answers every call.
+    """
 
     allowed: list[dict[str, Any]] = field(default_factory=list)
     refused: list[dict[str, Any]] = field(default_factory=list)
     verdicts: dict[str, Verdict] = field(default_factory=dict)
+    asked: list[dict[str, Any]] = field(default_factory=list)
+    _waiting: dict[str, tuple[dict[str, Any], GuardedCall]] = field(default_factory=dict, repr=False)
+    _guard: ToolCallGuard | None = field(default=None, repr=False)
+
+    def answer(self, answers: Any) -> CheckedToolUses:
+        """The outcome once the user answered the asked calls: ``{tool_use_id: decision}``, or
+        ``{"decisions": [...]}`` in the order of ``asked`` (approve, edit, reject; read strictly, an edit
+        validated again as a new call). An asked call the answers do not name stays refused."""
+        out, settled = self._rest()
+        for i, (call_id, (block, call)) in enumerate(self._waiting.items()):
+            if self._guard is None or not _answers(answers, call_id):
+                settled[call_id] = self.verdicts[call_id]
+                continue
+            outcome = self._guard.settle(call, self.verdicts[call_id], answers, index=i)
+            _add(out, {**block, "input": outcome.args}, outcome.verdict)
+        return _merged(out, self, settled)
+
+    async def aanswer(self, answers: Any) -> CheckedToolUses:
+        """Async twin of :meth:`answer`."""
+        out, settled = self._rest()
+        for i, (call_id, (block, call)) in enumerate(self._waiting.items()):
+            if self._guard is None or not _answers(answers, call_id):
+                settled[call_id] = self.verdicts[call_id]
+                continue
+            outcome = await self._guard.asettle(call, self.verdicts[call_id], answers, index=i)
+            _add(out, {**block, "input": outcome.args}, outcome.verdict)
+        return _merged(out, self, settled)
+
+    def _rest(self) -> tuple[CheckedToolUses, dict[str, Verdict]]:
+        refused = [r for r in self.refused if r.get("tool_use_id") not in self._waiting]
+        return CheckedToolUses(list(self.allowed), refused, {}), {}
+
+
+def _answers(answers: Any, call_id: str) -> bool:
+    """Whether ``answers`` speaks about this call (by its id, or as a list of decisions in order)."""
+    return isinstance(answers, Mapping) and (call_id in answers or "decisions" in answers)
+
+
+def _merged(out: CheckedToolUses, before: CheckedToolUses, unanswered: dict[str, Verdict]) -> CheckedToolUses:
+    verdicts = {**before.verdicts, **out.verdicts}
+    waiting = {k: v for k, v in before._waiting.items() if k in unanswered}
+    refused = [*out.refused, *(r for r in before.refused if r.get("tool_use_id") in unanswered)]
+    asked = [a for a in before.asked if a.get("tool_call_id") in unanswered]
+    return CheckedToolUses(out.allowed, refused, verdicts, asked, waiting, before._guard)
 
 
 def _plain(response: Any) -> dict[str, Any]:
@@ -102,30 +156,33 @@ def _prepare(response: Any, request: Mapping[str, Any]) -> _Prepared:
     return _Prepared(content, _used_ids(earlier), transcript, problem, request)
 
 
-def _settled(p: _Prepared, block: Mapping[str, Any]) -> Verdict | PendingAction:
-    """A refusal decided without the validator, or the action to validate."""
-    name, call_id = str(block.get("name")), str(block.get("id"))
-    if call_id in p.used:
-        return reused_id(name, call_id)
-    if p.transcript is None:
-        return unreadable_history(name, p.problem)
-    return pending_from_call(name, block.get("input"), call_id)
+def _start(guard: ToolCallGuard, p: _Prepared, block: Mapping[str, Any], user_id: str | None) -> GuardedCall:
+    transcript = p.transcript
+
+    def unreadable() -> Transcript:
+        raise ValueError(p.problem)
+
+    return guard.start(
+        str(block.get("name")),
+        block.get("input") if isinstance(block.get("input"), Mapping) else {},
+        call_id=str(block.get("id")),
+        messages=transcript if transcript is not None else unreadable,
+        user_id=user_id,
+        agent_request=p.request,
+        used=p.used,
+    )
 
 
 def check_tool_uses(
     response: Any, request: Mapping[str, Any], validator: Validator, *, user_id: str | None = None
 ) -> CheckedToolUses:
     """Validate each ``tool_use`` of ``response`` (produced by ``request``); see the module docstring."""
-    p = _prepare(response, request)
-    out = CheckedToolUses()
+    p, guard = _prepare(response, request), ToolCallGuard(validator)
+    out = CheckedToolUses(_guard=guard)
     for block in p.content:
-        if block.get("type") != "tool_use":
-            continue
-        found = _settled(p, block)
-        if isinstance(found, PendingAction):
-            assert p.transcript is not None
-            found = validator.validate(p.transcript, found, user_id=user_id, agent_request=p.request)
-        _add(out, block, found)
+        if block.get("type") == "tool_use":
+            call = _start(guard, p, block, user_id)
+            _add(out, block, guard.decide(call), call)
     return out
 
 
@@ -133,26 +190,27 @@ async def acheck_tool_uses(
     response: Any, request: Mapping[str, Any], validator: Validator, *, user_id: str | None = None
 ) -> CheckedToolUses:
     """Async twin of :func:`check_tool_uses` (the validator's async path: no blocked event loop)."""
-    p = _prepare(response, request)
-    out = CheckedToolUses()
+    p, guard = _prepare(response, request), ToolCallGuard(validator)
+    out = CheckedToolUses(_guard=guard)
     for block in p.content:
-        if block.get("type") != "tool_use":
-            continue
-        found = _settled(p, block)
-        if isinstance(found, PendingAction):
-            assert p.transcript is not None
-            found = await validator.avalidate(p.transcript, found, user_id=user_id, agent_request=p.request)
-        _add(out, block, found)
+        if block.get("type") == "tool_use":
+            call = _start(guard, p, block, user_id)
+            _add(out, block, await guard.adecide(call), call)
     return out
 
 
-def _add(out: CheckedToolUses, block: Mapping[str, Any], verdict: Verdict) -> None:
-    """One call's outcome: its approved block (justification stripped), or the refusal's tool_result."""
+def _add(out: CheckedToolUses, block: Mapping[str, Any], verdict: Verdict, call: GuardedCall | None = None) -> None:
+    """One call's outcome: its approved block (justification stripped), or the refusal's tool_result (and,
+    for an escalated call, its approval request)."""
     args, _ = split_justification(block.get("input") or {})
-    out.verdicts[str(block.get("id"))] = verdict
+    call_id = str(block.get("id"))
+    out.verdicts[call_id] = verdict
     if verdict.approved:
         out.allowed.append({**block, "input": args})
         return
     out.refused.append(
         {"type": "tool_result", "tool_use_id": block["id"], "is_error": True, "content": verdict.message_for_agent()}
     )
+    if call is not None and out._guard is not None and verdict.decision is Decision.ASK_USER:
+        out.asked.append(out._guard.request(call, verdict))
+        out._waiting[call_id] = (dict(block), call)

@@ -38,35 +38,29 @@ Typical usage::
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
+import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeVar
 
-from agents import Agent, AgentHooks, FunctionTool, RunContextWrapper, RunHooks, Tool, ToolApprovalItem
+from agents import Agent, AgentHooks, FunctionTool, Handoff, RunContextWrapper, RunHooks, Tool, ToolApprovalItem
 from agents.exceptions import ToolInputGuardrailTripwireTriggered
 from agents.items import ModelResponse, TResponseInputItem
 from agents.run_context import AgentHookContext
 from agents.tool_context import ToolContext
 from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
 from pydantic import BaseModel
-from validator.integrations._host import (
-    JUSTIFICATION,
-    Remembered,
-    pending_from_call,
-    reused_id,
-    split_justification,
-    unreadable_history,
-    user_of,
-)
-from validator.integrations._review import Review, approval_request, read_review
+from validator.integrations._host import JUSTIFICATION, Remembered, split_justification, user_of
+from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
+from validator.integrations._review import Review
 
-from validator import Decision, Message, PendingAction, ToolCall, Transcript, Validator, Verdict
+from validator import Decision, Message, ToolCall, Transcript, Validator, Verdict
 from validator.exceptions import UsageError, is_control_flow, register_control_flow
 from validator.inputs.action import justification_schema
 from validator.inputs.transcript import Role, content_text
+from validator.refusals import sticky_approval
 
 __all__ = ["ToolGuard", "ValidatorHooks", "transcript_from_items"]
 
@@ -245,10 +239,8 @@ class _AgentHooks(AgentHooks[Any]):
 class _Judged:
     """A call's verdict, kept from ``needs_approval`` to the guardrail (and to the user's answer)."""
 
+    call: GuardedCall
     verdict: Verdict
-    transcript: Transcript | None
-    action: PendingAction
-    user_id: str | None
 
 
 def _justified_schema(tool: FunctionTool) -> dict[str, Any]:
@@ -275,6 +267,12 @@ def _stripped(arguments: str) -> str:
     return json.dumps(clean, ensure_ascii=False)
 
 
+def _sticky(ctx: RunContextWrapper[Any], tool: str) -> bool:
+    """Whether the run holds an "always approve" for ``tool``: an approval that a call id never seen before
+    would get too (a per-call approval names its call)."""
+    return ctx.is_tool_approved(tool, f"action-validator-probe-{uuid.uuid4().hex}") is True
+
+
 def _same_call(item: Mapping[str, Any], name: str, args: Mapping[str, Any]) -> bool:
     return item.get("name") == name and _args(item.get("arguments")) == dict(args)
 
@@ -289,15 +287,20 @@ class ToolGuard:
         user_id: UserId = None,
         on_block: OnBlock = "tell_model",
         remembered: int = 256,
+        handoffs: bool = True,
     ) -> None:
         """``on_block``: a refused call is answered to the model (``tell_model``) or stops the run
-        (``halt``). ``remembered``: how many recent model calls and verdicts are kept."""
+        (``halt``). ``remembered``: how many recent model calls and verdicts are kept. ``handoffs``:
+        :meth:`agent` guards every agent the agent can hand off to, and theirs (``False``: only the
+        agent itself; guard the others yourself)."""
         if on_block not in ("tell_model", "halt"):
             raise UsageError(f"on_block must be 'tell_model' or 'halt', got {on_block!r}")
         self.validator = validator if validator is not None else Validator()
         self.user_id = user_id
         self.on_block = on_block
+        self.handoffs = handoffs
         self.hooks = ValidatorHooks(self)
+        self.guard = ToolCallGuard(self.validator, remembered=remembered)
         self._history = _History(remembered)
         self._judged: Remembered[str, _Judged] = Remembered(remembered)
         self._asked: Remembered[str, _Judged] = Remembered(remembered)
@@ -307,17 +310,38 @@ class ToolGuard:
     # -- wiring ---------------------------------------------------------------------------------
 
     def agent(self, agent: Agent[TContext]) -> Agent[TContext]:
-        """A copy of ``agent`` with its tools guarded and the conversation recorded by its hooks.
+        """A copy of ``agent`` with its tools guarded and the conversation recorded by its hooks; with
+        ``handoffs`` (the default), every agent it can hand off to is guarded the same way, and theirs.
 
-        Agents it hands off to are not changed: guard each one. MCP servers' tools, listed only at run
-        time, cannot be guarded here: an agent with ``mcp_servers`` is a :class:`UsageError`."""
+        MCP servers' tools, listed only at run time, cannot be guarded here: an agent with ``mcp_servers``
+        is a :class:`UsageError`."""
+        return self._agent(agent, {})
+
+    def _agent(self, agent: Agent[Any], done: dict[int, Agent[Any]]) -> Agent[Any]:
+        if id(agent) in done:  # agents that hand off to each other: one copy each
+            return done[id(agent)]
         if agent.mcp_servers:
             raise UsageError(
                 f"agent {agent.name!r} has MCP servers, whose tools the validator cannot check; "
                 "wrap their calls in function tools, or run them outside the guarded agent"
             )
         hooks = agent.hooks if isinstance(agent.hooks, _AgentHooks) else _AgentHooks(self, agent.hooks)
-        return agent.clone(tools=self.tools(agent.tools), hooks=hooks)
+        copy = agent.clone(tools=self.tools(agent.tools), hooks=hooks)
+        done[id(agent)] = copy
+        if self.handoffs:
+            copy.handoffs = [self._handoff(h, done) for h in agent.handoffs]
+        return copy
+
+    def _handoff(self, target: Agent[Any] | Handoff[Any, Any], done: dict[int, Agent[Any]]) -> Any:
+        """A hand-off to a guarded copy of its agent (a ``Handoff`` object: the agent it returns, guarded)."""
+        if isinstance(target, Agent):
+            return self._agent(target, done)
+        invoke = target.on_invoke_handoff
+
+        async def on_invoke_handoff(ctx: RunContextWrapper[Any], input_json: str) -> Any:
+            return self._agent(await invoke(ctx, input_json), done)
+
+        return dataclasses.replace(target, on_invoke_handoff=on_invoke_handoff)
 
     def tools(self, tools: Sequence[Tool]) -> list[Tool]:
         """The tools, each guarded one validated before it runs (exempt ones unchanged)."""
@@ -378,8 +402,7 @@ class ToolGuard:
         asked = self._asked.get(str(raw.get("call_id")))
         if asked is None:
             return None
-        a = asked.action
-        return approval_request(str(raw.get("call_id")), a.tool, a.args, asked.verdict, a.justification)
+        return self.guard.request(asked.call, asked.verdict)
 
     # -- validation -------------------------------------------------------------------------------
 
@@ -388,38 +411,24 @@ class ToolGuard:
 
     async def _judge(self, ctx: RunContextWrapper[Any], tool: str, args: Mapping[str, Any], call_id: str) -> _Judged:
         """The verdict on this call (kept for its call id); a failure of our own code blocks it."""
-        action: PendingAction | None = None
-        try:
-            action = pending_from_call(tool, args, call_id)
-            kept = self._judged.get(call_id)
-            if kept is not None and kept.action == action:  # asked twice (approval, then guardrail)
-                return kept
-            user_id = self._user(ctx)
-            seen = self._history.calls.get(call_id)
-            call = {"type": "function_call", "call_id": call_id, "name": tool, "arguments": json.dumps(dict(args))}
-            if seen is not None and any(_same_call(i, tool, args) for i in map(_plain, seen.output)):
-                before, items, instructions = seen.before, [*seen.before, *seen.output], seen.instructions
-            else:  # not recorded (no hooks, or another process): the run's input, which holds every user message
-                before, items, instructions = tuple(ctx.turn_input), [*ctx.turn_input, call], None
-            transcript: Transcript | None = None
-            if call_id in _call_ids(before):
-                verdict = reused_id(tool, call_id)
-            else:
-                try:
-                    transcript = transcript_from_items(items, instructions=instructions)
-                except Exception as exc:
-                    if is_control_flow(exc):
-                        raise
-                    verdict = unreadable_history(tool, str(exc)[:500])
-                else:
-                    verdict = await self.validator.avalidate(transcript, action, user_id=user_id)
-            judged = _Judged(verdict, transcript, action, user_id)
-        except Exception as exc:
-            if is_control_flow(exc):
-                raise
-            verdict = Verdict.blocked(tool, f"The validator could not check this call: {exc}")
-            judged = _Judged(verdict, None, action or PendingAction(tool=tool, call_id=call_id), None)
-        return self._judged.put(call_id, judged)
+        seen = self._history.calls.get(call_id)
+        call = {"type": "function_call", "call_id": call_id, "name": tool, "arguments": json.dumps(dict(args))}
+        if seen is not None and any(_same_call(i, tool, args) for i in map(_plain, seen.output)):
+            before, items, instructions = seen.before, [*seen.before, *seen.output], seen.instructions
+        else:  # not recorded (no hooks, or another process): the run's input, which holds every user message
+            before, items, instructions = tuple(ctx.turn_input), [*ctx.turn_input, call], None
+        started = self.guard.start(
+            tool,
+            args,
+            call_id=call_id,
+            messages=lambda: transcript_from_items(items, instructions=instructions),
+            user_id=lambda: self._user(ctx),
+            used=_call_ids(before),
+        )
+        kept = self._judged.get(call_id)
+        if kept is not None and kept.call.key == started.key:  # asked twice (approval, then guardrail)
+            return kept
+        return self._judged.put(call_id, _Judged(started, await self.guard.adecide(started)))
 
     async def _decide(self, ctx: ToolContext[Any]) -> Verdict | None:
         """The verdict this very call runs under (the user's, when they were asked); None: let the SDK ask."""
@@ -427,29 +436,19 @@ class ToolGuard:
         verdict = judged.verdict
         if verdict.decision is not Decision.ASK_USER:
             self._judged.pop(ctx.tool_call_id)
-            return verdict
+            return self.guard.outcome(judged.call, verdict).verdict
         if ctx.is_tool_approved(ctx.tool_name, ctx.tool_call_id) is not True:
             execution = ctx.run_config.tool_execution if ctx.run_config is not None else None
             if execution is not None and execution.pre_approval_tool_input_guardrails:
                 return None  # the guardrail runs before the approval interruption: the SDK asks the user next
             return verdict  # the user did not approve it: it never runs
+        if self._asked.get(ctx.tool_call_id) is None and _sticky(ctx, ctx.tool_name):
+            # an "always approve" the user gave for the tool earlier: the SDK never showed them this call
+            self._judged.pop(ctx.tool_call_id)
+            return replace(verdict, reasoning=sticky_approval(ctx.tool_name, verdict.reasoning))
         self._judged.pop(ctx.tool_call_id)
         self._asked.pop(ctx.tool_call_id)
-        return await self._answer(
-            judged, read_review({"type": "approve"}, call_id=ctx.tool_call_id, tool=ctx.tool_name)
-        )
-
-    async def _answer(self, judged: _Judged, review: Review) -> Verdict:
-        return await asyncio.to_thread(
-            self.validator.answer,
-            judged.verdict,
-            review.approved,
-            review.reason,
-            messages=judged.transcript,
-            action=judged.action,
-            user_id=judged.user_id,
-            remember=review.remember,
-        )
+        return (await self.guard.asettle(judged.call, verdict, Review(True))).verdict
 
     async def _check(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         """The tool input guardrail: allow, or refuse (``tell_model``) / stop the run (``halt``)."""
@@ -483,5 +482,4 @@ class ToolGuard:
                 continue
             self._asked.pop(call_id)
             self._judged.pop(call_id)
-            review = read_review({"type": "reject", "message": _text(item.get("output"))}, call_id=call_id, tool="")
-            await self._answer(asked, review)
+            await self.guard.asettle(asked.call, asked.verdict, Review(False, _text(item.get("output"))))

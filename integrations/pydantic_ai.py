@@ -34,7 +34,6 @@ Typical usage::
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -54,17 +53,12 @@ from pydantic_ai.messages import (
 from pydantic_ai.tools import AgentDepsT, RunContext
 from pydantic_ai.toolsets import FunctionToolset, ToolsetTool, WrapperToolset
 from pydantic_core import from_json, to_json
-from validator.integrations._host import (
-    JUSTIFICATION,
-    Remembered,
-    pending_from_call,
-    split_justification,
-    user_of,
-)
-from validator.integrations._review import approval_request, read_review
+from validator.integrations._host import JUSTIFICATION, Remembered, split_justification, user_of
+from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
+from validator.integrations._review import Review
 
-from validator import Decision, Message, PendingAction, ToolCall, Transcript, Validator, Verdict
-from validator.exceptions import UsageError, is_control_flow, register_control_flow
+from validator import Decision, Message, ToolCall, Transcript, Validator, Verdict
+from validator.exceptions import UsageError, register_control_flow
 from validator.inputs.transcript import content_text
 from validator.judges.anthropic.tools import justify
 
@@ -206,23 +200,35 @@ def _justified(tool: ToolsetTool[AgentDepsT]) -> ToolsetTool[AgentDepsT]:
 class _Asked:
     """A call escalated to the user, kept until their answer comes back."""
 
+    call: GuardedCall
     verdict: Verdict
-    transcript: Transcript
-    action: PendingAction
-    user_id: str | None
 
 
 @dataclass
 class _Memory:
-    """What outlives one run (the toolset is copied per run): the calls waiting for the user."""
+    """What outlives one run (the toolset is copied per run): the lifecycle and the calls waiting for the user."""
 
+    guard: ToolCallGuard
     asked: Remembered[str, _Asked] = field(default_factory=lambda: Remembered[str, _Asked](256))
 
 
-def _refused(tool: str, exc: Exception, what: str) -> Verdict:
-    if is_control_flow(exc):
-        raise exc
-    return Verdict.blocked(tool, f"{what}: {exc}")
+def _used_ids(messages: Sequence[ModelMessage], call_id: str) -> frozenset[str]:
+    """Tool call ids the history used before the response that made this call (a call or its return)."""
+    own = next(
+        (
+            k
+            for k in range(len(messages) - 1, -1, -1)
+            if isinstance(messages[k], ModelResponse)
+            and any(isinstance(p, ToolCallPart) and p.tool_call_id == call_id for p in messages[k].parts)
+        ),
+        len(messages),
+    )
+    return frozenset(
+        p.tool_call_id
+        for m in messages[:own]
+        for p in m.parts
+        if isinstance(p, ToolCallPart | ToolReturnPart) and p.tool_call_id
+    )
 
 
 @dataclass
@@ -232,7 +238,16 @@ class ValidatedToolset(WrapperToolset[AgentDepsT]):
     validator: Validator = field(default_factory=Validator)
     user_id: UserId = None
     """The user's id: a string, or a function of the run context; None reads ``deps`` (``user_id``)."""
-    memory: _Memory = field(default_factory=_Memory, repr=False)
+    memory: _Memory | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.memory is None:
+            self.memory = _Memory(ToolCallGuard(self.validator))
+
+    @property
+    def _memory(self) -> _Memory:
+        assert self.memory is not None
+        return self.memory
 
     def _guarded(self, name: str, tool: ToolsetTool[Any]) -> bool:
         return tool.tool_def.kind in GUARDED_KINDS and not self.validator.policy.for_tool(name).exempt
@@ -253,70 +268,65 @@ class ValidatedToolset(WrapperToolset[AgentDepsT]):
         verdict = await self._verdict(name, tool_args, ctx)
         if not verdict.approved:
             raise ToolFailed(verdict.message_for_agent())
-        args, _ = split_justification(tool_args)  # as validated: the tool's own types, not plain data
+        # as validated: the tool's own types, not plain data (after an edit, these are the edit, checked)
+        args, _ = split_justification(tool_args)
         return await super().call_tool(name, args, ctx, tool)
+
+    def _start(self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT]) -> GuardedCall:
+        call_id = ctx.tool_call_id or ""
+        return self._memory.guard.start(
+            name,
+            tool_args,
+            call_id=call_id,
+            messages=lambda: transcript_from_pydantic_ai(ctx.messages, prompt=_prompt(ctx)),
+            user_id=lambda: self._user(ctx),
+            used=_used_ids(ctx.messages, call_id) if call_id else (),
+        )
 
     async def _verdict(self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT]) -> Verdict:
         """The verdict on this call: the validator's, or the user's when they were asked."""
-        call_id = ctx.tool_call_id or ""
-        try:
-            action = pending_from_call(name, tool_args, call_id)
-            asked = self.memory.asked.get(call_id) if ctx.tool_call_approved else None
-            user_id = self._user(ctx)
-            if asked is not None and asked.action.tool == name and asked.user_id == user_id:
-                self.memory.asked.pop(call_id)
-                return await self._answer(asked, action, ctx)
-            transcript = transcript_from_pydantic_ai(ctx.messages, prompt=_prompt(ctx))
-            verdict = await self.validator.avalidate(transcript, action, user_id=user_id)
-            if verdict.decision is not Decision.ASK_USER:
-                return verdict
-            asked = _Asked(verdict, transcript, action, user_id)
-            if ctx.tool_call_approved:  # approved, but its question was not kept here (another process)
-                return await self._answer(asked, action, ctx)
-            self.memory.asked.put(call_id, asked)
-        except Exception as exc:
-            return _refused(name, exc, "The validator could not check this call")
-        raise ApprovalRequired(metadata=approval_request(call_id, name, action.args, verdict, action.justification))
+        memory = self._memory
+        call = self._start(name, tool_args, ctx)
+        asked = memory.asked.get(call.call_id) if ctx.tool_call_approved else None
+        if asked is not None and asked.call.tool == name and asked.call.user_id == call.user_id:
+            memory.asked.pop(call.call_id)
+            return await self._approved(asked, tool_args, ctx)
+        verdict = await memory.guard.adecide(call)
+        if verdict.decision is not Decision.ASK_USER:
+            return memory.guard.outcome(call, verdict).verdict
+        if ctx.tool_call_approved:  # approved, but its question was not kept here (another process)
+            return await self._approved(_Asked(call, verdict), tool_args, ctx)
+        memory.asked.put(call.call_id, _Asked(call, verdict))
+        raise ApprovalRequired(metadata=memory.guard.request(call, verdict))
 
-    async def _answer(self, asked: _Asked, action: PendingAction, ctx: RunContext[AgentDepsT]) -> Verdict:
-        """Record the user's approval of ``action`` (their edit, with ``ToolApproved(override_args=...)``)."""
+    async def _approved(self, asked: _Asked, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT]) -> Verdict:
+        """The user's approval (``ToolApproved(override_args=...)``: their edit, validated as a new call)."""
         meta = ctx.tool_call_metadata if isinstance(ctx.tool_call_metadata, Mapping) else {}
-        answer: dict[str, Any] = {"type": "approve"}
-        if "remember" in meta:
-            answer["remember"] = meta["remember"]
-        review = read_review(answer, call_id=action.call_id or "", tool=action.tool)
-        return await asyncio.to_thread(
-            self.validator.answer,
-            asked.verdict,
-            review.approved,
-            review.reason,
-            messages=asked.transcript,
-            action=action,
-            user_id=asked.user_id,
-            remember=review.remember,
-        )
+        remember = meta.get("remember")
+        if remember is True:
+            remember = {}
+        if remember is not None and not isinstance(remember, Mapping):
+            review = Review(False, "'remember' must be true or an object: treated as a rejection", unreadable=True)
+        else:
+            args, _ = split_justification(tool_args)
+            edit = args if args != asked.call.args else None
+            review = Review(True, remember=remember, edited_args=edit)
+        return (await self._memory.guard.asettle(asked.call, asked.verdict, review)).verdict
 
     async def _record_denials(self, ctx: RunContext[AgentDepsT]) -> None:
         """Record the user's refusals of escalated calls (``ToolDenied`` never reaches a toolset)."""
+        memory = self._memory
         for message in ctx.messages:
             if not isinstance(message, ModelRequest):
                 continue
             for part in message.parts:
                 if not (isinstance(part, ToolReturnPart) and part.outcome == "denied"):
                     continue
-                asked = self.memory.asked.get(part.tool_call_id)
+                asked = memory.asked.get(part.tool_call_id)
                 if asked is None:
                     continue
-                self.memory.asked.pop(part.tool_call_id)
-                await asyncio.to_thread(
-                    self.validator.answer,
-                    asked.verdict,
-                    False,
-                    part.model_response_str(),
-                    messages=asked.transcript,
-                    action=asked.action,
-                    user_id=asked.user_id,
-                )
+                memory.asked.pop(part.tool_call_id)
+                await memory.guard.asettle(asked.call, asked.verdict, Review(False, part.model_response_str()))
 
 
 def _prompt(ctx: RunContext[Any]) -> str | None:

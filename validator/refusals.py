@@ -21,6 +21,7 @@ __all__ = [
     "egress_reason",
     "next_step",
     "request_reason",
+    "sticky_approval",
 ]
 
 NEXT_STEPS: dict[Code, str] = {
@@ -114,3 +115,11 @@ def edit_approved(changed: Sequence[str], reasoning: str) -> str:
 def edit_unreadable(problem: str) -> str:
     """The user's reason when their edit could not be read (it counts as a rejection)."""
     return f"the edit could not be read ({problem}): treated as a rejection"
+
+
+def sticky_approval(tool: str, reasoning: str) -> str:
+    """Why an escalated call does not run on a host's "always approve" for its tool."""
+    return (
+        f"An 'always approve' given earlier for `{tool}` does not extend to calls the action validator asks "
+        f"about; the user has not seen this one, so it does not run. (The validator asks because: {reasoning})"
+    )

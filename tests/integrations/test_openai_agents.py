@@ -152,12 +152,12 @@ def test_halt_stops_the_run_with_the_sdk_tripwire() -> None:
 
 
 def test_an_exception_in_our_code_refuses_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    import validator.integrations.openai_agents as adapter
+    import validator.integrations._lifecycle as lifecycle
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("bug in the validator glue")
 
-    monkeypatch.setattr(adapter, "pending_from_call", broken)
+    monkeypatch.setattr(lifecycle, "pending_from_call", broken)
     tools = Tools()
     args = {"to": "marta@acme.example", "body": "Ready.", "justification": EMAIL_QUOTE}
     model = ScriptedModel([[function_call("send_email", args, call_id="c1")], [assistant_message("done")]])
