@@ -106,6 +106,8 @@ class ToolCallGuard:
         self.validator = validator
         self.reserved = frozenset(reserved)
         self._verdicts: Remembered[str, Verdict] = Remembered(remembered)
+        self._settled: Remembered[str, Outcome] = Remembered(remembered)
+        """Outcomes by call and answer: a host that re-runs an answered step never records it twice."""
 
     # -- 1. start -----------------------------------------------------------------------------
 
@@ -221,24 +223,30 @@ class ToolCallGuard:
         if verdict.decision is not Decision.ASK_USER:
             return self.outcome(call, verdict)
         review = self.review(call, answer, index=index)
+        done = self._settled.get(_answered_key(call, review))
+        if done is not None:
+            return done
         try:
             decided = self.validator.answer(verdict, review.approved, review.reason, **self._answer(call, review))
         except Exception as exc:
             decided = _failed(call.tool, exc, "The user's answer could not be recorded, so the call does not run")
-        return self._settled(call, decided, review)
+        return self._outcome_of(call, decided, review)
 
     async def asettle(self, call: GuardedCall, verdict: Verdict, answer: Any, *, index: int = 0) -> Outcome:
         """Async twin of :meth:`settle` (the recording runs off the event loop)."""
         if verdict.decision is not Decision.ASK_USER:
             return self.outcome(call, verdict)
         review = self.review(call, answer, index=index)
+        done = self._settled.get(_answered_key(call, review))
+        if done is not None:
+            return done
         try:
             decided = await self.validator.aanswer(
                 verdict, review.approved, review.reason, **self._answer(call, review)
             )
         except Exception as exc:
             decided = _failed(call.tool, exc, "The user's answer could not be recorded, so the call does not run")
-        return self._settled(call, decided, review)
+        return self._outcome_of(call, decided, review)
 
     def _answer(self, call: GuardedCall, review: Review) -> dict[str, Any]:
         return {
@@ -250,13 +258,13 @@ class ToolCallGuard:
             "agent_request": call.agent_request,
         }
 
-    def _settled(self, call: GuardedCall, decided: Verdict, review: Review) -> Outcome:
+    def _outcome_of(self, call: GuardedCall, decided: Verdict, review: Review) -> Outcome:
         self._verdicts.pop(call.key)
+        outcome = Outcome(decided, call.args)
         if review.edited_args is not None and decided.approved:  # what runs is the edit that was checked
-            args, _ = split_justification(review.edited_args)
-            return Outcome(decided, args)
-        return Outcome(decided, call.args)
+            outcome = Outcome(decided, split_justification(review.edited_args)[0])
+        return self._settled.put(_answered_key(call, review), outcome)
 
-    def forget(self, call: GuardedCall) -> None:
-        """Drop the kept verdict of ``call`` (its answer came back another way)."""
-        self._verdicts.pop(call.key)
+
+def _answered_key(call: GuardedCall, review: Review) -> str:
+    return hash_args({"call": call.key, "review": repr(review)})

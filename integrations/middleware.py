@@ -26,6 +26,7 @@ Typical usage::
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
@@ -35,7 +36,8 @@ from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
-from validator.integrations._host import Remembered, user_id_from
+from pydantic import BaseModel
+from validator.integrations._host import JUSTIFICATION, Remembered, split_justification, user_id_from
 from validator.integrations._lifecycle import GuardedCall, Outcome, ToolCallGuard
 from validator.integrations._review import Review, batched_request
 from validator.integrations.claude import PayloadCapture, claude_request, is_claude, with_validator_tools
@@ -49,6 +51,8 @@ __all__ = ["ActionValidatorMiddleware"]
 
 ToolResult = ToolMessage | Command[Any]
 REMEMBERED = 256
+HITL_EDITS = "hitl_edited_tool_calls"
+"""The state key where LangChain's ``HumanInTheLoopMiddleware`` (batched) keeps a reviewer's edit by call id."""
 
 
 def _refusal(verdict: Verdict, call: Mapping[str, Any]) -> ToolMessage:
@@ -173,6 +177,13 @@ class ActionValidatorMiddleware(AgentMiddleware):
         """The call as the guard sees it: what the model proposed tells a host step's edit apart."""
         call_id = str(call.get("id") or "")
         messages = state.get("messages") or [] if isinstance(state, Mapping) else []
+        proposed = self._proposed.get(call_id)
+        edit = (state.get(HITL_EDITS) or {}).get(call_id) if isinstance(state, Mapping) else None
+        if isinstance(edit, Mapping) and edit.get("name") == call["name"] and isinstance(edit.get("args"), Mapping):
+            # LangChain's HumanInTheLoopMiddleware (batched) keeps the model's call in the message and swaps in
+            # the reviewer's when the call runs: that one is checked, as their edit of the model's call
+            proposed = proposed or dict(call.get("args") or {})
+            call = {**call, "args": dict(edit["args"])}
         return self.guard.start(
             call["name"],
             call.get("args"),
@@ -181,7 +192,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
             user_id=user,
             agent_request=self._agent_request(state, call_id) if isinstance(state, Mapping) else None,
             used=used_before(messages, call_id),
-            proposed=self._proposed.get(call_id),
+            proposed=proposed,
         )
 
     def _settled(self, request: ToolCallRequest, outcome: Outcome) -> ToolCallRequest | ToolMessage:
@@ -236,7 +247,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
         verdict = self.guard.decide(c)
         answer = self._answer(c, verdict) if verdict.decision is Decision.ASK_USER else None
         settled = self._settled(request, self.guard.settle(c, verdict, answer))
-        return settled if isinstance(settled, ToolMessage) else handler(settled)
+        return settled if isinstance(settled, ToolMessage) else handler(self._as_checked(settled, c))
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]
@@ -245,4 +256,126 @@ class ActionValidatorMiddleware(AgentMiddleware):
         verdict = await self.guard.adecide(c)
         answer = self._answer(c, verdict) if verdict.decision is Decision.ASK_USER else None
         settled = self._settled(request, await self.guard.asettle(c, verdict, answer))
-        return settled if isinstance(settled, ToolMessage) else await handler(settled)
+        return settled if isinstance(settled, ToolMessage) else await handler(self._as_checked(settled, c))
+
+    # -- what runs is what was checked, whatever runs inside us --------------------------------------
+
+    def _as_checked(self, request: ToolCallRequest, c: GuardedCall) -> ToolCallRequest:
+        """The request with its tool (and every tool a step inside ours may switch to) in a wrapper that
+        runs only the arguments that were checked: a middleware placed inside ours (LangChain's
+        ``HumanInTheLoopMiddleware`` listed after ours) that changes the call makes it a new call,
+        checked again as the person's edit before anything runs."""
+        tool = request.tool
+        if not isinstance(tool, BaseTool):
+            return request
+        checked = dict(request.tool_call.get("args") or {})
+        runtime = request.runtime
+        if dataclasses.is_dataclass(runtime) and isinstance(getattr(runtime, "tools", None), list):
+            others = [_AsChecked.of(t, None, self, c) for t in runtime.tools]
+            runtime = dataclasses.replace(runtime, tools=others)
+            return dataclasses.replace(request, tool=_AsChecked.of(tool, checked, self, c), runtime=runtime)
+        return request.override(tool=_AsChecked.of(tool, checked, self, c))
+
+    def _again(
+        self, c: GuardedCall, tool: BaseTool, checked: dict[str, Any] | None, call: dict[str, Any]
+    ) -> tuple[dict[str, Any], GuardedCall | None, dict[str, Any]]:
+        """``(the call to run as it was checked, None, injected)``, or, when a step inside ours changed it,
+        ``(the call, the new call to check, injected)``: the change is the person's edit (all of it, when
+        they switched the tool)."""
+        given = dict(call.get("args") or {})
+        facing = _model_fields(tool.tool_call_schema) or set(given) | {JUSTIFICATION}
+        injected = {k: v for k, v in given.items() if k not in facing}
+        model_args, justification = split_justification({k: v for k, v in given.items() if k in facing})
+        if checked is not None and tool.name == c.tool and model_args == checked:
+            return {**call, "args": {**injected, **model_args}}, None, injected
+        reason = c.action.justification
+        proposed = {**(checked or {}), JUSTIFICATION: reason} if tool.name == c.tool else {JUSTIFICATION: reason}
+        again = self.guard.start(
+            tool.name,
+            {**model_args, JUSTIFICATION: justification if justification is not None else reason},
+            call_id=c.call_id,
+            messages=c.transcript,
+            user_id=c.user_id,
+            agent_request=c.agent_request,
+            proposed=proposed,
+        )
+        return call, again, injected
+
+    def _ran(self, call: dict[str, Any], outcome: Outcome, injected: dict[str, Any]) -> dict[str, Any] | ToolMessage:
+        if not outcome.runs:
+            if self.on_block == "halt":
+                raise ActionBlocked(outcome.verdict)
+            return _refusal(outcome.verdict, {"id": call.get("id") or "", "name": call.get("name") or ""})
+        return {**call, "args": {**injected, **outcome.args}}
+
+    def _recheck(
+        self, c: GuardedCall, tool: BaseTool, checked: dict[str, Any] | None, call: dict[str, Any]
+    ) -> dict[str, Any] | ToolMessage:
+        """The tool call to run, checked again when a step inside ours changed it (asked about through
+        ``interrupt`` when it needs the user); else the refusal."""
+        ready, again, injected = self._again(c, tool, checked, call)
+        if again is None:
+            return ready
+        verdict = self.guard.decide(again)
+        answer = self._answer(again, verdict) if verdict.decision is Decision.ASK_USER else None
+        return self._ran({**ready, "name": tool.name}, self.guard.settle(again, verdict, answer), injected)
+
+    async def _arecheck(
+        self, c: GuardedCall, tool: BaseTool, checked: dict[str, Any] | None, call: dict[str, Any]
+    ) -> dict[str, Any] | ToolMessage:
+        ready, again, injected = self._again(c, tool, checked, call)
+        if again is None:
+            return ready
+        verdict = await self.guard.adecide(again)
+        answer = self._answer(again, verdict) if verdict.decision is Decision.ASK_USER else None
+        return self._ran({**ready, "name": tool.name}, await self.guard.asettle(again, verdict, answer), injected)
+
+
+class _AsChecked(BaseTool):
+    """A tool that runs only as the validator checked it (see ``_as_checked``)."""
+
+    inner: BaseTool
+    checked: dict[str, Any] | None = None
+    """The model-facing arguments that were checked; None: this tool was not the call that was checked."""
+    owner: Any = None
+    call: Any = None
+
+    @classmethod
+    def of(
+        cls, tool: BaseTool, checked: dict[str, Any] | None, owner: ActionValidatorMiddleware, call: GuardedCall
+    ) -> BaseTool:
+        tool = tool.inner if isinstance(tool, _AsChecked) else tool
+        return cls(
+            name=tool.name,
+            description=tool.description,
+            args_schema=tool.args_schema,
+            inner=tool,
+            checked=checked,
+            owner=owner,
+            call=call,
+            return_direct=tool.return_direct,
+        )
+
+    @property
+    def tool_call_schema(self) -> Any:
+        return self.inner.tool_call_schema
+
+    def _run(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover - invoke is overridden
+        raise NotImplementedError
+
+    def _input(self, input: Any) -> dict[str, Any]:
+        if isinstance(input, Mapping) and input.get("type") == "tool_call":
+            return dict(input)
+        return {"type": "tool_call", "id": self.call.call_id, "name": self.name, "args": dict(input or {})}
+
+    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        call = self.owner._recheck(self.call, self.inner, self.checked, self._input(input))
+        return call if isinstance(call, ToolMessage) else self.inner.invoke(call, config, **kwargs)
+
+    async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        call = await self.owner._arecheck(self.call, self.inner, self.checked, self._input(input))
+        return call if isinstance(call, ToolMessage) else await self.inner.ainvoke(call, config, **kwargs)
+
+
+def _model_fields(schema: Any) -> set[str]:
+    return set(schema.model_fields) if isinstance(schema, type) and issubclass(schema, BaseModel) else set()
