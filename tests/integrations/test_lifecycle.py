@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agents import Agent, Runner, function_tool
+from agents import Agent, Runner, function_tool, set_tracing_disabled
 from agents.exceptions import ModelBehaviorError
 from agents.testing import ScriptedModel, assistant_message, function_call
 from langchain.agents import create_agent
@@ -41,6 +41,8 @@ from validator.integrations.tools import guarded
 
 from validator import ActionBlocked, Code, MemoryAuthorizationStore, MemoryRecorder, Policy, Validator
 from validator.record.recorder import hash_args
+
+set_tracing_disabled(True)
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY = Policy.load(ROOT / "examples" / "policy.toml")
