@@ -45,6 +45,7 @@ from validator.verdict import Decision, Verdict
 __all__ = ["GuardedCall", "Outcome", "ToolCallGuard"]
 
 Messages = Transcript | Callable[[], Transcript]
+NOT_RECORDED = "The user's answer could not be recorded, so the call does not run"
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,34 +219,35 @@ class ToolCallGuard:
             return answer
         return read_review(answer, call_id=call.call_id, tool=call.tool, index=index)
 
-    def settle(self, call: GuardedCall, verdict: Verdict, answer: Any, *, index: int = 0) -> Outcome:
-        """The outcome of ``verdict`` once the person answered (``index``: the call's place in a batch)."""
+    def _answered(self, call: GuardedCall, verdict: Verdict, answer: Any, index: int) -> Outcome | Review:
+        """The outcome when there is nothing (more) to record, else the answer to record."""
         if verdict.decision is not Decision.ASK_USER:
             return self.outcome(call, verdict)
         review = self.review(call, answer, index=index)
-        done = self._settled.get(_answered_key(call, review))
-        if done is not None:
-            return done
+        return self._settled.get(_answered_key(call, review)) or review
+
+    def settle(self, call: GuardedCall, verdict: Verdict, answer: Any, *, index: int = 0) -> Outcome:
+        """The outcome of ``verdict`` once the person answered (``index``: the call's place in a batch)."""
+        review = self._answered(call, verdict, answer, index)
+        if isinstance(review, Outcome):
+            return review
         try:
             decided = self.validator.answer(verdict, review.approved, review.reason, **self._answer(call, review))
         except Exception as exc:
-            decided = _failed(call.tool, exc, "The user's answer could not be recorded, so the call does not run")
+            decided = _failed(call.tool, exc, NOT_RECORDED)
         return self._outcome_of(call, decided, review)
 
     async def asettle(self, call: GuardedCall, verdict: Verdict, answer: Any, *, index: int = 0) -> Outcome:
         """Async twin of :meth:`settle` (the recording runs off the event loop)."""
-        if verdict.decision is not Decision.ASK_USER:
-            return self.outcome(call, verdict)
-        review = self.review(call, answer, index=index)
-        done = self._settled.get(_answered_key(call, review))
-        if done is not None:
-            return done
+        review = self._answered(call, verdict, answer, index)
+        if isinstance(review, Outcome):
+            return review
         try:
             decided = await self.validator.aanswer(
                 verdict, review.approved, review.reason, **self._answer(call, review)
             )
         except Exception as exc:
-            decided = _failed(call.tool, exc, "The user's answer could not be recorded, so the call does not run")
+            decided = _failed(call.tool, exc, NOT_RECORDED)
         return self._outcome_of(call, decided, review)
 
     def _answer(self, call: GuardedCall, review: Review) -> dict[str, Any]:

@@ -260,9 +260,14 @@ class Validator:
         """
         transcript, pending = read_messages(messages), read_action(action)
         decided = verdict.answered_by_user(approved, reason)
-        if approved and edit is not None:
-            decided, pending, refused = self._edited(transcript, pending, verdict, reason, edit, user_id, agent_request)
-            if refused:  # the edited call's own check refused it, and recorded that
+        made = self._edit(pending, verdict, edit) if approved and edit is not None else None
+        if isinstance(made, Verdict):
+            decided = made
+        elif made is not None:  # the edited call, checked as a new one
+            edited, paths = made
+            checked = self.validate(transcript, edited, user_id=user_id, agent_request=agent_request, edited=paths)
+            decided, pending, refused = self._edit_outcome(verdict, reason, edited, paths, checked)
+            if refused:  # its own check refused it, and recorded that
                 return decided
         return self._answered(transcript, pending, user_id, decided, remember, reason)
 
@@ -283,10 +288,15 @@ class Validator:
         runs off the event loop."""
         transcript, pending = read_messages(messages), read_action(action)
         decided = verdict.answered_by_user(approved, reason)
-        if approved and edit is not None:
-            decided, pending, refused = await self._aedited(
-                transcript, pending, verdict, reason, edit, user_id, agent_request
+        made = self._edit(pending, verdict, edit) if approved and edit is not None else None
+        if isinstance(made, Verdict):
+            decided = made
+        elif made is not None:
+            edited, paths = made
+            checked = await self.avalidate(
+                transcript, edited, user_id=user_id, agent_request=agent_request, edited=paths
             )
+            decided, pending, refused = self._edit_outcome(verdict, reason, edited, paths, checked)
             if refused:
                 return decided
         return await asyncio.to_thread(self._answered, transcript, pending, user_id, decided, remember, reason)
@@ -309,10 +319,9 @@ class Validator:
             return self._not_recorded(event, exc)
         return decided
 
-    def _edit(
-        self, pending: PendingAction, verdict: Verdict, edit: Mapping[str, Any]
-    ) -> tuple[PendingAction, list[str]] | Verdict:
-        """The edited call and the paths the edit changed, or the rejection of an edit that cannot be read."""
+    def _edit(self, pending: PendingAction, verdict: Verdict, edit: Any) -> tuple[PendingAction, list[str]] | Verdict:
+        """The edited call and the paths the edit changed, or the rejection of an edit that cannot be read
+        (the user's rejection of the call they were asked about, saying why)."""
         try:
             if not isinstance(edit, Mapping):
                 raise UsageError(f"an edit is an object of arguments, got {type(edit).__name__}")
@@ -331,42 +340,6 @@ class Validator:
             return replace(checked, reasoning=edit_refused(edited.tool, paths, checked.reasoning)), edited, True
         decided = verdict.answered_by_user(True, reason)
         return replace(decided, reasoning=decided.reasoning + edit_approved(paths, checked.reasoning)), edited, False
-
-    def _edited(
-        self,
-        transcript: Transcript,
-        pending: PendingAction,
-        verdict: Verdict,
-        reason: str | None,
-        edit: Mapping[str, Any],
-        user_id: str | None,
-        agent_request: Mapping[str, Any] | None,
-    ) -> tuple[Verdict, PendingAction, bool]:
-        """An approval with an edit: the edited call checked as a new one (see :meth:`answer`); an edit that
-        cannot be read is the user's rejection of the call they were asked about."""
-        made = self._edit(pending, verdict, edit)
-        if isinstance(made, Verdict):
-            return made, pending, False
-        edited, paths = made
-        checked = self.validate(transcript, edited, user_id=user_id, agent_request=agent_request, edited=paths)
-        return self._edit_outcome(verdict, reason, edited, paths, checked)
-
-    async def _aedited(
-        self,
-        transcript: Transcript,
-        pending: PendingAction,
-        verdict: Verdict,
-        reason: str | None,
-        edit: Mapping[str, Any],
-        user_id: str | None,
-        agent_request: Mapping[str, Any] | None,
-    ) -> tuple[Verdict, PendingAction, bool]:
-        made = self._edit(pending, verdict, edit)
-        if isinstance(made, Verdict):
-            return made, pending, False
-        edited, paths = made
-        checked = await self.avalidate(transcript, edited, user_id=user_id, agent_request=agent_request, edited=paths)
-        return self._edit_outcome(verdict, reason, edited, paths, checked)
 
     def _remembered(
         self, verdict: Verdict, action: PendingAction, user_id: str, remember: Mapping[str, Any], reason: str | None
