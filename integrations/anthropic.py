@@ -153,7 +153,9 @@ def _prepare(response: Any, request: Mapping[str, Any]) -> _Prepared:
         problem = ""
     except InputError as exc:  # every call is refused, none crashes the loop
         transcript, problem = None, "; ".join(map(str, exc.problems))[:500]
-    return _Prepared(content, _used_ids(earlier), transcript, problem, request)
+    uses = _uses(content)
+    twice = {i for i in uses if uses.count(i) > 1}  # two calls under one id: neither can be told apart
+    return _Prepared(content, _used_ids(earlier) | twice, transcript, problem, request)
 
 
 def _start(guard: ToolCallGuard, p: _Prepared, block: Mapping[str, Any], user_id: str | None) -> GuardedCall:

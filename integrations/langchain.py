@@ -141,7 +141,8 @@ def used_before(messages: Any, call_id: str) -> frozenset[str]:
     """Tool call ids that messages before the call's own AI message already used (a call or its answer).
 
     The call's own message is the last AI message holding its id; a host that resumes, or a human-in-the-
-    loop step that rewrites that message, keeps its id there. Without one, every message is earlier.
+    loop step that rewrites that message, keeps its id there. Without one, every message is earlier. An id
+    that message holds twice counts as used too.
     """
     items = list(messages) if isinstance(messages, Sequence) and not isinstance(messages, str) else []
     own = next(
@@ -158,4 +159,6 @@ def used_before(messages: Any, call_id: str) -> frozenset[str]:
             ids.add(str(m.tool_call_id))
         elif isinstance(m, AIMessage):
             ids.update(str(c.get("id")) for c in m.tool_calls)
+    if own < len(items) and [c.get("id") for c in items[own].tool_calls].count(call_id) > 1:
+        ids.add(call_id)  # two calls of one message under one id: neither can be told apart, both are refused
     return frozenset(ids)

@@ -223,12 +223,16 @@ def _used_ids(messages: Sequence[ModelMessage], call_id: str) -> frozenset[str]:
         ),
         len(messages),
     )
-    return frozenset(
+    used = {
         p.tool_call_id
         for m in messages[:own]
         for p in m.parts
         if isinstance(p, ToolCallPart | ToolReturnPart) and p.tool_call_id
-    )
+    }
+    if own < len(messages):  # two calls of one response under one id: neither can be told apart
+        ids = [p.tool_call_id for p in messages[own].parts if isinstance(p, ToolCallPart)]
+        used |= {call_id} if ids.count(call_id) > 1 else set()
+    return frozenset(used)
 
 
 @dataclass

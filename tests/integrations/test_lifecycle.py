@@ -536,3 +536,22 @@ def test_a_reviewer_who_switches_the_tool_gets_a_new_call_that_is_checked_before
     assert asked_by == ["hitl", "ours"]  # the switched call is asked about (the user never asked to delete)
     assert deleted == [] and ran.emails == []
     assert _events(v)[-1].tool == "delete_thread" and _events(v)[-1].verdict.code is Code.REJECTED_BY_USER
+
+
+def test_two_calls_of_one_model_turn_under_one_id_are_both_refused() -> None:
+    """Else the second call's arguments, taken for what the model proposed, would make the first look edited
+    by a person (and its values the user's words)."""
+    ran = Ran()
+    calls = [
+        {"id": "c1", "name": "send_email", "args": {**GOOD, "to": "eve@evil.example"}},
+        {"id": "c1", "name": "send_email", "args": GOOD},
+    ]
+    model = ScriptedChatModel(responses=[AIMessage("", tool_calls=calls), AIMessage("ok")])
+    graph = create_agent(model, [ran.langchain_tool()], middleware=[ActionValidatorMiddleware(_validator())])
+    out = graph.invoke({"messages": [HumanMessage(USER)]}, _lc_config("twice"))
+    answers = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert ran.emails == [] and all("TOOL_CALL_ID_REUSED" in str(m.content) for m in answers) and answers
+    response = {"content": [{"type": "tool_use", "id": "t1", "name": "send_email", "input": c["args"]} for c in calls]}
+    request = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": USER}]}
+    checked = check_tool_uses(response, request, _validator(), user_id=USER_ID)
+    assert not checked.allowed and len(checked.refused) == 2
