@@ -12,6 +12,7 @@
 - :mod:`.chat_model`: a judge over any LangChain chat model.
 - :mod:`._host`: what every host adapter shares (refusal text, justification, user id, the bounded cache).
 - :mod:`._review`: asking the user, in LangChain's human-in-the-loop shapes, and reading the answer.
+- :mod:`._lifecycle`: ``ToolCallGuard``, the life of one guarded call, which every adapter translates to.
 
 Each module imports its framework; ``import validator`` imports none.
 """

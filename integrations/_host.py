@@ -7,7 +7,8 @@
 - :func:`pending_from_call`: a :class:`~validator.PendingAction` from a tool call's name and
   arguments (``justification`` moved out of them).
 - What the user is asked when a verdict is ``ask_user``, and how their answer is read, is in
-  :mod:`validator.integrations._review` (LangChain's human-in-the-loop shapes).
+  :mod:`validator.integrations._review` (LangChain's human-in-the-loop shapes); the life of one guarded
+  call (start, decide, ask, settle) in :mod:`validator.integrations._lifecycle`.
 - :func:`user_id_from`: the user's id, in one documented order.
 - :class:`Remembered`: a bounded map of recent verdicts or requests.
 - :func:`validation_context`: in a hand-written loop, which conversation (and user, and agent

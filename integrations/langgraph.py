@@ -8,7 +8,8 @@ Three nodes, so an interrupt never re-runs the judge:
    human-in-the-loop shape (``action_requests``, ``review_configs``, plus ``action_validator``:
    why); the resume value is LangChain's ``{"decisions": [...]}`` (approve, edit, reject, in
    order), or ``True`` / ``False`` for all, or ``{tool_call_id: decision}``; the answers are saved
-   and recorded, and an edit is the call that runs;
+   and recorded, and an edit is validated again as a new call (its changed arguments the user's
+   words): what runs is what was checked;
 3. ``route``: answers each blocked call with a ``ToolMessage(status="error")`` carrying the
    reasoning and the suggested next step, and sends only the approved calls, justification
    stripped, on to the tools node (``Send``); with none approved it goes back to the model.

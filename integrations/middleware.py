@@ -12,7 +12,9 @@
   validator's reasons under ``action_validator``. Resume with LangChain's decisions (approve, edit,
   reject; ``{"decisions": [...]}`` when batched) or ``True``/``False``; see
   :mod:`validator.integrations._review`. Verdicts are kept per tool call, so the re-run that a
-  resume causes does not call the judge again (in the same process).
+  resume causes does not call the judge again (in the same process). An edit (ours, or a
+  ``HumanInTheLoopMiddleware`` step's, in either order) is validated again as a new call; the tool
+  node gets a wrapper of the tool that runs only the arguments that were checked.
 
 Sync and async twins of both hooks exist. The host's control-flow exceptions (``GraphInterrupt``
 and the rest of ``GraphBubbleUp``) always propagate; any other exception in the validation itself

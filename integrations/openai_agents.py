@@ -6,7 +6,7 @@
   (strict-mode JSON schema; the guidance is in the parameter's description, the tool's description is
   left alone). Exempt tools pass through untouched. A tool of another kind (hosted, computer...) that
   the policy guards, or an agent with MCP servers, cannot be checked here: :class:`UsageError`.
-  ``guard.agent`` guards one agent: guard each agent it hands off to as well.
+  ``guard.agent`` guards the agent and every agent it can hand off to (``handoffs=False``: only it).
 - **Call.** The SDK asks the tool's ``needs_approval`` first: the call is validated there
   (``avalidate``) and the verdict kept for its call id; the tool input guardrail (placed first) then
   applies it, and the tool's own function runs with ``justification`` stripped from its arguments.
@@ -18,7 +18,9 @@
   ``result.interruptions`` (``guard.request(item)`` says why the validator asks). Answer with the SDK's
   ``state.approve(item)`` / ``state.reject(item, rejection_message=...)`` and run again with the state;
   the answer is recorded through :meth:`Validator.answer` (an approval when the call runs, a rejection
-  when the next model call shows its refusal). A tool's own ``needs_approval`` still applies.
+  when the next model call shows its refusal). A tool's own ``needs_approval`` still applies. An
+  ``always_approve`` covers the call the user was shown, never a later call the validator escalates
+  (the SDK would run it unasked): that one is refused.
 
 **Conversation.** Each call is judged against what the model saw when it made it: the SDK's hooks
 (``on_llm_start``/``on_llm_end``) record the model's input and answer, by call id. ``guard.agent``

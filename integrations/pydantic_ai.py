@@ -16,7 +16,8 @@ plain functions):
   request of :mod:`validator.integrations._review`, the validator's reasons under
   ``action_validator``), so a run with ``output_type=[..., DeferredToolRequests]`` ends with the call in
   ``DeferredToolRequests.approvals``. Run again with ``DeferredToolResults(approvals={call_id: ...})``:
-  ``True``/``ToolApproved()`` runs the call (``ToolApproved(override_args=...)`` runs the user's edit;
+  ``True``/``ToolApproved()`` runs the call (``ToolApproved(override_args=...)`` is the user's edit,
+  validated again as a new call, and runs only when that check does not refuse it;
   ``metadata={call_id: {"remember": {...}}}`` keeps the approval as a standing authorization), and the
   answer is recorded through :meth:`Validator.answer`. ``False``/``ToolDenied(message)`` never reaches a
   toolset (Pydantic AI answers the model itself); the denial is recorded at the run's next step.
