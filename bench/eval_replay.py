@@ -52,7 +52,7 @@ def main() -> int:
     start = time.perf_counter()
     strict = run_matrix(cases, judges=["strict"], prompts=list(PROMPTS))
     strict_s = time.perf_counter() - start
-    assert not replayed.missing_recordings
+    assert not replayed.missing_recordings, replayed.missing_recordings
     n = len(replayed.runs)
     print(f"{len(cases)} cases x {len(PROMPTS)} prompts x {len(MODELS)} emulated models = {n} replayed runs")
     per_run = replay_s / n * 1000

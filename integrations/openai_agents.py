@@ -4,7 +4,8 @@
 
 - **Schema.** Every ``FunctionTool`` the policy guards gets a required ``justification`` parameter
   (strict-mode JSON schema; the guidance is in the parameter's description, the tool's description is
-  left alone). Exempt tools pass through untouched. A tool of another kind (hosted, computer...) that
+  left alone). Exempt function tools keep their schema; their calls are checked only for a link that
+  carries the user's words to a host they never named. A tool of another kind (hosted, computer...) that
   the policy guards, or an agent with MCP servers, cannot be checked here: :class:`UsageError`.
   ``guard.agent`` guards the agent and every agent it can hand off to (``handoffs=False``: only it).
 - **Call.** The SDK asks the tool's ``needs_approval`` first: the call is validated there
@@ -350,10 +351,11 @@ class ToolGuard:
         out: list[Tool] = []
         for tool in tools:
             name = str(getattr(tool, "name", type(tool).__name__))
-            if self.validator.policy.for_tool(name).exempt:
+            exempt = self.validator.policy.for_tool(name).exempt
+            if isinstance(tool, FunctionTool):  # an exempt one keeps its schema; its calls get the egress check
+                out.append(self.tool(tool, justify=not exempt))
+            elif exempt:
                 out.append(tool)
-            elif isinstance(tool, FunctionTool):
-                out.append(self.tool(tool))
             else:
                 raise UsageError(
                     f"tool {name!r} ({type(tool).__name__}) is not a function tool, so the validator cannot "
@@ -361,8 +363,9 @@ class ToolGuard:
                 )
         return out
 
-    def tool(self, tool: FunctionTool) -> FunctionTool:
-        """A copy of a function tool: ``justification`` required, validated, stripped before it runs."""
+    def tool(self, tool: FunctionTool, *, justify: bool = True) -> FunctionTool:
+        """A copy of a function tool: ``justification`` required, validated, stripped before it runs
+        (``justify=False``, for an exempt tool: its schema kept, its calls checked all the same)."""
         if getattr(tool.on_invoke_tool, _GUARDED, False):
             return tool
         invoke = tool.on_invoke_tool
@@ -391,7 +394,7 @@ class ToolGuard:
         setattr(on_invoke_tool, _GUARDED, True)
         return dataclasses.replace(
             tool,
-            params_json_schema=_justified_schema(tool),
+            params_json_schema=_justified_schema(tool) if justify else tool.params_json_schema,
             on_invoke_tool=on_invoke_tool,
             needs_approval=needs_approval,
             tool_input_guardrails=[self._guardrail, *(tool.tool_input_guardrails or [])],

@@ -5,7 +5,9 @@ plain functions):
 
 - **Schema.** Every tool the policy guards gets a required ``justification`` parameter in the schema
   the model sees, with the guidance in the parameter's description (the tool's description is left
-  alone). Exempt tools, and external tools (run outside the agent), are passed through untouched.
+  alone). Exempt tools keep their schema, and their calls are checked only for a link that carries the
+  user's words to a host they never named (asked about); external tools (run outside the agent) are
+  passed through untouched.
 - **Call.** Each call is validated (``avalidate``) against the run's messages; ``justification`` is
   stripped before the tool runs, so the tool never receives it.
 - **Refusal.** A call that is not approved does not run: it raises Pydantic AI's ``ToolFailed`` with
@@ -255,7 +257,10 @@ class ValidatedToolset(WrapperToolset[AgentDepsT]):
         return self.memory
 
     def _guarded(self, name: str, tool: ToolsetTool[Any]) -> bool:
-        return tool.tool_def.kind in GUARDED_KINDS and not self.validator.policy.for_tool(name).exempt
+        return self._runs_here(tool) and not self.validator.policy.for_tool(name).exempt
+
+    def _runs_here(self, tool: ToolsetTool[Any]) -> bool:
+        return tool.tool_def.kind in GUARDED_KINDS
 
     def _user(self, ctx: RunContext[AgentDepsT]) -> str | None:
         return user_of(self.user_id, ctx, ctx.deps)
@@ -268,8 +273,9 @@ class ValidatedToolset(WrapperToolset[AgentDepsT]):
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
     ) -> Any:
-        if not self._guarded(name, tool):
+        if not self._runs_here(tool):
             return await super().call_tool(name, tool_args, ctx, tool)
+        # an exempt tool is checked too (no justification): a link carrying the user's words out is asked about
         verdict = await self._verdict(name, tool_args, ctx)
         if not verdict.approved:
             raise ToolFailed(verdict.message_for_agent())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -334,3 +335,26 @@ def test_aanswer_is_the_async_twin_of_answer() -> None:
     assert done.approved and done.code.value == "APPROVED_BY_USER"
     no = asyncio.run(validator.aanswer(asked, False, "not now", messages=messages, action=action, user_id="u-1"))
     assert not no.approved and no.code.value == "REJECTED_BY_USER"
+
+
+def test_the_first_checks_of_a_busy_process_do_not_spend_their_gate_budget_on_loading(tmp_path: Any) -> None:
+    """Eight threads checking at once in a fresh process: the reader's one-time loads (lemminflect's tables,
+    the language pack) happen outside the gate's budget (they made the first checks GATE_BUDGET_EXCEEDED)."""
+    import subprocess
+    import sys
+
+    script = (
+        "from concurrent.futures import ThreadPoolExecutor\n"
+        "from tests.conftest import POLICY, inbox_transcript, justified\n"
+        "from validator import Validator, ValidatorConfig\n"
+        "v = Validator(POLICY, config=ValidatorConfig(gate_budget=1.0))\n"
+        "t = inbox_transcript('Please email bob@acme.example the minutes.', 'nothing')\n"
+        "a = justified('send_email', {'to': 'bob@acme.example'}, 'email bob@acme.example the minutes')\n"
+        "with ThreadPoolExecutor(8) as pool:\n"
+        "    codes = list(pool.map(lambda _: v.validate(t, a).code.value, range(8)))\n"
+        "print(sorted(set(codes)))\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "GATE_BUDGET_EXCEEDED" not in out.stdout and "APPROVED" in out.stdout

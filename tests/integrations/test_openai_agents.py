@@ -109,7 +109,7 @@ def test_the_vendor_invoice_is_refused_and_the_model_reads_why() -> None:
     assert result.final_output == "Invoice 443 is overdue."
     assert tools.ran == [("read_inbox", {})]  # the payment never ran
     assert outputs(model)["c2"].startswith("Action `send_money` was not run (EVIDENCE_NOT_FROM_USER)")
-    assert recorded(v) == [Code.EVIDENCE_NOT_FROM_USER]
+    assert recorded(v) == [Code.EXEMPT, Code.EVIDENCE_NOT_FROM_USER]  # the exempt read is checked (egress) too
     [check] = [r for r in result.tool_input_guardrail_results if r.output.behavior["type"] == "reject_content"]
     assert isinstance(check.output.output_info, Verdict) and not check.output.output_info.approved
 

@@ -50,6 +50,7 @@ from validator.gate.entities import extract_entities
 from validator.gate.grounding import UNREADABLE, ground_value
 from validator.gate.index import is_users, other_index, user_index
 from validator.gate.paths import key_leaves, leaves, lookup, string_leaves
+from validator.gate.reader import warm
 from validator.gate.requests import (
     delegated_instructions,
     negated_anywhere,
@@ -256,6 +257,7 @@ def run_gate(
             "The action has no usable justification: " + "; ".join(problems) + ".",
             next_step(Code.MISSING_JUSTIFICATION),
         )
+    warm()  # one-time loads never count against the budget
     deadline = None if budget is None else time.perf_counter() + budget
     quotes = _check_quotes(transcript, justification, user_id)
     _within(deadline, "checking the quotes")

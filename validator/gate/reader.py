@@ -338,6 +338,14 @@ def frame_tokens(texts: Sequence[str]) -> frozenset[int]:
 # -- verbs ----------------------------------------------------------------------------------------------
 
 
+def warm() -> None:
+    """Load what the reader reads with (``lemminflect``'s tables, the language pack) now: the first check of
+    a process must not spend its gate budget on a one-time load (under load, seconds: the first checks
+    of a busy process were refused ``GATE_BUDGET_EXCEEDED``)."""
+    english()
+    lemma("paying")
+
+
 @lru_cache(maxsize=65_536)
 def lemma(word: str) -> str:
     """The verb lemma of a word (``paid`` -> ``pay``), by ``lemminflect``; the word itself when unknown."""
