@@ -64,12 +64,27 @@ def _input(quote: str = "Email bob@acme.example the notes.", **action: Any) -> d
         (json.dumps(_input()).replace('"args": {', '"args": {"amount": Infinity, '), "action.args.amount", "Infinity"),
         (json.dumps(_input()).replace('"args": {', '"args": {"amount": 1e400, '), "action.args.amount", "1e400"),
         (
+            json.dumps(_input()).replace('"args": {', '"args": {"to2": 12345678901234567891, '),
+            "action.args.to2",
+            "2^53",
+        ),
+        (json.dumps(_input()).replace('"args": {', '"args": {"n": ' + "1" + "0" * 400 + ", "), "action.args.n", "2^53"),
+        (
             json.dumps(_input()).replace('"args": {', '"args": {"to": "eve@evil.example", '),
             "action.args.to",
             "more than once",
         ),
     ],
-    ids=["surrogate-in-quote", "surrogate-in-transcript", "nan", "infinity", "out-of-range", "duplicate-key"],
+    ids=[
+        "surrogate-in-quote",
+        "surrogate-in-transcript",
+        "nan",
+        "infinity",
+        "out-of-range",
+        "beyond-2^53",
+        "400-digit-integer",
+        "duplicate-key",
+    ],
 )
 def test_what_json_allows_and_we_refuse_is_a_typed_error_with_its_path(raw: str, path: str, problem: str) -> None:
     with pytest.raises(InputError) as exc:
@@ -368,3 +383,16 @@ def test_fuzzed_check_inputs_give_a_verdict_or_a_typed_error_never_a_traceback(d
     result = runner.invoke(app, ["check", "--json", "-"], input=raw)  # no policy given: the input's own, or none
     assert result.exit_code in (0, 1), result.output
     assert json.loads(result.stdout)["code"] == Validator().check(parsed).code.value
+
+
+@pytest.mark.parametrize(("n", "refused"), [(2**53 - 1, False), (-(2**53) + 1, False), (2**53, True), (-(2**63), True)])
+def test_integers_are_held_to_what_every_json_reader_reads_exactly(n: int, refused: bool) -> None:
+    raw = json.dumps(_input()).replace('"args": {', f'"args": {{"n": {n}, ')
+    if not refused:
+        assert CheckInput.from_json(raw).action.args["n"] == n
+        return
+    with pytest.raises(InputError) as exc:
+        CheckInput.from_json(raw)
+    assert [p.path for p in exc.value.problems] == ["action.args.n"]
+    with pytest.raises(InputError):  # the Python API holds Python data to the same rule
+        CheckInput.from_dict(json.loads(raw))

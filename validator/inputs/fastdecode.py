@@ -22,6 +22,7 @@ import jiter
 import msgspec
 
 from validator.exceptions import FieldProblem
+from validator.inputs.strictjson import MAX_SAFE_INTEGER
 
 __all__ = ["ActionIn", "CheckIn", "MessageIn", "decode", "problem"]
 
@@ -89,12 +90,12 @@ def _within(value: Any, levels: int) -> bool:
                 return False
             children = item.values() if kind is dict else item
             stack.extend((child, left - 1) for child in children if type(child) in _DEEP)
-        elif kind is float and not math.isfinite(item):
+        elif (kind is float and not math.isfinite(item)) or (kind is int and abs(item) > MAX_SAFE_INTEGER):
             return False
     return True
 
 
-_DEEP = (dict, list, float)
+_DEEP = (dict, list, float, int)
 
 
 def decode(data: bytes, *, max_depth: int) -> CheckIn:

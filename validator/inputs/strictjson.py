@@ -68,8 +68,14 @@ def _key(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
+MAX_SAFE_INTEGER = 2**53 - 1
+"""The largest integer every JSON reader reads exactly (JavaScript's ``Number.MAX_SAFE_INTEGER``): a larger
+one (``12345678901234567891`` as a recipient) would be judged here as one number and run elsewhere as another."""
+
+
 def problems(value: Any, *, max_depth: int = 64, root: str = "") -> list[FieldProblem]:
-    """Every duplicate key, non-finite number, lone surrogate and over-deep nesting in ``value``."""
+    """Every duplicate key, non-finite number, integer beyond ±2^53, lone surrogate and over-deep nesting in
+    ``value``."""
     found: list[FieldProblem] = []
     stack: list[tuple[Any, str, int]] = [(value, root, 1)]
     while stack:
@@ -85,6 +91,12 @@ def problems(value: Any, *, max_depth: int = 64, root: str = "") -> list[FieldPr
         elif isinstance(item, float):
             if not math.isfinite(item):
                 found.append(FieldProblem(path, f"{item!r} is not a finite number"))
+        elif isinstance(item, int) and not isinstance(item, bool) and not -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER:
+            found.append(
+                FieldProblem(
+                    path, f"{str(item)[:30]} is beyond ±2^53: a reader of JSON numbers as doubles reads another number"
+                )
+            )
         elif isinstance(item, dict):
             for key in getattr(item, "duplicates", ()):
                 found.append(FieldProblem(_key(path, str(key)), "appears more than once in its object"))
