@@ -24,16 +24,16 @@ that cannot take the record turns an approval into ``RECORDER_UNAVAILABLE``.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import jiter
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -50,8 +50,10 @@ from validator import (
 )
 from validator._json import dumps
 from validator.decision import service_unavailable
-from validator.exceptions import StoreError, ValidatorError
+from validator.exceptions import FieldProblem, StoreError, ValidatorError
 from validator.gate.authorizations import is_bound, new_authorization_id
+from validator.inputs import strictjson
+from validator.inputs.checkinput import DEFAULT_LIMITS
 from validator.judges.base import Judge
 from validator.schemas import schema
 from validator.store import open_store
@@ -78,6 +80,11 @@ class ServiceConfig:
     check_timeout: float = 30.0
     spool: Any = False
     """The audit spool of each tenant's validator: none by default (see the module docstring)."""
+    request_policy_tenants: frozenset[str] = frozenset()
+    """Tenants whose check inputs may carry their own ``policy`` (the operator's choice, per tenant). For
+    every other tenant the service applies its own policy (``policy``, else the empty one: every tool
+    guarded and general), and a check that carries one is refused (400): a caller must never be able
+    to mark ``send_money`` exempt."""
 
 
 @dataclass
@@ -135,9 +142,25 @@ class _Service:
             if tenant not in self.state.checkers:
                 store = _tenant_store(self.config, tenant)
                 judge = self.config.judge() if self.config.judge else None
-                checker = stateful_validator(store, policy=self.config.policy, judge=judge, spool=self.config.spool)
+                # the server's policy always; only a tenant the operator allows may bring its own (see judged)
+                own = None if tenant in self.config.request_policy_tenants else self.config.policy or Policy()
+                checker = stateful_validator(store, policy=own, judge=judge, spool=self.config.spool)
                 self.state.checkers[tenant] = checker, store
             return self.state.checkers[tenant]
+
+    def admitted(self, tenant: str, item: CheckInput) -> CheckInput:
+        """The check as this service runs it: a ``policy`` in it is refused unless the operator allows the
+        tenant one (:class:`InputError` on the field); an allowed tenant without one gets the server's."""
+        if tenant not in self.config.request_policy_tenants:
+            if item.policy is not None:
+                raise InputError([FieldProblem("policy", POLICY_REFUSED)])
+            return item
+        return item if item.policy is not None else replace(item, policy=self.config.policy or Policy())
+
+    def parsed(self, tenant: str, raw: bytes | Any) -> CheckInput:
+        """One check input, read by the check input's own strict parser (bytes, or a batch's element)."""
+        item = CheckInput.from_json(raw) if isinstance(raw, bytes) else CheckInput.from_dict(raw)
+        return self.admitted(tenant, item)
 
     def tenant(self, request: Request) -> str:
         """The tenant of the request's bearer token (401 without one, 429 over its rate)."""
@@ -195,7 +218,7 @@ class _Service:
         """Validate one pending action: the verdict (200), or the problems of the input (400)."""
         who = self.tenant(request)
         try:
-            item = CheckInput.from_json(await self.body(request))
+            item = self.parsed(who, await self.body(request))
         except InputError as exc:
             return JSONResponse(exc.to_dict(), status_code=400)
         status, verdict = await self.judged(who, item)
@@ -205,9 +228,9 @@ class _Service:
         """Validate several pending actions (one model turn's parallel calls), each answered in order."""
         who = self.tenant(request)
         try:
-            data = json.loads(await self.body(request))
-        except ValueError as exc:
-            return _error(400, "invalid_input", f"not valid JSON: {exc}")
+            data = strict_json(await self.body(request))
+        except InputError as exc:
+            return JSONResponse(exc.to_dict(), status_code=400)
         most = self.config.max_batch
         checks = data.get("checks") if isinstance(data, dict) else None
         if not isinstance(checks, list) or not 0 < len(checks) <= most or set(data) != {"checks"}:
@@ -215,7 +238,7 @@ class _Service:
 
         async def one(raw: Any) -> dict[str, Any]:
             try:
-                item = CheckInput.from_dict(raw)
+                item = self.parsed(who, raw)
             except InputError as exc:
                 return {"error": exc.to_dict()}
             return {"verdict": (await self.judged(who, item))[1]}
@@ -226,7 +249,9 @@ class _Service:
         """Grant a standing authorization (the CLI's ``auth grant``)."""
         who = self.tenant(request)
         try:
-            auth = _authorization(json.loads(await self.body(request)))
+            auth = _authorization(strict_json(await self.body(request)))
+        except InputError as exc:
+            return JSONResponse(exc.to_dict(), status_code=400)
         except (ValueError, TypeError, ValidatorError) as exc:
             return _error(400, "invalid_input", str(exc))
         await self.stored(who, lambda store: store.put(auth))
@@ -349,6 +374,30 @@ def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None =
     route("/readyz", service.readyz, methods=["GET"], responses={503: {}})
     route("/metrics", service.metrics, methods=["GET"], responses={401: {}})
     return app
+
+
+POLICY_REFUSED = (
+    "this service applies its own policy; a check input may carry one only for a tenant the operator allows "
+    "(validator serve --allow-request-policy TENANT)"
+)
+
+
+def strict_json(raw: bytes) -> Any:
+    """``raw`` read by the check input's strict rules: duplicate keys, ``NaN``, lone surrogates, integers
+    beyond ±2^53 and over-deep nesting are :class:`InputError`s naming the place, never a 500."""
+    try:
+        value = jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True)
+    except ValueError as exc:  # read again, slowly, to name the place (a duplicate key, a lone surrogate)
+        try:
+            value = strictjson.loads(raw)
+        except (ValueError, RecursionError):
+            raise InputError([FieldProblem("", f"not valid JSON: {exc}")]) from None
+        found = strictjson.problems(value, max_depth=DEFAULT_LIMITS.max_depth + 2)
+        raise InputError(found or [FieldProblem("", f"not valid JSON: {exc}")]) from None
+    found = strictjson.problems(value, max_depth=DEFAULT_LIMITS.max_depth + 2)
+    if found:
+        raise InputError(found)
+    return value
 
 
 def _take(state: _State, token: str, config: ServiceConfig) -> bool:

@@ -59,10 +59,11 @@ def service() -> Iterator[Running]:
 
 
 def body(**overrides: Any) -> dict[str, Any]:
-    """The vendor invoice check input, or any part of it replaced."""
+    """The vendor invoice check input (without its policy), or any part of it replaced."""
     import json
     from pathlib import Path
 
     data: dict[str, Any] = json.loads((Path(__file__).parents[2] / "examples" / "vendor_invoice.json").read_text())
+    data.pop("policy")  # the service applies its own policy; a check carrying one is refused
     data.update(overrides)
     return data

@@ -154,3 +154,47 @@ def test_metrics_count_requests_and_verdicts(service: Running, path: str) -> Non
     status, text = call(service.url, "/metrics", service.token)
     assert status == 200 and 'validator_verdicts_total{code="APPROVED"} 1.0' in text
     assert f'validator_http_requests_total{{route="{path}",status="200"}} 1.0' in text
+
+
+# -- issue 23: the service as a security boundary ---------------------------------------------------------
+
+EXEMPT_MONEY = {"tools": {"send_money": {"exempt": True}}}
+
+
+def test_a_callers_policy_is_refused_unless_the_operator_allows_its_tenant() -> None:
+    hijack = body(policy=EXEMPT_MONEY)
+    running = start(ServiceConfig())
+    try:
+        status, answer = call(running.url, "/v1/check", running.token, hijack)
+        assert status == 400 and answer["problems"][0]["path"] == "policy"
+        status, answer = call(running.url, "/v1/check:batch", running.token, {"checks": [hijack, body()]})
+        assert status == 200 and answer["results"][0]["error"]["problems"][0]["path"] == "policy"
+        assert answer["results"][1]["verdict"]["approved"] is False  # the vendor invoice, under the server's policy
+    finally:
+        running.stop()
+    allowed = start(ServiceConfig(request_policy_tenants=frozenset({"acme"})))
+    try:  # the operator said so for this tenant: its policy applies (here, to its own harm)
+        status, answer = call(allowed.url, "/v1/check", allowed.token, hijack)
+        assert status == 200 and answer["code"] == "EXEMPT"
+    finally:
+        allowed.stop()
+
+
+@pytest.mark.parametrize(
+    ("path", "raw", "where"),
+    [
+        ("/v1/check:batch", b'{"checks": [{"messages": [], "action": {"tool": "a"}}], "checks": []}', "checks"),
+        ("/v1/check:batch", b"[" * 100_000 + b"]" * 100_000, ""),
+        ("/v1/check:batch", b'{"checks": [{"action": {"tool": "t", "args": {"n": 12345678901234567891}}}]}', "n"),
+        ("/v1/authorizations", b'{"user_id": "u", "tool": "t", "quote": "\\ud800 x"}', "quote"),
+        ("/v1/authorizations", b'{"user_id": "u", "user_id": "v", "tool": "t", "quote": "q"}', "user_id"),
+    ],
+    ids=["batch-duplicate-key", "batch-deep", "batch-big-integer", "grant-lone-surrogate", "grant-duplicate-key"],
+)
+def test_every_route_parses_with_the_check_inputs_strict_rules(
+    service: Running, path: str, raw: bytes, where: str
+) -> None:
+    status, answer = call(service.url, path, service.token, raw)
+    assert status == 400, answer
+    text = json.dumps(answer)
+    assert where in text and "Traceback" not in text

@@ -41,7 +41,11 @@ def app_from_environment() -> Any:
     policy = Policy.load(settings["policy"]) if settings.get("policy") else None
     _structured_logs()
     config = service.ServiceConfig(
-        store_url=settings["store"], policy=policy, rate_per_second=settings["rate"], burst=settings["burst"]
+        store_url=settings["store"],
+        policy=policy,
+        rate_per_second=settings["rate"],
+        burst=settings["burst"],
+        request_policy_tenants=frozenset(settings.get("request_policy") or ()),
     )
     return service.create_app(config)
 
@@ -67,6 +71,13 @@ def serve(
     judge: Annotated[str, typer.Option(help="Judge: strict (offline, the embedded default).")] = "strict",
     rate: Annotated[float, typer.Option(help="Checks a token may make a second, sustained.")] = 50.0,
     burst: Annotated[int, typer.Option(help="Checks a token may make at once.")] = 100,
+    allow_request_policy: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A tenant whose check inputs may carry their own policy (repeatable). Every other tenant's "
+            "checks run under --policy, and a check carrying a policy is refused (400)."
+        ),
+    ] = None,
 ) -> None:
     """Run the decision service: POST /v1/check and the rest (see the README)."""
     import uvicorn
@@ -88,7 +99,14 @@ def serve(
         except PolicyError as exc:
             _err(str(exc))
             raise typer.Exit(2) from None
-    settings = {"store": url, "policy": str(policy) if policy else None, "rate": rate, "burst": burst}
+    allowed = sorted(set(allow_request_policy or ()))
+    settings = {
+        "store": url,
+        "policy": str(policy) if policy else None,
+        "rate": rate,
+        "burst": burst,
+        "request_policy": allowed,
+    }
     os.environ[CONFIG_ENV] = json.dumps(settings)
     _structured_logs()
     if url.startswith("memory:"):  # its tokens live in this process: make one, show it once
@@ -97,7 +115,13 @@ def serve(
             f"validator serve: bearer token of tenant 'default' (shown once): {tenants.create('default')}",
             file=sys.stderr,
         )
-        config = service.ServiceConfig(store_url=url, policy=_policy(policy), rate_per_second=rate, burst=burst)
+        config = service.ServiceConfig(
+            store_url=url,
+            policy=_policy(policy),
+            rate_per_second=rate,
+            burst=burst,
+            request_policy_tenants=frozenset(allowed),
+        )
         app = service.create_app(config, tenants=tenants)
         uvicorn.run(app, host=host, port=port, timeout_graceful_shutdown=30, log_level="info", access_log=False)
         return
