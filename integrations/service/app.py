@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -259,27 +260,43 @@ class _Service:
 
     async def authorizations(self, request: Request, user_id: str) -> JSONResponse:
         """A user's standing authorizations (the CLI's ``auth list``)."""
-        found = await self.stored(self.tenant(request), lambda store: store.list(user_id))
+        who = self.tenant(request)
+        bad = _bad_id("user_id", user_id, USER_ID)
+        if bad is not None:
+            return bad
+        found = await self.stored(who, lambda store: store.list(user_id))
         return JSONResponse([a.to_dict() for a in found])
 
     async def revoke(self, request: Request, auth_id: str) -> JSONResponse:
         """Revoke a standing authorization now (the CLI's ``auth revoke``)."""
+        who = self.tenant(request)
+        bad = _bad_id("auth_id", auth_id, AUTH_ID)
+        if bad is not None:
+            return bad
 
         def revoked(store: Store) -> StandingAuthorization | None:
             return None if store.get(auth_id) is None else store.revoke(auth_id, datetime.now(UTC))
 
-        done = await self.stored(self.tenant(request), revoked)
+        done = await self.stored(who, revoked)
         return _error(404, "not_found") if done is None else JSONResponse(done.to_dict())
 
     async def audit(self, request: Request, after: str | None = None, count: int = 100) -> JSONResponse:
         """Audit records after ``after`` (an entry id), oldest first (the CLI's ``audit export``)."""
+        who = self.tenant(request)
+        bad = None if after is None else _bad_id("after", after, ENTRY_ID)
+        if bad is not None:
+            return bad
         n = max(1, min(count, 1000))
-        entries = await self.stored(self.tenant(request), lambda store: store.audit_after(after, n))
+        entries = await self.stored(who, lambda store: store.audit_after(after, n))
         return JSONResponse([{"entry_id": i, **e} for i, e in entries])
 
     async def audit_entry(self, request: Request, entry_id: str) -> JSONResponse:
         """One audit record (the CLI's ``audit show``)."""
-        entry = await self.stored(self.tenant(request), lambda store: store.audit_get(entry_id))
+        who = self.tenant(request)
+        bad = _bad_id("entry_id", entry_id, ENTRY_ID)
+        if bad is not None:
+            return bad
+        entry = await self.stored(who, lambda store: store.audit_get(entry_id))
         return _error(404, "not_found") if entry is None else JSONResponse(entry)
 
     async def healthz(self) -> dict[str, bool]:
@@ -374,6 +391,23 @@ def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None =
     route("/readyz", service.readyz, methods=["GET"], responses={503: {}})
     route("/metrics", service.metrics, methods=["GET"], responses={401: {}})
     return app
+
+
+ENTRY_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")
+"""An audit entry id: milliseconds and a sequence number (a Redis stream id)."""
+AUTH_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+"""A standing authorization id (``auth_`` and 16 hex digits when the validator makes one)."""
+USER_ID = re.compile(r"[^\x00-\x1f\x7f]{1,256}")
+"""A user id: 1 to 256 characters, no control characters."""
+
+
+def _bad_id(field: str, value: str, pattern: re.Pattern[str]) -> JSONResponse | None:
+    """The 400 of an id its route does not accept (never spliced into a store key), else None."""
+    if pattern.fullmatch(value):
+        return None
+    shown = value[:40].encode("unicode_escape").decode("ascii")
+    problem = f"{shown!r} is not a valid {field} (expected {pattern.pattern})"
+    return JSONResponse(InputError([FieldProblem(field, problem)]).to_dict(), status_code=400)
 
 
 POLICY_REFUSED = (

@@ -198,3 +198,22 @@ def test_every_route_parses_with_the_check_inputs_strict_rules(
     assert status == 400, answer
     text = json.dumps(answer)
     assert where in text and "Traceback" not in text
+
+
+@pytest.mark.parametrize(
+    ("path", "field"),
+    [
+        ("/v1/audit/1-2-3", "entry_id"),
+        ("/v1/audit/x", "entry_id"),
+        ("/v1/audit?after=x", "after"),
+        ("/v1/audit?after=1-2%3Aauth", "after"),
+        ("/v1/authorizations?user_id=%0Aroot", "user_id"),
+        ("/v1/authorizations/auth%3A%2A/revoke", "auth_id"),
+    ],
+)
+def test_odd_ids_are_a_400_naming_the_field_never_a_store_error(service: Running, path: str, field: str) -> None:
+    """Checked before any store sees them (on Redis a colon was spliced into a key and answered 503; on the
+    memory store ``?after=x`` was a 500)."""
+    method = "POST" if path.endswith("/revoke") else "GET"
+    status, answer = call(service.url, path, service.token, method=method)
+    assert status == 400 and answer["problems"][0]["path"] == field, answer
