@@ -20,7 +20,7 @@ def free_port() -> int:
 class RedisServer:
     """``redis-server`` in a directory of its own, with an append-only file so a restart keeps the data."""
 
-    def __init__(self, directory: Path, port: int | None = None) -> None:
+    def __init__(self, directory: Path, port: int | None = None, *, extra: tuple[str, ...] = ()) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             raise RuntimeError("redis-server is not installed: the Redis tests need it (scripts/test.sh installs it)")
@@ -28,6 +28,8 @@ class RedisServer:
         self.directory = directory
         self.port = port or free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        self.extra = extra
+        self.password = extra[extra.index("--requirepass") + 1] if "--requirepass" in extra else None
 
     @property
     def url(self) -> str:
@@ -51,11 +53,12 @@ class RedisServer:
                 "",
                 "--protected-mode",
                 "no",
+                *self.extra,
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        client = redis.Redis(port=self.port, socket_connect_timeout=0.2)
+        client = redis.Redis(port=self.port, socket_connect_timeout=0.2, password=self.password)
         for _ in range(100):
             try:
                 client.ping()

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from validator.exceptions import StoreError, UsageError
+from validator.store.base import redact_in
 
 T = TypeVar("T")
 
@@ -94,6 +95,7 @@ class RedisTenants:
             url, socket_timeout=timeout, socket_connect_timeout=timeout, decode_responses=True
         )
         self._key = f"{namespace}:tokens"
+        self._url = url
 
     def create(self, tenant: str) -> str:
         token = new_token()
@@ -113,7 +115,7 @@ class RedisTenants:
         try:
             return fn()
         except redis.RedisError as exc:
-            raise StoreError(f"token store: {type(exc).__name__}: {exc}") from exc
+            raise StoreError(f"token store: {type(exc).__name__}: {redact_in(str(exc), self._url)}") from exc
 
 
 def tenants_for(store_url: str) -> Tenants:

@@ -217,3 +217,61 @@ def test_odd_ids_are_a_400_naming_the_field_never_a_store_error(service: Running
     method = "POST" if path.endswith("/revoke") else "GET"
     status, answer = call(service.url, path, service.token, method=method)
     assert status == 400 and answer["problems"][0]["path"] == field, answer
+
+
+def test_the_store_password_never_leaves_in_a_response_or_a_log_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tests.redis_server import RedisServer
+
+    secret = "s3cret-Pa55-do-not-show"
+    server = RedisServer(tmp_path, extra=("--requirepass", secret))
+    server.start()
+    url = f"redis://:{secret}@127.0.0.1:{server.port}/0"
+    seen: list[str] = []
+    caplog.set_level("DEBUG")
+    running = start(ServiceConfig(store_url=url), tenants=_memory_tenants())
+    try:
+
+        def every_route() -> None:
+            for path, data, method in [
+                ("/readyz", None, "GET"),
+                ("/healthz", None, "GET"),
+                ("/v1/check", EMAIL, "POST"),
+                ("/v1/check:batch", {"checks": [EMAIL]}, "POST"),
+                ("/v1/audit", None, "GET"),
+                ("/v1/audit/1-0", None, "GET"),
+                ("/v1/authorizations?user_id=u-1", None, "GET"),
+                ("/v1/authorizations", {"user_id": "u", "tool": "t", "quote": "q"}, "POST"),
+                ("/metrics", None, "GET"),
+            ]:
+                seen.append(json.dumps(call(running.url, path, running.token, data, method=method)))
+
+        every_route()
+        assert call(running.url, "/readyz", None)[0] == 200
+        server.stop()  # the store goes away: every error path runs
+        every_route()
+        assert call(running.url, "/readyz", None)[0] == 503
+    finally:
+        running.stop()
+        server.stop()
+    logged = "\n".join(r.getMessage() + (str(r.exc_info[1]) if r.exc_info else "") for r in caplog.records)
+    assert secret not in "\n".join(seen) and secret not in logged
+    assert "***" in "\n".join(seen)  # the readiness answer still says which store, redacted
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://:PASS@h:1/0",
+        "redis://bob:PASS@h:1/0",
+        "redis://PASS@h:1/0",
+        "redis://h:1/0?password=PASS",
+        "unix:///tmp/r.sock?password=PASS",
+    ],
+)
+def test_a_store_url_is_shown_without_its_password(url: str) -> None:
+    from validator.store.base import redact_in, redacted
+
+    assert "PASS" not in redacted(url) and "***" in redacted(url)
+    assert "PASS" not in redact_in(f"failed ({url}): auth PASS refused", url)

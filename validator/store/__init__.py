@@ -15,7 +15,16 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from validator.exceptions import StoreError
-from validator.store.base import AsyncAuthorizationStore, AuditLog, AuthorizationStore, Counters, Store, VerdictCache
+from validator.store.base import (
+    AsyncAuthorizationStore,
+    AuditLog,
+    AuthorizationStore,
+    Counters,
+    Store,
+    VerdictCache,
+    redact_in,
+    redacted,
+)
 from validator.store.memory import MemoryAuthorizationStore, MemoryStore
 
 __all__ = [
@@ -47,7 +56,7 @@ def open_store(url: str | None = None, **options: Any) -> Store:
             parts = urlsplit(url)
             parts.port  # noqa: B018 - raises on a bad port
         except ValueError as exc:
-            raise StoreError(f"bad store URL {url!r}: {exc}") from None
+            raise StoreError(f"bad store URL {redacted(url)!r}: {exc}") from None
         query = parse_qsl(parts.query, keep_blank_values=True)
         ours = {k: v for k, v in query if k in ("namespace", "retention_days")}
         if "namespace" in ours:  # ?namespace=NAME prefixes every key
@@ -62,5 +71,5 @@ def open_store(url: str | None = None, **options: Any) -> Store:
         try:
             return RedisStore(url, **options)
         except (ValueError, TypeError) as exc:
-            raise StoreError(f"bad store URL {url!r}: {exc}") from None
-    raise StoreError(f"unknown store URL {url!r}: use memory:// or redis://host:port/db")
+            raise StoreError(f"bad store URL {redacted(url)!r}: {redact_in(str(exc), url)}") from None
+    raise StoreError(f"unknown store URL {redacted(url)!r}: use memory:// or redis://host:port/db")

@@ -35,6 +35,8 @@ __all__ = [
     "Store",
     "VerdictCache",
     "authorization_from_json",
+    "redact_in",
+    "redacted",
     "authorization_to_json",
     "minute",
     "hour",
@@ -196,3 +198,43 @@ def authorization_from_json(raw: str | bytes, where: str, expected_id: str | Non
     except (ValidationError, ValueError) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise StoreError(f"stored record {where} is corrupt: {detail}") from None
+
+
+def redacted(url: str) -> str:
+    """``url`` as it may be shown (readiness, errors, logs): any password (``redis://:PASS@host``,
+    ``redis://user:PASS@host``, ``redis://PASS@host``, ``?password=PASS``) replaced by ``***``."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<a store URL that does not parse>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        who, _, where = netloc.rpartition("@")
+        user, colon, _ = who.partition(":")
+        netloc = (f"{user}:***" if colon else "***") + f"@{where}"
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    query = urlencode([(k, "***" if k.lower() in _SECRET_KEYS else v) for k, v in pairs], safe="*:")
+    shown = f"{parts.scheme}://{netloc}{parts.path}" if "://" in url else f"{parts.scheme}:{parts.path}"
+    return shown + (f"?{query}" if query else "") + (f"#{parts.fragment}" if parts.fragment else "")
+
+
+_SECRET_KEYS = frozenset({"password", "passwd", "pass", "token", "secret", "auth"})
+
+
+def redact_in(text: str, url: str) -> str:
+    """``text`` (an error message that may quote the URL or its password) with the URL's secrets masked."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return text
+    secrets = [parts.password] if parts.password else []
+    if parts.username and not parts.password and "@" in parts.netloc:
+        secrets.append(parts.username)  # redis://PASS@host
+    secrets += [v for k, v in parse_qsl(parts.query) if k.lower() in _SECRET_KEYS]
+    for secret in {s for s in secrets if s}:
+        text = text.replace(secret, "***").replace(unquote(secret), "***")
+    return text.replace(url, redacted(url))

@@ -46,6 +46,8 @@ from validator.store.base import (
     authorization_to_json,
     hour,
     minute,
+    redact_in,
+    redacted,
     revoke_in,
 )
 
@@ -124,7 +126,7 @@ class RedisStore:
         try:
             self._redis = redis.Redis.from_url(url, **options)
         except ValueError as exc:
-            raise StoreError(f"bad store URL {url!r}: {exc}") from None
+            raise StoreError(f"bad store URL {redacted(url)!r}: {exc}") from None
         # redis.asyncio connections belong to the event loop that opened them: one client a loop.
         self._async_clients: dict[asyncio.AbstractEventLoop, redis.asyncio.Redis] = {}
         self._append = self._redis.register_script(_APPEND)
@@ -158,7 +160,9 @@ class RedisStore:
         return ":".join((self.ns, *parts))
 
     def _fail(self, what: str, exc: Exception) -> StoreError:
-        return StoreError(f"redis {what} failed ({self.url}): {type(exc).__name__}: {exc}")
+        return StoreError(
+            f"redis {what} failed ({redacted(self.url)}): {type(exc).__name__}: {redact_in(str(exc), self.url)}"
+        )
 
     # -- one check, two round trips ------------------------------------------------------------
 
@@ -463,11 +467,11 @@ class RedisStore:
             info = self._redis.info("server")
             length = self.audit_length()
         except (redis.RedisError, StoreError) as exc:
-            return {"ok": False, "store": "redis", "url": self.url, "error": str(exc)}
+            return {"ok": False, "store": "redis", "url": redacted(self.url), "error": redact_in(str(exc), self.url)}
         return {
             "ok": True,
             "store": "redis",
-            "url": self.url,
+            "url": redacted(self.url),
             "redis_version": info.get("redis_version"),
             "audit_records": length,
         }
