@@ -101,6 +101,8 @@ class _State:
     """Each tenant's validator and the store (its namespace) it is wired to."""
     buckets: dict[str, _Bucket] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    tokens_down_until: float = 0.0
+    """Until when (monotonic) token lookups refuse at once: the token store failed just before."""
 
 
 def _tenant_store(config: ServiceConfig, tenant: str) -> Store:
@@ -120,6 +122,18 @@ def _error(status: int, error: str, detail: Any = None, headers: dict[str, str] 
 
 def _refusal(tool: str, why: str) -> dict[str, Any]:
     return service_unavailable(tool, why).to_dict()
+
+
+TOKEN_STORE_PAUSE = 1.0
+"""Seconds token lookups refuse at once after the token store failed (an outage refuses quickly)."""
+
+
+class _Unavailable(Exception):
+    """The token store could not answer on a check route: a 503 with a blocking verdict."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 class _Service:
@@ -163,16 +177,37 @@ class _Service:
         item = CheckInput.from_json(raw) if isinstance(raw, bytes) else CheckInput.from_dict(raw)
         return self.admitted(tenant, item)
 
-    def tenant(self, request: Request) -> str:
-        """The tenant of the request's bearer token (401 without one, 429 over its rate)."""
+    async def tenant(self, request: Request, *, check: bool = False) -> str:
+        """The tenant of the request's bearer token (401 without one, 429 over its rate). The token store is
+        read off the event loop; when it cannot answer, a 503 (with a blocking verdict on a check route),
+        and for a second after a failure every lookup refuses at once instead of waiting on it again."""
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         token = token.strip()
-        found = self.state.tenants.tenant_of(token) if scheme.lower() == "bearer" and token else None
+        found = None
+        if scheme.lower() == "bearer" and token:
+            try:
+                found = await self.lookup(token)
+            except StoreError as exc:
+                log.warning("token store unavailable: %s", exc)
+                why = "the token store is unavailable, so nothing is checked"
+                raise (
+                    HTTPException(503, why, headers={"Retry-After": "1"}) if not check else _Unavailable(why)
+                ) from None
         if found is None:
             raise HTTPException(401, "a valid bearer token is required", headers={"WWW-Authenticate": "Bearer"})
         if not _take(self.state, token, self.config):
             raise HTTPException(429, "rate limit of this token reached", headers={"Retry-After": "1"})
         return found
+
+    async def lookup(self, token: str) -> str | None:
+        """The token's tenant, from the token store in a worker thread; fails fast while the store is down."""
+        if time.monotonic() < self.state.tokens_down_until:
+            raise StoreError("the token store failed less than a second ago")
+        try:
+            return await asyncio.to_thread(self.state.tenants.tenant_of, token)
+        except StoreError:
+            self.state.tokens_down_until = time.monotonic() + TOKEN_STORE_PAUSE
+            raise
 
     async def body(self, request: Request) -> bytes:
         """The body, refused (413) as soon as it is over the limit, before it is read whole."""
@@ -217,7 +252,7 @@ class _Service:
 
     async def check(self, request: Request) -> JSONResponse:
         """Validate one pending action: the verdict (200), or the problems of the input (400)."""
-        who = self.tenant(request)
+        who = await self.tenant(request, check=True)
         try:
             item = self.parsed(who, await self.body(request))
         except InputError as exc:
@@ -227,7 +262,7 @@ class _Service:
 
     async def check_batch(self, request: Request) -> JSONResponse:
         """Validate several pending actions (one model turn's parallel calls), each answered in order."""
-        who = self.tenant(request)
+        who = await self.tenant(request, check=True)
         try:
             data = strict_json(await self.body(request))
         except InputError as exc:
@@ -248,7 +283,7 @@ class _Service:
 
     async def grant(self, request: Request) -> JSONResponse:
         """Grant a standing authorization (the CLI's ``auth grant``)."""
-        who = self.tenant(request)
+        who = await self.tenant(request)
         try:
             auth = _authorization(strict_json(await self.body(request)))
         except InputError as exc:
@@ -260,7 +295,7 @@ class _Service:
 
     async def authorizations(self, request: Request, user_id: str) -> JSONResponse:
         """A user's standing authorizations (the CLI's ``auth list``)."""
-        who = self.tenant(request)
+        who = await self.tenant(request)
         bad = _bad_id("user_id", user_id, USER_ID)
         if bad is not None:
             return bad
@@ -269,7 +304,7 @@ class _Service:
 
     async def revoke(self, request: Request, auth_id: str) -> JSONResponse:
         """Revoke a standing authorization now (the CLI's ``auth revoke``)."""
-        who = self.tenant(request)
+        who = await self.tenant(request)
         bad = _bad_id("auth_id", auth_id, AUTH_ID)
         if bad is not None:
             return bad
@@ -282,7 +317,7 @@ class _Service:
 
     async def audit(self, request: Request, after: str | None = None, count: int = 100) -> JSONResponse:
         """Audit records after ``after`` (an entry id), oldest first (the CLI's ``audit export``)."""
-        who = self.tenant(request)
+        who = await self.tenant(request)
         bad = None if after is None else _bad_id("after", after, ENTRY_ID)
         if bad is not None:
             return bad
@@ -292,7 +327,7 @@ class _Service:
 
     async def audit_entry(self, request: Request, entry_id: str) -> JSONResponse:
         """One audit record (the CLI's ``audit show``)."""
-        who = self.tenant(request)
+        who = await self.tenant(request)
         bad = _bad_id("entry_id", entry_id, ENTRY_ID)
         if bad is not None:
             return bad
@@ -315,7 +350,7 @@ class _Service:
 
     async def metrics(self, request: Request) -> Response:
         """Prometheus metrics of this process."""
-        self.tenant(request)
+        await self.tenant(request)
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
 
     async def observe(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -356,6 +391,10 @@ def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None =
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         return _error(exc.status_code, str(exc.detail), headers=dict(exc.headers or {}))
+
+    @app.exception_handler(_Unavailable)
+    async def unavailable(request: Request, exc: _Unavailable) -> JSONResponse:
+        return JSONResponse(_refusal("", exc.why), status_code=503, headers={"Retry-After": "1"})
 
     check_input = schema("check-input")
     verdict = {"content": {"application/json": {"schema": schema("verdict")}}}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from validator.integrations.service import ServiceClient, ServiceConfig
+from validator.integrations.service import ServiceClient, ServiceConfig, tenants_for
 
 from tests.service.conftest import Running, body, free_port, start
 from validator import Code
@@ -275,3 +275,50 @@ def test_a_store_url_is_shown_without_its_password(url: str) -> None:
 
     assert "PASS" not in redacted(url) and "***" in redacted(url)
     assert "PASS" not in redact_in(f"failed ({url}): auth PASS refused", url)
+
+
+@pytest.mark.parametrize("fault", ["stopped", "hung"])
+def test_a_token_store_outage_is_a_quick_503_with_a_blocking_verdict_never_a_500_or_a_stall(
+    tmp_path: Path, fault: str
+) -> None:
+    import os
+    import signal
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.redis_server import RedisServer
+
+    server = RedisServer(tmp_path)
+    server.start()
+    running = start(ServiceConfig(store_url=server.url), tenants=tenants_for(server.url))
+    try:
+        assert call(running.url, "/v1/check", running.token, EMAIL)[0] == 200
+        assert server.process is not None
+        if fault == "stopped":
+            server.stop()
+        else:
+            os.kill(server.process.pid, signal.SIGSTOP)
+        finished: list[str] = []
+
+        def check(_: int) -> tuple[int, Any]:
+            answer = call(running.url, "/v1/check", running.token, EMAIL)
+            finished.append("check")
+            return answer
+
+        with ThreadPoolExecutor(8) as pool:
+            pending = [pool.submit(check, i) for i in range(8)]
+            time.sleep(0.2)  # the checks are waiting on the store now
+            health = call(running.url, "/healthz", None)
+            finished.append("healthz")
+            answers = [p.result() for p in pending]
+        assert health == (200, {"ok": True})
+        if fault == "hung":  # the event loop never waits on the store: /healthz answers first
+            assert finished[0] == "healthz", finished
+        for status, verdict in answers:
+            assert status == 503 and verdict["approved"] is False and verdict["code"] == "SERVICE_UNAVAILABLE"
+        status, answer = call(running.url, "/v1/audit", running.token)
+        assert status == 503 and "unavailable" in answer["error"]
+    finally:
+        if fault == "hung" and server.process is not None:
+            os.kill(server.process.pid, signal.SIGCONT)
+        running.stop()
+        server.stop()
