@@ -3,6 +3,8 @@
 from validator.integrations.service.app import ServiceConfig, create_app
 from validator.integrations.service.client import ServiceClient
 from validator.integrations.service.tokens import (
+    SCOPES,
+    Identity,
     MemoryTenants,
     RedisTenants,
     Tenants,
@@ -12,6 +14,8 @@ from validator.integrations.service.tokens import (
 )
 
 __all__ = [
+    "SCOPES",
+    "Identity",
     "MemoryTenants",
     "RedisTenants",
     "ServiceClient",

@@ -39,7 +39,7 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
-from validator.integrations.service.tokens import Tenants, tenants_for
+from validator.integrations.service.tokens import Identity, Tenants, tenants_for
 
 from validator import (
     CheckInput,
@@ -177,13 +177,14 @@ class _Service:
         item = CheckInput.from_json(raw) if isinstance(raw, bytes) else CheckInput.from_dict(raw)
         return self.admitted(tenant, item)
 
-    async def tenant(self, request: Request, *, check: bool = False) -> str:
+    async def tenant(self, request: Request, scope: str = "check") -> str:
         """The tenant of the request's bearer token (401 without one, 429 over its rate). The token store is
         read off the event loop; when it cannot answer, a 503 (with a blocking verdict on a check route),
         and for a second after a failure every lookup refuses at once instead of waiting on it again."""
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         token = token.strip()
         found = None
+        check = scope == "check"
         if scheme.lower() == "bearer" and token:
             try:
                 found = await self.lookup(token)
@@ -195,16 +196,20 @@ class _Service:
                 ) from None
         if found is None:
             raise HTTPException(401, "a valid bearer token is required", headers={"WWW-Authenticate": "Bearer"})
+        if scope not in found.scopes:
+            granted = ", ".join(sorted(found.scopes))
+            raise HTTPException(403, f"this token may {granted}; this route needs the {scope!r} scope")
         if not _take(self.state, token, self.config):
             raise HTTPException(429, "rate limit of this token reached", headers={"Retry-After": "1"})
-        return found
+        return found.tenant
 
-    async def lookup(self, token: str) -> str | None:
-        """The token's tenant, from the token store in a worker thread; fails fast while the store is down."""
+    async def lookup(self, token: str) -> Identity | None:
+        """The token's tenant and scopes, from the token store in a worker thread; fails fast while the store
+        is down."""
         if time.monotonic() < self.state.tokens_down_until:
             raise StoreError("the token store failed less than a second ago")
         try:
-            return await asyncio.to_thread(self.state.tenants.tenant_of, token)
+            return await asyncio.to_thread(self.state.tenants.identity_of, token)
         except StoreError:
             self.state.tokens_down_until = time.monotonic() + TOKEN_STORE_PAUSE
             raise
@@ -252,7 +257,7 @@ class _Service:
 
     async def check(self, request: Request) -> JSONResponse:
         """Validate one pending action: the verdict (200), or the problems of the input (400)."""
-        who = await self.tenant(request, check=True)
+        who = await self.tenant(request, "check")
         try:
             item = self.parsed(who, await self.body(request))
         except InputError as exc:
@@ -262,7 +267,7 @@ class _Service:
 
     async def check_batch(self, request: Request) -> JSONResponse:
         """Validate several pending actions (one model turn's parallel calls), each answered in order."""
-        who = await self.tenant(request, check=True)
+        who = await self.tenant(request, "check")
         try:
             data = strict_json(await self.body(request))
         except InputError as exc:
@@ -283,7 +288,7 @@ class _Service:
 
     async def grant(self, request: Request) -> JSONResponse:
         """Grant a standing authorization (the CLI's ``auth grant``)."""
-        who = await self.tenant(request)
+        who = await self.tenant(request, "grant")
         try:
             auth = _authorization(strict_json(await self.body(request)))
         except InputError as exc:
@@ -295,7 +300,7 @@ class _Service:
 
     async def authorizations(self, request: Request, user_id: str) -> JSONResponse:
         """A user's standing authorizations (the CLI's ``auth list``)."""
-        who = await self.tenant(request)
+        who = await self.tenant(request, "grant")
         bad = _bad_id("user_id", user_id, USER_ID)
         if bad is not None:
             return bad
@@ -304,7 +309,7 @@ class _Service:
 
     async def revoke(self, request: Request, auth_id: str) -> JSONResponse:
         """Revoke a standing authorization now (the CLI's ``auth revoke``)."""
-        who = await self.tenant(request)
+        who = await self.tenant(request, "grant")
         bad = _bad_id("auth_id", auth_id, AUTH_ID)
         if bad is not None:
             return bad
@@ -317,7 +322,7 @@ class _Service:
 
     async def audit(self, request: Request, after: str | None = None, count: int = 100) -> JSONResponse:
         """Audit records after ``after`` (an entry id), oldest first (the CLI's ``audit export``)."""
-        who = await self.tenant(request)
+        who = await self.tenant(request, "admin")
         bad = None if after is None else _bad_id("after", after, ENTRY_ID)
         if bad is not None:
             return bad
@@ -327,7 +332,7 @@ class _Service:
 
     async def audit_entry(self, request: Request, entry_id: str) -> JSONResponse:
         """One audit record (the CLI's ``audit show``)."""
-        who = await self.tenant(request)
+        who = await self.tenant(request, "admin")
         bad = _bad_id("entry_id", entry_id, ENTRY_ID)
         if bad is not None:
             return bad
@@ -350,7 +355,7 @@ class _Service:
 
     async def metrics(self, request: Request) -> Response:
         """Prometheus metrics of this process."""
-        await self.tenant(request)
+        await self.tenant(request, "admin")
         return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
 
     async def observe(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -398,7 +403,7 @@ def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None =
 
     check_input = schema("check-input")
     verdict = {"content": {"application/json": {"schema": schema("verdict")}}}
-    refusals: dict[int | str, dict[str, Any]] = {400: {}, 401: {}, 413: {}, 429: {}, 503: {}}
+    refusals: dict[int | str, dict[str, Any]] = {400: {}, 401: {}, 403: {}, 413: {}, 429: {}, 503: {}}
     batch = {"type": "array", "items": check_input, "minItems": 1, "maxItems": config.max_batch}
     batch_schema = {
         "type": "object",
@@ -428,7 +433,7 @@ def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None =
     route("/v1/audit/{entry_id}", service.audit_entry, methods=["GET"], responses={404: {}, **refusals})
     route("/healthz", service.healthz, methods=["GET"])
     route("/readyz", service.readyz, methods=["GET"], responses={503: {}})
-    route("/metrics", service.metrics, methods=["GET"], responses={401: {}})
+    route("/metrics", service.metrics, methods=["GET"], responses={401: {}, 403: {}})
     return app
 
 

@@ -1,9 +1,15 @@
 """Bearer tokens of the decision service: each names a tenant; only the token's SHA-256 is ever stored.
 
 A token is ``vt_`` and 43 URL-safe characters (256 random bits), printed once when it is made. The
-store keeps ``sha256(token) -> tenant``: in memory for one process, or in Redis (``{ns}:tokens``) so
-every service process behind a load balancer accepts the same tokens, and a revocation reaches all
+store keeps ``sha256(token) -> tenant|scopes``: in memory for one process, or in Redis (``{ns}:tokens``)
+so every service process behind a load balancer accepts the same tokens, and a revocation reaches all
 of them at once.
+
+Scopes (:data:`SCOPES`) say what a token may do: ``check`` (``/v1/check``, ``/v1/check:batch``),
+``answer`` (record the user's answer to an ``ask_user`` verdict), ``grant`` (create, list and revoke
+standing authorizations), ``admin`` (the audit and ``/metrics``). A token made without scopes gets
+``check`` only (:data:`DEFAULT_SCOPES`), and so does a token stored before scopes existed: the token an
+agent checks with can never grant itself a standing authorization.
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ import hashlib
 import re
 import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from validator.exceptions import StoreError, UsageError
@@ -20,9 +27,23 @@ from validator.store.base import redact_in
 
 T = TypeVar("T")
 
-__all__ = ["MemoryTenants", "RedisTenants", "Tenants", "check_tenant", "new_token", "tenants_for", "token_hash"]
+__all__ = [
+    "DEFAULT_SCOPES",
+    "SCOPES",
+    "Identity",
+    "MemoryTenants",
+    "RedisTenants",
+    "Tenants",
+    "check_scopes",
+    "check_tenant",
+    "new_token",
+    "tenants_for",
+    "token_hash",
+]
 
 TOKEN_PREFIX = "vt_"
+SCOPES = ("check", "answer", "grant", "admin")
+DEFAULT_SCOPES: tuple[str, ...] = ("check",)
 _TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
 
@@ -45,12 +66,43 @@ def check_tenant(name: str) -> str:
     return name
 
 
-class Tenants(Protocol):
-    """Where the service looks up which tenant a token belongs to."""
+def check_scopes(scopes: Iterable[str]) -> tuple[str, ...]:
+    """The scopes, known and in order; else :class:`UsageError` naming the unknown one."""
+    given = list(dict.fromkeys(scopes))
+    unknown = [s for s in given if s not in SCOPES]
+    if unknown or not given:
+        raise UsageError(f"a token's scopes are some of {', '.join(SCOPES)}; got {', '.join(unknown) or 'none'}")
+    return tuple(s for s in SCOPES if s in given)
 
-    def create(self, tenant: str) -> str:
-        """A new token for ``tenant`` (returned once)."""
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who a token is: its tenant and what it may do."""
+
+    tenant: str
+    scopes: frozenset[str]
+
+
+def _record(tenant: str, scopes: Iterable[str]) -> str:
+    return f"{check_tenant(tenant)}|{','.join(check_scopes(scopes))}"
+
+
+def _identity(record: str | None) -> Identity | None:
+    if not record:
+        return None
+    tenant, _, scopes = record.partition("|")
+    granted = frozenset(s for s in scopes.split(",") if s in SCOPES) if scopes else frozenset(DEFAULT_SCOPES)
+    return Identity(tenant, granted)
+
+
+class Tenants(Protocol):
+    """Where the service looks up which tenant a token belongs to, and what it may do."""
+
+    def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES) -> str:
+        """A new token for ``tenant`` with ``scopes`` (returned once)."""
         ...
+
+    def identity_of(self, token: str) -> Identity | None: ...
 
     def tenant_of(self, token: str) -> str | None: ...
 
@@ -70,15 +122,20 @@ class MemoryTenants:
         self._tenants: dict[str, str] = {}
         self._lock = threading.Lock()
 
-    def create(self, tenant: str) -> str:
+    def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES) -> str:
         token = new_token()
+        record = _record(tenant, scopes)
         with self._lock:
-            self._tenants[token_hash(token)] = check_tenant(tenant)
+            self._tenants[token_hash(token)] = record
         return token
 
-    def tenant_of(self, token: str) -> str | None:
+    def identity_of(self, token: str) -> Identity | None:
         with self._lock:
-            return self._tenants.get(token_hash(token))
+            return _identity(self._tenants.get(token_hash(token)))
+
+    def tenant_of(self, token: str) -> str | None:
+        found = self.identity_of(token)
+        return found.tenant if found else None
 
     def revoke(self, token_or_hash: str) -> bool:
         with self._lock:
@@ -97,14 +154,19 @@ class RedisTenants:
         self._key = f"{namespace}:tokens"
         self._url = url
 
-    def create(self, tenant: str) -> str:
+    def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES) -> str:
         token = new_token()
-        self._call(lambda: self._redis.hset(self._key, token_hash(token), check_tenant(tenant)))
+        record = _record(tenant, scopes)
+        self._call(lambda: self._redis.hset(self._key, token_hash(token), record))
         return token
 
-    def tenant_of(self, token: str) -> str | None:
+    def identity_of(self, token: str) -> Identity | None:
         found: Any = self._call(lambda: self._redis.hget(self._key, token_hash(token)))
-        return str(found) if found else None
+        return _identity(str(found)) if found else None
+
+    def tenant_of(self, token: str) -> str | None:
+        found = self.identity_of(token)
+        return found.tenant if found else None
 
     def revoke(self, token_or_hash: str) -> bool:
         return bool(self._call(lambda: self._redis.hdel(self._key, _key(token_or_hash))))

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import uvicorn
-from validator.integrations.service import MemoryTenants, ServiceConfig, Tenants, create_app
+from validator.integrations.service import SCOPES, MemoryTenants, ServiceConfig, Tenants, create_app
 
 
 def free_port() -> int:
@@ -36,7 +36,7 @@ class Running:
 
 def start(config: ServiceConfig, tenants: Tenants | None = None) -> Running:
     tenants = tenants or MemoryTenants()
-    token = tenants.create("acme")
+    token = tenants.create("acme", SCOPES)  # the tests' operator token: every route
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(create_app(config, tenants=tenants), host="127.0.0.1", port=port, log_level="warning")

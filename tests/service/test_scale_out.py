@@ -69,7 +69,19 @@ def two_services(redis_url: str) -> Iterator[tuple[str, str, str, str]]:
         for url in urls:
             _wait(url)
         token = subprocess.run(
-            [VALIDATOR, "token", "create", "--tenant", "acme", "--store", store],
+            [
+                VALIDATOR,
+                "token",
+                "create",
+                "--tenant",
+                "acme",
+                "--store",
+                store,
+                "--scope",
+                "check",
+                "--scope",
+                "admin",
+            ],
             capture_output=True,
             text=True,
             check=True,

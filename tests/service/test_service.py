@@ -79,7 +79,7 @@ def test_size_and_rate_limits() -> None:
 
 
 def test_tenants_never_see_or_spend_each_others_state(service: Running) -> None:
-    other = service.tenants.create("globex")
+    other = service.tenants.create("globex", ["check", "grant", "admin"])
     grant = {"user_id": "u-1", "tool": "send_email", "where": {"to": "*@acme.example"}, "quote": "Always email Acme."}
     status, auth = call(service.url, "/v1/authorizations", service.token, grant)
     assert status == 201
@@ -322,3 +322,32 @@ def test_a_token_store_outage_is_a_quick_503_with_a_blocking_verdict_never_a_500
             os.kill(server.process.pid, signal.SIGCONT)
         running.stop()
         server.stop()
+
+
+def test_a_check_token_cannot_grant_nor_read_the_audit(service: Running) -> None:
+    agent = service.tenants.create("acme")  # no scopes said: check only
+    grant = {"user_id": "u-1", "tool": "*", "quote": "always pay", "risk": "dangerous"}
+    status, answer = call(service.url, "/v1/authorizations", agent, grant)
+    assert status == 403 and "'grant' scope" in answer["error"]
+    for path in ("/v1/audit", "/metrics", "/v1/authorizations?user_id=u-1"):
+        assert call(service.url, path, agent)[0] == 403
+    assert call(service.url, "/v1/check", agent, EMAIL)[0] == 200
+    assert call(service.url, "/v1/authorizations", service.token, grant)[0] == 201  # the operator's token may
+
+
+def test_a_token_stored_before_scopes_existed_may_only_check() -> None:
+    from validator.integrations.service.tokens import MemoryTenants, token_hash
+
+    tenants = MemoryTenants()
+    tenants._tenants[token_hash("vt_old")] = "acme"  # a record of the earlier format: the tenant alone
+    found = tenants.identity_of("vt_old")
+    assert found is not None and found.tenant == "acme" and found.scopes == {"check"}
+
+
+def test_unknown_scopes_are_refused_when_a_token_is_made() -> None:
+    from validator.integrations.service.tokens import MemoryTenants
+
+    from validator.exceptions import UsageError
+
+    with pytest.raises(UsageError, match="wizard"):
+        MemoryTenants().create("acme", ["check", "wizard"])

@@ -112,7 +112,9 @@ def serve(
     if url.startswith("memory:"):  # its tokens live in this process: make one, show it once
         tenants = service.MemoryTenants()
         print(
-            f"validator serve: bearer token of tenant 'default' (shown once): {tenants.create('default')}",
+            "validator serve: bearer tokens of tenant 'default' (shown once): for agents (check): "
+            f"{tenants.create('default', ['check'])}; for the operator (check, answer, grant, admin): "
+            f"{tenants.create('default', service.SCOPES)}",
             file=sys.stderr,
         )
         config = service.ServiceConfig(
@@ -147,6 +149,13 @@ def _policy(path: Path | None) -> Any:
 def create(
     tenant: Annotated[str, typer.Option(help="The tenant (a store namespace of its own).")],
     store: StoreOption = None,
+    scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="What the token may do (repeatable): check, answer, grant, admin. Without it: check only, "
+            "so an agent's token can never grant itself a standing authorization."
+        ),
+    ] = None,
 ) -> None:
     """Make a token for TENANT and print it (once: the store keeps only its hash)."""
     url = store or "memory://"
@@ -154,7 +163,7 @@ def create(
         _err("a token in memory:// dies with this command; pass --store redis://... (validator serve prints its own)")
         raise typer.Exit(2)
     try:
-        print(_service().tenants_for(url).create(tenant))
+        print(_service().tenants_for(url).create(tenant, scope or ["check"]))
     except (StoreError, UsageError) as exc:
         _err(str(exc))
         raise typer.Exit(2) from None
