@@ -28,6 +28,7 @@ import logging
 import re
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -175,6 +176,8 @@ class _Service:
     def parsed(self, tenant: str, raw: bytes | Any) -> CheckInput:
         """One check input, read by the check input's own strict parser (bytes, or a batch's element)."""
         item = CheckInput.from_json(raw) if isinstance(raw, bytes) else CheckInput.from_dict(raw)
+        if item.action.call_id is None:  # no id: a new call, which spends anew (an id makes a retry idempotent)
+            item = replace(item, action=replace(item.action, call_id=f"service-{uuid.uuid4().hex}"))
         return self.admitted(tenant, item)
 
     async def tenant(self, request: Request, scope: str = "check") -> str:

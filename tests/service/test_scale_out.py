@@ -21,10 +21,11 @@ VALIDATOR = str(Path(sys.executable).parent / "validator")
 USER = "Please pay 50 EUR to DE89370400440532013000 for the May invoice."
 
 
-def _payment(memo: str) -> dict[str, object]:
+def _payment(memo: str, call_id: str | None = None) -> dict[str, object]:
     return {
         "messages": [{"role": "user", "content": USER}],
         "action": {
+            **({"call_id": call_id} if call_id else {}),
             "tool": "send_money",
             "args": {"recipient": "DE89370400440532013000", "amount": 50, "currency": "EUR", "memo": memo},
             "justification": {
@@ -98,18 +99,48 @@ def two_services(redis_url: str) -> Iterator[tuple[str, str, str, str]]:
 
 def test_one_request_is_spent_once_across_two_service_processes(two_services: tuple[str, str, str, str]) -> None:
     first_url, second_url, token, store = two_services
-    first = ServiceClient(first_url, token).check(_payment("May invoice"))
+    first = ServiceClient(first_url, token).check(_payment("May invoice", "call-1"))
     second = ServiceClient(second_url, token).check(_payment("May invoice, again"))
     assert first.approved and first.code is Code.APPROVED
     assert not second.approved and second.code is Code.REQUEST_ALREADY_USED
-    retry = ServiceClient(second_url, token).check(_payment("May invoice"))  # the same action again: not a new spend
+    retry = ServiceClient(second_url, token).check(_payment("May invoice", "call-1"))  # the same call: no new spend
     assert retry.approved
+    again = ServiceClient(second_url, token).check(_payment("May invoice"))  # no id: a new call, which spends anew
+    assert not again.approved and again.code is Code.REQUEST_ALREADY_USED
     request = urllib.request.Request(first_url + "/v1/audit?count=50", headers={"Authorization": f"Bearer {token}"})
     with urllib.request.urlopen(request, timeout=10) as response:
         entries = json.loads(response.read())
-    assert [e["verdict"]["code"] for e in entries] == ["APPROVED", "REQUEST_ALREADY_USED", "APPROVED"]
-    assert len({e["id"] for e in entries}) == 3  # every verdict in the audit exactly once
+    codes = [e["verdict"]["code"] for e in entries]
+    assert codes == ["APPROVED", "REQUEST_ALREADY_USED", "APPROVED", "REQUEST_ALREADY_USED"]
+    assert len({e["id"] for e in entries}) == 4  # every verdict in the audit exactly once
     subprocess.run([VALIDATOR, "token", "revoke", token, "--store", store], check=True)
     for url in (first_url, second_url):  # a revoked token ends everywhere at once
         ended = ServiceClient(url, token).check(_payment("May invoice"))
         assert not ended.approved and "401" in ended.reasoning
+
+
+def test_identical_parallel_payments_without_an_id_spend_one_request_once(
+    two_services: tuple[str, str, str, str],
+) -> None:
+    """50 byte-identical checks at once were all approved: with no tool-call id on the wire each looked like
+    a retry of the others. Now a check without an id is a new call; one with an id is idempotent."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    first_url, second_url, token, _ = two_services
+    same = json.dumps({**_payment("June invoice"), "user_id": "u-june"}).encode()  # a request not yet spent
+    with ThreadPoolExecutor(8) as pool:
+        verdicts = list(
+            pool.map(lambda i: ServiceClient((first_url, second_url)[i % 2], token).check(json.loads(same)), range(20))
+        )
+    assert sum(v.approved for v in verdicts) == 1
+    assert {v.code for v in verdicts if not v.approved} == {Code.REQUEST_ALREADY_USED}
+    with ThreadPoolExecutor(8) as pool:  # one id: retries of one call, one verdict, no second spend
+        retried = list(
+            pool.map(
+                lambda i: ServiceClient((first_url, second_url)[i % 2], token).check(
+                    {**_payment("July", "call-july"), "user_id": "u-july"}
+                ),
+                range(10),
+            )
+        )
+    assert len({(v.approved, v.code) for v in retried}) == 1 and retried[0].approved

@@ -90,6 +90,8 @@ class _ActionIn(_Strict):
     tool: str = Field(min_length=1)
     args: dict[str, Any] = Field(default_factory=dict)
     justification: Any = None
+    call_id: str | None = Field(default=None, min_length=1, max_length=256)
+    """The host's id of this tool call: the same id is the same call (a retry spends nothing new)."""
 
 
 _MessageList = TypeAdapter(list[_MessageIn])
@@ -140,7 +142,9 @@ class CheckInput:
         if problems:
             raise InputError(problems)
         policy = _policy(doc.policy) if doc.policy is not None else None
-        action = pending_action(doc.action.tool, doc.action.args, doc.action.justification)
+        action = pending_action(
+            doc.action.tool, doc.action.args, doc.action.justification, call_id=doc.action.call_id
+        )
         _check_arg_sizes(action, limits)
         return cls(transcript=_transcript(doc.messages), action=action, policy=policy, user_id=doc.user_id)
 
@@ -174,7 +178,9 @@ class CheckInput:
             raise InputError(problems)
         transcript = _transcript(doc.messages)
         policy = _policy(doc.policy) if doc.policy is not None else None
-        action = pending_action(doc.action.tool, doc.action.args, doc.action.justification)
+        action = pending_action(
+            doc.action.tool, doc.action.args, doc.action.justification, call_id=doc.action.call_id
+        )
         _check_arg_sizes(action, limits)
         return cls(transcript=transcript, action=action, policy=policy, user_id=doc.user_id)
 
@@ -240,7 +246,7 @@ def parse_action(data: Any) -> PendingAction:
         doc = _ActionIn.model_validate(data)
     except ValidationError as exc:
         raise InputError(problems_from_pydantic(exc, "action")) from None
-    action = pending_action(doc.tool, doc.args, doc.justification)
+    action = pending_action(doc.tool, doc.args, doc.justification, call_id=doc.call_id)
     _check_arg_sizes(action, DEFAULT_LIMITS)
     return action
 

@@ -27,6 +27,7 @@ from validator.inputs.strictjson import MAX_SAFE_INTEGER
 __all__ = ["ActionIn", "CheckIn", "MessageIn", "decode", "problem"]
 
 _Id = Annotated[str, msgspec.Meta(min_length=1)]
+_CallId = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
 
 
 class _Record(msgspec.Struct, forbid_unknown_fields=True):
@@ -58,6 +59,7 @@ class ActionIn(_Record):
     tool: _Id
     args: dict[str, Any] = msgspec.field(default_factory=dict)
     justification: Any = None
+    call_id: _CallId | None = None
 
 
 class CheckIn(_Record):
