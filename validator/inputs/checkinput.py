@@ -142,9 +142,7 @@ class CheckInput:
         if problems:
             raise InputError(problems)
         policy = _policy(doc.policy) if doc.policy is not None else None
-        action = pending_action(
-            doc.action.tool, doc.action.args, doc.action.justification, call_id=doc.action.call_id
-        )
+        action = pending_action(doc.action.tool, doc.action.args, doc.action.justification, call_id=doc.action.call_id)
         _check_arg_sizes(action, limits)
         return cls(transcript=_transcript(doc.messages), action=action, policy=policy, user_id=doc.user_id)
 
@@ -178,9 +176,7 @@ class CheckInput:
             raise InputError(problems)
         transcript = _transcript(doc.messages)
         policy = _policy(doc.policy) if doc.policy is not None else None
-        action = pending_action(
-            doc.action.tool, doc.action.args, doc.action.justification, call_id=doc.action.call_id
-        )
+        action = pending_action(doc.action.tool, doc.action.args, doc.action.justification, call_id=doc.action.call_id)
         _check_arg_sizes(action, limits)
         return cls(transcript=transcript, action=action, policy=policy, user_id=doc.user_id)
 
