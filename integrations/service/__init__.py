@@ -1,7 +1,7 @@
-"""The validator as an HTTP decision service (``validator serve``), and a client that fails closed."""
+"""The validator as an HTTP decision service (``validator serve``), and clients (sync, async) that fail closed."""
 
 from validator.integrations.service.app import ServiceConfig, create_app
-from validator.integrations.service.client import ServiceClient
+from validator.integrations.service.client import AsyncServiceClient, ServiceClient
 from validator.integrations.service.tokens import (
     SCOPES,
     Identity,
@@ -15,6 +15,7 @@ from validator.integrations.service.tokens import (
 
 __all__ = [
     "SCOPES",
+    "AsyncServiceClient",
     "Identity",
     "MemoryTenants",
     "RedisTenants",

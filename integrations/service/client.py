@@ -1,106 +1,239 @@
-"""A Python client of ``validator serve`` that fails closed: anything but a 200 verdict is a refusal.
+"""Python clients of ``validator serve`` that fail closed: anything but a 200 verdict is a refusal.
 
-A network error, a timeout, a non-2xx answer or a body that is not a verdict all come back as a
-blocking :class:`~validator.Verdict` (``SERVICE_UNAVAILABLE``) saying what happened; the caller runs
-the action only when ``verdict.approved``. Standard library only (``urllib``), so it fits any agent.
+:class:`ServiceClient` (sync) and :class:`AsyncServiceClient` (async), on ``httpx``. Every failure comes
+back as a blocking :class:`~validator.Verdict` (``SERVICE_UNAVAILABLE``) saying what happened, and the
+caller runs the action only when ``verdict.approved``:
+
+- a network error, a timeout, a malformed answer (a bad status line, too many headers, a truncated body);
+- a redirect (never followed: it would send the bearer token to wherever it points, and take that
+  host's verdict);
+- one total deadline (``timeout``) for the whole exchange, not a time per read: an answer trickled a
+  byte at a time is refused once the deadline passes (the async client holds it exactly; the sync
+  one checks it between reads, so it overshoots by one read at most);
+- an answer over ``max_bytes`` (1 MiB: a verdict is a few kilobytes), refused as it streams in;
+- a non-2xx status;
+- a body that is not exactly a verdict: read strictly (``"approved": "true"`` or ``1`` is not a
+  boolean, a duplicate key is refused), and a verdict on another tool than the one asked about.
 """
 
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
+import time
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
+import jiter
+
 from validator.decision import service_unavailable
-from validator.verdict import Verdict
+from validator.verdict import Verdict, verdict_adapter
 
-__all__ = ["ServiceClient"]
+__all__ = ["AsyncServiceClient", "ServiceClient"]
+
+MAX_BYTES = 1024 * 1024
+"""The largest answer a client reads (a verdict is a few kilobytes; a batch of 64, well under this)."""
+
+_refused = service_unavailable
 
 
-class ServiceClient:
-    """Calls one service (``url``, e.g. ``http://127.0.0.1:8321``) with one bearer ``token``."""
+class _Refusal(Exception):
+    """Why an exchange gives no verdict (it becomes a refusal)."""
 
-    def __init__(self, url: str, token: str, *, timeout: float = 10.0) -> None:
+
+class _Base:
+    def __init__(self, url: str, token: str, *, timeout: float, max_bytes: int) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"the service URL must be http:// or https://, got {url!r}")
         self.url = url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        self.max_bytes = max_bytes
+
+    def _request(self, path: str, body: bytes) -> dict[str, Any]:
+        return {
+            "method": "POST",
+            "url": self.url + path,
+            "content": body,
+            "headers": {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+        }
+
+    def _start(self, response: httpx.Response) -> None:
+        if response.is_redirect or 300 <= response.status_code < 400:
+            raise _Refusal(f"the service answered {response.status_code} (a redirect, never followed)")
+
+    def _grow(self, chunks: list[bytes], chunk: bytes, size: int, deadline: float) -> int:
+        size += len(chunk)
+        if size > self.max_bytes:
+            raise _Refusal(f"its answer is over {self.max_bytes:,} bytes")
+        if time.monotonic() > deadline:
+            raise _Refusal(f"no whole answer within {self.timeout:g} s")
+        chunks.append(chunk)
+        return size
+
+
+class ServiceClient(_Base):
+    """Calls one service (``url``, e.g. ``http://127.0.0.1:8321``) with one bearer ``token``; see the
+    module docstring. ``transport``: an ``httpx`` transport (a test's ``MockTransport``)."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        timeout: float = 10.0,
+        max_bytes: int = MAX_BYTES,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        super().__init__(url, token, timeout=timeout, max_bytes=max_bytes)
+        self._transport = transport
 
     def check(self, check_input: Mapping[str, Any] | str | bytes) -> Verdict:
         """The verdict on one check input (the CLI's JSON); a refusal on any failure."""
-        body = check_input if isinstance(check_input, bytes) else _encoded(check_input)
-        tool = _tool(check_input)
-        status, data = self._post("/v1/check", body)
-        if status != 200:
-            return _refused(tool, _failure(status, data))
-        return _verdict(tool, data)
+        body, tools = _body(check_input)
+        return _one(tools[0], *self._post("/v1/check", body))
 
     def check_batch(self, check_inputs: list[Mapping[str, Any]]) -> list[Verdict]:
         """The verdicts on several check inputs, in order; each a refusal on any failure."""
         tools = [_tool(c) for c in check_inputs]
-        status, data = self._post("/v1/check:batch", _encoded({"checks": list(check_inputs)}))
-        results = data.get("results") if isinstance(data, dict) else None
-        if status != 200 or not isinstance(results, list) or len(results) != len(tools):
-            return [_refused(t, _failure(status, data)) for t in tools]
-        out = []
-        for tool, result in zip(tools, results, strict=True):
-            if isinstance(result, dict) and "verdict" in result:
-                out.append(_verdict(tool, result["verdict"]))
-            else:
-                out.append(_refused(tool, f"the service refused the input: {_said(result)}"))
-        return out
+        return _many(tools, *self._post("/v1/check:batch", _encoded({"checks": list(check_inputs)})))
 
-    def _post(self, path: str, body: bytes) -> tuple[int, Any]:
-        request = urllib.request.Request(
-            self.url + path,
-            data=body,
-            method="POST",
-            headers={"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
-        )
+    def _post(self, path: str, body: bytes) -> tuple[int, bytes | str]:
+        """``(status, body)``, or ``(0, why)`` when the exchange failed."""
+        deadline = time.monotonic() + self.timeout
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return int(response.status), _json(response.read())
-        except urllib.error.HTTPError as exc:
-            return int(exc.code), _json(exc.read())
-        except (OSError, ValueError) as exc:  # refused, reset, timed out, a bad URL
-            return 0, {"error": f"{type(exc).__name__}: {exc}"}
+            with (
+                httpx.Client(follow_redirects=False, timeout=self.timeout, transport=self._transport) as client,
+                client.stream(**self._request(path, body)) as response,
+            ):
+                self._start(response)
+                chunks: list[bytes] = []
+                size = 0
+                for chunk in response.iter_bytes():
+                    size = self._grow(chunks, chunk, size, deadline)
+                return response.status_code, b"".join(chunks)
+        except _Refusal as exc:
+            return 0, str(exc)
+        except Exception as exc:  # refused, reset, timed out, malformed: every failure is a refusal
+            return 0, f"the service could not be reached ({type(exc).__name__}: {str(exc)[:200]})"
+
+
+class AsyncServiceClient(_Base):
+    """Async twin of :class:`ServiceClient` (``httpx.AsyncClient``; the deadline held exactly)."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        timeout: float = 10.0,
+        max_bytes: int = MAX_BYTES,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(url, token, timeout=timeout, max_bytes=max_bytes)
+        self._transport = transport
+
+    async def check(self, check_input: Mapping[str, Any] | str | bytes) -> Verdict:
+        body, tools = _body(check_input)
+        return _one(tools[0], *(await self._post("/v1/check", body)))
+
+    async def check_batch(self, check_inputs: list[Mapping[str, Any]]) -> list[Verdict]:
+        tools = [_tool(c) for c in check_inputs]
+        return _many(tools, *(await self._post("/v1/check:batch", _encoded({"checks": list(check_inputs)}))))
+
+    async def _post(self, path: str, body: bytes) -> tuple[int, bytes | str]:
+        import asyncio
+
+        deadline = time.monotonic() + self.timeout
+        try:
+            async with (
+                asyncio.timeout(self.timeout),
+                httpx.AsyncClient(follow_redirects=False, timeout=self.timeout, transport=self._transport) as client,
+                client.stream(**self._request(path, body)) as response,
+            ):
+                self._start(response)
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in response.aiter_bytes():
+                    size = self._grow(chunks, chunk, size, deadline)
+                return response.status_code, b"".join(chunks)
+        except _Refusal as exc:
+            return 0, str(exc)
+        except TimeoutError:
+            return 0, f"no whole answer within {self.timeout:g} s"
+        except Exception as exc:
+            return 0, f"the service could not be reached ({type(exc).__name__}: {str(exc)[:200]})"
+
+
+# -- reading the answers strictly -------------------------------------------------------------------
+
+
+def _body(check_input: Mapping[str, Any] | str | bytes) -> tuple[bytes, list[str]]:
+    body = check_input if isinstance(check_input, bytes) else _encoded(check_input)
+    return body, [_tool(check_input)]
 
 
 def _encoded(value: Any) -> bytes:
     return (value if isinstance(value, str) else json.dumps(value)).encode("utf-8", "surrogatepass")
 
 
-def _json(raw: bytes) -> Any:
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return {"error": raw[:200].decode("utf-8", "replace")}
-
-
 def _tool(check_input: Any) -> str:
     try:
-        data = json.loads(check_input) if isinstance(check_input, str | bytes) else check_input
+        if isinstance(check_input, str):
+            check_input = check_input.encode("utf-8", "surrogatepass")
+        data = jiter.from_json(check_input) if isinstance(check_input, bytes) else check_input
         return str(data["action"]["tool"])
     except Exception:
         return "unknown"
 
 
-def _failure(status: int, data: Any) -> str:
-    if status == 0:
-        return f"the service could not be reached ({data.get('error') if isinstance(data, dict) else data})"
-    return f"the service answered {status}: {_said(data)}"
+def _parsed(raw: bytes | str) -> Any:
+    """The answer's JSON, duplicate keys and non-finite numbers refused (:class:`ValueError`)."""
+    return jiter.from_json(raw if isinstance(raw, bytes) else raw.encode(), catch_duplicate_keys=True)
 
 
-def _said(data: Any) -> str:
-    return json.dumps(data)[:300] if data is not None else "nothing"
-
-
-_refused = service_unavailable
-
-
-def _verdict(tool: str, data: Any) -> Verdict:
+def _strict(tool: str, data: Any) -> Verdict:
+    """``data`` as a verdict on ``tool``, read strictly; a refusal saying why when it is not one."""
     try:
-        return Verdict.from_dict(data)
+        verdict = verdict_adapter().validate_json(json.dumps(data), strict=True)
     except Exception as exc:
         return _refused(tool, f"its answer is not a verdict ({type(exc).__name__})")
+    if tool != "unknown" and verdict.tool != tool:
+        return _refused(tool, f"its answer is a verdict on another tool ({verdict.tool[:80]!r})")
+    return verdict
+
+
+def _failure(status: int, body: bytes | str) -> str:
+    if status == 0:
+        return str(body)
+    shown = body[:300].decode("utf-8", "replace") if isinstance(body, bytes) else body[:300]
+    return f"the service answered {status}: {shown}"
+
+
+def _one(tool: str, status: int, body: bytes | str) -> Verdict:
+    if status != 200:
+        return _refused(tool, _failure(status, body))
+    try:
+        data = _parsed(body)
+    except ValueError as exc:
+        return _refused(tool, f"its answer is not strict JSON ({str(exc)[:120]})")
+    return _strict(tool, data)
+
+
+def _many(tools: list[str], status: int, body: bytes | str) -> list[Verdict]:
+    if status != 200:
+        return [_refused(t, _failure(status, body)) for t in tools]
+    try:
+        data = _parsed(body)
+    except ValueError as exc:
+        return [_refused(t, f"its answer is not strict JSON ({str(exc)[:120]})") for t in tools]
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list) or len(results) != len(tools):
+        return [_refused(t, f"its answer is not one result per check: {str(data)[:200]}") for t in tools]
+    out = []
+    for tool, result in zip(tools, results, strict=True):
+        if isinstance(result, dict) and set(result) == {"verdict"}:
+            out.append(_strict(tool, result["verdict"]))
+        else:
+            out.append(_refused(tool, f"the service refused the input: {json.dumps(result)[:300]}"))
+    return out
