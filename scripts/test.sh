@@ -15,7 +15,7 @@ fi
 # way out we stop only the server we started, by its pid.
 port="${VALIDATOR_TEST_REDIS_PORT:-$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 data="$(mktemp -d)"
-redis-server --port "$port" --bind 127.0.0.1 --dir "$data" --save "" --appendonly no \
+redis-server --port "$port" --bind 127.0.0.1 --dir "$data" --save "" --appendonly yes --appendfsync everysec \
     --daemonize yes --pidfile "$data/redis.pid" --logfile "$data/redis.log"
 stop_redis() {
     if [ -s "$data/redis.pid" ]; then kill "$(cat "$data/redis.pid")" 2>/dev/null || true; fi

@@ -1,6 +1,6 @@
 """The validator as an HTTP decision service (``validator serve``), and clients (sync, async) that fail closed."""
 
-from validator.integrations.service.app import ServiceConfig, create_app
+from validator.integrations.service.app import ServiceConfig, check_persistence, create_app
 from validator.integrations.service.client import AsyncServiceClient, ServiceClient
 from validator.integrations.service.tokens import (
     SCOPES,
@@ -22,6 +22,7 @@ __all__ = [
     "ServiceClient",
     "ServiceConfig",
     "Tenants",
+    "check_persistence",
     "create_app",
     "new_token",
     "tenants_for",

@@ -52,14 +52,14 @@ from validator import (
 )
 from validator._json import dumps
 from validator.decision import service_unavailable
-from validator.exceptions import FieldProblem, StoreError, ValidatorError
+from validator.exceptions import FieldProblem, SetupError, StoreError, ValidatorError
 from validator.gate.authorizations import is_bound, new_authorization_id
 from validator.inputs import strictjson
 from validator.inputs.checkinput import DEFAULT_LIMITS
 from validator.judges.base import Judge
 from validator.schemas import schema
 from validator.store import open_store
-from validator.store.base import Store
+from validator.store.base import Store, redacted
 
 __all__ = ["ServiceConfig", "create_app"]
 
@@ -82,6 +82,10 @@ class ServiceConfig:
     check_timeout: float = 30.0
     spool: Any = False
     """The audit spool of each tenant's validator: none by default (see the module docstring)."""
+    allow_volatile_store: bool = False
+    """Run on a Redis that keeps nothing across a restart (no AOF, no snapshots). Off: the service refuses to
+    start on one, because a restart there wipes the tokens, the audit and the request ledger (every
+    request is then a 401, and a payment spent before the crash is approved again)."""
     request_policy_tenants: frozenset[str] = frozenset()
     """Tenants whose check inputs may carry their own ``policy`` (the operator's choice, per tenant). For
     every other tenant the service applies its own policy (``policy``, else the empty one: every tool
@@ -389,6 +393,7 @@ def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None =
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await asyncio.to_thread(check_persistence, config)
         yield
         await service.close()  # in-flight checks have finished (uvicorn's graceful shutdown) and recorded
 
@@ -455,6 +460,33 @@ def _bad_id(field: str, value: str, pattern: re.Pattern[str]) -> JSONResponse | 
     shown = value[:40].encode("unicode_escape").decode("ascii")
     problem = f"{shown!r} is not a valid {field} (expected {pattern.pattern})"
     return JSONResponse(InputError([FieldProblem(field, problem)]).to_dict(), status_code=400)
+
+
+VOLATILE = (
+    "the Redis at {url} keeps nothing across a restart (appendonly no, no save points): a restart would wipe "
+    "the tokens, the audit and the request ledger (a payment spent before it would be approved again). Turn "
+    "on persistence (appendonly yes), or start with --allow-volatile-store (ServiceConfig.allow_volatile_store) "
+    "for a throwaway service"
+)
+
+
+def check_persistence(config: ServiceConfig) -> None:
+    """Refuse (:class:`SetupError`) to serve on a Redis that keeps nothing across a restart, unless allowed.
+    A Redis that cannot be reached yet is let be: ``/readyz`` says so, and nothing is approved meanwhile."""
+    if config.allow_volatile_store or not config.store_url.startswith(("redis://", "rediss://", "unix://")):
+        return
+    store = _tenant_store(config, "startup")
+    try:
+        kept = getattr(store, "persistence", lambda: True)()
+    except StoreError as exc:
+        log.warning("could not check the store's persistence at start: %s", exc)
+        return
+    finally:
+        store.close()
+    if kept is not True:
+        raise SetupError(
+            VOLATILE.format(url=redacted(config.store_url)) + ("" if kept is False else " (it cannot say)")
+        )
 
 
 POLICY_REFUSED = (

@@ -351,3 +351,38 @@ def test_unknown_scopes_are_refused_when_a_token_is_made() -> None:
 
     with pytest.raises(UsageError, match="wizard"):
         MemoryTenants().create("acme", ["check", "wizard"])
+
+
+def test_the_service_refuses_to_start_on_a_redis_that_keeps_nothing(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from validator.integrations.service import check_persistence
+
+    from tests.redis_server import RedisServer
+    from validator.exceptions import SetupError
+
+    volatile = RedisServer(tmp_path, extra=("--appendonly", "no", "--save", ""))
+    volatile.start()
+    try:
+        with pytest.raises(SetupError, match="keeps nothing across a restart"):
+            check_persistence(ServiceConfig(store_url=volatile.url))
+        check_persistence(ServiceConfig(store_url=volatile.url, allow_volatile_store=True))  # told so: it runs
+        validator_cli = str(Path(sys.executable).with_name("validator"))
+        refused = subprocess.run(
+            [validator_cli, "serve", "--store", volatile.url, "--port", str(free_port())],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert refused.returncode == 2 and "--allow-volatile-store" in refused.stderr
+        assert "Traceback" not in refused.stderr
+    finally:
+        volatile.stop()
+    kept = RedisServer(tmp_path / "kept")
+    (tmp_path / "kept").mkdir()
+    kept.start()
+    try:
+        check_persistence(ServiceConfig(store_url=kept.url))  # appendonly yes: it runs
+    finally:
+        kept.stop()

@@ -46,6 +46,7 @@ def app_from_environment() -> Any:
         rate_per_second=settings["rate"],
         burst=settings["burst"],
         request_policy_tenants=frozenset(settings.get("request_policy") or ()),
+        allow_volatile_store=bool(settings.get("allow_volatile_store")),
     )
     return service.create_app(config)
 
@@ -78,6 +79,13 @@ def serve(
             "checks run under --policy, and a check carrying a policy is refused (400)."
         ),
     ] = None,
+    allow_volatile_store: Annotated[
+        bool,
+        typer.Option(
+            help="Serve on a Redis that keeps nothing across a restart (no AOF, no snapshots): a restart "
+            "there wipes tokens, audit and the request ledger. For throwaway services only."
+        ),
+    ] = False,
 ) -> None:
     """Run the decision service: POST /v1/check and the rest (see the README)."""
     import uvicorn
@@ -106,7 +114,16 @@ def serve(
         "rate": rate,
         "burst": burst,
         "request_policy": allowed,
+        "allow_volatile_store": allow_volatile_store,
     }
+    if not url.startswith("memory:"):
+        from validator.exceptions import SetupError
+
+        try:  # before any worker starts: a volatile Redis is refused with one line, not a traceback per worker
+            service.check_persistence(service.ServiceConfig(store_url=url, allow_volatile_store=allow_volatile_store))
+        except SetupError as exc:
+            _err(str(exc))
+            raise typer.Exit(2) from None
     os.environ[CONFIG_ENV] = json.dumps(settings)
     _structured_logs()
     if url.startswith("memory:"):  # its tokens live in this process: make one, show it once

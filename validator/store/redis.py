@@ -461,6 +461,23 @@ class RedisStore:
 
     # -- the connection ------------------------------------------------------------------------
 
+    def persistence(self) -> bool | None:
+        """Whether the server keeps what it is told across a restart (an append-only file, or RDB snapshots);
+        None when it cannot say (``CONFIG`` renamed by a managed Redis, and no AOF in ``INFO``).
+
+        Raises:
+            StoreError: the server cannot be reached.
+        """
+        try:
+            try:
+                config = self._redis.config_get("appendonly") | self._redis.config_get("save")
+            except redis.ResponseError:  # CONFIG disabled or renamed
+                info = self._redis.info("persistence")
+                return True if str(info.get("aof_enabled")) == "1" else None
+        except redis.RedisError as exc:
+            raise self._fail("persistence check", exc) from exc
+        return str(config.get("appendonly")) == "yes" or bool(str(config.get("save") or "").strip())
+
     def health(self) -> dict[str, Any]:
         try:
             self._redis.ping()
