@@ -77,7 +77,8 @@ class ServiceConfig:
     max_body_bytes: int = 8 * 1024 * 1024
     max_batch: int = 64
     rate_per_second: float = 50.0
-    """Checks a token may make a second, sustained (a token bucket)."""
+    """Checks a token may make a second, sustained (a token bucket; each check of a batch counts, and every
+    process on one token store spends from the same bucket)."""
     burst: int = 100
     check_timeout: float = 30.0
     spool: Any = False
@@ -94,17 +95,10 @@ class ServiceConfig:
 
 
 @dataclass
-class _Bucket:
-    tokens: float
-    at: float
-
-
-@dataclass
 class _State:
     tenants: Tenants
     checkers: dict[str, tuple[Validator, Store]] = field(default_factory=dict)
     """Each tenant's validator and the store (its namespace) it is wired to."""
-    buckets: dict[str, _Bucket] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
     tokens_down_until: float = 0.0
     """Until when (monotonic) token lookups refuse at once: the token store failed just before."""
@@ -206,9 +200,22 @@ class _Service:
         if scope not in found.scopes:
             granted = ", ".join(sorted(found.scopes))
             raise HTTPException(403, f"this token may {granted}; this route needs the {scope!r} scope")
-        if not _take(self.state, token, self.config):
-            raise HTTPException(429, "rate limit of this token reached", headers={"Retry-After": "1"})
+        await self.charge(token, 1)
         return found.tenant
+
+    async def charge(self, token: str, cost: int, what: str = "a check") -> None:
+        """Spend ``cost`` checks of the token's rate (shared by every process on the token store): 429 when
+        it has not got them, 503 when the store cannot say."""
+        config = self.config
+        try:
+            granted = await asyncio.to_thread(
+                self.state.tenants.take, token, cost, config.rate_per_second, config.burst
+            )
+        except StoreError as exc:
+            log.warning("rate store unavailable: %s", exc)
+            raise HTTPException(503, "the token store is unavailable", headers={"Retry-After": "1"}) from None
+        if not granted:
+            raise HTTPException(429, f"rate limit of this token reached ({what})", headers={"Retry-After": "1"})
 
     async def lookup(self, token: str) -> Identity | None:
         """The token's tenant and scopes, from the token store in a worker thread; fails fast while the store
@@ -283,6 +290,8 @@ class _Service:
         checks = data.get("checks") if isinstance(data, dict) else None
         if not isinstance(checks, list) or not 0 < len(checks) <= most or set(data) != {"checks"}:
             return _error(400, "invalid_input", f'expected {{"checks": [1 to {most} check inputs]}}')
+        if len(checks) > 1:  # each check of a batch costs what a check costs (the first was paid for)
+            await self.charge(_bearer(request), len(checks) - 1, f"a batch of {len(checks)} checks")
 
         async def one(raw: Any) -> dict[str, Any]:
             try:
@@ -513,17 +522,8 @@ def strict_json(raw: bytes) -> Any:
     return value
 
 
-def _take(state: _State, token: str, config: ServiceConfig) -> bool:
-    """One request's worth from this token's bucket (in this process)."""
-    now = time.monotonic()
-    with state.lock:
-        bucket = state.buckets.setdefault(token, _Bucket(float(config.burst), now))
-        bucket.tokens = min(float(config.burst), bucket.tokens + (now - bucket.at) * config.rate_per_second)
-        bucket.at = now
-        if bucket.tokens < 1:
-            return False
-        bucket.tokens -= 1
-        return True
+def _bearer(request: Request) -> str:
+    return request.headers.get("authorization", "").partition(" ")[2].strip()
 
 
 def _authorization(data: Any) -> StandingAuthorization:

@@ -18,6 +18,7 @@ import hashlib
 import re
 import secrets
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -110,6 +111,11 @@ class Tenants(Protocol):
         """End a token (given itself or its hash); whether it existed."""
         ...
 
+    def take(self, token: str, cost: int, rate: float, burst: int) -> bool:
+        """Spend ``cost`` checks from the token's bucket (``rate`` a second, ``burst`` at most); whether it had
+        them. Shared by every service process on the same token store."""
+        ...
+
 
 def _key(token_or_hash: str) -> str:
     return token_hash(token_or_hash) if token_or_hash.startswith(TOKEN_PREFIX) else token_or_hash
@@ -120,6 +126,7 @@ class MemoryTenants:
 
     def __init__(self) -> None:
         self._tenants: dict[str, str] = {}
+        self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
     def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES) -> str:
@@ -141,6 +148,16 @@ class MemoryTenants:
         with self._lock:
             return self._tenants.pop(_key(token_or_hash), None) is not None
 
+    def take(self, token: str, cost: int, rate: float, burst: int) -> bool:
+        now = time.monotonic()
+        key = token_hash(token)
+        with self._lock:
+            tokens, at = self._buckets.get(key, (float(burst), now))
+            tokens = min(float(burst), tokens + (now - at) * rate)
+            granted = tokens >= cost
+            self._buckets[key] = (tokens - cost if granted else tokens, now)
+        return granted
+
 
 class RedisTenants:
     """Tokens shared by every service process on one Redis (a hash ``{namespace}:tokens``)."""
@@ -153,6 +170,7 @@ class RedisTenants:
         )
         self._key = f"{namespace}:tokens"
         self._url = url
+        self._take = self._redis.register_script(_TAKE)
 
     def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES) -> str:
         token = new_token()
@@ -171,6 +189,10 @@ class RedisTenants:
     def revoke(self, token_or_hash: str) -> bool:
         return bool(self._call(lambda: self._redis.hdel(self._key, _key(token_or_hash))))
 
+    def take(self, token: str, cost: int, rate: float, burst: int) -> bool:
+        key = f"{self._key}:bucket:{token_hash(token)}"
+        return bool(self._call(lambda: self._take(keys=[key], args=[rate, burst, cost])))
+
     def _call(self, fn: Callable[[], T]) -> T:
         import redis
 
@@ -178,6 +200,26 @@ class RedisTenants:
             return fn()
         except redis.RedisError as exc:
             raise StoreError(f"token store: {type(exc).__name__}: {redact_in(str(exc), self._url)}") from exc
+
+
+_TAKE = """
+local rate, burst, cost = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(b[1]) or burst
+local at = tonumber(b[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
+local granted = 0
+if tokens >= cost then
+  tokens = tokens - cost
+  granted = 1
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('EXPIRE', KEYS[1], math.ceil(burst / rate) + 60)
+return granted
+"""
+"""A token bucket in one Redis hash, refilled by the server's clock: every process spends from the same one."""
 
 
 def tenants_for(store_url: str) -> Tenants:

@@ -386,3 +386,32 @@ def test_the_service_refuses_to_start_on_a_redis_that_keeps_nothing(tmp_path: Pa
         check_persistence(ServiceConfig(store_url=kept.url))  # appendonly yes: it runs
     finally:
         kept.stop()
+
+
+def test_each_check_of_a_batch_costs_a_check() -> None:
+    small = start(ServiceConfig(rate_per_second=0.001, burst=10, max_batch=64))
+    try:
+        status, answer = call(small.url, "/v1/check:batch", small.token, {"checks": [EMAIL] * 20})
+        assert status == 429 and "a batch of 20 checks" in answer["error"]
+        assert call(small.url, "/v1/check:batch", small.token, {"checks": [EMAIL] * 5})[0] == 200
+    finally:
+        small.stop()
+
+
+def test_processes_on_one_redis_spend_from_one_rate_bucket(tmp_path: Path) -> None:
+    from tests.redis_server import RedisServer
+
+    server = RedisServer(tmp_path)
+    server.start()
+    config = ServiceConfig(store_url=server.url, rate_per_second=0.001, burst=4)
+    tenants = tenants_for(server.url)
+    first = start(config, tenants)
+    second = start(config, tenants_for(server.url))
+    try:
+        token = first.token  # one token, accepted by both (the token store is shared)
+        statuses = [call((first, second)[i % 2].url, "/v1/check", token, EMAIL)[0] for i in range(6)]
+        assert statuses.count(200) == 4 and statuses[-2:] == [429, 429], statuses
+    finally:
+        first.stop()
+        second.stop()
+        server.stop()
