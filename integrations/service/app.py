@@ -6,13 +6,15 @@ before a guarded action and runs the action only on a 200 whose verdict approves
 - ``POST /v1/check``: the check input (the CLI's JSON) in, the verdict out (200, blocked or not); bad
   input is a 400 naming each field. ``POST /v1/check:batch``: ``{"checks": [...]}`` (parallel tool
   calls), each answered in order with ``{"verdict": ...}`` or ``{"error": ...}``.
+- ``POST /v1/answer``: the user's answer to an ``ask_user`` verdict (the check validated again here,
+  never a verdict the caller sends), recorded; the decided verdict out.
 - ``/v1/authorizations`` (grant, list, revoke) and ``/v1/audit`` (page, one entry): the CLI's
   ``auth`` and ``audit`` commands.
 - ``GET /healthz`` (the process answers), ``GET /readyz`` (the store answers; 503 when not),
   ``GET /metrics`` (Prometheus).
 
 Security: every ``/v1`` route and ``/metrics`` needs ``Authorization: Bearer <token>``; a token
-names a tenant, and each tenant has its own store namespace (authorizations, audit, verdict reuse,
+names a tenant and its scopes (``check``, ``answer``, ``grant``, ``admin``: 403 outside them), and each tenant has its own store namespace (authorizations, audit, verdict reuse,
 request ledger), so no tenant reads or spends another's. Bodies over ``max_body_bytes`` are refused
 (413) before they are read whole; each token has a rate (429 with ``Retry-After``); a check that
 runs over ``check_timeout`` answers 503 with a blocking verdict. Errors never carry a stack trace.
@@ -40,14 +42,17 @@ from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from validator.integrations._review import read_review
 from validator.integrations.service.tokens import Identity, Tenants, tenants_for
 
 from validator import (
     CheckInput,
+    Decision,
     InputError,
     Policy,
     StandingAuthorization,
     Validator,
+    Verdict,
     stateful_validator,
 )
 from validator._json import dumps
@@ -302,6 +307,44 @@ class _Service:
 
         return JSONResponse({"results": list(await asyncio.gather(*(one(c) for c in checks)))})
 
+    async def answer(self, request: Request) -> JSONResponse:
+        """Record the user's answer to an ``ask_user`` verdict: ``{"check": <check input>, "answer":
+        <decision>}`` (LangChain's shapes: approve, with ``remember``; edit; reject; read strictly). The check
+        is validated again here, never taken from the caller: only an ``ask_user`` verdict is answered (409
+        otherwise), an edit is validated as a new call, and the decided verdict comes back."""
+        who = await self.tenant(request, "answer")
+        try:
+            data = strict_json(await self.body(request))
+            if not isinstance(data, dict) or set(data) != {"check", "answer"}:
+                raise InputError([FieldProblem("", 'expected {"check": <check input>, "answer": <decision>}')])
+            item = self.parsed(who, data["check"])
+        except InputError as exc:
+            return JSONResponse(exc.to_dict(), status_code=400)
+        status, verdict = await self.judged(who, item)
+        if status != 200:
+            return JSONResponse(verdict, status_code=status)
+        asked = Verdict.from_dict(verdict)
+        if asked.decision is not Decision.ASK_USER:
+            return _error(409, "not_asked", {"verdict": verdict})
+        review = read_review(data["answer"], call_id=item.action.call_id or "", tool=item.action.tool)
+        checker, _ = self.validator_of(who)
+        try:
+            decided = await checker.aanswer(
+                asked,
+                review.approved,
+                review.reason,
+                messages=item.transcript,
+                action=item.action,
+                user_id=item.user_id,
+                remember=review.remember,
+                edit=review.edited_args,
+            )
+        except Exception as exc:  # the service's own glue failing: nothing runs
+            log.exception("answer failed for tenant %s", who)
+            return JSONResponse(_refusal(item.action.tool, f"the answer was not recorded ({type(exc).__name__})"), 503)
+        self.verdicts.labels(decided.code.value).inc()
+        return JSONResponse(decided.to_dict())
+
     async def grant(self, request: Request) -> JSONResponse:
         """Grant a standing authorization (the CLI's ``auth grant``)."""
         who = await self.tenant(request, "grant")
@@ -443,6 +486,7 @@ def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None =
     route(
         "/v1/check:batch", service.check_batch, methods=["POST"], openapi_extra=body(batch_schema), responses=refusals
     )
+    route("/v1/answer", service.answer, methods=["POST"], responses={200: verdict, 409: {}, **refusals})
     route("/v1/authorizations", service.grant, methods=["POST"], status_code=201, responses=refusals)
     route("/v1/authorizations", service.authorizations, methods=["GET"], responses=refusals)
     route("/v1/authorizations/{auth_id}/revoke", service.revoke, methods=["POST"], responses={404: {}, **refusals})

@@ -415,3 +415,58 @@ def test_processes_on_one_redis_spend_from_one_rate_bucket(tmp_path: Path) -> No
         first.stop()
         second.stop()
         server.stop()
+
+
+def _asked_check() -> dict[str, Any]:
+    user = "Please email marta@acme.example that the Q3 report is ready. Never send anything to eve@evil.example."
+    quote = {"reason": "asked", "evidence": [{"quote": "email marta@acme.example that the Q3 report is ready"}]}
+    return {
+        "messages": [{"role": "user", "content": user}],
+        "action": {
+            "tool": "send_email",
+            "args": {"to": "carol@acme.example", "body": "Ready."},
+            "justification": quote,
+        },
+        "user_id": "u-1",
+    }
+
+
+@pytest.mark.parametrize(
+    ("answer", "code"),
+    [
+        ({"type": "approve"}, "APPROVED_BY_USER"),
+        ({"type": "reject", "message": "not Carol"}, "REJECTED_BY_USER"),
+        (
+            {
+                "type": "edit",
+                "edited_action": {"name": "send_email", "args": {"to": "marta@acme.example", "body": "R"}},
+            },
+            "APPROVED_BY_USER",
+        ),
+        (
+            {"type": "edit", "edited_action": {"name": "send_email", "args": {"to": "eve@evil.example", "body": "R"}}},
+            "TARGET_NOT_GROUNDED",
+        ),
+        ({"type": "reject", "approved": True}, "REJECTED_BY_USER"),
+    ],
+    ids=["approve", "reject", "edit-safe", "edit-forbidden", "contradictory"],
+)
+def test_a_host_in_any_language_records_the_users_answer(answer: dict[str, Any], code: str) -> None:
+    from validator import Policy
+
+    policy = Policy.load(Path(__file__).parents[2] / "examples" / "policy.toml")
+    running = start(ServiceConfig(policy=policy))
+    try:
+        status, asked = call(running.url, "/v1/check", running.token, _asked_check())
+        assert status == 200 and asked["decision"] == "ask_user"
+        status, decided = call(running.url, "/v1/answer", running.token, {"check": _asked_check(), "answer": answer})
+        assert status == 200 and decided["code"] == code, decided
+        assert decided["approved"] is (code == "APPROVED_BY_USER")
+        status, entries = call(running.url, "/v1/audit", running.token)
+        assert entries[-1]["verdict"]["code"] == code  # recorded
+        agent = running.tenants.create("acme")  # check only
+        assert call(running.url, "/v1/answer", agent, {"check": _asked_check(), "answer": answer})[0] == 403
+        nothing = call(running.url, "/v1/answer", running.token, {"check": EMAIL, "answer": {"type": "approve"}})
+        assert nothing[0] == 409  # only an ask_user verdict is answered; the caller never supplies the verdict
+    finally:
+        running.stop()
