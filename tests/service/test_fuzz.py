@@ -1,4 +1,5 @@
-"""An API fuzz run against the real service: no 5xx, and no approval of input the parser refuses (issue 15)."""
+"""An API fuzz run against the real service, over every route (check, batch, answer, grant, audit, revoke): no
+5xx, and no approval of input the parser refuses (issues 15, 23)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,15 @@ from tests.service.conftest import Running, start
 from tests.service.test_service import EMAIL, call
 from validator import CheckInput, InputError, Validator
 
-PATHS = ["/v1/check", "/v1/check:batch", "/v1/authorizations", "/v1/audit", "/v1/authorizations/x/revoke"]
+PATHS = [
+    "/v1/check",
+    "/v1/check:batch",
+    "/v1/answer",
+    "/v1/authorizations",
+    "/v1/audit",
+    "/v1/audit/1-0",
+    "/v1/authorizations/x/revoke",
+]
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +58,18 @@ def test_no_5xx_and_no_approval_of_what_the_parser_refuses(
 ) -> None:
     place = data.draw(st.sampled_from(_places(EMAIL)))
     doc = _mutate(EMAIL, place, how, payload, key)
-    raw = data.draw(st.sampled_from([json.dumps(doc).encode(), json.dumps({"checks": [doc]}).encode(), b"\xff{", b""]))
+    answered = {"check": doc, "answer": data.draw(st.sampled_from([{"type": "approve"}, payload, True]))}
+    raw = data.draw(
+        st.sampled_from(
+            [
+                json.dumps(doc).encode(),
+                json.dumps({"checks": [doc]}).encode(),
+                json.dumps(answered).encode(),
+                b"\xff{",
+                b"",
+            ]
+        )
+    )
     status, answer = call(fuzzed.url, path, fuzzed.token, raw)
     assert status < 500, (path, raw[:200], answer)
     if path == "/v1/check" and status == 200:
