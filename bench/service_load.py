@@ -81,9 +81,9 @@ def _start(store: str | None) -> tuple[subprocess.Popen[str], str, str]:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         line = proc.stderr.readline()
-        found = re.search(r"(vt_\S+)", line)
+        found = re.findall(r"vt_[A-Za-z0-9_-]+", line)
         if found:
-            token = found.group(1)
+            token = found[-1]  # the operator's token (every scope: checks and the audit)
         if "Uvicorn running" in line or "Application startup complete" in line:
             break
     threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()  # keep the pipe drained

@@ -14,8 +14,9 @@ before a guarded action and runs the action only on a 200 whose verdict approves
   ``GET /metrics`` (Prometheus).
 
 Security: every ``/v1`` route and ``/metrics`` needs ``Authorization: Bearer <token>``; a token
-names a tenant and its scopes (``check``, ``answer``, ``grant``, ``admin``: 403 outside them), and each tenant has its own store namespace (authorizations, audit, verdict reuse,
-request ledger), so no tenant reads or spends another's. Bodies over ``max_body_bytes`` are refused
+names a tenant and its scopes (``check``, ``answer``, ``grant``, ``admin``: 403 outside them), and
+each tenant has its own store namespace (authorizations, audit, verdict reuse, request ledger), so no
+tenant reads or spends another's. Bodies over ``max_body_bytes`` are refused
 (413) before they are read whole; each token has a rate (429 with ``Retry-After``); a check that
 runs over ``check_timeout`` answers 503 with a blocking verdict. Errors never carry a stack trace.
 
@@ -43,7 +44,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from validator.integrations._review import read_review
-from validator.integrations.service.tokens import Identity, Tenants, tenants_for
+from validator.integrations.service.tokens import Identity, MemoryTenants, Tenants, tenants_for
 
 from validator import (
     CheckInput,
@@ -211,11 +212,12 @@ class _Service:
     async def charge(self, token: str, cost: int, what: str = "a check") -> None:
         """Spend ``cost`` checks of the token's rate (shared by every process on the token store): 429 when
         it has not got them, 503 when the store cannot say."""
-        config = self.config
+        tenants, rate, burst = self.state.tenants, self.config.rate_per_second, self.config.burst
         try:
-            granted = await asyncio.to_thread(
-                self.state.tenants.take, token, cost, config.rate_per_second, config.burst
-            )
+            if isinstance(tenants, MemoryTenants):
+                granted = tenants.take(token, cost, rate, burst)
+            else:
+                granted = await asyncio.to_thread(tenants.take, token, cost, rate, burst)
         except StoreError as exc:
             log.warning("rate store unavailable: %s", exc)
             raise HTTPException(503, "the token store is unavailable", headers={"Retry-After": "1"}) from None
@@ -227,8 +229,11 @@ class _Service:
         is down."""
         if time.monotonic() < self.state.tokens_down_until:
             raise StoreError("the token store failed less than a second ago")
+        tenants = self.state.tenants
         try:
-            return await asyncio.to_thread(self.state.tenants.identity_of, token)
+            if isinstance(tenants, MemoryTenants):  # no I/O: no thread
+                return tenants.identity_of(token)
+            return await asyncio.to_thread(tenants.identity_of, token)
         except StoreError:
             self.state.tokens_down_until = time.monotonic() + TOKEN_STORE_PAUSE
             raise

@@ -35,6 +35,7 @@ MAX_BYTES = 1024 * 1024
 """The largest answer a client reads (a verdict is a few kilobytes; a batch of 64, well under this)."""
 
 _refused = service_unavailable
+_NO_POOL = httpx.Limits(max_keepalive_connections=0)
 
 
 class _Refusal(Exception):
@@ -86,7 +87,8 @@ class ServiceClient(_Base):
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         super().__init__(url, token, timeout=timeout, max_bytes=max_bytes)
-        self._transport = transport
+        # built once (its TLS context is costly), without a connection pool: no socket outlives a check
+        self._client = httpx.Client(follow_redirects=False, timeout=timeout, transport=transport, limits=_NO_POOL)
 
     def check(self, check_input: Mapping[str, Any] | str | bytes) -> Verdict:
         """The verdict on one check input (the CLI's JSON); a refusal on any failure."""
@@ -102,10 +104,7 @@ class ServiceClient(_Base):
         """``(status, body)``, or ``(0, why)`` when the exchange failed."""
         deadline = time.monotonic() + self.timeout
         try:
-            with (
-                httpx.Client(follow_redirects=False, timeout=self.timeout, transport=self._transport) as client,
-                client.stream(**self._request(path, body)) as response,
-            ):
+            with self._client.stream(**self._request(path, body)) as response:
                 self._start(response)
                 chunks: list[bytes] = []
                 size = 0
@@ -131,7 +130,7 @@ class AsyncServiceClient(_Base):
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(url, token, timeout=timeout, max_bytes=max_bytes)
-        self._transport = transport
+        self._client = httpx.AsyncClient(follow_redirects=False, timeout=timeout, transport=transport, limits=_NO_POOL)
 
     async def check(self, check_input: Mapping[str, Any] | str | bytes) -> Verdict:
         body, tools = _body(check_input)
@@ -146,11 +145,7 @@ class AsyncServiceClient(_Base):
 
         deadline = time.monotonic() + self.timeout
         try:
-            async with (
-                asyncio.timeout(self.timeout),
-                httpx.AsyncClient(follow_redirects=False, timeout=self.timeout, transport=self._transport) as client,
-                client.stream(**self._request(path, body)) as response,
-            ):
+            async with asyncio.timeout(self.timeout), self._client.stream(**self._request(path, body)) as response:
                 self._start(response)
                 chunks: list[bytes] = []
                 size = 0
