@@ -32,6 +32,7 @@ __all__ = [
     "message_from_langchain",
     "refusal_message",
     "transcript_from_langchain",
+    "proposed_call",
     "transcript_from_state",
     "used_before",
 ]
@@ -162,3 +163,16 @@ def used_before(messages: Any, call_id: str) -> frozenset[str]:
     if own < len(items) and [c.get("id") for c in items[own].tool_calls].count(call_id) > 1:
         ids.add(call_id)  # two calls of one message under one id: neither can be told apart, both are refused
     return frozenset(ids)
+
+
+def proposed_call(messages: Any, call_id: str) -> tuple[str, dict[str, Any]] | None:
+    """``(tool, arguments)`` the model itself gave this call: its call in the last AI message holding the id
+    (a human-in-the-loop step that changes the call that runs keeps the model's there), or None when no AI
+    message holds exactly one call of that id."""
+    items = list(messages) if isinstance(messages, Sequence) and not isinstance(messages, str) else []
+    for message in reversed(items):
+        if isinstance(message, AIMessage):
+            mine = [c for c in message.tool_calls if c.get("id") == call_id]
+            if mine:
+                return (str(mine[0].get("name")), dict(mine[0].get("args") or {})) if len(mine) == 1 else None
+    return None

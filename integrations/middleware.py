@@ -43,7 +43,13 @@ from validator.integrations._host import JUSTIFICATION, Remembered, split_justif
 from validator.integrations._lifecycle import GuardedCall, Outcome, ToolCallGuard
 from validator.integrations._review import Review, batched_request
 from validator.integrations.claude import PayloadCapture, claude_request, is_claude, with_validator_tools
-from validator.integrations.langchain import justified_tool, refusal_message, transcript_from_state, used_before
+from validator.integrations.langchain import (
+    justified_tool,
+    proposed_call,
+    refusal_message,
+    transcript_from_state,
+    used_before,
+)
 
 from validator import Decision, Validator, Verdict
 from validator.exceptions import ActionBlocked, UsageError
@@ -93,8 +99,6 @@ class ActionValidatorMiddleware(AgentMiddleware):
         self._names = {"validator_name": validator_name, "search_name": search_name}
         self._facing: dict[int, BaseTool] = {}
         self._requests: Remembered[str, dict[str, Any]] = Remembered(REMEMBERED)
-        self._proposed: Remembered[str, dict[str, Any]] = Remembered(REMEMBERED)
-        """The arguments the model proposed, by tool call id: a host step's edit is told apart by them."""
         self._reviews: Remembered[str, Review] = Remembered(REMEMBERED)
         self.guard = ToolCallGuard(self.validator, reserved=self._ours, remembered=REMEMBERED)
 
@@ -131,14 +135,6 @@ class ActionValidatorMiddleware(AgentMiddleware):
             if isinstance(message, AIMessage) and message.id and payload is not None:
                 self._requests.put(message.id, payload)
 
-    def _propose(self, response: ModelResponse) -> None:
-        """Keep the calls as the model made them (a human-in-the-loop step may edit them before they run)."""
-        for message in response.result:
-            if isinstance(message, AIMessage):
-                for call in message.tool_calls:
-                    if call.get("id"):
-                        self._proposed.put(str(call["id"]), dict(call.get("args") or {}))
-
     def _prepared(self, request: ModelRequest) -> tuple[ModelRequest, PayloadCapture | None]:
         request = request.override(tools=self._tools(request))
         if not (self.share_prefix and is_claude(request.model)):
@@ -149,7 +145,6 @@ class ActionValidatorMiddleware(AgentMiddleware):
     def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]) -> ModelResponse:
         request, capture = self._prepared(request)
         response = handler(request)
-        self._propose(response)
         self._remember(request, response, capture.last if capture else None)
         return response
 
@@ -158,7 +153,6 @@ class ActionValidatorMiddleware(AgentMiddleware):
     ) -> ModelResponse:
         request, capture = self._prepared(request)
         response = await handler(request)
-        self._propose(response)
         self._remember(request, response, capture.last if capture else None)
         return response
 
@@ -179,13 +173,17 @@ class ActionValidatorMiddleware(AgentMiddleware):
         """The call as the guard sees it: what the model proposed tells a host step's edit apart."""
         call_id = str(call.get("id") or "")
         messages = state.get("messages") or [] if isinstance(state, Mapping) else []
-        proposed = self._proposed.get(call_id)
-        edit = (state.get(HITL_EDITS) or {}).get(call_id) if isinstance(state, Mapping) else None
-        if isinstance(edit, Mapping) and edit.get("name") == call["name"] and isinstance(edit.get("args"), Mapping):
+        # what the model proposed is its own call in the conversation (a human-in-the-loop step keeps it there
+        # and changes only the call that runs): never a memory keyed by an id the model chose
+        model = proposed_call(messages, call_id)
+        proposed = model[1] if model is not None and model[0] == call["name"] else None
+        edit = _hitl_edit(state, call_id)
+        if edit is not None and edit.get("name") == call["name"]:
             # LangChain's HumanInTheLoopMiddleware (batched) keeps the model's call in the message and swaps in
             # the reviewer's when the call runs: that one is checked, as their edit of the model's call
-            proposed = proposed or dict(call.get("args") or {})
             call = {**call, "args": dict(edit["args"])}
+            if model is not None and proposed is None:  # the reviewer switched the tool: all of it is theirs
+                proposed = {JUSTIFICATION: model[1].get(JUSTIFICATION)}
         return self.guard.start(
             call["name"],
             call.get("args"),
@@ -273,13 +271,19 @@ class ActionValidatorMiddleware(AgentMiddleware):
         checked = dict(request.tool_call.get("args") or {})
         runtime = request.runtime
         if dataclasses.is_dataclass(runtime) and isinstance(getattr(runtime, "tools", None), list):
-            others = [_AsChecked.of(t, None, self, c) for t in runtime.tools]
+            switch = _hitl_edit(request.state, c.call_id)  # a reviewer who switched the tool (batched)
+            others = [_AsChecked.of(t, None, self, c, switched=switch) for t in runtime.tools]
             runtime = dataclasses.replace(runtime, tools=others)
             return dataclasses.replace(request, tool=_AsChecked.of(tool, checked, self, c), runtime=runtime)
         return request.override(tool=_AsChecked.of(tool, checked, self, c))
 
     def _again(
-        self, c: GuardedCall, tool: BaseTool, checked: dict[str, Any] | None, call: dict[str, Any]
+        self,
+        c: GuardedCall,
+        tool: BaseTool,
+        checked: dict[str, Any] | None,
+        call: dict[str, Any],
+        switched: Mapping[str, Any] | None = None,
     ) -> tuple[dict[str, Any], GuardedCall | None, dict[str, Any]]:
         """``(the call to run as it was checked, None, injected)``, or, when a step inside ours changed it,
         ``(the call, the new call to check, injected)``: the change is the person's edit (all of it, when
@@ -291,7 +295,12 @@ class ActionValidatorMiddleware(AgentMiddleware):
         if checked is not None and tool.name == c.tool and model_args == checked:
             return {**call, "args": {**injected, **model_args}}, None, injected
         reason = c.action.justification
-        proposed = {**(checked or {}), JUSTIFICATION: reason} if tool.name == c.tool else {JUSTIFICATION: reason}
+        if checked is not None and tool.name == c.tool:  # changed by a step inside ours: the change is the edit
+            proposed: dict[str, Any] | None = {**checked, JUSTIFICATION: reason}
+        elif switched is not None and switched.get("name") == tool.name and dict(switched["args"]) == model_args:
+            proposed = {JUSTIFICATION: reason}  # the reviewer's own switch to this tool: all of it is theirs
+        else:  # any other call (a tool calling another through its runtime): checked as the agent's, no credit
+            proposed = None
         again = self.guard.start(
             tool.name,
             {**model_args, JUSTIFICATION: justification if justification is not None else reason},
@@ -311,11 +320,16 @@ class ActionValidatorMiddleware(AgentMiddleware):
         return {**call, "args": {**injected, **outcome.args}}
 
     def _recheck(
-        self, c: GuardedCall, tool: BaseTool, checked: dict[str, Any] | None, call: dict[str, Any]
+        self,
+        c: GuardedCall,
+        tool: BaseTool,
+        checked: dict[str, Any] | None,
+        call: dict[str, Any],
+        switched: Mapping[str, Any] | None = None,
     ) -> dict[str, Any] | ToolMessage:
         """The tool call to run, checked again when a step inside ours changed it (asked about through
         ``interrupt`` when it needs the user); else the refusal."""
-        ready, again, injected = self._again(c, tool, checked, call)
+        ready, again, injected = self._again(c, tool, checked, call, switched)
         if again is None:
             return ready
         verdict = self.guard.decide(again)
@@ -323,9 +337,14 @@ class ActionValidatorMiddleware(AgentMiddleware):
         return self._ran({**ready, "name": tool.name}, self.guard.settle(again, verdict, answer), injected)
 
     async def _arecheck(
-        self, c: GuardedCall, tool: BaseTool, checked: dict[str, Any] | None, call: dict[str, Any]
+        self,
+        c: GuardedCall,
+        tool: BaseTool,
+        checked: dict[str, Any] | None,
+        call: dict[str, Any],
+        switched: Mapping[str, Any] | None = None,
     ) -> dict[str, Any] | ToolMessage:
-        ready, again, injected = self._again(c, tool, checked, call)
+        ready, again, injected = self._again(c, tool, checked, call, switched)
         if again is None:
             return ready
         verdict = await self.guard.adecide(again)
@@ -341,10 +360,18 @@ class _AsChecked(BaseTool):
     """The model-facing arguments that were checked; None: this tool was not the call that was checked."""
     owner: Any = None
     call: Any = None
+    switched: Any = None
+    """A reviewer's switch of the call to another tool (LangChain's batched edit), when there is one."""
 
     @classmethod
     def of(
-        cls, tool: BaseTool, checked: dict[str, Any] | None, owner: ActionValidatorMiddleware, call: GuardedCall
+        cls,
+        tool: BaseTool,
+        checked: dict[str, Any] | None,
+        owner: ActionValidatorMiddleware,
+        call: GuardedCall,
+        *,
+        switched: Mapping[str, Any] | None = None,
     ) -> BaseTool:
         tool = tool.inner if isinstance(tool, _AsChecked) else tool
         return cls(
@@ -355,6 +382,7 @@ class _AsChecked(BaseTool):
             checked=checked,
             owner=owner,
             call=call,
+            switched=switched,
             return_direct=tool.return_direct,
         )
 
@@ -371,12 +399,20 @@ class _AsChecked(BaseTool):
         return {"type": "tool_call", "id": self.call.call_id, "name": self.name, "args": dict(input or {})}
 
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        call = self.owner._recheck(self.call, self.inner, self.checked, self._input(input))
+        call = self.owner._recheck(self.call, self.inner, self.checked, self._input(input), self.switched)
         return call if isinstance(call, ToolMessage) else self.inner.invoke(call, config, **kwargs)
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        call = await self.owner._arecheck(self.call, self.inner, self.checked, self._input(input))
+        call = await self.owner._arecheck(self.call, self.inner, self.checked, self._input(input), self.switched)
         return call if isinstance(call, ToolMessage) else await self.inner.ainvoke(call, config, **kwargs)
+
+
+def _hitl_edit(state: Any, call_id: str) -> Mapping[str, Any] | None:
+    """The reviewer's edit of this call that LangChain's batched ``HumanInTheLoopMiddleware`` keeps in state."""
+    edit = (state.get(HITL_EDITS) or {}).get(call_id) if isinstance(state, Mapping) else None
+    if isinstance(edit, Mapping) and isinstance(edit.get("name"), str) and isinstance(edit.get("args"), Mapping):
+        return edit
+    return None
 
 
 def _model_fields(schema: Any) -> set[str]:

@@ -447,7 +447,9 @@ class ToolGuard:
             if execution is not None and execution.pre_approval_tool_input_guardrails:
                 return None  # the guardrail runs before the approval interruption: the SDK asks the user next
             return verdict  # the user did not approve it: it never runs
-        if self._asked.get(ctx.tool_call_id) is None and _sticky(ctx, ctx.tool_name):
+        asked = self._asked.get(ctx.tool_call_id)
+        shown = asked is not None and asked.call.key == judged.call.key  # this very call, not an old one of that id
+        if not shown and _sticky(ctx, ctx.tool_name):
             # an "always approve" the user gave for the tool earlier: the SDK never showed them this call
             self._judged.pop(ctx.tool_call_id)
             return replace(verdict, reasoning=sticky_approval(ctx.tool_name, verdict.reasoning))

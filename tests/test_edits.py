@@ -160,3 +160,24 @@ def test_changed_names_every_path_whose_value_differs(before: dict[str, Any], af
         elif not (isinstance(value, dict) and isinstance(old, dict)):
             assert key in paths
     assert changed(after, after) == []
+
+
+def test_a_call_id_reused_for_other_arguments_or_after_it_ran_is_never_a_retry() -> None:
+    """The ledger knew a call by its id alone: one request paid twice under one id (found by an attacker's pass)."""
+    v = Validator(POLICY, recorder=MemoryRecorder())
+    messages: list[dict[str, Any]] = [{"role": "user", "content": PAY_USER}]
+    args = {"recipient": "DE89370400440532013000", "amount": 50, "currency": "EUR"}
+    first = v.validate(messages, PendingAction("send_money", args, PAY_QUOTE, call_id="X"), user_id="u-1")
+    assert first.approved
+    same = v.validate(messages, PendingAction("send_money", args, PAY_QUOTE, call_id="X"), user_id="u-1")
+    assert same.approved  # a retry of the same call: no second spend
+    other = {**args, "memo": "again"}
+    again = v.validate(messages, PendingAction("send_money", other, PAY_QUOTE, call_id="X"), user_id="u-1")
+    assert not again.approved and again.code is Code.REQUEST_ALREADY_USED
+    ran = [
+        *messages,
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "X", "name": "send_money", "args": args}]},
+        {"role": "tool", "tool_call_id": "X", "name": "send_money", "content": "paid"},
+    ]
+    after = v.validate(ran, PendingAction("send_money", args, PAY_QUOTE, call_id="X"), user_id="u-1")
+    assert not after.approved and after.code is Code.TOOL_CALL_ID_REUSED

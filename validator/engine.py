@@ -58,7 +58,14 @@ from validator.judges.strict import StrictJudge
 from validator.policy import Policy
 from validator.record import lastresort
 from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder
-from validator.refusals import edit_approved, edit_refused, edit_unreadable, egress_reason, next_step
+from validator.refusals import (
+    call_id_reused,
+    edit_approved,
+    edit_refused,
+    edit_unreadable,
+    egress_reason,
+    next_step,
+)
 from validator.retrycap import action_key, count_block, over_cap
 from validator.reuse import VerdictReuse
 from validator.spending import spend
@@ -432,6 +439,15 @@ class Validator:
     ) -> Verdict | JudgeRequest:
         """Policy and gate: a verdict when either decides, else the judge's request."""
         tool_policy = self.policy.for_tool(action.tool)
+        if action.call_id and transcript.answered(action.call_id):  # it ran already: this is not a retry of it
+            return decision.gate_block(
+                tool=action.tool,
+                risk=tool_policy.risk,
+                code=Code.TOOL_CALL_ID_REUSED,
+                reasoning=call_id_reused(action.call_id),
+                suggested_next_step=next_step(Code.TOOL_CALL_ID_REUSED),
+                findings=Findings(),
+            )
         if tool_policy.exempt:
             leak = egress(transcript, action.args, user_id) if rules.on("egress") else None
             if leak is not None:

@@ -13,6 +13,7 @@ from validator.verdict import Code
 
 __all__ = [
     "NEXT_STEPS",
+    "call_id_reused",
     "REQUEST_REASONS",
     "UNKNOWN_NOTE",
     "edit_approved",
@@ -49,6 +50,7 @@ NEXT_STEPS: dict[Code, str] = {
     Code.RECORDER_UNAVAILABLE: "Try again once the audit store is reachable.",
     Code.SERVICE_UNAVAILABLE: "Do not run it; try again when the decision service answers.",
     Code.RETRY_CAP_REACHED: "Stop retrying: ask the user directly whether they want this done.",
+    Code.TOOL_CALL_ID_REUSED: "Call the tool again with a fresh call id.",
     Code.GATE_BUDGET_EXCEEDED: "Ask the user to confirm the action directly.",
 }
 """The next step each code suggests; ``{tool}`` and ``{paths}`` are filled in."""
@@ -122,4 +124,12 @@ def sticky_approval(tool: str, reasoning: str) -> str:
     return (
         f"An 'always approve' given earlier for `{tool}` does not extend to calls the action validator asks "
         f"about; the user has not seen this one, so it does not run. (The validator asks because: {reasoning})"
+    )
+
+
+def call_id_reused(call_id: str) -> str:
+    """Why a call whose id the conversation already answered is refused."""
+    return (
+        f"The tool call id {call_id[:80]!r} was already answered earlier in this conversation (the call ran): "
+        "a call is never validated as a retry of one that already ran."
     )

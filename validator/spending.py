@@ -49,8 +49,11 @@ def _request_keys(request: JudgeRequest) -> list[str]:
 
 
 def _fingerprint(action: PendingAction, transcript: Transcript) -> str:
+    """What makes a second check the same action: its call id *and* its tool and arguments (an id reused for
+    other arguments is another action, which spends anew), else the tool, arguments and conversation."""
+    what = hash_args({"tool": action.tool, "args": action.args})
     if action.call_id:
-        return f"call:{action.call_id}"
+        return f"call:{action.call_id}:{what}"
     return "args:" + hash_args({"tool": action.tool, "args": action.args, "transcript": transcript.digest})
 
 

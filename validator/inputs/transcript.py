@@ -201,6 +201,10 @@ class Transcript:
             child._extenders[key] = extend
         return child
 
+    def answered(self, call_id: str) -> bool:
+        """Whether a tool message of this transcript answers call ``call_id`` (the call ran)."""
+        return call_id in self.memo("answered", _answered, _answered_more)
+
     def memo(
         self, key: str, build: Callable[[Transcript], T], extend: Callable[[T, Transcript, int], T] | None = None
     ) -> T:
@@ -220,6 +224,15 @@ class Transcript:
                         self._extenders[key] = extend
         value: T = memo[key]
         return value
+
+
+def _answered(transcript: Transcript) -> frozenset[str]:
+    return frozenset(m.tool_call_id for m in transcript.messages if m.role == "tool" and m.tool_call_id)
+
+
+def _answered_more(found: frozenset[str], longer: Transcript, start: int) -> frozenset[str]:
+    more = {m.tool_call_id for m in longer.messages[start:] if m.role == "tool" and m.tool_call_id}
+    return found | more if more else found
 
 
 _PLAIN = frozenset({"user", "assistant", "system"})
