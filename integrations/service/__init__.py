@@ -2,6 +2,7 @@
 
 from validator.integrations.service.app import ServiceConfig, check_persistence, create_app
 from validator.integrations.service.client import AsyncServiceClient, ServiceClient
+from validator.integrations.service.remote import RemoteValidator
 from validator.integrations.service.tokens import (
     SCOPES,
     Identity,
@@ -19,6 +20,7 @@ __all__ = [
     "Identity",
     "MemoryTenants",
     "RedisTenants",
+    "RemoteValidator",
     "ServiceClient",
     "ServiceConfig",
     "Tenants",

@@ -95,6 +95,12 @@ class ServiceClient(_Base):
         body, tools = _body(check_input)
         return _one(tools[0], *self._post("/v1/check", body))
 
+    def answer(self, check_input: Mapping[str, Any], decision: Any) -> Verdict:
+        """Record the user's answer (LangChain's decision shapes) to the ``ask_user`` verdict on ``check_input``
+        (``POST /v1/answer``, scope ``answer``): the decided verdict; a refusal on any failure."""
+        tool = _tool(check_input)
+        return _one(tool, *self._post("/v1/answer", _encoded({"check": dict(check_input), "answer": decision})))
+
     def check_batch(self, check_inputs: list[Mapping[str, Any]]) -> list[Verdict]:
         """The verdicts on several check inputs, in order; each a refusal on any failure."""
         tools = [_tool(c) for c in check_inputs]
@@ -135,6 +141,11 @@ class AsyncServiceClient(_Base):
     async def check(self, check_input: Mapping[str, Any] | str | bytes) -> Verdict:
         body, tools = _body(check_input)
         return _one(tools[0], *(await self._post("/v1/check", body)))
+
+    async def answer(self, check_input: Mapping[str, Any], decision: Any) -> Verdict:
+        tool = _tool(check_input)
+        body = _encoded({"check": dict(check_input), "answer": decision})
+        return _one(tool, *(await self._post("/v1/answer", body)))
 
     async def check_batch(self, check_inputs: list[Mapping[str, Any]]) -> list[Verdict]:
         tools = [_tool(c) for c in check_inputs]

@@ -1,0 +1,139 @@
+"""A :class:`~validator.Validator` that decides through ``validator serve``: the integrations take it wherever
+they take a ``Validator``.
+
+``RemoteValidator(url, token, policy=...)`` sends each check to the service (``POST /v1/check``) and each
+answer of the user to it (``POST /v1/answer``), through the fail-closed clients: a service that cannot be
+reached, or answers anything but a verdict on the tool asked about, is a refusal. The policy given here is
+the one the host's adapters read to shape the tools (which are guarded, which get a ``justification``);
+the service decides under its own. A host's human-in-the-loop edit (``validate(..., edited=...)``) is not
+sent: the service never takes a caller's word that a value is the user's, so such a call is checked as
+the agent's (it may be asked about again).
+
+Typical usage::
+
+    validator = RemoteValidator("http://127.0.0.1:8321", token, policy=Policy.load("policy.toml"))
+    agent = create_agent(model, tools, middleware=[ActionValidatorMiddleware(validator)], checkpointer=...)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import httpx
+from validator.integrations.service.client import AsyncServiceClient, ServiceClient
+
+from validator.engine import ActionInput, MessagesInput, Validator
+from validator.inputs.checkinput import read_action, read_messages
+from validator.policy import Policy
+from validator.verdict import Verdict
+
+__all__ = ["RemoteValidator"]
+
+
+class RemoteValidator(Validator):
+    """See the module docstring. ``token`` needs the ``check`` scope, and ``answer`` to record answers."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        policy: Policy,
+        timeout: float = 10.0,
+        transport: httpx.BaseTransport | None = None,
+        async_transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        super().__init__(policy)
+        self.client = ServiceClient(url, token, timeout=timeout, transport=transport)
+        self.async_client = AsyncServiceClient(url, token, timeout=timeout, transport=async_transport)
+
+    def validate(
+        self,
+        messages: MessagesInput,
+        action: ActionInput,
+        *,
+        user_id: str | None = None,
+        agent_request: Mapping[str, Any] | None = None,
+        edited: Collection[str] = (),
+    ) -> Verdict:
+        return self.client.check(check_input(messages, action, user_id, agent_request))
+
+    async def avalidate(
+        self,
+        messages: MessagesInput,
+        action: ActionInput,
+        *,
+        user_id: str | None = None,
+        agent_request: Mapping[str, Any] | None = None,
+        edited: Collection[str] = (),
+    ) -> Verdict:
+        return await self.async_client.check(check_input(messages, action, user_id, agent_request))
+
+    def answer(
+        self,
+        verdict: Verdict,
+        approved: bool,
+        reason: str | None = None,
+        *,
+        messages: MessagesInput,
+        action: ActionInput,
+        user_id: str | None = None,
+        remember: Mapping[str, Any] | None = None,
+        edit: Mapping[str, Any] | None = None,
+        agent_request: Mapping[str, Any] | None = None,
+    ) -> Verdict:
+        body = check_input(messages, action, user_id, agent_request)
+        return self.client.answer(body, decision(approved, reason, remember, edit, body["action"]["tool"]))
+
+    async def aanswer(
+        self,
+        verdict: Verdict,
+        approved: bool,
+        reason: str | None = None,
+        *,
+        messages: MessagesInput,
+        action: ActionInput,
+        user_id: str | None = None,
+        remember: Mapping[str, Any] | None = None,
+        edit: Mapping[str, Any] | None = None,
+        agent_request: Mapping[str, Any] | None = None,
+    ) -> Verdict:
+        body = check_input(messages, action, user_id, agent_request)
+        return await self.async_client.answer(body, decision(approved, reason, remember, edit, body["action"]["tool"]))
+
+
+def check_input(
+    messages: MessagesInput, action: ActionInput, user_id: str | None, agent_request: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The check input (the service's wire format) of one call: messages, action (with its call id), user."""
+    transcript, pending = read_messages(messages, agent_request), read_action(action)
+    out: list[dict[str, Any]] = []
+    for m in transcript.messages:
+        item: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.tool_calls:
+            item["tool_calls"] = [{"id": c.id, "name": c.name, "args": dict(c.args)} for c in m.tool_calls]
+        for key in ("tool_call_id", "name", "author"):
+            if getattr(m, key) is not None:
+                item[key] = getattr(m, key)
+        out.append(item)
+    wire: dict[str, Any] = {"tool": pending.tool, "args": dict(pending.args)}
+    if pending.justification is not None:
+        wire["justification"] = pending.justification
+    if pending.call_id:
+        wire["call_id"] = pending.call_id
+    body: dict[str, Any] = {"messages": out, "action": wire}
+    if user_id is not None:
+        body["user_id"] = user_id
+    return body
+
+
+def decision(
+    approved: bool, reason: str | None, remember: Mapping[str, Any] | None, edit: Mapping[str, Any] | None, tool: str
+) -> dict[str, Any]:
+    """The user's answer in LangChain's decision shapes (what ``POST /v1/answer`` reads)."""
+    if not approved:
+        return {"type": "reject", **({"message": reason} if reason else {})}
+    if edit is not None:
+        return {"type": "edit", "edited_action": {"name": tool, "args": dict(edit)}}
+    return {"type": "approve", **({"remember": dict(remember)} if remember is not None else {})}
