@@ -38,7 +38,6 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import jiter
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -554,21 +553,9 @@ POLICY_REFUSED = (
 
 
 def strict_json(raw: bytes) -> Any:
-    """``raw`` read by the check input's strict rules: duplicate keys, ``NaN``, lone surrogates, integers
-    beyond ±2^53 and over-deep nesting are :class:`InputError`s naming the place, never a 500."""
-    try:
-        value = jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True)
-    except ValueError as exc:  # read again, slowly, to name the place (a duplicate key, a lone surrogate)
-        try:
-            value = strictjson.loads(raw)
-        except (ValueError, RecursionError):
-            raise InputError([FieldProblem("", f"not valid JSON: {exc}")]) from None
-        found = strictjson.problems(value, max_depth=DEFAULT_LIMITS.max_depth + 2)
-        raise InputError(found or [FieldProblem("", f"not valid JSON: {exc}")]) from None
-    found = strictjson.problems(value, max_depth=DEFAULT_LIMITS.max_depth + 2)
-    if found:
-        raise InputError(found)
-    return value
+    """A route's body read by the check input's strict rules (:func:`validator.inputs.strictjson.read`):
+    duplicate keys, ``NaN``, lone surrogates, big integers and over-deep nesting are a 400, never a 500."""
+    return strictjson.read(raw, max_depth=DEFAULT_LIMITS.max_depth + 2)
 
 
 def _bearer(request: Request) -> str:

@@ -105,8 +105,6 @@ class Tenants(Protocol):
 
     def identity_of(self, token: str) -> Identity | None: ...
 
-    def tenant_of(self, token: str) -> str | None: ...
-
     def revoke(self, token_or_hash: str) -> bool:
         """End a token (given itself or its hash); whether it existed."""
         ...
@@ -139,10 +137,6 @@ class MemoryTenants:
     def identity_of(self, token: str) -> Identity | None:
         with self._lock:
             return _identity(self._tenants.get(token_hash(token)))
-
-    def tenant_of(self, token: str) -> str | None:
-        found = self.identity_of(token)
-        return found.tenant if found else None
 
     def revoke(self, token_or_hash: str) -> bool:
         with self._lock:
@@ -181,10 +175,6 @@ class RedisTenants:
     def identity_of(self, token: str) -> Identity | None:
         found: Any = self._call(lambda: self._redis.hget(self._key, token_hash(token)))
         return _identity(str(found)) if found else None
-
-    def tenant_of(self, token: str) -> str | None:
-        found = self.identity_of(token)
-        return found.tenant if found else None
 
     def revoke(self, token_or_hash: str) -> bool:
         return bool(self._call(lambda: self._redis.hdel(self._key, _key(token_or_hash))))

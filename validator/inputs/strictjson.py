@@ -7,7 +7,8 @@
 - nesting deeper than the limit.
 
 :func:`loads` parses with markers for the first three; :func:`problems` walks any parsed value
-(from :func:`loads` or handed over from Python) once and names every problem by its path.
+(from :func:`loads` or handed over from Python) once and names every problem by its path; :func:`read`
+does both for JSON of any shape (a service route's body), fast when the JSON is clean.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import json
 import math
 from typing import Any
 
-from validator.exceptions import FieldProblem
+import jiter
 
-__all__ = ["has_surrogate", "loads", "problems"]
+from validator.exceptions import FieldProblem, InputError
+
+__all__ = ["has_surrogate", "loads", "problems", "read"]
 
 
 class _Duplicated(dict[str, Any]):
@@ -108,3 +111,22 @@ def problems(value: Any, *, max_depth: int = 64, root: str = "") -> list[FieldPr
         elif isinstance(item, list | tuple):
             stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item))
     return sorted(found, key=lambda p: p.path)
+
+
+def read(raw: bytes, *, max_depth: int) -> Any:
+    """``raw`` read by these rules: any problem is an :class:`InputError` naming its place. One fast pass
+    (``jiter``) for clean JSON; a refused one is read again, slowly, to name the place (a duplicate key, a
+    lone surrogate)."""
+    try:
+        value = jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True)
+    except ValueError as exc:
+        try:
+            value = loads(raw)
+        except (ValueError, RecursionError):
+            raise InputError([FieldProblem("", f"not valid JSON: {exc}")]) from None
+        found = problems(value, max_depth=max_depth)
+        raise InputError(found or [FieldProblem("", f"not valid JSON: {exc}")]) from None
+    found = problems(value, max_depth=max_depth)
+    if found:
+        raise InputError(found)
+    return value
