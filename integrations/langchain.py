@@ -30,6 +30,7 @@ from validator.verdict import Verdict
 __all__ = [
     "justified_tool",
     "message_from_langchain",
+    "model_fields",
     "refusal_message",
     "transcript_from_langchain",
     "proposed_call",
@@ -176,3 +177,8 @@ def proposed_call(messages: Any, call_id: str) -> tuple[str, dict[str, Any]] | N
             if mine:
                 return (str(mine[0].get("name")), dict(mine[0].get("args") or {})) if len(mine) == 1 else None
     return None
+
+
+def model_fields(schema: Any) -> set[str]:
+    """The field names of a tool's pydantic argument schema (none for a JSON-schema one)."""
+    return set(schema.model_fields) if isinstance(schema, type) and issubclass(schema, BaseModel) else set()

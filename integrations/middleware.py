@@ -38,13 +38,13 @@ from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, interrupt
-from pydantic import BaseModel
 from validator.integrations._host import JUSTIFICATION, Remembered, split_justification, user_id_from
 from validator.integrations._lifecycle import GuardedCall, Outcome, ToolCallGuard
 from validator.integrations._review import Review, batched_request
 from validator.integrations.claude import PayloadCapture, claude_request, is_claude, with_validator_tools
 from validator.integrations.langchain import (
     justified_tool,
+    model_fields,
     proposed_call,
     refusal_message,
     transcript_from_state,
@@ -289,7 +289,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
         ``(the call, the new call to check, injected)``: the change is the person's edit (all of it, when
         they switched the tool)."""
         given = dict(call.get("args") or {})
-        facing = _model_fields(tool.tool_call_schema) or set(given) | {JUSTIFICATION}
+        facing = model_fields(tool.tool_call_schema) or set(given) | {JUSTIFICATION}
         injected = {k: v for k, v in given.items() if k not in facing}
         model_args, justification = split_justification({k: v for k, v in given.items() if k in facing})
         if checked is not None and tool.name == c.tool and model_args == checked:
@@ -413,7 +413,3 @@ def _hitl_edit(state: Any, call_id: str) -> Mapping[str, Any] | None:
     if isinstance(edit, Mapping) and isinstance(edit.get("name"), str) and isinstance(edit.get("args"), Mapping):
         return edit
     return None
-
-
-def _model_fields(schema: Any) -> set[str]:
-    return set(schema.model_fields) if isinstance(schema, type) and issubclass(schema, BaseModel) else set()

@@ -47,7 +47,7 @@ from validator.integrations._host import (
     validation_context,
 )
 from validator.integrations._lifecycle import GuardedCall, Outcome, ToolCallGuard
-from validator.integrations.langchain import refusal_message, transcript_from_state, used_before
+from validator.integrations.langchain import model_fields, refusal_message, transcript_from_state, used_before
 
 from validator import ActionBlocked, Decision, Validator, Verdict
 from validator.exceptions import UsageError
@@ -250,10 +250,6 @@ def _edited(
     return clean if runs == model_args else {**{k: v for k, v in clean.items() if k in injected}, **runs}
 
 
-def _model_fields(schema: Any) -> set[str]:
-    return set(schema.model_fields) if isinstance(schema, type) and issubclass(schema, BaseModel) else set()
-
-
 def _guard_tool(tool: BaseTool, validator: Validator, on_ask: OnAsk) -> GuardedTool:
     schema = tool.args_schema
     facing_base = tool.tool_call_schema
@@ -264,7 +260,7 @@ def _guard_tool(tool: BaseTool, validator: Validator, on_ask: OnAsk) -> GuardedT
             f"tool {tool.name!r} has a JSON-schema args_schema; give it a pydantic args_schema, or guard the function"
         )
     guard = _Guard(tool.name, validator, on_ask)
-    injected = _model_fields(tool.get_input_schema()) - _model_fields(facing_base)
+    injected = model_fields(tool.get_input_schema()) - model_fields(facing_base)
     facing = justified_model(facing_base, description=tool.description)
     # ToolNode injects one runtime argument a tool: the tool's own, when it has one, else ours.
     own_runtime = _runtime_field(schema)
