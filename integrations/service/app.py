@@ -43,10 +43,11 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from validator.integrations._review import read_review
-from validator.integrations.service.tokens import Identity, MemoryTenants, Tenants, tenants_for
+from validator.integrations.service.tokens import Identity, Tenants, tenants_for, token_hash
 
 from validator import (
     CheckInput,
+    Code,
     Decision,
     InputError,
     Policy,
@@ -92,6 +93,11 @@ class ServiceConfig:
     """Run on a Redis that keeps nothing across a restart (no AOF, no snapshots). Off: the service refuses to
     start on one, because a restart there wipes the tokens, the audit and the request ledger (every
     request is then a 401, and a payment spent before the crash is approved again)."""
+    token_cache_seconds: float = 2.0
+    """Seconds a process trusts a token's looked-up identity before it reads the token store again: a revoked
+    token stops working on every process within this, and a busy service reads the store once per token and
+    period instead of once per request. Unknown tokens are never kept (a token made a moment ago works at
+    once). 0 reads the store on every request."""
     request_policy_tenants: frozenset[str] = frozenset()
     """Tenants whose check inputs may carry their own ``policy`` (the operator's choice, per tenant). For
     every other tenant the service applies its own policy (``policy``, else the empty one: every tool
@@ -107,6 +113,8 @@ class _State:
     lock: threading.Lock = field(default_factory=threading.Lock)
     tokens_down_until: float = 0.0
     """Until when (monotonic) token lookups refuse at once: the token store failed just before."""
+    identities: dict[str, tuple[Identity, float]] = field(default_factory=dict)
+    """Identities looked up lately, by token hash, with when (monotonic) each stops being trusted."""
 
 
 def _tenant_store(config: ServiceConfig, tenant: str) -> Store:
@@ -128,8 +136,12 @@ def _refusal(tool: str, why: str) -> dict[str, Any]:
     return service_unavailable(tool, why).to_dict()
 
 
+STORE_FAULTS = frozenset({Code.AUTHORIZATION_UNAVAILABLE, Code.REQUEST_LEDGER_UNAVAILABLE, Code.RECORDER_UNAVAILABLE})
+"""Verdicts that say the store failed: a check route answers them with 503 (and the blocking verdict)."""
 TOKEN_STORE_PAUSE = 1.0
 """Seconds token lookups refuse at once after the token store failed (an outage refuses quickly)."""
+TOKEN_CACHE_SIZE = 10_000
+"""Identities a process keeps at most (the oldest goes first)."""
 
 
 class _Unavailable(Exception):
@@ -205,37 +217,42 @@ class _Service:
         if scope not in found.scopes:
             granted = ", ".join(sorted(found.scopes))
             raise HTTPException(403, f"this token may {granted}; this route needs the {scope!r} scope")
-        await self.charge(token, 1)
+        await self.charge(token, 1, check=check)
         return found.tenant
 
-    async def charge(self, token: str, cost: int, what: str = "a check") -> None:
+    async def charge(self, token: str, cost: int, what: str = "a check", *, check: bool = True) -> None:
         """Spend ``cost`` checks of the token's rate (shared by every process on the token store): 429 when
-        it has not got them, 503 when the store cannot say."""
-        tenants, rate, burst = self.state.tenants, self.config.rate_per_second, self.config.burst
+        it has not got them, 503 when the store cannot say (with a blocking verdict on a check route)."""
         try:
-            if isinstance(tenants, MemoryTenants):
-                granted = tenants.take(token, cost, rate, burst)
-            else:
-                granted = await asyncio.to_thread(tenants.take, token, cost, rate, burst)
+            granted = await self.state.tenants.atake(token, cost, self.config.rate_per_second, self.config.burst)
         except StoreError as exc:
             log.warning("rate store unavailable: %s", exc)
-            raise HTTPException(503, "the token store is unavailable", headers={"Retry-After": "1"}) from None
+            why = "the token store is unavailable, so nothing is checked"
+            raise (HTTPException(503, why, headers={"Retry-After": "1"}) if not check else _Unavailable(why)) from None
         if not granted:
             raise HTTPException(429, f"rate limit of this token reached ({what})", headers={"Retry-After": "1"})
 
     async def lookup(self, token: str) -> Identity | None:
-        """The token's tenant and scopes, from the token store in a worker thread; fails fast while the store
-        is down."""
-        if time.monotonic() < self.state.tokens_down_until:
+        """The token's tenant and scopes: kept for ``token_cache_seconds``, else read from the token store on
+        the event loop (its async client times out in a second); fails fast while the store is down."""
+        key, now = token_hash(token), time.monotonic()
+        kept = self.state.identities.get(key)
+        if kept is not None and now < kept[1]:
+            return kept[0]
+        if now < self.state.tokens_down_until:
             raise StoreError("the token store failed less than a second ago")
-        tenants = self.state.tenants
         try:
-            if isinstance(tenants, MemoryTenants):  # no I/O: no thread
-                return tenants.identity_of(token)
-            return await asyncio.to_thread(tenants.identity_of, token)
+            found = await self.state.tenants.aidentity_of(token)
         except StoreError:
             self.state.tokens_down_until = time.monotonic() + TOKEN_STORE_PAUSE
             raise
+        identities = self.state.identities
+        identities.pop(key, None)
+        if found is not None and self.config.token_cache_seconds > 0:
+            while len(identities) >= TOKEN_CACHE_SIZE:
+                del identities[next(iter(identities))]
+            identities[key] = found, time.monotonic() + self.config.token_cache_seconds
+        return found
 
     async def body(self, request: Request) -> bytes:
         """The body, refused (413) as soon as it is over the limit, before it is read whole."""
@@ -266,7 +283,7 @@ class _Service:
             log.exception("check failed for tenant %s", tenant)
             return 503, _refusal(item.action.tool, f"the service could not check it ({type(exc).__name__})")
         self.verdicts.labels(verdict.code.value).inc()
-        return 200, verdict.to_dict()
+        return 503 if verdict.code in STORE_FAULTS else 200, verdict.to_dict()
 
     async def stored(self, tenant: str, call: Callable[[Store], Any]) -> Any:
         """``call(store)`` on the tenant's store, off the event loop; a store failure is a 503."""
@@ -286,7 +303,7 @@ class _Service:
         except InputError as exc:
             return JSONResponse(exc.to_dict(), status_code=400)
         status, verdict = await self.judged(who, item)
-        return JSONResponse(verdict, status_code=status)
+        return JSONResponse(verdict, status_code=status, headers={"Retry-After": "1"} if status == 503 else None)
 
     async def check_batch(self, request: Request) -> JSONResponse:
         """Validate several pending actions (one model turn's parallel calls), each answered in order."""
@@ -411,7 +428,7 @@ class _Service:
         try:
             if self.probe is None:  # one store for the probe, kept: a new one a call would leak connections
                 self.probe = _tenant_store(self.config, "readyz")
-            health = await asyncio.to_thread(self.probe.health)
+            health = await self.probe.ahealth()
         except Exception as exc:
             health = {"ok": False, "error": type(exc).__name__}
         return JSONResponse(health, status_code=200 if health.get("ok") else 503)
@@ -440,6 +457,8 @@ class _Service:
     async def close(self) -> None:
         for store in [*(store for _, store in self.state.checkers.values()), *([self.probe] if self.probe else [])]:
             await asyncio.to_thread(store.close)
+            await store.aclose()
+        await self.state.tenants.aclose()
 
 
 def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None = None) -> FastAPI:

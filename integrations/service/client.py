@@ -11,7 +11,8 @@ caller runs the action only when ``verdict.approved``:
   byte at a time is refused once the deadline passes (the async client holds it exactly; the sync
   one checks it between reads, so it overshoots by one read at most);
 - an answer over ``max_bytes`` (1 MiB: a verdict is a few kilobytes), refused as it streams in;
-- a non-2xx status;
+- a non-2xx status (a 503 whose body is a blocking verdict on the tool keeps that verdict's code, such as
+  ``RECORDER_UNAVAILABLE`` when the service's store failed; a 503 never approves);
 - a body that is not exactly a verdict: read strictly (``"approved": "true"`` or ``1`` is not a
   boolean, a duplicate key is refused), and a verdict on another tool than the one asked about.
 """
@@ -217,6 +218,10 @@ def _failure(status: int, body: bytes | str) -> str:
 
 
 def _one(tool: str, status: int, body: bytes | str) -> Verdict:
+    if status == 503:  # the service's own refusal (its store failed) keeps its code; anything else is ours
+        kept = _blocking(tool, body)
+        if kept is not None:
+            return kept
     if status != 200:
         return _refused(tool, _failure(status, body))
     try:
@@ -224,6 +229,15 @@ def _one(tool: str, status: int, body: bytes | str) -> Verdict:
     except ValueError as exc:
         return _refused(tool, f"its answer is not strict JSON ({str(exc)[:120]})")
     return _strict(tool, data)
+
+
+def _blocking(tool: str, body: bytes | str) -> Verdict | None:
+    """A 503's body when it is a strict, blocking verdict on ``tool`` (never an approval off a 503), else None."""
+    try:
+        verdict = verdict_adapter().validate_json(json.dumps(_parsed(body)), strict=True)
+    except Exception:
+        return None
+    return verdict if not verdict.approved and verdict.tool == tool and tool != "unknown" else None
 
 
 def _many(tools: list[str], status: int, body: bytes | str) -> list[Verdict]:

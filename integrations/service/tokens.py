@@ -3,7 +3,8 @@
 A token is ``vt_`` and 43 URL-safe characters (256 random bits), printed once when it is made. The
 store keeps ``sha256(token) -> tenant|scopes``: in memory for one process, or in Redis (``{ns}:tokens``)
 so every service process behind a load balancer accepts the same tokens, and a revocation reaches all
-of them at once.
+of them at once. The service reads it on the event loop (``aidentity_of``, ``atake``: the redis asyncio
+client, with one-second timeouts), never in a worker thread that a hung Redis could hold.
 
 Scopes (:data:`SCOPES`) say what a token may do: ``check`` (``/v1/check``, ``/v1/check:batch``),
 ``answer`` (record the user's answer to an ``ask_user`` verdict), ``grant`` (create, list and revoke
@@ -14,12 +15,13 @@ agent checks with can never grant itself a standing authorization.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -114,6 +116,18 @@ class Tenants(Protocol):
         them. Shared by every service process on the same token store."""
         ...
 
+    async def aidentity_of(self, token: str) -> Identity | None:
+        """:meth:`identity_of` without blocking the event loop."""
+        ...
+
+    async def atake(self, token: str, cost: int, rate: float, burst: int) -> bool:
+        """:meth:`take` without blocking the event loop."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close what the async methods opened on this event loop."""
+        ...
+
 
 def _key(token_or_hash: str) -> str:
     return token_hash(token_or_hash) if token_or_hash.startswith(TOKEN_PREFIX) else token_or_hash
@@ -152,6 +166,15 @@ class MemoryTenants:
             self._buckets[key] = (tokens - cost if granted else tokens, now)
         return granted
 
+    async def aidentity_of(self, token: str) -> Identity | None:
+        return self.identity_of(token)  # a dict read: nothing to wait for
+
+    async def atake(self, token: str, cost: int, rate: float, burst: int) -> bool:
+        return self.take(token, cost, rate, burst)
+
+    async def aclose(self) -> None:
+        return None
+
 
 class RedisTenants:
     """Tokens shared by every service process on one Redis (a hash ``{namespace}:tokens``)."""
@@ -159,12 +182,21 @@ class RedisTenants:
     def __init__(self, url: str, *, namespace: str = "validator-service", timeout: float = 1.0) -> None:
         import redis
 
-        self._redis = redis.Redis.from_url(
-            url, socket_timeout=timeout, socket_connect_timeout=timeout, decode_responses=True
-        )
+        self._options: dict[str, Any] = {
+            "socket_timeout": timeout,
+            "socket_connect_timeout": timeout,
+            "decode_responses": True,
+            "retry_on_timeout": False,
+        }
+        try:
+            self._redis = redis.Redis.from_url(url, **self._options)
+        except ValueError as exc:
+            raise StoreError(f"token store: bad URL: {redact_in(str(exc), url)}") from None
         self._key = f"{namespace}:tokens"
         self._url = url
         self._take = self._redis.register_script(_TAKE)
+        self._async: dict[asyncio.AbstractEventLoop, tuple[Any, Any]] = {}
+        """redis.asyncio clients by event loop (a connection belongs to the loop that opened it)."""
 
     def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES) -> str:
         token = new_token()
@@ -183,13 +215,52 @@ class RedisTenants:
         key = f"{self._key}:bucket:{token_hash(token)}"
         return bool(self._call(lambda: self._take(keys=[key], args=[rate, burst, cost])))
 
+    async def aidentity_of(self, token: str) -> Identity | None:
+        client, _ = self._aclient()
+        found: Any = await self._acall(lambda: client.hget(self._key, token_hash(token)))
+        return _identity(str(found)) if found else None
+
+    async def atake(self, token: str, cost: int, rate: float, burst: int) -> bool:
+        (_, take), key = self._aclient(), f"{self._key}:bucket:{token_hash(token)}"
+        return bool(await self._acall(lambda: take(keys=[key], args=[rate, burst, cost])))
+
+    def _aclient(self) -> tuple[Any, Any]:
+        """This event loop's client and its bucket script (EVALSHA, loaded on first use)."""
+        import redis.asyncio
+
+        loop = asyncio.get_running_loop()
+        client = self._async.get(loop)
+        if client is None:
+            for old in [lp for lp in self._async if lp.is_closed()]:
+                del self._async[old]
+            fresh = redis.asyncio.Redis.from_url(self._url, **self._options)
+            client = self._async[loop] = (fresh, fresh.register_script(_TAKE))
+        return client
+
+    async def aclose(self) -> None:
+        """Close this event loop's async connections (the service does at shutdown)."""
+        client = self._async.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client[0].aclose()
+
     def _call(self, fn: Callable[[], T]) -> T:
         import redis
 
         try:
             return fn()
         except redis.RedisError as exc:
-            raise StoreError(f"token store: {type(exc).__name__}: {redact_in(str(exc), self._url)}") from exc
+            raise self._fail(exc) from exc
+
+    async def _acall(self, fn: Callable[[], Awaitable[T]]) -> T:
+        import redis
+
+        try:
+            return await fn()
+        except redis.RedisError as exc:
+            raise self._fail(exc) from exc
+
+    def _fail(self, exc: Exception) -> StoreError:
+        return StoreError(f"token store: {type(exc).__name__}: {redact_in(str(exc), self._url)}")
 
 
 _TAKE = """

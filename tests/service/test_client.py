@@ -73,6 +73,15 @@ def test_what_a_lenient_reader_would_take_for_an_approval_is_refused(answer: Any
         _refused(verdict, why)
 
 
+def test_a_503_keeps_a_blocking_verdicts_code_and_never_approves() -> None:
+    blocked = {**APPROVED, "approved": False, "decision": "block", "code": "RECORDER_UNAVAILABLE"}
+    for verdict in _both(lambda r: httpx.Response(503, json=blocked)):
+        assert not verdict.approved and verdict.code is Code.RECORDER_UNAVAILABLE
+    for answer in (APPROVED, {**blocked, "tool": "send_email"}, {"error": "down"}):
+        for verdict in _both(lambda r, answer=answer: httpx.Response(503, json=answer)):  # type: ignore[misc]
+            _refused(verdict, "503")
+
+
 def test_a_duplicate_key_is_refused_whatever_its_last_value() -> None:
     raw = json.dumps(APPROVED)[:-1] + ', "approved": false, "approved": true}'
     for verdict in _both(lambda r: httpx.Response(200, content=raw.encode())):

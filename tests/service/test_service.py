@@ -126,7 +126,9 @@ def test_a_store_that_is_down_gives_blocking_verdicts_and_readyz_503() -> None:
     down = start(ServiceConfig(store_url=f"redis://127.0.0.1:{free_port()}/0"), tenants=_memory_tenants())
     try:
         verdict = ServiceClient(down.url, down.token).check(EMAIL)
-        assert not verdict.approved and verdict.code is Code.RECORDER_UNAVAILABLE
+        assert not verdict.approved and verdict.code is Code.RECORDER_UNAVAILABLE  # the 503 keeps its code
+        status, answer = call(down.url, "/v1/check", down.token, EMAIL)
+        assert status == 503 and answer["approved"] is False and answer["code"] == "RECORDER_UNAVAILABLE"
         assert call(down.url, "/readyz", None)[0] == 503
     finally:
         down.stop()
@@ -277,10 +279,13 @@ def test_a_store_url_is_shown_without_its_password(url: str) -> None:
     assert "PASS" not in redact_in(f"failed ({url}): auth PASS refused", url)
 
 
+@pytest.mark.parametrize("cached", [False, True], ids=["token-looked-up", "token-cached"])
 @pytest.mark.parametrize("fault", ["stopped", "hung"])
-def test_a_token_store_outage_is_a_quick_503_with_a_blocking_verdict_never_a_500_or_a_stall(
-    tmp_path: Path, fault: str
+def test_a_store_outage_is_a_quick_503_with_a_blocking_verdict_never_a_500_or_a_stall(
+    tmp_path: Path, fault: str, cached: bool
 ) -> None:
+    """Whether the token is looked up or was cached a moment ago (then the rate bucket or the check's own store
+    calls fail), every check is a 503 with a blocking verdict."""
     import os
     import signal
     from concurrent.futures import ThreadPoolExecutor
@@ -289,7 +294,8 @@ def test_a_token_store_outage_is_a_quick_503_with_a_blocking_verdict_never_a_500
 
     server = RedisServer(tmp_path)
     server.start()
-    running = start(ServiceConfig(store_url=server.url), tenants=tenants_for(server.url))
+    config = ServiceConfig(store_url=server.url, token_cache_seconds=60 if cached else 0)
+    running = start(config, tenants=tenants_for(server.url))
     try:
         assert call(running.url, "/v1/check", running.token, EMAIL)[0] == 200
         assert server.process is not None
@@ -309,17 +315,44 @@ def test_a_token_store_outage_is_a_quick_503_with_a_blocking_verdict_never_a_500
             time.sleep(0.2)  # the checks are waiting on the store now
             health = call(running.url, "/healthz", None)
             finished.append("healthz")
+            ready = call(running.url, "/readyz", None)
             answers = [p.result() for p in pending]
         assert health == (200, {"ok": True})
+        assert ready[0] == 503 and ready[1]["ok"] is False
         if fault == "hung":  # the event loop never waits on the store: /healthz answers first
             assert finished[0] == "healthz", finished
+        refusals = {"SERVICE_UNAVAILABLE", "RECORDER_UNAVAILABLE", "REQUEST_LEDGER_UNAVAILABLE"}
         for status, verdict in answers:
-            assert status == 503 and verdict["approved"] is False and verdict["code"] == "SERVICE_UNAVAILABLE"
+            assert status == 503 and verdict["approved"] is False and verdict["code"] in refusals, verdict
+        client = ServiceClient(running.url, running.token, timeout=10).check(EMAIL)
+        assert not client.approved and client.code.value in refusals
         status, answer = call(running.url, "/v1/audit", running.token)
         assert status == 503 and "unavailable" in answer["error"]
     finally:
         if fault == "hung" and server.process is not None:
             os.kill(server.process.pid, signal.SIGCONT)
+        running.stop()
+        server.stop()
+
+
+def test_a_revoked_token_stops_working_once_its_cached_identity_runs_out(tmp_path: Path) -> None:
+    from tests.redis_server import RedisServer
+
+    server = RedisServer(tmp_path)
+    server.start()
+    tenants = tenants_for(server.url)
+    running = start(ServiceConfig(store_url=server.url, token_cache_seconds=0.5), tenants=tenants)
+    try:
+        agent = tenants.create("acme")
+        assert call(running.url, "/v1/check", agent, EMAIL)[0] == 200  # made a moment ago: works at once
+        assert tenants.revoke(agent)
+        deadline = time.monotonic() + 10
+        while call(running.url, "/v1/check", agent, EMAIL)[0] == 200:
+            assert time.monotonic() < deadline, "a revoked token was still accepted after 10 s"
+            time.sleep(0.1)
+        assert call(running.url, "/v1/check", agent, EMAIL)[0] == 401
+        assert call(running.url, "/v1/check", running.token, EMAIL)[0] == 200  # the others are untouched
+    finally:
         running.stop()
         server.stop()
 

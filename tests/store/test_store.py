@@ -257,6 +257,19 @@ def test_open_store_urls(redis_url: str) -> None:
         open_store(f"{redis_url}?retention_days=soon")
 
 
+def test_the_async_health_probe_says_what_the_sync_one_says(redis_url: str) -> None:
+    async def both(store: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        try:
+            return store.health(), await store.ahealth()
+        finally:
+            await store.aclose()
+
+    for url in (redis_url, "redis://:s3cret@127.0.0.1:1/0", "memory://"):
+        sync, aio = asyncio.run(both(open_store(url)))
+        assert sync["ok"] is aio["ok"] and sync.keys() == aio.keys(), (sync, aio)
+        assert "s3cret" not in json.dumps([sync, aio])
+
+
 def test_stateful_validator_audits_every_verdict_once(redis_store: Any, tmp_path: Path) -> None:
     v = stateful_validator(
         redis_store, policy=POLICY, spool=str(tmp_path / "spool.jsonl"), extra_recorders=(MemoryRecorder(),)

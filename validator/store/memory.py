@@ -168,6 +168,9 @@ class MemoryStore(MemoryLedger):
     def health(self) -> dict[str, Any]:
         return {"ok": True, "store": "memory", "audit_records": self.audit_length()}
 
+    async def ahealth(self) -> dict[str, Any]:
+        return self.health()
+
     def close(self) -> None:
         pass
 

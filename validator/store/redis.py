@@ -484,14 +484,24 @@ class RedisStore:
             info = self._redis.info("server")
             length = self.audit_length()
         except (redis.RedisError, StoreError) as exc:
-            return {"ok": False, "store": "redis", "url": redacted(self.url), "error": redact_in(str(exc), self.url)}
-        return {
-            "ok": True,
-            "store": "redis",
-            "url": redacted(self.url),
-            "redis_version": info.get("redis_version"),
-            "audit_records": length,
-        }
+            return self._health(exc)
+        return self._health(info, length)
+
+    async def ahealth(self) -> dict[str, Any]:
+        client = self._aclient()
+        try:
+            await client.ping()
+            info = await client.info("server")
+            length = int(await client.xlen(self._key("audit")))
+        except redis.RedisError as exc:
+            return self._health(exc)
+        return self._health(info, length)
+
+    def _health(self, info: Mapping[str, Any] | Exception, length: int = 0) -> dict[str, Any]:
+        shown = {"store": "redis", "url": redacted(self.url)}
+        if isinstance(info, Exception):
+            return {"ok": False, **shown, "error": redact_in(str(info), self.url)}
+        return {"ok": True, **shown, "redis_version": info.get("redis_version"), "audit_records": length}
 
     def close(self) -> None:
         self._redis.close()
