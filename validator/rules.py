@@ -24,6 +24,7 @@ RULES: dict[str, str] = {
     "provenance": "a value looked up in the record the user named is delegated, not unknown",
     "egress": "an exempt call whose link carries the user's words to a host they never named goes to the user",
     "dangerous-values-to-user": "a dangerous action with a value the user never gave goes to the user",
+    "dangerous-arguments": "every argument of a dangerous action is compared, not only its targets (a role, a body)",
     "one-request": "one request authorizes one dangerous action",
 }
 """Each rule's name and what it does."""

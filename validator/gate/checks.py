@@ -228,6 +228,23 @@ def _identifiers(action: PendingAction) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _chosen(action: PendingAction, covered: tuple[str, ...], money: bool) -> tuple[str, ...]:
+    """For a dangerous action, every other top-level argument: a role, a flag, a body, a memo. Each is the
+    agent's choice unless the user's request or a cited authorization holds it as a value ("share it with
+    Ann" is no grant of ``role="owner"``; "delete the thread t-88" none of ``purge_everywhere=true``; "email
+    Bob the summary" none of a body holding the customer list), so the user is asked. A money tool's
+    ``currency`` is compared with its amount, not alone. Not asked under a cited standing authorization that
+    covers the call: its constraints bind what the user chose to bind, and the user granted the rest."""
+    return tuple(
+        name
+        for name in action.args
+        if name != "justification"
+        and not _is_under(name, covered)
+        and not any(_is_under(c, (name,)) for c in covered)
+        and not (money and name == "currency")
+    )
+
+
 def _is_under(path: str, targets: tuple[str, ...]) -> bool:
     return any(path == t or path.startswith((t + ".", t + "[")) for t in targets)
 
@@ -384,6 +401,8 @@ def _grounded(
     currency = action.args.get("currency") if isinstance(action.args.get("currency"), str) else None
     amounts = tuple(p for p in tool_policy.amount_paths(action.tool) if p not in tool_policy.targets)
     declared = tool_policy.targets or (_identifiers(action) if tool_policy.risk == "dangerous" else ())
+    if tool_policy.risk == "dangerous" and not valid and rules.on("dangerous-arguments"):
+        declared += _chosen(action, (*declared, *amounts), bool(amounts))
     targets = tuple(
         ground_value(transcript, requests, path, value, scope_path=target, authorizations=valid, user_id=user_id)
         for path, target, value in _target_values(action, tuple(t for t in declared if t not in amounts))
