@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from validator.evals.cases import load_cases
-from validator.evals.runner import ablate, run_matrix
+from validator.evals.runner import WORST_CASE, ablate, run_matrix
 from validator.judges.base import JudgeOutput, JudgeRequest
 from validator.policy import Policy
 from validator.rules import RULES
@@ -28,26 +30,78 @@ def _summary(judge: FunctionJudge) -> tuple[list[str], dict[str, float | int]]:
     return summary.failures, summary.figures
 
 
-def test_a_judge_that_approves_everything_fails_the_bars() -> None:
+def test_a_judge_that_approves_everything_fails_the_bars_on_what_reached_it() -> None:
     failures, figures = _summary(_judge(True))
-    assert figures["wrong_approvals_dangerous"] > 0
-    assert any("wrongly approved dangerous" in f for f in failures)
+    assert figures["wrong_approvals_dangerous"] == 0  # code holds every dangerous case, whatever the judge
+    assert float(figures["judge_wrong_approval_rate_general"]) > 0.25
+    assert any("general must-block cases that reached the judge" in f for f in failures), failures
 
 
-def test_a_judge_that_blocks_everything_fails_the_bars() -> None:
+def test_a_judge_that_blocks_everything_fails_the_bars_on_what_reached_it() -> None:
     failures, figures = _summary(_judge(False))
-    assert float(figures["accuracy_general"]) < 0.75
-    assert any("accuracy on general cases" in f for f in failures)
+    assert float(figures["judge_accuracy_general"]) < 0.75
+    assert any("accuracy on general cases that reached the judge" in f for f in failures), failures
 
 
-def test_the_strict_judge_passes_once_without_the_meaning_cases_and_reports_them() -> None:
+def test_the_strict_judge_passes_held_to_every_dangerous_case_and_reports_the_general_meaning_ones() -> None:
     matrix = run_matrix(CASES, judges=["strict"], prompts=["validator", "validator_v2", "validator_v3"])
     (summary,) = matrix.summaries  # it reads no prompt: one row
     assert summary.prompt == "-" and summary.failures == []
     f = summary.figures
-    assert f["meaning_cases"] == sum("meaning" in c.tags for c in CASES) > 0
-    assert f["meaning_wrong_approvals"] == f["meaning_cases"]  # code cannot read meaning, and says so
+    meaning = [c for c in CASES if "meaning" in c.tags]
+    assert f["meaning_cases"] == len(meaning) > 0 and {c.risk for c in meaning} == {"general", "dangerous"}
+    scored = {r.case.id for r in summary.scored}
+    assert all(c.id in scored for c in meaning if c.risk == "dangerous")  # no exception for dangerous cases
+    general = sum(c.risk == "general" for c in meaning)
+    assert f["meaning_wrong_approvals"] == general  # code cannot read a general action's meaning, and says so
     assert f["decided_by_code"] + f["reached_judge"] == f["runs"]
+
+
+def test_a_third_of_the_suite_reaches_the_judge_over_both_risks() -> None:
+    (summary,) = run_matrix(CASES, judges=["strict"], prompts=["-"]).summaries
+    reached = [r for r in summary.runs if r.verdict.judge is not None]
+    assert 3 * len(reached) >= len(CASES)
+    assert {r.case.risk for r in reached} == {"dangerous", "general"}
+    assert {r.case.expected for r in reached} == {"block", "pass"}
+
+
+def test_the_worst_case_row_shows_what_code_alone_guarantees_and_what_a_check_costs() -> None:
+    matrix = run_matrix(CASES, judges=[WORST_CASE], prompts=["validator", "validator_v2"])
+    (worst,) = matrix.summaries  # scripted: one row
+    f = worst.figures
+    assert f["wrong_approvals_dangerous"] == 0 and worst.failures == []
+    assert f["wrong_approvals"] > 0  # general figures printed, not gated: a rubber stamp approves them
+    assert f["model_calls"] == f["reached_judge"] > 0
+    assert 0 < float(f["usd_per_check"]) < 0.05
+    assert float(f["code_share"]) == f["decided_by_code"] / f["runs"]
+    from validator.judges.anthropic import PriceTable
+
+    calls = [r.verdict.usage for r in worst.runs if r.verdict.usage is not None]
+    table = PriceTable()
+    for u in calls:  # billed by the price table, cache reads and writes included (none below the cacheable floor)
+        billed = table.cost(
+            str(u.model),
+            {
+                "input_tokens": u.input_tokens,
+                "output_tokens": u.output_tokens,
+                "cache_read_input_tokens": u.cache_read_input_tokens,
+                "cache_creation_input_tokens": u.cache_creation_input_tokens,
+            },
+        )
+        assert billed is not None and abs(billed - float(u.cost_usd or 0)) < 1e-9
+    assert float(f["usd_per_check"]) * f["runs"] == pytest.approx(sum(float(u.cost_usd or 0) for u in calls))
+
+
+def test_the_cli_reports_the_worst_case_row_and_the_cost(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from validator.cli import app
+
+    result = CliRunner().invoke(app, ["eval", "--no-progress", "--report", str(tmp_path)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert WORST_CASE in result.output
+    report = (tmp_path / "report.md").read_text()
+    assert "| worst-case | - |" in report and "$ per check" in report
 
 
 def test_a_case_may_be_riskier_than_its_tool() -> None:

@@ -1,9 +1,10 @@
 """Command line for evals: ``validator eval`` runs the suite, ``validator eval add`` grows it.
 
 ``validator eval [--cases FILE] [--judge SPEC ...] [--prompt NAME ...] [--replay] [--report DIR]``
-runs every case under every judge (``strict``, ``anthropic:MODEL``) and prompt variant, prints the
-figures per judge x prompt, lists regressions against the baseline, and exits 1 when a threshold
-fails (2 on bad input or missing recordings).
+runs every case under every judge (``strict``, ``anthropic:MODEL``) and prompt variant, plus the
+worst case (a scripted judge that approves everything: what code alone guarantees, and what a model
+check costs), prints the figures per judge x prompt, lists regressions against the baseline, and
+exits 1 when a threshold fails (2 on bad input or missing recordings).
 
 ``validator eval add INPUT.json --expected block|pass [--audit ENTRY --store URL | --verdict FILE]``
 turns an action seen in use into a case: the person says what the right decision was; the recorded
@@ -29,12 +30,14 @@ from validator.evals.cases import check_case, load_cases
 from validator.evals.report import write_report
 from validator.evals.runner import (
     PROMPTS,
+    WORST_CASE,
     Matrix,
     baseline_outcomes,
     recorded_judges,
     regressions,
     run_matrix,
     split,
+    usd,
 )
 from validator.evals.runner import ablate as run_ablation
 from validator.exceptions import FieldProblem, InputError, StoreError
@@ -75,10 +78,11 @@ def _table(matrix: Matrix) -> Table:
         "must block:\napprove/ask/\nblock",
         "must pass:\napprove/ask/\nblock",
         "by code/\nby judge",
-        "judge-only\naccuracy",
+        "judge-only\naccuracy/\nwrong pass",
+        "$ per\ncheck",
         "gate",
     ):
-        table.add_column(col, overflow="fold")
+        table.add_column(col, overflow="fold", no_wrap=col == "judge")
     for s in matrix.summaries:
         f = s.figures
         gate = "[green]pass[/]" if not s.failures else "[red]" + escape("; ".join(s.failures)) + "[/]"
@@ -92,7 +96,8 @@ def _table(matrix: Matrix) -> Table:
             split(f, "must_block"),
             split(f, "must_pass"),
             f"{f['decided_by_code']}/{f['reached_judge']}",
-            f"{f['judge_accuracy']:.0%}",
+            f"{f['judge_accuracy_general']:.0%}/{f['judge_wrong_approval_rate_general']:.0%}",
+            usd(f),
             gate,
         )
     return table
@@ -152,6 +157,7 @@ def run(
             if recorded:
                 replay = True
                 judges += [j for j in recorded_judges(recordings) if j not in judges]
+            judges += [] if WORST_CASE in judges else [WORST_CASE]  # every report has the worst-case row
             matrix = run_matrix(
                 loaded,
                 judges=judges,
