@@ -1,4 +1,4 @@
-.PHONY: demo test bench schemas
+.PHONY: demo test test-fast bench schemas
 
 # Installs the package and runs standalone checks of the examples on the embedded default.
 demo:
@@ -7,6 +7,10 @@ demo:
 # Installs the dev tools and runs ruff, mypy --strict and the tests.
 test:
 	scripts/test.sh
+
+# The same without the tests that run benchmark scripts (marked bench): a quicker loop while working.
+test-fast:
+	scripts/test.sh -m "not network and not bench"
 
 # Runs the benchmarks (after `make test` has created .venv; store_throughput needs redis-server).
 bench:

@@ -90,7 +90,25 @@ def _start(store: str | None) -> tuple[subprocess.Popen[str], str, str]:
     if not token:
         proc.terminate()
         raise SystemExit("no token: run with the memory store, or pass --token for a Redis-backed service")
-    return proc, f"http://127.0.0.1:{port}", token
+    url = f"http://127.0.0.1:{port}"
+    _wait_ready(url, deadline, proc)
+    return proc, url, token
+
+
+def _wait_ready(url: str, deadline: float, proc: subprocess.Popen[str]) -> None:
+    """Poll ``/healthz`` until the socket answers: uvicorn logs "startup complete" before it binds, so a
+    check sent on that line alone can be refused before the service ever sees it (and is not audited)."""
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the service exited with {proc.returncode} before it answered")
+        try:
+            with urllib.request.urlopen(url + "/healthz", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.05)
+    proc.terminate()
+    raise SystemExit(f"the service at {url} did not answer /healthz in time")
 
 
 def main(argv: list[str] | None = None) -> int:
