@@ -14,11 +14,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from validator._types import Risk
+from validator.exceptions import UsageError
 from validator.findings import Findings
 from validator.gate.requests import why_not_requested
 from validator.judges.base import JudgeOutput, JudgeRequest
 from validator.policy import PolicySettings, ToolPolicy
 from validator.refusals import next_step as next_step_for
+from validator.refusals import overruled as overruled_text
 from validator.verdict import Code, Decision, Usage, Verdict
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "judge_unavailable",
     "ledger_unavailable",
     "not_recorded",
+    "overruled",
     "request_used",
     "total_usage",
     "unproved",
@@ -241,6 +244,24 @@ def not_recorded(verdict: Verdict, detail: str) -> Verdict:
         "an unrecorded action does not run.",
         suggested_next_step="Try again once the audit store is reachable.",
         recorded=False,
+    )
+
+
+def overruled(verdict: Verdict, approved: bool, reason: str | None = None) -> Verdict:
+    """The record of the user's own judgement of an ``approve`` or ``block`` verdict (a block they overrode, an
+    approval they say was wrong): ``APPROVED_BY_USER`` or ``REJECTED_BY_USER``, for the audit and the eval's
+    proposals only. An ``ask_user`` verdict is answered (:meth:`Verdict.answered_by_user`), not overruled."""
+    if verdict.decision is Decision.ASK_USER:
+        raise UsageError("an ask_user verdict is answered (Validator.answer), not overruled")
+    if verdict.code in (Code.APPROVED_BY_USER, Code.REJECTED_BY_USER):
+        raise UsageError(f"a {verdict.code.value} verdict is already the user's")
+    return replace(
+        verdict,
+        approved=approved,
+        decision=Decision.APPROVE if approved else Decision.BLOCK,
+        code=Code.APPROVED_BY_USER if approved else Code.REJECTED_BY_USER,
+        reasoning=overruled_text(approved, verdict.decision.value, reason, verdict.reasoning),
+        suggested_next_step=None,
     )
 
 

@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeAlias
 
 from validator import decision, rules
-from validator.exceptions import InputError, UsageError, is_control_flow
+from validator.exceptions import InputError, StoreError, UsageError, is_control_flow
 from validator.findings import Findings
 from validator.gate.authorizations import Resolved, grant_from_answer
 from validator.gate.checks import run_gate
@@ -307,6 +307,33 @@ class Validator:
             if refused:
                 return decided
         return await asyncio.to_thread(self._answered, transcript, pending, user_id, decided, remember, reason)
+
+    def feedback(
+        self,
+        verdict: Verdict,
+        approved: bool,
+        reason: str | None = None,
+        *,
+        messages: MessagesInput,
+        action: ActionInput,
+        user_id: str | None = None,
+    ) -> None:
+        """Record the user's own judgement of an ``approve`` or ``block`` verdict on ``action``: a block they
+        overrode (``approved=True``), an approval they say was wrong (``approved=False``). It runs nothing and
+        grants nothing; it is an audit record (``APPROVED_BY_USER`` / ``REJECTED_BY_USER`` under the same
+        hashes as the verdict), which ``validator eval propose`` turns into a candidate case. An ``ask_user``
+        verdict is answered with :meth:`answer` instead.
+
+        Raises:
+            UsageError: ``verdict`` asked the user, or is already the user's.
+            StoreError: the record was not kept (nothing else depends on it).
+        """
+        transcript, pending = read_messages(messages), read_action(action)
+        event = self._event(transcript, pending, user_id, decision.overruled(verdict, approved, reason))
+        try:
+            self.recorder.record(event)
+        except Exception as exc:
+            raise StoreError(f"the user's feedback was not recorded: {describe(exc)}") from exc
 
     def _answered(
         self,

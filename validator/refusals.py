@@ -21,6 +21,7 @@ __all__ = [
     "edit_unreadable",
     "egress_reason",
     "next_step",
+    "overruled",
     "request_reason",
     "sticky_approval",
 ]
@@ -132,4 +133,14 @@ def call_id_reused(call_id: str) -> str:
     return (
         f"The tool call id {call_id[:80]!r} was already answered earlier in this conversation (the call ran): "
         "a call is never validated as a retry of one that already ran."
+    )
+
+
+def overruled(approved: bool, decision: str, reason: str | None, reasoning: str) -> str:
+    """What the audit says of the user's own judgement of a verdict that was not theirs to answer."""
+    said = f" The user said: {reason}" if reason else ""
+    verb = "approved" if approved else "rejected"
+    return (
+        f"The user {verb} this action after the validator's {decision}, overruling it.{said} "
+        f"(Feedback only: nothing ran or was granted by it. The validator had said: {reasoning})"
     )

@@ -24,6 +24,7 @@ import httpx
 from validator.integrations.service.client import AsyncServiceClient, ServiceClient
 
 from validator.engine import ActionInput, MessagesInput, Validator
+from validator.exceptions import UsageError
 from validator.inputs.checkinput import read_action, read_messages
 from validator.policy import Policy
 from validator.verdict import Verdict
@@ -101,6 +102,20 @@ class RemoteValidator(Validator):
     ) -> Verdict:
         body = check_input(messages, action, user_id, agent_request)
         return await self.async_client.answer(body, decision(approved, reason, remember, edit, body["action"]["tool"]))
+
+    def feedback(
+        self,
+        verdict: Verdict,
+        approved: bool,
+        reason: str | None = None,
+        *,
+        messages: MessagesInput,
+        action: ActionInput,
+        user_id: str | None = None,
+    ) -> None:
+        """Not over the wire yet: a record kept here would miss the service's audit, which ``eval propose``
+        reads, so it is refused rather than kept where nobody looks."""
+        raise UsageError("RemoteValidator cannot record feedback yet: the service has no feedback route")
 
 
 def check_input(

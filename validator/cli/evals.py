@@ -6,6 +6,10 @@ worst case (a scripted judge that approves everything: what code alone guarantee
 check costs), prints the figures per judge x prompt, lists regressions against the baseline, and
 exits 1 when a threshold fails (2 on bad input or missing recordings).
 
+``validator eval propose [--audit EXPORT | --store URL] --inputs CHECKS.jsonl`` pairs the user's answers in
+the audit with the validator's verdicts and writes the disagreements as candidate cases, labelled
+with the user's answer, each with the ``eval add`` command that accepts it.
+
 ``validator eval add INPUT.json --expected block|pass [--audit ENTRY --store URL | --verdict FILE]``
 turns an action seen in use into a case: the person says what the right decision was; the recorded
 verdict (from the audit log, whose hashes must match the input, or a verdict JSON) adds its code
@@ -25,8 +29,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from validator.cli._common import StoreOption, bad_input, open_store_or_exit
-from validator.evals._files import parse_json, read_text
+from validator.evals._files import json_lines, parse_json, read_text
 from validator.evals.cases import check_case, load_cases
+from validator.evals.propose import propose
 from validator.evals.report import write_report
 from validator.evals.runner import (
     PROMPTS,
@@ -332,6 +337,108 @@ def _recorded_verdict(
         )
     verdict = entry.get("verdict")
     return dict(verdict) if isinstance(verdict, dict) else {}
+
+
+@eval_app.command("propose")
+def propose_cases(
+    inputs: Annotated[
+        list[Path] | None,
+        typer.Option("--inputs", help="Check inputs the host kept (JSON lines, or a JSON list); repeat for more."),
+    ] = None,
+    audit: Annotated[
+        Path | None, typer.Option(help="An audit export (validator audit export -o FILE); else --store is read.")
+    ] = None,
+    out_dir: Annotated[Path, typer.Option("--out", help="Where the candidates' check inputs are written.")] = Path(
+        "evals/candidates"
+    ),
+    store: StoreOption = None,
+) -> None:
+    """Turn the user's answers in the audit into candidate cases, labelled with the user's answer.
+
+    Each disagreement (an escalation the user approved, a block the user overrode, an approval the user
+    rejected) with a matching check input is written to OUT as ENTRY.json, and the `eval add` command that
+    accepts it is printed: a person reviews each before it joins the suite."""
+    console = _console()
+    try:
+        entries = _audit_entries(audit) if audit is not None else _store_entries(store)
+        kept: list[tuple[str, Any]] = []
+        for path in inputs or []:
+            kept += _case_items(path)
+        found = propose(entries, kept)
+    except InputError as exc:
+        raise bad_input(exc) from None
+    table = Table(title="candidate cases from the user's answers")
+    for col in ("answer entry", "kind", "tool", "validator said", "label", "input"):
+        table.add_column(col, overflow="fold")
+    commands: list[str] = []
+    try:
+        for c in found.candidates:
+            written = "-"
+            if c.check is not None:
+                out_dir.mkdir(parents=True, exist_ok=True)
+                target = out_dir / f"{c.verdict_entry}.check.json"
+                target.write_text(json.dumps(c.check, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+                written = str(target)
+                if audit is None:  # eval add reads the verdict from the same store, and checks both hashes
+                    source = f"--audit {c.verdict_entry}" + (f" --store {store}" if store else "")
+                else:  # from an export: the verdict goes beside the input
+                    kept_verdict = out_dir / f"{c.verdict_entry}.verdict.json"
+                    kept_verdict.write_text(json.dumps(dict(c.verdict), ensure_ascii=False) + "\n", encoding="utf-8")
+                    source = f"--verdict {kept_verdict}"
+                commands.append(
+                    f"validator eval add {target} --expected {c.expected} --tag user-answer --tag {c.kind} {source}"
+                )
+            table.add_row(c.answer_entry, c.kind, c.tool, c.validator_code, c.expected, written)
+    except OSError as exc:
+        raise bad_input(InputError([FieldProblem("--out", f"cannot write: {exc}")], source="eval propose")) from None
+    console.print(table)
+    missing = [c for c in found.candidates if c.check is None]
+    for c in missing:
+        console.print(
+            f"no check input for answer {c.answer_entry} ({c.tool}, args {c.args_hash[:12]}, "
+            f"transcript {c.transcript_hash[:12]}): pass the host's log of it with --inputs"
+        )
+    agreed = ", ".join(f"{k}: {n}" for k, n in sorted(found.agreements.items())) or "none"
+    console.print(
+        f"{len(found.candidates)} candidates ({len(commands)} with their input); answers that agreed: {agreed}; "
+        f"answers with no verdict before them: {found.unpaired}"
+    )
+    for command in commands:
+        console.print(escape(command))
+
+
+def _audit_entries(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """An audit export's records as ``(entry_id, record)``, oldest first."""
+    out = []
+    for where, item in _case_items(path):
+        if not isinstance(item, dict) or not isinstance(item.get("entry_id"), str):
+            problem = FieldProblem("entry_id", "an audit record has its entry_id (audit export)")
+            raise InputError([problem], source=where)
+        out.append((item["entry_id"], item))
+    return out
+
+
+def _store_entries(store: str | None) -> list[tuple[str, dict[str, Any]]]:
+    opened = open_store_or_exit(store)
+    out: list[tuple[str, dict[str, Any]]] = []
+    after = None
+    try:
+        while True:
+            batch = opened.audit_after(after, 1000)
+            out += batch
+            if len(batch) < 1000:
+                return out
+            after = batch[-1][0]
+    except StoreError as exc:
+        raise InputError([FieldProblem("--store", str(exc))], source="eval propose") from None
+
+
+def _case_items(path: Path) -> list[tuple[str, Any]]:
+    text = read_text(path, "file")
+    if path.suffix == ".json":
+        data = parse_json(text, str(path))
+        return [(f"{path}[{i}]", item) for i, item in enumerate(data if isinstance(data, list) else [data])]
+    return json_lines(text, path)
 
 
 def register(app: typer.Typer) -> None:
