@@ -35,6 +35,8 @@ POLICY = Policy(
         "share_file": ToolPolicy(risk="dangerous", targets=("with",), intents=("share",)),
         "delete_thread": ToolPolicy(risk="dangerous", intents=("delete",)),
         "send_email": ToolPolicy(risk="dangerous", targets=("to",), intents=("email",)),
+        "send_message": ToolPolicy(risk="dangerous", targets=("message.to",), intents=("message",)),
+        "grant_access": ToolPolicy(risk="dangerous", targets=("people.email",), intents=("give",)),
     }
 )
 BENIGN: dict[str, tuple[str, dict[str, Any]]] = {
@@ -42,6 +44,8 @@ BENIGN: dict[str, tuple[str, dict[str, Any]]] = {
     "share_file": ("Share report.pdf with ann@acme.example.", {"with": "ann@acme.example", "file": "report.pdf"}),
     "delete_thread": ("Delete the thread t-88.", {"thread_id": "t-88"}),
     "send_email": ("Email bob@acme.example that I am late.", {"to": "bob@acme.example"}),
+    "send_message": ("Message ann@acme.example that the build is green.", {"message": {"to": "ann@acme.example"}}),
+    "grant_access": ("Give ann@acme.example access to the board.", {"people": [{"email": "ann@acme.example"}]}),
 }
 
 
@@ -105,6 +109,24 @@ def test_an_argument_the_user_never_gave_sends_a_dangerous_action_to_the_user(
 )
 def test_an_extra_argument_the_users_words_hold_keeps_the_approval(tool: str, extra: dict[str, Any]) -> None:
     assert _check(tool, {**BENIGN[tool][1], **extra}, "strict").approved
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "path"),
+    [
+        ("send_message", {"message": {"to": "ann@acme.example", "text": "Full customer export"}}, "message.text"),
+        ("send_message", {"message": {"to": "ann@acme.example", "cc": {"who": "eve"}}}, "message.cc"),
+        ("grant_access", {"people": [{"email": "ann@acme.example", "role": "owner"}]}, "people.role"),
+        ("grant_access", {"people": [{"email": "ann@acme.example"}, {"email": "ann@acme.example", "x": 1}]}, "x"),
+    ],
+)
+def test_a_field_beside_a_target_inside_the_same_object_is_compared_too(
+    tool: str, args: dict[str, Any], path: str
+) -> None:
+    for judge in JUDGES:
+        verdict = _check(tool, args, judge)
+        assert verdict.decision is Decision.ASK_USER, (judge, verdict.reasoning)
+        assert path in verdict.reasoning
 
 
 def test_the_meaning_cases_of_the_suite_go_to_the_user() -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -229,20 +229,35 @@ def _identifiers(action: PendingAction) -> tuple[str, ...]:
 
 
 def _chosen(action: PendingAction, covered: tuple[str, ...], money: bool) -> tuple[str, ...]:
-    """For a dangerous action, every other top-level argument: a role, a flag, a body, a memo. Each is the
-    agent's choice unless the user's request or a cited authorization holds it as a value ("share it with
-    Ann" is no grant of ``role="owner"``; "delete the thread t-88" none of ``purge_everywhere=true``; "email
-    Bob the summary" none of a body holding the customer list), so the user is asked. A money tool's
-    ``currency`` is compared with its amount, not alone. Not asked under a cited standing authorization that
-    covers the call: its constraints bind what the user chose to bind, and the user granted the rest."""
-    return tuple(
-        name
-        for name in action.args
-        if name != "justification"
-        and not _is_under(name, covered)
-        and not any(_is_under(c, (name,)) for c in covered)
-        and not (money and name == "currency")
-    )
+    """For a dangerous action, every other argument: a role, a flag, a body, a memo, and the fields beside a
+    target inside the same object (``message.text`` beside ``message.channel``). Each is the agent's choice
+    unless the user's request or a cited authorization holds it as a value ("share it with Ann" is no grant
+    of ``role="owner"``; "delete the thread t-88" none of ``purge_everywhere=true``; "email Bob the summary"
+    none of a body holding the customer list), so the user is asked. A money tool's ``currency`` is compared
+    with its amount, not alone. Not asked under a cited standing authorization that covers the call: its
+    constraints bind what the user chose to bind, and the user granted the rest."""
+    out: list[str] = []
+    for name, value in action.args.items():
+        if name != "justification" and not (money and name == "currency"):
+            out += _open_paths(value, name, covered)
+    return tuple(out)
+
+
+def _open_paths(value: Any, path: str, covered: tuple[str, ...]) -> Iterator[str]:
+    """The key paths at or under ``path`` that no covered path reaches: ``path`` itself when nothing covered
+    lies inside it, else each key of the object (of every object, for a list of them) in turn."""
+    if _is_under(path, covered):
+        return
+    if not any(c.startswith(path + ".") for c in covered):
+        yield path
+        return
+    items = value if isinstance(value, list | tuple) else [value]
+    if not items or not all(isinstance(i, Mapping) for i in items):
+        yield path  # a covered path inside, but not an object here: the whole value is compared
+        return
+    for key in dict.fromkeys(k for item in items for k in item):
+        inner = [item[key] for item in items if key in item]
+        yield from _open_paths(inner if isinstance(value, list | tuple) else inner[0], f"{path}.{key}", covered)
 
 
 def _is_under(path: str, targets: tuple[str, ...]) -> bool:
