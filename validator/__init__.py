@@ -40,7 +40,6 @@ from validator.exceptions import (
     register_control_flow,
 )
 from validator.findings import AuthorizationFinding, Findings, IntentFinding, Location, QuoteFinding, ValueFinding
-from validator.gate.authorizations import StandingAuthorization
 from validator.inputs import (
     AuthorizationEvidence,
     CheckInput,
@@ -64,6 +63,7 @@ from validator.prompts import load_prompt
 from validator.record import AuditEvent, MemoryRecorder, Recorder
 from validator.stateful import stateful_validator
 from validator.store import AuthorizationStore, MemoryAuthorizationStore
+from validator.store.records import StandingAuthorization
 from validator.verdict import Code, Decision, Usage, Verdict
 
 __all__ = [

@@ -59,13 +59,14 @@ from validator import (
 from validator._json import dumps
 from validator.decision import service_unavailable
 from validator.exceptions import FieldProblem, SetupError, StoreError, ValidatorError
-from validator.gate.authorizations import is_bound, new_authorization_id
+from validator.gate.authorizations import is_bound
 from validator.inputs import strictjson
 from validator.inputs.checkinput import DEFAULT_LIMITS
 from validator.judges.base import Judge
 from validator.schemas import schema
 from validator.store import open_store
 from validator.store.base import Store, redacted
+from validator.store.records import new_authorization_id
 
 __all__ = ["ServiceConfig", "create_app"]
 

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from validator import Code, Decision, Message, Policy, ToolPolicy, Transcript, Validator, ValidatorConfig
-from validator.gate.authorizations import StandingAuthorization, grant_from_answer
+from validator.gate.authorizations import grant_from_answer, scope_problems
 from validator.inputs.action import PendingAction
 from validator.store.memory import MemoryAuthorizationStore
+from validator.store.records import StandingAuthorization
 
 POLICY = Policy({"send_money": ToolPolicy(risk="dangerous", targets=("recipient",), amounts=("amount",))})
 IBAN = "DE89370400440532013000"
@@ -82,5 +83,5 @@ def test_remember_this_pins_every_argument_the_user_saw(arg: str, value: Any) ->
     grant = grant_from_answer(seen, POLICY.for_tool("send_money"), "u-1", {}, None, NOW)
     assert grant.where["currency"] and grant.where["memo"]
     changed = {**seen.args, arg: value}
-    assert grant.scope_problems("send_money", changed, tool_risk="dangerous", targets=("recipient",))
-    assert not grant.scope_problems("send_money", dict(seen.args), tool_risk="dangerous", targets=("recipient",))
+    assert scope_problems(grant, "send_money", changed, tool_risk="dangerous", targets=("recipient",))
+    assert not scope_problems(grant, "send_money", dict(seen.args), tool_risk="dangerous", targets=("recipient",))

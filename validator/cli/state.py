@@ -21,9 +21,10 @@ from validator._json import dumps
 from validator.cli._common import EXIT_BAD_INPUT, StoreOption, err, open_store_or_exit
 from validator.cli._safe import clip, safe
 from validator.exceptions import StoreError
-from validator.gate.authorizations import StandingAuthorization, is_bound, new_authorization_id
+from validator.gate.authorizations import is_bound
 from validator.store import MemoryStore
 from validator.store.base import Store
+from validator.store.records import StandingAuthorization, new_authorization_id
 
 __all__ = ["parse_expiry", "register"]
 _SPAN = re.compile(r"^(\d+)\s*([mhdw])$")

@@ -27,10 +27,10 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 from validator._errors import problems_from_pydantic
 from validator.evals._files import json_lines, parse_json, read_text
 from validator.exceptions import FieldProblem, InputError
-from validator.gate.authorizations import StandingAuthorization
 from validator.inputs.checkinput import CheckInput
 from validator.policy import Policy
 from validator.store.memory import MemoryAuthorizationStore
+from validator.store.records import StandingAuthorization
 
 __all__ = ["CaseDoc", "EvalCase", "check_case", "load_cases"]
 

@@ -28,28 +28,25 @@ from __future__ import annotations
 import fnmatch
 import math
 import re
-import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
-from validator._types import Risk
 from validator.exceptions import StoreError
 from validator.gate.entities import Entity, extract_entities, parse_entity
 from validator.gate.paths import leaves, lookup, string_leaves
+from validator.store.records import StandingAuthorization, new_authorization_id
 
 __all__ = [
-    "AuthorizationState",
     "Resolved",
-    "StandingAuthorization",
+    "allows",
     "check_constraint",
+    "grant_from_answer",
     "is_bound",
-    "new_authorization_id",
     "remember_scope",
+    "scope_problems",
 ]
 
-AuthorizationState = Literal["active", "expired", "revoked"]
 _LIST_SEPARATORS = re.compile(r"[,;\s]+")
 _BOUND = re.compile(r"^\s*(<=|>=|==|<|>)\s*(-?\d+(?:\.\d+)?)\s*([A-Za-z]{3})?\s*$")
 _PLAIN_NUMBER = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
@@ -111,101 +108,58 @@ def check_constraint(pattern: str, value: Any, *, currency: str | None = None) -
     return all(fnmatch.fnmatchcase(p.casefold(), pattern.casefold()) for p in pieces)
 
 
-@dataclass(frozen=True, kw_only=True)
-class StandingAuthorization:
-    """A scoped, revocable permission the user gave in their own words."""
-
-    id: str
-    user_id: str
-    tool: str
-    """A tool name, or a glob over tool names (``send_*``)."""
-    quote: str
-    """The user's own words that granted it."""
-    created: datetime
-    where: Mapping[str, str] = field(default_factory=dict)
-    """Constraints: argument path to pattern."""
-    expires: datetime | None = None
-    revoked: datetime | None = None
-    risk: Risk = "general"
-    """The risk the grant was given for: its tool glob never covers a riskier tool."""
-
-    def status(self, now: datetime) -> AuthorizationState:
-        if self.revoked is not None and self.revoked <= now:
-            return "revoked"
-        if self.expires is not None and self.expires <= now:
-            return "expired"
-        return "active"
-
-    def covers_tool(self, tool: str) -> bool:
-        return fnmatch.fnmatchcase(tool, self.tool)
-
-    def _addresses(self) -> list[str]:
-        return [p for p in self.where.values() if is_address_glob(p)]
-
-    def scope_problems(
-        self,
-        tool: str,
-        args: Mapping[str, Any],
-        *,
-        tool_risk: str = "general",
-        targets: tuple[str, ...] = (),
-    ) -> list[str]:
-        """Each way this action falls outside the scope, in words; empty when it is inside."""
-        problems: list[str] = []
-        if not self.covers_tool(tool):
-            problems.append(f"tool {tool!r} is outside the authorized tool {self.tool!r}")
-        elif tool_risk == "dangerous" and self.risk != "dangerous" and self.tool != tool:
-            # a glob never widens to a riskier tool; a grant that names the very tool covers it
-            problems.append(f"tool {tool!r} is dangerous; the grant {self.tool!r} was given for general tools only")
-        currency = args.get("currency") if isinstance(args.get("currency"), str) else None
-        for path, pattern in self.where.items():
-            found, value = lookup(args, path)
-            if found != "found":
-                problems.append(f"argument {path!r} is {found}; the authorization requires {pattern!r}")
-                continue
-            bad = [v for v in leaves(value) if not check_constraint(pattern, v, currency=currency)]
-            if bad or not list(leaves(value)):
-                shown = ", ".join(repr(v)[:80] for v in bad[:3]) or repr(value)[:80]
-                problems.append(f"argument {path!r} = {shown} does not match {pattern!r}")
-        for glob in self._addresses():  # an address glob holds for every address in the action
-            for where, text in string_leaves(dict(args), ""):
-                bad_addresses = [e.value for e in _addresses_in(text) if not check_constraint(glob, e.value)]
-                if bad_addresses:
-                    problems.append(f"address {bad_addresses[0][:80]!r} in {where!r} does not match {glob!r}")
-        for target in targets:  # a value the grant says nothing about is not in its scope
-            if target in self.where:
-                continue
-            found, value = lookup(args, target)
-            values = [v for v in leaves(value) if v not in (None, "")] if found == "found" else []
-            uncovered = [v for v in values if not (isinstance(v, str) and self._addresses() and _address(v))]
-            if uncovered:
-                problems.append(f"target {target!r} = {repr(uncovered[0])[:80]} is not covered by any constraint")
-        return problems
-
-    def allows(self, path: str, value: Any) -> bool:
-        """Whether a constraint of this authorization admits ``value`` at ``path`` (an address glob: any address)."""
-        pattern = self.where.get(path)
-        if pattern is not None and check_constraint(pattern, value):
-            return True
-        return isinstance(value, str) and any(check_constraint(g, value) for g in self._addresses())
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "user_id": self.user_id,
-            "tool": self.tool,
-            "where": dict(self.where),
-            "quote": self.quote,
-            "created": self.created.isoformat(),
-            "expires": self.expires.isoformat() if self.expires else None,
-            "revoked": self.revoked.isoformat() if self.revoked else None,
-            "risk": self.risk,
-        }
+def scope_problems(
+    auth: StandingAuthorization,
+    tool: str,
+    args: Mapping[str, Any],
+    *,
+    tool_risk: str = "general",
+    targets: tuple[str, ...] = (),
+) -> list[str]:
+    """Each way this action falls outside ``auth``'s scope, in words; empty when it is inside."""
+    problems: list[str] = []
+    if not auth.covers_tool(tool):
+        problems.append(f"tool {tool!r} is outside the authorized tool {auth.tool!r}")
+    elif tool_risk == "dangerous" and auth.risk != "dangerous" and auth.tool != tool:
+        # a glob never widens to a riskier tool; a grant that names the very tool covers it
+        problems.append(f"tool {tool!r} is dangerous; the grant {auth.tool!r} was given for general tools only")
+    currency = args.get("currency") if isinstance(args.get("currency"), str) else None
+    for path, pattern in auth.where.items():
+        found, value = lookup(args, path)
+        if found != "found":
+            problems.append(f"argument {path!r} is {found}; the authorization requires {pattern!r}")
+            continue
+        bad = [v for v in leaves(value) if not check_constraint(pattern, v, currency=currency)]
+        if bad or not list(leaves(value)):
+            shown = ", ".join(repr(v)[:80] for v in bad[:3]) or repr(value)[:80]
+            problems.append(f"argument {path!r} = {shown} does not match {pattern!r}")
+    globs = _address_globs(auth)
+    for glob in globs:  # an address glob holds for every address in the action
+        for where, text in string_leaves(dict(args), ""):
+            bad_addresses = [e.value for e in _addresses_in(text) if not check_constraint(glob, e.value)]
+            if bad_addresses:
+                problems.append(f"address {bad_addresses[0][:80]!r} in {where!r} does not match {glob!r}")
+    for target in targets:  # a value the grant says nothing about is not in its scope
+        if target in auth.where:
+            continue
+        found, value = lookup(args, target)
+        values = [v for v in leaves(value) if v not in (None, "")] if found == "found" else []
+        uncovered = [v for v in values if not (isinstance(v, str) and globs and _address(v))]
+        if uncovered:
+            problems.append(f"target {target!r} = {repr(uncovered[0])[:80]} is not covered by any constraint")
+    return problems
 
 
-def new_authorization_id() -> str:
-    """A fresh, unguessable authorization id."""
-    return f"auth_{secrets.token_hex(8)}"
+def allows(auth: StandingAuthorization, path: str, value: Any) -> bool:
+    """Whether a constraint of ``auth`` admits ``value`` at ``path`` (an address glob: any address)."""
+    pattern = auth.where.get(path)
+    if pattern is not None and check_constraint(pattern, value):
+        return True
+    return isinstance(value, str) and any(check_constraint(g, value) for g in _address_globs(auth))
+
+
+def _address_globs(auth: StandingAuthorization) -> list[str]:
+    return [p for p in auth.where.values() if is_address_glob(p)]
 
 
 Resolved = Mapping[str, StandingAuthorization | StoreError | None]

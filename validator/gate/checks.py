@@ -45,7 +45,7 @@ from validator.findings import (
     RequestSentence,
     ValueFinding,
 )
-from validator.gate.authorizations import Resolved, StandingAuthorization
+from validator.gate.authorizations import Resolved, scope_problems
 from validator.gate.entities import extract_entities
 from validator.gate.grounding import UNREADABLE, ground_value
 from validator.gate.index import is_users, other_index, user_index
@@ -71,6 +71,7 @@ from validator.inputs.action import (
 from validator.inputs.transcript import Transcript
 from validator.policy import Policy, PolicySettings, ToolPolicy
 from validator.refusals import next_step
+from validator.store.records import StandingAuthorization
 from validator.verdict import Code, Decision
 
 __all__ = ["GateResult", "run_gate"]
@@ -185,7 +186,7 @@ def check_authorization(
         return AuthorizationFinding(
             index, auth_id, "expired", f"expired at {record.expires:%Y-%m-%d %H:%M}", record.quote
         ), None
-    problems = record.scope_problems(action.tool, action.args, tool_risk=tool_risk, targets=targets)
+    problems = scope_problems(record, action.tool, action.args, tool_risk=tool_risk, targets=targets)
     if problems:
         return AuthorizationFinding(index, auth_id, "out_of_scope", "; ".join(problems), record.quote), None
     return AuthorizationFinding(

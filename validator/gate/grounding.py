@@ -22,7 +22,7 @@ from typing import Any
 
 from validator import rules
 from validator.findings import Location, RequestSentence, ValueFinding, ValueStatus
-from validator.gate.authorizations import StandingAuthorization
+from validator.gate.authorizations import allows
 from validator.gate.entities import CURRENCIES, Entity, amounts_in, extract_entities, parse_entity, same_link
 from validator.gate.index import other_index, outside_authors, user_index
 from validator.gate.provenance import Trace, has_field, trace
@@ -31,6 +31,7 @@ from validator.gate.sentences import locate, negated_spans, own_words
 from validator.gate.text import TextIndex, normalize
 from validator.inputs.transcript import Transcript
 from validator.language import english
+from validator.store.records import StandingAuthorization
 
 __all__ = ["UNREADABLE", "as_number", "ground_value"]
 
@@ -218,7 +219,7 @@ def ground_value(
     kind = kind or (entity.kind if entity else ("amount" if currency else None))
     note = entity.note if entity else None
     for auth in authorizations:
-        if auth.allows(scope_path or path, value):
+        if allows(auth, scope_path or path, value):
             return ValueFinding(path, value, "authorization", kind, authorization_id=auth.id, note=note)
     if isinstance(value, bool):
         return ValueFinding(path, value, "not_found", kind, note=note)

@@ -14,10 +14,11 @@ from dataclasses import replace
 from datetime import datetime
 
 from validator.exceptions import StoreError
-from validator.gate.authorizations import Resolved, StandingAuthorization
+from validator.gate.authorizations import Resolved, scope_problems
 from validator.inputs.action import AuthorizationEvidence, PendingAction, parse_justification
 from validator.policy import ToolPolicy
 from validator.store.base import AsyncAuthorizationStore, AuthorizationStore
+from validator.store.records import StandingAuthorization
 
 log = logging.getLogger("validator.authorizations")
 
@@ -81,7 +82,7 @@ def standing(
         for a in granted
         if a.user_id == user_id
         and a.status(now) == "active"
-        and not a.scope_problems(action.tool, args, tool_risk=risk, targets=targets)
+        and not scope_problems(a, action.tool, args, tool_risk=risk, targets=targets)
     ]
 
 

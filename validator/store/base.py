@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from validator.exceptions import StoreError
-from validator.gate.authorizations import StandingAuthorization
+from validator.store.records import StandingAuthorization
 
 Entries = list[tuple[str, dict[str, Any]]]
 Buckets = list[str]

@@ -9,7 +9,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from validator.exceptions import StoreError
-from validator.gate.authorizations import StandingAuthorization
 from validator.store.base import (
     Buckets,
     Entries,
@@ -19,6 +18,7 @@ from validator.store.base import (
     minute,
     revoke_in,
 )
+from validator.store.records import StandingAuthorization
 
 __all__ = ["MemoryAuthorizationStore", "MemoryLedger", "MemoryStore"]
 

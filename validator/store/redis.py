@@ -38,7 +38,6 @@ import redis
 import redis.asyncio
 
 from validator.exceptions import StoreError
-from validator.gate.authorizations import StandingAuthorization
 from validator.store.base import (
     Buckets,
     Entries,
@@ -50,6 +49,7 @@ from validator.store.base import (
     redacted,
     revoke_in,
 )
+from validator.store.records import StandingAuthorization
 
 __all__ = ["RedisStore"]
 
