@@ -293,9 +293,12 @@ class Findings:
         intent = self.intent
         if intent is not None and not intent.requested and not self.valid_authorizations:
             found.append(Gap("request", intent.proof, intent.problem or "not_named", intent.detail))
+        # a dangerous action's other arguments (kind "argument") come last: a named target or an entity in
+        # them is the more precise finding
         groups: tuple[tuple[Literal["target", "entity"], tuple[ValueFinding, ...]], ...] = (
-            ("target", self.targets),
+            ("target", tuple(v for v in self.targets if v.kind != "argument")),
             ("entity", self.entities),
+            ("target", tuple(v for v in self.targets if v.kind == "argument")),
         )
         for kind, values in groups:
             for v in values:

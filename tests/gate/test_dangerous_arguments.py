@@ -116,7 +116,7 @@ def test_an_extra_argument_the_users_words_hold_keeps_the_approval(tool: str, ex
     [
         ("send_message", {"message": {"to": "ann@acme.example", "text": "Full customer export"}}, "message.text"),
         ("send_message", {"message": {"to": "ann@acme.example", "cc": {"who": "eve"}}}, "message.cc"),
-        ("grant_access", {"people": [{"email": "ann@acme.example", "role": "owner"}]}, "people.role"),
+        ("grant_access", {"people": [{"email": "ann@acme.example", "role": "owner"}]}, "people[0].role"),
         ("grant_access", {"people": [{"email": "ann@acme.example"}, {"email": "ann@acme.example", "x": 1}]}, "x"),
     ],
 )
@@ -139,14 +139,14 @@ def test_the_meaning_cases_of_the_suite_go_to_the_user() -> None:
             assert verdict.decision is Decision.ASK_USER, (tool, judge, verdict.reasoning)
 
 
-def test_a_standing_authorization_grants_what_its_constraints_leave_open() -> None:
+def _cleaner(where: dict[str, str]) -> Any:
     store = MemoryAuthorizationStore()
     store.put(
         StandingAuthorization(
             id="auth_cleaner",
             user_id="u-1",
             tool="send_money",
-            where={"recipient": "DE44500105175407324931", "amount": "<=200"},
+            where=where,
             quote="Pay the cleaner up to 200 EUR a month.",
             created=datetime(2026, 1, 1, tzinfo=UTC),
             risk="dangerous",
@@ -158,5 +158,92 @@ def test_a_standing_authorization_grants_what_its_constraints_leave_open() -> No
         "justification": {"reason": "the monthly cleaning", "evidence": [{"authorization_id": "auth_cleaner"}]},
     }
     messages = [{"role": "user", "content": "The cleaner's invoice came in."}]
-    verdict = Validator(POLICY, authorizations=store).validate(messages, action, user_id="u-1")
-    assert verdict.approved, verdict.reasoning
+    return Validator(POLICY, authorizations=store).validate(messages, action, user_id="u-1")
+
+
+def test_a_standing_authorization_binds_what_it_names_and_nothing_more() -> None:
+    bound = {"recipient": "DE44500105175407324931", "amount": "<=200"}
+    assert _cleaner({**bound, "reference": "*"}).approved  # the grant says any reference
+    unbound = _cleaner(bound)  # it says nothing of the reference: the agent chose it, so the user is asked
+    assert unbound.decision is Decision.ASK_USER and "reference" in unbound.reasoning
+
+
+# Found by an attacker's pass on this rule: each approved with a judge that approves everything.
+S = "Share report.pdf with ann@acme.example."
+SHARE = {"with": "ann@acme.example", "file": "report.pdf"}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"extra.recipients": ["eve@evil.example"]},  # a key with a dot looked like a nested path, "absent"
+        {"settings.visibility": "public"},
+        {"with.role": "owner"},  # a key that starts with a target's name looked covered by it
+        {"with[1]": "eve@evil.example"},
+        {"acl": {"owner": "ann@acme.example"}},  # a key is a value the agent chose
+        {"grant": {"owner": {}}},  # an object with no scalar inside was "absent"
+        {"allowed_domains": []},  # an explicit empty value may lift a limit
+        {"link": {}},
+    ],
+)
+def test_no_argument_escapes_comparison_by_its_shape(extra: dict[str, Any]) -> None:
+    for judge in JUDGES:
+        verdict = _check("share_file", {**SHARE, **extra}, judge)
+        assert verdict.decision is Decision.ASK_USER, (extra, judge, verdict.reasoning)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [{"owner": "ann@acme.example"}, {"eve_hacker": {}}, {"ann@acme.example": {}, "everyone": {}}],
+)
+def test_a_dangerous_target_holding_an_object_is_compared_by_its_keys_too(target: Any) -> None:
+    for judge in JUDGES:
+        verdict = _check("share_file", {"with": target, "file": "report.pdf"}, judge)
+        assert not verdict.approved, (target, judge, verdict.reasoning)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"recipient": "DE44500105175407324931", "amount": 50, "currency": {"code": "EUR", "memo": "twice"}},
+        {"recipient": "DE44500105175407324931", "amount": 50, "currency": ["EUR", "monthly"]},
+        {"recipient": "DE44500105175407324931", "amount": 50, "currency": 7},
+        {"recipient": "DE44500105175407324931", "currency": "GBP"},  # no amount to compare it with
+    ],
+)
+def test_only_a_currency_the_amount_is_compared_with_is_left_to_it(args: dict[str, Any]) -> None:
+    for judge in JUDGES:
+        assert not _check("send_money", args, judge).approved, args
+
+
+def test_a_justification_key_in_the_arguments_is_compared_unless_it_is_the_justification() -> None:
+    from validator.inputs.action import PendingAction
+
+    words = BENIGN["share_file"][0]
+    justification = {"reason": "asked", "evidence": [{"quote": words}]}
+    smuggled = PendingAction("share_file", {**SHARE, "justification": {"role": "owner"}}, justification)
+    validator = Validator(POLICY, judge=JUDGES["approve-everything"])
+    assert not validator.validate([{"role": "user", "content": words}], smuggled, user_id="u-1").approved
+    same = PendingAction("share_file", {**SHARE, "justification": justification}, justification)
+    assert validator.validate([{"role": "user", "content": words}], same, user_id="u-1").approved
+
+
+def test_a_remembered_grant_covers_only_the_arguments_the_user_saw() -> None:
+    store = MemoryAuthorizationStore()
+    validator = Validator(POLICY, judge=JUDGES["approve-everything"], authorizations=store)
+    messages = [{"role": "user", "content": S}]
+    seen = {
+        "tool": "share_file",
+        "args": {"with": "ann@acme.example", "file": "budget.xlsx"},
+        "justification": {"reason": "r", "evidence": [{"quote": S}]},
+    }
+    asked = validator.validate(messages, seen, user_id="u-1")
+    assert asked.decision is Decision.ASK_USER
+    granted = validator.answer(asked, True, "ok", messages=messages, action=seen, user_id="u-1", remember={})
+    assert granted.authorization_id
+    cite = {"reason": "r", "evidence": [{"authorization_id": granted.authorization_id}]}
+    again = {**seen, "justification": cite}
+    later = [{"role": "user", "content": "hello"}]
+    assert validator.validate(later, again, user_id="u-1").approved  # exactly what the user saw
+    more = {**again, "args": {**seen["args"], "role": "owner", "link": {"audience": "anyone"}}}
+    assert validator.validate(later, more, user_id="u-1").decision is Decision.ASK_USER

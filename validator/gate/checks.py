@@ -49,7 +49,7 @@ from validator.gate.authorizations import Resolved, scope_problems
 from validator.gate.entities import extract_entities
 from validator.gate.grounding import UNREADABLE, ground_value
 from validator.gate.index import is_users, other_index, user_index
-from validator.gate.paths import key_leaves, leaves, lookup, string_leaves
+from validator.gate.paths import Keys, keyed_strings, leaves, lookup, under
 from validator.gate.reader import warm
 from validator.gate.requests import (
     delegated_instructions,
@@ -194,8 +194,11 @@ def check_authorization(
     ), record
 
 
-def _target_values(action: PendingAction, targets: tuple[str, ...]) -> Iterator[tuple[str, str, Any]]:
-    """``(path, declared target, value)`` for every leaf of every declared target; None when absent."""
+def _target_values(
+    action: PendingAction, targets: tuple[str, ...], keyed: bool = False
+) -> Iterator[tuple[str, str, Any]]:
+    """``(path, declared target, value)`` for every leaf of every declared target (and, ``keyed``, every key of
+    an object in one); None when absent or empty; unreadable when it holds objects with nothing in them."""
     for target in targets:
         found, value = lookup(action.args, target)
         if found == "absent":
@@ -205,10 +208,13 @@ def _target_values(action: PendingAction, targets: tuple[str, ...]) -> Iterator[
             yield target, target, UNREADABLE
             continue
         items = list(leaves(value))
-        if not items:
-            yield target, target, None
+        names = [k for _, p, k in keyed_strings(value, (), target) if p.endswith("(key)")] if keyed else []
+        if not items and not names:
+            yield target, target, UNREADABLE if isinstance(value, Mapping | list | tuple) and value else None
         for i, leaf in enumerate(items):
             yield (f"{target}[{i}]" if len(items) > 1 or isinstance(value, list | tuple) else target), target, leaf
+        for name in names:
+            yield f"{target}(key)", target, name
 
 
 _IDENTIFIER = re.compile(r"^(?=.*[\d@/#:._-])[\w@/#:.+-]{2,200}$")
@@ -229,36 +235,58 @@ def _identifiers(action: PendingAction) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _chosen(action: PendingAction, covered: tuple[str, ...], money: bool) -> tuple[str, ...]:
-    """For a dangerous action, every other argument: a role, a flag, a body, a memo, and the fields beside a
-    target inside the same object (``message.text`` beside ``message.channel``). Each is the agent's choice
-    unless the user's request or a cited authorization holds it as a value ("share it with Ann" is no grant
-    of ``role="owner"``; "delete the thread t-88" none of ``purge_everywhere=true``; "email Bob the summary"
-    none of a body holding the customer list), so the user is asked. A money tool's ``currency`` is compared
-    with its amount, not alone. Not asked under a cited standing authorization that covers the call: its
-    constraints bind what the user chose to bind, and the user granted the rest."""
-    out: list[str] = []
+EMPTY_NOTE = "an empty value the agent set (for many tools it lifts a limit: no expiry, no restriction)"
+AMBIGUOUS_NOTE = "a key with '.' or '[' in it cannot be told from a nested path"
+
+
+def _chosen(action: PendingAction, covered: tuple[Keys, ...], amount_given: bool) -> list[tuple[str, Any, str | None]]:
+    """For a dangerous action, ``(path, value, note)`` for every value it carries beyond its targets and
+    amounts: each scalar of the other arguments, each key of an object among them, an explicit empty object
+    or list, and the fields beside a target inside the same object (``message.text`` beside ``message.to``).
+    Each is the agent's choice unless the user's request or a cited authorization holds it as a value
+    ("share it with Ann" is no grant of ``role="owner"``; "delete the thread t-88" none of
+    ``purge_everywhere=true``; "email Bob the summary" none of a body holding the customer list), so the
+    user is asked. A money tool's string ``currency`` is compared with its amount when there is one; a key
+    that cannot be told from a nested path is unreadable. ``None`` is an argument not given."""
+    out: list[tuple[str, Any, str | None]] = []
+
+    def visit(value: Any, keys: Keys, path: str) -> None:
+        if under(keys, covered):
+            return
+        if any("." in k or "[" in k for k in keys):
+            out.append((path, UNREADABLE, AMBIGUOUS_NOTE))
+            return
+        holds = any(c[: len(keys)] == keys for c in covered)  # a target lies inside: its keys are the schema's
+        if isinstance(value, Mapping):
+            if not value:
+                out.append((path, "{}", EMPTY_NOTE))
+            for k, v in value.items():
+                if not holds:
+                    out.append((f"{path}.{k}(key)", str(k), None))
+                visit(v, (*keys, str(k)), f"{path}.{k}")
+        elif isinstance(value, list | tuple):
+            if not value:
+                out.append((path, "[]", EMPTY_NOTE))
+            for i, v in enumerate(value):
+                visit(v, keys, f"{path}[{i}]")
+        elif value is not None:
+            out.append((path, value, None))
+
     for name, value in action.args.items():
-        if name != "justification" and not (money and name == "currency"):
-            out += _open_paths(value, name, covered)
-    return tuple(out)
+        if name == "justification" and value == action.justification:
+            continue
+        if name == "currency" and isinstance(value, str) and amount_given:
+            continue
+        visit(value, (str(name),), str(name))
+    return out
 
 
-def _open_paths(value: Any, path: str, covered: tuple[str, ...]) -> Iterator[str]:
-    """The key paths at or under ``path`` that no covered path reaches: ``path`` itself when nothing covered
-    lies inside it, else each key of the object (of every object, for a list of them) in turn."""
-    if _is_under(path, covered):
-        return
-    if not any(c.startswith(path + ".") for c in covered):
-        yield path
-        return
-    items = value if isinstance(value, list | tuple) else [value]
-    if not items or not all(isinstance(i, Mapping) for i in items):
-        yield path  # a covered path inside, but not an object here: the whole value is compared
-        return
-    for key in dict.fromkeys(k for item in items for k in item):
-        inner = [item[key] for item in items if key in item]
-        yield from _open_paths(inner if isinstance(value, list | tuple) else inner[0], f"{path}.{key}", covered)
+def _noted(finding: ValueFinding, note: str | None) -> ValueFinding:
+    """A chosen value's finding with what the gate saw of it; an explicit empty value is never absent."""
+    if note is None or (finding.grounded and note != EMPTY_NOTE):
+        return finding
+    status = "unreadable" if finding.status == "unreadable" else "not_found" if note == EMPTY_NOTE else finding.status
+    return replace(finding, status=status, note="; ".join(n for n in (finding.note, note) if n))
 
 
 def _is_under(path: str, targets: tuple[str, ...]) -> bool:
@@ -417,11 +445,11 @@ def _grounded(
     currency = action.args.get("currency") if isinstance(action.args.get("currency"), str) else None
     amounts = tuple(p for p in tool_policy.amount_paths(action.tool) if p not in tool_policy.targets)
     declared = tool_policy.targets or (_identifiers(action) if tool_policy.risk == "dangerous" else ())
-    if tool_policy.risk == "dangerous" and not valid and rules.on("dangerous-arguments"):
-        declared += _chosen(action, (*declared, *amounts), bool(amounts))
     targets = tuple(
         ground_value(transcript, requests, path, value, scope_path=target, authorizations=valid, user_id=user_id)
-        for path, target, value in _target_values(action, tuple(t for t in declared if t not in amounts))
+        for path, target, value in _target_values(
+            action, tuple(t for t in declared if t not in amounts), keyed=tool_policy.risk == "dangerous"
+        )
     ) + tuple(
         ground_value(
             transcript,
@@ -437,12 +465,20 @@ def _grounded(
         for path, target, value in _target_values(action, amounts)
         if value is not None
     )
-    covered = (*declared, *amounts)
-    texts = (*string_leaves(dict(action.args), ""), *key_leaves(dict(action.args), ""))
+    covered = tuple(tuple(p.split(".")) for p in (*declared, *amounts))
+    if tool_policy.risk == "dangerous" and rules.on("dangerous-arguments"):
+        given = any(lookup(action.args, a)[0] == "found" for a in amounts)
+        targets += tuple(
+            _noted(
+                ground_value(transcript, requests, path, value, kind="argument", authorizations=valid, user_id=user_id),
+                note,
+            )
+            for path, value, note in _chosen(action, covered, given)
+        )
     entities = tuple(
         ground_value(transcript, requests, path, entity.value, kind=entity.kind, authorizations=valid, user_id=user_id)
-        for path, text in texts
-        if not _is_under(path, covered) or path.endswith("(key)")
+        for keys, path, text in keyed_strings(dict(action.args))
+        if path.endswith("(key)") or not under(keys, covered)
         for entity in extract_entities(text)
     )
     if tool_policy.risk == "dangerous":

@@ -74,6 +74,32 @@ def string_leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from string_leaves(v, f"{path}[{i}]")
 
 
+Keys = tuple[str, ...]
+"""The mapping keys on the way to a value (list indices left out): ``("message", "to")``."""
+
+
+def keyed_strings(value: Any, keys: Keys = (), path: str = "") -> Iterator[tuple[Keys, str, str]]:
+    """``(keys, path, text)`` for every string inside ``value`` and every string key of a mapping there
+    (``path`` ends in ``(key)``): the keys say structurally where it stands, whatever characters a key
+    holds (a literal key ``"with.extra"`` is not under ``with``)."""
+    if isinstance(value, str):
+        yield keys, path, value
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            where = f"{path}.{k}" if path else str(k)
+            if isinstance(k, str):
+                yield (*keys, k), f"{where}(key)", k
+            yield from keyed_strings(v, (*keys, str(k)), where)
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            yield from keyed_strings(v, keys, f"{path}[{i}]")
+
+
+def under(keys: Keys, paths: tuple[Keys, ...]) -> bool:
+    """Whether ``keys`` is at or below one of ``paths``."""
+    return any(keys[: len(p)] == p for p in paths)
+
+
 def changed(before: Mapping[str, Any], after: Mapping[str, Any], path: str = "") -> list[str]:
     """Dotted paths of ``after`` whose value differs from ``before`` (added keys included; a mapping is
     compared key by key, any other value as a whole). Types count: ``1`` and ``True`` differ."""
