@@ -18,7 +18,7 @@ Typical usage::
 
 The engine only orchestrates; each step lives in its stage: :mod:`validator.inputs` (typed
 transcript and action), :mod:`validator.gate` (authorization lookup and the evidence gate),
-:mod:`validator.judges` (the judge call, its time limit and retry), :mod:`validator.reuse`,
+:mod:`validator.judges` (the judge call, its time limit and retry), :mod:`validator.state.reuse`,
 :mod:`validator.decision` (every verdict) and :mod:`validator.record`.
 
 Fail closed: every path that is not a clean approval returns a non-approving verdict. A judge
@@ -46,7 +46,6 @@ from validator.findings import Findings
 from validator.gate.authorizations import Resolved, grant_from_answer
 from validator.gate.checks import run_gate
 from validator.gate.egress import egress
-from validator.gate.lookup import aresolve, cited_ids, resolve, standing, with_standing
 from validator.gate.paths import changed
 from validator.gate.text import SearchBudgetExceeded
 from validator.inputs.action import PendingAction, parse_justification
@@ -66,9 +65,11 @@ from validator.refusals import (
     egress_reason,
     next_step,
 )
-from validator.retrycap import action_key, count_block, over_cap
-from validator.reuse import VerdictReuse
-from validator.spending import spend
+from validator.state.keys import cited_ids, retry_key, verdict_key
+from validator.state.ledger import spend
+from validator.state.lookup import aresolve, resolve, standing, with_standing
+from validator.state.retrycap import count_block, over_cap
+from validator.state.reuse import VerdictReuse
 from validator.store.base import AuthorizationStore, BlockCounter, CheckSessions, RequestLedger
 from validator.store.memory import MemoryLedger
 from validator.verdict import Code, Decision, Verdict
@@ -160,7 +161,7 @@ class Validator:
         with self._session(transcript, pending, user_id, agent_request):
             retry = ""
             try:
-                retry = action_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
+                retry = retry_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
                 pending, resolved = self._standing(pending, resolve(self.authorizations, pending), user_id)
                 step = self._step(transcript, pending, user_id, resolved, agent_request, edited)
                 verdict = step if isinstance(step, Verdict) else self._capped(step, retry) or self._judged(step)
@@ -190,7 +191,7 @@ class Validator:
         transcript, pending = read_messages(messages, agent_request), read_action(action)
         retry = ""
         try:
-            retry = action_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
+            retry = retry_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
             resolved = await aresolve(self.authorizations, pending)
             pending, resolved = await asyncio.to_thread(self._standing, pending, resolved, user_id)
             step = self._step(transcript, pending, user_id, resolved, agent_request, edited)
@@ -419,11 +420,11 @@ class Validator:
             return nullcontext()
         try:
             justification, _ = parse_justification(action.justification)
-            verdict_key = None
+            kept: str | None = None
             reuse_store: object = self.reuse.store if self.reuse is not None else None
             authorizations: object = self.authorizations
             if self.reuse is not None and reuse_store is store and justification is not None:
-                verdict_key = self.reuse.key_of(
+                kept = verdict_key(
                     transcript,
                     action,
                     justification,
@@ -434,8 +435,8 @@ class Validator:
                 )
             return store.session(
                 auth_ids=cited_ids(action) if authorizations is store else (),
-                block_key=action_key(transcript, action, tool_policy, user_id),
-                verdict_key=verdict_key,
+                block_key=retry_key(transcript, action, tool_policy, user_id),
+                verdict_key=kept,
                 user_id=user_id if authorizations is store else None,
             )
         except Exception as exc:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from validator.engine import Validator
 from validator.record.audit import AuditRecorder
 from validator.record.recorder import Recorder, Recorders
-from validator.reuse import VerdictReuse
+from validator.state.reuse import VerdictReuse
 from validator.store.base import Store
 
 __all__ = ["stateful_validator"]

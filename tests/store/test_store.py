@@ -24,7 +24,7 @@ from validator import (
     stateful_validator,
 )
 from validator.record.monitor import Alert, BlockRateMonitor, binomial_z
-from validator.reuse import VerdictReuse
+from validator.state.reuse import VerdictReuse
 from validator.store import MemoryStore, open_store
 from validator.testing import ScriptedJudge
 
@@ -343,7 +343,7 @@ def test_each_store_gets_its_own_spool_and_bad_spool_times_are_quarantined(
 
 
 def test_verdict_reuse_is_per_judge() -> None:
-    from validator.reuse import VerdictReuse
+    from validator.state.reuse import VerdictReuse
     from validator.store import MemoryStore
 
     store = MemoryStore()
@@ -405,9 +405,9 @@ def test_a_check_on_redis_reads_in_one_round_trip_and_writes_in_one(
 
 def action_key_of(action: dict[str, Any]) -> str:
     from validator.inputs.checkinput import parse_action, parse_transcript
-    from validator.retrycap import action_key
+    from validator.state.keys import retry_key
 
-    return action_key(parse_transcript(MESSAGES), parse_action(action), POLICY.for_tool("send_email"), "u-1")
+    return retry_key(parse_transcript(MESSAGES), parse_action(action), POLICY.for_tool("send_email"), "u-1")
 
 
 def test_a_store_that_fails_mid_check_still_fails_closed(redis_store: Any, monkeypatch: pytest.MonkeyPatch) -> None:

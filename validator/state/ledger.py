@@ -14,47 +14,33 @@ answer never lets the action through.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from datetime import UTC, datetime, timedelta
 
 from validator import decision, rules
-from validator._json import utf8
 from validator.exceptions import StoreError
 from validator.gate.reader import tokens
-from validator.inputs.action import PendingAction
-from validator.inputs.transcript import Transcript
 from validator.judges.base import JudgeRequest
 from validator.language import english
-from validator.record.recorder import hash_args
+from validator.state.keys import grant_key, request_key, spender
 from validator.store.base import RequestLedger
 from validator.verdict import Verdict
 
 __all__ = ["SPENT_TTL", "spend"]
 
-log = logging.getLogger("validator.spending")
+log = logging.getLogger("validator.state.ledger")
 SPENT_TTL = timedelta(days=30)
 """How long a spent request stays spent."""
 
 
 def _request_keys(request: JudgeRequest) -> list[str]:
-    keys = []
     intent = request.findings.intent
-    step = f"\x00step:{request.action.tool}" if intent is not None and intent.step_of else ""
-    for r in request.findings.requests:
-        text = request.transcript.messages[r.message].content
-        material = f"{request.user_id}\x00{hashlib.sha256(utf8(text)).hexdigest()}{step}"
-        keys.append(hashlib.sha256(f"{material}\x00{r.start}:{r.end}".encode()).hexdigest())
-    return keys
-
-
-def _fingerprint(action: PendingAction, transcript: Transcript) -> str:
-    """What makes a second check the same action: its call id *and* its tool and arguments (an id reused for
-    other arguments is another action, which spends anew), else the tool, arguments and conversation."""
-    what = hash_args({"tool": action.tool, "args": action.args})
-    if action.call_id:
-        return f"call:{action.call_id}:{what}"
-    return "args:" + hash_args({"tool": action.tool, "args": action.args, "transcript": transcript.digest})
+    step = request.action.tool if intent is not None and intent.step_of else ""
+    messages = request.transcript.messages
+    return [
+        request_key(request.user_id, messages[r.message].content, r.start, r.end, step)
+        for r in request.findings.requests
+    ]
 
 
 def _period(quote: str | None) -> str | None:
@@ -78,9 +64,7 @@ def _grant_keys(request: JudgeRequest, now: datetime) -> list[str]:
         if period == "unlimited":
             continue
         bucket = now.strftime(_BUCKETS[period]) if period else "once"
-        keys.append(
-            hashlib.sha256(f"{request.user_id}\x00grant\x00{a.authorization_id}\x00{bucket}".encode()).hexdigest()
-        )
+        keys.append(grant_key(request.user_id, a.authorization_id, bucket))
     return keys
 
 
@@ -102,7 +86,7 @@ def spend(
         keys = _grant_keys(request, now or datetime.now(UTC))
     if not keys:
         return verdict
-    action = _fingerprint(request.action, request.transcript)
+    action = spender(request.action, request.transcript)
     for key in keys:
         try:
             held = ledger.spend(key, action, ttl)

@@ -15,22 +15,15 @@ from datetime import datetime
 
 from validator.exceptions import StoreError
 from validator.gate.authorizations import Resolved, scope_problems
-from validator.inputs.action import AuthorizationEvidence, PendingAction, parse_justification
+from validator.inputs.action import PendingAction
 from validator.policy import ToolPolicy
+from validator.state.keys import cited_ids
 from validator.store.base import AsyncAuthorizationStore, AuthorizationStore
 from validator.store.records import StandingAuthorization
 
 log = logging.getLogger("validator.authorizations")
 
-__all__ = ["Resolved", "aresolve", "cited_ids", "resolve", "with_standing"]
-
-
-def cited_ids(action: PendingAction) -> list[str]:
-    """The authorization ids the action's justification cites (none when it does not parse)."""
-    justification, _ = parse_justification(action.justification)
-    if justification is None:
-        return []
-    return [e.authorization_id for e in justification.evidence if isinstance(e, AuthorizationEvidence)]
+__all__ = ["Resolved", "aresolve", "resolve", "standing", "with_standing"]
 
 
 def _failure(exc: Exception) -> StoreError:

@@ -1,35 +1,30 @@
 """Verdict reuse: the same action against the same conversation is judged once.
 
-The key hashes the user, the policy version, the judge, the tool, its arguments, the justification and the
-transcript, so a reuse never crosses users or policy versions. A retried call within the TTL gets
-the stored verdict back, marked ``reused`` and with no usage (nothing was billed again). The
-evidence gate still runs on every call (a standing authorization revoked since is caught); only
-the judge's part is reused. Verdicts that record a failure (``JUDGE_UNAVAILABLE``,
-``INTERNAL_ERROR``, ``RECORDER_UNAVAILABLE``) are never reused, and a store that cannot answer
-means no reuse, never an approval.
+The key (:func:`validator.state.keys.verdict_key`) hashes the user, the policy version, the judge, the
+tool, its arguments, the justification and the transcript, so a reuse never crosses users or policy
+versions. A retried call within the TTL gets the stored verdict back, marked ``reused`` and with no usage
+(nothing was billed again). The evidence gate still runs on every call (a standing authorization revoked
+since is caught); only the judge's part is reused. Verdicts that record a failure (``JUDGE_UNAVAILABLE``,
+``INTERNAL_ERROR``, ``RECORDER_UNAVAILABLE``) are never reused, and a store that cannot answer means no
+reuse, never an approval.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-from collections.abc import Mapping
 from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-from validator._json import utf8
 from validator.exceptions import StoreError
-from validator.inputs.action import Justification, PendingAction
-from validator.inputs.transcript import Transcript
 from validator.judges.base import JudgeRequest
+from validator.state.keys import verdict_key
 from validator.store.base import VerdictCache
 from validator.verdict import Code, Verdict
 
 __all__ = ["VerdictReuse"]
 
-log = logging.getLogger("validator.reuse")
+log = logging.getLogger("validator.state.reuse")
 NEVER_REUSED = frozenset({Code.JUDGE_UNAVAILABLE, Code.INTERNAL_ERROR, Code.RECORDER_UNAVAILABLE})
 
 
@@ -42,7 +37,7 @@ class VerdictReuse:
 
     @staticmethod
     def key(request: JudgeRequest, policy_version: str, judge: str = "") -> str:
-        return VerdictReuse.key_of(
+        return verdict_key(
             request.transcript,
             request.action,
             request.justification,
@@ -51,32 +46,6 @@ class VerdictReuse:
             policy_version=policy_version,
             judge=judge,
         )
-
-    @staticmethod
-    def key_of(
-        transcript: Transcript,
-        action: PendingAction,
-        justification: Justification,
-        *,
-        user_id: str | None,
-        agent_request: Mapping[str, Any] | None,
-        policy_version: str,
-        judge: str = "",
-    ) -> str:
-        """The key of this very check: known before the gate runs, so a store can read it ahead."""
-        material = [
-            user_id,
-            policy_version,
-            judge,
-            # a judge with no model of its own uses the agent's: another model is another judge
-            (agent_request or {}).get("model"),
-            action.tool,
-            dict(action.args),
-            justification.to_dict(),
-            transcript.digest,
-        ]
-        canonical = json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-        return hashlib.sha256(utf8(canonical)).hexdigest()
 
     @staticmethod
     def _reused(data: dict[str, Any] | None) -> Verdict | None:
