@@ -152,3 +152,24 @@ def test_integrations_come_from_the_package_namespace() -> None:
 
     assert host.__name__ == "validator.integrations._host"
     assert Path(host.__file__).resolve() == ROOT / "integrations" / "_host.py"
+
+
+def test_the_readme_layout_lists_every_module_on_a_line_of_its_own() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("## Layout")
+    block = readme[readme.index("```\n", start) + 4 : readme.index("```\n", readme.index("```\n", start) + 4)]
+    listed: set[str] = set()
+    package = ""
+    for line in block.splitlines():
+        name = line.split()[0] if line.strip() else ""
+        if not line.startswith(" ") and name.endswith("/"):
+            package = name
+        elif name.endswith(".py"):
+            listed.add(package + name)
+    shipped = {
+        str(p.relative_to(ROOT))
+        for folder in ("validator", "integrations")
+        for p in (ROOT / folder).rglob("*.py")
+        if p.name != "__init__.py" and "__pycache__" not in p.parts
+    }
+    assert sorted(shipped - listed) == [] and sorted(listed - shipped) == []
