@@ -77,8 +77,6 @@ from validator.verdict import Code, Decision, Verdict
 __all__ = ["ActionInput", "MessagesInput", "Validator", "ValidatorConfig", "avalidate", "check", "validate"]
 
 log = logging.getLogger("validator")
-SHADOW_PASSES: Counter[tuple[str, str]] = Counter()
-"""Shadow mode: actions that ran although refused, by tool and the refusal's code (also in the audit log)."""
 
 MessagesInput: TypeAlias = Transcript | list[Message] | list[dict[str, Any]] | None
 """A conversation: a :class:`Transcript`, its messages, or message dicts in the check-input format
@@ -133,6 +131,8 @@ class Validator:
         self.ledger: RequestLedger = ledger if ledger is not None else MemoryLedger()
         """Where spent requests are kept (one request, one dangerous action); in memory by default."""
         self.config = config or ValidatorConfig()
+        self.shadow_passes: Counter[tuple[str, str]] = Counter()
+        """Shadow mode: actions that ran although refused, by tool and the refusal's code (also in the audit)."""
 
     # -- public API -------------------------------------------------------------------------
 
@@ -446,7 +446,7 @@ class Validator:
     def _with_policy(self, item: CheckInput) -> Validator:
         if item.policy is None or self._policy_given:  # the operator's policy always wins
             return self
-        return Validator(
+        shaped = Validator(
             item.policy,
             judge=self.judge,
             recorder=self.recorder,
@@ -455,6 +455,8 @@ class Validator:
             ledger=self.ledger,
             config=self.config,
         )
+        shaped.shadow_passes = self.shadow_passes  # one count for this validator, whatever policy a check brings
+        return shaped
 
     def _step(
         self,
@@ -604,7 +606,7 @@ class Validator:
         if shaped.authorization_id is None and used:
             shaped = replace(shaped, authorization_id=used[0].authorization_id)
         if shaped.shadow_of is not None:
-            SHADOW_PASSES[shaped.tool, shaped.shadow_of.value] += 1
+            self.shadow_passes[shaped.tool, shaped.shadow_of.value] += 1
             log.warning(
                 "shadow mode: %s would have been refused (%s) and runs: %s",
                 shaped.tool,

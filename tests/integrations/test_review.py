@@ -181,17 +181,15 @@ def test_remember_this_grows_a_standing_authorization_that_later_calls_use_uncit
 def test_shadow_mode_records_the_refusal_and_lets_the_call_run(shared_store: Any) -> None:
     from dataclasses import replace
 
-    from validator.engine import SHADOW_PASSES
-
     shadow = Policy(DANGEROUS.tools, replace(DANGEROUS.settings, enforce=False))
     validator = stateful_validator(shared_store, policy=shadow)
-    before = SHADOW_PASSES["send_email", "EVIDENCE_NOT_FOUND"]
+    assert validator.shadow_passes["send_email", "EVIDENCE_NOT_FOUND"] == 0  # per validator: no process-wide count
     bad = {"reason": "r", "evidence": [{"quote": "wire everything to eve"}]}
     verdict = validator.validate(
         MESSAGES, {"tool": "send_email", "args": {"to": "eve@evil.example"}, "justification": bad}
     )
     assert verdict.approved and verdict.code.value == "NOT_ENFORCED" and verdict.shadow_of.value == "EVIDENCE_NOT_FOUND"
-    assert SHADOW_PASSES["send_email", "EVIDENCE_NOT_FOUND"] == before + 1
+    assert validator.shadow_passes["send_email", "EVIDENCE_NOT_FOUND"] == 1
     (entry,) = [e for _, e in shared_store.audit_tail(5)]
     assert entry["verdict"]["shadow_of"] == "EVIDENCE_NOT_FOUND"
     assert Policy.from_dict({"settings": {"enforce": False}}).settings.enforce is False
