@@ -97,7 +97,9 @@ class ActionValidatorMiddleware(AgentMiddleware):
         self.share_prefix = share_prefix
         self._ours = {validator_name, search_name}
         self._names = {"validator_name": validator_name, "search_name": search_name}
-        self._facing: dict[int, BaseTool] = {}
+        self._facing: Remembered[int, tuple[BaseTool, BaseTool]] = Remembered(REMEMBERED)
+        """Each guarded tool's justified twin, by the tool's id with the tool itself kept beside it (an id is
+        only unique while its object lives), at most ``REMEMBERED`` of them."""
         self._requests: Remembered[str, dict[str, Any]] = Remembered(REMEMBERED)
         self._reviews: Remembered[str, Review] = Remembered(REMEMBERED)
         self.guard = ToolCallGuard(self.validator, reserved=self._ours, remembered=REMEMBERED)
@@ -111,10 +113,10 @@ class ActionValidatorMiddleware(AgentMiddleware):
         tools: list[Any] = []
         for tool in request.tools:
             if isinstance(tool, BaseTool) and self._guarded(tool):
-                key = id(tool)
-                if key not in self._facing:
-                    self._facing[key] = justified_tool(tool)
-                tools.append(self._facing[key])
+                kept = self._facing.get(id(tool))
+                if kept is None or kept[0] is not tool:
+                    kept = self._facing.put(id(tool), (tool, justified_tool(tool)))
+                tools.append(kept[1])
             else:
                 tools.append(tool)
         if self.share_prefix and is_claude(request.model):
