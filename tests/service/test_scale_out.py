@@ -18,10 +18,12 @@ from validator import Code
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR = str(Path(sys.executable).parent / "validator")
-USER = "Please pay 50 EUR to DE89370400440532013000 for the May invoice."
+USER = "Please pay 50 EUR to DE89370400440532013000, reference 'Invoice 5', 'Invoice 5b', 'Invoice 6' or 'Invoice 7'."
 
 
 def _payment(memo: str, call_id: str | None = None) -> dict[str, object]:
+    """A payment the user asked for; ``memo`` (one the user's words hold: a memo they never wrote would send
+    the payment to them) tells the calls apart."""
     return {
         "messages": [{"role": "user", "content": USER}],
         "action": {
@@ -30,7 +32,7 @@ def _payment(memo: str, call_id: str | None = None) -> dict[str, object]:
             "args": {"recipient": "DE89370400440532013000", "amount": 50, "currency": "EUR", "memo": memo},
             "justification": {
                 "reason": "The user asked.",
-                "evidence": [{"quote": "pay 50 EUR to DE89370400440532013000"}],
+                "evidence": [{"quote": USER}],
             },
         },
         "user_id": "u-1",
@@ -99,13 +101,13 @@ def two_services(redis_url: str) -> Iterator[tuple[str, str, str, str]]:
 
 def test_one_request_is_spent_once_across_two_service_processes(two_services: tuple[str, str, str, str]) -> None:
     first_url, second_url, token, store = two_services
-    first = ServiceClient(first_url, token).check(_payment("May invoice", "call-1"))
-    second = ServiceClient(second_url, token).check(_payment("May invoice, again"))
+    first = ServiceClient(first_url, token).check(_payment("Invoice 5", "call-1"))
+    second = ServiceClient(second_url, token).check(_payment("Invoice 5b"))
     assert first.approved and first.code is Code.APPROVED
     assert not second.approved and second.code is Code.REQUEST_ALREADY_USED
-    retry = ServiceClient(second_url, token).check(_payment("May invoice", "call-1"))  # the same call: no new spend
+    retry = ServiceClient(second_url, token).check(_payment("Invoice 5", "call-1"))  # the same call: no new spend
     assert retry.approved
-    again = ServiceClient(second_url, token).check(_payment("May invoice"))  # no id: a new call, which spends anew
+    again = ServiceClient(second_url, token).check(_payment("Invoice 5"))  # no id: a new call, which spends anew
     assert not again.approved and again.code is Code.REQUEST_ALREADY_USED
     request = urllib.request.Request(first_url + "/v1/audit?count=50", headers={"Authorization": f"Bearer {token}"})
     with urllib.request.urlopen(request, timeout=10) as response:
@@ -114,9 +116,12 @@ def test_one_request_is_spent_once_across_two_service_processes(two_services: tu
     assert codes == ["APPROVED", "REQUEST_ALREADY_USED", "APPROVED", "REQUEST_ALREADY_USED"]
     assert len({e["id"] for e in entries}) == 4  # every verdict in the audit exactly once
     subprocess.run([VALIDATOR, "token", "revoke", token, "--store", store], check=True)
-    for url in (first_url, second_url):  # a revoked token ends everywhere at once
-        ended = ServiceClient(url, token).check(_payment("May invoice"))
-        assert not ended.approved and "401" in ended.reasoning
+    for url in (first_url, second_url):  # a revoked token ends everywhere within the token cache's 2 s
+        deadline = time.monotonic() + 10
+        while "401" not in (ended := ServiceClient(url, token).check(_payment("Invoice 5"))).reasoning:
+            assert not ended.approved and time.monotonic() < deadline, ended.reasoning
+            time.sleep(0.2)
+        assert not ended.approved
 
 
 def test_identical_parallel_payments_without_an_id_spend_one_request_once(
@@ -127,7 +132,7 @@ def test_identical_parallel_payments_without_an_id_spend_one_request_once(
     from concurrent.futures import ThreadPoolExecutor
 
     first_url, second_url, token, _ = two_services
-    same = json.dumps({**_payment("June invoice"), "user_id": "u-june"}).encode()  # a request not yet spent
+    same = json.dumps({**_payment("Invoice 6"), "user_id": "u-june"}).encode()  # a request not yet spent
     with ThreadPoolExecutor(8) as pool:
         verdicts = list(
             pool.map(lambda i: ServiceClient((first_url, second_url)[i % 2], token).check(json.loads(same)), range(20))
@@ -138,7 +143,7 @@ def test_identical_parallel_payments_without_an_id_spend_one_request_once(
         retried = list(
             pool.map(
                 lambda i: ServiceClient((first_url, second_url)[i % 2], token).check(
-                    {**_payment("July", "call-july"), "user_id": "u-july"}
+                    {**_payment("Invoice 7", "call-july"), "user_id": "u-july"}
                 ),
                 range(10),
             )
