@@ -90,8 +90,8 @@ class Outcome:
         return self.verdict.approved
 
 
-def _failed(tool: str, exc: Exception, what: str) -> Verdict:
-    if is_control_flow(exc):
+def _failed(tool: str, exc: Exception, what: str, signals: tuple[type[BaseException], ...]) -> Verdict:
+    if is_control_flow(exc, signals):
         raise exc
     return Verdict.blocked(tool, f"{what}: {exc}")
 
@@ -100,15 +100,28 @@ class ToolCallGuard:
     """The lifecycle of guarded calls for one adapter; see the module docstring.
 
     ``reserved``: tool names the agent may never call (the validator's own tools, offered to the model
-    only to share a prompt cache). ``remembered``: how many recent verdicts are kept.
+    only to share a prompt cache). ``remembered``: how many recent verdicts are kept. ``signals``: the host
+    framework's control-flow exceptions (LangGraph's ``GraphBubbleUp``), which pass through untouched.
     """
 
-    def __init__(self, validator: Validator, *, reserved: Collection[str] = (), remembered: int = 256) -> None:
+    def __init__(
+        self,
+        validator: Validator,
+        *,
+        reserved: Collection[str] = (),
+        remembered: int = 256,
+        signals: Collection[type[BaseException]] = (),
+    ) -> None:
         self.validator = validator
         self.reserved = frozenset(reserved)
+        self.signals: tuple[type[BaseException], ...] = (*signals, *validator.config.control_flow)
         self._verdicts: Remembered[str, Verdict] = Remembered(remembered)
         self._settled: Remembered[str, Outcome] = Remembered(remembered)
         """Outcomes by call and answer: a host that re-runs an answered step never records it twice."""
+
+    def passes(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the host's control flow (re-raise it), not a failure to check."""
+        return is_control_flow(exc, self.signals)
 
     # -- 1. start -----------------------------------------------------------------------------
 
@@ -145,13 +158,14 @@ class ToolCallGuard:
             action = pending_from_call(tool, given, call_id)
             user = user_id() if callable(user_id) else user_id
         except Exception as exc:
-            return GuardedCall(bare, None, refusal=_failed(tool, exc, "The validator could not check this call"))
+            refusal = _failed(tool, exc, "The validator could not check this call", self.signals)
+            return GuardedCall(bare, None, refusal=refusal)
         try:
             transcript = messages() if callable(messages) else messages
             if transcript is None:
                 raise ValueError("no conversation was given")
         except Exception as exc:
-            if is_control_flow(exc):
+            if self.passes(exc):
                 raise
             return GuardedCall(action, None, user, refusal=unreadable_history(tool, str(exc)[:500]))
         what = {"tool": tool, "args": action.args, "justification": action.justification, "edited": edited}
@@ -174,7 +188,7 @@ class ToolCallGuard:
                 call.transcript, call.action, user_id=call.user_id, agent_request=call.agent_request, edited=call.edited
             )
         except Exception as exc:
-            return _failed(call.tool, exc, "The validator failed on this call")
+            return _failed(call.tool, exc, "The validator failed on this call", self.signals)
         return self._verdicts.put(call.key, verdict)
 
     async def adecide(self, call: GuardedCall) -> Verdict:
@@ -187,7 +201,7 @@ class ToolCallGuard:
                 call.transcript, call.action, user_id=call.user_id, agent_request=call.agent_request, edited=call.edited
             )
         except Exception as exc:
-            return _failed(call.tool, exc, "The validator failed on this call")
+            return _failed(call.tool, exc, "The validator failed on this call", self.signals)
         return self._verdicts.put(call.key, verdict)
 
     # -- 3. ask -------------------------------------------------------------------------------
@@ -234,7 +248,7 @@ class ToolCallGuard:
         try:
             decided = self.validator.answer(verdict, review.approved, review.reason, **self._answer(call, review))
         except Exception as exc:
-            decided = _failed(call.tool, exc, NOT_RECORDED)
+            decided = _failed(call.tool, exc, NOT_RECORDED, self.signals)
         return self._outcome_of(call, decided, review)
 
     async def asettle(self, call: GuardedCall, verdict: Verdict, answer: Any, *, index: int = 0) -> Outcome:
@@ -247,7 +261,7 @@ class ToolCallGuard:
                 verdict, review.approved, review.reason, **self._answer(call, review)
             )
         except Exception as exc:
-            decided = _failed(call.tool, exc, NOT_RECORDED)
+            decided = _failed(call.tool, exc, NOT_RECORDED, self.signals)
         return self._outcome_of(call, decided, review)
 
     def _answer(self, call: GuardedCall, review: Review) -> dict[str, Any]:

@@ -21,13 +21,14 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import BaseModel
 from validator.integrations._host import justified_model
 
-from validator.exceptions import FieldProblem, InputError, register_control_flow
+from validator.exceptions import FieldProblem, InputError
 from validator.inputs.checkinput import parse_transcript
 from validator.inputs.conversations import Conversations
 from validator.inputs.transcript import Message, ToolCall, Transcript, content_text
 from validator.verdict import Verdict
 
 __all__ = [
+    "SIGNALS",
     "justified_tool",
     "message_from_langchain",
     "model_fields",
@@ -38,8 +39,9 @@ __all__ = [
     "used_before",
 ]
 
-# LangGraph's interrupts and the rest of its control flow are never a failed check.
-register_control_flow(GraphBubbleUp)
+SIGNALS: tuple[type[BaseException], ...] = (GraphBubbleUp,)
+"""LangGraph's interrupts and the rest of its control flow: never a failed check (each LangChain adapter
+passes them to its lifecycle; a judge that may raise them needs ``ValidatorConfig(control_flow=SIGNALS)``)."""
 
 Authors = Mapping[str, str] | Callable[[ToolMessage], str | None] | None
 

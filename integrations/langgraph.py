@@ -40,10 +40,15 @@ from langgraph.types import Command, Send, interrupt
 from validator.integrations._host import split_justification, user_id_from
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import batched_request
-from validator.integrations.langchain import justified_tool, refusal_message, transcript_from_state, used_before
+from validator.integrations.langchain import (
+    SIGNALS,
+    justified_tool,
+    refusal_message,
+    transcript_from_state,
+    used_before,
+)
 
 from validator import Decision, Policy, Validator, Verdict
-from validator.exceptions import is_control_flow
 from validator.record.recorder import hash_args
 
 __all__ = ["ValidatorState", "add_validator", "justified_tools", "merge_verdicts"]
@@ -103,7 +108,7 @@ class _Nodes:
         self, validator: Validator, *, tools: str, model: str, user_id_key: str, agent_request: AgentRequest | None
     ):
         self.validator = validator
-        self.guard = ToolCallGuard(validator)
+        self.guard = ToolCallGuard(validator, signals=SIGNALS)
         self.tools = tools
         self.model = model
         self.user_id_key = user_id_key
@@ -114,7 +119,7 @@ class _Nodes:
         try:
             transcript: Any = transcript_from_state(state)
         except Exception as exc:
-            if is_control_flow(exc):
+            if self.guard.passes(exc):
                 raise
             problem = exc
 

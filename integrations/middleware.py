@@ -43,6 +43,7 @@ from validator.integrations._lifecycle import GuardedCall, Outcome, ToolCallGuar
 from validator.integrations._review import Review, batched_request
 from validator.integrations.claude import PayloadCapture, claude_request, is_claude, with_validator_tools
 from validator.integrations.langchain import (
+    SIGNALS,
     justified_tool,
     model_fields,
     proposed_call,
@@ -102,7 +103,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
         only unique while its object lives), at most ``REMEMBERED`` of them."""
         self._requests: Remembered[str, dict[str, Any]] = Remembered(REMEMBERED)
         self._reviews: Remembered[str, Review] = Remembered(REMEMBERED)
-        self.guard = ToolCallGuard(self.validator, reserved=self._ours, remembered=REMEMBERED)
+        self.guard = ToolCallGuard(self.validator, reserved=self._ours, remembered=REMEMBERED, signals=SIGNALS)
 
     # -- the model call ----------------------------------------------------------------------
 

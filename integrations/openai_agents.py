@@ -60,15 +60,15 @@ from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
 
 from validator import Decision, Message, ToolCall, Transcript, Validator, Verdict
-from validator.exceptions import UsageError, is_control_flow, register_control_flow
+from validator.exceptions import UsageError
 from validator.inputs.action import justification_schema
 from validator.inputs.transcript import Role, content_text
 from validator.refusals import sticky_approval
 
 __all__ = ["ToolGuard", "ValidatorHooks", "transcript_from_items"]
 
-# The SDK's own halt signal is never a failed check.
-register_control_flow(ToolInputGuardrailTripwireTriggered)
+SIGNALS: tuple[type[BaseException], ...] = (ToolInputGuardrailTripwireTriggered,)
+"""The SDK's own halt signal: never a failed check."""
 
 TContext = TypeVar("TContext")
 UserId = str | Callable[[RunContextWrapper[Any]], str | None] | None
@@ -303,7 +303,7 @@ class ToolGuard:
         self.on_block = on_block
         self.handoffs = handoffs
         self.hooks = ValidatorHooks(self)
-        self.guard = ToolCallGuard(self.validator, remembered=remembered)
+        self.guard = ToolCallGuard(self.validator, remembered=remembered, signals=SIGNALS)
         self._history = _History(remembered)
         self._judged: Remembered[str, _Judged] = Remembered(remembered)
         self._asked: Remembered[str, _Judged] = Remembered(remembered)
@@ -463,7 +463,7 @@ class ToolGuard:
         try:
             verdict = await self._decide(ctx)
         except Exception as exc:
-            if is_control_flow(exc):
+            if self.guard.passes(exc):
                 raise
             verdict = Verdict.blocked(ctx.tool_name, f"The validator failed on this call: {exc}")
         if verdict is None:

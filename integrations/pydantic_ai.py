@@ -61,14 +61,14 @@ from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
 
 from validator import Decision, Message, ToolCall, Transcript, Validator, Verdict
-from validator.exceptions import UsageError, register_control_flow
+from validator.exceptions import UsageError
 from validator.inputs.transcript import content_text
 from validator.judges.anthropic.tools import justify
 
 __all__ = ["ValidatedToolset", "transcript_from_pydantic_ai", "validated_tools"]
 
-# Pydantic AI's own control flow (deferrals, retries, failures a tool reports) is never a failed check.
-register_control_flow(ApprovalRequired, CallDeferred, ModelRetry, ToolFailed)
+SIGNALS: tuple[type[BaseException], ...] = (ApprovalRequired, CallDeferred, ModelRetry, ToolFailed)
+"""Pydantic AI's own control flow (deferrals, retries, failures a tool reports): never a failed check."""
 
 UserId = str | Callable[[RunContext[Any]], str | None] | None
 GUARDED_KINDS = ("function", "unapproved")
@@ -249,7 +249,7 @@ class ValidatedToolset(WrapperToolset[AgentDepsT]):
 
     def __post_init__(self) -> None:
         if self.memory is None:
-            self.memory = _Memory(ToolCallGuard(self.validator))
+            self.memory = _Memory(ToolCallGuard(self.validator, signals=SIGNALS))
 
     @property
     def _memory(self) -> _Memory:

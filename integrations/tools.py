@@ -47,7 +47,7 @@ from validator.integrations._host import (
     validation_context,
 )
 from validator.integrations._lifecycle import GuardedCall, Outcome, ToolCallGuard
-from validator.integrations.langchain import model_fields, refusal_message, transcript_from_state, used_before
+from validator.integrations.langchain import SIGNALS, model_fields, refusal_message, transcript_from_state, used_before
 
 from validator import ActionBlocked, Decision, Validator, Verdict
 from validator.exceptions import UsageError
@@ -65,7 +65,7 @@ class _Guard:
 
     def __init__(self, tool_name: str, validator: Validator, on_ask: OnAsk) -> None:
         self.tool_name = tool_name
-        self.guard = ToolCallGuard(validator)
+        self.guard = ToolCallGuard(validator, signals=SIGNALS)
         self.on_ask = on_ask
 
     def _start(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> GuardedCall:

@@ -258,8 +258,9 @@ def test_check_uses_the_inputs_policy_unless_one_is_given() -> None:
     assert asyncio.run(Validator().acheck(data)).code == Code.EXEMPT
 
 
-def test_host_control_flow_raised_inside_a_judge_propagates_only_when_registered() -> None:
-    from validator import register_control_flow
+def test_host_control_flow_raised_inside_a_judge_propagates_only_when_its_validator_names_it() -> None:
+    """Signals are a value of the validator's config, never a process-wide registry: importing an
+    integration changes no other validator."""
 
     class GraphBubbleUp(Exception):  # a look-alike name is not enough: nothing is matched by name
         pass
@@ -284,24 +285,20 @@ def test_host_control_flow_raised_inside_a_judge_propagates_only_when_registered
     }
     verdict = Validator(POLICY, judge=raising(GraphBubbleUp("x"))).validate(messages, action)
     assert verdict.code.value == "JUDGE_UNAVAILABLE"
-    register_control_flow(HostSignal)
+    named = ValidatorConfig(control_flow=(HostSignal,))
     with pytest.raises(HostInterrupt):
-        Validator(POLICY, judge=raising(HostInterrupt("pause"))).validate(messages, action)
-    import validator.integrations.langchain  # noqa: F401  (registers LangGraph's control flow)
+        Validator(POLICY, judge=raising(HostInterrupt("pause")), config=named).validate(messages, action)
+    # another validator is not changed by it, nor by importing an integration
+    import validator.integrations.langchain as lc
     from langgraph.errors import GraphInterrupt as Real
 
-    def real(request: JudgeRequest) -> JudgeOutput:
-        raise Real(())
-
+    unnamed = Validator(POLICY, judge=raising(HostInterrupt("pause"))).validate(messages, action)
+    assert unnamed.code.value == "JUDGE_UNAVAILABLE"
+    assert Validator(POLICY, judge=raising(Real(()))).validate(messages, action).code.value == "JUDGE_UNAVAILABLE"
     with pytest.raises(Real):
         asyncio.run(
-            Validator(POLICY, judge=FunctionJudge(real)).avalidate(
-                [{"role": "user", "content": "Please email bob@acme.example"}],
-                {
-                    "tool": "send_email",
-                    "args": {"to": "bob@acme.example"},
-                    "justification": {"reason": "r", "evidence": [{"quote": "email bob@acme.example"}]},
-                },
+            Validator(POLICY, judge=raising(Real(())), config=ValidatorConfig(control_flow=lc.SIGNALS)).avalidate(
+                messages, action
             )
         )
 

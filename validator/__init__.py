@@ -37,7 +37,6 @@ from validator.exceptions import (
     UsageError,
     ValidatorError,
     is_control_flow,
-    register_control_flow,
 )
 from validator.findings import AuthorizationFinding, Findings, IntentFinding, Location, QuoteFinding, ValueFinding
 from validator.inputs import (
@@ -114,7 +113,6 @@ __all__ = [
     "QuoteEvidence",
     "QuoteFinding",
     "Recorder",
-    "register_control_flow",
     "Risk",
     "Role",
     "SetupError",

@@ -103,6 +103,10 @@ class ValidatorConfig:
     retry_cap: int | None = 2
     """Blocks of the same action (tool and targets) in one conversation before it is refused without a
     judge call (``RETRY_CAP_REACHED``); None: no cap."""
+    control_flow: tuple[type[BaseException], ...] = ()
+    """A host framework's control-flow signals a judge may raise (a judge that interrupts a LangGraph run to
+    ask a person: ``validator.integrations.langchain.SIGNALS``): re-raised untouched, never a verdict.
+    Any other exception of a judge is a failed attempt."""
     gate_budget: float = 5.0
     """Seconds the evidence gate may take on one action; past it the action is blocked
     (``GATE_BUDGET_EXCEEDED``). Its searches are linear; this bounds what an input could still cost."""
@@ -574,7 +578,10 @@ class Validator:
         if self.reuse is not None and (kept := self.reuse.get(key)) is not None:
             return spend(kept, request, self.ledger, now=self.config.clock())
         timeout, tries = self.config.judge_timeout, self.config.judge_attempts
-        verdict = self._verdict(request, call_judge(self.judge, request, timeout=timeout, attempts=tries))
+        signals = self.config.control_flow
+        verdict = self._verdict(
+            request, call_judge(self.judge, request, timeout=timeout, attempts=tries, signals=signals)
+        )
         if self.reuse is not None:
             self.reuse.put(key, verdict)
         return spend(verdict, request, self.ledger, now=self.config.clock())
@@ -584,7 +591,10 @@ class Validator:
         if self.reuse is not None and (kept := await self.reuse.aget(key)) is not None:
             return await asyncio.to_thread(spend, kept, request, self.ledger, now=self.config.clock())
         timeout, tries = self.config.judge_timeout, self.config.judge_attempts
-        verdict = self._verdict(request, await acall_judge(self.judge, request, timeout=timeout, attempts=tries))
+        signals = self.config.control_flow
+        verdict = self._verdict(
+            request, await acall_judge(self.judge, request, timeout=timeout, attempts=tries, signals=signals)
+        )
         if self.reuse is not None:
             await self.reuse.aput(key, verdict)
         return await asyncio.to_thread(spend, verdict, request, self.ledger, now=self.config.clock())
@@ -616,7 +626,7 @@ class Validator:
         return replace(shaped, latency_ms=(time.perf_counter() - started) * 1000)
 
     def _internal_error(self, action: PendingAction, exc: Exception) -> Verdict:
-        if is_control_flow(exc):
+        if is_control_flow(exc, self.config.control_flow):
             raise exc
         log.exception("validator internal error while checking %s", action.tool)
         return decision.internal_error(action.tool, self.policy.for_tool(action.tool).risk, describe(exc))

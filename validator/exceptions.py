@@ -22,13 +22,14 @@ Signals (nothing went wrong; the host must change course)::
 None of the errors ever turns into an approval: inside :meth:`Validator.validate` every failure
 becomes a blocking verdict with its own code; outside it (parsing input, loading a policy, a
 mistaken call) they are raised so the caller can report them. Host frameworks' own control-flow
-signals (LangGraph's interrupts) are never turned into verdicts: the integration that knows them
-registers them with :func:`validator.register_control_flow`, and every path re-raises them.
+signals (LangGraph's interrupts) are never turned into verdicts: each adapter passes its framework's to
+its lifecycle, a validator whose judge may raise one names them in ``ValidatorConfig.control_flow``, and
+those paths re-raise them (no process-wide registry: importing an integration changes nothing).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 __all__ = [
     "ActionBlocked",
     "is_control_flow",
-    "register_control_flow",
     "FieldProblem",
     "InputError",
     "JudgeError",
@@ -191,18 +191,8 @@ class UsageError(ValidatorError):
     event loop, a tool that cannot be guarded, a verdict built with contradicting fields."""
 
 
-_CONTROL_FLOW: set[type[BaseException]] = set()
-
-
-def register_control_flow(*signals: type[BaseException]) -> None:
-    """Register a host framework's control-flow exceptions (LangGraph's ``GraphBubbleUp``).
-
-    The engine and every integration re-raise them untouched: they are never a failed check, so
-    they never become a verdict. The integration that imports the framework registers them.
-    """
-    _CONTROL_FLOW.update(signals)
-
-
-def is_control_flow(exc: BaseException) -> bool:
-    """Whether ``exc`` is a registered host control-flow signal (or a subclass of one)."""
-    return any(isinstance(exc, signal) for signal in _CONTROL_FLOW)
+def is_control_flow(exc: BaseException, signals: Iterable[type[BaseException]]) -> bool:
+    """Whether ``exc`` is one of a host framework's control-flow ``signals`` (or a subclass of one): never
+    a failed check, so never a verdict. Signals are given as a value (``ValidatorConfig.control_flow``, an
+    adapter's own), never registered process-wide; nothing is matched by class name."""
+    return any(isinstance(exc, signal) for signal in signals)

@@ -39,8 +39,11 @@ class Attempts:
     errors: list[str] = field(default_factory=list)
     spent: list[Usage] = field(default_factory=list)
 
+    signals: tuple[type[BaseException], ...] = ()
+    """Host control-flow signals a judge may raise: re-raised, never a failed attempt."""
+
     def failed(self, exc: Exception) -> None:
-        if is_control_flow(exc):
+        if is_control_flow(exc, self.signals):
             raise exc
         self.errors.append(describe(exc))
         usage = getattr(exc, "usage", None)
@@ -73,9 +76,16 @@ def _once(judge: Judge, request: JudgeRequest, timeout: float | None) -> object:
         raise JudgeTimeout(judge.label, timeout) from None
 
 
-def call_judge(judge: Judge, request: JudgeRequest, *, timeout: float | None, attempts: int) -> Attempts:
+def call_judge(
+    judge: Judge,
+    request: JudgeRequest,
+    *,
+    timeout: float | None,
+    attempts: int,
+    signals: tuple[type[BaseException], ...] = (),
+) -> Attempts:
     """Up to ``attempts`` calls of ``judge``, each within ``timeout`` seconds."""
-    result = Attempts()
+    result = Attempts(signals=signals)
     for _ in range(max(1, attempts)):
         try:
             result.output = checked(judge, _once(judge, request, timeout))
@@ -85,9 +95,16 @@ def call_judge(judge: Judge, request: JudgeRequest, *, timeout: float | None, at
     return result
 
 
-async def acall_judge(judge: Judge, request: JudgeRequest, *, timeout: float | None, attempts: int) -> Attempts:
+async def acall_judge(
+    judge: Judge,
+    request: JudgeRequest,
+    *,
+    timeout: float | None,
+    attempts: int,
+    signals: tuple[type[BaseException], ...] = (),
+) -> Attempts:
     """Async twin of :func:`call_judge`."""
-    result = Attempts()
+    result = Attempts(signals=signals)
     for _ in range(max(1, attempts)):
         try:
             try:
