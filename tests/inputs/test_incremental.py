@@ -14,7 +14,7 @@ from tests.conftest import POLICY, justified
 from validator import InputError, Message, ToolCall, Transcript
 from validator.gate.checks import run_gate
 from validator.gate.index import other_index, outside_authors, user_index
-from validator.gate.requests import _retractions
+from validator.gate.requests import RETRACTIONS, _retractions
 from validator.gate.sentences import pasted_by_message
 from validator.inputs.checkinput import pending_action
 from validator.inputs.transcript import DIGEST_SCHEME
@@ -63,7 +63,7 @@ def _touch(t: Transcript) -> None:
         user_index(t, user)._full()
     pasted_by_message(t)
     outside_authors(t)
-    t.memo("gate.retractions", _retractions)
+    t.fact(RETRACTIONS)
     _ = t.digest
 
 

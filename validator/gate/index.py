@@ -9,19 +9,14 @@ every message that is not the user's, and the parts the user pasted, at their me
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 
 from validator import rules
 from validator.gate.sentences import blank, pasted_by_message
 from validator.gate.text import TextIndex
-from validator.inputs.transcript import Message, Transcript
+from validator.inputs.transcript import Fact, Message, Transcript
 
 __all__ = ["is_users", "other_index", "outside_authors", "user_index"]
-
-
-def _key(name: str) -> str:
-    """A memo key that tells an ablation run (pasted-text off) from a normal one."""
-    return name if rules.on("pasted-text") else f"{name}:pasted-off"
 
 
 def is_users(message: Message, user_id: str | None) -> bool:
@@ -56,27 +51,42 @@ def _other(t: Transcript, user_id: str | None, start: int = 0) -> tuple[tuple[in
 Parts = Callable[[Transcript, "str | None", int], tuple[tuple[int, ...], tuple[str, ...]]]
 
 
-def _indexed(transcript: Transcript, key: str, parts: Parts, user_id: str | None) -> TextIndex:
-    """The memoised index of ``parts``; a longer transcript of the same conversation indexes only its new messages."""
+def _index_fact(name: str, parts: Parts) -> Fact[TextIndex]:
+    """The fact of the index over ``parts``, per ``(user id, whether pasted text is set apart)``: a longer
+    transcript of the same conversation indexes only its new messages."""
 
-    def extend(index: TextIndex, longer: Transcript, start: int) -> TextIndex:
+    def build(transcript: Transcript, key: Hashable) -> TextIndex:
+        user_id = key[0] if isinstance(key, tuple) else None
+        return TextIndex(*parts(transcript, user_id, 0))
+
+    def extend(index: TextIndex, longer: Transcript, start: int, key: Hashable) -> TextIndex:
+        user_id = key[0] if isinstance(key, tuple) else None
         return index.extended(*parts(longer, user_id, start))
 
-    return transcript.memo(_key(f"{key}:{user_id}"), lambda t: TextIndex(*parts(t, user_id, 0)), extend)
+    return Fact(name, build, extend)
+
+
+USER_INDEX = _index_fact("the index of the user's own words", _user)
+OTHER_INDEX = _index_fact("the index of everything else", _other)
+
+
+def _key(user_id: str | None) -> tuple[str | None, bool]:
+    """The index's key: the user, and whether pasted text is set apart (an ablation turns it off)."""
+    return user_id, rules.on("pasted-text")
 
 
 def user_index(transcript: Transcript, user_id: str | None = None) -> TextIndex:
     """Search index over the user's own words (built once per transcript and user)."""
-    return _indexed(transcript, "gate.user_index", _user, user_id)
+    return transcript.fact(USER_INDEX, _key(user_id))
 
 
 def other_index(transcript: Transcript, user_id: str | None = None) -> TextIndex:
     """Search index over every message that is not the user's, and the text the user pasted (built on
     first use: an action whose evidence all stands in the user's own words never needs it)."""
-    return _indexed(transcript, "gate.other_index", _other, user_id)
+    return transcript.fact(OTHER_INDEX, _key(user_id))
 
 
-def _authors(transcript: Transcript, start: int = 0) -> dict[str, tuple[int, ...]]:
+def _authors(transcript: Transcript, key: Hashable = None, start: int = 0) -> dict[str, tuple[int, ...]]:
     found: dict[str, list[int]] = {}
     for i, m in enumerate(transcript.messages[start:], start):
         if m.author:
@@ -84,11 +94,17 @@ def _authors(transcript: Transcript, start: int = 0) -> dict[str, tuple[int, ...
     return {a: tuple(ix) for a, ix in found.items()}
 
 
-def _more_authors(found: dict[str, tuple[int, ...]], longer: Transcript, start: int) -> dict[str, tuple[int, ...]]:
-    more = _authors(longer, start)
+def _more_authors(
+    found: dict[str, tuple[int, ...]], longer: Transcript, start: int, key: Hashable
+) -> dict[str, tuple[int, ...]]:
+    more = _authors(longer, key, start)
     return {a: found.get(a, ()) + more.get(a, ()) for a in found.keys() | more.keys()} if more else found
 
 
 def outside_authors(transcript: Transcript) -> dict[str, tuple[int, ...]]:
     """Case-folded outside authors of tool messages, each with the messages they wrote."""
-    return transcript.memo("gate.authors", _authors, _more_authors)
+    return transcript.fact(AUTHORS)
+
+
+AUTHORS: Fact[dict[str, tuple[int, ...]]] = Fact("outside authors", _authors, _more_authors)
+"""Case-folded outside authors of tool messages, each with the messages they wrote."""

@@ -11,13 +11,13 @@ cited sentence proves it; else disproved when one disproves it; else unknown, wi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 from validator import rules
 from validator.findings import IntentFinding, RequestProblem, RequestSentence
 from validator.gate.reader import Reading, read, sentences, takes_back, tokens
 from validator.gate.sentences import own_words
-from validator.inputs.transcript import Transcript
+from validator.inputs.transcript import Fact, Transcript
 from validator.language import english
 from validator.policy import Policy
 
@@ -38,7 +38,7 @@ _PRIORITY: dict[str, int] = {
 }
 
 
-def _retractions(transcript: Transcript, start: int = 0) -> list[tuple[int, int, str]]:
+def _retractions(transcript: Transcript, key: Hashable = None, start: int = 0) -> list[tuple[int, int, str]]:
     """``(message, position, words)`` of every sentence of the user's own words that takes something back
     (one pass per transcript)."""
     found: list[tuple[int, int, str]] = []
@@ -52,9 +52,15 @@ def _retractions(transcript: Transcript, start: int = 0) -> list[tuple[int, int,
     return found
 
 
-def _more_retractions(found: list[tuple[int, int, str]], longer: Transcript, start: int) -> list[tuple[int, int, str]]:
-    more = _retractions(longer, start)
+def _more_retractions(
+    found: list[tuple[int, int, str]], longer: Transcript, start: int, key: Hashable
+) -> list[tuple[int, int, str]]:
+    more = _retractions(longer, key, start)
     return [*found, *more] if more else found
+
+
+RETRACTIONS: Fact[list[tuple[int, int, str]]] = Fact("retractions", _retractions, _more_retractions)
+"""Every sentence of the user's own words that takes something back."""
 
 
 def _later(transcript: Transcript, sentence: RequestSentence, intents: Sequence[str]) -> Reading | None:
@@ -74,7 +80,7 @@ def _later(transcript: Transcript, sentence: RequestSentence, intents: Sequence[
                 later = read(text, intent)
                 if later is not None and later.proof == "disproved":
                     return Reading("disproved", "negated", transcript.messages[i].content[x.start : x.end])
-    for message, position, words in transcript.memo("gate.retractions", _retractions, _more_retractions):
+    for message, position, words in transcript.fact(RETRACTIONS):
         if message > sentence.message or (message == sentence.message and position >= sentence.end):
             return Reading("unknown", "retracted", words)
     return None

@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from functools import lru_cache
 
 from validator import rules
 from validator.findings import RequestSentence
 from validator.gate.reader import frame_tokens, sentences, tokens
 from validator.gate.text import QUOTE_MARKS, find_bounded, normalize
-from validator.inputs.transcript import Transcript
+from validator.inputs.transcript import Fact, Transcript
 from validator.language import english
 
 __all__ = [
@@ -213,25 +213,23 @@ def locate(text: str, needle: str, limit: int = 5) -> list[tuple[int, int]]:
 Spans = dict[int, list[tuple[int, int]]]
 
 
-def _by_message(
-    find: Callable[[str], list[tuple[int, int]]],
-) -> tuple[Callable[..., Spans], Callable[[Spans, Transcript, int], Spans]]:
-    """A memo's build and extend for ``find`` over every user message (only messages with spans are kept)."""
+def _by_message(name: str, find: Callable[[str], list[tuple[int, int]]]) -> Fact[Spans]:
+    """The fact of ``find`` over every user message (only messages with spans are kept)."""
 
-    def build(transcript: Transcript, start: int = 0) -> Spans:
+    def build(transcript: Transcript, key: Hashable = None, start: int = 0) -> Spans:
         messages = transcript.messages
         found = {i: find(messages[i].content) for i in range(start, len(messages)) if messages[i].role == "user"}
         return {i: spans for i, spans in found.items() if spans}
 
-    def extend(found: Spans, longer: Transcript, start: int) -> Spans:
-        more = build(longer, start)
+    def extend(found: Spans, longer: Transcript, start: int, key: Hashable) -> Spans:
+        more = build(longer, key, start)
         return {**found, **more} if more else found
 
-    return build, extend
+    return Fact(name, build, extend)
 
 
-_pasted, _more_pasted = _by_message(pasted_spans)
-_unclear, _more_unclear = _by_message(unclear_spans)
+PASTED = _by_message("pasted text by message", pasted_spans)
+UNCLEAR = _by_message("text of unclear authorship by message", unclear_spans)
 
 
 def pasted_by_message(transcript: Transcript) -> Spans:
@@ -239,7 +237,7 @@ def pasted_by_message(transcript: Transcript) -> Spans:
     when the ``pasted-text`` rule is off)."""
     if not rules.on("pasted-text"):
         return {}
-    return transcript.memo("gate.pasted", _pasted, _more_pasted)
+    return transcript.fact(PASTED)
 
 
 def own_words(transcript: Transcript, i: int) -> str:
@@ -247,7 +245,7 @@ def own_words(transcript: Transcript, i: int) -> str:
     authorship) blanked out: the text requests are read from."""
     hidden = list(pasted_by_message(transcript).get(i, []))
     if rules.on("pasted-text"):
-        hidden += transcript.memo("gate.unclear", _unclear, _more_unclear).get(i, [])
+        hidden += transcript.fact(UNCLEAR).get(i, [])
     return blank(transcript.messages[i].content, _merge(hidden))
 
 

@@ -9,8 +9,8 @@ Key components:
 
 - :class:`Message`, :class:`ToolCall`: immutable records.
 - :class:`Transcript`: an ordered, checked sequence of messages (every tool result answers an
-  earlier tool call). Later stages keep what they derive from it (the gate's search index) with
-  :meth:`Transcript.memo`, so it is computed once per transcript.
+  earlier tool call). Later stages keep what they derive from it (the gate's search index) as a
+  :class:`Fact` each owns, read with :meth:`Transcript.fact`, so it is computed once per transcript.
 
 Adapters: :func:`validator.inputs.anthropic.transcript_from_anthropic` (Anthropic Messages API) and
 ``validator.integrations.langchain.transcript_from_langchain`` (LangChain messages).
@@ -21,8 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import msgspec
 
@@ -32,7 +33,7 @@ from validator.exceptions import FieldProblem, InputError
 if TYPE_CHECKING:
     from hashlib import _Hash
 
-__all__ = ["DIGEST_SCHEME", "Message", "Role", "ToolCall", "Transcript", "content_text"]
+__all__ = ["DIGEST_SCHEME", "Fact", "Message", "Role", "ToolCall", "Transcript", "content_text"]
 
 T = TypeVar("T")
 
@@ -114,12 +115,26 @@ def _hash_of(messages: Sequence[Message], start: _Hash | None = None) -> _Hash:
     return running
 
 
+@dataclass(frozen=True, eq=False)
+class Fact(Generic[T]):
+    """Something a stage derives from a transcript and keeps with it, declared once by the module that owns it.
+
+    ``build(transcript, key)`` computes it (``key``: a parameter of the fact, such as a user id, or None);
+    with ``extend``, :meth:`Transcript.extend` carries it over: ``extend(value, longer, start, key)`` must
+    return what ``build(longer, key)`` would, looking only at ``longer.messages[start:]``. A fact is known
+    by its identity, never by a string two modules could both pick."""
+
+    name: str
+    build: Callable[[Transcript, Hashable], T]
+    extend: Callable[[T, Transcript, int, Hashable], T] | None = None
+
+
 class Transcript:
     """An ordered, checked conversation.
 
     A transcript is immutable. :meth:`extend` makes the transcript of the same conversation a few
     messages later, checking and indexing only the new messages; what later stages derived from this
-    one (with :meth:`memo`) is carried over where they said how.
+    one (its :class:`Fact` values) is carried over where they said how.
 
     Raises:
         InputError: when the transcript is empty, or a tool message answers no earlier tool
@@ -133,8 +148,8 @@ class Transcript:
     def __init__(self, messages: Iterable[Message]) -> None:
         self.messages = tuple(messages)
         self._calls: dict[str, int] = {}
-        self._memo: dict[str, Any] = {}
-        self._extenders: dict[str, Callable[[Any, Transcript, int], Any]] = {}
+        self._memo: dict[tuple[Fact[Any], Hashable], Any] = {}
+        self._extenders: dict[tuple[Fact[Any], Hashable], Callable[[Any, Transcript, int, Hashable], Any]] = {}
         self._lock = threading.RLock()
         self._hash: _Hash | None = None
         problems = _structure_problems(self.messages, 0, self._calls)
@@ -197,42 +212,41 @@ class Transcript:
         child._memo = {}
         child._extenders = {}
         for key, value, extend in carried:
-            child._memo[key] = extend(value, child, len(self.messages))
+            child._memo[key] = extend(value, child, len(self.messages), key[1])
             child._extenders[key] = extend
         return child
 
     def answered(self, call_id: str) -> bool:
         """Whether a tool message of this transcript answers call ``call_id`` (the call ran)."""
-        return call_id in self.memo("answered", _answered, _answered_more)
+        return call_id in self.fact(ANSWERED)
 
-    def memo(
-        self, key: str, build: Callable[[Transcript], T], extend: Callable[[T, Transcript, int], T] | None = None
-    ) -> T:
-        """What ``build(self)`` derives from this transcript, computed once and kept with it.
-
-        Stages below the inputs (the gate's search index, the outside authors) keep their derived
-        data here, so a transcript checked for several actions is indexed once. With ``extend``,
-        :meth:`extend` carries the value over: ``extend(value, longer, start)`` must return what
-        ``build(longer)`` would, looking only at ``longer.messages[start:]``.
-        """
+    def fact(self, fact: Fact[T], key: Hashable = None) -> T:
+        """The value of ``fact`` for this transcript (and ``key``), computed once and kept with it: stages
+        below the inputs (the gate's search indexes, the outside authors) keep their derived data here, so
+        a transcript checked for several actions is indexed once."""
+        slot = (fact, key)
         memo = self._memo
-        if key not in memo:
+        if slot not in memo:
             with self._lock:
-                if key not in memo:
-                    memo[key] = build(self)
-                    if extend is not None:
-                        self._extenders[key] = extend
-        value: T = memo[key]
+                if slot not in memo:
+                    memo[slot] = fact.build(self, key)
+                    if fact.extend is not None:
+                        self._extenders[slot] = fact.extend
+        value: T = memo[slot]
         return value
 
 
-def _answered(transcript: Transcript) -> frozenset[str]:
-    return frozenset(m.tool_call_id for m in transcript.messages if m.role == "tool" and m.tool_call_id)
+def _answered(transcript: Transcript, key: Hashable = None, start: int = 0) -> frozenset[str]:
+    return frozenset(m.tool_call_id for m in transcript.messages[start:] if m.role == "tool" and m.tool_call_id)
 
 
-def _answered_more(found: frozenset[str], longer: Transcript, start: int) -> frozenset[str]:
-    more = {m.tool_call_id for m in longer.messages[start:] if m.role == "tool" and m.tool_call_id}
+def _answered_more(found: frozenset[str], longer: Transcript, start: int, key: Hashable) -> frozenset[str]:
+    more = _answered(longer, key, start)
     return found | more if more else found
+
+
+ANSWERED: Fact[frozenset[str]] = Fact("answered", _answered, _answered_more)
+"""The call ids a tool message of the transcript answers (those calls ran)."""
 
 
 _PLAIN = frozenset({"user", "assistant", "system"})
