@@ -21,6 +21,7 @@ from validator import (
     Policy,
     PolicySettings,
     ToolPolicy,
+    UsageError,
     Validator,
     ValidatorConfig,
     decide,
@@ -355,3 +356,18 @@ def test_the_first_checks_of_a_busy_process_do_not_spend_their_gate_budget_on_lo
     out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "GATE_BUDGET_EXCEEDED" not in out.stdout and "APPROVED" in out.stdout
+
+
+def test_rules_are_switched_off_by_a_validators_config_and_nowhere_else() -> None:
+    with pytest.raises(UsageError, match="unknown rules"):
+        ValidatorConfig(rules_off=frozenset({"no-such-rule"}))
+    messages = [{"role": "user", "content": "Email bob@acme.co.uk the notes."}]
+    action = {
+        "tool": "send_email",
+        "args": {"to": "bob@acme.co"},
+        "justification": {"reason": "r", "evidence": [{"quote": "Email bob@acme.co.uk the notes."}]},
+    }
+    ablated = Validator(POLICY, config=ValidatorConfig(rules_off=frozenset({"value-identity"})))
+    assert ablated.validate(messages, action).approved  # what the rule prevents, measured
+    assert not Validator(POLICY).validate(messages, action).approved  # every other validator keeps the rule
+    assert not asyncio.run(Validator(POLICY).avalidate(messages, action)).approved

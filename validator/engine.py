@@ -65,6 +65,7 @@ from validator.refusals import (
     egress_reason,
     next_step,
 )
+from validator.rules import RULES
 from validator.state.keys import cited_ids, retry_key, verdict_key
 from validator.state.ledger import spend
 from validator.state.lookup import aresolve, resolve, standing, with_standing
@@ -110,6 +111,14 @@ class ValidatorConfig:
     gate_budget: float = 5.0
     """Seconds the evidence gate may take on one action; past it the action is blocked
     (``GATE_BUDGET_EXCEEDED``). Its searches are linear; this bounds what an input could still cost."""
+    rules_off: frozenset[str] = frozenset()
+    """For measuring only (the eval's ablation): rules of :data:`validator.rules.RULES` switched off for this
+    validator's checks. Never set it in production."""
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.rules_off) - set(RULES))
+        if unknown:
+            raise UsageError(f"unknown rules in rules_off: {', '.join(unknown)}")
 
 
 class Validator:
@@ -160,6 +169,17 @@ class Validator:
         user's words forbid them); everything else is checked as for any call. Only a host passes it,
         never anything the agent wrote.
         """
+        with rules.switched_off(*self.config.rules_off):
+            return self._validate(messages, action, user_id, agent_request, edited)
+
+    def _validate(
+        self,
+        messages: MessagesInput,
+        action: ActionInput,
+        user_id: str | None,
+        agent_request: Mapping[str, Any] | None,
+        edited: Collection[str],
+    ) -> Verdict:
         started = time.perf_counter()
         transcript, pending = read_messages(messages, agent_request), read_action(action)
         with self._session(transcript, pending, user_id, agent_request):
@@ -191,6 +211,17 @@ class Validator:
         edited: Collection[str] = (),
     ) -> Verdict:
         """Async twin of :meth:`validate`."""
+        with rules.switched_off(*self.config.rules_off):
+            return await self._avalidate(messages, action, user_id, agent_request, edited)
+
+    async def _avalidate(
+        self,
+        messages: MessagesInput,
+        action: ActionInput,
+        user_id: str | None,
+        agent_request: Mapping[str, Any] | None,
+        edited: Collection[str],
+    ) -> Verdict:
         started = time.perf_counter()
         transcript, pending = read_messages(messages, agent_request), read_action(action)
         retry = ""

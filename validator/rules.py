@@ -1,8 +1,9 @@
 """The rules of the gate and the decision, by name, so each can be switched off to measure what it earns.
 
-Every rule is on in production. :func:`switched_off` turns some off for the code running inside it
-(a context variable, so it holds in the thread or task that runs the check); the eval's ablation
-(``validator eval --ablate``) runs the suite once per rule with that rule off and reports the wrong
+Every rule is on in production. A validator built with ``ValidatorConfig(rules_off=...)`` checks with
+those rules off (the engine applies them with :func:`switched_off` around each check: a context
+variable, so it holds in the thread or task that runs the check and nowhere else); the eval's
+ablation (``validator eval --ablate``) builds one such validator per rule and reports the wrong
 approvals each rule prevents and the false blocks it causes.
 """
 
@@ -43,7 +44,10 @@ def switched_off(*rules: str) -> Iterator[None]:
     unknown = [r for r in rules if r not in RULES]
     if unknown:
         raise ValueError(f"unknown rules: {', '.join(unknown)}")
-    token = _OFF.set(frozenset(rules))
+    if not rules:
+        yield
+        return
+    token = _OFF.set(_OFF.get() | frozenset(rules))  # nested: what an outer block switched off stays off
     try:
         yield
     finally:

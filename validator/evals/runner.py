@@ -44,7 +44,7 @@ from validator.evals.cases import EvalCase
 from validator.exceptions import FieldProblem, InputError
 from validator.judges.base import Judge
 from validator.judges.strict import StrictJudge
-from validator.rules import RULES, switched_off
+from validator.rules import RULES
 from validator.verdict import Code, Decision, Verdict
 
 __all__ = [
@@ -388,7 +388,7 @@ def run_matrix(
         for prompt in (["-"] if spec in ("strict", WORST_CASE) else prompts)
     }
     tasks = [(case, spec, prompt) for (spec, prompt) in built for case in cases]
-    config = ValidatorConfig(clock=lambda: EVAL_NOW)
+    config = ValidatorConfig(clock=lambda: EVAL_NOW, rules_off=frozenset(rules_off))
 
     def one(task: tuple[EvalCase, str, str]) -> EvalRun:
         case, spec, prompt = task
@@ -397,10 +397,9 @@ def run_matrix(
         # the shared-prefix path: a model judge gets the agent's own request, as in production
         model = spec.partition(":")[2]
         request = agent_request(case, model) if shared_prefix and model else None
-        with switched_off(*rules_off):
-            verdict = validator.validate(
-                case.check.transcript, case.check.action, user_id=case.check.user_id, agent_request=request
-            )
+        verdict = validator.validate(
+            case.check.transcript, case.check.action, user_id=case.check.user_id, agent_request=request
+        )
         return EvalRun(case, spec, prompt, verdict)
 
     runs: list[EvalRun] = []
