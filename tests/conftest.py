@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import socket
 from collections.abc import Iterator
@@ -40,6 +41,33 @@ def no_network(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) 
 
     monkeypatch.setattr(socket.socket, "connect", guarded)
     yield
+
+
+# Each test runs on an event loop of its own, closed afterwards. Frameworks' ``run_sync`` helpers reuse
+# the thread's current event loop (Pydantic AI) or leave one behind (the OpenAI Agents SDK), and so does
+# a README example that runs one: without this, a loop left behind is picked up by a later test, or
+# collected unclosed when a later ``asyncio.run`` lets it go (a ResourceWarning that fails the session).
+
+
+def _current() -> asyncio.AbstractEventLoop | None:
+    local = getattr(asyncio.get_event_loop_policy(), "_local", None)
+    loop = getattr(local, "_loop", None)
+    return loop if isinstance(loop, asyncio.AbstractEventLoop) else None
+
+
+@pytest.fixture(autouse=True)
+def own_event_loop() -> Iterator[None]:
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        yield
+    finally:
+        for left in {loop, _current()} - {None}:
+            assert left is not None
+            if not left.is_closed() and not left.is_running():
+                left.run_until_complete(left.shutdown_asyncgens())
+                left.close()
+        asyncio.set_event_loop(None)
 
 
 @pytest.fixture(autouse=True, scope="session")
