@@ -282,10 +282,11 @@ def _chosen(action: PendingAction, covered: tuple[Keys, ...], amount_given: bool
 
 
 def _noted(finding: ValueFinding, note: str | None) -> ValueFinding:
-    """A chosen value's finding with what the gate saw of it; an explicit empty value is never absent."""
-    if note is None or (finding.grounded and note != EMPTY_NOTE):
+    """A chosen value's finding with what the gate saw of it: an explicit empty value is never absent nor
+    grounded (a key that cannot be told from a path is unreadable already)."""
+    if note is None:
         return finding
-    status = "unreadable" if finding.status == "unreadable" else "not_found" if note == EMPTY_NOTE else finding.status
+    status = "not_found" if note == EMPTY_NOTE else finding.status
     return replace(finding, status=status, note="; ".join(n for n in (finding.note, note) if n))
 
 

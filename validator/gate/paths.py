@@ -48,20 +48,6 @@ def leaves(value: Any) -> Iterator[Scalar]:
             yield from leaves(v)
 
 
-def key_leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    """``(path, key)`` for every string key of every mapping inside ``value`` (an address can be a key:
-    ``{"recipients": {"eve@evil.example": "to"}}``)."""
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            where = f"{path}.{k}" if path else str(k)
-            if isinstance(k, str):
-                yield f"{where}(key)", k
-            yield from key_leaves(v, where)
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            yield from key_leaves(v, f"{path}[{i}]")
-
-
 def string_leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
     """``(path, text)`` for every string inside ``value``, with list indices and keys in the path."""
     if isinstance(value, str):
