@@ -15,7 +15,6 @@ agent checks with can never grant itself a standing authorization.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import re
 import secrets
@@ -27,6 +26,7 @@ from typing import Any, Protocol, TypeVar
 
 from validator.exceptions import StoreError, UsageError
 from validator.store.base import redact_in
+from validator.store.loops import PerLoop
 
 T = TypeVar("T")
 
@@ -195,8 +195,8 @@ class RedisTenants:
         self._key = f"{namespace}:tokens"
         self._url = url
         self._take = self._redis.register_script(_TAKE)
-        self._async: dict[asyncio.AbstractEventLoop, tuple[Any, Any]] = {}
-        """redis.asyncio clients by event loop (a connection belongs to the loop that opened it)."""
+        self._async: PerLoop[tuple[Any, Any]] = PerLoop(self._new_client)
+        """Each event loop's redis.asyncio client and its bucket script (EVALSHA, loaded on first use)."""
 
     def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES) -> str:
         token = new_token()
@@ -225,23 +225,19 @@ class RedisTenants:
         return bool(await self._acall(lambda: take(keys=[key], args=[rate, burst, cost])))
 
     def _aclient(self) -> tuple[Any, Any]:
-        """This event loop's client and its bucket script (EVALSHA, loaded on first use)."""
+        return self._async.get()
+
+    def _new_client(self) -> tuple[Any, Any]:
         import redis.asyncio
 
-        loop = asyncio.get_running_loop()
-        client = self._async.get(loop)
-        if client is None:
-            for old in [lp for lp in self._async if lp.is_closed()]:
-                del self._async[old]
-            fresh = redis.asyncio.Redis.from_url(self._url, **self._options)
-            client = self._async[loop] = (fresh, fresh.register_script(_TAKE))
-        return client
+        client = redis.asyncio.Redis.from_url(self._url, **self._options)
+        return client, client.register_script(_TAKE)
 
     async def aclose(self) -> None:
         """Close this event loop's async connections (the service does at shutdown)."""
-        client = self._async.pop(asyncio.get_running_loop(), None)
-        if client is not None:
-            await client[0].aclose()
+        kept = self._async.pop()
+        if kept is not None:
+            await kept[0].aclose()
 
     def _call(self, fn: Callable[[], T]) -> T:
         import redis

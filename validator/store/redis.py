@@ -23,7 +23,6 @@ Timeouts are short (one second) so an outage fails fast; every Redis error becom
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -49,6 +48,7 @@ from validator.store.base import (
     redacted,
     revoke_in,
 )
+from validator.store.loops import PerLoop
 from validator.store.records import StandingAuthorization
 
 __all__ = ["RedisStore"]
@@ -127,8 +127,9 @@ class RedisStore:
             self._redis = redis.Redis.from_url(url, **options)
         except ValueError as exc:
             raise StoreError(f"bad store URL {redacted(url)!r}: {exc}") from None
-        # redis.asyncio connections belong to the event loop that opened them: one client a loop.
-        self._async_clients: dict[asyncio.AbstractEventLoop, redis.asyncio.Redis] = {}
+        self._async_clients: PerLoop[redis.asyncio.Redis] = PerLoop(
+            lambda: redis.asyncio.Redis.from_url(url, **options)
+        )
         self._append = self._redis.register_script(_APPEND)
         self._list = self._redis.register_script(_LIST)
         self._loaded: set[str] = set()
@@ -142,17 +143,11 @@ class RedisStore:
         return f"redis://{host}:{parts.port or 6379}{parts.path if parts.hostname else ''}#{self.ns}"
 
     def _aclient(self) -> redis.asyncio.Redis:
-        loop = asyncio.get_running_loop()
-        client = self._async_clients.get(loop)
-        if client is None:
-            for old in [lp for lp in self._async_clients if lp.is_closed()]:
-                del self._async_clients[old]
-            client = self._async_clients[loop] = redis.asyncio.Redis.from_url(self.url, **self._options)
-        return client
+        return self._async_clients.get()
 
     async def aclose(self) -> None:
         """Close this event loop's async connections (call it before the loop ends)."""
-        client = self._async_clients.pop(asyncio.get_running_loop(), None)
+        client = self._async_clients.pop()
         if client is not None:
             await client.aclose()
 
