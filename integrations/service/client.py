@@ -199,10 +199,15 @@ def _parsed(raw: bytes | str) -> Any:
     return jiter.from_json(raw if isinstance(raw, bytes) else raw.encode(), catch_duplicate_keys=True)
 
 
+def _verdict(data: Any) -> Verdict:
+    """``data`` as a verdict, read strictly (booleans are booleans, no field missing or unknown); raises."""
+    return verdict_adapter().validate_json(json.dumps(data), strict=True)
+
+
 def _strict(tool: str, data: Any) -> Verdict:
     """``data`` as a verdict on ``tool``, read strictly; a refusal saying why when it is not one."""
     try:
-        verdict = verdict_adapter().validate_json(json.dumps(data), strict=True)
+        verdict = _verdict(data)
     except Exception as exc:
         return _refused(tool, f"its answer is not a verdict ({type(exc).__name__})")
     if tool != "unknown" and verdict.tool != tool:
@@ -234,7 +239,7 @@ def _one(tool: str, status: int, body: bytes | str) -> Verdict:
 def _blocking(tool: str, body: bytes | str) -> Verdict | None:
     """A 503's body when it is a strict, blocking verdict on ``tool`` (never an approval off a 503), else None."""
     try:
-        verdict = verdict_adapter().validate_json(json.dumps(_parsed(body)), strict=True)
+        verdict = _verdict(_parsed(body))
     except Exception:
         return None
     return verdict if not verdict.approved and verdict.tool == tool and tool != "unknown" else None
