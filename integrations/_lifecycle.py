@@ -90,12 +90,6 @@ class Outcome:
         return self.verdict.approved
 
 
-def _failed(tool: str, exc: Exception, what: str, signals: tuple[type[BaseException], ...]) -> Verdict:
-    if is_control_flow(exc, signals):
-        raise exc
-    return Verdict.blocked(tool, f"{what}: {exc}")
-
-
 class ToolCallGuard:
     """The lifecycle of guarded calls for one adapter; see the module docstring.
 
@@ -122,6 +116,12 @@ class ToolCallGuard:
     def passes(self, exc: BaseException) -> bool:
         """Whether ``exc`` is the host's control flow (re-raise it), not a failure to check."""
         return is_control_flow(exc, self.signals)
+
+    def _failed(self, tool: str, exc: Exception, what: str) -> Verdict:
+        """The refusal of a call the validator could not check (the host's control flow is re-raised)."""
+        if self.passes(exc):
+            raise exc
+        return Verdict.blocked(tool, f"{what}: {exc}")
 
     # -- 1. start -----------------------------------------------------------------------------
 
@@ -158,8 +158,7 @@ class ToolCallGuard:
             action = pending_from_call(tool, given, call_id)
             user = user_id() if callable(user_id) else user_id
         except Exception as exc:
-            refusal = _failed(tool, exc, "The validator could not check this call", self.signals)
-            return GuardedCall(bare, None, refusal=refusal)
+            return GuardedCall(bare, None, refusal=self._failed(tool, exc, "The validator could not check this call"))
         try:
             transcript = messages() if callable(messages) else messages
             if transcript is None:
@@ -188,7 +187,7 @@ class ToolCallGuard:
                 call.transcript, call.action, user_id=call.user_id, agent_request=call.agent_request, edited=call.edited
             )
         except Exception as exc:
-            return _failed(call.tool, exc, "The validator failed on this call", self.signals)
+            return self._failed(call.tool, exc, "The validator failed on this call")
         return self._verdicts.put(call.key, verdict)
 
     async def adecide(self, call: GuardedCall) -> Verdict:
@@ -201,7 +200,7 @@ class ToolCallGuard:
                 call.transcript, call.action, user_id=call.user_id, agent_request=call.agent_request, edited=call.edited
             )
         except Exception as exc:
-            return _failed(call.tool, exc, "The validator failed on this call", self.signals)
+            return self._failed(call.tool, exc, "The validator failed on this call")
         return self._verdicts.put(call.key, verdict)
 
     # -- 3. ask -------------------------------------------------------------------------------
@@ -248,7 +247,7 @@ class ToolCallGuard:
         try:
             decided = self.validator.answer(verdict, review.approved, review.reason, **self._answer(call, review))
         except Exception as exc:
-            decided = _failed(call.tool, exc, NOT_RECORDED, self.signals)
+            decided = self._failed(call.tool, exc, NOT_RECORDED)
         return self._outcome_of(call, decided, review)
 
     async def asettle(self, call: GuardedCall, verdict: Verdict, answer: Any, *, index: int = 0) -> Outcome:
@@ -261,7 +260,7 @@ class ToolCallGuard:
                 verdict, review.approved, review.reason, **self._answer(call, review)
             )
         except Exception as exc:
-            decided = _failed(call.tool, exc, NOT_RECORDED, self.signals)
+            decided = self._failed(call.tool, exc, NOT_RECORDED)
         return self._outcome_of(call, decided, review)
 
     def _answer(self, call: GuardedCall, review: Review) -> dict[str, Any]:
