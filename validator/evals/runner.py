@@ -299,12 +299,10 @@ JudgeFactory = Callable[[str, str], tuple[Judge, Any]]
 
 
 def make_judge(spec: str, prompt: str, *, replay: bool, recordings: Path) -> tuple[Judge, Any]:
-    """The judge a spec names: ``strict``, :data:`WORST_CASE`, or ``anthropic:MODEL`` (recorded, or replayed
-    from ``recordings``)."""
+    """The judge a spec names: ``strict``, or ``anthropic:MODEL`` (recorded, or replayed from ``recordings``).
+    :data:`WORST_CASE` is scripted: :func:`run_matrix` builds it, whatever factory it is given."""
     if spec == "strict":
         return StrictJudge(), None
-    if spec == WORST_CASE:
-        return worst_case_judge(prompt), None
     kind, _, model = spec.partition(":")
     if kind != "anthropic" or not model:
         raise InputError(
@@ -381,9 +379,7 @@ def run_matrix(
     build = factory or (lambda spec, prompt: make_judge(spec, prompt, replay=replay, recordings=recordings))
     # the strict judge reads no prompt, and the worst case's answer is scripted: one row each
     built = {
-        (spec, prompt): make_judge(spec, prompt, replay=True, recordings=recordings)
-        if spec == WORST_CASE
-        else build(spec, prompt)
+        (spec, prompt): (worst_case_judge(prompt), None) if spec == WORST_CASE else build(spec, prompt)
         for spec in judges
         for prompt in (["-"] if spec in ("strict", WORST_CASE) else prompts)
     }
