@@ -29,7 +29,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from validator.cli._common import StoreOption, bad_input, open_store_or_exit
-from validator.evals._files import json_lines, parse_json, read_text
+from validator.evals._files import json_items, parse_json, read_text
 from validator.evals.cases import check_case, load_cases
 from validator.evals.propose import propose
 from validator.evals.report import write_report
@@ -363,7 +363,7 @@ def propose_cases(
         entries = _audit_entries(audit) if audit is not None else _store_entries(store)
         kept: list[tuple[str, Any]] = []
         for path in inputs or []:
-            kept += _case_items(path)
+            kept += json_items(path, "file of check inputs")
         found = propose(entries, kept)
     except InputError as exc:
         raise bad_input(exc) from None
@@ -410,7 +410,7 @@ def propose_cases(
 def _audit_entries(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """An audit export's records as ``(entry_id, record)``, oldest first."""
     out = []
-    for where, item in _case_items(path):
+    for where, item in json_items(path, "audit export"):
         if not isinstance(item, dict) or not isinstance(item.get("entry_id"), str):
             problem = FieldProblem("entry_id", "an audit record has its entry_id (audit export)")
             raise InputError([problem], source=where)
@@ -431,14 +431,6 @@ def _store_entries(store: str | None) -> list[tuple[str, dict[str, Any]]]:
             after = batch[-1][0]
     except StoreError as exc:
         raise InputError([FieldProblem("--store", str(exc))], source="eval propose") from None
-
-
-def _case_items(path: Path) -> list[tuple[str, Any]]:
-    text = read_text(path, "file")
-    if path.suffix == ".json":
-        data = parse_json(text, str(path))
-        return [(f"{path}[{i}]", item) for i, item in enumerate(data if isinstance(data, list) else [data])]
-    return json_lines(text, path)
 
 
 def register(app: typer.Typer) -> None:

@@ -29,3 +29,14 @@ def json_lines(text: str, path: Path) -> list[tuple[str, Any]]:
     return [
         (f"{path}:{n}", parse_json(line, f"{path}:{n}")) for n, line in enumerate(text.splitlines(), 1) if line.strip()
     ]
+
+
+def json_items(path: Path, what: str) -> list[tuple[str, Any]]:
+    """``(where, value)`` for each item of a JSON-lines file, or of a ``.json`` file holding a list."""
+    text = read_text(path, what)
+    if path.suffix != ".json":
+        return json_lines(text, path)
+    data = parse_json(text, str(path))
+    if not isinstance(data, list):
+        raise InputError([FieldProblem("", f"a .json {what} holds a list")], source=str(path))
+    return [(f"{path}[{i}]", item) for i, item in enumerate(data)]

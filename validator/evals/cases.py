@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from validator._errors import problems_from_pydantic
-from validator.evals._files import json_lines, parse_json, read_text
+from validator.evals._files import json_items
 from validator.exceptions import FieldProblem, InputError
 from validator.inputs.checkinput import CheckInput
 from validator.policy import Policy
@@ -150,16 +150,6 @@ def check_case(raw: Any, policy: Policy, where: str) -> EvalCase:
     return _case(doc, raw, policy, where)
 
 
-def _items(path: Path) -> list[tuple[str, Any]]:
-    text = read_text(path, "case file")
-    if path.suffix != ".json":
-        return json_lines(text, path)
-    data = parse_json(text, str(path))
-    if not isinstance(data, list):
-        raise InputError([FieldProblem("", "a .json case file holds a list of cases")], source=str(path))
-    return [(f"{path}[{i}]", item) for i, item in enumerate(data)]
-
-
 def load_cases(path: str | Path, policy: Policy | None = None) -> list[EvalCase]:
     """Load and check every case of a ``.jsonl`` (or ``.json``) file.
 
@@ -172,7 +162,7 @@ def load_cases(path: str | Path, policy: Policy | None = None) -> list[EvalCase]
     default_policy = policy or Policy()
     cases: list[EvalCase] = []
     seen: dict[str, str] = {}
-    for where, raw in _items(path):
+    for where, raw in json_items(path, "case file"):
         case = check_case(raw, default_policy, where)
         if case.id in seen:
             raise InputError([FieldProblem("id", f"{case.id!r} is already used at {seen[case.id]}")], source=where)
