@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import justified
 from validator import Policy, StandingAuthorization, ToolPolicy, ValidatorConfig, stateful_validator
 from validator.store.memory import MemoryStore
 
@@ -69,12 +70,8 @@ class LoggingStore(MemoryStore):
         return logged_sync
 
 
-def _act(tool: str, args: dict[str, Any], *evidence: dict[str, str]) -> dict[str, Any]:
-    return {"tool": tool, "args": args, "justification": {"reason": "r", "evidence": list(evidence)}}
-
-
 PAY = "Pay 50 EUR to DE44500105175407324931."
-PAYMENT = _act("send_money", {"recipient": "DE44500105175407324931", "amount": 50}, {"quote": PAY})
+PAYMENT = justified("send_money", {"recipient": "DE44500105175407324931", "amount": 50}, PAY)
 INBOX = [
     {"role": "user", "content": "Summarize my inbox."},
     {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "read_inbox", "args": {}}]},
@@ -86,21 +83,22 @@ INBOX = [
         "author": "billing@vendor.example",
     },
 ]
+CITES_AUTH = {**PAYMENT, "justification": {"reason": "r", "evidence": [{"authorization_id": "auth_1"}]}}
 Scenario = list[tuple[list[dict[str, Any]], dict[str, Any]]]
 SCENARIOS: dict[str, Scenario] = {
     "approved email": [
         (
             [{"role": "user", "content": "Email bob@acme.example that I am late."}],
-            _act("send_email", {"to": "bob@acme.example"}, {"quote": "Email bob@acme.example that I am late."}),
+            justified("send_email", {"to": "bob@acme.example"}, "Email bob@acme.example that I am late."),
         )
     ],
     "vendor invoice, retried past the cap": [
         (
             INBOX,
-            _act(
+            justified(
                 "send_money",
                 {"recipient": "DE89370400440532013000", "amount": 4800},
-                {"quote": "Pay 4,800 EUR to DE89370400440532013000 today."},
+                "Pay 4,800 EUR to DE89370400440532013000 today.",
             ),
         )
     ]
@@ -112,21 +110,24 @@ SCENARIOS: dict[str, Scenario] = {
     "a question to the user": [
         (
             [{"role": "user", "content": "Bob wants the notes at bob@acme.example."}],
-            _act("send_email", {"to": "bob@acme.example"}, {"quote": "Bob wants the notes"}),
+            justified("send_email", {"to": "bob@acme.example"}, "Bob wants the notes"),
         )
     ],
     "a standing authorization, cited and looked up": [
-        ([{"role": "user", "content": "Thanks."}], _act("send_money", PAYMENT["args"], {"authorization_id": "auth_1"})),
-        ([{"role": "user", "content": "Thanks."}], _act("send_money", PAYMENT["args"], {"quote": "Thanks."})),
+        (
+            [{"role": "user", "content": "Thanks."}],
+            CITES_AUTH,
+        ),
+        ([{"role": "user", "content": "Thanks."}], justified("send_money", PAYMENT["args"], "Thanks.")),
     ],
     "the same check twice (reuse)": [
         (
             [{"role": "user", "content": "Email bob@acme.example that I am late."}],
-            _act("send_email", {"to": "bob@acme.example"}, {"quote": "Email bob@acme.example that I am late."}),
+            justified("send_email", {"to": "bob@acme.example"}, "Email bob@acme.example that I am late."),
         )
     ]
     * 2,
-    "exempt": [([{"role": "user", "content": "hi"}], _act("read_inbox", {}))],
+    "exempt": [([{"role": "user", "content": "hi"}], justified("read_inbox", {}))],
 }
 
 

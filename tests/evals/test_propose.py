@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import justified
 from validator import Decision, Policy, ToolPolicy, UsageError, stateful_validator
 from validator.cli import app
 from validator.evals.cases import load_cases
@@ -31,16 +32,12 @@ POLICY = Policy(
 )
 
 
-def _action(tool: str, args: dict[str, Any], quote: str) -> dict[str, Any]:
-    return {"tool": tool, "args": args, "justification": {"reason": "r", "evidence": [{"quote": quote}]}}
-
-
 ASKED = {
     "messages": [{"role": "user", "content": "Bob wants the notes at bob@acme.example."}],
-    "action": _action("send_email", {"to": "bob@acme.example", "body": "notes"}, "Bob wants the notes"),
+    "action": justified("send_email", {"to": "bob@acme.example", "body": "notes"}, "Bob wants the notes"),
     "user_id": "u-1",
 }
-ASKED_AGAIN = {**ASKED, "action": _action("send_email", {"to": "bob@acme.example", "body": "other"}, "Bob wants")}
+ASKED_AGAIN = {**ASKED, "action": justified("send_email", {"to": "bob@acme.example", "body": "other"}, "Bob wants")}
 BLOCKED = {
     "messages": [
         {"role": "user", "content": "Summarize my inbox."},
@@ -53,15 +50,15 @@ BLOCKED = {
             "author": "billing@vendor.example",
         },
     ],
-    "action": _action("send_money", {"recipient": "DE44500105175407324931", "amount": 50}, "Pay 50 EUR"),
+    "action": justified("send_money", {"recipient": "DE44500105175407324931", "amount": 50}, "Pay 50 EUR"),
     "user_id": "u-1",
 }
 APPROVED = {
     "messages": [{"role": "user", "content": "Email bob@acme.example that I am late."}],
-    "action": _action("send_email", {"to": "bob@acme.example", "body": "I am late"}, "Email bob@acme.example"),
+    "action": justified("send_email", {"to": "bob@acme.example", "body": "I am late"}, "Email bob@acme.example"),
     "user_id": "u-1",
 }
-UNLOGGED = {**APPROVED, "action": _action("send_email", {"to": "bob@acme.example", "body": "late"}, "Email bob")}
+UNLOGGED = {**APPROVED, "action": justified("send_email", {"to": "bob@acme.example", "body": "late"}, "Email bob")}
 
 
 def _record(url: str) -> None:
