@@ -149,7 +149,7 @@ def test_async_only_judge_called_sync_inside_a_loop_fails_closed() -> None:
 
 
 def test_a_bug_in_our_code_blocks_with_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    import validator.engine as engine
+    import validator.engine.pipeline as engine
 
     def broken(*a: Any, **k: Any) -> Any:
         raise KeyError("oops")

@@ -95,10 +95,17 @@ def test_wheel_ships_packages_and_prompts(tmp_path: Path) -> None:
     assert {
         "validator/_prompts/justification.md",
         "validator/_prompts/validator.md",
-        "validator/engine.py",
+        "validator/engine/pipeline.py",
         "validator/integrations/langchain.py",
         "validator/integrations/_host.py",
     } <= names
+    # every module of the tree is in the wheel (a package missing from pyproject's list is not)
+    tree = {f"validator/{p.relative_to(ROOT / 'validator').as_posix()}" for p in (ROOT / "validator").rglob("*.py")}
+    tree |= {
+        f"validator/integrations/{p.relative_to(ROOT / 'integrations').as_posix()}"
+        for p in (ROOT / "integrations").rglob("*.py")
+    }
+    assert {n for n in tree if "__pycache__" not in n} - names == set()
     # one import namespace: nothing but validator (and its metadata) goes into site-packages
     assert {n.split("/")[0] for n in names} - {"validator"} == {n.split("/")[0] for n in names if ".dist-info/" in n}
 

@@ -21,6 +21,7 @@ Typical usage::
 from validator._types import Confidence, Risk, Role
 from validator.decision import decide
 from validator.engine import ActionInput, MessagesInput, Validator, ValidatorConfig, avalidate, check, validate
+from validator.engine.stateful import stateful_validator
 from validator.exceptions import (
     ActionBlocked,
     FieldProblem,
@@ -60,7 +61,6 @@ from validator.lexicon import default_intents
 from validator.policy import Policy, PolicySettings, ToolPolicy
 from validator.prompts import load_prompt
 from validator.record import AuditEvent, MemoryRecorder, Recorder
-from validator.stateful import stateful_validator
 from validator.store import AuthorizationStore, MemoryAuthorizationStore
 from validator.store.records import StandingAuthorization
 from validator.verdict import Code, Decision, Usage, Verdict

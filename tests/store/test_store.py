@@ -375,13 +375,24 @@ def _round_trips(store: Any, monkeypatch: pytest.MonkeyPatch) -> list[int]:
         original(self, command, check_health)
 
     monkeypatch.setattr(redis.Connection, "send_packed_command", counting)
+    import redis.asyncio.connection
+
+    asynchronous = redis.asyncio.connection.Connection.send_packed_command
+
+    async def acounting(self: Any, command: Any, check_health: bool = True) -> None:
+        sent.append(1)
+        await asynchronous(self, command, check_health)
+
+    monkeypatch.setattr(redis.asyncio.connection.Connection, "send_packed_command", acounting)
     return sent
 
 
+@pytest.mark.parametrize("shell", ["sync", "async"])
 @pytest.mark.parametrize("approved", [True, False])
 def test_a_check_on_redis_reads_in_one_round_trip_and_writes_in_one(
-    redis_store: Any, monkeypatch: pytest.MonkeyPatch, approved: bool
+    redis_store: Any, monkeypatch: pytest.MonkeyPatch, approved: bool, shell: str
 ) -> None:
+    """Either shell: the engine's steps are one generator, so the async check opens the same session."""
     redis_store.put(_auth())
     judge = ScriptedJudge([{**OK, "approved": approved}] * 3)
     validator = stateful_validator(redis_store, policy=POLICY, judge=judge)
@@ -392,12 +403,19 @@ def test_a_check_on_redis_reads_in_one_round_trip_and_writes_in_one(
             "evidence": [{"quote": "email bob@acme.example the minutes"}, {"authorization_id": "auth_1"}],
         },
     }
-    validator.validate(MESSAGES, ACTION, user_id="u-0")  # loads the scripts
+
+    def check(action: dict[str, Any], user_id: str) -> Any:
+        if shell == "sync":
+            return validator.validate(MESSAGES, action, user_id=user_id)
+        return asyncio.run(validator.avalidate(MESSAGES, action, user_id=user_id))
+
+    check(ACTION, "u-0")  # loads the scripts
     sent = _round_trips(redis_store, monkeypatch)
-    verdict = validator.validate(MESSAGES, cited, user_id="u-1")
+    verdict = check(cited, "u-1")
     assert verdict.approved is approved and verdict.recorded
-    assert len(sent) == 2, sent  # the authorization, block count and kept verdict; then the writes with the audit
-    again = validator.validate(MESSAGES, cited, user_id="u-1")
+    # the authorization, the user's list, block count and kept verdict; then the writes with the audit
+    assert len(sent) == 2, sent
+    again = check(cited, "u-1")
     assert again.reused and again.approved is approved
     entries = redis_store.audit_tail(10)
     assert len(entries) == 3 and redis_store.blocks(action_key_of(cited)) == (0 if approved else 2)

@@ -26,12 +26,12 @@ from validator.cli._common import (
 )
 from validator.cli._safe import clip, safe
 from validator.engine import Validator
+from validator.engine.stateful import stateful_validator
 from validator.exceptions import FieldProblem, InputError, SetupError
 from validator.inputs.checkinput import CheckInput
 from validator.judges.base import Judge
 from validator.judges.strict import StrictJudge
 from validator.policy import Policy
-from validator.stateful import stateful_validator
 from validator.verdict import Decision, Verdict
 
 __all__ = ["register", "render"]

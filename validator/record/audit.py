@@ -14,6 +14,7 @@ while nothing is spooled. Several processes sharing a spool take turns through a
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import json
 import logging
@@ -93,6 +94,16 @@ class AuditRecorder:
             spool = os.environ.get("VALIDATOR_SPOOL") or spool_folder() / f"audit-spool-{tag}.jsonl"
         self.spool = Path(spool)
         self._lock = threading.Lock()
+
+    def through(self, store: object, view: object) -> AuditRecorder:
+        """This recorder appending through ``view`` (one check's session of ``store``: the check's queued
+        writes then go with its audit append), when ``store`` is the one it appends to. Spool and lock are
+        shared."""
+        if store is not self.store or not isinstance(view, type(self.store)):
+            return self
+        bound = copy.copy(self)
+        bound.store = view
+        return bound
 
     def _spooled(self) -> list[dict[str, Any]]:
         """The spooled records, in order. A line that does not parse (a write cut short by a crash) is

@@ -15,14 +15,14 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from validator._json import utf8
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Transcript
 from validator.verdict import Verdict
 
-__all__ = ["AuditEvent", "MemoryRecorder", "Recorder", "Recorders", "hash_args"]
+__all__ = ["AuditEvent", "MemoryRecorder", "Recorder", "Recorders", "hash_args", "through"]
 
 
 def _digest(data: Any) -> str:
@@ -92,11 +92,22 @@ class Recorder(Protocol):
     async def arecord(self, event: AuditEvent) -> None: ...
 
 
+def through(recorder: Recorder, store: object, view: object) -> Recorder:
+    """``recorder`` writing through ``view``, one check's session of ``store``, where it writes to ``store``
+    (a recorder that has no ``through`` of its own, or writes elsewhere, is itself)."""
+    bind = getattr(recorder, "through", None)
+    return recorder if bind is None else cast(Recorder, bind(store, view))
+
+
 class Recorders:
     """Several recorders as one, in order; the first that raises stops the rest and fails the record."""
 
     def __init__(self, *recorders: Recorder) -> None:
         self.recorders = recorders
+
+    def through(self, store: object, view: object) -> Recorders:
+        """These recorders, each writing through ``view`` where it writes to ``store``."""
+        return Recorders(*(through(r, store, view) for r in self.recorders))
 
     def record(self, event: AuditEvent) -> None:
         for r in self.recorders:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
@@ -17,7 +17,6 @@ from validator.exceptions import StoreError
 from validator.gate.authorizations import Resolved, scope_problems
 from validator.inputs.action import PendingAction
 from validator.policy import ToolPolicy
-from validator.state.keys import cited_ids
 from validator.store.base import AsyncAuthorizationStore, AuthorizationStore
 from validator.store.records import StandingAuthorization
 
@@ -30,10 +29,10 @@ def _failure(exc: Exception) -> StoreError:
     return exc if isinstance(exc, StoreError) else StoreError(f"{type(exc).__name__}: {exc}")
 
 
-def resolve(store: AuthorizationStore | None, action: PendingAction) -> Resolved:
-    """Every cited standing authorization, read from ``store`` (None: no store, so none exists)."""
+def resolve(store: AuthorizationStore | None, ids: Sequence[str]) -> Resolved:
+    """Every cited standing authorization (``ids``), read from ``store`` (None: no store, so none exists)."""
     resolved: dict[str, StandingAuthorization | StoreError | None] = {}
-    for auth_id in cited_ids(action):
+    for auth_id in ids:
         try:
             resolved[auth_id] = store.get(auth_id) if store is not None else None
         except Exception as exc:
@@ -41,13 +40,12 @@ def resolve(store: AuthorizationStore | None, action: PendingAction) -> Resolved
     return resolved
 
 
-async def aresolve(store: AuthorizationStore | None, action: PendingAction) -> Resolved:
+async def aresolve(store: AuthorizationStore | None, ids: Sequence[str]) -> Resolved:
     """Async twin of :func:`resolve`: the store's own async reads, else its sync reads in a thread."""
-    ids = cited_ids(action)
     if not ids:
         return {}
     if not isinstance(store, AsyncAuthorizationStore):
-        return await asyncio.to_thread(resolve, store, action)
+        return await asyncio.to_thread(resolve, store, ids)
     resolved: dict[str, StandingAuthorization | StoreError | None] = {}
     for auth_id in ids:
         try:

@@ -9,10 +9,9 @@ callers decide what that means, and none of them treats an unreadable record as 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, Self, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -118,7 +117,13 @@ class CheckSessions(Protocol):
         block_key: str | None = None,
         verdict_key: str | None = None,
         user_id: str | None = None,
-    ) -> AbstractContextManager[None]: ...
+    ) -> Self:
+        """This store for one check: it reads these ahead now, and queues the writes nobody waits for."""
+        ...
+
+    def end_session(self) -> None:
+        """Send the writes the check's store still holds (call it on the store :meth:`session` returned)."""
+        ...
 
 
 class Store(AsyncAuthorizationStore, AuditLog, VerdictCache, Counters, RequestLedger, BlockCounter, Protocol):

@@ -23,11 +23,10 @@ Timeouts are short (one second) so an outage fails fast; every Redis error becom
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -90,13 +89,9 @@ Queued = Callable[[Any], Any]
 class _Session:
     """One check's round trips: what was read ahead, and the writes nobody waits for."""
 
-    store: RedisStore
     reads: dict[str, Any]
     """Raw values by Redis key, or the exception the read ahead raised."""
     writes: list[tuple[str, Queued]] = field(default_factory=list)
-
-
-_SESSION: ContextVar[_Session | None] = ContextVar("validator_redis_session", default=None)
 
 
 class RedisStore:
@@ -134,6 +129,8 @@ class RedisStore:
         self._list = self._redis.register_script(_LIST)
         self._loaded: set[str] = set()
         self._spend = self._redis.register_script(_SPEND)
+        self._current: _Session | None = None
+        """One check's session, on the store :meth:`session` returned for it (None on the store itself)."""
 
     @property
     def identity(self) -> str:
@@ -161,7 +158,6 @@ class RedisStore:
 
     # -- one check, two round trips ------------------------------------------------------------
 
-    @contextmanager
     def session(
         self,
         *,
@@ -169,12 +165,14 @@ class RedisStore:
         block_key: str | None = None,
         verdict_key: str | None = None,
         user_id: str | None = None,
-    ) -> Iterator[None]:
-        """One check's store traffic in two round trips: everything it will read, in one pipeline now;
-        the writes it does not wait for (block count, kept verdict), queued and sent with the audit append.
+    ) -> RedisStore:
+        """This store for one check, whose traffic then takes two round trips: everything the check will read,
+        read ahead in one pipeline now; the writes it does not wait for (block count, kept verdict), queued
+        and sent with its audit append (or by :meth:`end_session`).
 
-        A read-ahead that fails is not an error here: each read then fails (or is retried) on its own,
-        as without a session. Queued writes that fail are logged, as they are without one.
+        The check uses the returned store (it shares this one's connections) and nothing else sees its
+        session. A read-ahead that fails is not an error here: each read then fails (or is retried) on its
+        own, as without a session. Queued writes that fail are logged, as they are without one.
         """
         keys = [self._key("auth", a) for a in auth_ids]
         keys += [self._key("blocked", block_key)] if block_key else []
@@ -199,26 +197,31 @@ class RedisStore:
                     reads[listed] = results[0]
             except redis.RedisError as exc:
                 reads = dict.fromkeys(keys, exc)
-        token = _SESSION.set(_Session(self, reads))
-        try:
-            yield
-        finally:
-            session = _SESSION.get()
-            _SESSION.reset(token)
-            if session is not None and session.writes:
-                self._send(session.writes)
+        view = copy.copy(self)
+        view._current = _Session(reads)
+        return view
 
-    def _session(self) -> _Session | None:
-        session = _SESSION.get()
-        return session if session is not None and session.store is self else None
+    def end_session(self) -> None:
+        """Send the writes this check's session still holds (none outside a session)."""
+        session = self._current
+        if session is not None and session.writes:
+            writes, session.writes = session.writes, []
+            self._send(writes)
+
+    def _ahead(self, key: str, what: str) -> tuple[bool, Any]:
+        """``(True, value)`` when the session read ``key`` ahead (once: a later read goes out)."""
+        session = self._current
+        if session is None or key not in session.reads:
+            return False, None
+        raw = session.reads.pop(key)
+        if isinstance(raw, Exception):
+            raise self._fail(what, raw) from raw
+        return True, raw
 
     def _get(self, key: str, what: str) -> Any:
         """``GET key``, answered from the session's read-ahead when it has it (once: a later read goes out)."""
-        session = self._session()
-        if session is not None and key in session.reads:
-            raw = session.reads.pop(key)
-            if isinstance(raw, Exception):
-                raise self._fail(what, raw) from raw
+        found, raw = self._ahead(key, what)
+        if found:
             return raw
         try:
             return self._redis.get(key)
@@ -227,7 +230,7 @@ class RedisStore:
 
     def _write(self, what: str, queued: Queued) -> None:
         """Run a write nobody waits for: queued in a session, else at once."""
-        session = self._session()
+        session = self._current
         if session is not None:
             session.writes.append((what, queued))
             return
@@ -275,8 +278,9 @@ class RedisStore:
 
     async def aget(self, auth_id: str) -> StandingAuthorization | None:
         key = self._key("auth", auth_id)
+        found, raw = self._ahead(key, "read of a standing authorization")
         try:
-            raw = await self._aclient().get(key)
+            raw = raw if found else await self._aclient().get(key)
         except redis.RedisError as exc:
             raise self._fail("read of a standing authorization", exc) from exc
         return None if raw is None else authorization_from_json(str(raw), key, auth_id)
@@ -293,7 +297,7 @@ class RedisStore:
     def list(self, user_id: str) -> list[StandingAuthorization]:
         """The user's standing authorizations, in one round trip (a script: the user's ids, then each record)."""
         listed = self._key("auth", "user", user_id)
-        session = self._session()
+        session = self._current
         if session is not None and listed in session.reads:
             flat = session.reads.pop(listed)
         else:
@@ -319,7 +323,7 @@ class RedisStore:
             json.dumps(payload, ensure_ascii=True),
             int(self.retention.total_seconds() * 1000),
         ]
-        session = self._session()
+        session = self._current
         try:
             if session is None or not session.writes:
                 return bool(self._append(keys=keys, args=args))
@@ -391,13 +395,17 @@ class RedisStore:
             raise self._fail("verdict write", exc) from exc
 
     async def aget_verdict(self, key: str) -> dict[str, Any] | None:
+        found, raw = self._ahead(self._key("verdict", key), "verdict read")
         try:
-            raw = await self._aclient().get(self._key("verdict", key))
+            raw = raw if found else await self._aclient().get(self._key("verdict", key))
         except redis.RedisError as exc:
             raise self._fail("verdict read", exc) from exc
         return _verdict(raw, key)
 
     async def aput_verdict(self, key: str, verdict: Mapping[str, Any], ttl: timedelta) -> None:
+        if self._current is not None:  # queued in the session: no I/O now
+            self.put_verdict(key, verdict, ttl)
+            return
         try:
             await self._aclient().set(
                 self._key("verdict", key), json.dumps(verdict, ensure_ascii=True), px=int(ttl.total_seconds() * 1000)

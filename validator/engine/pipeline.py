@@ -30,17 +30,18 @@ recorder that cannot record turns an approval into ``RECORDER_UNAVAILABLE``. Onl
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, TypeAlias
+from functools import partial
+from typing import Any, TypeAlias, cast
 
 from validator import decision, rules
+from validator.engine.plan import CheckPlan
+from validator.engine.shells import Io, Steps, arun, run
 from validator.exceptions import InputError, StoreError, UsageError, is_control_flow
 from validator.findings import Findings
 from validator.gate.authorizations import Resolved, grant_from_answer
@@ -48,7 +49,7 @@ from validator.gate.checks import run_gate
 from validator.gate.egress import egress
 from validator.gate.paths import changed
 from validator.gate.text import SearchBudgetExceeded
-from validator.inputs.action import PendingAction, parse_justification
+from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import CheckInput, read_action, read_messages
 from validator.inputs.transcript import Message, Transcript
 from validator.judges.base import Judge, JudgeRequest
@@ -56,7 +57,7 @@ from validator.judges.runner import Attempts, acall_judge, call_judge, describe
 from validator.judges.strict import StrictJudge
 from validator.policy import Policy
 from validator.record import lastresort
-from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder
+from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder, through
 from validator.refusals import (
     call_id_reused,
     edit_approved,
@@ -66,12 +67,12 @@ from validator.refusals import (
     next_step,
 )
 from validator.rules import RULES
-from validator.state.keys import cited_ids, retry_key, verdict_key
+from validator.state.keys import cited_ids
 from validator.state.ledger import spend
 from validator.state.lookup import aresolve, resolve, standing, with_standing
 from validator.state.retrycap import count_block, over_cap
 from validator.state.reuse import VerdictReuse
-from validator.store.base import AuthorizationStore, BlockCounter, CheckSessions, RequestLedger
+from validator.store.base import AuthorizationStore, BlockCounter, CheckSessions, RequestLedger, VerdictCache
 from validator.store.memory import MemoryLedger
 from validator.verdict import Code, Decision, Verdict
 
@@ -170,36 +171,7 @@ class Validator:
         never anything the agent wrote.
         """
         with rules.switched_off(*self.config.rules_off):
-            return self._validate(messages, action, user_id, agent_request, edited)
-
-    def _validate(
-        self,
-        messages: MessagesInput,
-        action: ActionInput,
-        user_id: str | None,
-        agent_request: Mapping[str, Any] | None,
-        edited: Collection[str],
-    ) -> Verdict:
-        started = time.perf_counter()
-        transcript, pending = read_messages(messages, agent_request), read_action(action)
-        with self._session(transcript, pending, user_id, agent_request):
-            retry = ""
-            try:
-                retry = retry_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
-                pending, resolved = self._standing(pending, resolve(self.authorizations, pending), user_id)
-                step = self._step(transcript, pending, user_id, resolved, agent_request, edited)
-                verdict = step if isinstance(step, Verdict) else self._capped(step, retry) or self._judged(step)
-            except Exception as exc:
-                verdict = self._internal_error(pending, exc)
-            if retry:
-                count_block(self._counter, retry, verdict)
-            verdict = self._shaped(verdict, started)
-            event = self._event(transcript, pending, user_id, verdict)
-            try:
-                self.recorder.record(event)
-            except Exception as exc:
-                return self._not_recorded(event, exc)
-            return verdict
+            return run(self._checked(messages, action, user_id, agent_request, edited))
 
     async def avalidate(
         self,
@@ -210,40 +182,9 @@ class Validator:
         agent_request: Mapping[str, Any] | None = None,
         edited: Collection[str] = (),
     ) -> Verdict:
-        """Async twin of :meth:`validate`."""
+        """Async twin of :meth:`validate`: the same steps (:mod:`validator.engine.shells`), async I/O."""
         with rules.switched_off(*self.config.rules_off):
-            return await self._avalidate(messages, action, user_id, agent_request, edited)
-
-    async def _avalidate(
-        self,
-        messages: MessagesInput,
-        action: ActionInput,
-        user_id: str | None,
-        agent_request: Mapping[str, Any] | None,
-        edited: Collection[str],
-    ) -> Verdict:
-        started = time.perf_counter()
-        transcript, pending = read_messages(messages, agent_request), read_action(action)
-        retry = ""
-        try:
-            retry = retry_key(transcript, pending, self.policy.for_tool(pending.tool), user_id)
-            resolved = await aresolve(self.authorizations, pending)
-            pending, resolved = await asyncio.to_thread(self._standing, pending, resolved, user_id)
-            step = self._step(transcript, pending, user_id, resolved, agent_request, edited)
-            # the store's counter and ledger are sync: off the event loop
-            capped = None if isinstance(step, Verdict) else await asyncio.to_thread(self._capped, step, retry)
-            verdict = step if isinstance(step, Verdict) else capped or await self._ajudged(step)
-        except Exception as exc:
-            verdict = self._internal_error(pending, exc)
-        if retry:
-            await asyncio.to_thread(count_block, self._counter, retry, verdict)
-        verdict = self._shaped(verdict, started)
-        event = self._event(transcript, pending, user_id, verdict)
-        try:
-            await self.recorder.arecord(event)
-        except Exception as exc:
-            return self._not_recorded(event, exc)
-        return verdict
+            return await arun(self._checked(messages, action, user_id, agent_request, edited))
 
     def prepare(
         self,
@@ -256,7 +197,8 @@ class Validator:
         """What the judge would be asked for this action, or the verdict decided before any judge
         (exempt, or refused by the gate). Nothing is judged or recorded: for tests and tooling."""
         transcript, pending = read_messages(messages, agent_request), read_action(action)
-        return self._step(transcript, pending, user_id, resolve(self.authorizations, pending), agent_request)
+        resolved = resolve(self.authorizations, cited_ids(pending))
+        return self._step(transcript, pending, user_id, resolved, agent_request)
 
     def check(self, data: CheckData, *, agent_request: Mapping[str, Any] | None = None) -> Verdict:
         """Validate a standalone check input (JSON text, parsed JSON, or :class:`CheckInput`).
@@ -301,18 +243,7 @@ class Validator:
         edited ones, after an edit) is created in the validator's authorization store, and the verdict
         names it.
         """
-        transcript, pending = read_messages(messages), read_action(action)
-        decided = verdict.answered_by_user(approved, reason)
-        made = self._edit(pending, verdict, edit) if approved and edit is not None else None
-        if isinstance(made, Verdict):
-            decided = made
-        elif made is not None:  # the edited call, checked as a new one
-            edited, paths = made
-            checked = self.validate(transcript, edited, user_id=user_id, agent_request=agent_request, edited=paths)
-            decided, pending, refused = self._edit_outcome(verdict, reason, edited, paths, checked)
-            if refused:  # its own check refused it, and recorded that
-                return decided
-        return self._answered(transcript, pending, user_id, decided, remember, reason)
+        return run(self._answering(verdict, approved, reason, messages, action, user_id, remember, edit, agent_request))
 
     async def aanswer(
         self,
@@ -327,22 +258,9 @@ class Validator:
         edit: Mapping[str, Any] | None = None,
         agent_request: Mapping[str, Any] | None = None,
     ) -> Verdict:
-        """Async twin of :meth:`answer`: an edit is validated on the async path, the recording (store I/O)
-        runs off the event loop."""
-        transcript, pending = read_messages(messages), read_action(action)
-        decided = verdict.answered_by_user(approved, reason)
-        made = self._edit(pending, verdict, edit) if approved and edit is not None else None
-        if isinstance(made, Verdict):
-            decided = made
-        elif made is not None:
-            edited, paths = made
-            checked = await self.avalidate(
-                transcript, edited, user_id=user_id, agent_request=agent_request, edited=paths
-            )
-            decided, pending, refused = self._edit_outcome(verdict, reason, edited, paths, checked)
-            if refused:
-                return decided
-        return await asyncio.to_thread(self._answered, transcript, pending, user_id, decided, remember, reason)
+        """Async twin of :meth:`answer`: the same steps, async I/O (an edit is validated on the async path)."""
+        steps = self._answering(verdict, approved, reason, messages, action, user_id, remember, edit, agent_request)
+        return await arun(steps)
 
     def feedback(
         self,
@@ -370,6 +288,32 @@ class Validator:
             self.recorder.record(event)
         except Exception as exc:
             raise StoreError(f"the user's feedback was not recorded: {describe(exc)}") from exc
+
+    def _answering(
+        self,
+        verdict: Verdict,
+        approved: bool,
+        reason: str | None,
+        messages: MessagesInput,
+        action: ActionInput,
+        user_id: str | None,
+        remember: Mapping[str, Any] | None,
+        edit: Mapping[str, Any] | None,
+        agent_request: Mapping[str, Any] | None,
+    ) -> Steps[Verdict]:
+        transcript, pending = read_messages(messages), read_action(action)
+        decided = verdict.answered_by_user(approved, reason)
+        made = self._edit(pending, verdict, edit) if approved and edit is not None else None
+        if isinstance(made, Verdict):
+            decided = made
+        elif made is not None:  # the edited call, checked as a new one
+            edited, paths = made
+            with rules.switched_off(*self.config.rules_off):
+                checked = yield from self._checked(transcript, edited, user_id, agent_request, paths)
+            decided, pending, refused = self._edit_outcome(verdict, reason, edited, paths, checked)
+            if refused:  # its own check refused it, and recorded that
+                return decided
+        return (yield from Io(partial(self._answered, transcript, pending, user_id, decided, remember, reason)))
 
     def _answered(
         self,
@@ -436,47 +380,85 @@ class Validator:
             f"{grant.tool} with {dict(grant.where)}.",
         )
 
-    # -- the steps before the judge (pure) -------------------------------------------------------
+    # -- one check: its steps, written once for both shells ------------------------------------------
 
-    def _session(
+    def _checked(
         self,
-        transcript: Transcript,
-        action: PendingAction,
+        messages: MessagesInput,
+        action: ActionInput,
         user_id: str | None,
         agent_request: Mapping[str, Any] | None,
-    ) -> AbstractContextManager[None]:
-        """The store's session for this check: what it will read, read ahead in one round trip (Redis).
-
-        Only an optimisation: anything that goes wrong here leaves the check to read on its own.
-        """
-        store: object = self.ledger
-        tool_policy = self.policy.for_tool(action.tool)
-        if not isinstance(store, CheckSessions) or tool_policy.exempt:
-            return nullcontext()
+        edited: Collection[str],
+    ) -> Steps[Verdict]:
+        """Read, plan, decide, count, shape, record: every path ends in one recorded verdict (bad input raises
+        first, before anything is judged)."""
+        started = time.perf_counter()
+        transcript, pending = read_messages(messages, agent_request), read_action(action)
+        stores, plan = self._stores, None
         try:
-            justification, _ = parse_justification(action.justification)
-            kept: str | None = None
-            reuse_store: object = self.reuse.store if self.reuse is not None else None
-            authorizations: object = self.authorizations
-            if self.reuse is not None and reuse_store is store and justification is not None:
-                kept = verdict_key(
-                    transcript,
-                    action,
-                    justification,
-                    user_id=user_id,
-                    agent_request=agent_request,
-                    policy_version=self.policy.version,
-                    judge=self.judge.label,
-                )
-            return store.session(
-                auth_ids=cited_ids(action) if authorizations is store else (),
-                block_key=retry_key(transcript, action, tool_policy, user_id),
-                verdict_key=kept,
-                user_id=user_id if authorizations is store else None,
+            plan = CheckPlan.of(
+                transcript,
+                pending,
+                policy=self.policy,
+                judge=self.judge.label,
+                reuse=self.reuse is not None,
+                user_id=user_id,
+                agent_request=agent_request,
+                edited=edited,
             )
+            stores = yield from Io(partial(self._stores.opened, plan))
+            verdict = yield from self._decided(plan, stores)
         except Exception as exc:
-            log.warning("no read-ahead for this check: %s", describe(exc))
-            return nullcontext()
+            verdict = self._internal_error(pending, exc)
+        if plan is not None:
+            yield from Io(partial(count_block, stores.counter, plan.retry_key, verdict))
+        verdict = self._shaped(verdict, started)
+        event = self._event(transcript, pending, user_id, verdict)
+        recorder = stores.recorder
+        try:
+            yield from Io(partial(recorder.record, event), partial(recorder.arecord, event))
+        except Exception as exc:
+            verdict = self._not_recorded(event, exc)
+        if stores.session is not None:
+            yield from Io(stores.ended)
+        return verdict
+
+    def _decided(self, plan: CheckPlan, stores: _Stores) -> Steps[Verdict]:
+        """The standing authorizations, the policy and the gate, the retry cap, then the judge (or the verdict
+        judged already for this very action)."""
+        store = stores.authorizations
+        resolved = yield from Io(partial(resolve, store, plan.cited), partial(aresolve, store, plan.cited))
+        found = yield from Io(
+            partial(standing, store, plan.action, plan.tool_policy, plan.user_id, self.config.clock())
+        )
+        pending, resolved = with_standing(plan.action, resolved, found)
+        step = self._step(plan.transcript, pending, plan.user_id, resolved, plan.agent_request, plan.edited)
+        if isinstance(step, Verdict):
+            return step
+        count = yield from Io(partial(over_cap, stores.counter, plan.retry_key, self.config.retry_cap))
+        if count is not None:
+            return self._capped(step, count)
+        # the plan's key, unless standing authorizations were added to what the agent cited
+        key = plan.verdict_key if step.action is plan.action else None
+        reuse = stores.reuse
+        if reuse is not None:
+            key = key or reuse.key(step, self.policy.version, self.judge.label)
+            kept = yield from Io(partial(reuse.get, key), partial(reuse.aget, key))
+            if kept is not None:
+                return (yield from Io(partial(spend, kept, step, stores.ledger, now=self.config.clock())))
+        timeout, tries, signals = self.config.judge_timeout, self.config.judge_attempts, self.config.control_flow
+        attempts = yield from Io(
+            partial(call_judge, self.judge, step, timeout=timeout, attempts=tries, signals=signals),
+            partial(acall_judge, self.judge, step, timeout=timeout, attempts=tries, signals=signals),
+        )
+        verdict = self._verdict(step, attempts)
+        if reuse is not None and key is not None:
+            yield from Io(partial(reuse.put, key, verdict), partial(reuse.aput, key, verdict))
+        return (yield from Io(partial(spend, verdict, step, stores.ledger, now=self.config.clock())))
+
+    @property
+    def _stores(self) -> _Stores:
+        return _Stores(self.authorizations, self.ledger, self.reuse, self.recorder)
 
     def _with_policy(self, item: CheckInput) -> Validator:
         if item.policy is None or self._policy_given:  # the operator's policy always wins
@@ -569,17 +551,10 @@ class Validator:
             agent_request=agent_request,
         )
 
-    # -- the judge, through the retry cap and verdict reuse ---------------------------------------
+    # -- the verdicts the steps decide (pure) -------------------------------------------------------
 
-    @property
-    def _counter(self) -> BlockCounter | None:
-        return self.ledger if isinstance(self.ledger, BlockCounter) else None
-
-    def _capped(self, request: JudgeRequest, key: str) -> Verdict | None:
+    def _capped(self, request: JudgeRequest, count: int) -> Verdict:
         """The refusal of an action blocked ``retry_cap`` times in this conversation already (no judge call)."""
-        count = over_cap(self._counter, key, self.config.retry_cap)
-        if count is None:
-            return None
         return decision.gate_block(
             tool=request.action.tool,
             risk=request.tool_policy.risk,
@@ -603,41 +578,7 @@ class Validator:
             spent=attempts.spent,
         )
 
-    def _judged(self, request: JudgeRequest) -> Verdict:
-        """The judge's verdict, or the one judged earlier for this very action (verdict reuse)."""
-        key = self.reuse.key(request, self.policy.version, self.judge.label) if self.reuse else ""
-        if self.reuse is not None and (kept := self.reuse.get(key)) is not None:
-            return spend(kept, request, self.ledger, now=self.config.clock())
-        timeout, tries = self.config.judge_timeout, self.config.judge_attempts
-        signals = self.config.control_flow
-        verdict = self._verdict(
-            request, call_judge(self.judge, request, timeout=timeout, attempts=tries, signals=signals)
-        )
-        if self.reuse is not None:
-            self.reuse.put(key, verdict)
-        return spend(verdict, request, self.ledger, now=self.config.clock())
-
-    async def _ajudged(self, request: JudgeRequest) -> Verdict:
-        key = self.reuse.key(request, self.policy.version, self.judge.label) if self.reuse else ""
-        if self.reuse is not None and (kept := await self.reuse.aget(key)) is not None:
-            return await asyncio.to_thread(spend, kept, request, self.ledger, now=self.config.clock())
-        timeout, tries = self.config.judge_timeout, self.config.judge_attempts
-        signals = self.config.control_flow
-        verdict = self._verdict(
-            request, await acall_judge(self.judge, request, timeout=timeout, attempts=tries, signals=signals)
-        )
-        if self.reuse is not None:
-            await self.reuse.aput(key, verdict)
-        return await asyncio.to_thread(spend, verdict, request, self.ledger, now=self.config.clock())
-
     # -- after the verdict -------------------------------------------------------------------------
-
-    def _standing(
-        self, action: PendingAction, resolved: Resolved, user_id: str | None
-    ) -> tuple[PendingAction, Resolved]:
-        """The user's own standing authorizations that cover this action, added to what the agent cited."""
-        found = standing(self.authorizations, action, self.policy.for_tool(action.tool), user_id, self.config.clock())
-        return with_standing(action, resolved, found)
 
     def _shaped(self, verdict: Verdict, started: float) -> Verdict:
         """The verdict as the policy's modes shape it (always/never ask, shadow mode), with its latency, and the
@@ -716,3 +657,55 @@ async def avalidate(
 def check(data: CheckData, *, policy: Policy | None = None, judge: Judge | None = None) -> Verdict:
     """Validate a standalone check input; ``policy`` overrides the input's own."""
     return Validator(policy, judge=judge).check(data)
+
+
+@dataclass(frozen=True, slots=True)
+class _Stores:
+    """What one check reads and writes: the validator's own stores, or one check's session of them."""
+
+    authorizations: AuthorizationStore | None
+    ledger: RequestLedger
+    reuse: VerdictReuse | None
+    recorder: Recorder
+    session: CheckSessions | None = None
+    """The check's session, which :meth:`~validator.store.base.CheckSessions.end_session` ends."""
+
+    @property
+    def counter(self) -> BlockCounter | None:
+        return self.ledger if isinstance(self.ledger, BlockCounter) else None
+
+    def ended(self) -> None:
+        """The session ended: what it still holds queued is sent (a failure is logged, as for any queued write)."""
+        try:
+            if self.session is not None:
+                self.session.end_session()
+        except Exception as exc:
+            log.warning("the check's queued store writes were not sent: %s", describe(exc))
+
+    def opened(self, plan: CheckPlan) -> _Stores:
+        """These stores for one check: a store that reads ahead (Redis) reads everything the plan names in one
+        round trip, and the check's steps use its session in its place. Only an optimisation: anything that
+        goes wrong here leaves the check to read on its own."""
+        store: object = self.ledger
+        if not isinstance(store, CheckSessions) or plan.tool_policy.exempt:
+            return self
+        shared_auth = store is cast(object, self.authorizations)
+        shared_reuse = self.reuse is not None and store is cast(object, self.reuse.store)
+        try:
+            view = store.session(
+                auth_ids=plan.cited if shared_auth else (),
+                block_key=plan.retry_key,
+                verdict_key=plan.verdict_key if shared_reuse else None,
+                user_id=plan.user_id if shared_auth else None,
+            )
+        except Exception as exc:
+            log.warning("no read-ahead for this check: %s", describe(exc))
+            return self
+        reuse = self.reuse
+        return _Stores(
+            authorizations=cast(AuthorizationStore, view) if shared_auth else self.authorizations,
+            ledger=cast(RequestLedger, view),
+            reuse=VerdictReuse(cast(VerdictCache, view), reuse.ttl) if reuse is not None and shared_reuse else reuse,
+            recorder=through(self.recorder, store, view),
+            session=view,
+        )
