@@ -17,13 +17,13 @@ Typical usage::
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Unpack
 
 import httpx
 from validator.integrations.service.client import AsyncServiceClient, ServiceClient
 
-from validator.engine import ActionInput, MessagesInput, Validator
+from validator.engine.pipeline import ActionInput, AnswerOptions, CallOptions, CheckOptions, MessagesInput, Validator
 from validator.exceptions import UsageError
 from validator.inputs.checkinput import read_action, read_messages
 from validator.policy import Policy
@@ -49,73 +49,38 @@ class RemoteValidator(Validator):
         self.client = ServiceClient(url, token, timeout=timeout, transport=transport)
         self.async_client = AsyncServiceClient(url, token, timeout=timeout, transport=async_transport)
 
-    def validate(
-        self,
-        messages: MessagesInput,
-        action: ActionInput,
-        *,
-        user_id: str | None = None,
-        agent_request: Mapping[str, Any] | None = None,
-        edited: Collection[str] = (),
-    ) -> Verdict:
-        return self.client.check(check_input(messages, action, user_id, agent_request))
+    def validate(self, messages: MessagesInput, action: ActionInput, **options: Unpack[CheckOptions]) -> Verdict:
+        return self.client.check(check_input(messages, action, options.get("user_id"), options.get("agent_request")))
 
-    async def avalidate(
-        self,
-        messages: MessagesInput,
-        action: ActionInput,
-        *,
-        user_id: str | None = None,
-        agent_request: Mapping[str, Any] | None = None,
-        edited: Collection[str] = (),
-    ) -> Verdict:
-        return await self.async_client.check(check_input(messages, action, user_id, agent_request))
+    async def avalidate(self, messages: MessagesInput, action: ActionInput, **options: Unpack[CheckOptions]) -> Verdict:
+        body = check_input(messages, action, options.get("user_id"), options.get("agent_request"))
+        return await self.async_client.check(body)
 
     def answer(
-        self,
-        verdict: Verdict,
-        approved: bool,
-        reason: str | None = None,
-        *,
-        messages: MessagesInput,
-        action: ActionInput,
-        user_id: str | None = None,
-        remember: Mapping[str, Any] | None = None,
-        edit: Mapping[str, Any] | None = None,
-        agent_request: Mapping[str, Any] | None = None,
+        self, verdict: Verdict, approved: bool, reason: str | None = None, **options: Unpack[AnswerOptions]
     ) -> Verdict:
-        body = check_input(messages, action, user_id, agent_request)
-        return self.client.answer(body, decision(approved, reason, remember, edit, body["action"]["tool"]))
+        body, answer = _answer(approved, reason, options)
+        return self.client.answer(body, answer)
 
     async def aanswer(
-        self,
-        verdict: Verdict,
-        approved: bool,
-        reason: str | None = None,
-        *,
-        messages: MessagesInput,
-        action: ActionInput,
-        user_id: str | None = None,
-        remember: Mapping[str, Any] | None = None,
-        edit: Mapping[str, Any] | None = None,
-        agent_request: Mapping[str, Any] | None = None,
+        self, verdict: Verdict, approved: bool, reason: str | None = None, **options: Unpack[AnswerOptions]
     ) -> Verdict:
-        body = check_input(messages, action, user_id, agent_request)
-        return await self.async_client.answer(body, decision(approved, reason, remember, edit, body["action"]["tool"]))
+        body, answer = _answer(approved, reason, options)
+        return await self.async_client.answer(body, answer)
 
     def feedback(
-        self,
-        verdict: Verdict,
-        approved: bool,
-        reason: str | None = None,
-        *,
-        messages: MessagesInput,
-        action: ActionInput,
-        user_id: str | None = None,
+        self, verdict: Verdict, approved: bool, reason: str | None = None, **options: Unpack[CallOptions]
     ) -> None:
         """Not over the wire yet: a record kept here would miss the service's audit, which ``eval propose``
         reads, so it is refused rather than kept where nobody looks."""
         raise UsageError("RemoteValidator cannot record feedback yet: the service has no feedback route")
+
+
+def _answer(approved: bool, reason: str | None, options: AnswerOptions) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``POST /v1/answer``'s two parts: the call's check input and the user's decision on it."""
+    body = check_input(options["messages"], options["action"], options.get("user_id"), options.get("agent_request"))
+    tool = body["action"]["tool"]
+    return body, decision(approved, reason, options.get("remember"), options.get("edit"), tool)
 
 
 def check_input(

@@ -37,7 +37,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any, TypeAlias, cast
+from typing import Any, Required, TypeAlias, TypedDict, Unpack, cast
 
 from validator import decision, rules
 from validator.engine.plan import CheckPlan
@@ -76,7 +76,18 @@ from validator.store.base import AuthorizationStore, BlockCounter, CheckSessions
 from validator.store.memory import MemoryLedger
 from validator.verdict import Code, Decision, Verdict
 
-__all__ = ["ActionInput", "MessagesInput", "Validator", "ValidatorConfig", "avalidate", "check", "validate"]
+__all__ = [
+    "ActionInput",
+    "AnswerOptions",
+    "CallOptions",
+    "CheckOptions",
+    "MessagesInput",
+    "Validator",
+    "ValidatorConfig",
+    "avalidate",
+    "check",
+    "validate",
+]
 
 log = logging.getLogger("validator")
 
@@ -86,6 +97,30 @@ MessagesInput: TypeAlias = Transcript | list[Message] | list[dict[str, Any]] | N
 ActionInput: TypeAlias = PendingAction | Mapping[str, Any]
 """A pending action: a :class:`PendingAction`, or ``{"tool", "args", "justification"}``."""
 CheckData: TypeAlias = CheckInput | Mapping[str, Any] | str | bytes
+
+
+class CheckOptions(TypedDict, total=False):
+    """The keywords of :meth:`Validator.validate` and :meth:`Validator.avalidate` (documented there)."""
+
+    user_id: str | None
+    agent_request: Mapping[str, Any] | None
+    edited: Collection[str]
+
+
+class CallOptions(TypedDict, total=False):
+    """The call a person answered: the keywords of :meth:`Validator.feedback`."""
+
+    messages: Required[MessagesInput]
+    action: Required[ActionInput]
+    user_id: str | None
+
+
+class AnswerOptions(CallOptions, total=False):
+    """The keywords of :meth:`Validator.answer` and :meth:`Validator.aanswer` (documented there)."""
+
+    remember: Mapping[str, Any] | None
+    edit: Mapping[str, Any] | None
+    agent_request: Mapping[str, Any] | None
 
 
 def _utcnow() -> datetime:
@@ -150,15 +185,7 @@ class Validator:
 
     # -- public API -------------------------------------------------------------------------
 
-    def validate(
-        self,
-        messages: MessagesInput,
-        action: ActionInput,
-        *,
-        user_id: str | None = None,
-        agent_request: Mapping[str, Any] | None = None,
-        edited: Collection[str] = (),
-    ) -> Verdict:
+    def validate(self, messages: MessagesInput, action: ActionInput, **options: Unpack[CheckOptions]) -> Verdict:
         """Validate one pending action. Raises :class:`InputError` on bad input, never approves on failure.
 
         ``agent_request`` is the agent's last Anthropic Messages request (its JSON body): a judge
@@ -171,20 +198,12 @@ class Validator:
         never anything the agent wrote.
         """
         with rules.switched_off(*self.config.rules_off):
-            return run(self._checked(messages, action, user_id, agent_request, edited))
+            return run(self._checked(messages, action, options))
 
-    async def avalidate(
-        self,
-        messages: MessagesInput,
-        action: ActionInput,
-        *,
-        user_id: str | None = None,
-        agent_request: Mapping[str, Any] | None = None,
-        edited: Collection[str] = (),
-    ) -> Verdict:
+    async def avalidate(self, messages: MessagesInput, action: ActionInput, **options: Unpack[CheckOptions]) -> Verdict:
         """Async twin of :meth:`validate`: the same steps (:mod:`validator.engine.shells`), async I/O."""
         with rules.switched_off(*self.config.rules_off):
-            return await arun(self._checked(messages, action, user_id, agent_request, edited))
+            return await arun(self._checked(messages, action, options))
 
     def prepare(
         self,
@@ -218,17 +237,7 @@ class Validator:
         )
 
     def answer(
-        self,
-        verdict: Verdict,
-        approved: bool,
-        reason: str | None = None,
-        *,
-        messages: MessagesInput,
-        action: ActionInput,
-        user_id: str | None = None,
-        remember: Mapping[str, Any] | None = None,
-        edit: Mapping[str, Any] | None = None,
-        agent_request: Mapping[str, Any] | None = None,
+        self, verdict: Verdict, approved: bool, reason: str | None = None, **options: Unpack[AnswerOptions]
     ) -> Verdict:
         """Record the user's answer to an ``ask_user`` verdict on ``action`` and return the decided verdict.
 
@@ -243,34 +252,16 @@ class Validator:
         edited ones, after an edit) is created in the validator's authorization store, and the verdict
         names it.
         """
-        return run(self._answering(verdict, approved, reason, messages, action, user_id, remember, edit, agent_request))
+        return run(self._answering(verdict, approved, reason, options))
 
     async def aanswer(
-        self,
-        verdict: Verdict,
-        approved: bool,
-        reason: str | None = None,
-        *,
-        messages: MessagesInput,
-        action: ActionInput,
-        user_id: str | None = None,
-        remember: Mapping[str, Any] | None = None,
-        edit: Mapping[str, Any] | None = None,
-        agent_request: Mapping[str, Any] | None = None,
+        self, verdict: Verdict, approved: bool, reason: str | None = None, **options: Unpack[AnswerOptions]
     ) -> Verdict:
         """Async twin of :meth:`answer`: the same steps, async I/O (an edit is validated on the async path)."""
-        steps = self._answering(verdict, approved, reason, messages, action, user_id, remember, edit, agent_request)
-        return await arun(steps)
+        return await arun(self._answering(verdict, approved, reason, options))
 
     def feedback(
-        self,
-        verdict: Verdict,
-        approved: bool,
-        reason: str | None = None,
-        *,
-        messages: MessagesInput,
-        action: ActionInput,
-        user_id: str | None = None,
+        self, verdict: Verdict, approved: bool, reason: str | None = None, **options: Unpack[CallOptions]
     ) -> None:
         """Record the user's own judgement of an ``approve`` or ``block`` verdict on ``action``: a block they
         overrode (``approved=True``), an approval they say was wrong (``approved=False``). It runs nothing and
@@ -282,26 +273,19 @@ class Validator:
             UsageError: ``verdict`` asked the user, or is already the user's.
             StoreError: the record was not kept (nothing else depends on it).
         """
-        transcript, pending = read_messages(messages), read_action(action)
-        event = self._event(transcript, pending, user_id, decision.overruled(verdict, approved, reason))
+        transcript, pending = read_messages(options["messages"]), read_action(options["action"])
+        overruled = decision.overruled(verdict, approved, reason)
+        event = self._event(transcript, pending, options.get("user_id"), overruled)
         try:
             self.recorder.record(event)
         except Exception as exc:
             raise StoreError(f"the user's feedback was not recorded: {describe(exc)}") from exc
 
     def _answering(
-        self,
-        verdict: Verdict,
-        approved: bool,
-        reason: str | None,
-        messages: MessagesInput,
-        action: ActionInput,
-        user_id: str | None,
-        remember: Mapping[str, Any] | None,
-        edit: Mapping[str, Any] | None,
-        agent_request: Mapping[str, Any] | None,
+        self, verdict: Verdict, approved: bool, reason: str | None, options: AnswerOptions
     ) -> Steps[Verdict]:
-        transcript, pending = read_messages(messages), read_action(action)
+        transcript, pending = read_messages(options["messages"]), read_action(options["action"])
+        user_id, edit, agent_request = options.get("user_id"), options.get("edit"), options.get("agent_request")
         decided = verdict.answered_by_user(approved, reason)
         made = self._edit(pending, verdict, edit) if approved and edit is not None else None
         if isinstance(made, Verdict):
@@ -309,10 +293,13 @@ class Validator:
         elif made is not None:  # the edited call, checked as a new one
             edited, paths = made
             with rules.switched_off(*self.config.rules_off):
-                checked = yield from self._checked(transcript, edited, user_id, agent_request, paths)
+                checked = yield from self._checked(
+                    transcript, edited, {"user_id": user_id, "agent_request": agent_request, "edited": paths}
+                )
             decided, pending, refused = self._edit_outcome(verdict, reason, edited, paths, checked)
             if refused:  # its own check refused it, and recorded that
                 return decided
+        remember = options.get("remember")
         return (yield from Io(partial(self._answered, transcript, pending, user_id, decided, remember, reason)))
 
     def _answered(
@@ -382,17 +369,11 @@ class Validator:
 
     # -- one check: its steps, written once for both shells ------------------------------------------
 
-    def _checked(
-        self,
-        messages: MessagesInput,
-        action: ActionInput,
-        user_id: str | None,
-        agent_request: Mapping[str, Any] | None,
-        edited: Collection[str],
-    ) -> Steps[Verdict]:
+    def _checked(self, messages: MessagesInput, action: ActionInput, options: CheckOptions) -> Steps[Verdict]:
         """Read, plan, decide, count, shape, record: every path ends in one recorded verdict (bad input raises
         first, before anything is judged)."""
         started = time.perf_counter()
+        user_id, agent_request = options.get("user_id"), options.get("agent_request")
         transcript, pending = read_messages(messages, agent_request), read_action(action)
         stores, plan = self._stores, None
         try:
@@ -404,7 +385,7 @@ class Validator:
                 reuse=self.reuse is not None,
                 user_id=user_id,
                 agent_request=agent_request,
-                edited=edited,
+                edited=options.get("edited", ()),
             )
             stores = yield from Io(partial(self._stores.opened, plan))
             verdict = yield from self._decided(plan, stores)
