@@ -281,16 +281,12 @@ class ActionValidatorMiddleware(AgentMiddleware):
         return request.override(tool=_AsChecked.of(tool, checked, self, c))
 
     def _again(
-        self,
-        c: GuardedCall,
-        tool: BaseTool,
-        checked: dict[str, Any] | None,
-        call: dict[str, Any],
-        switched: Mapping[str, Any] | None = None,
+        self, running: _AsChecked, call: dict[str, Any]
     ) -> tuple[dict[str, Any], GuardedCall | None, dict[str, Any]]:
         """``(the call to run as it was checked, None, injected)``, or, when a step inside ours changed it,
         ``(the call, the new call to check, injected)``: the change is the person's edit (all of it, when
         they switched the tool)."""
+        c, tool, checked, switched = running.call, running.inner, running.checked, running.switched
         given = dict(call.get("args") or {})
         facing = model_fields(tool.tool_call_schema) or set(given) | {JUSTIFICATION}
         injected = {k: v for k, v in given.items() if k not in facing}
@@ -322,37 +318,25 @@ class ActionValidatorMiddleware(AgentMiddleware):
             return _refusal(outcome.verdict, {"id": call.get("id") or "", "name": call.get("name") or ""})
         return {**call, "args": {**injected, **outcome.args}}
 
-    def _recheck(
-        self,
-        c: GuardedCall,
-        tool: BaseTool,
-        checked: dict[str, Any] | None,
-        call: dict[str, Any],
-        switched: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any] | ToolMessage:
+    def _recheck(self, running: _AsChecked, call: dict[str, Any]) -> dict[str, Any] | ToolMessage:
         """The tool call to run, checked again when a step inside ours changed it (asked about through
         ``interrupt`` when it needs the user); else the refusal."""
-        ready, again, injected = self._again(c, tool, checked, call, switched)
+        ready, again, injected = self._again(running, call)
         if again is None:
             return ready
         verdict = self.guard.decide(again)
         answer = self._answer(again, verdict) if verdict.decision is Decision.ASK_USER else None
-        return self._ran({**ready, "name": tool.name}, self.guard.settle(again, verdict, answer), injected)
+        return self._ran({**ready, "name": running.inner.name}, self.guard.settle(again, verdict, answer), injected)
 
-    async def _arecheck(
-        self,
-        c: GuardedCall,
-        tool: BaseTool,
-        checked: dict[str, Any] | None,
-        call: dict[str, Any],
-        switched: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any] | ToolMessage:
-        ready, again, injected = self._again(c, tool, checked, call, switched)
+    async def _arecheck(self, running: _AsChecked, call: dict[str, Any]) -> dict[str, Any] | ToolMessage:
+        """Async twin of :meth:`_recheck`."""
+        ready, again, injected = self._again(running, call)
         if again is None:
             return ready
         verdict = await self.guard.adecide(again)
         answer = self._answer(again, verdict) if verdict.decision is Decision.ASK_USER else None
-        return self._ran({**ready, "name": tool.name}, await self.guard.asettle(again, verdict, answer), injected)
+        settled = await self.guard.asettle(again, verdict, answer)
+        return self._ran({**ready, "name": running.inner.name}, settled, injected)
 
 
 class _AsChecked(BaseTool):
@@ -402,11 +386,11 @@ class _AsChecked(BaseTool):
         return {"type": "tool_call", "id": self.call.call_id, "name": self.name, "args": dict(input or {})}
 
     def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        call = self.owner._recheck(self.call, self.inner, self.checked, self._input(input), self.switched)
+        call = self.owner._recheck(self, self._input(input))
         return call if isinstance(call, ToolMessage) else self.inner.invoke(call, config, **kwargs)
 
     async def ainvoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any:
-        call = await self.owner._arecheck(self.call, self.inner, self.checked, self._input(input), self.switched)
+        call = await self.owner._arecheck(self, self._input(input))
         return call if isinstance(call, ToolMessage) else await self.inner.ainvoke(call, config, **kwargs)
 
 

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Generic, TypeVar
 
 import httpx
 import jiter
@@ -43,14 +45,59 @@ class _Refusal(Exception):
     """Why an exchange gives no verdict (it becomes a refusal)."""
 
 
-class _Base:
-    def __init__(self, url: str, token: str, *, timeout: float, max_bytes: int) -> None:
+TransportT = TypeVar("TransportT", httpx.BaseTransport, httpx.AsyncBaseTransport)
+ClientT = TypeVar("ClientT", httpx.Client, httpx.AsyncClient)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class _Call(Generic[T]):
+    """One exchange, planned before any I/O: where it goes, what it sends, how its answer is read."""
+
+    path: str
+    body: bytes
+    read: Callable[[int, bytes | str], T]
+    """``read(status, body)``; ``(0, why)`` when the exchange failed."""
+
+
+def _check_call(check_input: Mapping[str, Any] | str | bytes) -> _Call[Verdict]:
+    body, tools = _body(check_input)
+    return _Call("/v1/check", body, partial(_one, tools[0]))
+
+
+def _answer_call(check_input: Mapping[str, Any], decision: Any) -> _Call[Verdict]:
+    body = _encoded({"check": dict(check_input), "answer": decision})
+    return _Call("/v1/answer", body, partial(_one, _tool(check_input)))
+
+
+def _batch_call(check_inputs: list[Mapping[str, Any]]) -> _Call[list[Verdict]]:
+    body = _encoded({"checks": list(check_inputs)})
+    return _Call("/v1/check:batch", body, partial(_many, [_tool(c) for c in check_inputs]))
+
+
+class _Base(Generic[TransportT, ClientT]):
+    """What both clients share: the URL, the token, the limits and the one client they are built with
+    (without a connection pool: no socket outlives a check; built once, its TLS context is costly)."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        timeout: float = 10.0,
+        max_bytes: int = MAX_BYTES,
+        transport: TransportT | None = None,
+    ) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"the service URL must be http:// or https://, got {url!r}")
         self.url = url.rstrip("/")
         self.token = token
         self.timeout = timeout
         self.max_bytes = max_bytes
+        self._client: ClientT = self._new_client(transport)
+
+    def _new_client(self, transport: TransportT | None) -> ClientT:
+        raise NotImplementedError
 
     def _request(self, path: str, body: bytes) -> dict[str, Any]:
         return {
@@ -74,38 +121,28 @@ class _Base:
         return size
 
 
-class ServiceClient(_Base):
+class ServiceClient(_Base[httpx.BaseTransport, httpx.Client]):
     """Calls one service (``url``, e.g. ``http://127.0.0.1:8321``) with one bearer ``token``; see the
     module docstring. ``transport``: an ``httpx`` transport (a test's ``MockTransport``)."""
 
-    def __init__(
-        self,
-        url: str,
-        token: str,
-        *,
-        timeout: float = 10.0,
-        max_bytes: int = MAX_BYTES,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        super().__init__(url, token, timeout=timeout, max_bytes=max_bytes)
-        # built once (its TLS context is costly), without a connection pool: no socket outlives a check
-        self._client = httpx.Client(follow_redirects=False, timeout=timeout, transport=transport, limits=_NO_POOL)
+    def _new_client(self, transport: httpx.BaseTransport | None) -> httpx.Client:
+        return httpx.Client(follow_redirects=False, timeout=self.timeout, transport=transport, limits=_NO_POOL)
 
     def check(self, check_input: Mapping[str, Any] | str | bytes) -> Verdict:
         """The verdict on one check input (the CLI's JSON); a refusal on any failure."""
-        body, tools = _body(check_input)
-        return _one(tools[0], *self._post("/v1/check", body))
+        return self._call(_check_call(check_input))
 
     def answer(self, check_input: Mapping[str, Any], decision: Any) -> Verdict:
         """Record the user's answer (LangChain's decision shapes) to the ``ask_user`` verdict on ``check_input``
         (``POST /v1/answer``, scope ``answer``): the decided verdict; a refusal on any failure."""
-        tool = _tool(check_input)
-        return _one(tool, *self._post("/v1/answer", _encoded({"check": dict(check_input), "answer": decision})))
+        return self._call(_answer_call(check_input, decision))
 
     def check_batch(self, check_inputs: list[Mapping[str, Any]]) -> list[Verdict]:
         """The verdicts on several check inputs, in order; each a refusal on any failure."""
-        tools = [_tool(c) for c in check_inputs]
-        return _many(tools, *self._post("/v1/check:batch", _encoded({"checks": list(check_inputs)})))
+        return self._call(_batch_call(check_inputs))
+
+    def _call(self, call: _Call[T]) -> T:
+        return call.read(*self._post(call.path, call.body))
 
     def _post(self, path: str, body: bytes) -> tuple[int, bytes | str]:
         """``(status, body)``, or ``(0, why)`` when the exchange failed."""
@@ -124,33 +161,23 @@ class ServiceClient(_Base):
             return 0, f"the service could not be reached ({type(exc).__name__}: {str(exc)[:200]})"
 
 
-class AsyncServiceClient(_Base):
+class AsyncServiceClient(_Base[httpx.AsyncBaseTransport, httpx.AsyncClient]):
     """Async twin of :class:`ServiceClient` (``httpx.AsyncClient``; the deadline held exactly)."""
 
-    def __init__(
-        self,
-        url: str,
-        token: str,
-        *,
-        timeout: float = 10.0,
-        max_bytes: int = MAX_BYTES,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
-        super().__init__(url, token, timeout=timeout, max_bytes=max_bytes)
-        self._client = httpx.AsyncClient(follow_redirects=False, timeout=timeout, transport=transport, limits=_NO_POOL)
+    def _new_client(self, transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
+        return httpx.AsyncClient(follow_redirects=False, timeout=self.timeout, transport=transport, limits=_NO_POOL)
 
     async def check(self, check_input: Mapping[str, Any] | str | bytes) -> Verdict:
-        body, tools = _body(check_input)
-        return _one(tools[0], *(await self._post("/v1/check", body)))
+        return await self._call(_check_call(check_input))
 
     async def answer(self, check_input: Mapping[str, Any], decision: Any) -> Verdict:
-        tool = _tool(check_input)
-        body = _encoded({"check": dict(check_input), "answer": decision})
-        return _one(tool, *(await self._post("/v1/answer", body)))
+        return await self._call(_answer_call(check_input, decision))
 
     async def check_batch(self, check_inputs: list[Mapping[str, Any]]) -> list[Verdict]:
-        tools = [_tool(c) for c in check_inputs]
-        return _many(tools, *(await self._post("/v1/check:batch", _encoded({"checks": list(check_inputs)}))))
+        return await self._call(_batch_call(check_inputs))
+
+    async def _call(self, call: _Call[T]) -> T:
+        return call.read(*(await self._post(call.path, call.body)))
 
     async def _post(self, path: str, body: bytes) -> tuple[int, bytes | str]:
         import asyncio

@@ -3,7 +3,7 @@
 - :mod:`validator.engine.pipeline`: :class:`Validator` and its one-call forms (``validate``, ``avalidate``,
   ``check``);
 - :mod:`validator.engine.plan`: a check planned once (tool policy, parsed justification, every store key);
-- :mod:`validator.engine.shells`: the check's steps written once, run by a sync and an async shell;
+- :mod:`validator.shells`: the check's steps written once, run by a sync and an async shell;
 - :mod:`validator.engine.stateful`: a validator whose state lives in one shared store.
 """
 

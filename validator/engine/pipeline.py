@@ -30,6 +30,7 @@ recorder that cannot record turns an approval into ``RECORDER_UNAVAILABLE``. Onl
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
 from collections import Counter
@@ -41,7 +42,6 @@ from typing import Any, Required, TypeAlias, TypedDict, Unpack, cast
 
 from validator import decision, rules
 from validator.engine.plan import CheckPlan
-from validator.engine.shells import Io, Steps, arun, run
 from validator.exceptions import InputError, StoreError, UsageError, is_control_flow
 from validator.findings import Findings
 from validator.gate.authorizations import Resolved, grant_from_answer
@@ -53,7 +53,7 @@ from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import CheckInput, read_action, read_messages
 from validator.inputs.transcript import Message, Transcript
 from validator.judges.base import Judge, JudgeRequest
-from validator.judges.runner import Attempts, acall_judge, call_judge, describe
+from validator.judges.runner import Attempts, Limits, describe, judging
 from validator.judges.strict import StrictJudge
 from validator.policy import Policy
 from validator.record import lastresort
@@ -67,6 +67,7 @@ from validator.refusals import (
     next_step,
 )
 from validator.rules import RULES
+from validator.shells import Io, Steps, arun, run
 from validator.state.keys import cited_ids
 from validator.state.ledger import spend
 from validator.state.lookup import aresolve, resolve, standing, with_standing
@@ -81,6 +82,7 @@ __all__ = [
     "AnswerOptions",
     "CallOptions",
     "CheckOptions",
+    "Defaults",
     "MessagesInput",
     "Validator",
     "ValidatorConfig",
@@ -201,7 +203,7 @@ class Validator:
             return run(self._checked(messages, action, options))
 
     async def avalidate(self, messages: MessagesInput, action: ActionInput, **options: Unpack[CheckOptions]) -> Verdict:
-        """Async twin of :meth:`validate`: the same steps (:mod:`validator.engine.shells`), async I/O."""
+        """Async twin of :meth:`validate`: the same steps (:mod:`validator.shells`), async I/O."""
         with rules.switched_off(*self.config.rules_off):
             return await arun(self._checked(messages, action, options))
 
@@ -427,11 +429,8 @@ class Validator:
             kept = yield from Io(partial(reuse.get, key), partial(reuse.aget, key))
             if kept is not None:
                 return (yield from Io(partial(spend, kept, step, stores.ledger, now=self.config.clock())))
-        timeout, tries, signals = self.config.judge_timeout, self.config.judge_attempts, self.config.control_flow
-        attempts = yield from Io(
-            partial(call_judge, self.judge, step, timeout=timeout, attempts=tries, signals=signals),
-            partial(acall_judge, self.judge, step, timeout=timeout, attempts=tries, signals=signals),
-        )
+        limits = Limits(self.config.judge_timeout, self.config.judge_attempts, self.config.control_flow)
+        attempts = yield from judging(self.judge, step, limits)
         verdict = self._verdict(step, attempts)
         if reuse is not None and key is not None:
             yield from Io(partial(reuse.put, key, verdict), partial(reuse.aput, key, verdict))
@@ -444,16 +443,8 @@ class Validator:
     def _with_policy(self, item: CheckInput) -> Validator:
         if item.policy is None or self._policy_given:  # the operator's policy always wins
             return self
-        shaped = Validator(
-            item.policy,
-            judge=self.judge,
-            recorder=self.recorder,
-            authorizations=self.authorizations,
-            reuse=self.reuse,
-            ledger=self.ledger,
-            config=self.config,
-        )
-        shaped.shadow_passes = self.shadow_passes  # one count for this validator, whatever policy a check brings
+        shaped = copy.copy(self)  # the same stores, judge and counts (shadow passes), under the input's policy
+        shaped.policy = item.policy
         return shaped
 
     def _step(
@@ -611,28 +602,24 @@ def _as_input(data: CheckData) -> CheckInput:
     return CheckInput.from_dict(dict(data))
 
 
-def validate(
-    messages: MessagesInput,
-    action: ActionInput,
-    *,
-    policy: Policy | None = None,
-    user_id: str | None = None,
-    judge: Judge | None = None,
-) -> Verdict:
+class Defaults(TypedDict, total=False):
+    """The keywords of the one-call forms :func:`validate` and :func:`avalidate`."""
+
+    policy: Policy | None
+    user_id: str | None
+    judge: Judge | None
+
+
+def validate(messages: MessagesInput, action: ActionInput, **options: Unpack[Defaults]) -> Verdict:
     """Validate one pending action with the embedded defaults (strict judge, in-memory recorder)."""
-    return Validator(policy, judge=judge).validate(messages, action, user_id=user_id)
+    checker = Validator(options.get("policy"), judge=options.get("judge"))
+    return checker.validate(messages, action, user_id=options.get("user_id"))
 
 
-async def avalidate(
-    messages: MessagesInput,
-    action: ActionInput,
-    *,
-    policy: Policy | None = None,
-    user_id: str | None = None,
-    judge: Judge | None = None,
-) -> Verdict:
+async def avalidate(messages: MessagesInput, action: ActionInput, **options: Unpack[Defaults]) -> Verdict:
     """Async twin of :func:`validate`."""
-    return await Validator(policy, judge=judge).avalidate(messages, action, user_id=user_id)
+    checker = Validator(options.get("policy"), judge=options.get("judge"))
+    return await checker.avalidate(messages, action, user_id=options.get("user_id"))
 
 
 def check(data: CheckData, *, policy: Policy | None = None, judge: Judge | None = None) -> Verdict:

@@ -111,19 +111,7 @@ def _case(doc: CaseDoc, raw: dict[str, Any], default_policy: Policy, where: str)
         # then treats the tool as dangerous for this case, and the case is scored as dangerous
         tools = {**policy.tools, check.action.tool: replace(tool_policy, risk="dangerous")}
         policy = Policy(tools, policy.settings)
-    auths = tuple(
-        StandingAuthorization(
-            id=a.id,
-            user_id=a.user_id,
-            tool=a.tool,
-            where=a.where,
-            quote=a.quote,
-            created=a.created,
-            expires=a.expires,
-            revoked=a.revoked,
-        )
-        for a in doc.authorizations
-    )
+    auths = tuple(StandingAuthorization(**dict(a)) for a in doc.authorizations)  # the fields are the record's
     return EvalCase(
         id=doc.id,
         title=doc.title,

@@ -1,8 +1,8 @@
 """Calling a judge: a time limit per attempt, one retry, and every failure kept.
 
-:func:`call_judge` and :func:`acall_judge` share one attempt loop: an exception, a timeout or an
-output that contradicts itself counts as a failed attempt; after ``attempts`` failures the caller
-gets no output, only the errors (and what the failed calls were billed). A judge can never approve
+:func:`judging` is the one attempt loop (:func:`call_judge` and :func:`acall_judge` run it): an
+exception, a timeout or an output that contradicts itself counts as a failed attempt; after ``attempts``
+failures the caller gets no output, only the errors (and what the failed calls were billed). A judge can never approve
 by failing. Host control-flow signals are re-raised untouched.
 """
 
@@ -14,12 +14,14 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
+from functools import partial
 
 from validator.exceptions import JudgeError, JudgeOutputError, JudgeTimeout, is_control_flow
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
+from validator.shells import Io, Steps, arun, run
 from validator.verdict import Usage
 
-__all__ = ["Attempts", "acall_judge", "call_judge", "describe"]
+__all__ = ["Attempts", "Limits", "acall_judge", "call_judge", "describe", "judging"]
 
 _EXECUTOR = ThreadPoolExecutor(max_workers=16, thread_name_prefix="validator-judge")
 
@@ -76,43 +78,43 @@ def _once(judge: Judge, request: JudgeRequest, timeout: float | None) -> object:
         raise JudgeTimeout(judge.label, timeout) from None
 
 
-def call_judge(
-    judge: Judge,
-    request: JudgeRequest,
-    *,
-    timeout: float | None,
-    attempts: int,
-    signals: tuple[type[BaseException], ...] = (),
-) -> Attempts:
-    """Up to ``attempts`` calls of ``judge``, each within ``timeout`` seconds."""
-    result = Attempts(signals=signals)
-    for _ in range(max(1, attempts)):
-        try:
-            result.output = checked(judge, _once(judge, request, timeout))
-            return result
-        except Exception as exc:
-            result.failed(exc)
-    return result
+async def _aonce(judge: Judge, request: JudgeRequest, timeout: float | None) -> object:
+    try:
+        return await asyncio.wait_for(judge.ajudge(request), timeout)
+    except TimeoutError:
+        raise JudgeTimeout(judge.label, timeout or 0) from None
 
 
-async def acall_judge(
-    judge: Judge,
-    request: JudgeRequest,
-    *,
-    timeout: float | None,
-    attempts: int,
-    signals: tuple[type[BaseException], ...] = (),
-) -> Attempts:
-    """Async twin of :func:`call_judge`."""
-    result = Attempts(signals=signals)
-    for _ in range(max(1, attempts)):
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How a judge is called: seconds per attempt (None: no limit), attempts, the host's control-flow signals."""
+
+    timeout: float | None
+    attempts: int
+    signals: tuple[type[BaseException], ...] = ()
+
+
+def judging(judge: Judge, request: JudgeRequest, limits: Limits) -> Steps[Attempts]:
+    """Up to ``limits.attempts`` calls of ``judge``, each within ``limits.timeout`` seconds, as the steps of
+    :mod:`validator.shells` (run by either shell)."""
+    result = Attempts(signals=limits.signals)
+    for _ in range(max(1, limits.attempts)):
         try:
-            try:
-                output = await asyncio.wait_for(judge.ajudge(request), timeout)
-            except TimeoutError:
-                raise JudgeTimeout(judge.label, timeout or 0) from None
+            output = yield from Io(
+                partial(_once, judge, request, limits.timeout), partial(_aonce, judge, request, limits.timeout)
+            )
             result.output = checked(judge, output)
             return result
         except Exception as exc:
             result.failed(exc)
     return result
+
+
+def call_judge(judge: Judge, request: JudgeRequest, limits: Limits) -> Attempts:
+    """:func:`judging`, sync."""
+    return run(judging(judge, request, limits))
+
+
+async def acall_judge(judge: Judge, request: JudgeRequest, limits: Limits) -> Attempts:
+    """:func:`judging`, async."""
+    return await arun(judging(judge, request, limits))

@@ -39,35 +39,39 @@ Steps: TypeAlias = Generator[Io[Any], Any, T]
 """A pipeline that yields effects and returns ``T``."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Returned(Generic[T]):
+    value: T
+
+
+def _resume(steps: Steps[T], value: Any, error: BaseException | None) -> Io[Any] | _Returned[T]:
+    """The pipeline's next effect, after ``value`` (or ``error``, raised at its ``yield``); or what it returned."""
+    try:
+        return steps.send(value) if error is None else steps.throw(error)
+    except StopIteration as done:
+        return _Returned(done.value)
+
+
 def run(steps: Steps[T]) -> T:
     """Drive ``steps`` with each effect's sync form."""
     value: Any = None
     error: BaseException | None = None
-    while True:
-        try:
-            effect = steps.send(value) if error is None else steps.throw(error)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+    while not isinstance(effect := _resume(steps, value, error), _Returned):
         try:
             value, error = effect.sync(), None
         except BaseException as exc:  # back into the pipeline, where a direct call would have raised it
             value, error = None, exc
+    return effect.value
 
 
 async def arun(steps: Steps[T]) -> T:
     """Drive ``steps`` with each effect's async form (its sync form in a worker thread when it has none)."""
     value: Any = None
     error: BaseException | None = None
-    while True:
+    while not isinstance(effect := _resume(steps, value, error), _Returned):
         try:
-            effect = steps.send(value) if error is None else steps.throw(error)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-        try:
-            if effect.asynchronous is None:
-                value = await asyncio.to_thread(effect.sync)
-            else:
-                value = await effect.asynchronous()
+            value = await (asyncio.to_thread(effect.sync) if effect.asynchronous is None else effect.asynchronous())
             error = None
         except BaseException as exc:
             value, error = None, exc
+    return effect.value
