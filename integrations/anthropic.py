@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from validator.integrations._host import split_justification
@@ -34,6 +35,7 @@ from validator.engine import Validator
 from validator.exceptions import InputError, UsageError
 from validator.inputs.anthropic import transcript_from_anthropic
 from validator.inputs.transcript import Transcript
+from validator.shells import Io, Steps, arun, run
 from validator.verdict import Decision, Verdict
 
 __all__ = ["CheckedToolUses", "acheck_tool_uses", "check_tool_uses"]
@@ -59,23 +61,23 @@ class CheckedToolUses:
         """The outcome once the user answered the asked calls: ``{tool_use_id: decision}``, or
         ``{"decisions": [...]}`` in the order of ``asked`` (approve, edit, reject; read strictly, an edit
         validated again as a new call). An asked call the answers do not name stays refused."""
-        out, settled = self._rest()
-        for i, (call_id, (block, call)) in enumerate(self._waiting.items()):
-            if self._guard is None or not _answers(answers, call_id):
-                settled[call_id] = self.verdicts[call_id]
-                continue
-            outcome = self._guard.settle(call, self.verdicts[call_id], answers, index=i)
-            _add(out, {**block, "input": outcome.args}, outcome.verdict)
-        return _merged(out, self, settled)
+        return run(self._answering(answers))
 
     async def aanswer(self, answers: Any) -> CheckedToolUses:
         """Async twin of :meth:`answer`."""
+        return await arun(self._answering(answers))
+
+    def _answering(self, answers: Any) -> Steps[CheckedToolUses]:
         out, settled = self._rest()
         for i, (call_id, (block, call)) in enumerate(self._waiting.items()):
-            if self._guard is None or not _answers(answers, call_id):
-                settled[call_id] = self.verdicts[call_id]
+            guard, verdict = self._guard, self.verdicts[call_id]
+            if guard is None or not _answers(answers, call_id):
+                settled[call_id] = verdict
                 continue
-            outcome = await self._guard.asettle(call, self.verdicts[call_id], answers, index=i)
+            outcome = yield from Io(
+                partial(guard.settle, call, verdict, answers, index=i),
+                partial(guard.asettle, call, verdict, answers, index=i),
+            )
             _add(out, {**block, "input": outcome.args}, outcome.verdict)
         return _merged(out, self, settled)
 
@@ -179,25 +181,25 @@ def check_tool_uses(
     response: Any, request: Mapping[str, Any], validator: Validator, *, user_id: str | None = None
 ) -> CheckedToolUses:
     """Validate each ``tool_use`` of ``response`` (produced by ``request``); see the module docstring."""
-    p, guard = _prepare(response, request), ToolCallGuard(validator)
-    out = CheckedToolUses(_guard=guard)
-    for block in p.content:
-        if block.get("type") == "tool_use":
-            call = _start(guard, p, block, user_id)
-            _add(out, block, guard.decide(call), call)
-    return out
+    return run(_checking(response, request, validator, user_id))
 
 
 async def acheck_tool_uses(
     response: Any, request: Mapping[str, Any], validator: Validator, *, user_id: str | None = None
 ) -> CheckedToolUses:
     """Async twin of :func:`check_tool_uses` (the validator's async path: no blocked event loop)."""
+    return await arun(_checking(response, request, validator, user_id))
+
+
+def _checking(
+    response: Any, request: Mapping[str, Any], validator: Validator, user_id: str | None
+) -> Steps[CheckedToolUses]:
     p, guard = _prepare(response, request), ToolCallGuard(validator)
     out = CheckedToolUses(_guard=guard)
     for block in p.content:
         if block.get("type") == "tool_use":
             call = _start(guard, p, block, user_id)
-            _add(out, block, await guard.adecide(call), call)
+            _add(out, block, (yield from Io(partial(guard.decide, call), partial(guard.adecide, call))), call)
     return out
 
 

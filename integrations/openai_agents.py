@@ -46,7 +46,7 @@ import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from agents import Agent, AgentHooks, FunctionTool, Handoff, RunContextWrapper, RunHooks, Tool, ToolApprovalItem
 from agents.exceptions import ToolInputGuardrailTripwireTriggered
@@ -172,6 +172,10 @@ class _History:
                 self.calls.put(str(item.get("call_id")), seen)
 
 
+_Context: TypeAlias = RunContextWrapper[Any]
+_Items: TypeAlias = list[TResponseInputItem]
+
+
 class ValidatorHooks(RunHooks[Any]):
     """Run hooks recording what the model saw for each tool call (``Runner.run(..., hooks=guard.hooks)``)."""
 
@@ -179,11 +183,7 @@ class ValidatorHooks(RunHooks[Any]):
         self._guard = guard
 
     async def on_llm_start(
-        self,
-        context: RunContextWrapper[Any],
-        agent: Agent[Any],
-        system_prompt: str | None,
-        input_items: list[TResponseInputItem],
+        self, context: _Context, agent: Agent[Any], system_prompt: str | None, input_items: _Items
     ) -> None:
         await self._guard._model_called(context, system_prompt, input_items)
 
@@ -219,11 +219,7 @@ class _AgentHooks(AgentHooks[Any]):
             await self.inner.on_tool_end(context, agent, tool, result)
 
     async def on_llm_start(
-        self,
-        context: RunContextWrapper[Any],
-        agent: Agent[Any],
-        system_prompt: str | None,
-        input_items: list[TResponseInputItem],
+        self, context: _Context, agent: Agent[Any], system_prompt: str | None, input_items: _Items
     ) -> None:
         await self.guard._model_called(context, system_prompt, input_items)
         if self.inner is not None:

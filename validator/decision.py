@@ -137,15 +137,14 @@ def gate_block(
     decision: Decision = Decision.BLOCK,
 ) -> Verdict:
     """The evidence gate refused the action (or sent it to the user) before any judge looked at it."""
-    return Verdict(
-        approved=False,
-        decision=decision,
+    return Verdict.blocked(
+        tool,
+        reasoning,
         code=code,
-        confidence="high",
-        reasoning=reasoning,
-        suggested_next_step=suggested_next_step,
-        tool=tool,
         risk=risk,
+        suggested_next_step=suggested_next_step,
+        decision=decision,
+        confidence="high",
         findings=findings,
     )
 

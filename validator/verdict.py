@@ -169,18 +169,23 @@ class Verdict:
         *,
         code: Code = Code.INTERNAL_ERROR,
         risk: Risk = "general",
-        suggested_next_step: str = "Ask the user to confirm the action directly.",
+        suggested_next_step: str | None = "Ask the user to confirm the action directly.",
+        decision: Decision = Decision.BLOCK,
+        confidence: Confidence = "low",
+        findings: Findings | None = None,
     ) -> Verdict:
-        """A refusal decided outside any judge (the library could not check the call at all)."""
+        """A refusal decided outside any judge: by default the library could not check the call at all (low
+        confidence); the gate's refusals say what it found (``findings``, high confidence) and may ask."""
         return cls(
             approved=False,
-            decision=Decision.BLOCK,
+            decision=decision,
             code=code,
-            confidence="low",
+            confidence=confidence,
             reasoning=reasoning,
             suggested_next_step=suggested_next_step,
             tool=tool,
             risk=risk,
+            findings=findings if findings is not None else Findings(),
         )
 
     def answered_by_user(self, approved: bool, reason: str | None = None) -> Verdict:

@@ -36,7 +36,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
@@ -68,6 +68,7 @@ from validator.store import open_store
 from validator.store.base import Store, redacted
 from validator.store.records import new_authorization_id
 
+T = TypeVar("T")
 __all__ = ["ServiceConfig", "create_app"]
 
 log = logging.getLogger("validator.service")
@@ -286,7 +287,7 @@ class _Service:
         self.verdicts.labels(verdict.code.value).inc()
         return 503 if verdict.code in STORE_FAULTS else 200, verdict.to_dict()
 
-    async def stored(self, tenant: str, call: Callable[[Store], Any]) -> Any:
+    async def stored(self, tenant: str, call: Callable[[Store], T]) -> T:
         """``call(store)`` on the tenant's store, off the event loop; a store failure is a 503."""
         _, store = self.validator_of(tenant)
         try:
@@ -379,45 +380,49 @@ class _Service:
         await self.stored(who, lambda store: store.put(auth))
         return JSONResponse(auth.to_dict(), status_code=201)
 
+    async def _by_id(
+        self, request: Request, scope: str, id_of: tuple[str, str | None, re.Pattern[str]], read: Callable[[Store], T]
+    ) -> T | JSONResponse:
+        """``read`` on the tenant's store, once the id the route names (``(field, value, pattern)``; a value of
+        None is absent) is one the route accepts; else that id's 400."""
+        who = await self.tenant(request, scope)
+        field, value, pattern = id_of
+        bad = None if value is None else _bad_id(field, value, pattern)
+        return bad if bad is not None else await self.stored(who, read)
+
     async def authorizations(self, request: Request, user_id: str) -> JSONResponse:
         """A user's standing authorizations (the CLI's ``auth list``)."""
-        who = await self.tenant(request, "grant")
-        bad = _bad_id("user_id", user_id, USER_ID)
-        if bad is not None:
-            return bad
-        found = await self.stored(who, lambda store: store.list(user_id))
-        return JSONResponse([a.to_dict() for a in found])
+        found = await self._by_id(request, "grant", ("user_id", user_id, USER_ID), lambda store: store.list(user_id))
+        return found if isinstance(found, JSONResponse) else JSONResponse([a.to_dict() for a in found])
 
     async def revoke(self, request: Request, auth_id: str) -> JSONResponse:
         """Revoke a standing authorization now (the CLI's ``auth revoke``)."""
-        who = await self.tenant(request, "grant")
-        bad = _bad_id("auth_id", auth_id, AUTH_ID)
-        if bad is not None:
-            return bad
 
         def revoked(store: Store) -> StandingAuthorization | None:
             return None if store.get(auth_id) is None else store.revoke(auth_id, datetime.now(UTC))
 
-        done = await self.stored(who, revoked)
+        done = await self._by_id(request, "grant", ("auth_id", auth_id, AUTH_ID), revoked)
+        if isinstance(done, JSONResponse):
+            return done
         return _error(404, "not_found") if done is None else JSONResponse(done.to_dict())
 
     async def audit(self, request: Request, after: str | None = None, count: int = 100) -> JSONResponse:
         """Audit records after ``after`` (an entry id), oldest first (the CLI's ``audit export``)."""
-        who = await self.tenant(request, "admin")
-        bad = None if after is None else _bad_id("after", after, ENTRY_ID)
-        if bad is not None:
-            return bad
         n = max(1, min(count, 1000))
-        entries = await self.stored(who, lambda store: store.audit_after(after, n))
-        return JSONResponse([{"entry_id": i, **e} for i, e in entries])
+        entries = await self._by_id(
+            request, "admin", ("after", after, ENTRY_ID), lambda store: store.audit_after(after, n)
+        )
+        return (
+            entries if isinstance(entries, JSONResponse) else JSONResponse([{"entry_id": i, **e} for i, e in entries])
+        )
 
     async def audit_entry(self, request: Request, entry_id: str) -> JSONResponse:
         """One audit record (the CLI's ``audit show``)."""
-        who = await self.tenant(request, "admin")
-        bad = _bad_id("entry_id", entry_id, ENTRY_ID)
-        if bad is not None:
-            return bad
-        entry = await self.stored(who, lambda store: store.audit_get(entry_id))
+        entry = await self._by_id(
+            request, "admin", ("entry_id", entry_id, ENTRY_ID), lambda store: store.audit_get(entry_id)
+        )
+        if isinstance(entry, JSONResponse):
+            return entry
         return _error(404, "not_found") if entry is None else JSONResponse(entry)
 
     async def healthz(self) -> dict[str, bool]:

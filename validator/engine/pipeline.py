@@ -73,7 +73,14 @@ from validator.state.ledger import spend
 from validator.state.lookup import aresolve, resolve, standing, with_standing
 from validator.state.retrycap import count_block, over_cap
 from validator.state.reuse import VerdictReuse
-from validator.store.base import AuthorizationStore, BlockCounter, CheckSessions, RequestLedger, VerdictCache
+from validator.store.base import (
+    AuthorizationStore,
+    BlockCounter,
+    CheckSessions,
+    ReadAhead,
+    RequestLedger,
+    VerdictCache,
+)
 from validator.store.memory import MemoryLedger
 from validator.verdict import Code, Decision, Verdict
 
@@ -661,10 +668,12 @@ class _Stores:
         shared_reuse = self.reuse is not None and store is cast(object, self.reuse.store)
         try:
             view = store.session(
-                auth_ids=plan.cited if shared_auth else (),
-                block_key=plan.retry_key,
-                verdict_key=plan.verdict_key if shared_reuse else None,
-                user_id=plan.user_id if shared_auth else None,
+                ReadAhead(
+                    auth_ids=plan.cited if shared_auth else (),
+                    block_key=plan.retry_key,
+                    verdict_key=plan.verdict_key if shared_reuse else None,
+                    user_id=plan.user_id if shared_auth else None,
+                )
             )
         except Exception as exc:
             log.warning("no read-ahead for this check: %s", describe(exc))

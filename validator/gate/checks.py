@@ -534,11 +534,11 @@ def _gate_decision(
     n = len(findings.quotes)
     ask = next_step(Code.EVIDENCE_NOT_FROM_USER, tool=action.tool)
     outside = [q for q in findings.quotes if q.status == "not_from_user"]
+    missing = [q for q in findings.quotes if q.status == "not_found"]
+    refused = None
     if outside and rules.on("outside-quotes"):
         q = outside[0]
-        return GateResult(
-            findings,
-            justification,
+        refused = (
             Code.EVIDENCE_NOT_FROM_USER,
             f"{len(outside)} of {n} quotes are not the user's words: quote {q.index + 1} "
             f'("{_short(q.quote)}") stands only in '
@@ -547,17 +547,16 @@ def _gate_decision(
             "parties cannot.",
             ask,
         )
-    missing = [q for q in findings.quotes if q.status == "not_found"]
-    if missing and rules.on("fabricated-quotes"):
+    elif missing and rules.on("fabricated-quotes"):
         q = missing[0]
-        return GateResult(
-            findings,
-            justification,
+        refused = (
             Code.EVIDENCE_NOT_FOUND,
             f"{len(missing)} of {n} quotes stand nowhere in the transcript ({n_messages} messages searched): "
             f'quote {q.index + 1} ("{_short(q.quote)}").',
             next_step(Code.EVIDENCE_NOT_FOUND),
         )
+    if refused is not None:
+        return GateResult(findings, justification, *refused)
     bad_auth = [a for a in findings.authorizations if a.status != "valid"]
     if bad_auth:
         a = bad_auth[0]

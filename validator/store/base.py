@@ -9,7 +9,7 @@ callers decide what that means, and none of them treats an unreadable record as 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol, Self, runtime_checkable
 
@@ -27,6 +27,7 @@ __all__ = [
     "AuthorizationStore",
     "BlockCounter",
     "CheckSessions",
+    "ReadAhead",
     "Buckets",
     "Counters",
     "Entries",
@@ -106,19 +107,26 @@ class BlockCounter(Protocol):
     def blocks(self, key: str) -> int: ...
 
 
+@dataclass(frozen=True, slots=True)
+class ReadAhead:
+    """What one check will read from a store, named before it reads any of it."""
+
+    auth_ids: Sequence[str] = ()
+    """Standing authorizations, by id."""
+    block_key: str | None = None
+    """The retry cap's count of this action."""
+    verdict_key: str | None = None
+    """A verdict kept for reuse."""
+    user_id: str | None = None
+    """Whose standing authorizations are listed."""
+
+
 @runtime_checkable
 class CheckSessions(Protocol):
     """A store that sends one check's traffic in two round trips (reads ahead, then writes with the audit)."""
 
-    def session(
-        self,
-        *,
-        auth_ids: Sequence[str] = (),
-        block_key: str | None = None,
-        verdict_key: str | None = None,
-        user_id: str | None = None,
-    ) -> Self:
-        """This store for one check: it reads these ahead now, and queues the writes nobody waits for."""
+    def session(self, reads: ReadAhead) -> Self:
+        """This store for one check: it reads ``reads`` ahead now, and queues the writes nobody waits for."""
         ...
 
     def end_session(self) -> None:

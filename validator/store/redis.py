@@ -26,7 +26,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -39,6 +39,7 @@ from validator.exceptions import StoreError
 from validator.store.base import (
     Buckets,
     Entries,
+    ReadAhead,
     authorization_from_json,
     authorization_to_json,
     hour,
@@ -158,14 +159,7 @@ class RedisStore:
 
     # -- one check, two round trips ------------------------------------------------------------
 
-    def session(
-        self,
-        *,
-        auth_ids: Sequence[str] = (),
-        block_key: str | None = None,
-        verdict_key: str | None = None,
-        user_id: str | None = None,
-    ) -> RedisStore:
+    def session(self, reads: ReadAhead) -> RedisStore:
         """This store for one check, whose traffic then takes two round trips: everything the check will read,
         read ahead in one pipeline now; the writes it does not wait for (block count, kept verdict), queued
         and sent with its audit append (or by :meth:`end_session`).
@@ -174,11 +168,11 @@ class RedisStore:
         session. A read-ahead that fails is not an error here: each read then fails (or is retried) on its
         own, as without a session. Queued writes that fail are logged, as they are without one.
         """
-        keys = [self._key("auth", a) for a in auth_ids]
-        keys += [self._key("blocked", block_key)] if block_key else []
-        keys += [self._key("verdict", verdict_key)] if verdict_key else []
-        reads: dict[str, Any] = {}
-        listed = self._key("auth", "user", user_id) if user_id is not None else None
+        keys = [self._key("auth", a) for a in reads.auth_ids]
+        keys += [self._key("blocked", reads.block_key)] if reads.block_key else []
+        keys += [self._key("verdict", reads.verdict_key)] if reads.verdict_key else []
+        read: dict[str, Any] = {}
+        listed = self._key("auth", "user", reads.user_id) if reads.user_id is not None else None
         if keys or listed:
             try:
                 pipe = self._redis.pipeline(transaction=False)
@@ -190,15 +184,13 @@ class RedisStore:
                 results = pipe.execute(raise_on_error=False)
                 if keys:
                     got = results.pop(0)
-                    reads = (
-                        dict.fromkeys(keys, got) if isinstance(got, Exception) else dict(zip(keys, got, strict=True))
-                    )
+                    read = dict.fromkeys(keys, got) if isinstance(got, Exception) else dict(zip(keys, got, strict=True))
                 if listed and not isinstance(results[0], Exception):
-                    reads[listed] = results[0]
+                    read[listed] = results[0]
             except redis.RedisError as exc:
-                reads = dict.fromkeys(keys, exc)
+                read = dict.fromkeys(keys, exc)
         view = copy.copy(self)
-        view._current = _Session(reads)
+        view._current = _Session(read)
         return view
 
     def end_session(self) -> None:
