@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, Field
 
-from validator.inputs.checkinput import _CheckIn
+from validator.inputs.fastdecode import CheckIn
 from validator.verdict import verdict_adapter
 
 __all__ = ["SCHEMAS", "schema", "schema_json"]
@@ -34,12 +35,13 @@ class _Justification(BaseModel):
 
 
 def _check_input() -> dict[str, Any]:
-    doc = _CheckIn.model_json_schema()
+    generated: dict[str, Any] = msgspec.json.schema(CheckIn)  # the records the decoder reads are the format
+    defs: dict[str, Any] = generated["$defs"]
+    doc: dict[str, Any] = {**defs.pop("CheckIn"), "$defs": defs}
     justification = _Justification.model_json_schema()
-    defs = doc.setdefault("$defs", {})
     defs.update(justification.pop("$defs", {}))
     defs["Justification"] = justification
-    defs["_ActionIn"]["properties"]["justification"] = {
+    defs["ActionIn"]["properties"]["justification"] = {
         "description": "The actor's justification, as the agent sent it. A missing or malformed one is "
         "not an input error: the check blocks it with MISSING_JUSTIFICATION.",
         "anyOf": [{"$ref": "#/$defs/Justification"}, {}],

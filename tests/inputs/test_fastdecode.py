@@ -177,3 +177,46 @@ def test_depth_and_numbers_in_free_form_parts_match_the_careful_parser(levels: i
             text = text.replace(f'"args": {nested}', f'"args": {{"a": {nested}}}')
         fast = _answer(lambda t: CheckInput.from_json(t, limits=LIMITS), text.encode())
         assert fast == _answer(_careful, text.encode()), text
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.sampled_from(["replace", "delete", "add"]), _payload, st.sampled_from(_keys))
+def test_the_problem_reader_refuses_exactly_what_msgspec_refuses(
+    data: st.DataObject, how: str, payload: Any, key: str
+) -> None:
+    """One definition, two readers of it: the records' converter and the reader that names every problem."""
+    import msgspec
+
+    doc = _mutate(GOOD, data.draw(st.sampled_from(_places(GOOD))), how, payload, key)
+    found = fastdecode.problems(doc, fastdecode.CheckIn)
+    try:
+        msgspec.convert(doc, fastdecode.CheckIn)
+    except msgspec.ValidationError as exc:
+        assert found, (doc, exc)
+        where = fastdecode.problem(exc).path  # msgspec names a missing field's object, the reader the field
+        assert any(p.path.startswith(where) for p in found), (doc, exc, found)
+    else:
+        assert found == [], (doc, found)
+
+
+def test_a_bad_input_gets_every_problem_by_its_path() -> None:
+    bad = {
+        "messages": [{"role": "bot", "content": 5}, {"role": "user", "tool_calls": "x", "colour": 1}],
+        "action": {"args": [], "call_id": ""},
+        "user_id": 7,
+        "extra": True,
+    }
+    for parse in (lambda d: CheckInput.from_dict(d), lambda d: CheckInput.from_json(json.dumps(d))):
+        with pytest.raises(InputError) as exc:
+            parse(bad)
+        assert sorted(p.path for p in exc.value.problems) == [
+            "action.args",
+            "action.call_id",
+            "action.tool",
+            "extra",
+            "messages[0].content",
+            "messages[0].role",
+            "messages[1].colour",
+            "messages[1].tool_calls",
+            "user_id",
+        ], exc.value.problems

@@ -14,14 +14,12 @@ path and its problem.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, TypeVar
 
 import msgspec
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from validator._errors import problems_from_pydantic
 from validator._json import utf8
 from validator.exceptions import FieldProblem, InputError, PolicyError
 from validator.inputs import fastdecode, strictjson
@@ -58,50 +56,7 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class _ToolCallIn(_Strict):
-    id: str = Field(min_length=1)
-    name: str = Field(min_length=1)
-    args: dict[str, Any] = Field(default_factory=dict)
-
-
-class _TextBlock(_Strict):
-    type: Literal["text"]
-    text: str
-    cache_control: dict[str, Any] | None = None
-
-
-class _MessageIn(_Strict):
-    role: Literal["user", "assistant", "tool", "system"]
-    content: str | list[_TextBlock] = ""
-    """Text, or text blocks. A tool's output is a message of role ``tool``, never a block of another role."""
-    tool_calls: list[_ToolCallIn] = Field(default_factory=list)
-    tool_call_id: str | None = None
-    name: str | None = None
-    author: str | None = None
-
-
-class _ActionIn(_Strict):
-    tool: str = Field(min_length=1)
-    args: dict[str, Any] = Field(default_factory=dict)
-    justification: Any = None
-    call_id: str | None = Field(default=None, min_length=1, max_length=256)
-    """The host's id of this tool call: the same id is the same call (a retry spends nothing new)."""
-
-
-_MessageList = TypeAdapter(list[_MessageIn])
-
-
-class _CheckIn(_Strict):
-    messages: list[_MessageIn]
-    action: _ActionIn
-    policy: dict[str, Any] | None = None
-    user_id: str | None = None
+T = TypeVar("T")
 
 
 def pending_action(
@@ -167,10 +122,7 @@ class CheckInput:
         found = strictjson.problems(data, max_depth=limits.max_depth)
         if found:
             raise InputError(found)
-        try:
-            doc = _CheckIn.model_validate(data)
-        except ValidationError as exc:
-            raise InputError(problems_from_pydantic(exc)) from None
+        doc = _converted(data, fastdecode.CheckIn, "")
         problems = _size_problems(doc, limits)
         if problems:
             raise InputError(problems)
@@ -191,7 +143,23 @@ def _policy(data: dict[str, Any]) -> Policy:
         ) from None
 
 
-def _transcript(messages: list[_MessageIn] | list[fastdecode.MessageIn]) -> Transcript:
+def _converted(data: Any, kind: type[T], root: str) -> T:
+    """``data`` (decoded JSON) as the record ``kind``, or an :class:`InputError` naming every problem."""
+    found = fastdecode.problems(data, kind, root)
+    if found:
+        raise InputError(found)
+    try:
+        return msgspec.convert(data, kind)
+    except msgspec.ValidationError as exc:  # the reader passed what msgspec refuses: msgspec's own words
+        problem = fastdecode.problem(exc)
+        raise InputError([FieldProblem(_joined(root, problem.path), problem.problem)]) from None
+
+
+def _joined(root: str, path: str) -> str:
+    return f"{root}{path}" if path.startswith("[") else ".".join(p for p in (root, path) if p)
+
+
+def _transcript(messages: list[fastdecode.MessageIn]) -> Transcript:
     built = [
         Message(
             m.role,
@@ -224,11 +192,7 @@ def parse_transcript(data: Any) -> Transcript:
     if isinstance(items, list) and all(isinstance(m, Message) for m in items):
         return Transcript(items)
     _strict(items, "messages")
-    try:
-        docs = _MessageList.validate_python(items)
-    except ValidationError as exc:
-        raise InputError(problems_from_pydantic(exc, "messages")) from None
-    return _transcript(docs)
+    return _transcript(_converted(items, list[fastdecode.MessageIn], "messages"))
 
 
 def parse_action(data: Any) -> PendingAction:
@@ -238,10 +202,7 @@ def parse_action(data: Any) -> PendingAction:
         _check_arg_sizes(data, DEFAULT_LIMITS)
         return data
     _strict(data, "action")
-    try:
-        doc = _ActionIn.model_validate(data)
-    except ValidationError as exc:
-        raise InputError(problems_from_pydantic(exc, "action")) from None
+    doc = _converted(data, fastdecode.ActionIn, "action")
     action = pending_action(doc.tool, doc.args, doc.justification, call_id=doc.call_id)
     _check_arg_sizes(action, DEFAULT_LIMITS)
     return action
@@ -263,7 +224,7 @@ def _check_arg_sizes(action: PendingAction, limits: Limits) -> None:
         raise InputError(sorted(found, key=lambda p: p.path))
 
 
-def _size_problems(doc: _CheckIn | fastdecode.CheckIn, limits: Limits) -> list[FieldProblem]:
+def _size_problems(doc: fastdecode.CheckIn, limits: Limits) -> list[FieldProblem]:
     problems: list[FieldProblem] = []
     if len(doc.messages) > limits.max_messages:
         problems.append(
@@ -271,8 +232,7 @@ def _size_problems(doc: _CheckIn | fastdecode.CheckIn, limits: Limits) -> list[F
         )
         return problems
     total = 0
-    messages: Sequence[_MessageIn | fastdecode.MessageIn] = doc.messages
-    for i, m in enumerate(messages):
+    for i, m in enumerate(doc.messages):
         content = m.content
         n = len(content) if isinstance(content, str) else sum(len(b.text) for b in content)
         total += n

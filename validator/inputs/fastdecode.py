@@ -1,22 +1,22 @@
-"""The check input decoded in one pass, from bytes straight into typed records.
+"""The check input's one definition (the msgspec records below), decoded in one pass from bytes.
 
 :mod:`jiter` reads the JSON and refuses what strict JSON refuses here (duplicate keys, lone
 surrogates, ``NaN``/``Infinity``); :func:`msgspec.convert` then checks every field's type against
-the records below (strict: no coercion; unknown keys refused). Only the parts whose nesting the
+the records (strict: no coercion; unknown keys refused). Only the parts whose nesting the
 format leaves open (a call's ``args``, the ``justification``, the ``policy``) are walked, for
 depth and for numbers out of a float's range.
 
-The records mirror the pydantic models of :mod:`validator.inputs.checkinput`, which stay the
-format's definition (the JSON schema is generated from them) and its error reporter: an input
-this decoder refuses is parsed again by them, slowly, to name every problem by its path. A
-property test holds the two to the same answers.
+The records are the format: the JSON Schema is generated from them (:mod:`validator.schemas`), and
+:func:`problems` reads them to name every problem of a refused input by its path (msgspec stops at
+the first), so nothing else describes the format a second time.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Literal
+import types
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import jiter
 import msgspec
@@ -24,7 +24,7 @@ import msgspec
 from validator.exceptions import FieldProblem
 from validator.inputs.strictjson import MAX_SAFE_INTEGER
 
-__all__ = ["ActionIn", "CheckIn", "MessageIn", "decode", "problem"]
+__all__ = ["ActionIn", "CheckIn", "MessageIn", "TextBlockIn", "ToolCallIn", "decode", "problem", "problems"]
 
 _Id = Annotated[str, msgspec.Meta(min_length=1)]
 _CallId = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
@@ -35,18 +35,25 @@ class _Record(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class ToolCallIn(_Record):
+    """A tool call the assistant made."""
+
     id: _Id
     name: _Id
     args: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 class TextBlockIn(_Record):
+    """A block of text."""
+
     type: Literal["text"]
     text: str
     cache_control: dict[str, Any] | None = None
 
 
 class MessageIn(_Record):
+    """One message: text, or text blocks. A tool's output is a message of role ``tool``, never a block of
+    another role."""
+
     role: Literal["user", "assistant", "tool", "system"]
     content: str | list[TextBlockIn] = ""
     tool_calls: list[ToolCallIn] = msgspec.field(default_factory=list)
@@ -56,6 +63,9 @@ class MessageIn(_Record):
 
 
 class ActionIn(_Record):
+    """The pending action: the tool, its arguments, the agent's justification and the host's call id (the
+    same id is the same call: a retry spends nothing new)."""
+
     tool: _Id
     args: dict[str, Any] = msgspec.field(default_factory=dict)
     justification: Any = None
@@ -63,6 +73,8 @@ class ActionIn(_Record):
 
 
 class CheckIn(_Record):
+    """A pending action to validate against the conversation that led to it."""
+
     messages: list[MessageIn]
     action: ActionIn
     policy: dict[str, Any] | None = None
@@ -125,3 +137,105 @@ def problem(exc: Exception) -> FieldProblem:
     if found is None or not found["path"]:
         return FieldProblem("", str(exc))
     return FieldProblem(found["path"].lstrip("."), found["what"])
+
+
+# -- every problem, by its path ---------------------------------------------------------------------
+
+
+def problems(value: Any, kind: Any, path: str = "") -> list[FieldProblem]:
+    """Every way ``value`` (decoded JSON) is not a ``kind`` (a record or a type of one), each at its path."""
+    found: list[FieldProblem] = []
+    _check(value, kind, path, found)
+    return found
+
+
+def _at(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def _named(value: Any) -> str:
+    return type(value).__name__
+
+
+_SHAPES: dict[Any, str] = {list: "list", dict: "dictionary", str: "string", type(None): "null"}
+"""The JSON shapes the records use, by the Python type decoded JSON has for each."""
+
+
+def _check(value: Any, kind: Any, path: str, found: list[FieldProblem]) -> None:
+    origin, args = get_origin(kind), get_args(kind)
+    if origin is Annotated:
+        _check(value, args[0], path, found)
+        if isinstance(value, str):
+            for meta in args[1:]:
+                _lengths(value, meta, path, found)
+    elif isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        _record(value, kind, path, found)
+    elif origin is Union or origin is types.UnionType:
+        _union(value, args, path, found)
+    elif origin is Literal:
+        if not any(type(value) is type(a) and value == a for a in args):
+            listed = ", ".join(map(repr, args[:-1])) + (f" or {args[-1]!r}" if len(args) > 1 else repr(args[0]))
+            found.append(FieldProblem(path, f"must be one of {listed}, got {value!r}"))
+    elif kind is not Any:
+        _shaped(value, origin or kind, args, path, found)
+
+
+def _shaped(value: Any, shape: Any, args: tuple[Any, ...], path: str, found: list[FieldProblem]) -> None:
+    if shape not in _SHAPES:  # a type the records do not use yet: teach this reader it first
+        raise TypeError(f"no problem reader for {shape!r}")
+    if type(value) is not shape:
+        found.append(FieldProblem(path, f"Input should be a valid {_SHAPES[shape]}, got {_named(value)}"))
+    elif shape is list:
+        for i, item in enumerate(value):
+            _check(item, args[0], _at(path, i), found)
+
+
+def _shape_of(kind: Any) -> Any:
+    """The JSON shape a type of the records takes (a record is a dictionary)."""
+    bare = get_args(kind)[0] if get_origin(kind) is Annotated else kind
+    if isinstance(bare, type) and issubclass(bare, msgspec.Struct):
+        return dict
+    return get_origin(bare) or bare
+
+
+def _record(value: Any, kind: type[msgspec.Struct], path: str, found: list[FieldProblem]) -> None:
+    if type(value) is not dict:
+        found.append(FieldProblem(path, f"Input should be a valid dictionary, got {_named(value)}"))
+        return
+    fields = {f.encode_name: f for f in msgspec.structs.fields(kind)}
+    for key in value:
+        if key not in fields:
+            found.append(FieldProblem(_at(path, str(key)), "unknown field"))
+    for name, field in fields.items():
+        if name in value:
+            _check(value[name], field.type, _at(path, name), found)
+        elif field.required:
+            found.append(FieldProblem(_at(path, name), "is required"))
+
+
+def _union(value: Any, members: tuple[Any, ...], path: str, found: list[FieldProblem]) -> None:
+    """Fine when a member takes ``value``; else the problems of the member of its kind, or one line."""
+    if value is not None:  # an optional field that holds something: what that something should be
+        members = tuple(m for m in members if m is not type(None))
+        if len(members) == 1:
+            _check(value, members[0], path, found)
+            return
+    tried = [problems(value, member, path) for member in members]
+    if any(not t for t in tried):
+        return
+    for member, seen in zip(members, tried, strict=True):
+        if _shape_of(member) is type(value):  # the member of the value's own shape says what is wrong inside it
+            found.extend(seen)
+            return
+    expected = " or ".join(_SHAPES.get(_shape_of(m), "object") for m in members)
+    found.append(FieldProblem(path, f"Input should be a {expected}, got {_named(value)}"))
+
+
+def _lengths(value: str, meta: Any, path: str, found: list[FieldProblem]) -> None:
+    low, high = getattr(meta, "min_length", None), getattr(meta, "max_length", None)
+    if low is not None and len(value) < low:
+        found.append(FieldProblem(path, f"String should have at least {low} character{'s' * (low != 1)}"))
+    if high is not None and len(value) > high:
+        found.append(FieldProblem(path, f"String should have at most {high} character{'s' * (high != 1)}"))
