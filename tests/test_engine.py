@@ -371,3 +371,30 @@ def test_rules_are_switched_off_by_a_validators_config_and_nowhere_else() -> Non
     assert ablated.validate(messages, action).approved  # what the rule prevents, measured
     assert not Validator(POLICY).validate(messages, action).approved  # every other validator keeps the rule
     assert not asyncio.run(Validator(POLICY).avalidate(messages, action)).approved
+
+
+def test_an_ablation_leaves_nothing_behind_for_the_next_check() -> None:
+    """Rules are a value each check carries: a validator with a rule off, run on the same transcripts first,
+    changes no verdict of a validator with every rule on (no cache keeps what the ablation read)."""
+    from dataclasses import replace
+
+    from validator.evals.cases import load_cases
+    from validator.evals.runner import EVAL_NOW
+    from validator.rules import RULES
+
+    root = Path(__file__).resolve().parents[1]
+    cases = load_cases(root / "evals" / "cases.jsonl")[:40]
+
+    def verdicts(config: ValidatorConfig) -> list[tuple[str, str | None]]:
+        out = []
+        for case in cases:
+            checker = Validator(case.policy, authorizations=case.store(), config=config)
+            v = checker.check(case.check)
+            out.append((v.decision.value, v.code.value if v.code else None))
+        return out
+
+    now = ValidatorConfig(clock=lambda: EVAL_NOW)
+    fresh = verdicts(now)
+    for rule in RULES:
+        verdicts(replace(now, rules_off=frozenset({rule})))
+    assert verdicts(now) == fresh

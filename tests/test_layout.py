@@ -125,6 +125,37 @@ def test_store_imports_no_stage_above_it() -> None:
         assert [d for d in deps if d.startswith(above) or d == "validator"] == [], module
 
 
+CONTEXT_STATE = {"validator.integrations._host"}
+"""Modules that may keep a context variable: ``validation_context(...)``, the documented block a hand-written
+loop opens so ``@guarded`` tools find their conversation (the host opts in, by name, around its own calls)."""
+
+
+def test_no_hidden_state_in_the_core_or_the_adapters() -> None:
+    """No context variables (the check's rules and its store session are values it carries), no ``global``
+    statements, and no registry an import fills (control-flow signals are a value on the lifecycle)."""
+    for module, path in _modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            assert not isinstance(node, ast.Global), (module, node.lineno)
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("ContextVar"):
+                assert module in CONTEXT_STATE, (module, node.lineno)
+        for node in tree.body:  # module-level calls that register something elsewhere
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+                called = ast.unparse(node.value.func)
+                assert not called.startswith(("register", "add_")) and ".register" not in called, (module, called)
+
+
+def test_the_engine_has_one_pipeline_and_two_thin_shells() -> None:
+    """``validate``/``avalidate`` (and ``answer``/``aanswer``) run the same generator of steps; the only
+    difference between the shells is :func:`validator.shells.run` against :func:`validator.shells.arun`."""
+    from validator.engine.pipeline import Validator
+
+    for sync, asynchronous in (("validate", "avalidate"), ("answer", "aanswer")):
+        one = ast.unparse(ast.parse(inspect.getsource(getattr(Validator, sync)).strip()).body[0].body[-1])
+        two = ast.unparse(ast.parse(inspect.getsource(getattr(Validator, asynchronous)).strip()).body[0].body[-1])
+        assert one.replace("run(", "arun(").replace("return arun", "return await arun") == two, (one, two)
+
+
 def test_exports_are_sorted_and_report_the_public_module() -> None:
     assert validator.__all__ == sorted(validator.__all__, key=str.casefold)
     for name in validator.__all__:

@@ -1,19 +1,17 @@
 """The rules of the gate and the decision, by name, so each can be switched off to measure what it earns.
 
 Every rule is on in production. A validator built with ``ValidatorConfig(rules_off=...)`` checks with
-those rules off (the engine applies them with :func:`switched_off` around each check: a context
-variable, so it holds in the thread or task that runs the check and nowhere else); the eval's
-ablation (``validator eval --ablate``) builds one such validator per rule and reports the wrong
-approvals each rule prevents and the false blocks it causes.
+those rules off: its config holds them as a :class:`Rules` value, which the engine hands to the gate and
+the ledger with each check (no process-wide or context state). The eval's ablation (``validator eval
+--ablate``) builds one such validator per rule and reports the wrong approvals each rule prevents and
+the false blocks it causes.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-from collections.abc import Iterator
+from dataclasses import dataclass
 
-__all__ = ["RULES", "on", "switched_off"]
+__all__ = ["ALL_ON", "RULES", "Rules"]
 
 RULES: dict[str, str] = {
     "outside-quotes": "a quote found only outside the user's own words blocks (EVIDENCE_NOT_FROM_USER)",
@@ -30,25 +28,22 @@ RULES: dict[str, str] = {
 }
 """Each rule's name and what it does."""
 
-_OFF: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("validator_rules_off", default=frozenset())
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """Which rules a check runs with: all of :data:`RULES` but those ``off`` (for measuring only)."""
+
+    off: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.off) - set(RULES))
+        if unknown:
+            raise ValueError(f"unknown rules: {', '.join(unknown)}")
+
+    def on(self, rule: str) -> bool:
+        """Whether ``rule`` is on (always, outside an ablation)."""
+        return rule not in self.off
 
 
-def on(rule: str) -> bool:
-    """Whether ``rule`` is on here (always, outside an ablation)."""
-    return rule not in _OFF.get()
-
-
-@contextlib.contextmanager
-def switched_off(*rules: str) -> Iterator[None]:
-    """Run the block with ``rules`` off (for measuring them; never in production)."""
-    unknown = [r for r in rules if r not in RULES]
-    if unknown:
-        raise ValueError(f"unknown rules: {', '.join(unknown)}")
-    if not rules:
-        yield
-        return
-    token = _OFF.set(_OFF.get() | frozenset(rules))  # nested: what an outer block switched off stays off
-    try:
-        yield
-    finally:
-        _OFF.reset(token)
+ALL_ON = Rules()
+"""Every rule on: production."""

@@ -40,7 +40,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Required, TypeAlias, TypedDict, Unpack, cast
 
-from validator import decision, rules
+from validator import decision
 from validator.engine.plan import CheckPlan
 from validator.exceptions import InputError, StoreError, UsageError, is_control_flow
 from validator.findings import Findings
@@ -66,7 +66,7 @@ from validator.refusals import (
     egress_reason,
     next_step,
 )
-from validator.rules import RULES
+from validator.rules import RULES, Rules
 from validator.shells import Io, Steps, arun, run
 from validator.state.keys import cited_ids
 from validator.state.ledger import spend
@@ -165,6 +165,11 @@ class ValidatorConfig:
         if unknown:
             raise UsageError(f"unknown rules in rules_off: {', '.join(unknown)}")
 
+    @property
+    def rules(self) -> Rules:
+        """The rules this validator's checks run with, handed to the gate and the ledger with each check."""
+        return Rules(frozenset(self.rules_off))
+
 
 class Validator:
     """Validates pending actions against a transcript; see the module docstring."""
@@ -206,13 +211,11 @@ class Validator:
         user's words forbid them); everything else is checked as for any call. Only a host passes it,
         never anything the agent wrote.
         """
-        with rules.switched_off(*self.config.rules_off):
-            return run(self._checked(messages, action, options))
+        return run(self._checked(messages, action, options))
 
     async def avalidate(self, messages: MessagesInput, action: ActionInput, **options: Unpack[CheckOptions]) -> Verdict:
         """Async twin of :meth:`validate`: the same steps (:mod:`validator.shells`), async I/O."""
-        with rules.switched_off(*self.config.rules_off):
-            return await arun(self._checked(messages, action, options))
+        return await arun(self._checked(messages, action, options))
 
     def prepare(
         self,
@@ -301,10 +304,9 @@ class Validator:
             decided = made
         elif made is not None:  # the edited call, checked as a new one
             edited, paths = made
-            with rules.switched_off(*self.config.rules_off):
-                checked = yield from self._checked(
-                    transcript, edited, {"user_id": user_id, "agent_request": agent_request, "edited": paths}
-                )
+            checked = yield from self._checked(
+                transcript, edited, {"user_id": user_id, "agent_request": agent_request, "edited": paths}
+            )
             decided, pending, refused = self._edit_outcome(verdict, reason, edited, paths, checked)
             if refused:  # its own check refused it, and recorded that
                 return decided
@@ -435,13 +437,17 @@ class Validator:
             key = key or reuse.key(step, self.policy.version, self.judge.label)
             kept = yield from Io(partial(reuse.get, key), partial(reuse.aget, key))
             if kept is not None:
-                return (yield from Io(partial(spend, kept, step, stores.ledger, now=self.config.clock())))
+                return (yield from Io(self._spent(kept, step, stores)))
         limits = Limits(self.config.judge_timeout, self.config.judge_attempts, self.config.control_flow)
         attempts = yield from judging(self.judge, step, limits)
         verdict = self._verdict(step, attempts)
         if reuse is not None and key is not None:
             yield from Io(partial(reuse.put, key, verdict), partial(reuse.aput, key, verdict))
-        return (yield from Io(partial(spend, verdict, step, stores.ledger, now=self.config.clock())))
+        return (yield from Io(self._spent(verdict, step, stores)))
+
+    def _spent(self, verdict: Verdict, request: JudgeRequest, stores: _Stores) -> Callable[[], Verdict]:
+        """The ledger's step: ``verdict``, or the question to the user when its request was spent already."""
+        return partial(spend, verdict, request, stores.ledger, now=self.config.clock(), rules=self.config.rules)
 
     @property
     def _stores(self) -> _Stores:
@@ -475,7 +481,7 @@ class Validator:
                 findings=Findings(),
             )
         if tool_policy.exempt:
-            leak = egress(transcript, action.args, user_id) if rules.on("egress") else None
+            leak = egress(transcript, action.args, user_id, self.config.rules)
             if leak is not None:
                 return decision.gate_block(
                     tool=action.tool,
@@ -499,6 +505,7 @@ class Validator:
                 policy=self.policy,
                 budget=self.config.gate_budget,
                 edited=edited,
+                rules=self.config.rules,
             )
         except SearchBudgetExceeded as exc:
             return decision.gate_block(

@@ -31,9 +31,9 @@ import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
-from validator import rules
 from validator.exceptions import StoreError
 from validator.findings import (
     AuthorizationFinding,
@@ -71,6 +71,7 @@ from validator.inputs.action import (
 from validator.inputs.transcript import Transcript
 from validator.policy import Policy, PolicySettings, ToolPolicy
 from validator.refusals import next_step
+from validator.rules import ALL_ON, Rules
 from validator.store.records import StandingAuthorization
 from validator.verdict import Code, Decision
 
@@ -119,26 +120,27 @@ def _locations(transcript: Transcript, hits: list[int], *, outside: bool = False
     return tuple(found)
 
 
-def check_quote(transcript: Transcript, index: int, quote: str, user_id: str | None = None) -> QuoteFinding:
+def check_quote(
+    transcript: Transcript, index: int, quote: str, user_id: str | None = None, rules: Rules = ALL_ON
+) -> QuoteFinding:
     """Where one quote stands, and whether it is the user's."""
     needle = normalize(quote)
-    hits = user_index(transcript, user_id).find_text(needle, MAX_LOCATIONS)
+    hits = user_index(transcript, user_id, rules).find_text(needle, MAX_LOCATIONS)
     if hits:
         return QuoteFinding(index, quote, "user", _locations(transcript, hits))
-    hits = other_index(transcript, user_id).find_text(needle, MAX_LOCATIONS)
+    hits = other_index(transcript, user_id, rules).find_text(needle, MAX_LOCATIONS)
     if hits:
         return QuoteFinding(index, quote, "not_from_user", _locations(transcript, hits, outside=True))
     # a quote that runs from the user's own words into text they pasted stands in their message: it is
     # the user's, and only its own-words sentences are ever read as a request (request_sentences)
-    crossing = [
-        i for i, m in enumerate(transcript.messages) if is_users(m, user_id) and i in pasted_by_message(transcript)
-    ]
+    pasted = pasted_by_message(transcript, rules)
+    crossing = [i for i, m in enumerate(transcript.messages) if is_users(m, user_id) and i in pasted]
     hits = [i for i in crossing if locate(transcript.messages[i].content, needle, 1)][:MAX_LOCATIONS]
     return QuoteFinding(index, quote, "user" if hits else "not_found", _locations(transcript, hits))
 
 
 def _check_quotes(
-    transcript: Transcript, justification: Justification, user_id: str | None
+    transcript: Transcript, justification: Justification, user_id: str | None, rules: Rules
 ) -> tuple[QuoteFinding, ...]:
     """Every quote of the justification; a quote repeated (after normalisation) is searched once."""
     seen: dict[str, QuoteFinding] = {}
@@ -148,7 +150,7 @@ def _check_quotes(
             key = normalize(e.quote)
             earlier = seen.get(key)
             found = (
-                check_quote(transcript, i, e.quote, user_id)
+                check_quote(transcript, i, e.quote, user_id, rules)
                 if earlier is None
                 else replace(earlier, index=i, quote=e.quote)
             )
@@ -306,10 +308,12 @@ def run_gate(
     policy: Policy | None = None,
     budget: float | None = None,
     edited: Collection[str] = (),
+    rules: Rules = ALL_ON,
 ) -> GateResult:
     """Run every code check on one action; see the module docstring. ``policy`` (the whole policy) lets
     a refusal suggest the tool the user did ask for. ``edited``: argument paths the user set themselves by
-    editing the call when asked (their edit is the user's words for exactly those values)."""
+    editing the call when asked (their edit is the user's words for exactly those values). ``rules``: the
+    rules it runs with (all, outside an ablation)."""
     justification, problems = parse_justification(action.justification)
     if justification is None:
         return GateResult(
@@ -321,7 +325,7 @@ def run_gate(
         )
     warm()  # one-time loads never count against the budget
     deadline = None if budget is None else time.perf_counter() + budget
-    quotes = _check_quotes(transcript, justification, user_id)
+    quotes = _check_quotes(transcript, justification, user_id, rules)
     _within(deadline, "checking the quotes")
     auth_findings: list[AuthorizationFinding] = []
     valid: list[StandingAuthorization] = []
@@ -341,20 +345,20 @@ def run_gate(
             if record is not None:
                 valid.append(record)
     cited = [(q.index, normalize(q.quote), [loc.message for loc in q.locations]) for q in quotes if q.status == "user"]
-    requests = request_sentences(transcript, cited)
-    intent = read_request(tool_policy.intent_words(action.tool), requests, transcript)
+    requests = request_sentences(transcript, cited, rules)
+    intent = read_request(tool_policy.intent_words(action.tool), requests, transcript, rules)
     if not intent.requested and intent.proof != "disproved" and policy is not None:
-        intent = _as_step(intent, tool_policy, policy, requests, transcript)
+        intent = _as_step(intent, tool_policy, policy, requests, transcript, rules)
     if intent.problem == "not_named":
-        intent = delegated_instructions(intent.intents, requests, transcript) or intent
+        intent = delegated_instructions(intent.intents, requests, transcript, rules) or intent
     if (
         not intent.requested
         and policy is not None
-        and (other := suggest_tool(policy, action.tool, requests, transcript))
+        and (other := suggest_tool(policy, action.tool, requests, transcript, rules))
     ):
         intent = replace(intent, other_tool=other[0], other_intent=other[1])
     _within(deadline, "reading the request")
-    grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid), user_id, intent.clauses)
+    grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid), user_id, intent.clauses, rules)
     if edited:
         grounded = (_by_edit(grounded[0], edited), _by_edit(grounded[1], edited))
     _within(deadline, "grounding the values")
@@ -366,7 +370,7 @@ def run_gate(
         entities=grounded[1],
         intent=intent,
     )
-    return _gate_decision(findings, justification, action, tool_policy, settings, len(transcript))
+    return _gate_decision(findings, justification, action, tool_policy, settings, len(transcript), rules)
 
 
 def _as_step(
@@ -375,16 +379,17 @@ def _as_step(
     policy: Policy,
     requests: Sequence[RequestSentence],
     transcript: Transcript,
+    rules: Rules,
 ) -> IntentFinding:
     """The request of a tool this one is a declared step of, when the user's words prove it and no words
     of the user's, in any message, negate the step itself ("Post it, but never log in")."""
     if not tool_policy.step_of:
         return intent
-    negation = negated_anywhere(transcript, intent.intents)
+    negation = negated_anywhere(transcript, intent.intents, rules)
     if negation is not None:
         return replace(intent, proof="disproved", negated=True, problem="negated", detail=negation.detail)
     for parent in tool_policy.step_of:
-        found = read_request(policy.for_tool(parent).intent_words(parent), requests, transcript)
+        found = read_request(policy.for_tool(parent).intent_words(parent), requests, transcript, rules)
         if found.requested:
             return replace(found, intents=intent.intents, step_of=parent)
     return intent
@@ -439,30 +444,22 @@ def _grounded(
     valid: tuple[StandingAuthorization, ...],
     user_id: str | None = None,
     clauses: tuple[tuple[int, int, int], ...] = (),
+    rules: Rules = ALL_ON,
 ) -> tuple[tuple[ValueFinding, ...], tuple[ValueFinding, ...]]:
     """Targets (and a money tool's amounts) and the entities inside the other arguments, grounded; a value
     counts only in a proved verb's clause when there is one (``clauses``)."""
     requests = _bound(requests, clauses)
+    ground = partial(ground_value, transcript, requests, authorizations=valid, user_id=user_id, rules=rules)
     currency = action.args.get("currency") if isinstance(action.args.get("currency"), str) else None
     amounts = tuple(p for p in tool_policy.amount_paths(action.tool) if p not in tool_policy.targets)
     declared = tool_policy.targets or (_identifiers(action) if tool_policy.risk == "dangerous" else ())
     targets = tuple(
-        ground_value(transcript, requests, path, value, scope_path=target, authorizations=valid, user_id=user_id)
+        ground(path, value, scope_path=target)
         for path, target, value in _target_values(
             action, tuple(t for t in declared if t not in amounts), keyed=tool_policy.risk == "dangerous"
         )
     ) + tuple(
-        ground_value(
-            transcript,
-            requests,
-            path,
-            value,
-            kind="amount",
-            scope_path=target,
-            authorizations=valid,
-            currency=currency,
-            user_id=user_id,
-        )
+        ground(path, value, kind="amount", scope_path=target, currency=currency)
         for path, target, value in _target_values(action, amounts)
         if value is not None
     )
@@ -470,14 +467,10 @@ def _grounded(
     if tool_policy.risk == "dangerous" and rules.on("dangerous-arguments"):
         given = any(lookup(action.args, a)[0] == "found" for a in amounts)
         targets += tuple(
-            _noted(
-                ground_value(transcript, requests, path, value, kind="argument", authorizations=valid, user_id=user_id),
-                note,
-            )
-            for path, value, note in _chosen(action, covered, given)
+            _noted(ground(path, value, kind="argument"), note) for path, value, note in _chosen(action, covered, given)
         )
     entities = tuple(
-        ground_value(transcript, requests, path, entity.value, kind=entity.kind, authorizations=valid, user_id=user_id)
+        ground(path, entity.value, kind=entity.kind)
         for keys, path, text in keyed_strings(dict(action.args))
         if path.endswith("(key)") or not under(keys, covered)
         for entity in extract_entities(text)
@@ -530,6 +523,7 @@ def _gate_decision(
     tool_policy: ToolPolicy,
     settings: PolicySettings,
     n_messages: int,
+    rules: Rules,
 ) -> GateResult:
     n = len(findings.quotes)
     ask = next_step(Code.EVIDENCE_NOT_FROM_USER, tool=action.tool)

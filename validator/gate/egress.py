@@ -20,6 +20,7 @@ from validator.gate.entities import extract_entities
 from validator.gate.index import other_index, user_index
 from validator.gate.paths import string_leaves
 from validator.inputs.transcript import Transcript
+from validator.rules import ALL_ON, Rules
 
 __all__ = ["Egress", "egress"]
 
@@ -36,16 +37,20 @@ class Egress:
     carried: tuple[str, ...]
 
 
-def _user_has(transcript: Transcript, user_id: str | None, text: str) -> bool:
-    return bool(user_index(transcript, user_id).containing(text.casefold(), 1))
-
-
-def egress(transcript: Transcript, args: Mapping[str, Any], user_id: str | None = None) -> Egress | None:
+def egress(
+    transcript: Transcript, args: Mapping[str, Any], user_id: str | None = None, rules: Rules = ALL_ON
+) -> Egress | None:
     """The first link in ``args`` that carries the user's words to a host the user never named, if any."""
-    others = other_index(transcript, user_id)
+    if not rules.on("egress"):
+        return None
+    users, others = user_index(transcript, user_id, rules), other_index(transcript, user_id, rules)
+
+    def _user_has(text: str) -> bool:
+        return bool(users.containing(text.casefold(), 1))
+
     for path, text in string_leaves(dict(args), ""):
         for entity in extract_entities(text):
-            if entity.kind not in ("url", "domain") or _user_has(transcript, user_id, entity.key):
+            if entity.kind not in ("url", "domain") or _user_has(entity.key):
                 continue
             raw = entity.value if "://" in entity.value else "//" + entity.value
             try:
@@ -53,9 +58,7 @@ def egress(transcript: Transcript, args: Mapping[str, Any], user_id: str | None 
             except ValueError:
                 continue
             words = set(_WORD.findall(unquote_plus(f"{parts.path} {parts.query}")))
-            carried = tuple(
-                sorted(w for w in words if _user_has(transcript, user_id, w) and not others.containing(w.casefold(), 1))
-            )
+            carried = tuple(sorted(w for w in words if _user_has(w) and not others.containing(w.casefold(), 1)))
             if carried:
                 return Egress(path, entity.key, carried)
     return None

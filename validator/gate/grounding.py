@@ -20,7 +20,6 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
-from validator import rules
 from validator.findings import Location, RequestSentence, ValueFinding, ValueStatus
 from validator.gate.authorizations import allows
 from validator.gate.entities import CURRENCIES, Entity, amounts_in, extract_entities, parse_entity, same_link
@@ -31,6 +30,7 @@ from validator.gate.sentences import locate, negated_spans, own_words
 from validator.gate.text import TextIndex, normalize
 from validator.inputs.transcript import Transcript
 from validator.language import english
+from validator.rules import ALL_ON, Rules
 from validator.store.records import StandingAuthorization
 
 __all__ = ["UNREADABLE", "as_number", "ground_value"]
@@ -67,9 +67,14 @@ def as_number(value: Any) -> Decimal | None:
     return None
 
 
+def _allowed(text: str, negation: bool = True) -> str:
+    """``text`` with every clause a negation governs blanked out (positions kept); as is with the ``negation``
+    rule off."""
+    return _unnegated(text) if negation else text
+
+
 @lru_cache(maxsize=512)
-def _allowed(text: str) -> str:
-    """``text`` with every clause a negation governs blanked out (positions kept)."""
+def _unnegated(text: str) -> str:
     spans = negated_spans(text)
     if not spans:
         return text
@@ -209,6 +214,7 @@ def ground_value(
     authorizations: Sequence[StandingAuthorization] = (),
     currency: str | None = None,
     user_id: str | None = None,
+    rules: Rules = ALL_ON,
 ) -> ValueFinding:
     """Where one argument value came from: the user's request, a cited authorization, elsewhere, nowhere."""
     if value is UNREADABLE:
@@ -232,17 +238,17 @@ def ground_value(
     if found_in is not None:
         return ValueFinding(path, value, found_in[0], kind, _locations(transcript, found_in[1]), note=note)
     # Reported, not decided: where else the value stands, as a value, in the user's own words or elsewhere.
-    elsewhere = _find(user_index(transcript, user_id), transcript, value, entity, currency)
+    elsewhere = _find(user_index(transcript, user_id, rules), transcript, value, entity, currency)
     if elsewhere:
         status: ValueStatus = "user_elsewhere"
         if negation and not any(
-            _holds(_allowed(t), value, entity, currency) for t in _own_sentences(transcript, elsewhere)
+            _holds(_allowed(t), value, entity, currency) for t in _own_sentences(transcript, elsewhere, rules)
         ):
             status = "forbidden"  # the user named it only to forbid it ("Never send anything to eve@...")
         return ValueFinding(path, value, status, kind, _locations(transcript, elsewhere), note=note)
-    found = _find(other_index(transcript, user_id), transcript, value, entity, currency)
+    found = _find(other_index(transcript, user_id, rules), transcript, value, entity, currency)
     if found and rules.on("provenance"):
-        flow, why = _delegated(transcript, requests, value, found, currency, negation, user_id)
+        flow, why = _delegated(transcript, requests, value, found, currency, rules, user_id)
         if flow is not None:
             hops = [h.message for h in flow.hops]
             return ValueFinding(
@@ -275,15 +281,11 @@ def _request_holds(
     user's own in another clause (``user``), in another clause only (``other_clause``), or only where a
     negation governs it (``forbidden``); None when it does not."""
     named = named_currencies(r.text for r in requests) if currency else frozenset[str]()
-    hits = [
-        r.message
-        for r in requests
-        if _holds(r.valued(_allowed(r.text) if negation else r.text), value, entity, currency, named)
-    ]
+    hits = [r.message for r in requests if _holds(r.valued(_allowed(r.text, negation)), value, entity, currency, named)]
     if hits:
         return "user", hits
     unbound = [r for r in requests if r.clauses is not None and _holds(r.text, value, entity, currency, named)]
-    if unbound and any(_holds(_allowed(r.text), value, entity, currency, named) for r in requests):
+    if unbound and any(_holds(_allowed(r.text, negation), value, entity, currency, named) for r in requests):
         declared = [r.message for r in unbound if _declared(r.text, value, entity, currency, named)]
         if declared:  # "…; my username is dr_smith": the user gave it as theirs
             return "user", declared
@@ -325,23 +327,26 @@ def _delegated(
     value: Any,
     found: Sequence[int],
     currency: str | None,
-    negation: bool,
+    rules: Rules,
     user_id: str | None,
 ) -> tuple[Trace | None, str | None]:
     """The lookup flow that brought ``value`` from the user's words (an amount with its currency): the
     lookup's arguments stand in the cited request or, failing that, in the user's own words of any turn
     ("retweet the tweet I just posted": the post's text is the user's, from the turn before)."""
 
+    negation = rules.on("negation")
+
     def users(text: str) -> list[int]:
         hits = _in_request(requests, text, negation)
         if hits:
             return hits
         entity = parse_entity(text)
-        own = _find(user_index(transcript, user_id), transcript, text, entity, None)
+        own = _find(user_index(transcript, user_id, rules), transcript, text, entity, None)
         return [
             i
             for i in own
-            if not negation or any(_holds(_allowed(t), text, entity, None) for t in _own_sentences(transcript, [i]))
+            if not negation
+            or any(_holds(_allowed(t), text, entity, None) for t in _own_sentences(transcript, [i], rules))
         ]
 
     flow, why = trace(transcript, value, found, users)
@@ -353,14 +358,14 @@ def _delegated(
 def _in_request(requests: Sequence[RequestSentence], text: str, negation: bool) -> list[int]:
     """The messages whose cited request sentence holds ``text`` as a value (outside a forbidding clause)."""
     entity = parse_entity(text)
-    return [r.message for r in requests if _holds(_allowed(r.text) if negation else r.text, text, entity, None)]
+    return [r.message for r in requests if _holds(_allowed(r.text, negation), text, entity, None)]
 
 
-def _own_sentences(transcript: Transcript, messages: Iterable[int]) -> list[str]:
+def _own_sentences(transcript: Transcript, messages: Iterable[int], rules: Rules) -> list[str]:
     """The sentences of the user's own words in ``messages``."""
     out: list[str] = []
     for i in messages:
-        own = own_words(transcript, i)
+        own = own_words(transcript, i, rules)
         out += [own[x.start : x.end] for x in sentences(own)]
     return out
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
-from validator import rules
 from validator.gate.sentences import blank, pasted_by_message
 from validator.gate.text import TextIndex
 from validator.inputs.transcript import Fact, Message, Transcript
+from validator.rules import ALL_ON, Rules
 
 __all__ = ["is_users", "other_index", "outside_authors", "user_index"]
 
@@ -24,18 +24,18 @@ def is_users(message: Message, user_id: str | None) -> bool:
     return message.role == "user" and (message.author is None or message.author == user_id)
 
 
-def _user(t: Transcript, user_id: str | None, start: int = 0) -> tuple[tuple[int, ...], tuple[str, ...]]:
+def _user(t: Transcript, user_id: str | None, rules: Rules, start: int = 0) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """Positions and own words of the check's user's messages from ``start`` on."""
-    pasted = pasted_by_message(t)
+    pasted = pasted_by_message(t, rules)
     messages = t.messages
     positions = tuple(i for i in range(start, len(messages)) if is_users(messages[i], user_id))
     texts = tuple(blank(messages[i].content, pasted[i]) if i in pasted else messages[i].content for i in positions)
     return positions, texts
 
 
-def _other(t: Transcript, user_id: str | None, start: int = 0) -> tuple[tuple[int, ...], tuple[str, ...]]:
+def _other(t: Transcript, user_id: str | None, rules: Rules, start: int = 0) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """Positions and texts of everything not the user's own from ``start`` on (pasted parts included)."""
-    pasted = pasted_by_message(t)
+    pasted = pasted_by_message(t, rules)
     positions: list[int] = []
     texts: list[str] = []
     for i, m in enumerate(t.messages[start:], start):
@@ -48,7 +48,7 @@ def _other(t: Transcript, user_id: str | None, start: int = 0) -> tuple[tuple[in
     return tuple(positions), tuple(texts)
 
 
-Parts = Callable[[Transcript, "str | None", int], tuple[tuple[int, ...], tuple[str, ...]]]
+Parts = Callable[[Transcript, "str | None", Rules, int], tuple[tuple[int, ...], tuple[str, ...]]]
 
 
 def _index_fact(name: str, parts: Parts) -> Fact[TextIndex]:
@@ -56,12 +56,12 @@ def _index_fact(name: str, parts: Parts) -> Fact[TextIndex]:
     transcript of the same conversation indexes only its new messages."""
 
     def build(transcript: Transcript, key: Hashable) -> TextIndex:
-        user_id = key[0] if isinstance(key, tuple) else None
-        return TextIndex(*parts(transcript, user_id, 0))
+        user_id, rules = _of_key(key)
+        return TextIndex(*parts(transcript, user_id, rules, 0))
 
     def extend(index: TextIndex, longer: Transcript, start: int, key: Hashable) -> TextIndex:
-        user_id = key[0] if isinstance(key, tuple) else None
-        return index.extended(*parts(longer, user_id, start))
+        user_id, rules = _of_key(key)
+        return index.extended(*parts(longer, user_id, rules, start))
 
     return Fact(name, build, extend)
 
@@ -70,20 +70,26 @@ USER_INDEX = _index_fact("the index of the user's own words", _user)
 OTHER_INDEX = _index_fact("the index of everything else", _other)
 
 
-def _key(user_id: str | None) -> tuple[str | None, bool]:
-    """The index's key: the user, and whether pasted text is set apart (an ablation turns it off)."""
-    return user_id, rules.on("pasted-text")
+def _key(user_id: str | None, rules: Rules) -> tuple[str | None, Rules]:
+    """The index's key: the user, and the rules it is read under (an ablation may not set pasted text apart)."""
+    return user_id, rules
 
 
-def user_index(transcript: Transcript, user_id: str | None = None) -> TextIndex:
-    """Search index over the user's own words (built once per transcript and user)."""
-    return transcript.fact(USER_INDEX, _key(user_id))
+def _of_key(key: Hashable) -> tuple[str | None, Rules]:
+    if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], Rules):
+        return key[0], key[1]
+    return None, ALL_ON
 
 
-def other_index(transcript: Transcript, user_id: str | None = None) -> TextIndex:
+def user_index(transcript: Transcript, user_id: str | None = None, rules: Rules = ALL_ON) -> TextIndex:
+    """Search index over the user's own words (built once per transcript, user and rules)."""
+    return transcript.fact(USER_INDEX, _key(user_id, rules))
+
+
+def other_index(transcript: Transcript, user_id: str | None = None, rules: Rules = ALL_ON) -> TextIndex:
     """Search index over every message that is not the user's, and the text the user pasted (built on
     first use: an action whose evidence all stands in the user's own words never needs it)."""
-    return transcript.fact(OTHER_INDEX, _key(user_id))
+    return transcript.fact(OTHER_INDEX, _key(user_id, rules))
 
 
 def _authors(transcript: Transcript, key: Hashable = None, start: int = 0) -> dict[str, tuple[int, ...]]:

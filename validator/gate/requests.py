@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 
-from validator import rules
 from validator.findings import IntentFinding, RequestProblem, RequestSentence
 from validator.gate.reader import Reading, read, sentences, takes_back, tokens
 from validator.gate.sentences import own_words
 from validator.inputs.transcript import Fact, Transcript
 from validator.language import english
 from validator.policy import Policy
+from validator.rules import ALL_ON, Rules
 
 __all__ = ["read_request", "requests_tool", "suggest_tool", "suggestion", "why_not_requested"]
 
@@ -40,12 +40,13 @@ _PRIORITY: dict[str, int] = {
 
 def _retractions(transcript: Transcript, key: Hashable = None, start: int = 0) -> list[tuple[int, int, str]]:
     """``(message, position, words)`` of every sentence of the user's own words that takes something back
-    (one pass per transcript)."""
+    (one pass per transcript and rules: ``key``)."""
+    rules = key if isinstance(key, Rules) else ALL_ON
     found: list[tuple[int, int, str]] = []
     for i, m in enumerate(transcript.messages[start:], start):
         if m.role != "user":
             continue
-        own = own_words(transcript, i)
+        own = own_words(transcript, i, rules)
         for x in sentences(own):
             if takes_back(own[x.start : x.end]):
                 found.append((i, x.start, m.content[x.start : x.end]))
@@ -63,13 +64,13 @@ RETRACTIONS: Fact[list[tuple[int, int, str]]] = Fact("retractions", _retractions
 """Every sentence of the user's own words that takes something back."""
 
 
-def _later(transcript: Transcript, sentence: RequestSentence, intents: Sequence[str]) -> Reading | None:
+def _later(transcript: Transcript, sentence: RequestSentence, intents: Sequence[str], rules: Rules) -> Reading | None:
     """What the user said after ``sentence`` that undoes it: a later negation of the same action
     (disproved), or a take-back (unknown: which request it takes back is not shown)."""
     for i in range(sentence.message, len(transcript.messages)):
         if transcript.messages[i].role != "user":
             continue
-        own = own_words(transcript, i)
+        own = own_words(transcript, i, rules)
         for x in sentences(own):
             if i == sentence.message and x.start < sentence.end:
                 continue
@@ -80,7 +81,7 @@ def _later(transcript: Transcript, sentence: RequestSentence, intents: Sequence[
                 later = read(text, intent)
                 if later is not None and later.proof == "disproved":
                     return Reading("disproved", "negated", transcript.messages[i].content[x.start : x.end])
-    for message, position, words in transcript.fact(RETRACTIONS):
+    for message, position, words in transcript.fact(RETRACTIONS, rules):
         if message > sentence.message or (message == sentence.message and position >= sentence.end):
             return Reading("unknown", "retracted", words)
     return None
@@ -93,13 +94,13 @@ def _other_values(later: str, request: str) -> bool:
     return any(t.kind in ("value", "number") and t.text not in mine for t in tokens(later))
 
 
-def negated_anywhere(transcript: Transcript, intents: Sequence[str]) -> Reading | None:
+def negated_anywhere(transcript: Transcript, intents: Sequence[str], rules: Rules = ALL_ON) -> Reading | None:
     """A sentence of the user's own words, in any message, that negates an action named by ``intents``
     ("Never log in as dr_smith"), or None."""
     for i, message in enumerate(transcript.messages):
         if message.role != "user":
             continue
-        own = own_words(transcript, i)
+        own = own_words(transcript, i, rules)
         for x in sentences(own):
             text = own[x.start : x.end]
             for intent in intents:
@@ -121,7 +122,7 @@ def _problem(name: str | None) -> RequestProblem:
 
 
 def read_request(
-    intents: Sequence[str], sentences_: Sequence[RequestSentence], transcript: Transcript
+    intents: Sequence[str], sentences_: Sequence[RequestSentence], transcript: Transcript, rules: Rules = ALL_ON
 ) -> IntentFinding:
     """Whether one of ``sentences_`` requests an action named by ``intents``: proved, disproved or unknown."""
     if not rules.on("request-grammar") and sentences_:
@@ -139,7 +140,7 @@ def read_request(
     proved: list[tuple[str, RequestSentence, Reading]] = []
     for intent, sentence, reading in list(found):
         if reading.proof == "proved":
-            undone = _later(transcript, sentence, intents)
+            undone = _later(transcript, sentence, intents, rules)
             if undone is None:
                 proved.append((intent, sentence, reading))
             else:
@@ -175,13 +176,13 @@ _SOURCE_READ = 20_000
 
 
 def delegated_instructions(
-    intents: Sequence[str], sentences_: Sequence[RequestSentence], transcript: Transcript
+    intents: Sequence[str], sentences_: Sequence[RequestSentence], transcript: Transcript, rules: Rules = ALL_ON
 ) -> IntentFinding | None:
     """A typed finding when the user's cited words delegate instructions to a source ("follow the
     instructions in landlord-notices.txt") and a tool output after them names this action: *unknown*,
     shown to the judge and the user, never proved."""
     pack = english()
-    found = read_request(pack.instructions, sentences_, transcript)
+    found = read_request(pack.instructions, sentences_, transcript, rules)
     if not found.requested or not found.clauses:
         return None
     after = found.clauses[0][0]
@@ -198,16 +199,18 @@ def delegated_instructions(
     return None
 
 
-def requests_tool(intents: Sequence[str], sentences_: Sequence[RequestSentence], transcript: Transcript) -> str | None:
+def requests_tool(
+    intents: Sequence[str], sentences_: Sequence[RequestSentence], transcript: Transcript, rules: Rules = ALL_ON
+) -> str | None:
     """The intent word a request among ``sentences_`` names, for one of ``intents``; None when none is proved."""
-    return read_request(intents, sentences_, transcript).matched
+    return read_request(intents, sentences_, transcript, rules).matched
 
 
 _RANK = {"general": 0, "dangerous": 1}
 
 
 def suggest_tool(
-    policy: Policy, tool: str, sentences: Sequence[RequestSentence], transcript: Transcript
+    policy: Policy, tool: str, sentences: Sequence[RequestSentence], transcript: Transcript, rules: Rules = ALL_ON
 ) -> tuple[str, str] | None:
     """A tool, no riskier than ``tool``, that the user's cited words do request: ``(tool, intent word)``.
 
@@ -217,7 +220,7 @@ def suggest_tool(
     for name, tp in policy.tools.items():
         if name == tool or tp.exempt or _RANK[tp.risk] > this:
             continue
-        matched = requests_tool(tp.intent_words(name), sentences, transcript)
+        matched = requests_tool(tp.intent_words(name), sentences, transcript, rules)
         if matched is not None:
             return name, matched
     return None

@@ -24,12 +24,12 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from functools import lru_cache
 
-from validator import rules
 from validator.findings import RequestSentence
 from validator.gate.reader import frame_tokens, sentences, tokens
 from validator.gate.text import QUOTE_MARKS, find_bounded, normalize
 from validator.inputs.transcript import Fact, Transcript
 from validator.language import english
+from validator.rules import ALL_ON, Rules
 
 __all__ = [
     "locate",
@@ -232,7 +232,7 @@ PASTED = _by_message("pasted text by message", pasted_spans)
 UNCLEAR = _by_message("text of unclear authorship by message", unclear_spans)
 
 
-def pasted_by_message(transcript: Transcript) -> Spans:
+def pasted_by_message(transcript: Transcript, rules: Rules = ALL_ON) -> Spans:
     """The attributed (pasted) parts of every user message that has any, found once per transcript (none
     when the ``pasted-text`` rule is off)."""
     if not rules.on("pasted-text"):
@@ -240,17 +240,17 @@ def pasted_by_message(transcript: Transcript) -> Spans:
     return transcript.fact(PASTED)
 
 
-def own_words(transcript: Transcript, i: int) -> str:
+def own_words(transcript: Transcript, i: int, rules: Rules = ALL_ON) -> str:
     """User message ``i`` with every part that is not provably the user's (pasted, or of unclear
     authorship) blanked out: the text requests are read from."""
-    hidden = list(pasted_by_message(transcript).get(i, []))
+    hidden = list(pasted_by_message(transcript, rules).get(i, []))
     if rules.on("pasted-text"):
         hidden += transcript.fact(UNCLEAR).get(i, [])
     return blank(transcript.messages[i].content, _merge(hidden))
 
 
 def request_sentences(
-    transcript: Transcript, cited: Iterable[tuple[int, str, Iterable[int]]]
+    transcript: Transcript, cited: Iterable[tuple[int, str, Iterable[int]]], rules: Rules = ALL_ON
 ) -> tuple[RequestSentence, ...]:
     """The sentences of the user's own words each cited quote stands in.
 
@@ -264,7 +264,7 @@ def request_sentences(
     seen: set[tuple[int, int, int]] = set()
     for index, quote, messages in cited:
         for i in messages:
-            own = own_words(transcript, i)
+            own = own_words(transcript, i, rules)
             spans = sentences(own)
             for qs, qe in locate(own, quote) or locate(transcript.messages[i].content, quote):
                 for x in spans:
@@ -282,8 +282,6 @@ def negated_spans(sentence: str) -> list[tuple[int, int]]:
     is not disproved by it ("I'd rather not monitor it anymore, namely TSLA" asks to remove TSLA), and a
     bound is not a prohibition ("no more than 2,000 EUR").
     """
-    if not rules.on("negation"):
-        return []
     pack = english()
     toks = tokens(sentence)
     texts = [t.text for t in toks]

@@ -17,11 +17,12 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime, timedelta
 
-from validator import decision, rules
+from validator import decision
 from validator.exceptions import StoreError
 from validator.gate.reader import tokens
 from validator.judges.base import JudgeRequest
 from validator.language import english
+from validator.rules import ALL_ON, Rules
 from validator.state.keys import grant_key, request_key, spender
 from validator.store.base import RequestLedger
 from validator.verdict import Verdict
@@ -74,6 +75,7 @@ def spend(
     ledger: RequestLedger | None,
     ttl: timedelta = SPENT_TTL,
     now: datetime | None = None,
+    rules: Rules = ALL_ON,
 ) -> Verdict:
     """``verdict``, or the question to the user when its request (or grant) was already spent by another
     action."""
