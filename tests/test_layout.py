@@ -204,3 +204,11 @@ def test_the_readme_layout_lists_every_module_on_a_line_of_its_own() -> None:
         if p.name != "__init__.py" and "__pycache__" not in p.parts
     }
     assert sorted(shipped - listed) == [] and sorted(listed - shipped) == []
+
+
+def test_tests_mirror_the_package() -> None:
+    """A folder of tests per package (``tests/gate`` for ``validator.gate``, ``tests/service`` for
+    ``validator.integrations.service``), so a module's tests are found where the module is."""
+    packages = {m.rsplit(".", 1)[-1] for m, p in _modules().items() if p.name == "__init__.py"}
+    folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders <= packages, sorted(folders - packages)

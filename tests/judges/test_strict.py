@@ -1,6 +1,6 @@
-from __future__ import annotations
+"""The strict judge: the embedded default, deciding on what code proved."""
 
-import pytest
+from __future__ import annotations
 
 from tests.conftest import POLICY, inbox_transcript, justified
 from validator import (
@@ -10,7 +10,6 @@ from validator import (
     Policy,
     ToolPolicy,
     Transcript,
-    Validator,
     validate,
 )
 
@@ -33,17 +32,6 @@ def test_approves_what_the_inputs_prove() -> None:
     assert v.suggested_next_step is None
 
 
-def test_words_that_do_not_name_the_action_are_not_a_request() -> None:
-    policy = Policy({"unlock_door": ToolPolicy(risk="dangerous")})
-    v = validate(
-        _user("Fetch the laptop's reviews."), justified("unlock_door", {}, "Fetch the laptop's reviews."), policy=policy
-    )
-    # not named: unknown (a paraphrase is not something code can rule out), so a dangerous action goes to the user
-    assert (v.decision, v.code) == (Decision.ASK_USER, Code.ACTION_NOT_REQUESTED)
-    assert v.findings.intent is not None and v.findings.intent.intents == ("unlock",)
-    assert "none of the 1 cited sentence(s) of the user names this action" in v.reasoning
-
-
 def test_delete_where_archive_was_asked_suggests_the_archive_tool() -> None:
     v = validate(
         _user("Please archive the printer thread."),
@@ -53,51 +41,6 @@ def test_delete_where_archive_was_asked_suggests_the_archive_tool() -> None:
     assert (v.decision, v.code) == (Decision.ASK_USER, Code.ACTION_NOT_REQUESTED)  # dangerous, unknown: the user
     assert v.suggested_next_step is not None and "`archive_thread`" in v.suggested_next_step
     assert v.findings.intent is not None and v.findings.intent.other_tool == "archive_thread"
-
-
-@pytest.mark.parametrize(
-    ("user", "quote"),
-    [
-        ("Don't pay the invoice from ACME.", "pay the invoice from ACME"),
-        ("Please never pay the invoice from ACME", "pay the invoice from ACME"),
-        ("I do not want you to pay the invoice from ACME.", "pay the invoice from ACME"),
-    ],
-)
-def test_a_negated_request_is_not_a_request(user: str, quote: str) -> None:
-    v = validate(_user(user), justified("send_money", {"recipient": "ACME"}, quote), policy=POLICY)
-    assert (v.decision, v.code) == (Decision.BLOCK, Code.ACTION_NOT_REQUESTED)
-    assert v.findings.intent is not None and v.findings.intent.negated
-    assert "only under a negation" in v.reasoning
-
-
-def test_negation_in_an_earlier_clause_does_not_count() -> None:
-    v = validate(
-        _user("No worries, please pay the invoice from ACME."),
-        justified("send_money", {"recipient": "ACME"}, "please pay the invoice from ACME"),
-        policy=POLICY,
-    )
-    assert v.approved, v.reasoning
-
-
-def test_intent_word_forms() -> None:
-    policy = Policy({"create_event": ToolPolicy(intents=("invite",)), "send_money": ToolPolicy(intents=("transfer",))})
-    assert validate(
-        _user("Please invite the team"),
-        justified("create_event", {}, "Please invite the team"),
-        policy=policy,
-    ).approved
-    assert validate(
-        _user("I'd like the money transferred"), justified("send_money", {}, "the money transferred"), policy=policy
-    ).approved
-    # a noun is not the verb heading a request: "invitations" does not ask for `invite`
-    assert not validate(
-        _user("Send invitations to the team"),
-        justified("create_event", {}, "Send invitations to the team"),
-        policy=policy,
-    ).approved
-    assert not validate(
-        _user("Review the invoice list"), justified("create_event", {}, "Review the invoice list"), policy=policy
-    ).approved
 
 
 def test_general_action_with_ungrounded_target_asks_the_user() -> None:
@@ -133,34 +76,3 @@ def test_dangerous_action_with_ungrounded_entity_goes_to_the_user() -> None:
 def test_unknown_tool_uses_its_name_as_intent_and_is_general() -> None:
     v = validate(_user("hello there"), justified("share_folder", {"with": "x@y.example"}, "hello there"))
     assert (v.decision, v.code, v.risk) == (Decision.ASK_USER, Code.ACTION_NOT_REQUESTED, "general")
-
-
-def test_negations_across_commas_and_long_clauses() -> None:
-    for user in (
-        "Do not, under any circumstances, pay Bob.",
-        "I really do not want you to ever pay Bob.",
-        "Make no payment to Bob.",
-    ):
-        v = Validator(PAY).validate(
-            [{"role": "user", "content": user}],
-            {
-                "tool": "send_money",
-                "args": {"recipient": "Bob"},
-                "justification": {
-                    "reason": "r",
-                    "evidence": [{"quote": "pay Bob" if "pay Bob" in user else "payment to Bob"}],
-                },
-            },
-        )
-        assert not v.approved, user
-
-
-def test_sender_and_payer_are_not_intents_of_send_and_pay() -> None:
-    from validator import Message, Transcript
-    from validator.findings import RequestSentence
-    from validator.gate.requests import requests_tool
-
-    for text, intent in (("Reply to the sender of that email", "send"), ("Ask the payer", "pay")):
-        transcript = Transcript([Message(role="user", content=text)])
-        sentence = RequestSentence(0, 0, len(text), text, 0)
-        assert requests_tool([intent], [sentence], transcript) is None

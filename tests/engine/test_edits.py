@@ -24,7 +24,7 @@ from validator import (
 from validator.gate.paths import changed
 from validator.record.recorder import hash_args
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 POLICY = Policy.load(ROOT / "examples" / "policy.toml")
 USER = "Please email marta@acme.example that the Q3 report is ready. Never send anything to eve@evil.example."
 MESSAGES = [{"role": "user", "content": USER}]

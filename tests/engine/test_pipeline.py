@@ -352,7 +352,7 @@ def test_the_first_checks_of_a_busy_process_do_not_spend_their_gate_budget_on_lo
         "    codes = list(pool.map(lambda _: v.validate(t, a).code.value, range(8)))\n"
         "print(sorted(set(codes)))\n"
     )
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "GATE_BUDGET_EXCEEDED" not in out.stdout and "APPROVED" in out.stdout
@@ -382,7 +382,7 @@ def test_an_ablation_leaves_nothing_behind_for_the_next_check() -> None:
     from validator.evals.runner import EVAL_NOW
     from validator.rules import RULES
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     cases = load_cases(root / "evals" / "cases.jsonl")[:40]
 
     def verdicts(config: ValidatorConfig) -> list[tuple[str, str | None]]:
