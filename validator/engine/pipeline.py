@@ -398,7 +398,8 @@ class Validator:
                 agent_request=agent_request,
                 edited=options.get("edited", ()),
             )
-            stores = yield from Io(partial(self._stores.opened, plan))
+            if stores.reads_ahead(plan):  # no effect (no worker thread) for a store that cannot
+                stores = yield from Io(partial(stores.opened, plan))
             verdict = yield from self._decided(plan, stores)
         except Exception as exc:
             verdict = self._internal_error(pending, exc)
@@ -664,12 +665,16 @@ class _Stores:
         except Exception as exc:
             log.warning("the check's queued store writes were not sent: %s", describe(exc))
 
+    def reads_ahead(self, plan: CheckPlan) -> bool:
+        """Whether this check opens a session: a store that reads ahead, and a tool that is not exempt."""
+        return isinstance(self.ledger, CheckSessions) and not plan.tool_policy.exempt
+
     def opened(self, plan: CheckPlan) -> _Stores:
         """These stores for one check: a store that reads ahead (Redis) reads everything the plan names in one
         round trip, and the check's steps use its session in its place. Only an optimisation: anything that
         goes wrong here leaves the check to read on its own."""
         store: object = self.ledger
-        if not isinstance(store, CheckSessions) or plan.tool_policy.exempt:
+        if not isinstance(store, CheckSessions) or not self.reads_ahead(plan):
             return self
         shared_auth = store is cast(object, self.authorizations)
         shared_reuse = self.reuse is not None and store is cast(object, self.reuse.store)
