@@ -108,6 +108,11 @@ def inbox_transcript(user: str, tool_output: str, author: str = "billing@supplie
     )
 
 
+def user_says(*texts: str) -> Transcript:
+    """A transcript of the user's messages only."""
+    return Transcript([Message(role="user", content=t) for t in texts])
+
+
 def justified(tool: str, args: dict[str, Any], *quotes: str, reason: str = "The user asked for it.") -> dict[str, Any]:
     return {"tool": tool, "args": args, "justification": {"reason": reason, "evidence": [{"quote": q} for q in quotes]}}
 

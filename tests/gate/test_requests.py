@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import POLICY, justified
+from tests.conftest import POLICY, justified, user_says
 from validator import (
     Code,
     Decision,
@@ -19,14 +19,12 @@ from validator import (
 PAY = Policy({"send_money": ToolPolicy(risk="dangerous", targets=("recipient",), intents=("pay",))})
 
 
-def _user(*texts: str) -> Transcript:
-    return Transcript([Message(role="user", content=t) for t in texts])
-
-
 def test_words_that_do_not_name_the_action_are_not_a_request() -> None:
     policy = Policy({"unlock_door": ToolPolicy(risk="dangerous")})
     v = validate(
-        _user("Fetch the laptop's reviews."), justified("unlock_door", {}, "Fetch the laptop's reviews."), policy=policy
+        user_says("Fetch the laptop's reviews."),
+        justified("unlock_door", {}, "Fetch the laptop's reviews."),
+        policy=policy,
     )
     # not named: unknown (a paraphrase is not something code can rule out), so a dangerous action goes to the user
     assert (v.decision, v.code) == (Decision.ASK_USER, Code.ACTION_NOT_REQUESTED)
@@ -43,7 +41,7 @@ def test_words_that_do_not_name_the_action_are_not_a_request() -> None:
     ],
 )
 def test_a_negated_request_is_not_a_request(user: str, quote: str) -> None:
-    v = validate(_user(user), justified("send_money", {"recipient": "ACME"}, quote), policy=POLICY)
+    v = validate(user_says(user), justified("send_money", {"recipient": "ACME"}, quote), policy=POLICY)
     assert (v.decision, v.code) == (Decision.BLOCK, Code.ACTION_NOT_REQUESTED)
     assert v.findings.intent is not None and v.findings.intent.negated
     assert "only under a negation" in v.reasoning
@@ -51,7 +49,7 @@ def test_a_negated_request_is_not_a_request(user: str, quote: str) -> None:
 
 def test_negation_in_an_earlier_clause_does_not_count() -> None:
     v = validate(
-        _user("No worries, please pay the invoice from ACME."),
+        user_says("No worries, please pay the invoice from ACME."),
         justified("send_money", {"recipient": "ACME"}, "please pay the invoice from ACME"),
         policy=POLICY,
     )
@@ -61,21 +59,21 @@ def test_negation_in_an_earlier_clause_does_not_count() -> None:
 def test_intent_word_forms() -> None:
     policy = Policy({"create_event": ToolPolicy(intents=("invite",)), "send_money": ToolPolicy(intents=("transfer",))})
     assert validate(
-        _user("Please invite the team"),
+        user_says("Please invite the team"),
         justified("create_event", {}, "Please invite the team"),
         policy=policy,
     ).approved
     assert validate(
-        _user("I'd like the money transferred"), justified("send_money", {}, "the money transferred"), policy=policy
+        user_says("I'd like the money transferred"), justified("send_money", {}, "the money transferred"), policy=policy
     ).approved
     # a noun is not the verb heading a request: "invitations" does not ask for `invite`
     assert not validate(
-        _user("Send invitations to the team"),
+        user_says("Send invitations to the team"),
         justified("create_event", {}, "Send invitations to the team"),
         policy=policy,
     ).approved
     assert not validate(
-        _user("Review the invoice list"), justified("create_event", {}, "Review the invoice list"), policy=policy
+        user_says("Review the invoice list"), justified("create_event", {}, "Review the invoice list"), policy=policy
     ).approved
 
 
@@ -100,7 +98,6 @@ def test_negations_across_commas_and_long_clauses() -> None:
 
 
 def test_sender_and_payer_are_not_intents_of_send_and_pay() -> None:
-    from validator import Message, Transcript
     from validator.findings import RequestSentence
     from validator.gate.requests import requests_tool
 
