@@ -41,6 +41,20 @@ def test_check_path_benchmark_runs_each_stage_against_its_floor() -> None:
     assert re.search(r"^\s+1,000\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+\d+%$", proc.stdout, re.M), proc.stdout
 
 
+def test_hosts_benchmark_prints_every_row_with_its_target() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "hosts.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    for saver in ("memory", "sqlite"):
+        assert re.search(rf"^{saver}\s+1,000(\s+[\d.]+%?)+", proc.stdout, re.M), (saver, proc.stdout)
+    for row in ("cold check", "round trip", "one-shot CLI", "conversation cache holds"):
+        assert row in proc.stdout, (row, proc.stdout)
+
+
 def test_service_load_benchmark_is_bounded_errorless_and_audits_each_verdict_once() -> None:
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "service_load.py"), "--quick"],

@@ -1,0 +1,302 @@
+"""The validator's cost where users run it, each row against its host or its floor, measured in one run.
+
+One realistic history (``bench/gate_latency.py``'s transcripts: user turns with addresses, agent
+steps, outside tool outputs with IBANs; every fifth user turn also carries an invoice line with an
+amount, a URL and colons) of 1,000 and 10,000 messages, and one action the strict judge approves
+(``send_email`` to the address the user's last turn names, quoting it). The rows:
+
+- **checkpointed agent** (``create_agent`` with ``InMemorySaver``, then ``SqliteSaver``): each user turn
+  is a new ``invoke`` on the same thread, so the checkpointer hands the agent new message objects;
+  the turn makes three guarded calls. The validator's own time (inside its middleware, the tool's run
+  left out) for the turn's first call and for the later ones, as a share of the turn's wall time;
+- **stateless server**: the history arrives as JSON with every request (no message ids, no cache): a
+  cold ``Validator.check`` of the bytes, against the sum of its stages' floors (an untyped decode,
+  a SHA-256 of the bytes, one casefold of the text, seven ``str.find``);
+- **service**: the shipped ``ServiceClient`` against a ``validator serve`` on loopback, against the
+  same check in process;
+- **one-shot CLI**: ``validator check FILE`` on a tiny input, against ``python -c pass``;
+- **memory**: what the per-conversation cache keeps after 25 stateless Anthropic-format requests
+  (entries, and characters against the text of one request).
+
+Run: ``python bench/hosts.py`` (``--quick``: 1,000 messages only, fewer repeats). The issue's targets
+(issue 26) are printed beside each figure; the machine is noisy, so read the ratios, measured side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import json
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+import msgspec
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gate_latency import POLICY, build
+from service_load import _start
+
+from validator import MemoryRecorder, Message, Validator
+from validator.gate.text import normalize
+
+ASK = "Please email person0@acme.example the report."
+QUOTE = "email person0@acme.example the report"
+JUSTIFICATION = {"reason": "The user asked.", "evidence": [{"quote": QUOTE}]}
+ARGS = {"to": "person0@acme.example", "body": "the report"}
+
+
+def median_ms(fn: Callable[[], Any], repeats: int) -> float:
+    fn()
+    times = []
+    gc.collect()
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def history(size: int) -> list[Message]:
+    """The realistic history, its last message the user's request."""
+    out = []
+    for i, m in enumerate(build(size, n_actions=1, seed=size).messages):
+        if m.role == "user" and i % 25 == 0:
+            extra = (
+                f" Invoice #{i}: 1,250.00 EUR, due 2026-12-{1 + i % 28:02d}; see https://portal.acme.example/inv/{i}."
+            )
+            m = Message(role="user", content=m.content + extra)
+        out.append(m)
+    return [*out, Message(role="user", content=ASK)]
+
+
+def check_bytes(messages: list[Message]) -> bytes:
+    body = {
+        "messages": msgspec.to_builtins(messages),
+        "action": {"tool": "send_email", "args": ARGS, "justification": JUSTIFICATION},
+        "user_id": "u",
+    }
+    return msgspec.json.encode(body)
+
+
+# -- checkpointed create_agent ----------------------------------------------------------------------
+
+
+def checkpointed(size: int, saver_name: str, turns: int) -> tuple[float, float, float]:
+    """``(turn ms, first guarded call ms, later calls ms)``, medians over ``turns`` user turns."""
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from validator.integrations.middleware import ActionValidatorMiddleware
+    from validator.integrations.testing import ScriptedChatModel
+
+    seed: list[BaseMessage] = []
+    for m in history(size)[:-1]:
+        if m.role == "user":
+            seed.append(HumanMessage(m.content))
+        elif m.role == "assistant":
+            seed.append(
+                AIMessage(m.content, tool_calls=[{"id": c.id, "name": c.name, "args": {}} for c in m.tool_calls])
+            )
+        else:
+            seed.append(ToolMessage(m.content, tool_call_id=m.tool_call_id or "", name=m.name))
+
+    @tool
+    def send_email(to: str, body: str = "", justification: dict[str, Any] | None = None) -> str:
+        """Send an email."""
+        return f"sent to {to}"
+
+    @tool
+    def read_inbox() -> str:
+        """Read the inbox."""
+        return "nothing new"
+
+    script: list[AIMessage] = [AIMessage("Ready.")]
+    for t in range(turns + 1):
+        args = {**ARGS, "justification": JUSTIFICATION}
+        script += [
+            AIMessage("", tool_calls=[{"id": f"t{t}c{k}", "name": "send_email", "args": args}]) for k in range(3)
+        ]
+        script.append(AIMessage("Done."))
+
+    class Timed(ActionValidatorMiddleware):
+        own: ClassVar[list[float]] = []
+
+        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+            inner = [0.0]
+
+            def timed(r: Any) -> Any:
+                start = time.perf_counter()
+                try:
+                    return handler(r)
+                finally:
+                    inner[0] += time.perf_counter() - start
+
+            start = time.perf_counter()
+            out = super().wrap_tool_call(request, timed)
+            Timed.own.append((time.perf_counter() - start - inner[0]) * 1000)
+            return out
+
+    saver = (
+        InMemorySaver() if saver_name == "memory" else SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False))
+    )
+    agent = create_agent(
+        ScriptedChatModel(responses=script),
+        [send_email, read_inbox],
+        middleware=[Timed(Validator(POLICY, recorder=MemoryRecorder()))],
+        checkpointer=saver,
+    )
+    config: Any = {"configurable": {"thread_id": f"bench-{size}"}}
+    agent.invoke({"messages": seed}, config)
+    walls, firsts, laters = [], [], []
+    for t in range(turns + 1):
+        Timed.own = []
+        start = time.perf_counter()
+        out = agent.invoke({"messages": [HumanMessage(ASK)]}, config)
+        wall = (time.perf_counter() - start) * 1000
+        results = [m for m in out["messages"][-7:] if isinstance(m, ToolMessage)]
+        assert len(results) == 3 and all(r.status == "success" for r in results), results
+        if t:  # the first turn warms the process
+            walls.append(wall)
+            firsts.append(Timed.own[0])
+            laters.extend(Timed.own[1:])
+    return statistics.median(walls), statistics.median(firsts), statistics.median(laters)
+
+
+# -- a stateless JSON server --------------------------------------------------------------------------
+
+
+def stateless(size: int, repeats: int) -> tuple[float, float]:
+    """``(cold check ms, sum of its stages' floors ms)``."""
+    messages = history(size)
+    data = check_bytes(messages)
+    validator = Validator(POLICY, recorder=MemoryRecorder())
+    verdict = validator.check(data)
+    assert verdict.approved, verdict.reasoning
+    text = "\x00".join(m.content for m in messages)
+    folded = text.casefold()
+    needles = ([normalize(QUOTE)] + [v.casefold() for v in ARGS.values()] * 3)[:7]
+    floors = (
+        median_ms(lambda: msgspec.json.decode(data), repeats)
+        + median_ms(lambda: hashlib.sha256(data).hexdigest(), repeats)
+        + median_ms(lambda: "\x00".join(m.content for m in messages).casefold(), repeats)
+        + median_ms(lambda: [folded.find(n) for n in needles], repeats)
+    )
+    return median_ms(lambda: validator.check(data), repeats), floors
+
+
+# -- the service ------------------------------------------------------------------------------------
+
+
+def service(sizes: tuple[int, ...], repeats: int) -> list[tuple[int, float, float]]:
+    """``(size, round trip ms, in-process ms)`` per size, through the shipped client."""
+    from validator.integrations.service import ServiceClient
+
+    proc, url, token = _start(None)
+    try:
+        client = ServiceClient(url, token, timeout=60)
+        validator = Validator(recorder=MemoryRecorder())  # the service's own default policy, in process
+        out = []
+        for size in sizes:
+            data = check_bytes(history(size))
+            there, here = client.check(data), validator.check(data)
+            assert (there.decision, there.code) == (here.decision, here.code), (there.reasoning, here.reasoning)
+            remote = median_ms(lambda data=data: client.check(data), repeats)  # type: ignore[misc]
+            local = median_ms(lambda data=data: validator.check(data), repeats)  # type: ignore[misc]
+            out.append((size, remote, local))
+        return out
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+# -- the one-shot CLI -------------------------------------------------------------------------------
+
+
+def one_shot(repeats: int) -> tuple[float, float]:
+    """``(validator check FILE ms, python -c pass ms)``, medians of separate processes."""
+    tiny = check_bytes([Message(role="user", content=ASK)])
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "check.json"
+        path.write_bytes(tiny)
+        cli = [str(Path(sys.executable).parent / "validator"), "check", str(path)]
+
+        def run(cmd: list[str]) -> None:
+            subprocess.run(cmd, capture_output=True, check=False)
+
+        return median_ms(lambda: run(cli), repeats), median_ms(lambda: run([sys.executable, "-c", "pass"]), repeats)
+
+
+# -- memory ----------------------------------------------------------------------------------------
+
+
+def cached_after_stateless(size: int, requests: int = 25) -> tuple[int, float]:
+    """``(entries, cached characters / one request's text)`` of the Anthropic conversation cache after
+    ``requests`` stateless requests, each parsed from JSON."""
+    from validator.inputs import anthropic
+
+    messages = history(size)
+    wire = json.dumps(
+        [
+            {"role": "user" if m.role != "assistant" else "assistant", "content": m.content or "."}
+            for m in messages
+            if m.role != "tool"
+        ]
+    )
+    before = len(anthropic.CONVERSATIONS)
+    for _ in range(requests):
+        anthropic.transcript_from_anthropic(json.loads(wire))
+    entries = len(anthropic.CONVERSATIONS) - before
+    text = sum(len(m.content) for m in messages if m.role != "tool")
+    return entries, anthropic.CONVERSATIONS._chars / max(1, text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1,000 messages only, few repeats (CI smoke runs)")
+    args = parser.parse_args(argv)
+    sizes = (1_000,) if args.quick else (1_000, 10_000)
+    repeats = 3 if args.quick else 9
+    print(f"python {sys.version.split()[0]}; medians, milliseconds; targets from issue 26 in brackets")
+
+    print("\ncheckpointed create_agent, a new invoke per user turn, three guarded calls a turn")
+    print(f"{'saver':<8} {'history':>8} {'turn':>9} {'1st call':>9} {'share':>6} [5%] {'later':>8} {'share':>6} [2%]")
+    for saver in ("memory", "sqlite"):
+        for size in sizes:
+            turn, first, later = checkpointed(size, saver, turns=2 if args.quick else 4)
+            shares = f"{first:>9.2f} {first / turn:>6.1%}      {later:>8.2f} {later / turn:>6.1%}"
+            print(f"{saver:<8} {size:>8,} {turn:>9.2f} {shares}")
+
+    print("\nstateless server: the history as JSON with each request (no ids, nothing cached)")
+    print(f"{'history':>8} {'cold check':>11} {'floors':>8} {'ratio':>6} [2x]")
+    for size in sizes:
+        cold, floors = stateless(size, repeats if size == 1_000 else max(3, repeats // 3))
+        print(f"{size:>8,} {cold:>11.2f} {floors:>8.2f} {cold / floors:>5.1f}x")
+
+    print("\nservice: the shipped ServiceClient against validator serve on loopback, one check at a time")
+    print(f"{'history':>8} {'round trip':>11} {'in process':>11} {'ratio':>6} [1.15x]")
+    for size, remote, local in service(sizes, repeats if len(sizes) == 1 else max(3, repeats // 3)):
+        print(f"{size:>8,} {remote:>11.2f} {local:>11.2f} {remote / local:>5.2f}x")
+
+    cli, bare = one_shot(3 if args.quick else 7)
+    print(f"\none-shot CLI: validator check FILE {cli:.1f} ms, python -c pass {bare:.1f} ms: {cli / bare:.1f}x [8x]")
+
+    entries, chars = cached_after_stateless(sizes[0])
+    print(
+        f"\nmemory: after 25 stateless Anthropic-format requests of {sizes[0]:,} messages the conversation cache "
+        f"holds {entries} entries, {chars:.1f}x one request's text [nothing for an unnamed conversation; 3x]"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
