@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import POLICY, justified, user_says
 from validator import (
@@ -105,3 +109,67 @@ def test_sender_and_payer_are_not_intents_of_send_and_pay() -> None:
         transcript = Transcript([Message(role="user", content=text)])
         sentence = RequestSentence(0, 0, len(text), text, 0)
         assert requests_tool([intent], [sentence], transcript) is None
+
+
+_SAID = [
+    "Please email bob@acme.example the minutes.",
+    "Actually, cancel that.",
+    "Never mind.",
+    "Never email bob@acme.example.",
+    "Do not email anyone today.",
+    "Thanks, that looks good.",
+    "Email carol@acme.example the minutes instead.",
+]
+
+
+def _later_whole(transcript: Transcript, sentence: Any, intents: Any) -> Any:
+    """The reader's definition before it scanned from the request on: every take-back of the whole
+    transcript found first, then those after the request kept (the reference the one pass must equal)."""
+    from validator.gate.reader import Reading, read, sentences, takes_back
+    from validator.gate.requests import _other_values
+    from validator.gate.sentences import own_words
+
+    retractions = []
+    for i, m in enumerate(transcript.messages):
+        if m.role == "user":
+            own = own_words(transcript, i)
+            retractions += [
+                (i, x.start, m.content[x.start : x.end]) for x in sentences(own) if takes_back(own[x.start : x.end])
+            ]
+    for i in range(sentence.message, len(transcript.messages)):
+        if transcript.messages[i].role != "user":
+            continue
+        own = own_words(transcript, i)
+        for x in sentences(own):
+            if i == sentence.message and x.start < sentence.end:
+                continue
+            text = own[x.start : x.end]
+            if _other_values(text, sentence.text):
+                continue
+            for intent in intents:
+                later = read(text, intent)
+                if later is not None and later.proof == "disproved":
+                    return Reading("disproved", "negated", transcript.messages[i].content[x.start : x.end])
+    for message, position, words in retractions:
+        if message > sentence.message or (message == sentence.message and position >= sentence.end):
+            return Reading("unknown", "retracted", words)
+    return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.booleans(), st.lists(st.sampled_from(_SAID), min_size=1, max_size=3)), min_size=1, max_size=8)
+)
+def test_what_undoes_a_request_is_read_from_the_request_on_as_over_the_whole_transcript(
+    turns: list[tuple[bool, list[str]]],
+) -> None:
+    from validator.gate.requests import _later
+    from validator.gate.sentences import request_sentences
+    from validator.rules import ALL_ON
+
+    messages = [Message(role="user" if user else "assistant", content=" ".join(said)) for user, said in turns]
+    transcript = Transcript(messages)
+    quote = "email bob@acme.example the minutes"
+    cited = [(0, quote, [i for i, m in enumerate(messages) if m.role == "user" and quote in m.content.lower()])]
+    for sentence in request_sentences(transcript, cited):
+        assert _later(transcript, sentence, ("email",), ALL_ON) == _later_whole(transcript, sentence, ("email",))

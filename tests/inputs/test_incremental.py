@@ -14,7 +14,6 @@ from tests.conftest import POLICY, justified
 from validator import InputError, Message, ToolCall, Transcript
 from validator.gate.checks import run_gate
 from validator.gate.index import other_index, outside_authors, user_index
-from validator.gate.requests import RETRACTIONS, _retractions
 from validator.gate.sentences import pasted_by_message
 from validator.inputs.checkinput import pending_action
 from validator.inputs.transcript import DIGEST_SCHEME
@@ -63,7 +62,6 @@ def _touch(t: Transcript) -> None:
         user_index(t, user)._full()
     pasted_by_message(t)
     outside_authors(t)
-    t.fact(RETRACTIONS)
     _ = t.digest
 
 
@@ -73,7 +71,7 @@ def _state(t: Transcript) -> tuple[Any, ...]:
         for user in USERS
         for i in (user_index(t, user), other_index(t, user))
     ]
-    return (t.messages, t.digest, indexes, pasted_by_message(t), outside_authors(t), _retractions(t))
+    return (t.messages, t.digest, indexes, pasted_by_message(t), outside_authors(t))
 
 
 def _gate(t: Transcript, user: str | None) -> Any:

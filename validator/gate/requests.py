@@ -11,12 +11,12 @@ cited sentence proves it; else disproved when one disproves it; else unknown, wi
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 
 from validator.findings import IntentFinding, RequestProblem, RequestSentence
 from validator.gate.reader import Reading, read, sentences, takes_back, tokens
 from validator.gate.sentences import own_words
-from validator.inputs.transcript import Fact, Transcript
+from validator.inputs.transcript import Transcript
 from validator.language import english
 from validator.policy import Policy
 from validator.rules import ALL_ON, Rules
@@ -38,53 +38,31 @@ _PRIORITY: dict[str, int] = {
 }
 
 
-def _retractions(transcript: Transcript, key: Hashable = None, start: int = 0) -> list[tuple[int, int, str]]:
-    """``(message, position, words)`` of every sentence of the user's own words that takes something back
-    (one pass per transcript and rules: ``key``)."""
-    rules = key if isinstance(key, Rules) else ALL_ON
-    found: list[tuple[int, int, str]] = []
-    for i, m in enumerate(transcript.messages[start:], start):
-        if m.role != "user":
-            continue
-        own = own_words(transcript, i, rules)
-        for x in sentences(own):
-            if takes_back(own[x.start : x.end]):
-                found.append((i, x.start, m.content[x.start : x.end]))
-    return found
-
-
-def _more_retractions(
-    found: list[tuple[int, int, str]], longer: Transcript, start: int, key: Hashable
-) -> list[tuple[int, int, str]]:
-    more = _retractions(longer, key, start)
-    return [*found, *more] if more else found
-
-
-RETRACTIONS: Fact[list[tuple[int, int, str]]] = Fact("retractions", _retractions, _more_retractions)
-"""Every sentence of the user's own words that takes something back."""
-
-
 def _later(transcript: Transcript, sentence: RequestSentence, intents: Sequence[str], rules: Rules) -> Reading | None:
     """What the user said after ``sentence`` that undoes it: a later negation of the same action
-    (disproved), or a take-back (unknown: which request it takes back is not shown)."""
+    (disproved), or a take-back (unknown: which request it takes back is not shown).
+
+    One pass over the user's own words from ``sentence`` on: what came before it cannot undo it, so a
+    long history costs nothing here (the request is usually in the latest turn)."""
+    retracted: str | None = None
     for i in range(sentence.message, len(transcript.messages)):
-        if transcript.messages[i].role != "user":
+        message = transcript.messages[i]
+        if message.role != "user":
             continue
         own = own_words(transcript, i, rules)
         for x in sentences(own):
             if i == sentence.message and x.start < sentence.end:
                 continue
             text = own[x.start : x.end]
+            if retracted is None and takes_back(text):
+                retracted = message.content[x.start : x.end]
             if _other_values(text, sentence.text):
                 continue  # "Email Bob the minutes. Never email eve@…": it forbids eve@…, not the request
             for intent in intents:
                 later = read(text, intent)
                 if later is not None and later.proof == "disproved":
-                    return Reading("disproved", "negated", transcript.messages[i].content[x.start : x.end])
-    for message, position, words in transcript.fact(RETRACTIONS, rules):
-        if message > sentence.message or (message == sentence.message and position >= sentence.end):
-            return Reading("unknown", "retracted", words)
-    return None
+                    return Reading("disproved", "negated", message.content[x.start : x.end])
+    return None if retracted is None else Reading("unknown", "retracted", retracted)
 
 
 def _other_values(later: str, request: str) -> bool:
