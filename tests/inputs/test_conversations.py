@@ -109,3 +109,33 @@ def test_memory_is_bounded_by_conversations_and_by_characters() -> None:
     assert len(conversations) == 3
     conversations.transcript([{"kind": "user", "text": "x" * 45}], key="big")
     assert len(conversations) == 1  # the newest stays, however large
+
+
+def test_an_unnamed_conversation_is_kept_only_when_its_first_message_comes_back() -> None:
+    """A server that parses each request afresh keeps nothing of it; a loop that grows its own list is
+    kept from its second check on (issue 26)."""
+    conversations = _conversations(size=4)
+    for _ in range(25):  # stateless: every request's messages are new objects
+        fresh = [{"kind": "user", "text": "Pay 50 EUR to Bob."}, {"kind": "assistant", "text": "ok"}]
+        assert conversations.transcript(fresh, key=("anon", id(fresh[0])), anchor=fresh[0]) == _whole(fresh)
+    assert len(conversations) == 0 and len(conversations._sightings) <= 4
+    grown = [{"kind": "user", "text": "Pay 50 EUR to Bob."}]
+    key = ("anon", id(grown[0]))
+    conversations.transcript(grown, key=key, anchor=grown[0])
+    grown.append({"kind": "assistant", "text": "ok"})
+    assert conversations.transcript(grown, key=key, anchor=grown[0]) == _whole(grown)
+    assert len(conversations) == 1
+    grown.append({"kind": "user", "text": "Thanks."})
+    assert conversations.transcript(grown, key=key, anchor=grown[0]) == _whole(grown)
+    assert conversations.extensions >= 1
+
+
+def test_a_recycled_identity_never_mixes_two_conversations() -> None:
+    """The key of an unnamed conversation is an object's ``id``, which Python reuses once the object is
+    gone: a later conversation under the same key is still built from its own messages."""
+    conversations = _conversations()
+    for text in ("Pay Bob.", "Pay Eve.", "Pay Carol."):
+        first = {"kind": "user", "text": text}
+        messages = [first, {"kind": "assistant", "text": "ok"}]
+        for _ in range(3):
+            assert conversations.transcript(messages, key="same-key", anchor=first) == _whole(messages)

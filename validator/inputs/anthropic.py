@@ -130,5 +130,5 @@ def transcript_from_anthropic(
     messages (:class:`~validator.inputs.conversations.Conversations`).
     """
     if authors is None and messages:
-        return CONVERSATIONS.transcript([system, *messages], key=("anthropic", id(messages[0])))
+        return CONVERSATIONS.transcript([system, *messages], key=("anthropic", id(messages[0])), anchor=messages[0])
     return Transcript(convert(messages, system=system, authors=authors))

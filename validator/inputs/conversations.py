@@ -70,6 +70,8 @@ class Conversations(Generic[S]):
         self.size = size
         self.max_chars = max_chars
         self._entries: OrderedDict[Hashable, _Entry[S]] = OrderedDict()
+        self._sightings: OrderedDict[Hashable, object] = OrderedDict()
+        """The first message of each unnamed conversation seen once: kept whole only when it comes back."""
         self._chars = 0
         self._lock = threading.Lock()
         self.builds = 0
@@ -80,16 +82,29 @@ class Conversations(Generic[S]):
     def __len__(self) -> int:
         return len(self._entries)
 
-    def transcript(self, sources: Sequence[S], *, key: Hashable) -> Transcript:
+    def transcript(self, sources: Sequence[S], *, key: Hashable, anchor: object = None) -> Transcript:
         """The transcript of ``sources``, the host's messages of conversation ``key`` so far.
+
+        ``anchor``: the host object whose identity ``key`` is, when the host named no conversation (its first
+        message). Such a conversation is kept only once it comes back with that very object (a loop that
+        grows its own list); a server that parses each request afresh never does, so nothing of its
+        requests is kept but that one object per key (``size`` of them at most).
 
         Raises:
             InputError: what :class:`Transcript` raises for these messages.
         """
+        first_sight = False
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
                 self._entries.move_to_end(key)
+            elif anchor is not None and self._sightings.pop(key, None) is not anchor:
+                first_sight = True
+                self._sightings[key] = anchor
+                while len(self._sightings) > self.size:
+                    self._sightings.popitem(last=False)
+        if first_sight:
+            return Transcript(flat(self._convert(tuple(sources), 0, ())))
         sources = tuple(sources)
         contents = tuple(map(self._content, sources))  # C loops when ``content`` is an ``attrgetter``
         if entry is None:
