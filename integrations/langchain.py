@@ -95,7 +95,19 @@ def _convert(sources: Sequence[BaseMessage], start: int, before: Sequence[Messag
     return [[message_from_langchain(m, index=i)] for i, m in enumerate(sources, start)]
 
 
-CONVERSATIONS: Conversations[BaseMessage] = Conversations(_convert, content=attrgetter("content"))
+def _reads(msg: BaseMessage) -> object:
+    """What :func:`message_from_langchain` reads of ``msg`` but its content, with the id LangChain gives it (a
+    checkpointer's copy of a message has the same): equal reads and content convert alike."""
+    if not isinstance(msg.id, str):
+        return None
+    if isinstance(msg, AIMessage):
+        return ("ai", msg.id, msg.tool_calls)  # compared by value, never hashed
+    if isinstance(msg, ToolMessage):
+        return ("tool", msg.id, msg.tool_call_id, msg.name, _author(msg, None))
+    return (type(msg).__name__, msg.id)
+
+
+CONVERSATIONS: Conversations[BaseMessage] = Conversations(_convert, content=attrgetter("content"), reads=_reads)
 """The transcripts of the conversations this process checks, grown by each turn's new messages."""
 
 

@@ -23,14 +23,14 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import accumulate
 from operator import is_
 from typing import Any, Generic, TypeVar
 
 from validator.inputs.transcript import Message, Transcript
 
-__all__ = ["Conversations", "Convert", "flat"]
+__all__ = ["Conversations", "Convert", "Reads", "flat"]
 
 S = TypeVar("S")
 
@@ -40,10 +40,16 @@ Convert = Callable[[Sequence[S], int, Sequence[Message]], list[list[Message]]]
 (context such as a tool's name by call id)."""
 
 
+Reads = Callable[[S], object]
+"""``reads(source)``: everything the conversion reads of a host message but its content, with the stable
+id the host gives it (None: the host gave it none, so it is compared by converting it)."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Entry(Generic[S]):
     sources: tuple[S, ...]
     contents: tuple[Any, ...]
+    reads: tuple[object, ...]
     ends: tuple[int, ...]
     """``ends[i]``: how many transcript messages ``sources[: i + 1]`` made."""
     transcript: Transcript
@@ -54,7 +60,9 @@ class Conversations(Generic[S]):
     """The latest transcript of up to ``size`` conversations (and ``max_chars`` of text), least recent evicted.
 
     ``convert`` turns host messages into transcript messages; ``content`` reads a host message's
-    content object (compared by identity on the fast path).
+    content object (compared by identity on the fast path). ``reads`` (hosts whose messages carry stable
+    ids, as LangChain's do): a message that is a new object (a checkpointer deserialised it) but has the
+    same id, the same reads and an equal content is the same message, without converting it again.
     """
 
     def __init__(
@@ -62,11 +70,13 @@ class Conversations(Generic[S]):
         convert: Convert[S],
         *,
         content: Callable[[S], Any],
+        reads: Reads[S] | None = None,
         size: int = 128,
         max_chars: int = 100_000_000,
     ) -> None:
         self._convert = convert
         self._content = content
+        self._reads = reads
         self.size = size
         self.max_chars = max_chars
         self._entries: OrderedDict[Hashable, _Entry[S]] = OrderedDict()
@@ -111,14 +121,46 @@ class Conversations(Generic[S]):
             self.builds += 1
             groups = self._convert(sources, 0, ())
             transcript = Transcript(flat(groups))
-            self._keep(key, _Entry(sources, contents, _ends(groups, 0), transcript, _chars(transcript.messages)))
+            entry = _Entry(sources, contents, self._read(sources), _ends(groups, 0), transcript, 0)
+            self._keep(key, replace(entry, chars=_chars(transcript.messages)))
             return transcript
-        same = _same_prefix(sources, contents, entry)
+        same, reads = self._same_prefix(sources, contents, entry)
         if same == len(entry.sources) == len(sources):
+            if reads is not entry.reads:  # new objects, the same messages: the next check finds them by identity
+                self._keep(key, replace(entry, sources=sources, contents=contents, reads=reads))
             return entry.transcript
         transcript, ends, chars = self._grow(entry, sources, same)
-        self._keep(key, _Entry(sources, contents, ends, transcript, chars))
+        self._keep(key, _Entry(sources, contents, reads, ends, transcript, chars))
         return transcript
+
+    def _read(self, sources: Sequence[S]) -> tuple[object, ...]:
+        """What the conversion reads of each of ``sources`` (a message without an id reads as a fresh object,
+        equal to nothing: it is compared by converting it)."""
+        if self._reads is None:
+            return ()
+        return tuple(object() if r is None else r for r in map(self._reads, sources))
+
+    def _same_prefix(
+        self, sources: tuple[S, ...], contents: tuple[Any, ...], entry: _Entry[S]
+    ) -> tuple[int, tuple[object, ...]]:
+        """How many of ``sources`` are, from the first, the very objects ``entry`` saw with the very contents,
+        or (with ``reads``) messages of the same id, reads and an equal content; and the reads of
+        ``sources`` (read only from the first that is not the very object)."""
+        n = min(len(sources), len(entry.sources))
+        ident = n
+        if not (all(map(is_, sources[:n], entry.sources[:n])) and all(map(is_, contents[:n], entry.contents[:n]))):
+            ident = next(
+                i for i in range(n) if sources[i] is not entry.sources[i] or contents[i] is not entry.contents[i]
+            )
+        if self._reads is None:
+            return ident, ()
+        if ident == len(sources) == len(entry.sources):
+            return ident, entry.reads
+        reads = (*entry.reads[:ident], *self._read(sources[ident:]))
+        same = ident
+        while same < n and reads[same] == entry.reads[same] and contents[same] == entry.contents[same]:
+            same += 1
+        return same, reads
 
     def _grow(self, entry: _Entry[S], sources: tuple[S, ...], same: int) -> tuple[Transcript, tuple[int, ...], int]:
         """The transcript of ``sources``, whose first ``same`` are those ``entry`` was built from."""
@@ -147,14 +189,6 @@ class Conversations(Generic[S]):
             while len(self._entries) > 1 and (len(self._entries) > self.size or self._chars > self.max_chars):
                 _, evicted = self._entries.popitem(last=False)
                 self._chars -= evicted.chars
-
-
-def _same_prefix(sources: tuple[Any, ...], contents: tuple[Any, ...], entry: _Entry[Any]) -> int:
-    """How many of ``sources`` are, from the first, the very objects ``entry`` saw, with the very contents."""
-    n = min(len(sources), len(entry.sources))
-    if all(map(is_, sources[:n], entry.sources[:n])) and all(map(is_, contents[:n], entry.contents[:n])):
-        return n
-    return next(i for i in range(n) if sources[i] is not entry.sources[i] or contents[i] is not entry.contents[i])
 
 
 def _chars(messages: Sequence[Message]) -> int:
