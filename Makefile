@@ -20,6 +20,7 @@ bench:
 	.venv/bin/python bench/store_throughput.py
 	.venv/bin/python bench/eval_replay.py
 	.venv/bin/python bench/service_load.py
+	.venv/bin/python bench/hosts.py
 
 # Regenerates the committed JSON Schemas from the models (a test keeps them equal).
 schemas:

@@ -6,13 +6,18 @@ turn's plus a few messages. :class:`Conversations` keeps the last transcript of 
 next check:
 
 1. walks the host's messages while they are the very objects (and the very contents) it saw;
-2. converts the rest, and compares them with what it built before from the same places (a host
-   that copies its messages between steps, a checkpointer that deserialises them);
-3. extends the transcript by what is new (:meth:`Transcript.extend`), or, when an earlier message
+2. for a host whose messages carry stable ids (LangChain's), goes on while they are messages of the
+   same id, with what the conversion reads and their content equal (a checkpointer's copies);
+3. converts the rest, and compares them with what it built before from the same places (a host
+   that copies its messages between steps without ids);
+4. extends the transcript by what is new (:meth:`Transcript.extend`), or, when an earlier message
    changed, builds it whole.
 
 So the result always equals ``Transcript(convert(all messages))``; only the work differs. Three
 calls of one AI message get the same transcript object, and its indexes, built once.
+
+A conversation the host does not name (keyed only by its first message object) is kept only once that
+object comes back: a server that parses every request afresh keeps nothing.
 
 A host message edited in place (same object, same content object, a nested part changed) is not
 seen by step 1; hosts built on LangGraph and the Messages API replace messages, they do not edit them.
