@@ -32,7 +32,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import msgspec
 
@@ -162,6 +162,30 @@ def stages(size: int, repeats: int) -> list[Row]:
     ]
 
 
+def timed(validator: Validator, own: list[float]) -> Any:
+    """``ActionValidatorMiddleware`` over ``validator``, its own time per guarded call appended to ``own`` in
+    milliseconds (what the handler does, the tool's run and what follows it, is the agent's)."""
+    from validator.integrations.middleware import ActionValidatorMiddleware
+
+    class Timed(ActionValidatorMiddleware):
+        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+            inner = [0.0]
+
+            def timed_handler(r: Any) -> Any:
+                start = time.perf_counter()
+                try:
+                    return handler(r)
+                finally:
+                    inner[0] += time.perf_counter() - start
+
+            start = time.perf_counter()
+            out = super().wrap_tool_call(request, timed_handler)
+            own.append((time.perf_counter() - start - inner[0]) * 1000)
+            return out
+
+    return Timed(validator)
+
+
 def agent_loop(size: int, steps: int, repeats: int) -> tuple[float, float, float]:
     """A ``create_agent`` loop on a ``size``-message history: its own milliseconds per step without the
     validator, and the validator's own time per guarded call (inside the middleware, the tool's run
@@ -169,9 +193,9 @@ def agent_loop(size: int, steps: int, repeats: int) -> tuple[float, float, float
     from langchain.agents import create_agent
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
     from langchain_core.tools import tool
-    from validator.integrations.middleware import ActionValidatorMiddleware
     from validator.integrations.testing import ScriptedChatModel
 
+    own: list[float] = []
     case = build(size, n_actions=1, seed=size)
     history: list[BaseMessage] = []
     for m in case.messages:
@@ -195,29 +219,9 @@ def agent_loop(size: int, steps: int, repeats: int) -> tuple[float, float, float
         turns = [AIMessage("", tool_calls=[{"id": f"s{i}", "name": "send_email", "args": args}]) for i in range(steps)]
         return [*turns, AIMessage("done")]
 
-    class Timed(ActionValidatorMiddleware):
-        """The middleware, its own time per call measured (what the handler does is the agent's)."""
-
-        own: ClassVar[list[float]] = []
-
-        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
-            inner = [0.0]
-
-            def timed(r: Any) -> Any:
-                start = time.perf_counter()
-                try:
-                    return handler(r)
-                finally:
-                    inner[0] += time.perf_counter() - start
-
-            start = time.perf_counter()
-            out = super().wrap_tool_call(request, timed)
-            Timed.own.append((time.perf_counter() - start - inner[0]) * 1000)
-            return out
-
     def run(guarded: bool) -> float:
         model = ScriptedChatModel(responses=script())
-        middleware = [Timed(Validator(POLICY, recorder=MemoryRecorder()))] if guarded else []
+        middleware = [timed(Validator(POLICY, recorder=MemoryRecorder()), own)] if guarded else []
         agent = create_agent(model, [send_email], middleware=middleware)
         start = time.perf_counter()
         out = agent.invoke({"messages": list(history)})
@@ -230,10 +234,10 @@ def agent_loop(size: int, steps: int, repeats: int) -> tuple[float, float, float
     plain = statistics.median(run(False) for _ in range(repeats)) / (steps + 1)
     firsts, rest = [], []
     for _ in range(repeats):
-        Timed.own = []
+        own.clear()
         run(True)
-        firsts.append(Timed.own[0])
-        rest.extend(Timed.own[1:])
+        firsts.append(own[0])
+        rest.extend(own[1:])
     return plain, statistics.median(firsts), statistics.median(rest)
 
 

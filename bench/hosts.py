@@ -36,11 +36,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from check_path import timed
 from gate_latency import POLICY, build
 from service_load import _start
 
@@ -96,7 +97,6 @@ def checkpointed(size: int, saver_name: str, turns: int) -> tuple[float, float, 
     from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.checkpoint.sqlite import SqliteSaver
-    from validator.integrations.middleware import ActionValidatorMiddleware
     from validator.integrations.testing import ScriptedChatModel
 
     seed: list[BaseMessage] = []
@@ -120,6 +120,7 @@ def checkpointed(size: int, saver_name: str, turns: int) -> tuple[float, float, 
         """Read the inbox."""
         return "nothing new"
 
+    own: list[float] = []
     script: list[AIMessage] = [AIMessage("Ready.")]
     for t in range(turns + 1):
         args = {**ARGS, "justification": JUSTIFICATION}
@@ -128,38 +129,20 @@ def checkpointed(size: int, saver_name: str, turns: int) -> tuple[float, float, 
         ]
         script.append(AIMessage("Done."))
 
-    class Timed(ActionValidatorMiddleware):
-        own: ClassVar[list[float]] = []
-
-        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
-            inner = [0.0]
-
-            def timed(r: Any) -> Any:
-                start = time.perf_counter()
-                try:
-                    return handler(r)
-                finally:
-                    inner[0] += time.perf_counter() - start
-
-            start = time.perf_counter()
-            out = super().wrap_tool_call(request, timed)
-            Timed.own.append((time.perf_counter() - start - inner[0]) * 1000)
-            return out
-
     saver = (
         InMemorySaver() if saver_name == "memory" else SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False))
     )
     agent = create_agent(
         ScriptedChatModel(responses=script),
         [send_email, read_inbox],
-        middleware=[Timed(Validator(POLICY, recorder=MemoryRecorder()))],
+        middleware=[timed(Validator(POLICY, recorder=MemoryRecorder()), own)],
         checkpointer=saver,
     )
     config: Any = {"configurable": {"thread_id": f"bench-{size}"}}
     agent.invoke({"messages": seed}, config)
     walls, firsts, laters = [], [], []
     for t in range(turns + 1):
-        Timed.own = []
+        own.clear()
         start = time.perf_counter()
         out = agent.invoke({"messages": [HumanMessage(ASK)]}, config)
         wall = (time.perf_counter() - start) * 1000
@@ -167,8 +150,8 @@ def checkpointed(size: int, saver_name: str, turns: int) -> tuple[float, float, 
         assert len(results) == 3 and all(r.status == "success" for r in results), results
         if t:  # the first turn warms the process
             walls.append(wall)
-            firsts.append(Timed.own[0])
-            laters.extend(Timed.own[1:])
+            firsts.append(own[0])
+            laters.extend(own[1:])
     return statistics.median(walls), statistics.median(firsts), statistics.median(laters)
 
 
