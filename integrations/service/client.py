@@ -28,6 +28,7 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 import jiter
+import msgspec
 
 from validator.decision import service_unavailable
 from validator.verdict import Verdict, verdict_adapter
@@ -211,12 +212,28 @@ def _encoded(value: Any) -> bytes:
     return (value if isinstance(value, str) else json.dumps(value)).encode("utf-8", "surrogatepass")
 
 
+class _Action(msgspec.Struct):
+    tool: str
+
+
+class _NamedTool(msgspec.Struct):
+    """The one field of a check input the client reads back: which tool it asks about."""
+
+    action: _Action
+
+
+_TOOL = msgspec.json.Decoder(_NamedTool)
+
+
 def _tool(check_input: Any) -> str:
+    """The tool a check input asks about ("unknown" when it names none): a verdict must be on it. From JSON
+    text, a typed decode that skips everything else (the messages of a long history are not built)."""
     try:
         if isinstance(check_input, str):
             check_input = check_input.encode("utf-8", "surrogatepass")
-        data = jiter.from_json(check_input) if isinstance(check_input, bytes) else check_input
-        return str(data["action"]["tool"])
+        if isinstance(check_input, bytes):
+            return _TOOL.decode(check_input).action.tool
+        return str(check_input["action"]["tool"])
     except Exception:
         return "unknown"
 

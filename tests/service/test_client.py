@@ -180,3 +180,25 @@ def test_a_broken_answer_is_a_refusal_never_an_exception(reply: Callable[[socket
     for url in _server(reply):  # a trickle: one deadline for the whole answer ("within": not a per-read timeout)
         _refused(ServiceClient(url, "vt_x", timeout=1.0).check(CHECK), why)
         _refused(asyncio.run(AsyncServiceClient(url, "vt_x", timeout=1.0).check(CHECK)), why)
+
+
+@pytest.mark.parametrize(
+    ("body", "tool"),
+    [
+        (
+            b'{"messages": [{"role": "user", "content": "hi"}], "action": {"tool": "send_money", "args": {}}}',
+            "send_money",
+        ),
+        (b'{"action": {"args": {"tool": "decoy"}, "tool": "send_email"}, "messages": []}', "send_email"),
+        (b'{"action": {"tool": 5}}', "unknown"),
+        (b'{"action": {}}', "unknown"),
+        (b"not json", "unknown"),
+        ('{"action": {"tool": "caf\\u00e9"}}', "café"),
+    ],
+)
+def test_the_tool_a_check_asks_about_is_read_without_building_the_rest(body: bytes | str, tool: str) -> None:
+    """The client reads back only the tool's name (a verdict on another tool is refused), by a typed decode
+    that skips the messages: a 10,000-message body costs it a few milliseconds, not a whole parse."""
+    from validator.integrations.service.client import _tool
+
+    assert _tool(body) == tool
