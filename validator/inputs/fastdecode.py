@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 import re
 import types
+from collections.abc import Callable
+from functools import cache
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import jiter
@@ -145,8 +147,12 @@ def problem(exc: Exception) -> FieldProblem:
 def problems(value: Any, kind: Any, path: str = "") -> list[FieldProblem]:
     """Every way ``value`` (decoded JSON) is not a ``kind`` (a record or a type of one), each at its path."""
     found: list[FieldProblem] = []
-    _check(value, kind, path, found)
+    _reader(kind)(value, path, found)
     return found
+
+
+Check = Callable[[Any, str, list[FieldProblem]], None]
+"""``check(value, path, found)``: appends to ``found`` every problem of ``value`` at ``path``."""
 
 
 def _at(path: str, key: str | int) -> str:
@@ -163,33 +169,68 @@ _SHAPES: dict[Any, str] = {list: "list", dict: "dictionary", str: "string", type
 """The JSON shapes the records use, by the Python type decoded JSON has for each."""
 
 
-def _check(value: Any, kind: Any, path: str, found: list[FieldProblem]) -> None:
+@cache
+def _reader(kind: Any) -> Check:
+    """The problem reader of ``kind``, built once per type from its annotations (a history of thousands of
+    messages is read without asking ``typing`` about each of them)."""
     origin, args = get_origin(kind), get_args(kind)
     if origin is Annotated:
-        _check(value, args[0], path, found)
-        if isinstance(value, str):
-            for meta in args[1:]:
-                _lengths(value, meta, path, found)
-    elif isinstance(kind, type) and issubclass(kind, msgspec.Struct):
-        _record(value, kind, path, found)
-    elif origin is Union or origin is types.UnionType:
-        _union(value, args, path, found)
-    elif origin is Literal:
-        if not any(type(value) is type(a) and value == a for a in args):
-            listed = ", ".join(map(repr, args[:-1])) + (f" or {args[-1]!r}" if len(args) > 1 else repr(args[0]))
-            found.append(FieldProblem(path, f"must be one of {listed}, got {value!r}"))
-    elif kind is not Any:
-        _shaped(value, origin or kind, args, path, found)
-
-
-def _shaped(value: Any, shape: Any, args: tuple[Any, ...], path: str, found: list[FieldProblem]) -> None:
+        return _annotated(_reader(args[0]), args[1:])
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        return _record(kind)
+    if origin is Union or origin is types.UnionType:
+        return _union(args)
+    if origin is Literal:
+        return _literal(args)
+    if kind is Any:
+        return _anything
+    shape = origin or kind
     if shape not in _SHAPES:  # a type the records do not use yet: teach this reader it first
         raise TypeError(f"no problem reader for {shape!r}")
-    if type(value) is not shape:
-        found.append(FieldProblem(path, f"Input should be a valid {_SHAPES[shape]}, got {_named(value)}"))
-    elif shape is list:
-        for i, item in enumerate(value):
-            _check(item, args[0], _at(path, i), found)
+    return _list(_reader(args[0])) if shape is list else _shaped(shape)
+
+
+def _anything(value: Any, path: str, found: list[FieldProblem]) -> None:
+    return None
+
+
+def _annotated(inner: Check, metas: tuple[Any, ...]) -> Check:
+    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
+        inner(value, path, found)
+        if isinstance(value, str):
+            for meta in metas:
+                _lengths(value, meta, path, found)
+
+    return check
+
+
+def _literal(values: tuple[Any, ...]) -> Check:
+    listed = ", ".join(map(repr, values[:-1])) + (f" or {values[-1]!r}" if len(values) > 1 else repr(values[0]))
+
+    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
+        if not any(type(value) is type(a) and value == a for a in values):
+            found.append(FieldProblem(path, f"must be one of {listed}, got {value!r}"))
+
+    return check
+
+
+def _shaped(shape: type) -> Check:
+    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
+        if type(value) is not shape:
+            found.append(FieldProblem(path, f"Input should be a valid {_SHAPES[shape]}, got {_named(value)}"))
+
+    return check
+
+
+def _list(item: Check) -> Check:
+    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
+        if type(value) is not list:
+            found.append(FieldProblem(path, f"Input should be a valid list, got {_named(value)}"))
+            return
+        for i, each in enumerate(value):
+            item(each, f"{path}[{i}]", found)
+
+    return check
 
 
 def _shape_of(kind: Any) -> Any:
@@ -200,37 +241,56 @@ def _shape_of(kind: Any) -> Any:
     return get_origin(bare) or bare
 
 
-def _record(value: Any, kind: type[msgspec.Struct], path: str, found: list[FieldProblem]) -> None:
-    if type(value) is not dict:
-        found.append(FieldProblem(path, f"Input should be a valid dictionary, got {_named(value)}"))
-        return
-    fields = {f.encode_name: f for f in msgspec.structs.fields(kind)}
-    for key in value:
-        if key not in fields:
-            found.append(FieldProblem(_at(path, str(key)), "unknown field"))
-    for name, field in fields.items():
-        if name in value:
-            _check(value[name], field.type, _at(path, name), found)
-        elif field.required:
-            found.append(FieldProblem(_at(path, name), "is required"))
+def _record(kind: type[msgspec.Struct]) -> Check:
+    fields = tuple((f.encode_name, _reader(f.type), f.required) for f in msgspec.structs.fields(kind))
+    names = frozenset(name for name, _, _ in fields)
+
+    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
+        if type(value) is not dict:
+            found.append(FieldProblem(path, f"Input should be a valid dictionary, got {_named(value)}"))
+            return
+        for key in value:
+            if key not in names:
+                found.append(FieldProblem(_at(path, str(key)), "unknown field"))
+        for name, read, required in fields:
+            if name in value:
+                read(value[name], _at(path, name), found)
+            elif required:
+                found.append(FieldProblem(_at(path, name), "is required"))
+
+    return check
 
 
-def _union(value: Any, members: tuple[Any, ...], path: str, found: list[FieldProblem]) -> None:
-    """Fine when a member takes ``value``; else the problems of the member of its kind, or one line."""
-    if value is not None:  # an optional field that holds something: what that something should be
-        members = tuple(m for m in members if m is not type(None))
-        if len(members) == 1:
-            _check(value, members[0], path, found)
+def _union(members: tuple[Any, ...]) -> Check:
+    """Fine when a member takes the value; else the problems of the member of its shape, or one line."""
+    every = tuple((_shape_of(m), _reader(m)) for m in members)
+    present = tuple(r for r in every if r[0] is not type(None))  # what an optional field that holds something is
+
+    def names(options: tuple[tuple[Any, Check], ...]) -> str:
+        return " or ".join(_SHAPES.get(shape, "object") for shape, _ in options)
+
+    expected_every, expected_present = names(every), names(present)
+
+    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
+        options = every if value is None else present
+        if len(options) == 1:
+            options[0][1](value, path, found)
             return
-    tried = [problems(value, member, path) for member in members]
-    if any(not t for t in tried):
-        return
-    for member, seen in zip(members, tried, strict=True):
-        if _shape_of(member) is type(value):  # the member of the value's own shape says what is wrong inside it
-            found.extend(seen)
-            return
-    expected = " or ".join(_SHAPES.get(_shape_of(m), "object") for m in members)
-    found.append(FieldProblem(path, f"Input should be a {expected}, got {_named(value)}"))
+        tried = []
+        for _, read in options:
+            seen: list[FieldProblem] = []
+            read(value, path, seen)
+            if not seen:
+                return
+            tried.append(seen)
+        for (shape, _), seen in zip(options, tried, strict=True):
+            if shape is type(value):  # the member of the value's own shape says what is wrong inside it
+                found.extend(seen)
+                return
+        expected = expected_every if value is None else expected_present
+        found.append(FieldProblem(path, f"Input should be a {expected}, got {_named(value)}"))
+
+    return check
 
 
 def _lengths(value: str, meta: Any, path: str, found: list[FieldProblem]) -> None:
