@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from validator.exceptions import UsageError
+
 __all__ = ["ALL_ON", "RULES", "Rules"]
 
 RULES: dict[str, str] = {
@@ -38,7 +40,7 @@ class Rules:
     def __post_init__(self) -> None:
         unknown = sorted(set(self.off) - set(RULES))
         if unknown:
-            raise ValueError(f"unknown rules: {', '.join(unknown)}")
+            raise UsageError(f"unknown rules: {', '.join(unknown)}")
 
     def on(self, rule: str) -> bool:
         """Whether ``rule`` is on (always, outside an ablation)."""
