@@ -428,18 +428,18 @@ class Validator:
         count = yield from Io(partial(over_cap, stores.counter, plan.retry_key, self.config.retry_cap))
         if count is not None:
             return self._capped(step, count)
-        # the plan's key, unless standing authorizations were added to what the agent cited
-        key = plan.verdict_key if step.action is plan.action else None
-        reuse = stores.reuse
+        reuse, key = stores.reuse, ""
         if reuse is not None:
-            key = key or reuse.key(step, self.policy.version, self.judge.label)
+            # the plan's key, unless standing authorizations were added to what the agent cited
+            planned = plan.verdict_key if step.action is plan.action else None
+            key = planned or reuse.key(step, self.policy.version, self.judge.label)
             kept = yield from Io(partial(reuse.get, key), partial(reuse.aget, key))
             if kept is not None:
                 return (yield from Io(self._spent(kept, step, stores)))
         limits = Limits(self.config.judge_timeout, self.config.judge_attempts, self.config.control_flow)
         attempts = yield from judging(self.judge, step, limits)
         verdict = self._verdict(step, attempts)
-        if reuse is not None and key is not None:
+        if reuse is not None:
             yield from Io(partial(reuse.put, key, verdict), partial(reuse.aput, key, verdict))
         return (yield from Io(self._spent(verdict, step, stores)))
 

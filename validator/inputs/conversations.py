@@ -126,8 +126,8 @@ class Conversations(Generic[S]):
             self.builds += 1
             groups = self._convert(sources, 0, ())
             transcript = Transcript(flat(groups))
-            entry = _Entry(sources, contents, self._read(sources), _ends(groups, 0), transcript, 0)
-            self._keep(key, replace(entry, chars=_chars(transcript.messages)))
+            chars = _chars(transcript.messages)
+            self._keep(key, _Entry(sources, contents, self._read(sources), _ends(groups, 0), transcript, chars))
             return transcript
         same, reads = self._same_prefix(sources, contents, entry)
         if same == len(entry.sources) == len(sources):

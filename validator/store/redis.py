@@ -289,10 +289,8 @@ class RedisStore:
     def list(self, user_id: str) -> list[StandingAuthorization]:
         """The user's standing authorizations, in one round trip (a script: the user's ids, then each record)."""
         listed = self._key("auth", "user", user_id)
-        session = self._current
-        if session is not None and listed in session.reads:
-            flat = session.reads.pop(listed)
-        else:
+        ahead, flat = self._ahead(listed, "listing of standing authorizations")
+        if not ahead:
             try:
                 flat = self._list(keys=[listed], args=[self._key("auth", "")])
             except redis.RedisError as exc:
