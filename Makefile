@@ -1,4 +1,4 @@
-.PHONY: demo test test-fast bench schemas
+.PHONY: demo test test-fast bench schemas verbs
 
 # Installs the package and runs standalone checks of the examples on the embedded default.
 demo:
@@ -28,3 +28,6 @@ schemas:
 	.venv/bin/validator schema verdict > schemas/verdict.schema.json
 	.venv/bin/validator schema eval-case > schemas/eval-case.schema.json
 	.venv/bin/python -c "import json; from validator.integrations.service import create_app; print(json.dumps(create_app().openapi(), indent=2))" > schemas/openapi.json
+
+verbs:
+	.venv/bin/python -m validator.devtools.verbs > validator/english_verbs.txt

@@ -15,7 +15,16 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-__all__ = ["APOSTROPHES", "LanguagePack", "Phrase", "english", "fold_apostrophes", "load_pack", "phrase"]
+__all__ = [
+    "APOSTROPHES",
+    "LanguagePack",
+    "Phrase",
+    "english",
+    "english_verb_lemmas",
+    "fold_apostrophes",
+    "load_pack",
+    "phrase",
+]
 
 APOSTROPHES = "\u2019\u2018\u02bc\u02b9\u02bb\u02bd\uff07\u00b4\u0060\u2032"
 """Characters used as an apostrophe (U+2019, U+02BC, ...): all read as ``'``."""
@@ -205,3 +214,20 @@ def load_pack(text: str) -> LanguagePack:
 def english() -> LanguagePack:
     """The English pack shipped with the library (read once)."""
     return load_pack(resources.files("validator").joinpath("english.toml").read_text(encoding="utf-8"))
+
+
+@cache
+def _english_verbs() -> dict[str, str]:
+    """The shipped verb table (``english_verbs.txt``, built by :mod:`validator.devtools.verbs`): each form
+    and the rest of its line (empty: the form is its own only lemma). Read once, in a few milliseconds."""
+    text = resources.files("validator").joinpath("english_verbs.txt").read_text(encoding="utf-8")
+    return dict(line.partition(" ")[::2] for line in text.splitlines() if line and not line.startswith("#"))
+
+
+def english_verb_lemmas(word: str) -> tuple[str, ...]:
+    """The verb lemmas the lower-case ``word`` is a form of (``paid`` -> ``("pay",)``); empty when the table
+    does not know it as a verb form. A word outside the table is not guessed at."""
+    rest = _english_verbs().get(word)
+    if rest is None:
+        return ()
+    return tuple(rest.split(" ")) if rest else (word,)

@@ -32,7 +32,7 @@ from functools import lru_cache
 from typing import Literal
 
 from validator.findings import Proof
-from validator.language import LanguagePack, Phrase, english, fold_apostrophes
+from validator.language import LanguagePack, Phrase, english, english_verb_lemmas, fold_apostrophes
 
 __all__ = [
     "Reading",
@@ -339,35 +339,28 @@ def frame_tokens(texts: Sequence[str]) -> frozenset[int]:
 
 
 def warm() -> None:
-    """Load what the reader reads with (``lemminflect``'s tables, the language pack) now: the first check of
-    a process must not spend its gate budget on a one-time load (under load, seconds: the first checks
-    of a busy process were refused ``GATE_BUDGET_EXCEEDED``)."""
+    """Load what the reader reads with (the language pack, the verb table) now: the first check of a
+    process must not spend its gate budget on a one-time load (under load, seconds: the first checks of
+    a busy process were refused ``GATE_BUDGET_EXCEEDED``)."""
     english()
     lemma("paying")
 
 
 @lru_cache(maxsize=65_536)
 def lemma(word: str) -> str:
-    """The verb lemma of a word (``paid`` -> ``pay``), by ``lemminflect``; the word itself when unknown."""
+    """The verb lemma of a word (``paid`` -> ``pay``), from the shipped verb table; the word itself when the
+    table does not know it as a verb form (a word nobody listed is not guessed into a verb: it then
+    matches only an intent spelled the same way)."""
     if not word.isalpha():
         return word
-    from lemminflect import getLemma
-
     known = _verb_lemmas(word)
-    if known:
-        return str(known[0]).lower()
-    if word.endswith(("ed", "ing", "s")):
-        found = getLemma(word, upos="VERB")
-        return str(found[0]).lower() if found else word
-    return word
+    return known[0].lower() if known else word
 
 
 @lru_cache(maxsize=65_536)
 def _verb_lemmas(word: str) -> tuple[str, ...]:
-    """The verb lemmas ``lemminflect``'s dictionary gives for ``word`` (empty: not a known verb form)."""
-    from lemminflect import getAllLemmas
-
-    return tuple(getAllLemmas(word, upos="VERB").get("VERB", ()))
+    """The verb lemmas the table gives for ``word`` (empty: not a known verb form)."""
+    return english_verb_lemmas(word)
 
 
 @lru_cache(maxsize=65_536)
