@@ -43,6 +43,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from validator.integrations._review import read_review
+from validator.integrations.service.held import HeldConversations
 from validator.integrations.service.tokens import Identity, Tenants, tenants_for, token_hash
 
 from validator import (
@@ -60,8 +61,10 @@ from validator._json import dumps
 from validator.decision import service_unavailable
 from validator.exceptions import FieldProblem, SetupError, StoreError, ValidatorError
 from validator.gate.authorizations import is_bound
-from validator.inputs import strictjson
+from validator.inputs import sent, strictjson
 from validator.inputs.checkinput import DEFAULT_LIMITS
+from validator.inputs.sent import CONVERSATION, CONVERSATION_AFTER, CONVERSATION_COUNT, CONVERSATION_DIGEST
+from validator.inputs.transcript import Transcript
 from validator.judges.base import Judge
 from validator.schemas import schema
 from validator.store import open_store
@@ -70,6 +73,12 @@ from validator.store.records import new_authorization_id
 
 T = TypeVar("T")
 __all__ = ["ServiceConfig", "create_app"]
+
+CONVERSATION_NOT_HELD = (
+    "this process does not hold the conversation with that digest (a restart, another process, an edited "
+    "history): send the whole check input, with the conversation header and without the digest"
+)
+_CONVERSATION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 log = logging.getLogger("validator.service")
 
@@ -100,6 +109,10 @@ class ServiceConfig:
     token stops working on every process within this, and a busy service reads the store once per token and
     period instead of once per request. Unknown tokens are never kept (a token made a moment ago works at
     once). 0 reads the store on every request."""
+    max_held_chars: int = 20_000_000
+    """Characters of conversation content a process holds for the incremental form of ``/v1/check``
+    (:mod:`~validator.integrations.service.held`); the least recently used conversations are let go
+    past it (their next check is a 409, and the client sends the whole input). 0 holds nothing."""
     request_policy_tenants: frozenset[str] = frozenset()
     """Tenants whose check inputs may carry their own ``policy`` (the operator's choice, per tenant). For
     every other tenant the service applies its own policy (``policy``, else the empty one: every tool
@@ -167,6 +180,7 @@ class _Service:
             "validator_http_requests_total", "HTTP requests", ["route", "status"], registry=self.registry
         )
         self.latency = Histogram("validator_http_seconds", "Request latency", ["route"], registry=self.registry)
+        self.held = HeldConversations(config.max_held_chars)
 
     # -- tenants, bodies, checks -------------------------------------------------------------
 
@@ -190,12 +204,30 @@ class _Service:
             return item
         return item if item.policy is not None else replace(item, policy=self.config.policy or Policy())
 
-    def parsed(self, tenant: str, raw: bytes | Any) -> CheckInput:
-        """One check input, read by the check input's own strict parser (bytes, or a batch's element)."""
-        item = CheckInput.from_json(raw) if isinstance(raw, bytes) else CheckInput.from_dict(raw)
+    def parsed(self, tenant: str, raw: bytes | Any, before: Transcript | None = None) -> CheckInput:
+        """One check input, read by the check input's own strict parser (bytes, or a batch's element);
+        ``before``: the held conversation its messages follow."""
+        item = CheckInput.from_json(raw, before=before) if isinstance(raw, bytes) else CheckInput.from_dict(raw)
         if item.action.call_id is None:  # no id: a new call, which spends anew (an id makes a retry idempotent)
             item = replace(item, action=replace(item.action, call_id=f"service-{uuid.uuid4().hex}"))
         return self.admitted(tenant, item)
+
+    def incremental(self, tenant: str, request: Request, raw: bytes) -> tuple[CheckInput, sent.Chain | None] | None:
+        """The check input of a request that names its conversation, and the digest of the conversation it
+        leaves held (``None``: not held, over the budget); ``None`` (a 409) when it follows a digest this
+        process does not hold."""
+        conversation = request.headers[CONVERSATION]
+        if not _CONVERSATION_ID.fullmatch(conversation):
+            raise InputError([FieldProblem(CONVERSATION, "must be 1 to 128 letters, digits or . _ : -")])
+        after = request.headers.get(CONVERSATION_AFTER)
+        before = None if after is None else self.held.get(tenant, conversation, after)
+        if after is not None and before is None:
+            return None
+        item = self.parsed(tenant, raw, before.transcript if before else None)
+        chain = (before.chain if before else sent.Chain()).extended(sent.split(raw).messages)
+        new = item.transcript.messages[len(before.transcript.messages) if before else 0 :]
+        chars = (before.chars if before else 0) + sum(len(m.content) for m in new)
+        return item, chain if self.held.put(tenant, conversation, item.transcript, chain, chars) else None
 
     async def tenant(self, request: Request, scope: str = "check") -> str:
         """The tenant of the request's bearer token (401 without one, 429 over its rate). The token store is
@@ -300,12 +332,23 @@ class _Service:
     async def check(self, request: Request) -> JSONResponse:
         """Validate one pending action: the verdict (200), or the problems of the input (400)."""
         who = await self.tenant(request, "check")
+        chain = None
         try:
-            item = self.parsed(who, await self.body(request))
+            raw = await self.body(request)
+            if CONVERSATION not in request.headers:
+                item = self.parsed(who, raw)
+            else:
+                found = self.incremental(who, request, raw)
+                if found is None:
+                    return _error(409, "conversation_not_held", CONVERSATION_NOT_HELD)
+                item, chain = found
         except InputError as exc:
             return JSONResponse(exc.to_dict(), status_code=400)
         status, verdict = await self.judged(who, item)
-        return JSONResponse(verdict, status_code=status, headers={"Retry-After": "1"} if status == 503 else None)
+        headers = {"Retry-After": "1"} if status == 503 else {}
+        if chain is not None:
+            headers |= {CONVERSATION_DIGEST: chain.digest, CONVERSATION_COUNT: str(chain.count)}
+        return JSONResponse(verdict, status_code=status, headers=headers or None)
 
     async def check_batch(self, request: Request) -> JSONResponse:
         """Validate several pending actions (one model turn's parallel calls), each answered in order."""
@@ -505,12 +548,19 @@ def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None =
         return {"requestBody": {"content": {"application/json": {"schema": content}}, "required": True}}
 
     route = app.add_api_route
+    held_headers = [
+        {"name": name, "in": "header", "required": False, "schema": {"type": "string"}, "description": text}
+        for name, text in (
+            (CONVERSATION, "The conversation this check belongs to; the service holds it for the next check."),
+            (CONVERSATION_AFTER, "The digest of the held messages the body's messages follow (409 when not held)."),
+        )
+    ]
     route(
         "/v1/check",
         service.check,
         methods=["POST"],
-        openapi_extra=body(check_input),
-        responses={200: verdict, **refusals},
+        openapi_extra={**body(check_input), "parameters": held_headers},
+        responses={200: verdict, 409: {"description": CONVERSATION_NOT_HELD}, **refusals},
     )
     route(
         "/v1/check:batch", service.check_batch, methods=["POST"], openapi_extra=body(batch_schema), responses=refusals

@@ -15,14 +15,22 @@ caller runs the action only when ``verdict.approved``:
   ``RECORDER_UNAVAILABLE`` when the service's store failed; a 503 never approves);
 - a body that is not exactly a verdict: read strictly (``"approved": "true"`` or ``1`` is not a
   boolean, a duplicate key is refused), and a verdict on another tool than the one asked about.
+
+Without ``keep_alive`` no socket outlives a check; with it, connections are kept between checks (a
+third of a millisecond a check on loopback; ``close()`` the client, or use it as a context manager).
+``check(..., conversation=ID)`` uses the incremental form: the client remembers the digest of the
+messages it sent for ``ID`` (:mod:`validator.inputs.sent`) and, when the new input's messages begin
+with exactly those, sends only the rest; a 409 (the service does not hold them) is answered by
+sending the whole input once, within the same deadline. The verdict is the whole input's either way.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Generic, TypeVar
 
@@ -31,6 +39,7 @@ import jiter
 import msgspec
 
 from validator.decision import service_unavailable
+from validator.inputs import sent
 from validator.verdict import Verdict, verdict_adapter
 
 __all__ = ["AsyncServiceClient", "ServiceClient"]
@@ -40,6 +49,8 @@ MAX_BYTES = 1024 * 1024
 
 _refused = service_unavailable
 _NO_POOL = httpx.Limits(max_keepalive_connections=0)
+_REMEMBERED = 1024
+"""Conversations a client remembers the sent digest of (the least recently used forgotten)."""
 
 
 class _Refusal(Exception):
@@ -59,11 +70,51 @@ class _Call(Generic[T]):
     body: bytes
     read: Callable[[int, bytes | str], T]
     """``read(status, body)``; ``(0, why)`` when the exchange failed."""
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sent:
+    """What a client believes the service holds of one conversation: its message count and digest."""
+
+    count: int
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Conversation:
+    """One check of a named conversation, planned before any I/O: the first exchange, the whole input to
+    send when the service answers 409 (``None`` when the first already is whole), and what the service
+    holds once it has checked it."""
+
+    first: _Call[Verdict]
+    whole: _Call[Verdict] | None
+    then: _Sent | None
 
 
 def _check_call(check_input: Mapping[str, Any] | str | bytes) -> _Call[Verdict]:
     body, tools = _body(check_input)
     return _Call("/v1/check", body, partial(_one, tools[0]))
+
+
+def _conversation_call(check_input: Mapping[str, Any] | str | bytes, name: str, known: _Sent | None) -> _Conversation:
+    body, tools = _body(check_input)
+    read = partial(_one, tools[0])
+    whole = _Call("/v1/check", body, read, {sent.CONVERSATION: name})
+    try:
+        parts = sent.split(body)
+    except ValueError:  # not a check input: sent whole, for the service to name its problems
+        return _Conversation(whole, None, None)
+    count = known.count if known and known.count <= len(parts.messages) else 0
+    prefix = sent.Chain().extended(parts.messages[:count])
+    chain = prefix.extended(parts.messages[count:])
+    then = _Sent(chain.count, chain.digest)
+    if not count or known is None or prefix.digest != known.digest:
+        return _Conversation(whole, None, then)
+    rest = sent.joined(parts.fields, parts.messages[count:])
+    return _Conversation(
+        _Call("/v1/check", rest, read, {**whole.headers, sent.CONVERSATION_AFTER: known.digest}), whole, then
+    )
 
 
 def _answer_call(check_input: Mapping[str, Any], decision: Any) -> _Call[Verdict]:
@@ -77,8 +128,8 @@ def _batch_call(check_inputs: list[Mapping[str, Any]]) -> _Call[list[Verdict]]:
 
 
 class _Base(Generic[TransportT, ClientT]):
-    """What both clients share: the URL, the token, the limits and the one client they are built with
-    (without a connection pool: no socket outlives a check; built once, its TLS context is costly)."""
+    """What both clients share: the URL, the token, the limits, the one client they are built with
+    (built once: its TLS context is costly) and the conversations' sent digests."""
 
     def __init__(
         self,
@@ -88,6 +139,7 @@ class _Base(Generic[TransportT, ClientT]):
         timeout: float = 10.0,
         max_bytes: int = MAX_BYTES,
         transport: TransportT | None = None,
+        keep_alive: bool = False,
     ) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"the service URL must be http:// or https://, got {url!r}")
@@ -95,18 +147,39 @@ class _Base(Generic[TransportT, ClientT]):
         self.token = token
         self.timeout = timeout
         self.max_bytes = max_bytes
+        self.limits = httpx.Limits() if keep_alive else _NO_POOL
         self._client: ClientT = self._new_client(transport)
+        self._sent: OrderedDict[str, _Sent] = OrderedDict()
 
     def _new_client(self, transport: TransportT | None) -> ClientT:
         raise NotImplementedError
 
-    def _request(self, path: str, body: bytes) -> dict[str, Any]:
+    def _request(self, call: _Call[Any]) -> dict[str, Any]:
         return {
             "method": "POST",
-            "url": self.url + path,
-            "content": body,
-            "headers": {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"},
+            "url": self.url + call.path,
+            "content": call.body,
+            "headers": {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json", **call.headers},
         }
+
+    def _known(self, name: str) -> _Sent | None:
+        found = self._sent.get(name)
+        if found is not None:
+            self._sent.move_to_end(name)
+        return found
+
+    def _learn(self, name: str, plan: _Conversation, status: int, headers: Mapping[str, str]) -> None:
+        """Remember what the service says it now holds, when it is what this client sent; else forget."""
+        then = plan.then
+        count = headers.get(sent.CONVERSATION_COUNT, "")
+        said = _Sent(int(count) if count.isdigit() else -1, headers.get(sent.CONVERSATION_DIGEST, ""))
+        if status == 200 and then is not None and said == then:
+            self._sent[name] = then
+            self._sent.move_to_end(name)
+            while len(self._sent) > _REMEMBERED:
+                self._sent.popitem(last=False)
+        else:
+            self._sent.pop(name, None)
 
     def _start(self, response: httpx.Response) -> None:
         if response.is_redirect or 300 <= response.status_code < 400:
@@ -127,11 +200,30 @@ class ServiceClient(_Base[httpx.BaseTransport, httpx.Client]):
     module docstring. ``transport``: an ``httpx`` transport (a test's ``MockTransport``)."""
 
     def _new_client(self, transport: httpx.BaseTransport | None) -> httpx.Client:
-        return httpx.Client(follow_redirects=False, timeout=self.timeout, transport=transport, limits=_NO_POOL)
+        return httpx.Client(follow_redirects=False, timeout=self.timeout, transport=transport, limits=self.limits)
 
-    def check(self, check_input: Mapping[str, Any] | str | bytes) -> Verdict:
-        """The verdict on one check input (the CLI's JSON); a refusal on any failure."""
-        return self._call(_check_call(check_input))
+    def close(self) -> None:
+        """Close the kept-alive connections."""
+        self._client.close()
+
+    def __enter__(self) -> ServiceClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def check(self, check_input: Mapping[str, Any] | str | bytes, *, conversation: str | None = None) -> Verdict:
+        """The verdict on one check input (the CLI's JSON); a refusal on any failure. ``conversation``: the
+        host's name for the conversation, to send only what the service has not seen (module docstring)."""
+        if conversation is None:
+            return self._call(_check_call(check_input))
+        plan = _conversation_call(check_input, conversation, self._known(conversation))
+        deadline = time.monotonic() + self.timeout
+        status, body, headers = self._post(plan.first, deadline)
+        if status == 409 and plan.whole is not None:
+            status, body, headers = self._post(plan.whole, deadline)
+        self._learn(conversation, plan, status, headers)
+        return plan.first.read(status, body)
 
     def answer(self, check_input: Mapping[str, Any], decision: Any) -> Verdict:
         """Record the user's answer (LangChain's decision shapes) to the ``ask_user`` verdict on ``check_input``
@@ -143,33 +235,50 @@ class ServiceClient(_Base[httpx.BaseTransport, httpx.Client]):
         return self._call(_batch_call(check_inputs))
 
     def _call(self, call: _Call[T]) -> T:
-        return call.read(*self._post(call.path, call.body))
+        status, body, _ = self._post(call, time.monotonic() + self.timeout)
+        return call.read(status, body)
 
-    def _post(self, path: str, body: bytes) -> tuple[int, bytes | str]:
-        """``(status, body)``, or ``(0, why)`` when the exchange failed."""
-        deadline = time.monotonic() + self.timeout
+    def _post(self, call: _Call[Any], deadline: float) -> tuple[int, bytes | str, Mapping[str, str]]:
+        """``(status, body, headers)``, or ``(0, why, {})`` when the exchange failed."""
         try:
-            with self._client.stream(**self._request(path, body)) as response:
+            with self._client.stream(**self._request(call)) as response:
                 self._start(response)
                 chunks: list[bytes] = []
                 size = 0
                 for chunk in response.iter_bytes():
                     size = self._grow(chunks, chunk, size, deadline)
-                return response.status_code, b"".join(chunks)
+                return response.status_code, b"".join(chunks), response.headers
         except _Refusal as exc:
-            return 0, str(exc)
+            return 0, str(exc), {}
         except Exception as exc:  # refused, reset, timed out, malformed: every failure is a refusal
-            return 0, f"the service could not be reached ({type(exc).__name__}: {str(exc)[:200]})"
+            return 0, f"the service could not be reached ({type(exc).__name__}: {str(exc)[:200]})", {}
 
 
 class AsyncServiceClient(_Base[httpx.AsyncBaseTransport, httpx.AsyncClient]):
     """Async twin of :class:`ServiceClient` (``httpx.AsyncClient``; the deadline held exactly)."""
 
     def _new_client(self, transport: httpx.AsyncBaseTransport | None) -> httpx.AsyncClient:
-        return httpx.AsyncClient(follow_redirects=False, timeout=self.timeout, transport=transport, limits=_NO_POOL)
+        return httpx.AsyncClient(follow_redirects=False, timeout=self.timeout, transport=transport, limits=self.limits)
 
-    async def check(self, check_input: Mapping[str, Any] | str | bytes) -> Verdict:
-        return await self._call(_check_call(check_input))
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    async def __aenter__(self) -> AsyncServiceClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def check(self, check_input: Mapping[str, Any] | str | bytes, *, conversation: str | None = None) -> Verdict:
+        if conversation is None:
+            return await self._call(_check_call(check_input))
+        plan = _conversation_call(check_input, conversation, self._known(conversation))
+        deadline = time.monotonic() + self.timeout
+        status, body, headers = await self._post(plan.first, deadline)
+        if status == 409 and plan.whole is not None:
+            status, body, headers = await self._post(plan.whole, deadline)
+        self._learn(conversation, plan, status, headers)
+        return plan.first.read(status, body)
 
     async def answer(self, check_input: Mapping[str, Any], decision: Any) -> Verdict:
         return await self._call(_answer_call(check_input, decision))
@@ -178,26 +287,27 @@ class AsyncServiceClient(_Base[httpx.AsyncBaseTransport, httpx.AsyncClient]):
         return await self._call(_batch_call(check_inputs))
 
     async def _call(self, call: _Call[T]) -> T:
-        return call.read(*(await self._post(call.path, call.body)))
+        status, body, _ = await self._post(call, time.monotonic() + self.timeout)
+        return call.read(status, body)
 
-    async def _post(self, path: str, body: bytes) -> tuple[int, bytes | str]:
+    async def _post(self, call: _Call[Any], deadline: float) -> tuple[int, bytes | str, Mapping[str, str]]:
         import asyncio
 
-        deadline = time.monotonic() + self.timeout
+        left = max(0.0, deadline - time.monotonic())
         try:
-            async with asyncio.timeout(self.timeout), self._client.stream(**self._request(path, body)) as response:
+            async with asyncio.timeout(left), self._client.stream(**self._request(call)) as response:
                 self._start(response)
                 chunks: list[bytes] = []
                 size = 0
                 async for chunk in response.aiter_bytes():
                     size = self._grow(chunks, chunk, size, deadline)
-                return response.status_code, b"".join(chunks)
+                return response.status_code, b"".join(chunks), response.headers
         except _Refusal as exc:
-            return 0, str(exc)
+            return 0, str(exc), {}
         except TimeoutError:
-            return 0, f"no whole answer within {self.timeout:g} s"
+            return 0, f"no whole answer within {self.timeout:g} s", {}
         except Exception as exc:
-            return 0, f"the service could not be reached ({type(exc).__name__}: {str(exc)[:200]})"
+            return 0, f"the service could not be reached ({type(exc).__name__}: {str(exc)[:200]})", {}
 
 
 # -- reading the answers strictly -------------------------------------------------------------------
@@ -209,7 +319,16 @@ def _body(check_input: Mapping[str, Any] | str | bytes) -> tuple[bytes, list[str
 
 
 def _encoded(value: Any) -> bytes:
-    return (value if isinstance(value, str) else json.dumps(value)).encode("utf-8", "surrogatepass")
+    """``value`` as JSON: a string as it is; Python data by ``msgspec`` (one C pass), except where it could
+    differ from what the host holds: ``msgspec`` writes a non-finite number as ``null`` and refuses a lone
+    surrogate, so then ``json`` writes it (``NaN``, ``\\ud800``) for the service to refuse, as in process."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    try:
+        body = msgspec.json.encode(value)
+    except (TypeError, UnicodeEncodeError, OverflowError):
+        body = b"null"
+    return json.dumps(value).encode("utf-8", "surrogatepass") if b"null" in body else body
 
 
 class _Action(msgspec.Struct):

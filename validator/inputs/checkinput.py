@@ -80,11 +80,17 @@ class CheckInput:
     user_id: str | None = None
 
     @classmethod
-    def from_json(cls, text: str | bytes, *, limits: Limits = DEFAULT_LIMITS) -> CheckInput:
+    def from_json(
+        cls, text: str | bytes, *, limits: Limits = DEFAULT_LIMITS, before: Transcript | None = None
+    ) -> CheckInput:
         """Parse the JSON text of a check input.
 
         One pass decodes the bytes straight into typed records (:mod:`validator.inputs.fastdecode`);
         only an input that pass refuses is parsed again, slowly, to name every problem by its path.
+
+        ``before``: the conversation so far, when ``text`` holds only the messages that follow it (the
+        service's incremental form); the result equals the parse of the whole input, and the limits
+        hold for the whole (a problem's message index counts from the conversation's first message).
         """
         if len(text) > limits.max_bytes:
             raise InputError([FieldProblem("", f"input is {len(text):,} bytes; at most {limits.max_bytes:,}")])
@@ -93,13 +99,13 @@ class CheckInput:
         except (ValueError, msgspec.ValidationError) as exc:
             cls._explain(text, limits, exc)  # always raises
             raise  # pragma: no cover
-        problems = _size_problems(doc, limits)
+        problems = _size_problems(doc, limits, before)
         if problems:
             raise InputError(problems)
         policy = _policy(doc.policy) if doc.policy is not None else None
         action = pending_action(doc.action.tool, doc.action.args, doc.action.justification, call_id=doc.action.call_id)
         _check_arg_sizes(action, limits)
-        return cls(transcript=_transcript(doc.messages), action=action, policy=policy, user_id=doc.user_id)
+        return cls(transcript=_transcript(doc.messages, before), action=action, policy=policy, user_id=doc.user_id)
 
     @classmethod
     def _explain(cls, text: str | bytes, limits: Limits, fast: Exception) -> None:
@@ -159,7 +165,7 @@ def _joined(root: str, path: str) -> str:
     return f"{root}{path}" if path.startswith("[") else ".".join(p for p in (root, path) if p)
 
 
-def _transcript(messages: list[fastdecode.MessageIn]) -> Transcript:
+def _transcript(messages: list[fastdecode.MessageIn], before: Transcript | None = None) -> Transcript:
     built = [
         Message(
             m.role,
@@ -172,7 +178,7 @@ def _transcript(messages: list[fastdecode.MessageIn]) -> Transcript:
         for m in messages
     ]
     try:
-        return Transcript(built)
+        return Transcript(built) if before is None else before.extend(built)
     except InputError as exc:
         raise InputError(exc.problems) from None
 
@@ -224,18 +230,18 @@ def _check_arg_sizes(action: PendingAction, limits: Limits) -> None:
         raise InputError(sorted(found, key=lambda p: p.path))
 
 
-def _size_problems(doc: fastdecode.CheckIn, limits: Limits) -> list[FieldProblem]:
+def _size_problems(doc: fastdecode.CheckIn, limits: Limits, before: Transcript | None = None) -> list[FieldProblem]:
     problems: list[FieldProblem] = []
-    if len(doc.messages) > limits.max_messages:
-        problems.append(
-            FieldProblem("messages", f"has {len(doc.messages):,} messages; at most {limits.max_messages:,}")
-        )
+    held = before.messages if before is not None else ()
+    count = len(held) + len(doc.messages)
+    if count > limits.max_messages:
+        problems.append(FieldProblem("messages", f"has {count:,} messages; at most {limits.max_messages:,}"))
         return problems
-    total = 0
-    for i, m in enumerate(doc.messages):
+    total = sum(len(m.content) for m in held)
+    for i, m in enumerate(doc.messages, start=len(held)):
         content = m.content
-        n = len(content) if isinstance(content, str) else sum(len(b.text) for b in content)
-        total += n
+        n = len(content) if isinstance(content, str) else sum(len(b.text) + 1 for b in content) - bool(content)
+        total += n  # as the transcript holds it (blocks joined by line breaks), the same whole or in parts
         if n > limits.max_message_chars:
             problems.append(
                 FieldProblem(f"messages[{i}].content", f"has {n:,} characters; at most {limits.max_message_chars:,}")
