@@ -180,26 +180,44 @@ def stateless(size: int, repeats: int) -> tuple[float, float]:
 # -- the service ------------------------------------------------------------------------------------
 
 
-def service(sizes: tuple[int, ...], repeats: int) -> list[tuple[int, float, float]]:
-    """``(size, round trip ms, in-process ms)`` per size, through the shipped client."""
+def service(sizes: tuple[int, ...], repeats: int) -> list[tuple[int, float, float, float]]:
+    """``(size, whole round trip ms, incremental round trip ms, in-process ms)`` per size, through the
+    shipped client with kept-alive connections; the incremental check is a named conversation whose
+    last four messages (a user turn) are new to the service."""
     from validator.integrations.service import ServiceClient
 
     proc, url, token = _start(None)
     try:
-        client = ServiceClient(url, token, timeout=60)
+        client = ServiceClient(url, token, timeout=60, keep_alive=True)
         validator = Validator(recorder=MemoryRecorder())  # the service's own default policy, in process
         out = []
         for size in sizes:
             data = check_bytes(history(size))
+            doc = json.loads(data)
             there, here = client.check(data), validator.check(data)
             assert (there.decision, there.code) == (here.decision, here.code), (there.reasoning, here.reasoning)
             remote = median_ms(lambda data=data: client.check(data), repeats)  # type: ignore[misc]
             local = median_ms(lambda data=data: validator.check(data), repeats)  # type: ignore[misc]
-            out.append((size, remote, local))
+            out.append((size, remote, _incremental(client, doc, repeats), local))
+        client.close()
         return out
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _incremental(client: Any, doc: dict[str, Any], repeats: int) -> float:
+    """Median ms of a named conversation's check when its last four messages are new to the service."""
+    prefix = {**doc, "messages": doc["messages"][:-4]}
+    times = []
+    for i in range(repeats + 1):
+        name = f"bench-{len(doc['messages'])}-{i}-{time.monotonic_ns()}"
+        client.check(prefix, conversation=name)  # the turns before, held by the service
+        start = time.perf_counter()
+        verdict = client.check(doc, conversation=name)
+        times.append((time.perf_counter() - start) * 1000)
+        assert verdict.code == client.check(doc).code
+    return statistics.median(times[1:])
 
 
 # -- the one-shot CLI -------------------------------------------------------------------------------
@@ -265,10 +283,13 @@ def main(argv: list[str] | None = None) -> int:
         cold, floors = stateless(size, repeats if size == 1_000 else max(3, repeats // 3))
         print(f"{size:>8,} {cold:>11.2f} {floors:>8.2f} {cold / floors:>5.1f}x")
 
-    print("\nservice: the shipped ServiceClient against validator serve on loopback, one check at a time")
-    print(f"{'history':>8} {'round trip':>11} {'in process':>11} {'ratio':>6} [1.15x]")
-    for size, remote, local in service(sizes, repeats if len(sizes) == 1 else max(3, repeats // 3)):
-        print(f"{size:>8,} {remote:>11.2f} {local:>11.2f} {remote / local:>5.2f}x")
+    print("\nservice: the shipped ServiceClient (kept-alive) against validator serve on loopback, one check at a time")
+    print(f"{'history':>8} {'in process':>11} {'round trip':>11} {'ratio':>6} [1.15x] {'incremental':>12} {'ratio':>6}")
+    for size, remote, held, local in service(sizes, repeats if len(sizes) == 1 else max(3, repeats // 3)):
+        print(
+            f"{size:>8,} {local:>11.2f} {remote:>11.2f} {remote / local:>5.2f}x"
+            f"        {held:>12.2f} {held / local:>5.2f}x"
+        )
 
     cli, bare = one_shot(3 if args.quick else 7)
     print(f"\none-shot CLI: validator check FILE {cli:.1f} ms, python -c pass {bare:.1f} ms: {cli / bare:.1f}x [8x]")
