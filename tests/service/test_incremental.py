@@ -132,18 +132,16 @@ def test_a_conversation_the_process_does_not_hold_answers_409_and_the_client_rec
         verdict = client.check(check([*messages, *history(["chat"])]), conversation="c")
         assert [sent.CONVERSATION_AFTER in h for h, _ in transport.sent[-2:]] == [True, False]  # 409, then whole
         same(verdict, client.check(check([*messages, *history(["chat"])])))
-        raw = httpx.post(
-            service.url + "/v1/check",
-            content=json.dumps(check(history(["chat"]))),
-            headers={
-                "Authorization": f"Bearer {service.token}",
-                sent.CONVERSATION: "c",
-                sent.CONVERSATION_AFTER: "0" * 64,
-            },
-        )
+        raw = post_after(service.url, service.token, "c", "0" * 64)
         assert raw.status_code == 409 and raw.json()["error"] == "conversation_not_held"
     finally:
         service.stop()
+
+
+def post_after(url: str, token: str, conversation: str, after: str) -> httpx.Response:
+    """A raw incremental check: one new message after the digest ``after``."""
+    headers = {"Authorization": f"Bearer {token}", sent.CONVERSATION: conversation, sent.CONVERSATION_AFTER: after}
+    return httpx.post(url + "/v1/check", content=json.dumps(check(history(["chat"]))), headers=headers)
 
 
 def sent_digest(messages: list[dict[str, Any]]) -> Any:
@@ -158,15 +156,7 @@ def test_no_tenant_extends_another_tenants_conversation(running: Running) -> Non
     messages = history(["request"])
     alice.check(check(messages), conversation="shared")
     known = alice._sent["shared"]
-    answer = httpx.post(
-        running.url + "/v1/check",
-        content=json.dumps(check(history(["chat"]))),
-        headers={
-            "Authorization": f"Bearer {running.tenants.create('bob', ['check'])}",
-            sent.CONVERSATION: "shared",
-            sent.CONVERSATION_AFTER: known.digest,
-        },
-    )
+    answer = post_after(running.url, running.tenants.create("bob", ["check"]), "shared", known.digest)
     assert answer.status_code == 409
 
 
