@@ -66,6 +66,9 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     header = re.compile(
         r"(?im)(?:^|(?<=[.!?] ))[ \t]*(?:" + "|".join(re.escape(h) for h in pack.headers) + r")[ \t]*:.*$"
     )
+    phrases = [*pack.attribution_verbs, *pack.presenters, *((d,) for d in pack.documents)]
+    if any(_STOPS.search(w) for p in phrases for w in p):  # _lead_ins reads only the sentence before a colon
+        raise ValueError("an attribution phrase of the language pack holds '.', '!', '?' or ':'")
     documents = "|".join(re.escape(d) for d in sorted(pack.documents, key=len, reverse=True))
     lead_in = re.compile(
         r"(?i)(?:\b(?:" + _alternatives(pack.attribution_verbs) + r")\b[^.!?\n:]{0,60}"
@@ -106,10 +109,37 @@ def _quotation_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+_STOPS = re.compile(r"[.!?:]")
+_NON_SPACE = re.compile(r"\S")
+
+
+def _lead_ins(text: str) -> list[re.Match[str]]:
+    """The attribution lead-ins of ``text`` ("the vendor wrote: "), exactly as ``finditer`` of the lead-in
+    pattern finds them, but reading only the sentence before each colon instead of trying the pattern
+    at every position of the text. A lead-in holds no ``.``, ``!``, ``?`` or ``:`` before its own colon
+    (the pack's phrases hold none: :func:`_patterns` checks), so one that ends at a colon starts after the
+    last of them; the next match starts where the last one ended."""
+    lead_in = _patterns()[2]
+    found: list[re.Match[str]] = []
+    after = 0  # where the last lead-in ended
+    previous = -1  # the last stop seen
+    for stop in _STOPS.finditer(text):
+        at = stop.start()
+        if text[at] == ":":
+            rest = _NON_SPACE.search(text, at + 1)
+            if rest is not None:  # a lead-in is followed by text; ``endpos`` keeps its lookahead in sight
+                m = lead_in.search(text, max(previous + 1, after), rest.start() + 1)
+                if m is not None:
+                    found.append(m)
+                    after = m.end()
+        previous = at
+    return found
+
+
 def pasted_spans(text: str) -> list[tuple[int, int]]:
     """Parts of a user message the message attributes to someone else (forwarded, quoted, pasted with a
     lead-in), as ``(start, end)``."""
-    forward, header, lead_in = _patterns()
+    forward, header, _ = _patterns()
     spans: list[tuple[int, int]] = []
     if ">" in text:
         spans += [m.span() for m in _QUOTED_LINE.finditer(text)]
@@ -121,7 +151,7 @@ def pasted_spans(text: str) -> list[tuple[int, int]]:
             if text[first.end() : second.start()].strip() == "":  # two header lines in a row: a pasted email
                 spans.append((first.start(), len(text)))
                 break
-        for m in lead_in.finditer(text):
+        for m in _lead_ins(text):
             end = text.find("\n\n", m.end())
             spans.append((m.end(), len(text) if end == -1 else end))
     return _merge(spans)
@@ -136,7 +166,7 @@ def unclear_spans(text: str) -> list[tuple[int, int]]:
     if "```" in text:
         spans += [m.span() for m in _FENCE.finditer(text)]
     if ":" in text:
-        for m in _patterns()[2].finditer(text):
+        for m in _lead_ins(text):
             end = text.find("\n\n", m.end())
             if end != -1:
                 spans.append((end, len(text)))
