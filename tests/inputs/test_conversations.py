@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,6 +14,10 @@ from hypothesis import strategies as st
 from validator import InputError, Message, ToolCall, Transcript
 from validator.gate.index import user_index
 from validator.inputs.conversations import Conversations
+
+
+class _Weak(dict[str, Any]):
+    """A host message the cache can refer to weakly."""
 
 
 def _one(source: dict[str, Any]) -> list[Message]:
@@ -60,13 +66,16 @@ def test_every_turn_equals_a_whole_build_whatever_the_host_did(
     history: list[dict[str, Any]], data: st.DataObject
 ) -> None:
     conversations = _conversations()
+    weak = data.draw(st.booleans())  # host messages the cache refers to weakly (as LangChain's), or dicts
+    if weak:
+        history = [_Weak(s) for s in history]
     shown: list[dict[str, Any]] = []
     taken = 0
     for end in sorted(set(data.draw(st.lists(st.integers(1, len(history)), min_size=1, max_size=5)))):
         shown, taken = shown + history[taken:end], end
         what = data.draw(st.sampled_from(["append", "copy", "edit", "drop"]))
         if what == "copy":  # a checkpointer hands back equal copies
-            shown = [dict(s) for s in shown]
+            shown = [type(s)(s) for s in shown]
         elif what == "edit" and len(shown) > 1:  # an earlier message replaced
             i = data.draw(st.integers(0, len(shown) - 2))
             shown = [*shown[:i], {**shown[i], "text": shown[i]["text"] + " (edited)"}, *shown[i + 1 :]]
@@ -74,6 +83,9 @@ def test_every_turn_equals_a_whole_build_whatever_the_host_did(
             shown = shown[1:]
             if shown[0]["kind"] == "result":
                 shown = shown[1:] or [{"kind": "user", "text": "x"}]
+        if weak:
+            shown = [s if isinstance(s, _Weak) else _Weak(s) for s in shown]
+            gc.collect()  # what the host let go is gone from the cache too
         try:
             whole = _whole(shown)
         except InputError:
@@ -139,3 +151,20 @@ def test_a_recycled_identity_never_mixes_two_conversations() -> None:
         messages = [first, {"kind": "assistant", "text": "ok"}]
         for _ in range(3):
             assert conversations.transcript(messages, key="same-key", anchor=first) == _whole(messages)
+
+
+def test_the_cache_never_keeps_host_messages_alive() -> None:
+    """LangChain's messages (and any the cache can refer to weakly) die with the host's list (issue 26)."""
+    from langchain_core.messages import AIMessage, HumanMessage
+    from validator.integrations.langchain import CONVERSATIONS, transcript_from_state
+
+    messages = [HumanMessage("Please pay Bob 50 EUR.", id="h-1"), AIMessage("On it.", id="a-1")]
+    gone = [weakref.ref(m) for m in messages]
+    for _ in range(3):
+        transcript = transcript_from_state({"messages": messages})
+    assert len(CONVERSATIONS) >= 1 and transcript.messages[0].content == "Please pay Bob 50 EUR."
+    del messages
+    gc.collect()
+    assert all(r() is None for r in gone)
+    again = [HumanMessage("Please pay Bob 50 EUR.", id="h-1"), AIMessage("On it.", id="a-1")]
+    assert transcript_from_state({"messages": again}) == transcript  # found again by id, reads and content

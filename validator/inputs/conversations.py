@@ -19,6 +19,10 @@ calls of one AI message get the same transcript object, and its indexes, built o
 A conversation the host does not name (keyed only by its first message object) is kept only once that
 object comes back: a server that parses every request afresh keeps nothing.
 
+Host messages that can be referred to weakly (LangChain's) are: the cache never keeps them alive, and
+one the host has let go is simply not the very object any more (step 2 or 3 then finds it). Messages
+that cannot (the Messages API's dicts) are kept, within the cache's bounds.
+
 A host message edited in place (same object, same content object, a nested part changed) is not
 seen by step 1; hosts built on LangGraph and the Messages API replace messages, they do not edit them.
 """
@@ -26,6 +30,7 @@ seen by step 1; hosts built on LangGraph and the Messages API replace messages, 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
@@ -50,9 +55,14 @@ Reads = Callable[[S], object]
 id the host gives it (None: the host gave it none, so it is compared by converting it)."""
 
 
+_DEREF: Callable[[Any], object] = weakref.ref.__call__
+
+
 @dataclass(frozen=True, slots=True)
 class _Entry(Generic[S]):
-    sources: tuple[S, ...]
+    sources: tuple[object, ...]
+    """The host messages it was built from: weak references to them (``weak``), else the messages."""
+    weak: bool
     contents: tuple[Any, ...]
     reads: tuple[object, ...]
     ends: tuple[int, ...]
@@ -127,15 +137,16 @@ class Conversations(Generic[S]):
             groups = self._convert(sources, 0, ())
             transcript = Transcript(flat(groups))
             chars = _chars(transcript.messages)
-            self._keep(key, _Entry(sources, contents, self._read(sources), _ends(groups, 0), transcript, chars))
+            self._keep(key, _Entry(*_held(sources), contents, self._read(sources), _ends(groups, 0), transcript, chars))
             return transcript
         same, reads = self._same_prefix(sources, contents, entry)
         if same == len(entry.sources) == len(sources):
             if reads is not entry.reads:  # new objects, the same messages: the next check finds them by identity
-                self._keep(key, replace(entry, sources=sources, contents=contents, reads=reads))
+                held, weak = _held(sources)
+                self._keep(key, replace(entry, sources=held, weak=weak, contents=contents, reads=reads))
             return entry.transcript
         transcript, ends, chars = self._grow(entry, sources, same)
-        self._keep(key, _Entry(sources, contents, reads, ends, transcript, chars))
+        self._keep(key, _Entry(*_held(sources), contents, reads, ends, transcript, chars))
         return transcript
 
     def _read(self, sources: Sequence[S]) -> tuple[object, ...]:
@@ -153,10 +164,9 @@ class Conversations(Generic[S]):
         ``sources`` (read only from the first that is not the very object)."""
         n = min(len(sources), len(entry.sources))
         ident = n
-        if not (all(map(is_, sources[:n], entry.sources[:n])) and all(map(is_, contents[:n], entry.contents[:n]))):
-            ident = next(
-                i for i in range(n) if sources[i] is not entry.sources[i] or contents[i] is not entry.contents[i]
-            )
+        seen = tuple(map(_DEREF, entry.sources[:n])) if entry.weak else entry.sources[:n]  # None: let go
+        if not (all(map(is_, sources[:n], seen)) and all(map(is_, contents[:n], entry.contents[:n]))):
+            ident = next(i for i in range(n) if sources[i] is not seen[i] or contents[i] is not entry.contents[i])
         if self._reads is None:
             return ident, ()
         if ident == len(sources) == len(entry.sources):
@@ -194,6 +204,14 @@ class Conversations(Generic[S]):
             while len(self._entries) > 1 and (len(self._entries) > self.size or self._chars > self.max_chars):
                 _, evicted = self._entries.popitem(last=False)
                 self._chars -= evicted.chars
+
+
+def _held(sources: tuple[S, ...]) -> tuple[tuple[object, ...], bool]:
+    """Weak references to ``sources`` and ``True``, or (when they cannot be referred to weakly) themselves."""
+    try:
+        return tuple(map(weakref.ref, sources)), True
+    except TypeError:
+        return sources, False
 
 
 def _chars(messages: Sequence[Message]) -> int:
