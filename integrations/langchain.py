@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from operator import attrgetter
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
@@ -97,14 +97,18 @@ def _convert(sources: Sequence[BaseMessage], start: int, before: Sequence[Messag
 
 def _reads(msg: BaseMessage) -> object:
     """What :func:`message_from_langchain` reads of ``msg`` but its content, with the id LangChain gives it (a
-    checkpointer's copy of a message has the same): equal reads and content convert alike."""
-    if not isinstance(msg.id, str):
+    checkpointer's copy of a message has the same): equal reads and content convert alike. Read for every
+    message a checkpointer hands back, so it reads the fields where :func:`_author` looks, not its answer."""
+    found = msg.id
+    if type(found) is not str and not isinstance(found, str):
         return None
-    if isinstance(msg, AIMessage):
-        return ("ai", msg.id, msg.tool_calls)  # compared by value, never hashed
-    if isinstance(msg, ToolMessage):
-        return ("tool", msg.id, msg.tool_call_id, msg.name, _author(msg, None))
-    return (type(msg).__name__, msg.id)
+    kind = type(msg)
+    if kind is AIMessage or (kind is not ToolMessage and isinstance(msg, AIMessage)):
+        return ("ai", found, cast(AIMessage, msg).tool_calls)  # compared by value, never hashed
+    if kind is ToolMessage or isinstance(msg, ToolMessage):
+        tool = cast(ToolMessage, msg)
+        return ("tool", found, tool.tool_call_id, tool.name, tool.additional_kwargs, tool.response_metadata)
+    return (kind.__name__, found)
 
 
 CONVERSATIONS: Conversations[BaseMessage] = Conversations(_convert, content=attrgetter("content"), reads=_reads)
@@ -171,9 +175,10 @@ def used_before(messages: Any, call_id: str) -> frozenset[str]:
     )
     ids: set[str] = set()
     for m in items[:own]:
-        if isinstance(m, ToolMessage):
+        kind = type(m)
+        if kind is ToolMessage or (kind is not AIMessage and isinstance(m, ToolMessage)):
             ids.add(str(m.tool_call_id))
-        elif isinstance(m, AIMessage):
+        elif (kind is AIMessage or isinstance(m, AIMessage)) and m.tool_calls:
             ids.update(str(c.get("id")) for c in m.tool_calls)
     if own < len(items) and [c.get("id") for c in items[own].tool_calls].count(call_id) > 1:
         ids.add(call_id)  # two calls of one message under one id: neither can be told apart, both are refused
