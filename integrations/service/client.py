@@ -27,6 +27,7 @@ sending the whole input once, within the same deadline. The verdict is the whole
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -319,16 +320,42 @@ def _body(check_input: Mapping[str, Any] | str | bytes) -> tuple[bytes, list[str
 
 
 def _encoded(value: Any) -> bytes:
-    """``value`` as JSON: a string as it is; Python data by ``msgspec`` (one C pass), except where it could
-    differ from what the host holds: ``msgspec`` writes a non-finite number as ``null`` and refuses a lone
-    surrogate, so then ``json`` writes it (``NaN``, ``\\ud800``) for the service to refuse, as in process."""
+    """``value`` as JSON: a string as it is; plain JSON data (dicts with string keys, lists, tuples, strings,
+    integers, finite floats, booleans, None) by ``msgspec`` in one C pass; anything else by ``json``, as
+    before: ``msgspec`` would write a non-finite number as ``null`` (which the service may accept where it
+    refuses ``NaN``, as the check in process does) and encode types ``json`` refuses."""
     if isinstance(value, str):
         return value.encode("utf-8", "surrogatepass")
-    try:
-        body = msgspec.json.encode(value)
-    except (TypeError, UnicodeEncodeError, OverflowError):
-        body = b"null"
-    return json.dumps(value).encode("utf-8", "surrogatepass") if b"null" in body else body
+    if _plain(value):
+        try:
+            return msgspec.json.encode(value)
+        except (TypeError, UnicodeEncodeError, OverflowError):
+            pass  # a lone surrogate, an integer past 64 bits: json writes them for the service to judge
+    return json.dumps(value).encode("utf-8", "surrogatepass")
+
+
+_SCALARS = frozenset({str, int, bool, type(None)})
+_IS_STR = str.__instancecheck__
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is JSON data that ``msgspec`` and ``json`` write alike (an iterative walk)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            if not all(map(_IS_STR, item)):
+                return False
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif kind not in _SCALARS:
+            return False
+    return True
 
 
 class _Action(msgspec.Struct):

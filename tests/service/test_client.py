@@ -18,6 +18,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from validator.integrations.service import AsyncServiceClient, ServiceClient
 
 from validator import Code, Verdict
@@ -202,3 +204,32 @@ def test_the_tool_a_check_asks_about_is_read_without_building_the_rest(body: byt
     from validator.integrations.service.client import _tool
 
     assert _tool(body) == tool
+
+
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(st.characters(codec=None), max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.tuples(children, children)
+        | st.dictionaries(st.text(max_size=3) | st.integers() | st.booleans(), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=3), _JSONISH, max_size=4))  # a check input is an object
+def test_the_client_writes_what_json_writes_and_nan_never_becomes_null(value: Any) -> None:
+    """msgspec writes only plain data (the same JSON as ``json``); the rest goes as ``json`` writes it, so a
+    NaN reaches the service as NaN (refused there, as in process), never as an acceptable null."""
+    from validator.integrations.service.client import _encoded, _plain
+
+    try:
+        expected = json.dumps(value).encode("utf-8", "surrogatepass")
+    except (TypeError, ValueError):
+        return
+    body = _encoded(value)
+    if _plain(value):
+        assert json.loads(body) == json.loads(expected)
+    else:
+        assert body == expected
