@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -151,6 +152,7 @@ class _Base(Generic[TransportT, ClientT]):
         self.limits = httpx.Limits() if keep_alive else _NO_POOL
         self._client: ClientT = self._new_client(transport)
         self._sent: OrderedDict[str, _Sent] = OrderedDict()
+        self._lock = threading.Lock()  # one client may serve several threads (or tasks) at once
 
     def _new_client(self, transport: TransportT | None) -> ClientT:
         raise NotImplementedError
@@ -164,23 +166,27 @@ class _Base(Generic[TransportT, ClientT]):
         }
 
     def _known(self, name: str) -> _Sent | None:
-        found = self._sent.get(name)
-        if found is not None:
-            self._sent.move_to_end(name)
-        return found
+        with self._lock:
+            found = self._sent.get(name)
+            if found is not None:
+                self._sent.move_to_end(name)
+            return found
 
     def _learn(self, name: str, plan: _Conversation, status: int, headers: Mapping[str, str]) -> None:
         """Remember what the service says it now holds, when it is what this client sent; else forget."""
         then = plan.then
         count = headers.get(sent.CONVERSATION_COUNT, "")
-        said = _Sent(int(count) if count.isdigit() else -1, headers.get(sent.CONVERSATION_DIGEST, ""))
-        if status == 200 and then is not None and said == then:
-            self._sent[name] = then
-            self._sent.move_to_end(name)
-            while len(self._sent) > _REMEMBERED:
-                self._sent.popitem(last=False)
-        else:
-            self._sent.pop(name, None)
+        said = _Sent(
+            int(count) if count.isascii() and count.isdigit() else -1, headers.get(sent.CONVERSATION_DIGEST, "")
+        )
+        with self._lock:
+            if status == 200 and then is not None and said == then:
+                self._sent[name] = then
+                self._sent.move_to_end(name)
+                while len(self._sent) > _REMEMBERED:
+                    self._sent.popitem(last=False)
+            else:
+                self._sent.pop(name, None)
 
     def _start(self, response: httpx.Response) -> None:
         if response.is_redirect or 300 <= response.status_code < 400:
