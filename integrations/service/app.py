@@ -43,7 +43,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from validator.integrations._review import read_review
-from validator.integrations.service.held import HeldConversations
+from validator.integrations.service.held import Held, HeldConversations
 from validator.integrations.service.tokens import Identity, Tenants, tenants_for, token_hash
 
 from validator import (
@@ -109,10 +109,11 @@ class ServiceConfig:
     token stops working on every process within this, and a busy service reads the store once per token and
     period instead of once per request. Unknown tokens are never kept (a token made a moment ago works at
     once). 0 reads the store on every request."""
-    max_held_chars: int = 20_000_000
-    """Characters of conversation content a process holds for the incremental form of ``/v1/check``
-    (:mod:`~validator.integrations.service.held`); the least recently used conversations are let go
-    past it (their next check is a 409, and the client sends the whole input). 0 holds nothing."""
+    max_held_bytes: int = 256 * 1024 * 1024
+    """Memory a process gives the conversations it holds for the incremental form of ``/v1/check``, as
+    :mod:`~validator.integrations.service.held` counts it (twice their messages' JSON, and 4 KiB each);
+    the least recently used are let go past it (their next check is a 409, and the client sends the
+    whole input). 0 holds nothing."""
     request_policy_tenants: frozenset[str] = frozenset()
     """Tenants whose check inputs may carry their own ``policy`` (the operator's choice, per tenant). For
     every other tenant the service applies its own policy (``policy``, else the empty one: every tool
@@ -180,7 +181,7 @@ class _Service:
             "validator_http_requests_total", "HTTP requests", ["route", "status"], registry=self.registry
         )
         self.latency = Histogram("validator_http_seconds", "Request latency", ["route"], registry=self.registry)
-        self.held = HeldConversations(config.max_held_chars)
+        self.held = HeldConversations(config.max_held_bytes)
 
     # -- tenants, bodies, checks -------------------------------------------------------------
 
@@ -215,7 +216,8 @@ class _Service:
     def incremental(self, tenant: str, request: Request, raw: bytes) -> tuple[CheckInput, sent.Chain | None] | None:
         """The check input of a request that names its conversation, and the digest of the conversation it
         leaves held (``None``: not held, over the budget); ``None`` (a 409) when it follows a digest this
-        process does not hold."""
+        process does not hold. The whole conversation is held to the limits of one whole input: its body's
+        size (as the held messages and this body would make it, written compactly) too."""
         conversation = request.headers[CONVERSATION]
         if not _CONVERSATION_ID.fullmatch(conversation):
             raise InputError([FieldProblem(CONVERSATION, "must be 1 to 128 letters, digits or . _ : -")])
@@ -223,11 +225,32 @@ class _Service:
         before = None if after is None else self.held.get(tenant, conversation, after)
         if after is not None and before is None:
             return None
+        try:
+            parts = sent.split(raw)
+        except ValueError:
+            parts = None  # not a check input: the parser names its problems
+        if before is not None and parts is not None:
+            self._within(before, parts, len(raw))
         item = self.parsed(tenant, raw, before.transcript if before else None)
-        chain = (before.chain if before else sent.Chain()).extended(sent.split(raw).messages)
-        new = item.transcript.messages[len(before.transcript.messages) if before else 0 :]
-        chars = (before.chars if before else 0) + sum(len(m.content) for m in new)
-        return item, chain if self.held.put(tenant, conversation, item.transcript, chain, chars) else None
+        if parts is None:  # the strict parser took what the splitter did not: refused, never held half-read
+            raise InputError([FieldProblem("messages", "could not be read as a list of messages")])
+        chain = (before.chain if before else sent.Chain()).extended(parts.messages)
+        size = (before.size if before else 0) + sum(len(m) for m in parts.messages)
+        kept = self.held.put(tenant, conversation, Held(item.transcript, chain, size))
+        return item, chain if kept else None
+
+    def _within(self, before: Held, parts: sent.Split, length: int) -> None:
+        """Refuse, as the whole input would be, a conversation whose whole body would be over a limit."""
+        count = before.chain.count + len(parts.messages)
+        whole = length - len(parts.fields["messages"]) + 2 + before.size + count - 1
+        whole += sum(len(m) for m in parts.messages)
+        limit = self.config.max_body_bytes
+        if whole > limit:
+            raise HTTPException(413, f"the conversation's whole body would be over {limit:,} bytes")
+        if whole > DEFAULT_LIMITS.max_bytes:
+            raise InputError(
+                [FieldProblem("", f"input is {whole:,} bytes as a whole; at most {DEFAULT_LIMITS.max_bytes:,}")]
+            )
 
     async def tenant(self, request: Request, scope: str = "check") -> str:
         """The tenant of the request's bearer token (401 without one, 429 over its rate). The token store is
@@ -335,6 +358,8 @@ class _Service:
         chain = None
         try:
             raw = await self.body(request)
+            if CONVERSATION_AFTER in request.headers and CONVERSATION not in request.headers:
+                raise InputError([FieldProblem(CONVERSATION, f"is required with {CONVERSATION_AFTER}")])
             if CONVERSATION not in request.headers:
                 item = self.parsed(who, raw)
             else:

@@ -100,13 +100,18 @@ def _check_call(check_input: Mapping[str, Any] | str | bytes) -> _Call[Verdict]:
 
 
 def _conversation_call(check_input: Mapping[str, Any] | str | bytes, name: str, known: _Sent | None) -> _Conversation:
-    body, tools = _body(check_input)
-    read = partial(_one, tools[0])
-    whole = _Call("/v1/check", body, read, {sent.CONVERSATION: name})
+    """Only a body this client wrote from plain data is sent in parts: JSON text from the host may repeat a
+    key, which the splitter would read once and the service, sent the whole, refuses."""
+    read = partial(_one, _tool(check_input))
+    headers = {sent.CONVERSATION: name}
+    if type(check_input) is not dict or not _plain(check_input):
+        return _Conversation(_Call("/v1/check", _body(check_input)[0], read, headers), None, None)
     try:
+        body = msgspec.json.encode(check_input)
         parts = sent.split(body)
-    except ValueError:  # not a check input: sent whole, for the service to name its problems
-        return _Conversation(whole, None, None)
+    except (TypeError, UnicodeEncodeError, OverflowError, ValueError):  # sent whole: the service names why
+        return _Conversation(_Call("/v1/check", _body(check_input)[0], read, headers), None, None)
+    whole = _Call("/v1/check", body, read, headers)
     count = known.count if known and known.count <= len(parts.messages) else 0
     prefix = sent.Chain().extended(parts.messages[:count])
     chain = prefix.extended(parts.messages[count:])

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from validator.integrations.service import ServiceClient, ServiceConfig
 
 from tests.service.conftest import Running, start
+from validator import InputError
 from validator.inputs import sent
 from validator.inputs.checkinput import CheckInput
 
@@ -122,7 +123,7 @@ def test_only_the_new_messages_are_sent_and_a_mismatch_resends_the_whole(running
 
 
 def test_a_conversation_the_process_does_not_hold_answers_409_and_the_client_recovers() -> None:
-    service = start(ServiceConfig(max_held_chars=0, rate_per_second=1e9, burst=10**9))  # holds nothing
+    service = start(ServiceConfig(max_held_bytes=0, rate_per_second=1e9, burst=10**9))  # holds nothing
     try:
         transport = _Counting()
         client = ServiceClient(service.url, service.token, transport=transport)
@@ -188,3 +189,70 @@ def test_a_check_input_parsed_after_a_held_transcript_equals_the_whole(turns: li
     parted = CheckInput.from_json(json.dumps(check(rest)), before=before)
     assert parted.transcript.messages == whole.transcript.messages
     assert parted == whole
+
+
+def test_json_text_with_a_repeated_key_is_never_sent_in_parts(running: Running) -> None:
+    """The splitter reads a repeated key once; the service, sent the whole, refuses it: text from the host
+    therefore always goes whole (the attacker's pass found the parts approved what the whole refused)."""
+    transport = _Counting()
+    client = ServiceClient(running.url, running.tenants.create("dup", ["check"]), transport=transport)
+    first = history(["request"])
+    client.check(check(first), conversation="d")
+    safe = json.dumps(check([*first, *history(["chat"])])["action"])
+    evil = json.dumps({**ACTION, "args": {"to": "ann@example.com", "bcc": "eve@evil.example"}})
+    text = json.dumps(check([*first, *history(["chat"])])).replace(
+        '"action": ' + safe, '"action": ' + evil + ', "action": ' + safe
+    )
+    assert text.count('"action"') == 2
+    verdict = client.check(text, conversation="d")
+    assert not verdict.approved and "more than once" in verdict.reasoning
+    assert all(sent.CONVERSATION_AFTER not in headers for headers, _ in transport.sent)
+
+
+def test_a_conversation_held_in_parts_keeps_the_whole_inputs_size_limit() -> None:
+    service = start(ServiceConfig(max_body_bytes=4096, rate_per_second=1e9, burst=10**9))
+    try:
+        client = ServiceClient(service.url, service.token)
+        messages = history(["request"])
+        assert client.check(check(messages), conversation="big").approved
+        for _ in range(30):  # each body small, the conversation past 4 KiB
+            messages = [*messages, *history(["assistant", "chat"])]
+            verdict = client.check(check(messages), conversation="big")
+        assert len(json.dumps(check(messages))) > 4096
+        assert not verdict.approved and "4,096 bytes" in verdict.reasoning
+        assert "4,096 bytes" in client.check(check(messages)).reasoning  # as the whole input is refused
+    finally:
+        service.stop()
+
+
+def test_held_memory_counts_every_byte_sent_and_each_conversation() -> None:
+    """Tool-call arguments, ids and empty messages count too (the attacker's pass held 40 MB of arguments
+    under a budget of 1,000 characters of text)."""
+    from validator.integrations.service.held import PER_BYTE, PER_CONVERSATION, Held, HeldConversations
+
+    transcript = CheckInput.from_json(json.dumps(check(history(["request"])))).transcript
+    held = HeldConversations(max_bytes=3 * (PER_BYTE * 50_000 + PER_CONVERSATION))
+    for i in range(10):  # 50 KB of JSON each, whatever its text
+        assert held.put("t", f"c{i}", Held(transcript, sent.Chain(), 50_000))
+    assert len(held) == 3
+    empty = HeldConversations(max_bytes=10 * PER_CONVERSATION)
+    for i in range(50):  # nothing sent at all still costs its entry
+        empty.put("t", f"e{i}", Held(transcript, sent.Chain(), 0))
+    assert len(empty) == 10
+    assert not held.put("t", "huge", Held(transcript, sent.Chain(), 10**9)) and len(held) == 3
+
+
+def test_a_digest_without_its_conversation_is_a_400(running: Running) -> None:
+    answer = httpx.post(
+        running.url + "/v1/check",
+        content=json.dumps(check(history(["request"]))),
+        headers={"Authorization": f"Bearer {running.token}", sent.CONVERSATION_AFTER: "0" * 64},
+    )
+    assert answer.status_code == 400 and sent.CONVERSATION in answer.text
+
+
+def test_a_problem_after_a_held_conversation_is_numbered_from_its_first_message() -> None:
+    before = CheckInput.from_json(json.dumps(check(history(["request", "assistant", "chat"])))).transcript
+    with pytest.raises(InputError) as refused:
+        CheckInput.from_json(json.dumps(check([{"role": "robot", "content": "hi"}])), before=before)
+    assert [p.path for p in refused.value.problems] == ["messages[3].role"]

@@ -14,7 +14,8 @@ path and its problem.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -97,7 +98,13 @@ class CheckInput:
         try:
             doc = fastdecode.decode(utf8(text) if isinstance(text, str) else text, max_depth=limits.max_depth)
         except (ValueError, msgspec.ValidationError) as exc:
-            cls._explain(text, limits, exc)  # always raises
+            try:
+                cls._explain(text, limits, exc)  # always raises
+            except InputError as refused:
+                if before is None:
+                    raise
+                # after a held conversation, its messages are numbered from the conversation's first
+                raise InputError(_shifted(refused.problems, len(before.messages)), source=refused.source) from None
             raise  # pragma: no cover
         problems = _size_problems(doc, limits, before)
         if problems:
@@ -163,6 +170,16 @@ def _converted(data: Any, kind: type[T], root: str) -> T:
 
 def _joined(root: str, path: str) -> str:
     return f"{root}{path}" if path.startswith("[") else ".".join(p for p in (root, path) if p)
+
+
+_MESSAGE_AT = re.compile(r"^messages\[(\d+)\]")
+
+
+def _shifted(problems: Sequence[FieldProblem], offset: int) -> list[FieldProblem]:
+    """``problems`` with each ``messages[i]`` path moved on by ``offset`` messages."""
+    return [
+        FieldProblem(_MESSAGE_AT.sub(lambda m: f"messages[{int(m[1]) + offset}]", p.path), p.problem) for p in problems
+    ]
 
 
 def _transcript(messages: list[fastdecode.MessageIn], before: Transcript | None = None) -> Transcript:
