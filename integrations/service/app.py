@@ -43,7 +43,7 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from validator.integrations._review import read_review
-from validator.integrations.service.held import Held, HeldConversations
+from validator.inputs.held import Held, HeldConversations
 from validator.integrations.service.tokens import Identity, Tenants, tenants_for, token_hash
 
 from validator import (
@@ -111,7 +111,7 @@ class ServiceConfig:
     once). 0 reads the store on every request."""
     max_held_bytes: int = 256 * 1024 * 1024
     """Memory a process gives the conversations it holds for the incremental form of ``/v1/check``, as
-    :mod:`~validator.integrations.service.held` counts it (twice their messages' JSON, and 4 KiB each);
+    :mod:`~validator.inputs.held` counts it (twice their messages' JSON, and 4 KiB each);
     the least recently used are let go past it (their next check is a 409, and the client sends the
     whole input). 0 holds nothing."""
     request_policy_tenants: frozenset[str] = frozenset()

@@ -228,7 +228,7 @@ def test_a_conversation_held_in_parts_keeps_the_whole_inputs_size_limit() -> Non
 def test_held_memory_counts_every_byte_sent_and_each_conversation() -> None:
     """Tool-call arguments, ids and empty messages count too (the attacker's pass held 40 MB of arguments
     under a budget of 1,000 characters of text)."""
-    from validator.integrations.service.held import PER_BYTE, PER_CONVERSATION, Held, HeldConversations
+    from validator.inputs.held import PER_BYTE, PER_CONVERSATION, Held, HeldConversations
 
     transcript = CheckInput.from_json(json.dumps(check(history(["request"])))).transcript
     held = HeldConversations(max_bytes=3 * (PER_BYTE * 50_000 + PER_CONVERSATION))

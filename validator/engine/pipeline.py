@@ -51,6 +51,8 @@ from validator.gate.paths import changed
 from validator.gate.text import SearchBudgetExceeded
 from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import CheckInput, read_action, read_messages
+from validator.inputs.held import HeldConversations
+from validator.inputs.held import check_input as held_input
 from validator.inputs.transcript import Message, Transcript
 from validator.judges.base import Judge, JudgeRequest
 from validator.judges.runner import Attempts, Limits, describe, judging
@@ -156,6 +158,9 @@ class ValidatorConfig:
     gate_budget: float = 5.0
     """Seconds the evidence gate may take on one action; past it the action is blocked
     (``GATE_BUDGET_EXCEEDED``). Its searches are linear; this bounds what an input could still cost."""
+    max_held_bytes: int = 64 * 1024 * 1024
+    """Memory for the conversations :meth:`Validator.check` holds when it is given a ``conversation`` name
+    (:mod:`validator.inputs.held`; twice their messages' JSON and 4 KiB each), the least recent let go."""
     rules_off: frozenset[str] = frozenset()
     """For measuring only (the eval's ablation): rules of :data:`validator.rules.RULES` switched off for this
     validator's checks. Never set it in production."""
@@ -191,6 +196,8 @@ class Validator:
         self.ledger: RequestLedger = ledger if ledger is not None else MemoryLedger()
         """Where spent requests are kept (one request, one dangerous action); in memory by default."""
         self.config = config or ValidatorConfig()
+        self.conversations = HeldConversations(self.config.max_held_bytes)
+        """The conversations :meth:`check` holds by name (JSON text only)."""
         self.shadow_passes: Counter[tuple[str, str]] = Counter()
         """Shadow mode: actions that ran although refused, by tool and the refusal's code (also in the audit)."""
 
@@ -228,19 +235,28 @@ class Validator:
         resolved = resolve(self.authorizations, cited_ids(pending))
         return self._step(transcript, pending, user_id, resolved, agent_request)
 
-    def check(self, data: CheckData, *, agent_request: Mapping[str, Any] | None = None) -> Verdict:
+    def check(
+        self, data: CheckData, *, agent_request: Mapping[str, Any] | None = None, conversation: str | None = None
+    ) -> Verdict:
         """Validate a standalone check input (JSON text, parsed JSON, or :class:`CheckInput`).
 
         The input's own ``policy`` applies only when this validator was built without one.
+
+        ``conversation``: the host's name for the conversation of JSON text that holds its whole history
+        each time (a stateless server): the messages the conversation's last check already read, byte for
+        byte, are not parsed, checked or indexed again (:mod:`validator.inputs.held`); the verdict is the
+        whole input's. Ignored for parsed data.
         """
-        item = _as_input(data)
+        item = self._input(data, conversation)
         return self._with_policy(item).validate(
             item.transcript, item.action, user_id=item.user_id, agent_request=agent_request
         )
 
-    async def acheck(self, data: CheckData, *, agent_request: Mapping[str, Any] | None = None) -> Verdict:
+    async def acheck(
+        self, data: CheckData, *, agent_request: Mapping[str, Any] | None = None, conversation: str | None = None
+    ) -> Verdict:
         """Async twin of :meth:`check`."""
-        item = _as_input(data)
+        item = self._input(data, conversation)
         return await self._with_policy(item).avalidate(
             item.transcript, item.action, user_id=item.user_id, agent_request=agent_request
         )
@@ -450,6 +466,11 @@ class Validator:
     @property
     def _stores(self) -> _Stores:
         return _Stores(self.authorizations, self.ledger, self.reuse, self.recorder)
+
+    def _input(self, data: CheckData, conversation: str | None) -> CheckInput:
+        if conversation is not None and isinstance(data, str | bytes):
+            return held_input(self.conversations, conversation, data)
+        return _as_input(data)
 
     def _with_policy(self, item: CheckInput) -> Validator:
         if item.policy is None or self._policy_given:  # the operator's policy always wins
