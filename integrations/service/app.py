@@ -43,7 +43,6 @@ from fastapi.responses import JSONResponse, Response
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from validator.integrations._review import read_review
-from validator.inputs.held import Held, HeldConversations
 from validator.integrations.service.tokens import Identity, Tenants, tenants_for, token_hash
 
 from validator import (
@@ -63,6 +62,7 @@ from validator.exceptions import FieldProblem, SetupError, StoreError, Validator
 from validator.gate.authorizations import is_bound
 from validator.inputs import sent, strictjson
 from validator.inputs.checkinput import DEFAULT_LIMITS
+from validator.inputs.held import Held, HeldConversations
 from validator.inputs.sent import CONVERSATION, CONVERSATION_AFTER, CONVERSATION_COUNT, CONVERSATION_DIGEST
 from validator.inputs.transcript import Transcript
 from validator.judges.base import Judge
