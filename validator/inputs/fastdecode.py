@@ -20,10 +20,10 @@ from collections.abc import Callable
 from functools import cache
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-import jiter
 import msgspec
 
 from validator.exceptions import FieldProblem
+from validator.inputs import strictjson
 from validator.inputs.strictjson import MAX_SAFE_INTEGER
 
 __all__ = ["ActionIn", "CheckIn", "MessageIn", "TextBlockIn", "ToolCallIn", "decode", "problem", "problems"]
@@ -122,7 +122,7 @@ def decode(data: bytes, *, max_depth: int) -> CheckIn:
             non-finite number, nesting deeper than ``max_depth``).
         msgspec.ValidationError: a field has the wrong type, an unknown key, or is missing.
     """
-    value = jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True)
+    value = strictjson.fast(data)
     doc = msgspec.convert(value, CheckIn)
     for part, depth in _open_parts(doc):
         if part and not _within(part, max_depth - depth + 1):

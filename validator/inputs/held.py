@@ -17,9 +17,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-import jiter
-
-from validator.inputs import sent
+from validator.inputs import sent, strictjson
 from validator.inputs.checkinput import DEFAULT_LIMITS, CheckInput, Limits
 from validator.inputs.sent import Chain
 from validator.inputs.transcript import Transcript
@@ -131,7 +129,7 @@ def check_input(
 def _strict(raw: bytes) -> bool:
     """Whether the strict JSON reader takes ``raw`` (else the whole parse is left to name its problems)."""
     try:
-        jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True)
+        strictjson.fast(raw)
     except ValueError:
         return False
     return True
