@@ -234,10 +234,8 @@ class _Service:
         item = self.parsed(tenant, raw, before.transcript if before else None)
         if parts is None:  # the strict parser took what the splitter did not: refused, never held half-read
             raise InputError([FieldProblem("messages", "could not be read as a list of messages")])
-        chain = (before.chain if before else sent.Chain()).extended(parts.messages)
-        size = (before.size if before else 0) + sum(len(m) for m in parts.messages)
-        kept = self.held.put(tenant, conversation, Held(item.transcript, chain, size))
-        return item, chain if kept else None
+        now = Held.of(item.transcript, parts.messages, before)
+        return item, now.chain if self.held.put(tenant, conversation, now) else None
 
     def _within(self, before: Held, parts: sent.Split, length: int) -> None:
         """Refuse, as the whole input would be, a conversation whose whole body would be over a limit."""

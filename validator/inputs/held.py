@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from validator.inputs import sent, strictjson
@@ -34,7 +35,7 @@ PER_CONVERSATION = 4096
 
 @dataclass(frozen=True, slots=True)
 class Held:
-    """One conversation as the service last checked it."""
+    """One conversation as it was last checked."""
 
     transcript: Transcript
     chain: Chain
@@ -44,6 +45,13 @@ class Held:
     @property
     def cost(self) -> int:
         return PER_BYTE * self.size + PER_CONVERSATION
+
+    @staticmethod
+    def of(transcript: Transcript, messages: Sequence[bytes], before: Held | None = None) -> Held:
+        """``transcript`` held: the conversation ``before`` (none: from its start) followed by ``messages``,
+        the raw JSON of the messages ``transcript`` adds to it."""
+        chain = before.chain if before is not None else Chain()
+        return Held(transcript, chain.extended(messages), (before.size if before else 0) + sum(map(len, messages)))
 
 
 class HeldConversations:
@@ -58,12 +66,8 @@ class HeldConversations:
 
     def get(self, tenant: str, conversation: str, after: str) -> Held | None:
         """The conversation when it is held with exactly the digest ``after``, else ``None``."""
-        with self._lock:
-            held = self._held.get((tenant, conversation))
-            if held is None or held.chain.digest != after:
-                return None
-            self._held.move_to_end((tenant, conversation))
-            return held
+        held = self.latest(tenant, conversation)
+        return held if held is not None and held.chain.digest == after else None
 
     def latest(self, tenant: str, conversation: str) -> Held | None:
         """The conversation as last held, whatever its digest."""
@@ -109,20 +113,21 @@ def check_input(
     except ValueError:
         return CheckInput.from_json(raw, limits=limits)  # not a check input: raises its problems
     last = held.latest(tenant, conversation)
-    item: CheckInput | None = None
-    if last is not None and last.chain.count <= len(parts.messages) and len(raw) <= limits.max_bytes:
-        count = last.chain.count
-        prefix = sent.Chain().extended(parts.messages[:count])
-        if prefix.digest == last.chain.digest and _strict(raw):
-            rest = sent.joined(parts.fields, parts.messages[count:])
-            item = CheckInput.from_json(rest, limits=limits, before=last.transcript)
-            chain = prefix.extended(parts.messages[count:])
-            size = last.size + sum(len(m) for m in parts.messages[count:])
-    if item is None:
+    count = last.chain.count if last is not None else 0
+    same = (
+        last is not None
+        and count <= len(parts.messages)
+        and len(raw) <= limits.max_bytes
+        and sent.Chain().extended(parts.messages[:count]).digest == last.chain.digest
+        and _strict(raw)
+    )
+    if same:
+        rest = sent.joined(parts.fields, parts.messages[count:])
+        item = CheckInput.from_json(rest, limits=limits, before=last.transcript if last else None)
+        held.put(tenant, conversation, Held.of(item.transcript, parts.messages[count:], last))
+    else:
         item = CheckInput.from_json(raw, limits=limits)
-        chain = sent.Chain().extended(parts.messages)
-        size = sum(len(m) for m in parts.messages)
-    held.put(tenant, conversation, Held(item.transcript, chain, size))
+        held.put(tenant, conversation, Held.of(item.transcript, parts.messages))
     return item
 
 
