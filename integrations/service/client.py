@@ -103,15 +103,14 @@ def _conversation_call(check_input: Mapping[str, Any] | str | bytes, name: str, 
     """Only a body this client wrote from plain data is sent in parts: JSON text from the host may repeat a
     key, which the splitter would read once and the service, sent the whole, refuses."""
     read = partial(_one, _tool(check_input))
-    headers = {sent.CONVERSATION: name}
-    if type(check_input) is not dict or not _plain(check_input):
-        return _Conversation(_Call("/v1/check", _body(check_input)[0], read, headers), None, None)
+    body, ours = _written(check_input)
+    whole = _Call("/v1/check", body, read, {sent.CONVERSATION: name})
+    if not ours or type(check_input) is not dict:
+        return _Conversation(whole, None, None)
     try:
-        body = msgspec.json.encode(check_input)
         parts = sent.split(body)
-    except (TypeError, UnicodeEncodeError, OverflowError, ValueError):  # sent whole: the service names why
-        return _Conversation(_Call("/v1/check", _body(check_input)[0], read, headers), None, None)
-    whole = _Call("/v1/check", body, read, headers)
+    except ValueError:  # not a check input: sent whole, for the service to name its problems
+        return _Conversation(whole, None, None)
     count = known.count if known and known.count <= len(parts.messages) else 0
     prefix = sent.Chain().extended(parts.messages[:count])
     chain = prefix.extended(parts.messages[count:])
@@ -326,23 +325,29 @@ class AsyncServiceClient(_Base[httpx.AsyncBaseTransport, httpx.AsyncClient]):
 
 
 def _body(check_input: Mapping[str, Any] | str | bytes) -> tuple[bytes, list[str]]:
-    body = check_input if isinstance(check_input, bytes) else _encoded(check_input)
-    return body, [_tool(check_input)]
+    return _encoded(check_input), [_tool(check_input)]
 
 
 def _encoded(value: Any) -> bytes:
-    """``value`` as JSON: a string as it is; plain JSON data (dicts with string keys, lists, tuples, strings,
-    integers, finite floats, booleans, None) by ``msgspec`` in one C pass; anything else by ``json``, as
-    before: ``msgspec`` would write a non-finite number as ``null`` (which the service may accept where it
-    refuses ``NaN``, as the check in process does) and encode types ``json`` refuses."""
+    return _written(value)[0]
+
+
+def _written(value: Any) -> tuple[bytes, bool]:
+    """``value`` as JSON, and whether ``msgspec`` wrote it from plain data (then no key repeats): text as
+    it is; plain JSON data (dicts with string keys, lists, tuples, strings, integers, finite floats,
+    booleans, None) by ``msgspec`` in one C pass; anything else by ``json``, as before: ``msgspec`` would
+    write a non-finite number as ``null`` (which the service may accept where it refuses ``NaN``, as the
+    check in process does) and encode types ``json`` refuses. Bytes are JSON already."""
+    if isinstance(value, bytes):
+        return value, False
     if isinstance(value, str):
-        return value.encode("utf-8", "surrogatepass")
+        return value.encode("utf-8", "surrogatepass"), False
     if _plain(value):
         try:
-            return msgspec.json.encode(value)
+            return msgspec.json.encode(value), True
         except (TypeError, UnicodeEncodeError, OverflowError):
             pass  # a lone surrogate, an integer past 64 bits: json writes them for the service to judge
-    return json.dumps(value).encode("utf-8", "surrogatepass")
+    return json.dumps(value).encode("utf-8", "surrogatepass"), False
 
 
 _SCALARS = frozenset({str, int, bool, type(None)})
