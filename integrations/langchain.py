@@ -98,7 +98,7 @@ def _convert(sources: Sequence[BaseMessage], start: int, before: Sequence[Messag
 def _reads(msg: BaseMessage) -> object:
     """What :func:`message_from_langchain` reads of ``msg`` but its content, with the id LangChain gives it (a
     checkpointer's copy of a message has the same): equal reads and content convert alike. Read for every
-    message a checkpointer hands back, so it reads the fields where :func:`_author` looks, not its answer."""
+    message a checkpointer hands back: exact types are tried first."""
     found = msg.id
     if type(found) is not str and not isinstance(found, str):
         return None
@@ -107,7 +107,7 @@ def _reads(msg: BaseMessage) -> object:
         return ("ai", found, cast(AIMessage, msg).tool_calls)  # compared by value, never hashed
     if kind is ToolMessage or isinstance(msg, ToolMessage):
         tool = cast(ToolMessage, msg)
-        return ("tool", found, tool.tool_call_id, tool.name, tool.additional_kwargs, tool.response_metadata)
+        return ("tool", found, tool.tool_call_id, tool.name, _author(tool, None))  # a string: no host dict kept
     return (kind.__name__, found)
 
 
