@@ -27,7 +27,7 @@ from validator.inputs import fastdecode, strictjson
 from validator.inputs.action import PendingAction
 from validator.inputs.anthropic import transcript_from_anthropic
 from validator.inputs.plain import to_plain
-from validator.inputs.transcript import Message, ToolCall, Transcript
+from validator.inputs.transcript import CHARS, Message, ToolCall, Transcript
 from validator.policy import Policy
 
 __all__ = [
@@ -254,7 +254,7 @@ def _size_problems(doc: fastdecode.CheckIn, limits: Limits, before: Transcript |
     if count > limits.max_messages:
         problems.append(FieldProblem("messages", f"has {count:,} messages; at most {limits.max_messages:,}"))
         return problems
-    total = sum(len(m.content) for m in held)
+    total = before.fact(CHARS) if before is not None else 0
     for i, m in enumerate(doc.messages, start=len(held)):
         content = m.content
         n = len(content) if isinstance(content, str) else sum(len(b.text) + 1 for b in content) - bool(content)

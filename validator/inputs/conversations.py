@@ -38,7 +38,7 @@ from itertools import accumulate
 from operator import is_
 from typing import Any, Generic, TypeVar
 
-from validator.inputs.transcript import Message, Transcript
+from validator.inputs.transcript import CHARS, Message, Transcript
 
 __all__ = ["Conversations", "Convert", "Reads", "flat"]
 
@@ -136,7 +136,7 @@ class Conversations(Generic[S]):
             self.builds += 1
             groups = self._convert(sources, 0, ())
             transcript = Transcript(flat(groups))
-            chars = _chars(transcript.messages)
+            chars = transcript.fact(CHARS)
             self._keep(key, _Entry(*_held(sources), contents, self._read(sources), _ends(groups, 0), transcript, chars))
             return transcript
         same, reads = self._same_prefix(sources, contents, entry)
@@ -189,10 +189,11 @@ class Conversations(Generic[S]):
         if grew and tuple(converted[:tail]) == old[kept:]:
             self.extensions += 1
             new = converted[tail:]
-            return entry.transcript.extend(new), ends, entry.chars + _chars(new)
+            longer = entry.transcript.extend(new)
+            return longer, ends, longer.fact(CHARS)
         self.builds += 1
         transcript = Transcript([*old[:kept], *converted])
-        return transcript, ends, _chars(transcript.messages)
+        return transcript, ends, transcript.fact(CHARS)
 
     def _keep(self, key: Hashable, entry: _Entry[S]) -> None:
         with self._lock:
@@ -212,10 +213,6 @@ def _held(sources: tuple[S, ...]) -> tuple[tuple[object, ...], bool]:
         return tuple(map(weakref.ref, sources)), True
     except TypeError:
         return sources, False
-
-
-def _chars(messages: Sequence[Message]) -> int:
-    return sum(len(m.content) for m in messages)
 
 
 def flat(groups: list[list[Message]]) -> list[Message]:

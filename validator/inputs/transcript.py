@@ -33,7 +33,7 @@ from validator.exceptions import FieldProblem, InputError
 if TYPE_CHECKING:
     from hashlib import _Hash
 
-__all__ = ["DIGEST_SCHEME", "Fact", "Message", "Role", "ToolCall", "Transcript", "content_text"]
+__all__ = ["CHARS", "DIGEST_SCHEME", "Fact", "Message", "Role", "ToolCall", "Transcript", "content_text"]
 
 T = TypeVar("T")
 
@@ -244,6 +244,13 @@ def _answered_more(found: frozenset[str], longer: Transcript, start: int, key: H
     more = _answered(longer, key, start)
     return found | more if more else found
 
+
+def _chars(transcript: Transcript, key: Hashable = None, start: int = 0) -> int:
+    return sum(len(m.content) for m in transcript.messages[start:])
+
+
+CHARS: Fact[int] = Fact("characters", _chars, lambda found, longer, start, key: found + _chars(longer, key, start))
+"""The characters of content of the transcript's messages (what the limits and the caches count)."""
 
 ANSWERED: Fact[frozenset[str]] = Fact("answered", _answered, _answered_more)
 """The call ids a tool message of the transcript answers (those calls ran)."""
