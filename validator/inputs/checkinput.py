@@ -182,11 +182,16 @@ def _shifted(problems: Sequence[FieldProblem], offset: int) -> list[FieldProblem
     ]
 
 
+def _text(m: fastdecode.MessageIn) -> str:
+    """A message's content as the transcript holds it (text blocks joined by line breaks)."""
+    return m.content if isinstance(m.content, str) else "\n".join(b.text for b in m.content)
+
+
 def _transcript(messages: list[fastdecode.MessageIn], before: Transcript | None = None) -> Transcript:
     built = [
         Message(
             m.role,
-            m.content if isinstance(m.content, str) else "\n".join(b.text for b in m.content),
+            _text(m),
             tuple(ToolCall(c.id, c.name, c.args) for c in m.tool_calls) if m.tool_calls else (),
             m.tool_call_id,
             m.name,
@@ -256,9 +261,8 @@ def _size_problems(doc: fastdecode.CheckIn, limits: Limits, before: Transcript |
         return problems
     total = before.fact(CHARS) if before is not None else 0
     for i, m in enumerate(doc.messages, start=len(held)):
-        content = m.content
-        n = len(content) if isinstance(content, str) else sum(len(b.text) + 1 for b in content) - bool(content)
-        total += n  # as the transcript holds it (blocks joined by line breaks), the same whole or in parts
+        n = len(_text(m))
+        total += n  # as the transcript holds it, the same whole or in parts
         if n > limits.max_message_chars:
             problems.append(
                 FieldProblem(f"messages[{i}].content", f"has {n:,} characters; at most {limits.max_message_chars:,}")
