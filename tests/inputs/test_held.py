@@ -40,6 +40,8 @@ def _text(messages: list[Any], hostile: str) -> str:
         return body.replace(", ", ",   ")
     if hostile == "repeated key":
         return body[:-1] + ', "user_id": "eve"}'
+    if hostile == "surrogate":
+        return body.replace('"user_id": "u"', '"user_id": "\\ud800"')
     if hostile == "nan":
         return body.replace('"to": "ann@example.com"', '"to": "ann@example.com", "n": NaN')
     return body
@@ -57,7 +59,7 @@ def _parsed(text: str) -> CheckInput | tuple[str, ...]:
     steps=st.lists(
         st.tuples(
             st.lists(MESSAGES, min_size=0, max_size=3),
-            st.sampled_from(["", "", "", "spaces", "repeated key", "nan", "edit"]),
+            st.sampled_from(["", "", "", "spaces", "repeated key", "nan", "surrogate", "edit"]),
         ),
         min_size=1,
         max_size=6,
@@ -106,3 +108,12 @@ def test_only_the_new_messages_are_parsed(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(CheckInput, "from_json", classmethod(counting))
     item = check_input(held, "c", _text([*messages, {"role": "user", "content": REQUEST}], ""))
     assert seen == [1] and len(item.transcript.messages) == 201
+
+
+def test_megabytes_of_periodic_text_in_a_named_conversation_are_read_as_the_whole() -> None:
+    held = HeldConversations(max_bytes=10**8)
+    messages: list[Any] = [{"role": "user", "content": REQUEST}]
+    check_input(held, "p", _text(messages, ""))
+    flood = {"role": "user", "content": "pay Bob: " * 200_000}  # 1.8 MB of one repeated clause
+    text = _text([*messages, flood], "")
+    assert check_input(held, "p", text) == CheckInput.from_json(text)
