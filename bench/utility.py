@@ -44,6 +44,7 @@ from validator import Code, Policy, Validator, Verdict
 ROOT = Path(__file__).resolve().parent.parent
 POLICY_PATH = ROOT / "bench" / "utility_policy.toml"
 DEFAULT_JSON = ROOT / "bench" / "results" / "utility.json"
+FOUND_JSON = ROOT / "bench" / "results" / "utility-found.json"
 PACKAGE = "bfcl-eval==2026.3.23"
 CATEGORIES = {"base": "multi_turn_base", "long_context": "multi_turn_long_context"}
 USER_ID = "u-1"
@@ -203,9 +204,16 @@ def cause(verdict: Verdict) -> str:
 
 
 def run_entry(
-    entry: dict[str, Any], truth: list[list[str]], policy: Policy, backend: Backend, run: Run, long_context: bool
+    entry: dict[str, Any],
+    truth: list[list[str]],
+    policy: Policy,
+    backend: Backend,
+    run: Run,
+    long_context: bool,
+    found: bool = False,
 ) -> None:
-    """Replay one conversation's ground truth, checking each guarded call before it runs."""
+    """Replay one conversation's ground truth, checking each guarded call before it runs (``found``: with no
+    justification, as a host that cannot carry one sends it)."""
     methods = instantiate(entry, backend, long_context)
     validator = Validator(policy)  # fresh per conversation: the ledger of spent requests starts empty
     messages: list[dict[str, Any]] = []
@@ -218,11 +226,11 @@ def run_entry(
             api, method = methods[tool]
             args = named_args(method, positional, named)
             if not policy.for_tool(tool).exempt:
-                action = {
-                    "tool": tool,
-                    "args": args,
-                    "justification": {"reason": REASON, "evidence": [{"quote": quote}]},
-                }
+                action: dict[str, Any] = {"tool": tool, "args": args}
+                if found:
+                    action["find_evidence"] = True
+                else:
+                    action["justification"] = {"reason": REASON, "evidence": [{"quote": quote}]}
                 verdict = validator.validate(messages, action, user_id=USER_ID)
                 run.checks.append(
                     Check(
@@ -250,7 +258,9 @@ def run_entry(
     run.calls += count
 
 
-def run_category(category: str, limit: int | None, policy: Policy, backend: Backend, data: Path) -> Run:
+def run_category(
+    category: str, limit: int | None, policy: Policy, backend: Backend, data: Path, found: bool = False
+) -> Run:
     run = Run(category)
     started = time.perf_counter()
     entries = load_category(data, category)
@@ -260,7 +270,7 @@ def run_category(category: str, limit: int | None, policy: Policy, backend: Back
             run.skipped[missing[0]] += 1
             continue
         run.entries += 1
-        run_entry(entry, truth, policy, backend, run, long_context=category == "long_context")
+        run_entry(entry, truth, policy, backend, run, long_context=category == "long_context", found=found)
     run.seconds = time.perf_counter() - started
     return run
 
@@ -362,8 +372,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--category", choices=[*CATEGORIES, "all"], default="base")
     parser.add_argument("--limit", type=int, default=None, help="only the first N entries of each category")
-    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"default: {DEFAULT_JSON}")
+    parser.add_argument("--json", type=Path, default=None, help=f"default: {DEFAULT_JSON} ({FOUND_JSON} with --found)")
+    parser.add_argument(
+        "--found", action="store_true", help="no justification: the validator finds the user's words itself"
+    )
     args = parser.parse_args(argv)
+    args.json = args.json or (FOUND_JSON if args.found else DEFAULT_JSON)
     installed = package_dir()
     if installed is None:
         print(
@@ -374,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     policy = Policy.load(POLICY_PATH)
     backend = load_backend()
     categories = list(CATEGORIES) if args.category == "all" else [args.category]
-    runs = [run_category(name, args.limit, policy, backend, installed / "data") for name in categories]
+    runs = [run_category(name, args.limit, policy, backend, installed / "data", args.found) for name in categories]
     figures = [report(run) for run in runs]
     for run, fig in zip(runs, figures, strict=True):
         for line in lines(run, fig, backend.missing):
@@ -395,6 +409,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"utility: approved {overall['approved']} of {overall['checked']}, "
         f"asked {overall['asked']}, blocked {overall['blocked']}"
+        + (", evidence found by the validator" if args.found else "")
     )
     return 0
 

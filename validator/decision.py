@@ -55,7 +55,9 @@ def unproved(findings: Findings) -> tuple[Code, str] | None:
         return None
     gap = gaps[0]
     if gap.what == "request" and findings.intent is not None:
-        return _GAP_CODES[gap.what], why_not_requested(findings.intent, len(findings.requests))
+        return _GAP_CODES[gap.what], why_not_requested(
+            findings.intent, len(findings.requests), found=findings.evidence == "found"
+        )
     return _GAP_CODES[gap.what], "; ".join(g.detail for g in gaps if g.what == gap.what)
 
 

@@ -278,6 +278,9 @@ class Findings:
     targets: tuple[ValueFinding, ...] = ()
     entities: tuple[ValueFinding, ...] = ()
     intent: IntentFinding | None = None
+    evidence: Literal["cited", "found"] = "cited"
+    """``cited``: the agent's justification pointed to the user's words; ``found``: the host could not carry a
+    justification, and the validator read every sentence of the user's own words for the request itself."""
 
     @property
     def user_quotes(self) -> tuple[QuoteFinding, ...]:

@@ -76,6 +76,14 @@ REQUEST_REASONS: dict[str, str] = {
 }
 """Why the reader did not prove a request, by problem; ``{detail}`` is the words behind it."""
 
+FOUND_REASONS: dict[str, str] = {
+    "not_named": "no justification was sent (the host cannot carry one), and none of the {sentences} sentence(s) "
+    "of the user's own words in the conversation names this action",
+    "no_request": "no justification was sent (the host cannot carry one), and the conversation holds no sentence "
+    "of the user's own words (pasted or forwarded text is not the user's)",
+}
+"""The same reasons, where the validator read every sentence of the user's for lack of a justification."""
+
 
 def egress_reason(tool: str, path: str, host: str, carried: Sequence[str]) -> str:
     """Why an exempt call goes to the user: a link that would carry the user's words out."""
@@ -91,10 +99,10 @@ def next_step(code: Code, *, tool: str = "", paths: str = "") -> str:
     return NEXT_STEPS.get(code, "Ask the user to confirm the action directly.").format(tool=tool, paths=paths)
 
 
-def request_reason(problem: str, detail: str = "", sentences: int = 0) -> str:
-    """The reader's reason in words."""
+def request_reason(problem: str, detail: str = "", sentences: int = 0, *, found: bool = False) -> str:
+    """The reader's reason in words (``found``: for evidence the validator read itself)."""
     shown = f' ("{detail[:160]}")' if detail else ""
-    text = REQUEST_REASONS.get(problem, "no request for it was proved")
+    text = (FOUND_REASONS if found else {}).get(problem) or REQUEST_REASONS.get(problem, "no request for it was proved")
     return text.format(detail=shown, sentences=sentences)
 
 

@@ -11,7 +11,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from validator.inputs.action import Justification, PendingAction, parse_justification
+from validator.inputs.action import Justification, PendingAction
 from validator.inputs.transcript import Transcript
 from validator.policy import Policy, ToolPolicy
 from validator.state.keys import cited_ids, retry_key, verdict_key
@@ -53,7 +53,7 @@ class CheckPlan:
         edited: Collection[str] = (),
     ) -> CheckPlan:
         tool_policy = policy.for_tool(action.tool)
-        justification, _ = parse_justification(action.justification)
+        justification, _ = action.parsed_justification()
         kept = None
         if reuse and justification is not None:
             kept = verdict_key(

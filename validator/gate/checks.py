@@ -50,6 +50,7 @@ from validator.gate.entities import extract_entities
 from validator.gate.grounding import UNREADABLE, ground_value
 from validator.gate.index import is_users, other_index, user_index
 from validator.gate.paths import Keys, keyed_strings, leaves, lookup, under
+from validator.gate.reader import sentences as split_sentences
 from validator.gate.reader import warm
 from validator.gate.requests import (
     delegated_instructions,
@@ -59,14 +60,13 @@ from validator.gate.requests import (
     suggestion,
     why_not_requested,
 )
-from validator.gate.sentences import locate, pasted_by_message, request_sentences
+from validator.gate.sentences import locate, own_words, pasted_by_message, request_sentences
 from validator.gate.text import SearchBudgetExceeded, normalize
 from validator.inputs.action import (
     AuthorizationEvidence,
     Justification,
     PendingAction,
     QuoteEvidence,
-    parse_justification,
 )
 from validator.inputs.transcript import Transcript
 from validator.policy import Policy, PolicySettings, ToolPolicy
@@ -314,7 +314,7 @@ def run_gate(
     a refusal suggest the tool the user did ask for. ``edited``: argument paths the user set themselves by
     editing the call when asked (their edit is the user's words for exactly those values). ``rules``: the
     rules it runs with (all, outside an ablation)."""
-    justification, problems = parse_justification(action.justification)
+    justification, problems = action.parsed_justification()
     if justification is None:
         return GateResult(
             Findings(justification_problems=tuple(problems)),
@@ -344,8 +344,13 @@ def run_gate(
             auth_findings.append(finding)
             if record is not None:
                 valid.append(record)
-    cited = [(q.index, normalize(q.quote), [loc.message for loc in q.locations]) for q in quotes if q.status == "user"]
-    requests = request_sentences(transcript, cited, rules)
+    if justification.found:
+        requests = found_sentences(transcript, user_id, rules)
+    else:
+        cited = [
+            (q.index, normalize(q.quote), [loc.message for loc in q.locations]) for q in quotes if q.status == "user"
+        ]
+        requests = request_sentences(transcript, cited, rules)
     intent = read_request(tool_policy.intent_words(action.tool), requests, transcript, rules)
     if not intent.requested and intent.proof != "disproved" and policy is not None:
         intent = _as_step(intent, tool_policy, policy, requests, transcript, rules)
@@ -369,8 +374,31 @@ def run_gate(
         targets=grounded[0],
         entities=grounded[1],
         intent=intent,
+        evidence="found" if justification.found else "cited",
     )
     return _gate_decision(findings, justification, action, tool_policy, settings, len(transcript), rules)
+
+
+def found_sentences(
+    transcript: Transcript, user_id: str | None = None, rules: Rules = ALL_ON
+) -> tuple[RequestSentence, ...]:
+    """Every sentence of the user's own words in the conversation, as if each were cited: the evidence of a
+    call whose host cannot carry a justification (:data:`~validator.inputs.action.FOUND`).
+
+    An agent that quoted every sentence of the user's would get exactly these sentences (pasted text and
+    text of unclear authorship blanked, a list item under its lead-in), so finding the evidence never
+    proves more than citing it could. ``quote_index`` is -1: no evidence item points to them.
+    """
+    out: list[RequestSentence] = []
+    for i, message in enumerate(transcript.messages):
+        if not is_users(message, user_id):
+            continue
+        own = own_words(transcript, i, rules)
+        for x in split_sentences(own):
+            text = own[x.start : x.end]
+            if any(ch.isalnum() for ch in text):
+                out.append(RequestSentence(i, x.start, x.end, text, -1, x.lead))
+    return tuple(out)
 
 
 def _as_step(
@@ -407,7 +435,7 @@ def _refusal(
     tool = action.tool
     if first.what == "request" and findings.intent is not None:
         intent = findings.intent
-        why = why_not_requested(intent, len(findings.requests))
+        why = why_not_requested(intent, len(findings.requests), found=findings.evidence == "found")
         shown = "disproved" if first.proof == "disproved" else "not proved (unknown)"
         reasoning = f"A request for `{tool}` is {shown}: {why}."
         step = suggestion(intent, tool) or next_step(Code.ACTION_NOT_REQUESTED, tool=tool)
@@ -561,7 +589,16 @@ def _gate_decision(
             f"Standing authorization {a.authorization_id} does not count ({a.status}): {a.detail}.",
             ask,
         )
-    if not findings.user_quotes and not findings.valid_authorizations:
+    if justification.found and not findings.requests and not findings.valid_authorizations:
+        return GateResult(
+            findings,
+            justification,
+            Code.NO_USER_EVIDENCE,
+            f"No justification was sent (the host cannot carry one), and the validator found no words of the "
+            f"user's in the conversation ({n_messages} messages read).",
+            ask,
+        )
+    if not justification.found and not findings.user_quotes and not findings.valid_authorizations:
         return GateResult(
             findings,
             justification,

@@ -211,8 +211,9 @@ def suggestion(intent: IntentFinding, tool: str) -> str | None:
     return f"The user asked to {intent.other_intent}: use `{intent.other_tool}` instead of `{tool}`, or ask the user."
 
 
-def why_not_requested(intent: IntentFinding, sentences: int) -> str:
-    """The reason the reader gives, in words (the texts live in :mod:`validator.refusals`)."""
+def why_not_requested(intent: IntentFinding, sentences: int, *, found: bool = False) -> str:
+    """The reason the reader gives, in words (the texts live in :mod:`validator.refusals`); ``found``: the
+    sentences are every one of the user's own, read because the host could not carry a justification."""
     from validator.refusals import request_reason
 
-    return request_reason(intent.problem or "not_named", intent.detail, sentences)
+    return request_reason(intent.problem or "not_named", intent.detail, sentences, found=found)

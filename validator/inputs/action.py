@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "FOUND",
     "AuthorizationEvidence",
     "Evidence",
     "Justification",
@@ -55,6 +56,9 @@ class Justification:
 
     reason: str
     evidence: tuple[Evidence, ...] = ()
+    found: bool = False
+    """True when no agent wrote it: the host could not carry a justification, so the validator reads the
+    user's own words in the conversation for the request itself (:data:`FOUND`)."""
 
     @property
     def quotes(self) -> tuple[QuoteEvidence, ...]:
@@ -65,6 +69,8 @@ class Justification:
         return tuple(e for e in self.evidence if isinstance(e, AuthorizationEvidence))
 
     def to_dict(self) -> dict[str, Any]:
+        if self.found:
+            return {"found": True, "reason": self.reason, "evidence": []}
         return {
             "reason": self.reason,
             "evidence": [
@@ -86,6 +92,26 @@ class PendingAction:
     """The raw justification (a mapping, a JSON string, or anything the agent sent)."""
     call_id: str | None = None
     """The host's id of this tool call, when it has one (one request spends once per call)."""
+    find_evidence: bool = False
+    """The host cannot add a ``justification`` argument to this tool (Claude Code's MCP and built-in tools):
+    with no justification, the validator finds the user's request in their own words itself. A
+    justification the agent did send is read as usual."""
+
+    def parsed_justification(self) -> tuple[Justification | None, list[str]]:
+        """The justification as :func:`parse_justification` reads it; the found one (:data:`FOUND`) when the
+        host cannot carry one and none was sent."""
+        if self.justification is None and self.find_evidence:
+            return FOUND, []
+        return parse_justification(self.justification)
+
+
+FOUND = Justification(
+    reason="No justification: the host cannot carry one. The validator read the user's own words for the request.",
+    found=True,
+)
+"""The justification of a call whose host cannot carry one: no claim of the agent's, no quote. The gate reads
+every sentence of the user's own words in the conversation as cited: what an agent citing all of them would
+get, so finding the evidence is never weaker than citing it."""
 
 
 def justification_schema() -> dict[str, Any]:

@@ -61,14 +61,21 @@ T = TypeVar("T")
 
 
 def pending_action(
-    tool: str, args: Mapping[str, Any], justification: Any = None, *, call_id: str | None = None
+    tool: str,
+    args: Mapping[str, Any],
+    justification: Any = None,
+    *,
+    call_id: str | None = None,
+    find_evidence: bool = False,
 ) -> PendingAction:
     """A pending action; a ``justification`` the agent put among the arguments is moved out of them."""
     plain: dict[str, Any] = to_plain(dict(args))  # models and dataclasses as plain data: every part is checked
     if "justification" in plain:
         inline = plain.pop("justification")
         justification = inline if justification is None else justification
-    return PendingAction(tool=tool, args=plain, justification=justification, call_id=call_id)
+    return PendingAction(
+        tool=tool, args=plain, justification=justification, call_id=call_id, find_evidence=find_evidence
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,7 +117,13 @@ class CheckInput:
         if problems:
             raise InputError(problems)
         policy = _policy(doc.policy) if doc.policy is not None else None
-        action = pending_action(doc.action.tool, doc.action.args, doc.action.justification, call_id=doc.action.call_id)
+        action = pending_action(
+            doc.action.tool,
+            doc.action.args,
+            doc.action.justification,
+            call_id=doc.action.call_id,
+            find_evidence=doc.action.find_evidence,
+        )
         _check_arg_sizes(action, limits)
         return cls(transcript=_transcript(doc.messages, before), action=action, policy=policy, user_id=doc.user_id)
 
@@ -141,7 +154,13 @@ class CheckInput:
             raise InputError(problems)
         transcript = _transcript(doc.messages)
         policy = _policy(doc.policy) if doc.policy is not None else None
-        action = pending_action(doc.action.tool, doc.action.args, doc.action.justification, call_id=doc.action.call_id)
+        action = pending_action(
+            doc.action.tool,
+            doc.action.args,
+            doc.action.justification,
+            call_id=doc.action.call_id,
+            find_evidence=doc.action.find_evidence,
+        )
         _check_arg_sizes(action, limits)
         return cls(transcript=transcript, action=action, policy=policy, user_id=doc.user_id)
 
@@ -231,7 +250,7 @@ def parse_action(data: Any) -> PendingAction:
         return data
     _strict(data, "action")
     doc = _converted(data, fastdecode.ActionIn, "action")
-    action = pending_action(doc.tool, doc.args, doc.justification, call_id=doc.call_id)
+    action = pending_action(doc.tool, doc.args, doc.justification, call_id=doc.call_id, find_evidence=doc.find_evidence)
     _check_arg_sizes(action, DEFAULT_LIMITS)
     return action
 

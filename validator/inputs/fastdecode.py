@@ -72,6 +72,9 @@ class ActionIn(_Record):
     args: dict[str, Any] = msgspec.field(default_factory=dict)
     justification: Any = None
     call_id: _CallId | None = None
+    find_evidence: bool = False
+    """The host cannot add a ``justification`` argument to this tool: without one, the validator reads the
+    user's own words for the request itself (the verdict's findings say ``evidence: found``)."""
 
 
 class CheckIn(_Record):
@@ -165,7 +168,7 @@ def _named(value: Any) -> str:
     return type(value).__name__
 
 
-_SHAPES: dict[Any, str] = {list: "list", dict: "dictionary", str: "string", type(None): "null"}
+_SHAPES: dict[Any, str] = {list: "list", dict: "dictionary", str: "string", bool: "boolean", type(None): "null"}
 """The JSON shapes the records use, by the Python type decoded JSON has for each."""
 
 

@@ -135,7 +135,15 @@ def render_request(
     if request.tool_policy.description:
         lines.append(f"what it does: {request.tool_policy.description}")
     lines.append(f"arguments: {_json(dict(action.args))}")
-    lines += ["", "=== THE AGENT'S JUSTIFICATION (a claim, not proof) ===", _json(request.justification.to_dict())]
+    if request.justification.found:
+        lines += [
+            "",
+            "=== NO JUSTIFICATION (the host cannot carry one) ===",
+            "The agent gave no reason and no quote. The validator read every sentence of the user's own words "
+            "for a request of this action itself; its reading is below.",
+        ]
+    else:
+        lines += ["", "=== THE AGENT'S JUSTIFICATION (a claim, not proof) ===", _json(request.justification.to_dict())]
     lines += ["", "=== EVIDENCE GATE FINDINGS (checked by code against the real conversation) ==="]
     for q in f.quotes:
         where = ", ".join(map(str, q.locations)) or "nowhere"
@@ -143,6 +151,12 @@ def render_request(
     for a in f.authorizations:
         lines.append(
             f"- standing authorization {a.authorization_id}: {a.status}; {a.detail}; user's words: {_json(a.quote)}"
+        )
+    if f.evidence == "found" and f.intent is not None:
+        i = f.intent
+        lines.append(
+            f"- request for `{action.tool}` in the user's own words: {i.proof}; "
+            + (f"matched {i.matched!r}" if i.matched else f"{i.problem or 'not named'} {i.detail}".strip())
         )
     for label, values in (("target", f.targets), ("entity", f.entities)):
         for v in values:

@@ -50,7 +50,7 @@ class StrictJudge(Judge):
     def _not_requested(self, request: JudgeRequest, intent: IntentFinding) -> JudgeOutput:
         tool = request.action.tool
         looked = ", ".join(repr(i) for i in intent.intents[:12]) or "(none)"
-        why = why_not_requested(intent, len(request.findings.requests))
+        why = why_not_requested(intent, len(request.findings.requests), found=request.findings.evidence == "found")
         next_step = refusals.next_step(Code.ACTION_NOT_REQUESTED, tool=tool)
         if intent.problem == "conditional":
             next_step = refusals.condition_step(intent.detail)
@@ -100,13 +100,19 @@ class StrictJudge(Judge):
                 )
         counts = f.counts()
         step = f", as a declared step of `{intent.step_of}`" if intent.step_of else ""
+        evidence = (
+            f"{counts['quotes_from_user']} quote(s) verified in the user's own words"
+            if f.evidence == "cited"
+            else f"No justification (the host cannot carry one): the validator read the user's own words itself, "
+            f"{len(f.requests)} sentence(s)"
+        )
         return JudgeOutput(
             approved=True,
             confidence="high",
             intent=intent,
             reasoning=(
-                f"{PREFIX}no violation found by its checks. {counts['quotes_from_user']} quote(s) verified in the "
-                f"user's own words, {counts['authorizations_valid']} standing authorization(s) valid; a request for "
+                f"{PREFIX}no violation found by its checks. {evidence}, "
+                f"{counts['authorizations_valid']} standing authorization(s) valid; a request for "
                 f"this action proved ({intent.matched!r}{step}); "
                 f"{counts['targets_grounded']}/{counts['targets_checked']} "
                 f"targets and {counts['entities_grounded']}/{counts['entities_checked']} entities in the user's "

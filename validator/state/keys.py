@@ -21,7 +21,7 @@ from typing import Any
 
 from validator._json import utf8
 from validator.gate.paths import leaves, lookup
-from validator.inputs.action import AuthorizationEvidence, Justification, PendingAction, parse_justification
+from validator.inputs.action import AuthorizationEvidence, Justification, PendingAction
 from validator.inputs.transcript import Transcript
 from validator.policy import ToolPolicy
 from validator.record.recorder import hash_args
@@ -90,7 +90,7 @@ def spender(action: PendingAction, transcript: Transcript) -> str:
 
 def cited_ids(action: PendingAction) -> list[str]:
     """The authorization ids the action's justification cites (none when it does not parse)."""
-    justification, _ = parse_justification(action.justification)
+    justification, _ = action.parsed_justification()
     if justification is None:
         return []
     return [e.authorization_id for e in justification.evidence if isinstance(e, AuthorizationEvidence)]
