@@ -124,10 +124,13 @@ def current_context() -> ValidationContext | None:
     return _CURRENT.get()
 
 
-def pending_from_call(tool: str, args: Mapping[str, Any] | None, call_id: str | None = None) -> PendingAction:
-    """The pending action of one tool call: ``justification`` (in any shape the host parsed) moved out."""
+def pending_from_call(
+    tool: str, args: Mapping[str, Any] | None, call_id: str | None = None, *, find_evidence: bool = False
+) -> PendingAction:
+    """The pending action of one tool call: ``justification`` (in any shape the host parsed) moved out.
+    ``find_evidence``: the host cannot add the argument, so without one the validator finds the user's words."""
     clean, justification = split_justification(args or {})
-    return pending_action(tool, clean, justification, call_id=call_id)
+    return pending_action(tool, clean, justification, call_id=call_id, find_evidence=find_evidence)
 
 
 def justified_model(base: type[BaseModel], *, description: str | None = None) -> type[BaseModel]:

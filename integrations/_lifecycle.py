@@ -136,10 +136,12 @@ class ToolCallGuard:
         agent_request: Mapping[str, Any] | None = None,
         used: Collection[str] = (),
         proposed: Mapping[str, Any] | None = None,
+        find_evidence: bool = False,
     ) -> GuardedCall:
         """The call to decide. ``messages``: its conversation (or a function reading it: a failure to read
         refuses the call). ``used``: call ids the conversation used before this call. ``proposed``: the
-        arguments the model asked for, when a host step may have edited them since."""
+        arguments the model asked for, when a host step may have edited them since. ``find_evidence``: the
+        host cannot add a ``justification`` argument to this tool (the validator finds the user's words)."""
         call_id = str(call_id or "")
         bare = PendingAction(tool=tool, call_id=call_id)
         if tool in self.reserved:
@@ -155,7 +157,7 @@ class ToolCallGuard:
                 if "justification" not in given and before.justification is not None:
                     given["justification"] = before.justification  # a host's edit that left it out
                 edited = tuple(changed(dict(before.args), dict(pending_from_call(tool, given, call_id).args)))
-            action = pending_from_call(tool, given, call_id)
+            action = pending_from_call(tool, given, call_id, find_evidence=find_evidence)
             user = user_id() if callable(user_id) else user_id
         except Exception as exc:
             return GuardedCall(bare, None, refusal=self._failed(tool, exc, "The validator could not check this call"))
@@ -167,7 +169,13 @@ class ToolCallGuard:
             if self.passes(exc):
                 raise
             return GuardedCall(action, None, user, refusal=unreadable_history(tool, str(exc)[:500]))
-        what = {"tool": tool, "args": action.args, "justification": action.justification, "edited": edited}
+        what = {
+            "tool": tool,
+            "args": action.args,
+            "justification": action.justification,
+            "edited": edited,
+            "found": action.find_evidence,
+        }
         key = hash_args({"id": call_id, "action": what, "user": user, "transcript": transcript.digest})
         return GuardedCall(action, transcript, user, agent_request, key, edited=edited)
 

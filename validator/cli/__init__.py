@@ -1,5 +1,5 @@
 """Command line: ``check``, ``policy check``, ``schema``, ``prepare-tools``, ``doctor``, ``auth``, ``audit``,
-``store``, ``eval``, ``serve``, ``token``.
+``store``, ``eval``, ``serve``, ``token``, ``hook claude-code``.
 
 One package, one way to register subcommands: each module has ``register(app)``; one error printer
 (:func:`validator.cli._common.bad_input`). Exit codes of ``check``: 0 approved, 1 blocked or
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import typer
 
-from validator.cli import check, evals, policy, serve, state, tools
+from validator.cli import check, evals, hooks, policy, serve, state, tools
 
 __all__ = ["app", "main"]
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Did the user authorize this action?")
-for _module in (check, policy, tools, state, evals, serve):
+for _module in (check, policy, tools, state, evals, serve, hooks):
     _module.register(app)
 
 

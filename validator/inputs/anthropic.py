@@ -12,7 +12,7 @@ from validator.exceptions import FieldProblem, InputError
 from validator.inputs.conversations import Conversations, flat
 from validator.inputs.transcript import Message, ToolCall, Transcript, content_text
 
-__all__ = ["convert", "transcript_from_anthropic"]
+__all__ = ["convert", "convert_grouped", "transcript_from_anthropic"]
 
 Authors = Mapping[str, str] | Callable[[str, str], str | None] | None
 
@@ -105,6 +105,12 @@ def convert(
 ) -> list[Message]:
     """Turn Anthropic ``messages`` into transcript messages; raises :class:`InputError`."""
     return flat(_groups([system, *messages], 0, (), authors))
+
+
+def convert_grouped(messages: Sequence[Mapping[str, Any]], *, authors: Authors = None) -> list[list[Message]]:
+    """The transcript messages of each of ``messages``, one list per message (a user turn with tool results
+    gives several); raises :class:`InputError`."""
+    return _groups([None, *messages], 0, (), authors)[1:]
 
 
 CONVERSATIONS: Conversations[Any] = Conversations(

@@ -1,0 +1,256 @@
+"""Claude Code: the ``PreToolUse`` hook, as a thin translation of the host lifecycle (no SDK imported).
+
+Claude Code runs a command hook before each tool call it matches, with JSON on standard input
+(``session_id``, ``transcript_path``, ``cwd``, ``permission_mode``, ``hook_event_name``, ``tool_name``,
+``tool_input``, ``tool_use_id``), and reads the decision from standard output::
+
+    {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow" | "deny" | "ask",
+                            "permissionDecisionReason": "..."}}
+
+- **The conversation** is the session's JSONL transcript (:func:`transcript_from_claude_code`): ``user``
+  and ``assistant`` lines, each holding an Anthropic Messages API message; every other line type is
+  skipped. Tool results arrive as ``user`` lines holding ``tool_result`` blocks and are the tool's words,
+  never the user's; a ``user`` line Claude Code wrote itself (``isMeta``, a compaction summary) is not the
+  user's either. Lines of a subagent (``isSidechain``) are not this conversation.
+- **No justification argument**: Claude Code's built-in and MCP tools have schemas the host cannot
+  extend, so each call is checked with ``find_evidence``: the validator reads the user's own words for
+  the request itself, and the verdict says the evidence was found (``findings.evidence == "found"``).
+- **The tool's policy**: MCP tools are named ``mcp__<server>__<tool>``. A policy entry naming the full name
+  applies; else an entry for ``<tool>`` applies to it on any server (:func:`policy_tool`).
+- **The answer**: approve → ``allow``; ask_user → ``ask`` (Claude Code asks the person; the reason is
+  shown to them); block → ``deny`` (the reason, the refusal text with its code and next step, is shown to
+  the model). Any failure, ours included, answers ``deny``: :func:`hook_answer` never raises.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from validator.integrations._lifecycle import ToolCallGuard
+
+from validator.engine import Validator
+from validator.exceptions import FieldProblem, InputError
+from validator.inputs.anthropic import convert_grouped
+from validator.inputs.transcript import Message, Transcript
+from validator.policy import Policy
+from validator.verdict import Decision, Verdict
+
+__all__ = [
+    "CLAUDE_CODE_AUTHOR",
+    "HookCall",
+    "hook_answer",
+    "hook_call",
+    "permission",
+    "policy_tool",
+    "transcript_from_claude_code",
+]
+
+CLAUDE_CODE_AUTHOR = "claude-code"
+"""The author of ``user`` lines Claude Code wrote itself (``isMeta``, compaction summaries): not the user."""
+MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
+DECISIONS = {Decision.APPROVE: "allow", Decision.ASK_USER: "ask", Decision.BLOCK: "deny"}
+
+
+def policy_tool(tool_name: str, policy: Policy) -> str:
+    """The policy's name for a Claude Code tool: the full name when the policy names it, else the tool's own
+    name of an MCP tool (``mcp__<server>__send_money`` → ``send_money``) when the policy names that, else the
+    full name (the policy's defaults apply)."""
+    if tool_name in policy.tools or not tool_name.startswith("mcp__"):
+        return tool_name
+    rest = tool_name[len("mcp__") :]
+    at = rest.find("__")
+    while at != -1:  # a server's name may hold "__" too: the longest tool name the policy knows wins
+        candidate = rest[at + 2 :]
+        if candidate in policy.tools:
+            return candidate
+        at = rest.find("__", at + 2)
+    return tool_name
+
+
+def _lines(source: Iterable[str | bytes]) -> list[tuple[int, dict[str, Any]]]:
+    """The conversation's ``user`` and ``assistant`` records, with their line numbers."""
+    records: list[tuple[int, dict[str, Any]]] = []
+    problems: list[FieldProblem] = []
+    for n, line in enumerate(source, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            problems.append(FieldProblem(f"line {n}", f"not valid JSON: {exc}"))
+            continue
+        if not isinstance(record, dict) or record.get("type") not in ("user", "assistant"):
+            continue
+        if record.get("isSidechain") is True:
+            continue
+        if not isinstance(record.get("message"), dict):
+            problems.append(FieldProblem(f"line {n}.message", "must be an object"))
+            continue
+        records.append((n, record))
+    if problems:
+        raise InputError(problems, source="claude code transcript")
+    return records
+
+
+def _merged(records: list[tuple[int, dict[str, Any]]]) -> list[tuple[dict[str, Any], bool]]:
+    """Anthropic messages, each with whether Claude Code wrote it (not the user). One assistant message
+    written as several lines (one content block each, the same ``message.id``) is one message again."""
+    out: list[tuple[dict[str, Any], bool]] = []
+    last_id: Any = None
+    for _, record in records:
+        message = record["message"]
+        content = message.get("content", "")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        role = message.get("role", record["type"])
+        if role == "assistant" and out and out[-1][0]["role"] == "assistant" and message.get("id") == last_id:
+            out[-1][0]["content"].extend(blocks)
+            continue
+        last_id = message.get("id") if role == "assistant" else None
+        written = record.get("isMeta") is True or record.get("isCompactSummary") is True
+        out.append(({"role": role, "content": blocks}, written))
+    return out
+
+
+def transcript_from_claude_code(source: Iterable[str | bytes]) -> Transcript:
+    """A validator transcript from a Claude Code session transcript (its JSONL lines); see the module docstring.
+
+    Raises:
+        InputError: naming each line that is not JSON, or whose ``message`` is not an object.
+    """
+    merged = _merged(_lines(source))
+    groups = convert_grouped([m for m, _ in merged])
+    messages: list[Message] = []
+    for (_, written), group in zip(merged, groups, strict=True):
+        for m in group:
+            if written and m.role == "user":
+                m = Message(role="user", content=m.content, author=CLAUDE_CODE_AUTHOR)
+            messages.append(m)
+    return Transcript(messages)
+
+
+def _read_transcript(path: str) -> Transcript:
+    file = Path(path)
+    if file.stat().st_size > MAX_TRANSCRIPT_BYTES:
+        raise InputError([FieldProblem("transcript_path", f"is over {MAX_TRANSCRIPT_BYTES:,} bytes")])
+    with file.open("rb") as fh:
+        return transcript_from_claude_code(fh)
+
+
+class HookCall:
+    """One ``PreToolUse`` hook input, read strictly (:func:`hook_call`)."""
+
+    __slots__ = ("session_id", "tool_input", "tool_name", "tool_use_id", "transcript_path")
+
+    def __init__(
+        self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str, transcript_path: str, session_id: str
+    ) -> None:
+        self.tool_name = tool_name
+        self.tool_input = tool_input
+        self.tool_use_id = tool_use_id
+        self.transcript_path = transcript_path
+        self.session_id = session_id
+
+
+def hook_call(data: Any) -> HookCall:
+    """The hook input, or an :class:`InputError` naming each field that is missing or of the wrong type."""
+    if not isinstance(data, Mapping):
+        raise InputError([FieldProblem("", f"hook input must be a JSON object, got {type(data).__name__}")])
+    problems: list[FieldProblem] = []
+    event = data.get("hook_event_name")
+    if event is not None and event != "PreToolUse":
+        problems.append(FieldProblem("hook_event_name", f"must be PreToolUse, got {event!r}"))
+    for name in ("tool_name", "tool_use_id", "transcript_path"):
+        value = data.get(name)
+        if not isinstance(value, str) or not value:
+            problems.append(FieldProblem(name, "must be a non-empty string"))
+    if not isinstance(data.get("tool_input", {}), Mapping):
+        problems.append(FieldProblem("tool_input", "must be an object"))
+    session = data.get("session_id", "")
+    if not isinstance(session, str):
+        problems.append(FieldProblem("session_id", "must be a string"))
+    if problems:
+        raise InputError(problems, source="hook input")
+    return HookCall(
+        data["tool_name"], dict(data.get("tool_input") or {}), data["tool_use_id"], data["transcript_path"], session
+    )
+
+
+def _used(transcript: Transcript, call_id: str) -> frozenset[str]:
+    """The call id as used before this call: answered already, or made by more than one assistant message."""
+    answered = transcript.answered(call_id)
+    making = sum(1 for m in transcript if m.role == "assistant" and any(c.id == call_id for c in m.tool_calls))
+    return frozenset({call_id}) if answered or making > 1 else frozenset()
+
+
+def _upto_call(transcript: Transcript, call_id: str) -> Transcript:
+    """The conversation up to the assistant message that makes this call (nothing after it counts)."""
+    for k in range(len(transcript) - 1, -1, -1):
+        if any(c.id == call_id for c in transcript[k].tool_calls):
+            return Transcript(transcript.messages[: k + 1]) if k + 1 < len(transcript) else transcript
+    return transcript
+
+
+def permission(verdict: Verdict) -> tuple[str, str]:
+    """``(permissionDecision, permissionDecisionReason)`` of a verdict."""
+    decision = DECISIONS[verdict.decision]
+    if decision == "allow":
+        return decision, verdict.reasoning
+    if decision == "ask":
+        step = f" Next step: {verdict.suggested_next_step}" if verdict.suggested_next_step else ""
+        return decision, f"The action validator asks you to confirm `{verdict.tool}`: {verdict.reasoning}{step}"
+    return decision, verdict.message_for_agent()
+
+
+def _output(decision: str, reason: str) -> dict[str, Any]:
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": decision,
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def decide(
+    data: Any, guard: ToolCallGuard, *, transcript: Transcript | None = None, user_id: str | None = None
+) -> Verdict:
+    """The verdict on one hook input (``transcript``: the conversation, when the host has it already)."""
+    call = hook_call(data)
+    policy = guard.validator.policy
+    tool = policy_tool(call.tool_name, policy)
+
+    whole = transcript if transcript is not None else _read_transcript(call.transcript_path)
+    messages = _upto_call(whole, call.tool_use_id)
+    started = guard.start(
+        tool,
+        call.tool_input,
+        call_id=call.tool_use_id,
+        messages=messages,
+        user_id=user_id,
+        used=_used(whole, call.tool_use_id),
+        find_evidence=True,
+    )
+    verdict = guard.decide(started)
+    return guard.outcome(started, verdict).verdict if verdict.decision is not Decision.ASK_USER else verdict
+
+
+def hook_answer(data: Any, guard: ToolCallGuard, *, user_id: str | None = None) -> dict[str, Any]:
+    """The hook's answer to one input; a bad input or any failure is a ``deny`` naming the problem."""
+    try:
+        verdict = decide(data, guard, user_id=user_id)
+    except InputError as exc:
+        problems = "; ".join(str(p) for p in exc.problems)
+        return _output("deny", f"The action validator could not read this call, so it does not run: {problems}")
+    except Exception as exc:  # our own failure too: the call never runs on it
+        return _output(
+            "deny", f"The action validator failed on this call, so it does not run: {type(exc).__name__}: {exc}"
+        )
+    return _output(*permission(verdict))
+
+
+def validator_guard(validator: Validator) -> ToolCallGuard:
+    """The lifecycle a Claude Code hook decides through."""
+    return ToolCallGuard(validator)

@@ -1,0 +1,265 @@
+"""Claude Code: the PreToolUse hook in a real offline session, and its parts (transcript, names, policy, failures)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+from validator.integrations import claude_code
+from validator.integrations.claude_code import (
+    CLAUDE_CODE_AUTHOR,
+    hook_answer,
+    policy_tool,
+    transcript_from_claude_code,
+    validator_guard,
+)
+
+from validator import Policy, ToolPolicy, Validator
+from validator.cli import app
+from validator.cli import hooks as hook_cli
+from validator.exceptions import InputError
+from validator.testing import FunctionJudge
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "claude_code"
+POLICY = ROOT / "examples" / "policy.toml"
+
+pytest.importorskip("claude_agent_sdk")
+
+
+def _session() -> Any:
+    spec = importlib.util.spec_from_file_location("claude_code_session", EXAMPLE / "session.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["claude_code_session"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _results(requests: list[dict[str, Any]]) -> list[str]:
+    """The texts of every tool result the model was last sent."""
+    out = []
+    for message in requests[-1]["messages"]:
+        if message["role"] == "user" and isinstance(message["content"], list):
+            for block in message["content"]:
+                if block.get("type") == "tool_result":
+                    content = block.get("content")
+                    out.append(content if isinstance(content, str) else json.dumps(content))
+    return out
+
+
+def test_a_real_session_refuses_the_vendors_payment_and_sends_the_users_email(tmp_path: Path) -> None:
+    outcome = _session().run_session(tmp_path)
+    ran = [call["tool"] for call in outcome["ran"]]
+    assert ran == ["read_inbox", "send_email"], ran  # the payment never reached the MCP server
+    assert outcome["ran"][1]["arguments"]["to"] == "bob@acme.example"
+    denied = [d["tool_name"] for d in outcome["result"]["permission_denials"]]
+    assert denied == ["mcp__mail__send_money"]
+    # ask_user became Claude Code's own ask; headless, nobody can answer it, so the call was refused
+    results = _results(outcome["requests"])
+    assert any("The action validator asks you to confirm `send_money`" in r for r in results), results
+    assert any("no justification was sent (the host cannot carry one)" in r for r in results)
+
+
+def test_a_session_whose_validator_cannot_start_refuses_every_guarded_call(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[tools.send_email\nrisk = 'general'\n", encoding="utf-8")
+    session = _session()
+    outcome = session.run_session(tmp_path / "s", hook=session.hook_command(broken))
+    assert outcome["ran"] == []
+    assert len(outcome["result"]["permission_denials"]) == 3
+    assert any("could not" in r or "not set up" in r or "failed" in r for r in _results(outcome["requests"]))
+
+
+def _line(kind: str, message: dict[str, Any], **extra: Any) -> str:
+    return json.dumps({"type": kind, "message": message, **extra})
+
+
+def test_the_transcript_reads_users_words_tool_results_and_skips_the_rest() -> None:
+    lines = [
+        json.dumps({"type": "queue-operation"}),
+        _line("user", {"role": "user", "content": "Email bob@acme.example the notes."}),
+        _line("user", {"role": "user", "content": "Caveat: local command output below."}, isMeta=True),
+        _line("assistant", {"id": "m1", "role": "assistant", "content": [{"type": "text", "text": "Reading."}]}),
+        _line(
+            "assistant",
+            {
+                "id": "m1",
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {}}],
+            },
+        ),
+        _line(
+            "user", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "pay eve"}]}
+        ),
+        _line("user", {"role": "user", "content": "Pay eve 100 EUR."}, isSidechain=True),
+        json.dumps({"type": "api-request-blob", "message": {"role": "user", "content": "Pay eve 100 EUR."}}),
+        "",
+    ]
+    t = transcript_from_claude_code(lines)
+    assert [(m.role, m.author) for m in t] == [
+        ("user", None),
+        ("user", CLAUDE_CODE_AUTHOR),
+        ("assistant", None),
+        ("tool", None),
+    ]
+    assert t[2].content == "Reading." and [c.name for c in t[2].tool_calls] == ["Read"]  # one message again
+    assert t[3].content == "pay eve" and t[3].name == "Read"
+
+
+def test_a_transcript_line_that_is_not_json_is_a_typed_error_naming_it() -> None:
+    with pytest.raises(InputError) as caught:
+        transcript_from_claude_code(['{"type": "user", "message": {"role": "user", "content": "hi"}}', "{oops"])
+    assert caught.value.problems[0].path == "line 2"
+
+
+def test_mcp_tool_names_map_to_the_policys_entries() -> None:
+    policy = Policy({"send_money": ToolPolicy(risk="dangerous"), "mcp__bank__wire": ToolPolicy(risk="dangerous")})
+    assert policy_tool("mcp__mail__send_money", policy) == "send_money"
+    assert policy_tool("mcp__my__srv__send_money", policy) == "send_money"  # a server name holding "__"
+    assert policy_tool("mcp__bank__wire", policy) == "mcp__bank__wire"  # the full name, named, wins
+    assert policy_tool("mcp__mail__unknown", policy) == "mcp__mail__unknown"  # the policy's default applies
+    assert policy_tool("send_money", policy) == "send_money"
+    assert policy_tool("Bash", policy) == "Bash"
+
+
+def _hook_input(tmp_path: Path, user: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    path = tmp_path / "t.jsonl"
+    call = {"type": "tool_use", "id": "toolu_1", "name": tool, "input": args}
+    path.write_text(
+        "\n".join(
+            [
+                _line("user", {"role": "user", "content": user}),
+                _line("assistant", {"id": "m1", "role": "assistant", "content": [call]}),
+            ]
+        ),
+        encoding="utf-8",
+    )
+    return {
+        "session_id": "s1",
+        "transcript_path": str(path),
+        "cwd": str(tmp_path),
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": args,
+        "tool_use_id": "toolu_1",
+    }
+
+
+def _decision(answer: dict[str, Any]) -> str:
+    return str(answer["hookSpecificOutput"]["permissionDecision"])
+
+
+def test_approve_ask_and_block_map_to_allow_ask_and_deny(tmp_path: Path) -> None:
+    guard = validator_guard(Validator(Policy.load(POLICY)))
+    email = {"to": "bob@acme.example", "subject": "Notes", "body": "The notes."}
+    asked = _hook_input(tmp_path, "Email bob@acme.example the notes.", "mcp__mail__send_email", email)
+    assert _decision(hook_answer(asked, guard)) == "allow"
+    pay = {"recipient": "DE44500105175407324931", "amount": 4800}
+    unasked = _hook_input(tmp_path, "Summarize my inbox.", "mcp__mail__send_money", pay)
+    assert _decision(hook_answer(unasked, guard)) == "ask"
+    forbidden = _hook_input(tmp_path, "Do not email bob@acme.example.", "mcp__mail__send_email", email)
+    answer = hook_answer(forbidden, guard)
+    assert _decision(answer) == "deny"
+    assert "was not run" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_a_call_id_already_answered_is_refused(tmp_path: Path) -> None:
+    data = _hook_input(
+        tmp_path, "Email bob@acme.example the notes.", "mcp__mail__send_email", {"to": "bob@acme.example"}
+    )
+    with Path(data["transcript_path"]).open("a", encoding="utf-8") as fh:
+        fh.write(
+            "\n"
+            + _line(
+                "user",
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "sent"}]},
+            )
+        )
+    answer = hook_answer(data, validator_guard(Validator(Policy.load(POLICY))))
+    assert _decision(answer) == "deny" and "TOOL_CALL_ID_REUSED" in json.dumps(answer)
+
+
+def test_every_failure_of_ours_answers_deny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    guard = validator_guard(Validator(Policy.load(POLICY)))
+    data = _hook_input(
+        tmp_path, "Email bob@acme.example the notes.", "mcp__mail__send_email", {"to": "bob@acme.example"}
+    )
+
+    def crash(request: Any) -> Any:
+        raise RuntimeError("the judge fell over")
+
+    crashing = validator_guard(Validator(Policy.load(POLICY), judge=FunctionJudge(crash, name="crash")))
+    assert _decision(hook_answer(data, crashing)) == "deny"
+    assert _decision(hook_answer({**data, "transcript_path": str(tmp_path)}, guard)) == "deny"  # a folder
+    assert _decision(hook_answer({**data, "tool_input": "x"}, guard)) == "deny"
+    assert _decision(hook_answer([1, 2], guard)) == "deny"
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(claude_code, "decide", broken)
+    answer = hook_answer(data, guard)
+    assert _decision(answer) == "deny" and "ZeroDivisionError" in json.dumps(answer)
+
+
+def _cli(stdin: str, *args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(app, ["hook", "claude-code", *args], input=stdin)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_the_command_answers_and_fails_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _hook_input(
+        tmp_path, "Email bob@acme.example the notes.", "mcp__mail__send_email", {"to": "bob@acme.example"}
+    )
+    assert _decision(_cli(json.dumps(data), "--policy", str(POLICY))) == "allow"
+    assert _decision(_cli("{not json", "--policy", str(POLICY))) == "deny"
+    assert _decision(_cli(json.dumps(data), "--policy", str(tmp_path / "missing.toml"))) == "deny"
+    assert _decision(_cli(json.dumps(data), "--store", "nosuch://x")) == "deny"
+
+    def crash(*args: Any) -> Any:
+        raise RuntimeError("a bug in our code")
+
+    monkeypatch.setattr(hook_cli, "_answer", crash)
+    answer = _cli(json.dumps(data))
+    assert _decision(answer) == "deny" and "a bug in our code" in json.dumps(answer)
+
+
+def test_the_command_answers_deny_when_its_deadline_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    def slow(*args: Any) -> Any:
+        time.sleep(5)
+        raise AssertionError("not reached")
+
+    monkeypatch.setattr(hook_cli, "_answer", slow)
+    answer = _cli("{}", "--timeout", "0.2")
+    assert _decision(answer) == "deny" and "did not decide within 0.2 s" in json.dumps(answer)
+
+
+def test_the_policy_is_found_in_the_documented_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home / ".claude").mkdir(parents=True)
+    (project / ".claude").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    data = {"cwd": str(project)}
+    assert hook_cli.find_policy(None, data) is None
+    user = home / ".claude" / hook_cli.POLICY_FILE
+    user.write_text("", encoding="utf-8")
+    assert hook_cli.find_policy(None, data) == user
+    mine = project / ".claude" / hook_cli.POLICY_FILE
+    mine.write_text("", encoding="utf-8")
+    assert hook_cli.find_policy(None, data) == mine
+    other = tmp_path / "elsewhere"
+    (other / ".claude").mkdir(parents=True)
+    (other / ".claude" / hook_cli.POLICY_FILE).write_text("", encoding="utf-8")
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(other))
+    assert hook_cli.find_policy(None, data) == other / ".claude" / hook_cli.POLICY_FILE
+    assert hook_cli.find_policy(POLICY, data) == POLICY
