@@ -25,11 +25,12 @@ Claude Code runs a command hook before each tool call it matches, with JSON on s
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from validator.integrations._lifecycle import ToolCallGuard
+from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 
 from validator.engine import Validator
 from validator.exceptions import FieldProblem, InputError
@@ -41,16 +42,21 @@ from validator.verdict import Decision, Verdict
 __all__ = [
     "CLAUDE_CODE_AUTHOR",
     "HookCall",
+    "decide",
+    "decide_call",
     "hook_answer",
     "hook_call",
     "permission",
     "policy_tool",
+    "read_session",
     "transcript_from_claude_code",
 ]
 
 CLAUDE_CODE_AUTHOR = "claude-code"
 """The author of ``user`` lines Claude Code wrote itself (``isMeta``, compaction summaries): not the user."""
 MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
+TRANSCRIPT_WAIT = 5.0
+"""Seconds a hook waits for the session's transcript to hold the call it decides."""
 DECISIONS = {Decision.APPROVE: "allow", Decision.ASK_USER: "ask", Decision.BLOCK: "deny"}
 
 
@@ -139,6 +145,32 @@ def _read_transcript(path: str) -> Transcript:
         return transcript_from_claude_code(fh)
 
 
+def _makes(transcript: Transcript, call_id: str) -> bool:
+    return any(c.id == call_id for m in transcript if m.role == "assistant" for c in m.tool_calls)
+
+
+def read_session(path: str, call_id: str, *, wait: float = TRANSCRIPT_WAIT) -> Transcript:
+    """The session's transcript once it holds the call (Claude Code may run the hook before it has written the
+    call's line; lines are appended in order, so once the call is there, everything before it is too).
+
+    Raises:
+        InputError: the transcript does not hold the call within ``wait`` seconds (the call is refused: it is
+            never checked against a history that may lack its last messages).
+    """
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            transcript = _read_transcript(path)
+        except FileNotFoundError:
+            transcript = None
+        if transcript is not None and _makes(transcript, call_id):
+            return transcript
+        if time.monotonic() >= deadline:
+            problem = "does not exist" if transcript is None else f"does not hold the call {call_id!r}"
+            raise InputError([FieldProblem("transcript_path", f"{problem} after {wait:g} s")], source="hook input")
+        time.sleep(0.02)
+
+
 class HookCall:
     """One ``PreToolUse`` hook input, read strictly (:func:`hook_call`)."""
 
@@ -218,11 +250,19 @@ def decide(
     data: Any, guard: ToolCallGuard, *, transcript: Transcript | None = None, user_id: str | None = None
 ) -> Verdict:
     """The verdict on one hook input (``transcript``: the conversation, when the host has it already)."""
+    return decide_call(data, guard, transcript=transcript, user_id=user_id)[1]
+
+
+def decide_call(
+    data: Any, guard: ToolCallGuard, *, transcript: Transcript | None = None, user_id: str | None = None
+) -> tuple[GuardedCall, Verdict]:
+    """The call a hook input makes and its verdict (an ``ask_user`` one stays open: the person answers it,
+    :meth:`ToolCallGuard.settle`)."""
     call = hook_call(data)
     policy = guard.validator.policy
     tool = policy_tool(call.tool_name, policy)
 
-    whole = transcript if transcript is not None else _read_transcript(call.transcript_path)
+    whole = transcript if transcript is not None else read_session(call.transcript_path, call.tool_use_id)
     messages = _upto_call(whole, call.tool_use_id)
     started = guard.start(
         tool,
@@ -234,7 +274,9 @@ def decide(
         find_evidence=True,
     )
     verdict = guard.decide(started)
-    return guard.outcome(started, verdict).verdict if verdict.decision is not Decision.ASK_USER else verdict
+    if verdict.decision is Decision.ASK_USER:
+        return started, verdict
+    return started, guard.outcome(started, verdict).verdict
 
 
 def hook_answer(data: Any, guard: ToolCallGuard, *, user_id: str | None = None) -> dict[str, Any]:
