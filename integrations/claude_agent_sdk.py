@@ -24,10 +24,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from claude_agent_sdk import ClaudeAgentOptions, HookMatcher, SdkMcpTool
-from claude_agent_sdk.types import PermissionResult, PermissionResultAllow, PermissionResultDeny, ToolPermissionContext
+from claude_agent_sdk.types import (
+    HookContext,
+    HookInput,
+    HookJSONOutput,
+    PermissionResult,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ToolPermissionContext,
+)
 from validator.integrations._host import JUSTIFICATION, Remembered, split_justification
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
@@ -45,15 +53,13 @@ Ask = Callable[[str, dict[str, Any], Verdict], Awaitable["bool | Review"]]
 Fallback = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[PermissionResult]]
 
 
-def _answer(decision: str, reason: str, updated: dict[str, Any] | None = None) -> dict[str, Any]:
+def _answer(decision: str, reason: str) -> HookJSONOutput:
     specific: dict[str, Any] = {
         "hookEventName": "PreToolUse",
         "permissionDecision": decision,
         "permissionDecisionReason": reason,
     }
-    if updated is not None:
-        specific["updatedInput"] = updated
-    return {"hookSpecificOutput": specific}
+    return cast(HookJSONOutput, {"hookSpecificOutput": specific})
 
 
 class ClaudeAgentGuard:
@@ -78,7 +84,9 @@ class ClaudeAgentGuard:
 
     # -- the hook -------------------------------------------------------------------------------
 
-    async def pre_tool_use(self, input_data: Any, tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def pre_tool_use(
+        self, input_data: HookInput, tool_use_id: str | None, context: HookContext
+    ) -> HookJSONOutput:
         """The ``PreToolUse`` hook callback (``HookMatcher(hooks=[guard.pre_tool_use])``)."""
         try:
             call, verdict = await asyncio.to_thread(decide_call, input_data, self.guard, user_id=self.user_id)
