@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -55,3 +57,21 @@ def test_an_offline_example_per_integration_blocks_the_hijack_and_runs_the_reque
     loop = _run("anthropic_loop.py")
     assert "ran       > read_inbox({})" in loop and "refused   > Action `send_email` was not run" in loop
     assert "ran       > send_email" not in loop
+
+
+def test_the_google_adk_example_refuses_the_payment_asks_about_the_next_and_sends_the_email() -> None:
+    out = _run("google_adk_agent.py")
+    assert "refused   > send_money: Action `send_money` was not run (EVIDENCE_NOT_FROM_USER)" in out
+    assert "asked     > The action validator asks you to confirm `send_money`" in out
+    assert "(REJECTED_BY_USER)" in out
+    assert out.strip().endswith("happened  > EMAIL SENT to marta@acme.example: Inbox")
+    assert "PAID" not in out
+
+
+def test_the_claude_code_example_runs_a_real_session_the_hook_guards() -> None:
+    pytest.importorskip("claude_agent_sdk")
+    out = _run("claude_code/session.py")
+    assert "ran      > read_inbox({})" in out
+    assert 'ran      > send_email({"to": "bob@acme.example"' in out
+    assert "refused  > mcp__mail__send_money(" in out
+    assert "ran      > send_money" not in out
