@@ -140,3 +140,64 @@ def test_wheel_and_editable_install_import_integrations_the_same_way(tmp_path: P
     editable = _probe(tmp_path, env)
     assert editable[0] == str(ROOT / "integrations" / "_host.py")
     assert editable[1] == "None"
+
+
+_BLOCKED_EXTRAS = """
+import importlib.abc, runpy, sys
+EXTRAS = ("anthropic", "langchain", "langchain_core", "langgraph", "langchain_anthropic", "claude_agent_sdk",
+          "google", "pydantic_ai", "agents", "fastapi", "uvicorn", "redis", "matplotlib", "lemminflect")
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in EXTRAS:
+            raise ImportError(f"{name} is not part of the base install")
+        return None
+sys.meta_path.insert(0, Block())
+sys.argv = ["validator", *sys.argv[1:]]
+runpy.run_module("validator", run_name="__main__")
+"""
+
+
+def test_the_claude_code_hook_runs_from_the_wheel_with_the_base_install_only(tmp_path: Path) -> None:
+    """``validator hook claude-code < input.json`` from a plain install: no extra is imported."""
+    import json
+    import os
+
+    wheel = _build_wheel(tmp_path)
+    site = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    transcript = tmp_path / "session.jsonl"
+    call = {"type": "tool_use", "id": "toolu_1", "name": "mcp__mail__send_email", "input": {"to": "bob@acme.example"}}
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "Email bob@acme.example the notes."}},
+        {"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [call]}},
+    ]
+    transcript.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
+    hook_input = {
+        "session_id": "s1",
+        "transcript_path": str(transcript),
+        "cwd": str(tmp_path),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "mcp__mail__send_email",
+        "tool_input": {"to": "bob@acme.example"},
+        "tool_use_id": "toolu_1",
+    }
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CLAUDE_PROJECT_DIR")}
+    env.update(PYTHONPATH=str(site), HOME=str(tmp_path))
+    argv = [
+        sys.executable,
+        "-c",
+        _BLOCKED_EXTRAS,
+        "hook",
+        "claude-code",
+        "--policy",
+        str(ROOT / "examples" / "policy.toml"),
+    ]
+    done = subprocess.run(argv, input=json.dumps(hook_input), env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "allow", answer
+    assert "no justification (the host cannot carry one)" in answer["permissionDecisionReason"].lower()
