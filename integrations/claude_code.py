@@ -10,8 +10,9 @@ Claude Code runs a command hook before each tool call it matches, with JSON on s
 - **The conversation** is the session's JSONL transcript (:func:`transcript_from_claude_code`): ``user``
   and ``assistant`` lines, each holding an Anthropic Messages API message; every other line type is
   skipped. Tool results arrive as ``user`` lines holding ``tool_result`` blocks and are the tool's words,
-  never the user's; a ``user`` line Claude Code wrote itself (``isMeta``, a compaction summary) is not the
-  user's either. Lines of a subagent (``isSidechain``) are not this conversation.
+  never the user's, and neither is text in a line that holds tool results; a ``user`` line Claude Code
+  wrote itself (``isMeta``, a compaction summary) is not the user's either. Lines of a subagent
+  (``isSidechain``) are not this conversation.
 - **No justification argument**: Claude Code's built-in and MCP tools have schemas the host cannot
   extend, so each call is checked with ``find_evidence``: the validator reads the user's own words for
   the request itself, and the verdict says the evidence was found (``findings.evidence == "found"``).
@@ -115,7 +116,10 @@ def _merged(records: list[tuple[int, dict[str, Any]]]) -> list[tuple[dict[str, A
             out[-1][0]["content"].extend(blocks)
             continue
         last_id = message.get("id") if role == "assistant" else None
-        written = record.get("isMeta") is True or record.get("isCompactSummary") is True
+        # Claude Code's own lines, and text it sends along with tool results ("Tool loaded."), are not typed by
+        # the user: only a user line that answers no tool speaks for the user
+        answers = any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
+        written = record.get("isMeta") is True or record.get("isCompactSummary") is True or answers
         out.append(({"role": role, "content": blocks}, written))
     return out
 
