@@ -39,10 +39,10 @@ from claude_agent_sdk.types import (
 from validator.integrations._host import JUSTIFICATION, Remembered, split_justification
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
-from validator.integrations.claude_code import decide_call, permission
+from validator.integrations.claude_code import decide_call, failure_reason, hook_output, permission
 
 from validator.engine import Validator
-from validator.exceptions import InputError, UsageError
+from validator.exceptions import UsageError
 from validator.inputs.action import justification_schema
 from validator.verdict import Verdict
 
@@ -54,12 +54,7 @@ Fallback = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[Perm
 
 
 def _answer(decision: str, reason: str) -> HookJSONOutput:
-    specific: dict[str, Any] = {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": decision,
-        "permissionDecisionReason": reason,
-    }
-    return cast(HookJSONOutput, {"hookSpecificOutput": specific})
+    return cast(HookJSONOutput, hook_output(decision, reason))
 
 
 class ClaudeAgentGuard:
@@ -90,11 +85,8 @@ class ClaudeAgentGuard:
         """The ``PreToolUse`` hook callback (``HookMatcher(hooks=[guard.pre_tool_use])``)."""
         try:
             call, verdict = await asyncio.to_thread(decide_call, input_data, self.guard, user_id=self.user_id)
-        except InputError as exc:
-            problems = "; ".join(str(p) for p in exc.problems)
-            return _answer("deny", f"The action validator could not read this call, so it does not run: {problems}")
-        except Exception as exc:  # our own failure: the call never runs on it
-            return _answer("deny", f"The action validator failed on this call, so it does not run: {exc!r}")
+        except Exception as exc:  # a bad input, or our own failure: the call never runs on it
+            return _answer("deny", failure_reason(exc))
         decision, reason = permission(verdict)
         if decision == "ask":
             self._asked.put(call.call_id, (call, verdict))

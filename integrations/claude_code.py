@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +46,10 @@ __all__ = [
     "HookCall",
     "decide",
     "decide_call",
+    "failure_reason",
     "hook_answer",
     "hook_call",
+    "hook_output",
     "permission",
     "policy_tool",
     "read_session",
@@ -175,19 +178,15 @@ def read_session(path: str, call_id: str, *, wait: float = TRANSCRIPT_WAIT) -> T
         time.sleep(0.02)
 
 
+@dataclass(frozen=True, slots=True)
 class HookCall:
     """One ``PreToolUse`` hook input, read strictly (:func:`hook_call`)."""
 
-    __slots__ = ("session_id", "tool_input", "tool_name", "tool_use_id", "transcript_path")
-
-    def __init__(
-        self, tool_name: str, tool_input: dict[str, Any], tool_use_id: str, transcript_path: str, session_id: str
-    ) -> None:
-        self.tool_name = tool_name
-        self.tool_input = tool_input
-        self.tool_use_id = tool_use_id
-        self.transcript_path = transcript_path
-        self.session_id = session_id
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_use_id: str
+    transcript_path: str
+    session_id: str
 
 
 def hook_call(data: Any) -> HookCall:
@@ -240,7 +239,8 @@ def permission(verdict: Verdict) -> tuple[str, str]:
     return decision, verdict.message_for_agent()
 
 
-def _output(decision: str, reason: str) -> dict[str, Any]:
+def hook_output(decision: str, reason: str) -> dict[str, Any]:
+    """The ``PreToolUse`` answer Claude Code reads (a command hook's stdout, an SDK hook callback's return)."""
     return {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -248,6 +248,14 @@ def _output(decision: str, reason: str) -> dict[str, Any]:
             "permissionDecisionReason": reason,
         }
     }
+
+
+def failure_reason(exc: Exception) -> str:
+    """Why a call the validator could not decide does not run: its input's problems, or our own failure."""
+    if isinstance(exc, InputError):
+        problems = "; ".join(str(p) for p in exc.problems)
+        return f"The action validator could not read this call, so it does not run: {problems}"
+    return f"The action validator failed on this call, so it does not run: {type(exc).__name__}: {exc}"
 
 
 def decide(
@@ -287,14 +295,9 @@ def hook_answer(data: Any, guard: ToolCallGuard, *, user_id: str | None = None) 
     """The hook's answer to one input; a bad input or any failure is a ``deny`` naming the problem."""
     try:
         verdict = decide(data, guard, user_id=user_id)
-    except InputError as exc:
-        problems = "; ".join(str(p) for p in exc.problems)
-        return _output("deny", f"The action validator could not read this call, so it does not run: {problems}")
-    except Exception as exc:  # our own failure too: the call never runs on it
-        return _output(
-            "deny", f"The action validator failed on this call, so it does not run: {type(exc).__name__}: {exc}"
-        )
-    return _output(*permission(verdict))
+    except Exception as exc:  # a bad input, or our own failure: the call never runs on it
+        return hook_output("deny", failure_reason(exc))
+    return hook_output(*permission(verdict))
 
 
 def validator_guard(validator: Validator) -> ToolCallGuard:

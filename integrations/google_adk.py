@@ -35,6 +35,7 @@ from validator.integrations._host import JUSTIFICATION, Remembered
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
 
+from validator._json import dumps
 from validator.engine import Validator
 from validator.exceptions import UsageError
 from validator.inputs.action import justification_schema
@@ -48,7 +49,7 @@ CONFIRMATION = "adk_request_confirmation"
 
 
 def _response_text(response: Any) -> str:
-    return response if isinstance(response, str) else json.dumps(response, default=str, ensure_ascii=False)
+    return response if isinstance(response, str) else dumps(response, default=str)
 
 
 def transcript_from_adk(session: Session, *, pending: str | None = None) -> Transcript:

@@ -121,16 +121,21 @@ def _probe(cwd: Path, env: dict[str, str]) -> list[str]:
     return done.stdout.split("\n")
 
 
-def test_wheel_and_editable_install_import_integrations_the_same_way(tmp_path: Path) -> None:
-    import os
-
-    wheel = _build_wheel(tmp_path)
+def _installed_wheel(tmp_path: Path) -> Path:
+    """The project's wheel, installed (without its dependencies) into a folder of its own."""
     site = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(_build_wheel(tmp_path))],
         check=True,
         capture_output=True,
     )
+    return site
+
+
+def test_wheel_and_editable_install_import_integrations_the_same_way(tmp_path: Path) -> None:
+    import os
+
+    site = _installed_wheel(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     # the wheel: validator.integrations from site-packages, no top-level `integrations`
     from_wheel = _probe(tmp_path, {**env, "PYTHONPATH": str(site)})
@@ -162,13 +167,7 @@ def test_the_claude_code_hook_runs_from_the_wheel_with_the_base_install_only(tmp
     import json
     import os
 
-    wheel = _build_wheel(tmp_path)
-    site = tmp_path / "site"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
-        check=True,
-        capture_output=True,
-    )
+    site = _installed_wheel(tmp_path)
     transcript = tmp_path / "session.jsonl"
     call = {"type": "tool_use", "id": "toolu_1", "name": "mcp__mail__send_email", "input": {"to": "bob@acme.example"}}
     lines = [

@@ -7,14 +7,13 @@ user's messages would not get approved, and no metamorphic attack variant is app
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.gate.test_proof import _attacks
 from validator import Code, Message, Policy, ToolCall, ToolPolicy, Transcript, Validator
 from validator.inputs.action import FOUND, PendingAction
 from validator.inputs.checkinput import CheckInput
@@ -24,15 +23,6 @@ from validator.testing import FunctionJudge
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-
-
-def _attacks() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_attacks_found", ROOT / "bench" / "attacks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_attacks_found"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _found(name: str) -> CheckInput:

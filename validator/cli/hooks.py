@@ -46,6 +46,8 @@ def find_policy(explicit: Path | None, data: Any) -> Path | None:
 
 
 def _deny(reason: str) -> dict[str, Any]:
+    """``hook_output("deny", reason)`` of :mod:`validator.integrations.claude_code`, written here again on
+    purpose: the answer to a crash or a deadline must not depend on importing the adapter that failed."""
     return {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",

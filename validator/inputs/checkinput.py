@@ -78,6 +78,11 @@ def pending_action(
     )
 
 
+def _pending(doc: fastdecode.ActionIn) -> PendingAction:
+    """The pending action a decoded ``action`` record names."""
+    return pending_action(doc.tool, doc.args, doc.justification, call_id=doc.call_id, find_evidence=doc.find_evidence)
+
+
 @dataclass(frozen=True, kw_only=True)
 class CheckInput:
     """A parsed, checked standalone check."""
@@ -117,13 +122,7 @@ class CheckInput:
         if problems:
             raise InputError(problems)
         policy = _policy(doc.policy) if doc.policy is not None else None
-        action = pending_action(
-            doc.action.tool,
-            doc.action.args,
-            doc.action.justification,
-            call_id=doc.action.call_id,
-            find_evidence=doc.action.find_evidence,
-        )
+        action = _pending(doc.action)
         _check_arg_sizes(action, limits)
         return cls(transcript=_transcript(doc.messages, before), action=action, policy=policy, user_id=doc.user_id)
 
@@ -154,13 +153,7 @@ class CheckInput:
             raise InputError(problems)
         transcript = _transcript(doc.messages)
         policy = _policy(doc.policy) if doc.policy is not None else None
-        action = pending_action(
-            doc.action.tool,
-            doc.action.args,
-            doc.action.justification,
-            call_id=doc.action.call_id,
-            find_evidence=doc.action.find_evidence,
-        )
+        action = _pending(doc.action)
         _check_arg_sizes(action, limits)
         return cls(transcript=transcript, action=action, policy=policy, user_id=doc.user_id)
 
@@ -250,7 +243,7 @@ def parse_action(data: Any) -> PendingAction:
         return data
     _strict(data, "action")
     doc = _converted(data, fastdecode.ActionIn, "action")
-    action = pending_action(doc.tool, doc.args, doc.justification, call_id=doc.call_id, find_evidence=doc.find_evidence)
+    action = _pending(doc)
     _check_arg_sizes(action, DEFAULT_LIMITS)
     return action
 
