@@ -67,17 +67,27 @@ DECISIONS = {Decision.APPROVE: "allow", Decision.ASK_USER: "ask", Decision.BLOCK
 def policy_tool(tool_name: str, policy: Policy) -> str:
     """The policy's name for a Claude Code tool: the full name when the policy names it, else the tool's own
     name of an MCP tool (``mcp__<server>__send_money`` → ``send_money``) when the policy names that, else the
-    full name (the policy's defaults apply)."""
+    full name (the policy's defaults apply).
+
+    A server's name and a tool's may both hold ``__``, so ``mcp__a__b__c`` reads as tool ``b__c`` of server
+    ``a`` or tool ``c`` of server ``a__b``. Each reading gets its policy (an unnamed tool: the defaults), and
+    the strictest wins: a server cannot name its payment tool ``x__read_inbox`` to be read as the exempt one.
+    """
     if tool_name in policy.tools or not tool_name.startswith("mcp__"):
         return tool_name
     rest = tool_name[len("mcp__") :]
+    readings: list[str] = []
     at = rest.find("__")
-    while at != -1:  # a server's name may hold "__" too: the longest tool name the policy knows wins
-        candidate = rest[at + 2 :]
-        if candidate in policy.tools:
-            return candidate
+    while at != -1:
+        tool = rest[at + 2 :]
+        readings.append(tool if tool in policy.tools else tool_name)
         at = rest.find("__", at + 2)
-    return tool_name
+    return max(readings, key=lambda name: _strictness(policy, name), default=tool_name)
+
+
+def _strictness(policy: Policy, name: str) -> int:
+    tool = policy.for_tool(name)
+    return 0 if tool.exempt else 2 if tool.risk == "dangerous" else 1
 
 
 def _lines(source: Iterable[str | bytes]) -> list[tuple[int, dict[str, Any]]]:

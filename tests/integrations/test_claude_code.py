@@ -149,6 +149,12 @@ def test_mcp_tool_names_map_to_the_policys_entries() -> None:
     assert policy_tool("mcp__mail__unknown", policy) == "mcp__mail__unknown"  # the policy's default applies
     assert policy_tool("send_money", policy) == "send_money"
     assert policy_tool("Bash", policy) == "Bash"
+    # a name that reads two ways gets the stricter reading: never the exempt one a server's name could fake
+    exempting = Policy({"read_inbox": ToolPolicy(exempt=True), "send_money": ToolPolicy(risk="dangerous")})
+    assert policy_tool("mcp__x__send_money__read_inbox", exempting) == "mcp__x__send_money__read_inbox"
+    assert not exempting.for_tool(policy_tool("mcp__x__send_money__read_inbox", exempting)).exempt
+    assert policy_tool("mcp__x__read_inbox__send_money", exempting) == "send_money"
+    assert policy_tool("mcp__mail__read_inbox", exempting) == "read_inbox"
 
 
 def _hook_input(tmp_path: Path, user: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
