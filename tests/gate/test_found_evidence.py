@@ -173,3 +173,20 @@ def test_found_is_a_justification_no_agent_can_send() -> None:
     assert FOUND.found
     assert parse_justification(FOUND.to_dict())[0] is None
     assert parse_justification({"reason": "r", "evidence": [], "found": True})[0] is None
+
+
+def test_found_evidence_reads_no_more_than_the_longest_justification_could_cite() -> None:
+    from validator.gate.checks import FOUND_CHARS, found_sentences
+
+    filler = "Note the weather today. " * 2_000
+    t = Transcript(
+        [Message(role="user", content=filler) for _ in range(8)]
+        + [Message(role="user", content="Email bob@acme.example the Q3 numbers.")]
+    )
+    found = found_sentences(t)
+    assert sum(len(s.text) for s in found) <= FOUND_CHARS
+    assert found[-1].text.startswith("Email bob@acme.example")  # the newest words are read first
+    assert [s.message for s in found] == sorted(s.message for s in found)
+    policy = Policy({"send_email": ToolPolicy(targets=("to",))})
+    action = PendingAction("send_email", {"to": "bob@acme.example", "body": "Q3"}, find_evidence=True)
+    assert Validator(policy).validate(t, action).approved

@@ -63,6 +63,8 @@ from validator.gate.requests import (
 from validator.gate.sentences import locate, own_words, pasted_by_message, request_sentences
 from validator.gate.text import SearchBudgetExceeded, normalize
 from validator.inputs.action import (
+    MAX_QUOTE_CHARS,
+    MAX_QUOTES,
     AuthorizationEvidence,
     Justification,
     PendingAction,
@@ -379,26 +381,41 @@ def run_gate(
     return _gate_decision(findings, justification, action, tool_policy, settings, len(transcript), rules)
 
 
+FOUND_CHARS = MAX_QUOTES * MAX_QUOTE_CHARS
+"""The most of the user's words found evidence reads: what the longest justification an agent may send could
+cite (the newest first). Reading fewer sentences only leaves a request unknown, never proves one."""
+
+
 def found_sentences(
     transcript: Transcript, user_id: str | None = None, rules: Rules = ALL_ON
 ) -> tuple[RequestSentence, ...]:
-    """Every sentence of the user's own words in the conversation, as if each were cited: the evidence of a
+    """The sentences of the user's own words in the conversation, as if each were cited: the evidence of a
     call whose host cannot carry a justification (:data:`~validator.inputs.action.FOUND`).
 
     An agent that quoted every sentence of the user's would get exactly these sentences (pasted text and
     text of unclear authorship blanked, a list item under its lead-in), so finding the evidence never
-    proves more than citing it could. ``quote_index`` is -1: no evidence item points to them.
+    proves more than citing it could. Like a justification, it reads at most :data:`FOUND_CHARS` of them,
+    the newest first. ``quote_index`` is -1: no evidence item points to them.
     """
     out: list[RequestSentence] = []
-    for i, message in enumerate(transcript.messages):
-        if not is_users(message, user_id):
+    left = FOUND_CHARS
+    for i in range(len(transcript.messages) - 1, -1, -1):
+        if left <= 0:
+            break
+        if not is_users(transcript.messages[i], user_id):
             continue
         own = own_words(transcript, i, rules)
+        found: list[RequestSentence] = []
         for x in split_sentences(own):
             text = own[x.start : x.end]
             if any(ch.isalnum() for ch in text):
-                out.append(RequestSentence(i, x.start, x.end, text, -1, x.lead))
-    return tuple(out)
+                found.append(RequestSentence(i, x.start, x.end, text, -1, x.lead))
+        for sentence in reversed(found):
+            left -= len(sentence.text)
+            if left < 0:
+                break
+            out.append(sentence)
+    return tuple(reversed(out))
 
 
 def _as_step(
