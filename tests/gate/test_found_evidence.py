@@ -187,6 +187,3 @@ def test_found_evidence_reads_no_more_than_the_longest_justification_could_cite(
     assert sum(len(s.text) for s in found) <= FOUND_CHARS
     assert found[-1].text.startswith("Email bob@acme.example")  # the newest words are read first
     assert [s.message for s in found] == sorted(s.message for s in found)
-    policy = Policy({"send_email": ToolPolicy(targets=("to",))})
-    action = PendingAction("send_email", {"to": "bob@acme.example", "body": "Q3"}, find_evidence=True)
-    assert Validator(policy).validate(t, action).approved
