@@ -18,6 +18,7 @@ from validator.store.base import Store
 
 __all__ = [
     "EXIT_APPROVED",
+    "new_app",
     "EXIT_BAD_INPUT",
     "EXIT_NOT_RECORDED",
     "EXIT_REFUSED",
@@ -38,6 +39,19 @@ StoreOption = Annotated[
     str | None,
     typer.Option("--store", envvar="VALIDATOR_STORE_URL", help="memory:// (default) or redis://host:port/db"),
 ]
+
+
+def new_app(help: str, **settings: Any) -> typer.Typer:
+    """A command group as every one of ours is: plain help (a flag shows no type, as in click and git),
+    ``-h`` beside ``--help``, no shell-completion commands, the group's help when called bare."""
+    settings.setdefault("no_args_is_help", True)
+    return typer.Typer(
+        help=help,
+        add_completion=False,
+        rich_markup_mode=None,
+        context_settings={"help_option_names": ["-h", "--help"]},
+        **settings,
+    )
 
 
 def out() -> Console:

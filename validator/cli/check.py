@@ -114,7 +114,7 @@ def _check_lines(validator: Validator, data: bytes) -> int:
 
 
 def check(
-    file: Annotated[str, typer.Argument(help="Check input JSON file, or - for standard input.")],
+    file: Annotated[str, typer.Argument(metavar="FILE", help="Check input JSON file, or - for standard input.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One check input a line in, one result a line out.")] = False,
     policy: Annotated[

@@ -28,7 +28,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from validator.cli._common import StoreOption, bad_input, open_store_or_exit
+from validator.cli._common import StoreOption, bad_input, new_app, open_store_or_exit
 from validator.evals._files import json_items, parse_json, read_text
 from validator.evals.cases import check_case, load_cases
 from validator.evals.propose import propose
@@ -53,7 +53,9 @@ from validator.record.recorder import hash_args
 
 __all__ = ["eval_app"]
 
-eval_app = typer.Typer(invoke_without_command=True, help="Run the eval suite, or add a case to it (eval add).")
+eval_app = new_app(
+    "Run the eval suite, or add a case to it (eval add).", invoke_without_command=True, no_args_is_help=False
+)
 DEFAULT_CASES = Path("evals/cases.jsonl")
 DEFAULT_POLICY = Path("evals/policy.toml")
 DEFAULT_BASELINE = Path("evals/baseline.json")
@@ -242,7 +244,9 @@ def _tags_from(verdict: dict[str, Any]) -> list[str]:
 
 @eval_app.command("add")
 def add(
-    input_file: Annotated[Path, typer.Argument(help="The check input of the action seen in use (JSON).")],
+    input_file: Annotated[
+        Path, typer.Argument(metavar="INPUT", help="The check input of the action seen in use (JSON).")
+    ],
     expected: Annotated[str, typer.Option(help="What the right decision was: block or pass.")],
     case_id: Annotated[
         str | None, typer.Option("--id", help="The new case's id (default: from the tool and the code).")

@@ -18,14 +18,14 @@ from typing import Annotated, Any
 
 import typer
 
-from validator.cli._common import StoreOption
+from validator.cli._common import StoreOption, new_app
 
 __all__ = ["POLICY_FILE", "find_policy", "register"]
 
 POLICY_FILE = "action-validator.toml"
 """The policy's file name in a project's ``.claude`` folder and in the user's ``~/.claude``."""
 
-hooks = typer.Typer(no_args_is_help=True, help="Pre-tool hooks of agent hosts (Claude Code).")
+hooks = new_app("Pre-tool hooks of agent hosts (Claude Code).")
 
 
 class _Deadline(Exception):

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from validator.cli._common import EXIT_BAD_INPUT, bad_input, err, out
+from validator.cli._common import EXIT_BAD_INPUT, bad_input, err, new_app, out
 from validator.exceptions import InputError
 from validator.lint import lint
 from validator.policy import Policy
@@ -18,11 +18,11 @@ from validator.schemas import SCHEMAS, schema_json
 
 __all__ = ["register"]
 
-policy_app = typer.Typer(no_args_is_help=True, help="Work with policy files.")
+policy_app = new_app("Work with policy files.")
 
 
 @policy_app.command("check")
-def policy_check(file: Annotated[Path, typer.Argument(help="Policy file (TOML or JSON).")]) -> None:
+def policy_check(file: Annotated[Path, typer.Argument(metavar="FILE", help="Policy file (TOML or JSON).")]) -> None:
     """Validate a policy file; print its tools, or every problem with its field."""
     try:
         loaded = Policy.load(file)
@@ -45,7 +45,7 @@ def policy_check(file: Annotated[Path, typer.Argument(help="Policy file (TOML or
         console.print(f"[yellow]warning:[/] {escape(str(warning))}")
 
 
-def schema(name: Annotated[str, typer.Argument(help=f"One of: {', '.join(SCHEMAS)}.")]) -> None:
+def schema(name: Annotated[str, typer.Argument(metavar="NAME", help=f"One of: {', '.join(SCHEMAS)}.")]) -> None:
     """Print a JSON Schema: the check input or the verdict."""
     if name not in SCHEMAS:
         err().print(f"[red]unknown schema {escape(name)!r}; choose one of {', '.join(SCHEMAS)}[/]")

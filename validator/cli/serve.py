@@ -10,13 +10,13 @@ from typing import Annotated, Any
 
 import typer
 
-from validator.cli._common import StoreOption
+from validator.cli._common import StoreOption, new_app
 from validator.exceptions import StoreError, UsageError
 
 __all__ = ["register"]
 
 CONFIG_ENV = "VALIDATOR_SERVICE_CONFIG"
-token_app = typer.Typer(no_args_is_help=True, help="Bearer tokens of the decision service (validator serve).")
+token_app = new_app("Bearer tokens of the decision service (validator serve).")
 
 
 def _err(text: str) -> None:
@@ -188,7 +188,7 @@ def create(
 
 @token_app.command("revoke")
 def revoke(
-    token: Annotated[str, typer.Argument(help="The token, or its SHA-256.")],
+    token: Annotated[str, typer.Argument(metavar="TOKEN", help="The token, or its SHA-256.")],
     store: StoreOption = None,
 ) -> None:
     """End a token at once, for every service process on the store."""

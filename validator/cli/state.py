@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from validator._json import dumps
-from validator.cli._common import EXIT_BAD_INPUT, StoreOption, err, open_store_or_exit
+from validator.cli._common import EXIT_BAD_INPUT, StoreOption, err, new_app, open_store_or_exit
 from validator.cli._safe import clip, safe
 from validator.exceptions import StoreError
 from validator.gate.authorizations import is_bound
@@ -82,9 +82,9 @@ def _fail(exc: StoreError) -> typer.Exit:
     return typer.Exit(1)
 
 
-auth_app = typer.Typer(no_args_is_help=True, help="Standing authorizations: what the user allowed once.")
-audit_app = typer.Typer(no_args_is_help=True, help="The audit log: every verdict, once.")
-store_app = typer.Typer(no_args_is_help=True, help="The shared store.")
+auth_app = new_app("Standing authorizations: what the user allowed once.")
+audit_app = new_app("The audit log: every verdict, once.")
+store_app = new_app("The shared store.")
 
 
 @auth_app.command("grant")
@@ -92,7 +92,9 @@ def grant(
     user: Annotated[str, typer.Option(help="The user who grants it.")],
     tool: Annotated[str, typer.Option(help="A tool name or glob (send_*).")],
     quote: Annotated[str, typer.Option(help="The user's own words that grant it.")],
-    where: Annotated[list[str] | None, typer.Option(help="ARG=PATTERN constraint; repeat for more.")] = None,
+    where: Annotated[
+        list[str] | None, typer.Option(metavar="ARG=PATTERN", help="A constraint on an argument; repeat for more.")
+    ] = None,
     expires: Annotated[str | None, typer.Option(help="90d, 12h, 30m, 2w, or an ISO date-time.")] = None,
     store: StoreOption = None,
 ) -> None:
@@ -147,7 +149,9 @@ def list_(
 
 
 @auth_app.command("revoke")
-def revoke(auth_id: Annotated[str, typer.Argument(help="The authorization's id.")], store: StoreOption = None) -> None:
+def revoke(
+    auth_id: Annotated[str, typer.Argument(metavar="ID", help="The authorization's id.")], store: StoreOption = None
+) -> None:
     """Revoke a standing authorization (every worker sees it at once: nothing caches them)."""
     opened = open_store_or_exit(store)
     _keeps_nothing(opened)
@@ -180,7 +184,8 @@ def tail(
 
 @audit_app.command("show")
 def show(
-    entry_id: Annotated[str, typer.Argument(help="The audit entry id (from tail).")], store: StoreOption = None
+    entry_id: Annotated[str, typer.Argument(metavar="ENTRY", help="The audit entry id (from tail).")],
+    store: StoreOption = None,
 ) -> None:
     """One audit record, whole, as JSON."""
     try:

@@ -21,7 +21,9 @@ LIVE_MODEL = os.environ.get("VALIDATOR_LIVE_MODEL", "claude-haiku-4-5")
 
 
 def prepare_tools_command(
-    file: Annotated[str, typer.Argument(help="JSON list of Anthropic tool definitions, or - for standard input.")],
+    file: Annotated[
+        str, typer.Argument(metavar="FILE", help="JSON list of Anthropic tool definitions, or - for standard input.")
+    ],
     validator_name: Annotated[str, typer.Option(help="Name of the validator tool.")] = DEFAULT_VALIDATOR_TOOL,
     search_name: Annotated[str, typer.Option(help="Name of the tool search tool.")] = DEFAULT_SEARCH_TOOL,
     quality: Annotated[bool, typer.Option(help="Let the verdict carry quality notes.")] = True,
@@ -61,8 +63,10 @@ def prepare_tools_command(
 
 
 def doctor(
-    agent: Annotated[Path | None, typer.Argument(help="JSON body of the agent's request.")] = None,
-    validator_request: Annotated[Path | None, typer.Argument(help="JSON body of the validator's request.")] = None,
+    agent: Annotated[Path | None, typer.Argument(metavar="AGENT", help="JSON body of the agent's request.")] = None,
+    validator_request: Annotated[
+        Path | None, typer.Argument(metavar="VALIDATOR", help="JSON body of the validator's request.")
+    ] = None,
     pair: Annotated[Path | None, typer.Option(help='A recorded pair: {"agent": {...}, "validator": {...}}.')] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     live: Annotated[
