@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import click
 import pytest
 import typer
 from typer.testing import CliRunner
@@ -13,9 +12,9 @@ from validator.cli import app
 runner = CliRunner()
 
 
-def _commands(group: click.Command, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def _commands(group: object, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     found = [path]
-    if isinstance(group, click.Group):
+    if hasattr(group, "commands"):  # a group (typer carries its own copy of click)
         for name, sub in group.commands.items():
             found += _commands(sub, (*path, name))
     return found

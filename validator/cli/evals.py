@@ -118,10 +118,11 @@ def run(
         Path | None, typer.Option(help="Policy for cases without their own (default evals/policy.toml).")
     ] = None,
     judge: Annotated[
-        list[str] | None, typer.Option(help="strict, or anthropic:MODEL; repeat for more (default strict).")
+        list[str] | None,
+        typer.Option(metavar="JUDGE", help="strict, or anthropic:MODEL; repeat for more (default strict)."),
     ] = None,
     prompt: Annotated[
-        list[str] | None, typer.Option(help="Prompt variant in prompts/; repeat (default: all three).")
+        list[str] | None, typer.Option(metavar="NAME", help="Prompt variant in prompts/; repeat (default: all three).")
     ] = None,
     replay: Annotated[
         bool, typer.Option(help="Answer model judges from the recordings only (no network, no key).")
@@ -252,7 +253,7 @@ def add(
         str | None, typer.Option("--id", help="The new case's id (default: from the tool and the code).")
     ] = None,
     title: Annotated[str, typer.Option(help="One line on the pattern.")] = "",
-    tag: Annotated[list[str] | None, typer.Option(help="Pattern tag; repeat for more.")] = None,
+    tag: Annotated[list[str] | None, typer.Option(metavar="TAG", help="Pattern tag; repeat for more.")] = None,
     audit: Annotated[str | None, typer.Option(help="The audit entry that recorded its verdict (with --store).")] = None,
     verdict_file: Annotated[
         Path | None, typer.Option("--verdict", help="Its verdict as JSON (validator check --json).")
@@ -347,7 +348,9 @@ def _recorded_verdict(
 def propose_cases(
     inputs: Annotated[
         list[Path] | None,
-        typer.Option("--inputs", help="Check inputs the host kept (JSON lines, or a JSON list); repeat for more."),
+        typer.Option(
+            "--inputs", metavar="FILE", help="Check inputs the host kept (JSON lines, or a JSON list); repeat for more."
+        ),
     ] = None,
     audit: Annotated[
         Path | None, typer.Option(help="An audit export (validator audit export -o FILE); else --store is read.")

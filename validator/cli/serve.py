@@ -75,8 +75,9 @@ def serve(
     allow_request_policy: Annotated[
         list[str] | None,
         typer.Option(
+            metavar="TENANT",
             help="A tenant whose check inputs may carry their own policy (repeatable). Every other tenant's "
-            "checks run under --policy, and a check carrying a policy is refused (400)."
+            "checks run under --policy, and a check carrying a policy is refused (400).",
         ),
     ] = None,
     allow_volatile_store: Annotated[
@@ -169,8 +170,9 @@ def create(
     scope: Annotated[
         list[str] | None,
         typer.Option(
+            metavar="SCOPE",
             help="What the token may do (repeatable): check, answer, grant, admin. Without it: check only, "
-            "so an agent's token can never grant itself a standing authorization."
+            "so an agent's token can never grant itself a standing authorization.",
         ),
     ] = None,
 ) -> None:
