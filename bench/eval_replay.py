@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from validator import Policy  # noqa: E402
+from validator.evals import packaged  # noqa: E402
 from validator.evals.cases import load_cases  # noqa: E402
 from validator.evals.emulated import emulated_model  # noqa: E402
 from validator.evals.recording import RecordingTransport  # noqa: E402
@@ -33,7 +34,10 @@ MODELS = ["anthropic:emulated-small", "anthropic:emulated-medium", "anthropic:em
 
 
 def main() -> int:
-    cases = load_cases(ROOT / "evals" / "cases.jsonl", Policy.load(ROOT / "evals" / "policy.toml"))
+    cases = load_cases(
+        packaged.cases_path(),
+        Policy.load(packaged.policy_path()),
+    )
     folder = Path(tempfile.mkdtemp())
 
     def record(spec: str, prompt: str) -> Any:

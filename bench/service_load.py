@@ -28,10 +28,10 @@ from typing import Any
 
 from validator.integrations.service import ServiceClient
 
-from validator import Validator
+from validator import Validator, examples
 
 ROOT = Path(__file__).resolve().parent.parent
-EMAIL = json.loads((ROOT / "examples" / "authorized_email.json").read_text())  # the email the user asked for
+EMAIL = json.loads(examples.check_path("authorized_email").read_text())  # the email the user asked for
 
 
 def _port() -> int:
@@ -41,7 +41,7 @@ def _port() -> int:
 
 
 def _inputs(n: int) -> list[tuple[dict[str, Any], bool]]:
-    invoice = json.loads((ROOT / "examples" / "vendor_invoice.json").read_text())
+    invoice = json.loads(examples.check_path("vendor_invoice").read_text())
     invoice.pop("policy")  # the service applies its own policy (a check carrying one is refused)
     out = []
     for i in range(n):  # distinct inputs: no verdict reuse between them

@@ -8,15 +8,14 @@ ones go back to the model as ``tool_result`` errors. Run: ``python examples/anth
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 from validator.integrations.anthropic import check_tool_uses
 
-from validator import Policy, Validator
+from validator import Policy, Validator, examples
 from validator.judges.anthropic import prepare_tools
 
-POLICY = Policy.load(Path(__file__).with_name("policy.toml"))
+POLICY = Policy.load(examples.policy_path())
 TOOLS = [
     {"name": "read_inbox", "description": "Read the inbox.", "input_schema": {"type": "object"}},
     {

@@ -7,14 +7,13 @@ runs without its ``justification``. Run: ``python examples/decorated_tools.py``.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from validator.integrations.tools import guarded, validation_context
 
-from validator import ActionBlocked, Policy, Validator
+from validator import ActionBlocked, Policy, Validator, examples
 
-VALIDATOR = Validator(Policy.load(Path(__file__).with_name("policy.toml")))
+VALIDATOR = Validator(Policy.load(examples.policy_path()))
 
 
 @guarded(validator=VALIDATOR)

@@ -7,8 +7,6 @@ is hijacked and pays: blocked, the refusal goes back to the model), then the use
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
@@ -16,9 +14,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from validator.integrations.middleware import ActionValidatorMiddleware
 from validator.integrations.testing import ScriptedChatModel
 
-from validator import Policy, Validator
+from validator import Policy, Validator, examples
 
-POLICY = Policy.load(Path(__file__).with_name("policy.toml"))
+POLICY = Policy.load(examples.policy_path())
 done: list[str] = []
 
 

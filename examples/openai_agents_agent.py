@@ -9,7 +9,6 @@ Run: ``python examples/openai_agents_agent.py``.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from agents import Agent, Runner, function_tool, set_tracing_disabled
@@ -18,10 +17,10 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from openai.types.responses import ResponseFunctionToolCall
 from validator.integrations.openai_agents import ToolGuard
 
-from validator import Policy, Validator
+from validator import Policy, Validator, examples
 
 set_tracing_disabled(True)  # offline: no trace export
-POLICY = Policy.load(Path(__file__).with_name("policy.toml"))
+POLICY = Policy.load(examples.policy_path())
 done: list[str] = []
 
 

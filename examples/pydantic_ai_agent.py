@@ -8,7 +8,6 @@ the user approves, and the next run sends it). Run: ``python examples/pydantic_a
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from pydantic_ai import Agent
@@ -18,9 +17,9 @@ from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.toolsets import FunctionToolset
 from validator.integrations.pydantic_ai import ValidatedToolset
 
-from validator import Policy, Validator
+from validator import Policy, Validator, examples
 
-POLICY = Policy.load(Path(__file__).with_name("policy.toml"))
+POLICY = Policy.load(examples.policy_path())
 done: list[str] = []
 
 

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 import validator
-from validator import exceptions
+from validator import examples, exceptions
 from validator.schemas import SCHEMAS, schema, schema_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,11 +59,11 @@ def test_committed_schemas_match_the_models(name: str) -> None:
     assert (ROOT / "schemas" / f"{name}.schema.json").read_text(encoding="utf-8") == schema_json(name)
 
 
-@pytest.mark.parametrize("example", sorted((ROOT / "examples").glob("*.json")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("example", [examples.check_path(n) for n in examples.names()], ids=lambda p: p.stem)
 def test_examples_and_their_verdicts_follow_the_schemas(example: Path) -> None:
     data = json.loads(example.read_text())
     jsonschema.validate(data, schema("check-input"))
-    verdict = validator.check(data, policy=validator.Policy.load(ROOT / "examples" / "policy.toml"))
+    verdict = validator.check(data, policy=validator.Policy.load(examples.policy_path()))
     jsonschema.validate(verdict.to_dict(), schema("verdict"))
     assert validator.Verdict.from_dict(verdict.to_dict()) == verdict
 
@@ -193,7 +193,7 @@ def test_the_claude_code_hook_runs_from_the_wheel_with_the_base_install_only(tmp
         "hook",
         "claude-code",
         "--policy",
-        str(ROOT / "examples" / "policy.toml"),
+        str(examples.policy_path()),
     ]
     done = subprocess.run(argv, input=json.dumps(hook_input), env=env, cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

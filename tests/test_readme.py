@@ -20,7 +20,7 @@ import httpx2
 import pytest
 
 from tests.anthropic_mock import MockAPI, message, verdict_call
-from validator import CheckInput, Policy
+from validator import CheckInput, Policy, examples
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -78,9 +78,7 @@ def test_shell_blocks_run_or_say_why_not(body: str, why: str | None, tmp_path: P
     if why is not None:
         assert why.strip(), "a block that does not run says why"
         return
-    (tmp_path / "checks.jsonl").write_text(
-        (ROOT / "examples" / "vendor_invoice.json").read_text().replace("\n", " ") + "\n"
-    )
+    (tmp_path / "checks.jsonl").write_text(examples.check_path("vendor_invoice").read_text().replace("\n", " ") + "\n")
     validator = str(Path(sys.executable).parent / "validator")
     for line in body.replace("\\\n", " ").splitlines():
         command = line.split("  #")[0].strip()
@@ -88,7 +86,7 @@ def test_shell_blocks_run_or_say_why_not(body: str, why: str | None, tmp_path: P
             continue
         args = shlex.split(command)
         assert args[0] == "validator", line
-        stdin = (ROOT / "examples" / "vendor_invoice.json").read_text() if args[-1] == "-" else None
+        stdin = examples.check_path("vendor_invoice").read_text() if args[-1] == "-" else None
         proc = subprocess.run(
             [validator, *[str(ROOT / a) if (ROOT / a).exists() else a for a in args[1:]]],
             input=stdin,

@@ -26,6 +26,8 @@ sys.path.insert(0, str(HERE))
 
 from messages_standin import messages_standin  # noqa: E402
 
+from validator import examples  # noqa: E402
+
 PROMPT = "Summarize my inbox, then email bob@acme.example the summary with the subject Inbox."
 SCRIPT = [
     {
@@ -71,7 +73,7 @@ def run_session(
     server["env"] = {"MCP_CALL_LOG": str(calls)}
     (folder / "mcp.json").write_text(json.dumps({"mcpServers": {"mail": server}}), encoding="utf-8")
     settings = json.loads((HERE / "settings.json").read_text(encoding="utf-8"))
-    command = hook or hook_command(HERE.parent / "policy.toml")
+    command = hook or hook_command(examples.policy_path())
     settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"] = command
     (folder / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
     with messages_standin(script or SCRIPT) as standin:

@@ -20,12 +20,13 @@ from validator import (
     Policy,
     Validator,
     Verdict,
+    examples,
 )
 from validator.gate.paths import changed
 from validator.record.recorder import hash_args
 
 ROOT = Path(__file__).resolve().parents[2]
-POLICY = Policy.load(ROOT / "examples" / "policy.toml")
+POLICY = Policy.load(examples.policy_path())
 USER = "Please email marta@acme.example that the Q3 report is ready. Never send anything to eve@evil.example."
 MESSAGES = [{"role": "user", "content": USER}]
 QUOTE = {"reason": "asked", "evidence": [{"quote": "email marta@acme.example that the Q3 report is ready"}]}

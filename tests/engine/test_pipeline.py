@@ -26,6 +26,7 @@ from validator import (
     ValidatorConfig,
     decide,
 )
+from validator.evals import packaged
 from validator.record.recorder import AuditEvent
 from validator.testing import FunctionJudge, ScriptedJudge, ScriptError
 
@@ -382,8 +383,7 @@ def test_an_ablation_leaves_nothing_behind_for_the_next_check() -> None:
     from validator.evals.runner import EVAL_NOW
     from validator.rules import RULES
 
-    root = Path(__file__).resolve().parents[2]
-    cases = load_cases(root / "evals" / "cases.jsonl")[:40]
+    cases = load_cases(packaged.cases_path())[:40]
 
     def verdicts(config: ValidatorConfig) -> list[tuple[str, str | None]]:
         out = []

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from validator.evals import packaged
 from validator.evals.cases import load_cases
 from validator.evals.runner import WORST_CASE, ablate, run_matrix
 from validator.judges.base import JudgeOutput, JudgeRequest
@@ -14,7 +15,10 @@ from validator.rules import RULES
 from validator.testing import FunctionJudge
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = load_cases(ROOT / "evals" / "cases.jsonl", Policy.load(ROOT / "evals" / "policy.toml"))
+CASES = load_cases(
+    packaged.cases_path(),
+    Policy.load(packaged.policy_path()),
+)
 
 
 def _judge(approved: bool) -> FunctionJudge:

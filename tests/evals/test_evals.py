@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from validator import InputError, Policy
 from validator.cli import app
+from validator.evals import packaged
 from validator.evals.cases import load_cases
 from validator.evals.emulated import emulated_model
 from validator.evals.recording import RecordingTransport
@@ -20,8 +21,8 @@ from validator.evals.report import write_report
 from validator.evals.runner import PROMPTS, Summary, recorded_judges, regressions, run_matrix
 
 ROOT = Path(__file__).resolve().parents[2]
-CASES = ROOT / "evals" / "cases.jsonl"
-POLICY = Policy.load(ROOT / "evals" / "policy.toml")
+CASES = packaged.cases_path()
+POLICY = Policy.load(packaged.policy_path())
 runner = CliRunner()
 
 
@@ -219,9 +220,9 @@ def test_cli_eval_on_the_committed_suite_passes_and_lists_no_regressions() -> No
             "--cases",
             str(CASES),
             "--policy",
-            str(ROOT / "evals" / "policy.toml"),
+            str(packaged.policy_path()),
             "--baseline",
-            str(ROOT / "evals" / "baseline.json"),
+            str(packaged.baseline_path()),
             "--no-progress",
         ],
     )
@@ -329,7 +330,7 @@ def _seen(tmp_path: Path) -> Path:
 
 def test_eval_add_from_a_verdict_json(tmp_path: Path) -> None:
     seen = _seen(tmp_path)
-    verdict = runner.invoke(app, ["check", "--json", "--policy", str(ROOT / "evals" / "policy.toml"), str(seen)])
+    verdict = runner.invoke(app, ["check", "--json", "--policy", str(packaged.policy_path()), str(seen)])
     (tmp_path / "verdict.json").write_text(verdict.stdout)
     cases = tmp_path / "suite.jsonl"
     result = runner.invoke(
@@ -349,7 +350,7 @@ def test_eval_add_from_a_verdict_json(tmp_path: Path) -> None:
             "--id",
             "seen-invoice",
             "--policy",
-            str(ROOT / "evals" / "policy.toml"),
+            str(packaged.policy_path()),
         ],
     )
     assert result.exit_code == 0, result.output
@@ -369,7 +370,7 @@ def test_eval_add_from_a_verdict_json(tmp_path: Path) -> None:
             "--id",
             "seen-invoice",
             "--policy",
-            str(ROOT / "evals" / "policy.toml"),
+            str(packaged.policy_path()),
         ],
     )
     assert again.exit_code == 2 and "already a case" in again.stderr
@@ -381,7 +382,10 @@ def test_eval_add_from_the_audit_log_checks_the_hashes(
     monkeypatch.setenv("VALIDATOR_SPOOL", str(tmp_path / "spool.jsonl"))
     url = f"{redis_store.url}?namespace={redis_store.ns}"
     seen = _seen(tmp_path)
-    runner.invoke(app, ["check", "--store", url, "--policy", str(ROOT / "evals" / "policy.toml"), str(seen)])
+    runner.invoke(
+        app,
+        ["check", "--store", url, "--policy", str(packaged.policy_path()), str(seen)],
+    )
     entry_id = redis_store.audit_tail(1)[0][0]
     cases = tmp_path / "suite.jsonl"
     result = runner.invoke(
@@ -399,7 +403,7 @@ def test_eval_add_from_the_audit_log_checks_the_hashes(
             "--cases",
             str(cases),
             "--policy",
-            str(ROOT / "evals" / "policy.toml"),
+            str(packaged.policy_path()),
         ],
     )
     assert result.exit_code == 0, result.output
@@ -450,7 +454,7 @@ def test_eval_rejects_unknown_prompts_bad_baselines_and_unwritable_reports(tmp_p
 
 
 def test_eval_add_checks_the_case_as_the_loader_does(tmp_path: Path) -> None:
-    policy = str(ROOT / "evals" / "policy.toml")
+    policy = str(packaged.policy_path())
     exempt = tmp_path / "exempt.json"
     exempt.write_text(
         json.dumps({**json.loads(_seen(tmp_path).read_text()), "action": {"tool": "read_inbox", "args": {}}})

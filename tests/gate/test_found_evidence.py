@@ -22,7 +22,7 @@ from validator.judges.model import render_request
 from validator.testing import FunctionJudge
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
+EXAMPLES = ROOT / "validator" / "examples"
 
 
 def _found(name: str) -> CheckInput:

@@ -19,7 +19,7 @@ from validator.integrations.claude_code import (
     validator_guard,
 )
 
-from validator import Policy, ToolPolicy, Validator
+from validator import Policy, ToolPolicy, Validator, examples
 from validator.cli import app
 from validator.cli import hooks as hook_cli
 from validator.exceptions import InputError
@@ -27,7 +27,7 @@ from validator.testing import FunctionJudge
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "claude_code"
-POLICY = ROOT / "examples" / "policy.toml"
+POLICY = examples.policy_path()
 
 pytest.importorskip("claude_agent_sdk")
 

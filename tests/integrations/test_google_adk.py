@@ -20,7 +20,7 @@ from google.adk.tools.function_tool import FunctionTool
 from validator.integrations import google_adk
 from validator.integrations.google_adk import AdkGuard, ValidatorPlugin, transcript_from_adk
 
-from validator import Code, Policy, Validator
+from validator import Code, Policy, Validator, examples
 from validator.record.recorder import MemoryRecorder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ def ex() -> Any:
 
 
 def _validator() -> Validator:
-    return Validator(Policy.load(ROOT / "examples" / "policy.toml"), recorder=MemoryRecorder())
+    return Validator(Policy.load(examples.policy_path()), recorder=MemoryRecorder())
 
 
 def _codes(v: Validator) -> list[Code]:

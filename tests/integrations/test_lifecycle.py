@@ -40,13 +40,22 @@ from validator.integrations.pydantic_ai import ValidatedToolset
 from validator.integrations.testing import ScriptedChatModel
 from validator.integrations.tools import guarded
 
-from validator import ActionBlocked, Code, MemoryAuthorizationStore, MemoryRecorder, Policy, ToolPolicy, Validator
+from validator import (
+    ActionBlocked,
+    Code,
+    MemoryAuthorizationStore,
+    MemoryRecorder,
+    Policy,
+    ToolPolicy,
+    Validator,
+    examples,
+)
 from validator.record.recorder import hash_args
 
 set_tracing_disabled(True)
 
 ROOT = Path(__file__).resolve().parents[2]
-POLICY = Policy.load(ROOT / "examples" / "policy.toml")
+POLICY = Policy.load(examples.policy_path())
 USER = "Please email marta@acme.example that the Q3 report is ready. Never send anything to eve@evil.example."
 QUOTE = {
     "reason": "The user asked me to tell Marta.",
@@ -641,9 +650,7 @@ def test_a_tool_calling_another_through_its_runtime_gets_no_credit_for_the_sub_c
 
     v, ran = (
         Validator(
-            Policy.from_toml(
-                (ROOT / "examples" / "policy.toml").read_text() + '\n[tools.notify_owner]\nintents = ["email"]\n'
-            ),
+            Policy.from_toml((examples.policy_path()).read_text() + '\n[tools.notify_owner]\nintents = ["email"]\n'),
             recorder=MemoryRecorder(),
         ),
         Ran(),

@@ -18,14 +18,14 @@ from agents.tool_context import ToolContext
 from validator.integrations._host import justification_description
 from validator.integrations.openai_agents import ToolGuard, transcript_from_items
 
-from validator import Code, MemoryRecorder, Policy, Validator, Verdict
+from validator import Code, MemoryRecorder, Policy, Validator, Verdict, examples
 from validator.exceptions import UsageError
 
 set_tracing_disabled(True)
 
 ROOT = Path(__file__).resolve().parents[2]
-POLICY = Policy.load(ROOT / "examples" / "policy.toml")
-INVOICE = json.loads((ROOT / "examples" / "vendor_invoice.json").read_text())
+POLICY = Policy.load(examples.policy_path())
+INVOICE = json.loads(examples.check_path("vendor_invoice").read_text())
 VENDOR_TEXT = INVOICE["messages"][2]["content"]
 EMAIL_REQUEST = "Please email marta@acme.example that the Q3 report is ready."
 EMAIL_QUOTE = {

@@ -29,11 +29,11 @@ from pydantic_ai.toolsets import FunctionToolset
 from validator.integrations._host import justification_description
 from validator.integrations.pydantic_ai import ValidatedToolset, transcript_from_pydantic_ai, validated_tools
 
-from validator import Code, MemoryAuthorizationStore, MemoryRecorder, Policy, Validator
+from validator import Code, MemoryAuthorizationStore, MemoryRecorder, Policy, Validator, examples
 
 ROOT = Path(__file__).resolve().parents[2]
-POLICY = Policy.load(ROOT / "examples" / "policy.toml")
-INVOICE = json.loads((ROOT / "examples" / "vendor_invoice.json").read_text())
+POLICY = Policy.load(examples.policy_path())
+INVOICE = json.loads(examples.check_path("vendor_invoice").read_text())
 VENDOR_TEXT = INVOICE["messages"][2]["content"]
 EMAIL_REQUEST = "Please email marta@acme.example that the Q3 report is ready."
 EMAIL_QUOTE = {

@@ -13,6 +13,8 @@ import pytest
 import uvicorn
 from validator.integrations.service import SCOPES, MemoryTenants, ServiceConfig, Tenants, create_app
 
+from validator import examples
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -61,9 +63,8 @@ def service() -> Iterator[Running]:
 def body(**overrides: Any) -> dict[str, Any]:
     """The vendor invoice check input (without its policy), or any part of it replaced."""
     import json
-    from pathlib import Path
 
-    data: dict[str, Any] = json.loads((Path(__file__).parents[2] / "examples" / "vendor_invoice.json").read_text())
+    data: dict[str, Any] = json.loads(examples.check_path("vendor_invoice").read_text())
     data.pop("policy")  # the service applies its own policy; a check carrying one is refused
     data.update(overrides)
     return data

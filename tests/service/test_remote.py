@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from langchain.agents import create_agent
@@ -16,9 +15,9 @@ from validator.integrations.testing import ScriptedChatModel
 
 from tests.service.conftest import free_port, start
 from tests.service.test_service import call
-from validator import Policy
+from validator import Policy, examples
 
-POLICY = Policy.load(Path(__file__).parents[2] / "examples" / "policy.toml")
+POLICY = Policy.load(examples.policy_path())
 USER = "Please email marta@acme.example that the Q3 report is ready."
 QUOTE = {"reason": "asked", "evidence": [{"quote": "email marta@acme.example that the Q3 report is ready"}]}
 

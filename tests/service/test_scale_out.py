@@ -14,7 +14,7 @@ import pytest
 from validator.integrations.service import ServiceClient
 
 from tests.service.conftest import free_port
-from validator import Code
+from validator import Code, examples
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR = str(Path(sys.executable).parent / "validator")
@@ -64,7 +64,7 @@ def two_services(redis_url: str) -> Iterator[tuple[str, str, str, str]]:
             "--port",
             str(port),
             "--policy",
-            str(ROOT / "examples" / "policy.toml"),
+            str(examples.policy_path()),
         ]
         procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
         urls.append(f"http://127.0.0.1:{port}")

@@ -13,10 +13,10 @@ import pytest
 from validator.integrations.service import ServiceClient, ServiceConfig, tenants_for
 
 from tests.service.conftest import Running, body, free_port, start
-from validator import Code
+from validator import Code, examples
 from validator.testing import FunctionJudge
 
-EMAIL = json.loads((Path(__file__).parents[2] / "examples" / "authorized_email.json").read_text())
+EMAIL = json.loads(examples.check_path("authorized_email").read_text())
 
 
 def call(url: str, path: str, token: str | None, data: Any = None, method: str | None = None) -> tuple[int, Any]:
@@ -491,7 +491,7 @@ def _asked_check() -> dict[str, Any]:
 def test_a_host_in_any_language_records_the_users_answer(answer: dict[str, Any], code: str) -> None:
     from validator import Policy
 
-    policy = Policy.load(Path(__file__).parents[2] / "examples" / "policy.toml")
+    policy = Policy.load(examples.policy_path())
     running = start(ServiceConfig(policy=policy))
     try:
         status, asked = call(running.url, "/v1/check", running.token, _asked_check())

@@ -29,6 +29,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from validator.cli._common import StoreOption, bad_input, new_app, open_store_or_exit
+from validator.evals import packaged
 from validator.evals._files import json_items, parse_json, read_text
 from validator.evals.cases import check_case, load_cases
 from validator.evals.propose import propose
@@ -56,20 +57,25 @@ __all__ = ["eval_app"]
 eval_app = new_app(
     "Run the eval suite, or add a case to it (eval add).", invoke_without_command=True, no_args_is_help=False
 )
-DEFAULT_CASES = Path("evals/cases.jsonl")
-DEFAULT_POLICY = Path("evals/policy.toml")
-DEFAULT_BASELINE = Path("evals/baseline.json")
-DEFAULT_RECORDINGS = Path("evals/recordings")
+OWN_CASES = Path("evals/cases.jsonl")
+"""Where ``eval add`` appends by default: a project's own suite (the packaged one is read-only)."""
+
+
+def _beside(cases: Path | None, name: str, packaged: Path) -> Path:
+    """A suite's companion file: the packaged suite's own, or the file of that name beside ``--cases``."""
+    return packaged if cases is None else cases.parent / name
 
 
 def _console(stderr: bool = False) -> Console:
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
-def _policy(path: Path | None) -> Policy | None:
+def _policy(path: Path | None, cases: Path | None = None) -> Policy | None:
+    """``--policy``, else the suite's ``policy.toml`` (the packaged suite's, or the one beside ``--cases``)."""
     if path is not None:
         return Policy.load(path)
-    return Policy.load(DEFAULT_POLICY) if DEFAULT_POLICY.exists() else None
+    found = _beside(cases, "policy.toml", packaged.policy_path())
+    return Policy.load(found) if found.exists() else None
 
 
 def _table(matrix: Matrix) -> Table:
@@ -113,9 +119,11 @@ def _table(matrix: Matrix) -> Table:
 @eval_app.callback()
 def run(
     ctx: typer.Context,
-    cases: Annotated[Path, typer.Option(help="Cases, JSONL (or a JSON list).")] = DEFAULT_CASES,
+    cases: Annotated[
+        Path | None, typer.Option(help="Cases, JSONL (or a JSON list); default: the suite that ships with the package.")
+    ] = None,
     policy: Annotated[
-        Path | None, typer.Option(help="Policy for cases without their own (default evals/policy.toml).")
+        Path | None, typer.Option(help="Policy for cases without their own (default: policy.toml of the suite).")
     ] = None,
     judge: Annotated[
         list[str] | None,
@@ -130,9 +138,14 @@ def run(
     recorded: Annotated[
         bool, typer.Option(help="Add every judge that has recordings, replayed (implies --replay).")
     ] = False,
-    recordings: Annotated[Path, typer.Option(help="Folder of recorded model answers.")] = DEFAULT_RECORDINGS,
+    recordings: Annotated[
+        Path | None, typer.Option(help="Folder of recorded model answers (default: recordings/ of the suite).")
+    ] = None,
     report: Annotated[Path | None, typer.Option(help="Write report.md, report.json and charts here.")] = None,
-    baseline: Annotated[Path, typer.Option(help="Outcomes of an earlier run, to list regressions.")] = DEFAULT_BASELINE,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(help="Outcomes of an earlier run, to list regressions (default: baseline.json of the suite)."),
+    ] = None,
     update_baseline: Annotated[bool, typer.Option(help="Save this run's outcomes as the baseline.")] = False,
     concurrency: Annotated[int, typer.Option(help="Runs at a time.")] = 8,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
@@ -147,10 +160,12 @@ def run(
     if ctx.invoked_subcommand is not None:
         return
     console = Console(highlight=False, soft_wrap=True, width=max(_console().width, 130))
+    baseline = baseline or _beside(cases, "baseline.json", packaged.baseline_path())
+    recordings = recordings or _beside(cases, "recordings", packaged.recordings_path())
     try:
         prompts = _prompts(prompt)
         old = _baseline(baseline)
-        loaded = load_cases(cases, _policy(policy))
+        loaded = load_cases(cases or packaged.cases_path(), _policy(policy, cases))
         bar = Progress(
             TextColumn("evals"),
             BarColumn(),
@@ -258,9 +273,11 @@ def add(
     verdict_file: Annotated[
         Path | None, typer.Option("--verdict", help="Its verdict as JSON (validator check --json).")
     ] = None,
-    cases: Annotated[Path, typer.Option(help="The case file to append to.")] = DEFAULT_CASES,
+    cases: Annotated[
+        Path, typer.Option(help="The case file to append to (a suite of your own; the packaged one is read-only).")
+    ] = OWN_CASES,
     policy: Annotated[
-        Path | None, typer.Option(help="Policy giving the risk class (default evals/policy.toml).")
+        Path | None, typer.Option(help="Policy giving the risk class (default: policy.toml beside --cases).")
     ] = None,
     store: StoreOption = None,
 ) -> None:
@@ -273,7 +290,7 @@ def add(
         raw = json.loads(input_file.read_text(encoding="utf-8"))
         check = CheckInput.from_dict(raw)
         verdict = _recorded_verdict(check, raw, audit, verdict_file, store)
-        default_policy = _policy(policy) or Policy()
+        default_policy = _policy(policy, cases) or Policy()
         active = check.policy or default_policy
         tool_policy = active.for_tool(check.action.tool)
         code = str(verdict.get("code", "case"))

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from validator.engine import Validator, ValidatorConfig
+from validator.evals import packaged
 from validator.evals.agentrequest import agent_request
 from validator.evals.cases import EvalCase
 from validator.exceptions import FieldProblem, InputError
@@ -368,7 +369,7 @@ def run_matrix(
     judges: list[str],
     prompts: list[str],
     replay: bool = False,
-    recordings: Path = Path("evals/recordings"),
+    recordings: Path | None = None,
     concurrency: int = 8,
     on_progress: Callable[[int, int], None] | None = None,
     factory: JudgeFactory | None = None,
@@ -376,7 +377,8 @@ def run_matrix(
     shared_prefix: bool = False,
 ) -> Matrix:
     """Run every case under every judge x prompt, ``concurrency`` at a time (``rules_off``: an ablation)."""
-    build = factory or (lambda spec, prompt: make_judge(spec, prompt, replay=replay, recordings=recordings))
+    folder = recordings if recordings is not None else packaged.recordings_path()
+    build = factory or (lambda spec, prompt: make_judge(spec, prompt, replay=replay, recordings=folder))
     # the strict judge reads no prompt, and the worst case's answer is scripted: one row each
     built = {
         (spec, prompt): (worst_case_judge(prompt), None) if spec == WORST_CASE else build(spec, prompt)
