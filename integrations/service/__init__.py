@@ -5,6 +5,7 @@ from validator.integrations.service.client import AsyncServiceClient, ServiceCli
 from validator.integrations.service.remote import RemoteValidator
 from validator.integrations.service.tokens import (
     SCOPES,
+    TOKEN_PREFIX,
     Identity,
     MemoryTenants,
     RedisTenants,
@@ -16,6 +17,7 @@ from validator.integrations.service.tokens import (
 
 __all__ = [
     "SCOPES",
+    "TOKEN_PREFIX",
     "AsyncServiceClient",
     "Identity",
     "MemoryTenants",

@@ -67,7 +67,7 @@ from validator.inputs.sent import CONVERSATION, CONVERSATION_AFTER, CONVERSATION
 from validator.inputs.transcript import Transcript
 from validator.judges.base import Judge
 from validator.schemas import schema
-from validator.store import open_store
+from validator.store import open_store, tenant_url
 from validator.store.base import Store, redacted
 from validator.store.records import new_authorization_id
 
@@ -134,11 +134,7 @@ class _State:
 
 
 def _tenant_store(config: ServiceConfig, tenant: str) -> Store:
-    if config.store_url.startswith("memory:"):
-        return open_store("memory://")
-    base, _, query = config.store_url.partition("?")
-    extra = "&".join(p for p in query.split("&") if p and not p.startswith("namespace="))
-    return open_store(f"{base}?namespace=validator:{tenant}" + (f"&{extra}" if extra else ""))
+    return open_store(tenant_url(config.store_url, tenant))
 
 
 def _error(status: int, error: str, detail: Any = None, headers: dict[str, str] | None = None) -> JSONResponse:

@@ -16,15 +16,16 @@ agent checks with can never grant itself a standing authorization.
 from __future__ import annotations
 
 import hashlib
-import re
 import secrets
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
+from urllib.parse import parse_qsl
 
 from validator.exceptions import StoreError, UsageError
+from validator.store import check_tenant
 from validator.store.base import redact_in
 from validator.store.loops import PerLoop
 
@@ -47,7 +48,6 @@ __all__ = [
 TOKEN_PREFIX = "vt_"
 SCOPES = ("check", "answer", "grant", "admin")
 DEFAULT_SCOPES: tuple[str, ...] = ("check",)
-_TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
 
 def new_token() -> str:
@@ -58,15 +58,6 @@ def new_token() -> str:
 def token_hash(token: str) -> str:
     """What is stored of a token: its SHA-256 (a token is 256 random bits, so no salt or stretching is needed)."""
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def check_tenant(name: str) -> str:
-    """``name`` if it is a valid tenant name (it becomes a store namespace); else :class:`UsageError`."""
-    if not _TENANT.match(name):
-        raise UsageError(
-            f"tenant names are 1-63 of a-z, 0-9, '_' and '-', starting with a letter or digit; got {name!r}"
-        )
-    return name
 
 
 def check_scopes(scopes: Iterable[str]) -> tuple[str, ...]:
@@ -111,6 +102,14 @@ class Tenants(Protocol):
         """End a token (given itself or its hash); whether it existed."""
         ...
 
+    def list(self) -> list[tuple[str, Identity]]:
+        """Every token as its hash (the store keeps nothing else of it) and who it is, by tenant then hash."""
+        ...
+
+    def describe(self, token_or_hash: str) -> Identity | None:
+        """Who a token (given itself or its hash) is; None when there is no such token."""
+        ...
+
     def take(self, token: str, cost: int, rate: float, burst: int) -> bool:
         """Spend ``cost`` checks from the token's bucket (``rate`` a second, ``burst`` at most); whether it had
         them. Shared by every service process on the same token store."""
@@ -127,6 +126,11 @@ class Tenants(Protocol):
     async def aclose(self) -> None:
         """Close what the async methods opened on this event loop."""
         ...
+
+
+def _listed(records: dict[str, str]) -> list[tuple[str, Identity]]:
+    found = [(digest, who) for digest, record in records.items() if (who := _identity(record)) is not None]
+    return sorted(found, key=lambda item: (item[1].tenant, item[0]))
 
 
 def _key(token_or_hash: str) -> str:
@@ -155,6 +159,14 @@ class MemoryTenants:
     def revoke(self, token_or_hash: str) -> bool:
         with self._lock:
             return self._tenants.pop(_key(token_or_hash), None) is not None
+
+    def list(self) -> list[tuple[str, Identity]]:
+        with self._lock:
+            return _listed(self._tenants)
+
+    def describe(self, token_or_hash: str) -> Identity | None:
+        with self._lock:
+            return _identity(self._tenants.get(_key(token_or_hash)))
 
     def take(self, token: str, cost: int, rate: float, burst: int) -> bool:
         now = time.monotonic()
@@ -210,6 +222,14 @@ class RedisTenants:
 
     def revoke(self, token_or_hash: str) -> bool:
         return bool(self._call(lambda: self._redis.hdel(self._key, _key(token_or_hash))))
+
+    def list(self) -> list[tuple[str, Identity]]:
+        found: Any = self._call(lambda: self._redis.hgetall(self._key))
+        return _listed({str(k): str(v) for k, v in found.items()})
+
+    def describe(self, token_or_hash: str) -> Identity | None:
+        found: Any = self._call(lambda: self._redis.hget(self._key, _key(token_or_hash)))
+        return _identity(str(found)) if found else None
 
     def take(self, token: str, cost: int, rate: float, burst: int) -> bool:
         key = f"{self._key}:bucket:{token_hash(token)}"
@@ -280,7 +300,11 @@ return granted
 
 
 def tenants_for(store_url: str) -> Tenants:
-    """The token store that goes with the service's store: Redis beside Redis, else in memory."""
+    """The token store that goes with the service's store: Redis beside Redis (the hash
+    ``NAMESPACE-service:tokens``, ``validator-service:tokens`` when the URL names no namespace: a service
+    under another namespace has tokens of its own), else in memory."""
     if store_url.startswith(("redis://", "rediss://", "unix://")):
-        return RedisTenants(store_url.split("?", 1)[0])
+        base, _, query = store_url.partition("?")
+        namespace = next((v for k, v in parse_qsl(query) if k == "namespace" and v), "validator")
+        return RedisTenants(base, namespace=f"{namespace}-service")
     return MemoryTenants()

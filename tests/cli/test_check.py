@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from validator.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
+EXAMPLES = ROOT / "validator" / "examples"
 runner = CliRunner()
 
 
@@ -22,7 +22,7 @@ runner = CliRunner()
         ("authorized_email", 0, "APPROVED"),
         ("vendor_invoice", 1, "EVIDENCE_NOT_FROM_USER"),
         ("fabricated_quote", 1, "EVIDENCE_NOT_FOUND"),
-        ("delete_instead_of_archive", 1, "ACTION_NOT_REQUESTED"),
+        ("delete_instead_of_archive", 4, "ACTION_NOT_REQUESTED"),  # ask_user: 4, not a block's 1
     ],
 )
 def test_examples_with_the_example_policy(example: str, exit_code: int, code: str) -> None:
@@ -73,14 +73,14 @@ def test_unknown_judge_and_bad_policy_exit_2(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "tools.x.risk" in result.stderr
 
 
-def test_jsonl_batch_writes_one_line_each_and_exits_0() -> None:
+def test_jsonl_batch_writes_one_line_each_and_exits_with_the_most_severe_line() -> None:
     good = (EXAMPLES / "authorized_email.json").read_text().replace("\n", " ")
     blocked = (EXAMPLES / "vendor_invoice.json").read_text().replace("\n", " ")
     lines = "\n".join(
         [good, "{broken", "", blocked, '{"messages": [{"role": "user", "content": "x"}], "action": {"tool": 5}}']
     )
     result = runner.invoke(app, ["check", "--jsonl", "-"], input=lines)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2, result.output  # a bad line outranks the block and the approval
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["line"] for r in records] == [1, 2, 4, 5]
     # No policy: send_email is general; the lexicon's message verbs make "email ..." a request for it.
@@ -88,6 +88,62 @@ def test_jsonl_batch_writes_one_line_each_and_exits_0() -> None:
     assert records[1]["error"] == "invalid_input" and "not valid JSON" in records[1]["problems"][0]["problem"]
     assert records[2]["verdict"]["code"] == "EVIDENCE_NOT_FROM_USER"
     assert records[3]["problems"][0]["path"] == "action.tool"
+
+
+@pytest.mark.parametrize(
+    ("names", "status"),
+    [
+        (["authorized_email"], 0),
+        (["authorized_email", "delete_instead_of_archive"], 4),  # ask_user outranks an approval
+        (["delete_instead_of_archive", "vendor_invoice", "authorized_email"], 1),  # a block outranks ask_user
+        ([], 0),  # nothing to judge, nothing refused
+    ],
+)
+def test_jsonl_exit_status_is_its_most_severe_line(names: list[str], status: int) -> None:
+    policy = str(EXAMPLES / "policy.toml")
+    lines = "\n".join((EXAMPLES / f"{n}.json").read_text().replace("\n", " ") for n in names)
+    result = runner.invoke(app, ["check", "--jsonl", "--policy", policy, "-"], input=lines)
+    assert result.exit_code == status, result.output
+    assert len(result.stdout.splitlines()) == len(names)
+
+
+def test_every_problem_of_a_command_is_listed_at_once(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        '{"messages": [{"role": "bot", "content": "hi"}], "action": {"tool": 5, "args": {"a": NaN}},'
+        ' "policy": {"tools": {"x": {"risk": "lethal"}}}, "extra": 1}'
+    )
+    result = runner.invoke(app, ["check", str(bad)])
+    said = result.stderr
+    assert result.exit_code == 2
+    for problem in ("action.args.a: 'NaN'", "extra: unknown field", "messages[0].role", "action.tool", "tools.x.risk"):
+        assert problem in said, (problem, said)
+    # options, the policy file and the input: three sources, each problem named
+    result = runner.invoke(app, ["check", "--model", "m", "--policy", str(tmp_path / "none.toml"), str(bad)])
+    assert result.exit_code == 2
+    assert "--model and --agent-request need --judge anthropic" in result.stderr
+    assert "none.toml" in result.stderr and "extra: unknown field" in result.stderr
+
+
+def test_example_by_name() -> None:
+    result = runner.invoke(app, ["check", "--json", "--example", "vendor_invoice"])
+    assert result.exit_code == 1 and json.loads(result.stdout)["code"] == "EVIDENCE_NOT_FROM_USER"
+    unknown = runner.invoke(app, ["check", "--example", "nope"])
+    assert unknown.exit_code == 2 and "the examples are: authorized_email" in unknown.stderr
+    both = runner.invoke(app, ["check", "--example", "vendor_invoice", "x.json"])
+    assert both.exit_code == 2 and "not both" in both.stderr
+    neither = runner.invoke(app, ["check"])
+    assert neither.exit_code == 2 and "--example NAME" in neither.stderr
+
+
+def test_init_writes_the_example_policy(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["init", str(tmp_path)])
+    assert result.exit_code == 0 and (tmp_path / "policy.toml").read_bytes() == (EXAMPLES / "policy.toml").read_bytes()
+    (tmp_path / "policy.toml").write_text("# mine\n")
+    again = runner.invoke(app, ["init", str(tmp_path)])
+    assert again.exit_code == 2 and "--force" in again.stderr
+    assert (tmp_path / "policy.toml").read_text() == "# mine\n"  # never overwritten unasked
+    assert runner.invoke(app, ["init", str(tmp_path), "--force"]).exit_code == 0
 
 
 def test_policy_check(tmp_path: Path) -> None:

@@ -55,7 +55,11 @@ def test_grant_check_audit_revoke(redis_store: Any, tmp_path: Path, monkeypatch:
     check = tmp_path / "check.json"
     check.write_text(json.dumps(CHECK).replace("AUTH", auth_id))
     assert runner.invoke(app, ["check", "--json", str(check)]).exit_code == 0
-    assert runner.invoke(app, ["auth", "revoke", auth_id]).exit_code == 0
+    unasked = runner.invoke(app, ["auth", "revoke", auth_id])  # no terminal to ask on, no --yes: nothing changes
+    assert unasked.exit_code == 2 and "pass --yes" in unasked.stderr and redis_store.get(auth_id).revoked is None
+    revoked = runner.invoke(app, ["auth", "revoke", auth_id, "--yes"])
+    assert revoked.exit_code == 0 and revoked.stdout.startswith(f"revoked {auth_id} at ")
+    assert runner.invoke(app, ["auth", "revoke", "auth_nope", "--yes"]).exit_code == 1
     blocked = runner.invoke(app, ["check", "--json", str(check)])
     assert blocked.exit_code == 1 and json.loads(blocked.stdout)["code"] == "AUTHORIZATION_REVOKED"
     tail = runner.invoke(app, ["audit", "tail", "-n", "5"])
@@ -107,10 +111,38 @@ def test_bad_flags_are_typed_errors_never_tracebacks(tmp_path: Path) -> None:
         said = " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())  # rich draws a box and wraps
         assert result.exit_code == 2 and problem in said, (extra, said)
         assert result.exception is None or isinstance(result.exception, SystemExit)
-    kept = runner.invoke(app, [*grant, "--where", "amount=<=500"])
+    lost = runner.invoke(app, [*grant, "--where", "amount=<=500"])  # the default store would forget it at once
+    assert lost.exit_code == 2 and "needs a store that outlives it" in lost.stderr and not lost.stdout
+    kept = runner.invoke(app, [*grant, "--where", "amount=<=500", "--store", "memory://"])  # said outright
     assert kept.exit_code == 0 and "memory:// keeps nothing" in kept.stderr
     for args in (["audit", "tail", "-n", "0"], ["audit", "export", "--batch", "0"]):
         assert runner.invoke(app, args).exit_code == 2, args
+    for args in (["audit", "tail"], ["audit", "show", "1-0"], ["audit", "export"], ["auth", "list", "--user", "u"]):
+        unnamed = runner.invoke(app, args)
+        assert unnamed.exit_code == 2 and "needs a store that outlives it" in unnamed.stderr, args
+    empty = runner.invoke(app, ["audit", "tail", "--store", "memory://"])
+    assert empty.exit_code == 0 and "no audit records" in empty.stderr
     (tmp_path / "a-file").write_text("")
-    export = runner.invoke(app, ["audit", "export", "-o", str(tmp_path / "a-file" / "out.jsonl")])
+    export = runner.invoke(
+        app, ["audit", "export", "--store", "memory://", "-o", str(tmp_path / "a-file" / "out.jsonl")]
+    )
     assert export.exit_code == 2 and "cannot write" in export.stderr
+
+
+def test_tenant_commands_work_on_the_namespace_the_service_keeps(redis_store: Any) -> None:
+    from validator.store import open_store, tenant_url
+
+    url = f"{redis_store.url}?namespace={redis_store.ns}"
+    grant = ["auth", "grant", "--user", "u-1", "--tool", "send_*", "--quote", "always", "--store", url]
+    made = runner.invoke(app, [*grant, "--tenant", "acme"])
+    assert made.exit_code == 0, made.output
+    auth_id = made.stdout.strip()
+    assert tenant_url(url, "acme") == f"{redis_store.url}?namespace={redis_store.ns}:acme"
+    assert open_store(tenant_url(url, "acme")).get(auth_id) is not None  # where the service's tenant reads
+    assert redis_store.get(auth_id) is None  # not the operator's own namespace
+    listed = runner.invoke(app, ["auth", "list", "--user", "u-1", "--json", "--store", url, "--tenant", "acme"])
+    assert [a["id"] for a in json.loads(listed.stdout)] == [auth_id]
+    elsewhere = runner.invoke(app, ["auth", "list", "--user", "u-1", "--json", "--store", url, "--tenant", "globex"])
+    assert json.loads(elsewhere.stdout) == []
+    bad = runner.invoke(app, [*grant, "--tenant", "Not A Name"])
+    assert bad.exit_code == 2 and "--tenant: tenant names are" in bad.stderr

@@ -38,4 +38,3 @@ def test_every_command_answers_h_and_help_alike(path: tuple[str, ...]) -> None:
     assert "Usage: validator" in short.stdout
     # a flag takes no value, so its help shows none (typer's rich help printed `--json <bool>`)
     assert "<bool>" not in short.stdout and "list[" not in short.stdout
-

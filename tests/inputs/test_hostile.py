@@ -102,7 +102,7 @@ def test_a_bad_line_gets_its_error_object_and_the_batch_goes_on() -> None:
     )
     result = runner.invoke(app, ["check", "--jsonl", "-"], input=lines)
     records = [json.loads(line) for line in result.stdout.splitlines()]
-    assert result.exit_code == 0
+    assert result.exit_code == 2  # the batch went on, and its status is its worst line's: bad input
     assert [("verdict" in r, r.get("error")) for r in records] == [
         (True, None),
         (False, "invalid_input"),

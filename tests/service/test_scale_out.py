@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -115,7 +116,28 @@ def test_one_request_is_spent_once_across_two_service_processes(two_services: tu
     codes = [e["verdict"]["code"] for e in entries]
     assert codes == ["APPROVED", "REQUEST_ALREADY_USED", "APPROVED", "REQUEST_ALREADY_USED"]
     assert len({e["id"] for e in entries}) == 4  # every verdict in the audit exactly once
-    subprocess.run([VALIDATOR, "token", "revoke", token, "--store", store], check=True)
+    # the operator's commands see the tenant's data as the service keeps it: --tenant, no namespace by hand
+    tail = subprocess.run(
+        [VALIDATOR, "audit", "tail", "--store", store, "--tenant", "acme"], capture_output=True, text=True, check=True
+    )
+    assert [line.split()[-1] for line in tail.stdout.splitlines()] == codes
+    other = subprocess.run(
+        [VALIDATOR, "audit", "tail", "--store", store, "--tenant", "globex"], capture_output=True, text=True
+    )
+    assert other.returncode == 0 and other.stdout == "" and "no audit records" in other.stderr
+    listed = subprocess.run([VALIDATOR, "token", "list", "--store", store], capture_output=True, text=True, check=True)
+    digest = hashlib.sha256(token.encode()).hexdigest()
+    assert listed.stdout.split() == [digest, "acme", "check,admin"]
+    unasked = subprocess.run([VALIDATOR, "token", "revoke", digest, "--store", store], capture_output=True, text=True)
+    assert unasked.returncode == 2 and "pass --yes" in unasked.stderr  # no terminal, no --yes: nothing ends
+    ended = subprocess.run(
+        [VALIDATOR, "token", "revoke", digest, "--yes", "--store", store], capture_output=True, text=True, check=True
+    )
+    assert f"revoked token {digest[:16]}… of tenant acme" in ended.stdout
+    again = subprocess.run(
+        [VALIDATOR, "token", "revoke", digest, "--yes", "--store", store], capture_output=True, text=True
+    )
+    assert again.returncode == 1 and "no such token" in again.stderr
     for url in (first_url, second_url):  # a revoked token ends everywhere within the token cache's 2 s
         deadline = time.monotonic() + 10
         while "401" not in (ended := ServiceClient(url, token).check(_payment("Invoice 5"))).reasoning:

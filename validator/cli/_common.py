@@ -4,36 +4,67 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
 
 from validator.cli._safe import safe
-from validator.exceptions import FieldProblem, InputError, StoreError
+from validator.exceptions import FieldProblem, InputError, StoreError, UsageError
 from validator.inputs.checkinput import DEFAULT_LIMITS
-from validator.store import open_store
+from validator.store import MemoryStore, open_store, tenant_url
 from validator.store.base import Store
 
 __all__ = [
     "EXIT_APPROVED",
+    "EXIT_ASK_USER",
     "new_app",
     "EXIT_BAD_INPUT",
     "EXIT_NOT_RECORDED",
     "EXIT_REFUSED",
+    "Gather",
     "StoreOption",
+    "TenantOption",
+    "YesOption",
     "bad_input",
+    "confirmed",
     "err",
     "fail",
+    "open_state_store",
     "open_store_or_exit",
+    "most_severe",
     "out",
     "read_bytes",
     "read_json",
     "read_json_object",
 ]
 
-EXIT_APPROVED, EXIT_REFUSED, EXIT_BAD_INPUT, EXIT_NOT_RECORDED = 0, 1, 2, 3
+T = TypeVar("T")
+
+EXIT_APPROVED, EXIT_REFUSED, EXIT_BAD_INPUT, EXIT_NOT_RECORDED, EXIT_ASK_USER = 0, 1, 2, 3, 4
+"""The exit status of ``validator check`` (the README's table): 0 approved; 1 blocked (a refusal, and a bug of
+ours on a ``--jsonl`` line, which fails closed); 2 bad input, nothing judged; 3 the verdict could not be
+recorded (a refusal; its record went to standard error); 4 ``ask_user``: the person must confirm first."""
+
+SEVERITY = (EXIT_APPROVED, EXIT_ASK_USER, EXIT_REFUSED, EXIT_BAD_INPUT, EXIT_NOT_RECORDED)
+"""Least to most severe: ``--jsonl`` exits with its most severe line's status."""
+
+
+def most_severe(codes: Iterable[int]) -> int:
+    return max(codes, key=SEVERITY.index, default=EXIT_APPROVED)
+
+
+TenantOption = Annotated[
+    str | None,
+    typer.Option(
+        "--tenant",
+        metavar="TENANT",
+        help="A tenant of the decision service (validator serve): its own namespace on the --store server.",
+    ),
+]
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do it without asking.")]
 
 StoreOption = Annotated[
     str | None,
@@ -62,13 +93,36 @@ def err() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def bad_input(exc: InputError) -> typer.Exit:
-    """Print every problem of a bad input (its source and each field path) and return exit 2."""
+def bad_input(*excs: InputError) -> typer.Exit:
+    """Print every problem of each bad input (its source and each field path) and return exit 2."""
     console = err()
-    console.print(f"[bold red]{safe(exc.source)}: {len(exc.problems)} problem(s)[/]")
-    for p in exc.problems:
-        console.print(f"  [red]•[/] {safe(str(p))}")
+    for exc in excs:
+        console.print(f"[bold red]{safe(exc.source)}: {len(exc.problems)} problem(s)[/]")
+        for p in exc.problems:
+            console.print(f"  [red]•[/] {safe(str(p))}")
     return typer.Exit(EXIT_BAD_INPUT)
+
+
+class Gather:
+    """A command's inputs read one after another, each problem kept, so one run names them all (a bad
+    option, an unreadable policy and a malformed input file are three lines, not the first of them).
+
+    ``take(fn, ...)`` returns ``fn(...)``, or None when it raised :class:`InputError`; ``done()`` raises
+    the exit of :func:`bad_input` with every error taken."""
+
+    def __init__(self) -> None:
+        self.errors: list[InputError] = []
+
+    def take(self, fn: Callable[..., T], *args: Any) -> T | None:
+        try:
+            return fn(*args)
+        except InputError as exc:
+            self.errors.append(exc)
+            return None
+
+    def done(self) -> None:
+        if self.errors:
+            raise bad_input(*self.errors)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -82,6 +136,40 @@ def open_store_or_exit(url: str | None) -> Store:
         return open_store(url)
     except StoreError as exc:
         fail(str(exc), EXIT_BAD_INPUT)
+
+
+def open_state_store(url: str | None, tenant: str | None, command: str) -> Store:
+    """The store a state command (``auth``, ``audit``) works on: one named (``--store`` or
+    ``VALIDATOR_STORE_URL``), since the default ``memory://`` lives only as long as the command: a grant
+    there is gone when it prints its id, and an audit there holds nothing. ``--store memory://`` said
+    outright is allowed (to try the commands), with a warning. ``--tenant``: that tenant's namespace, as
+    the decision service keeps it."""
+    if url is None:
+        fail(
+            f"{command} needs a store that outlives it: pass --store redis://host:port/db (or set "
+            "VALIDATOR_STORE_URL); --store memory:// to try it, keeping nothing",
+            EXIT_BAD_INPUT,
+        )
+    if tenant is not None:
+        try:
+            url = tenant_url(url, tenant)
+        except UsageError as exc:
+            fail(f"--tenant: {exc}", EXIT_BAD_INPUT)
+    opened = open_store_or_exit(url)
+    if isinstance(opened, MemoryStore):
+        err().print("[yellow]warning: memory:// keeps nothing from one command to the next[/]")
+    return opened
+
+
+def confirmed(question: str, yes: bool) -> None:
+    """Ask before an irreversible change; ``--yes`` answers for a script. Without a terminal to ask on and
+    without ``--yes``, nothing changes (exit 2): a pipe never says yes by accident."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        fail(f"{question} Not asked (no terminal): pass --yes to do it without asking", EXIT_BAD_INPUT)
+    if not typer.confirm(question, default=False, err=True):
+        fail("nothing changed", EXIT_REFUSED)
 
 
 def read_bytes(path: str) -> bytes:

@@ -11,14 +11,19 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from validator import examples
 from validator._json import dumps
 from validator.cli._common import (
     EXIT_APPROVED,
+    EXIT_ASK_USER,
+    EXIT_BAD_INPUT,
     EXIT_NOT_RECORDED,
     EXIT_REFUSED,
+    Gather,
     StoreOption,
     bad_input,
     err,
+    most_severe,
     open_store_or_exit,
     out,
     read_bytes,
@@ -27,7 +32,7 @@ from validator.cli._common import (
 from validator.cli._safe import clip, safe
 from validator.engine import Validator
 from validator.engine.stateful import stateful_validator
-from validator.exceptions import FieldProblem, InputError, SetupError
+from validator.exceptions import FieldProblem, InputError, SetupError, UsageError
 from validator.inputs.checkinput import CheckInput
 from validator.judges.base import Judge
 from validator.judges.strict import StrictJudge
@@ -86,35 +91,59 @@ def render(verdict: Verdict, console: Console) -> None:
         console.print(f"intent: {safe(matched)} (looked for {safe(', '.join(f.intent.intents))})")
 
 
-def _check_one(validator: Validator, data: bytes, as_json: bool, agent_request: dict[str, Any] | None) -> int:
-    verdict = validator.check(CheckInput.from_json(data), agent_request=agent_request)
+def _check_one(validator: Validator, item: CheckInput, as_json: bool, agent_request: dict[str, Any] | None) -> int:
+    verdict = validator.check(item, agent_request=agent_request)
     if as_json:
         out().print_json(verdict.to_json()) if sys.stdout.isatty() else print(verdict.to_json())
     else:
         render(verdict, out())
     if not verdict.recorded:
         err().print("[bold red]the verdict could not be recorded; it was written to standard error[/]")
+    return exit_status(verdict)
+
+
+def exit_status(verdict: Verdict) -> int:
+    """The exit status of one verdict (see :data:`validator.cli._common.SEVERITY`)."""
+    if not verdict.recorded:
         return EXIT_NOT_RECORDED
-    return EXIT_APPROVED if verdict.approved else EXIT_REFUSED
+    if verdict.approved:
+        return EXIT_APPROVED
+    return EXIT_ASK_USER if verdict.decision is Decision.ASK_USER else EXIT_REFUSED
 
 
 def _check_lines(validator: Validator, data: bytes) -> int:
+    """One result a line; the status of the most severe line (a bad line: 2, a bug of ours: 1)."""
+    codes: list[int] = []
     for n, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
         record: dict[str, Any]
         try:
-            record = {"line": n, "verdict": validator.check(CheckInput.from_json(line)).to_dict()}
+            verdict = validator.check(CheckInput.from_json(line))
+            record = {"line": n, "verdict": verdict.to_dict()}
+            codes.append(exit_status(verdict))
         except InputError as exc:
             record = {"line": n, **exc.to_dict()}
-        except Exception as exc:  # a bug must not end the batch; it is reported on its line
+            codes.append(EXIT_BAD_INPUT)
+        except Exception as exc:  # a bug must not end the batch; it is reported on its line, and fails closed
             record = {"line": n, "error": "internal_error", "detail": f"{type(exc).__name__}: {exc}"}
+            codes.append(EXIT_REFUSED)
         print(dumps(record), flush=True)
-    return 0
+    return most_severe(codes)
 
 
 def check(
-    file: Annotated[str, typer.Argument(metavar="FILE", help="Check input JSON file, or - for standard input.")],
+    file: Annotated[
+        str | None, typer.Argument(metavar="FILE", help="Check input JSON file, or - for standard input.")
+    ] = None,
+    example: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help=f"Check an example that ships with the package instead of FILE ({', '.join(examples.names())}); "
+            "its policy is the example policy unless --policy names another.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the verdict as JSON.")] = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One check input a line in, one result a line out.")] = False,
     policy: Annotated[
@@ -128,16 +157,44 @@ def check(
     ] = None,
     store: StoreOption = None,
 ) -> None:
-    """Validate a pending action: 0 approved, 1 blocked or ask_user, 2 bad input, 3 verdict not recorded."""
+    """Validate a pending action. Exit status: 0 approved, 1 blocked, 2 bad input, 3 the verdict could not be
+    recorded, 4 ask_user (the person must confirm first); with --jsonl, the most severe line's."""
+    inputs = Gather()
+    source = inputs.take(_source, file, example)
+    if example is not None and policy is None:
+        policy = examples.policy_path()
+    agent = inputs.take(read_json_object, agent_request, "--agent-request") if agent_request else None
+    chosen = inputs.take(_make_judge, judge, model, agent)
+    loaded = inputs.take(_load_policy, policy)
+    data = inputs.take(read_bytes, source) if source is not None else None
+    parsed = inputs.take(CheckInput.from_json, data) if data is not None and not jsonl else None
+    inputs.done()
+    assert chosen is not None and data is not None  # Gather.done() exits on any problem
+    validator = stateful_validator(open_store_or_exit(store), policy=loaded, judge=chosen)
+    if parsed is None:
+        raise typer.Exit(_check_lines(validator, data))
     try:
-        agent = read_json_object(agent_request, "--agent-request") if agent_request else None
-        opened = open_store_or_exit(store)
-        validator = stateful_validator(opened, policy=_load_policy(policy), judge=_make_judge(judge, model, agent))
-        data = read_bytes(file)
-        code = _check_lines(validator, data) if jsonl else _check_one(validator, data, as_json, agent)
-    except InputError as exc:
+        code = _check_one(validator, parsed, as_json, agent)
+    except InputError as exc:  # what only the check itself can find (an --agent-request that does not fit)
         raise bad_input(exc) from None
     raise typer.Exit(code)
+
+
+def _source(file: str | None, example: str | None) -> str:
+    """The input to read: FILE, or the packaged example ``--example`` names (exactly one of them)."""
+    if file is not None and example is not None:
+        raise InputError([FieldProblem("--example", "give FILE or --example NAME, not both")], source="options")
+    if example is not None:
+        try:
+            return str(examples.check_path(example))
+        except UsageError as exc:
+            raise InputError([FieldProblem("--example", str(exc))], source="options") from None
+    if file is None:
+        raise InputError(
+            [FieldProblem("FILE", "give a check input file (- for standard input), or --example NAME")],
+            source="options",
+        )
+    return file
 
 
 def _make_judge(name: str, model: str | None, agent: dict[str, Any] | None) -> Judge:

@@ -28,7 +28,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from validator.cli._common import StoreOption, bad_input, new_app, open_store_or_exit
+from validator.cli._common import Gather, StoreOption, bad_input, new_app, open_store_or_exit
 from validator.evals import packaged
 from validator.evals._files import json_items, parse_json, read_text
 from validator.evals.cases import check_case, load_cases
@@ -162,10 +162,14 @@ def run(
     console = Console(highlight=False, soft_wrap=True, width=max(_console().width, 130))
     baseline = baseline or _beside(cases, "baseline.json", packaged.baseline_path())
     recordings = recordings or _beside(cases, "recordings", packaged.recordings_path())
+    inputs = Gather()  # every problem of the options and the files, at once
+    chosen = inputs.take(_prompts, prompt)
+    old = inputs.take(_baseline, baseline)
+    suite_policy = inputs.take(_policy, policy, cases)
+    loaded = inputs.take(load_cases, cases or packaged.cases_path(), suite_policy)
+    inputs.done()
+    prompts, loaded = chosen or [], loaded or []
     try:
-        prompts = _prompts(prompt)
-        old = _baseline(baseline)
-        loaded = load_cases(cases or packaged.cases_path(), _policy(policy, cases))
         bar = Progress(
             TextColumn("evals"),
             BarColumn(),

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from validator import examples
 from validator.cli._common import EXIT_BAD_INPUT, bad_input, err, new_app, out
 from validator.exceptions import InputError
 from validator.lint import lint
@@ -53,6 +54,27 @@ def schema(name: Annotated[str, typer.Argument(metavar="NAME", help=f"One of: {'
     sys.stdout.write(schema_json(name))
 
 
+def init(
+    folder: Annotated[Path, typer.Argument(metavar="DIR", help="Where to write policy.toml.")] = Path("."),
+    force: Annotated[bool, typer.Option("--force", help="Replace a policy.toml that is already there.")] = False,
+) -> None:
+    """Write the example policy (an email-and-payments assistant's tools) into DIR as policy.toml."""
+    target = folder / "policy.toml"
+    if target.exists() and not force:
+        err().print(f"[red]{escape(str(target))} is already there; --force replaces it[/]")
+        raise typer.Exit(EXIT_BAD_INPUT)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(examples.policy_path().read_bytes())
+    except OSError as exc:
+        err().print(f"[red]cannot write {escape(str(target))}: {escape(exc.strerror or str(exc))}[/]")
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    loaded = Policy.load(target)
+    print(f"wrote {target}: the example policy, {len(loaded.tools)} tools; tools it does not name are guarded")
+    print(f"next: validator policy check {target}   ·   validator check --example vendor_invoice --policy {target}")
+
+
 def register(app: typer.Typer) -> None:
+    app.command()(init)
     app.add_typer(policy_app, name="policy")
     app.command()(schema)

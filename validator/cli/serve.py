@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from validator.cli._common import StoreOption, new_app
+from validator.cli._common import StoreOption, YesOption, confirmed, new_app
 from validator.exceptions import StoreError, UsageError
 
 __all__ = ["register"]
@@ -188,20 +188,60 @@ def create(
         raise typer.Exit(2) from None
 
 
-@token_app.command("revoke")
-def revoke(
-    token: Annotated[str, typer.Argument(metavar="TOKEN", help="The token, or its SHA-256.")],
+def _token_store(store: str | None, command: str) -> Any:
+    """The service's token store beside ``store``; a memory one dies with the command, so it is refused."""
+    url = store or "memory://"
+    if url.startswith("memory:"):
+        _err(
+            f"{command}: memory:// tokens live in the validator serve process that printed them; pass --store redis://..."
+        )
+        raise typer.Exit(2)
+    return _service().tenants_for(url)
+
+
+@token_app.command("list")
+def list_tokens(
     store: StoreOption = None,
+    tenant: Annotated[str | None, typer.Option(metavar="TENANT", help="Only this tenant's tokens.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print them as JSON.")] = False,
 ) -> None:
-    """End a token at once, for every service process on the store."""
+    """Every token as its SHA-256 (the store keeps nothing else of it), with its tenant and scopes."""
     try:
-        found = _service().tenants_for(store or "memory://").revoke(token)
+        found = [(h, who) for h, who in _token_store(store, "token list").list() if tenant in (None, who.tenant)]
     except StoreError as exc:
         _err(str(exc))
         raise typer.Exit(2) from None
+    if as_json:
+        rows = [{"sha256": h, "tenant": who.tenant, "scopes": sorted(who.scopes)} for h, who in found]
+        print(json.dumps(rows, indent=2))
+        return
     if not found:
-        _err("no such token")
-        raise typer.Exit(1)
+        _err("no tokens" + (f" of tenant {tenant}" if tenant else ""))
+    for digest, who in found:  # one line each, whatever the terminal's width: the hash is what revoke takes
+        print(f"{digest}  {who.tenant}  {','.join(s for s in _service().SCOPES if s in who.scopes)}")
+
+
+@token_app.command("revoke")
+def revoke(
+    token: Annotated[str, typer.Argument(metavar="TOKEN", help="The token, or its SHA-256 (from token list).")],
+    store: StoreOption = None,
+    yes: YesOption = False,
+) -> None:
+    """End a token at once, for every service process on the store; asks first."""
+    tokens = _token_store(store, "token revoke")
+    try:
+        who = tokens.describe(token)
+        if who is None:
+            _err("no such token")
+            raise typer.Exit(1)
+        digest = token if not token.startswith(_service().TOKEN_PREFIX) else _service().token_hash(token)
+        scopes = ",".join(sorted(who.scopes))
+        confirmed(f"Revoke token {digest[:16]}… of tenant {who.tenant} ({scopes})?", yes)
+        tokens.revoke(token)
+    except StoreError as exc:
+        _err(str(exc))
+        raise typer.Exit(2) from None
+    print(f"revoked token {digest[:16]}… of tenant {who.tenant}; every service process refuses it from now on")
 
 
 def register(app: typer.Typer) -> None:

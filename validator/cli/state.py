@@ -1,7 +1,9 @@
 """Command line for shared state: ``auth grant|list|revoke``, ``audit tail|show|export``, ``store health``.
 
-Every command that touches state takes ``--store URL`` (``memory://`` by default,
-``redis://host:port/db``), or reads ``VALIDATOR_STORE_URL`` when the flag is absent.
+Every command that touches state takes ``--store URL`` (``redis://host:port/db``), or reads
+``VALIDATOR_STORE_URL`` when the flag is absent; ``auth`` and ``audit`` refuse to run on the default
+``memory://``, which keeps nothing after the command, unless ``--store memory://`` is said. ``--tenant``
+works on a tenant's namespace as the decision service keeps it.
 """
 
 from __future__ import annotations
@@ -18,12 +20,20 @@ from rich.markup import escape
 from rich.table import Table
 
 from validator._json import dumps
-from validator.cli._common import EXIT_BAD_INPUT, StoreOption, err, new_app, open_store_or_exit
+from validator.cli._common import (
+    EXIT_BAD_INPUT,
+    StoreOption,
+    TenantOption,
+    YesOption,
+    confirmed,
+    err,
+    new_app,
+    open_state_store,
+    open_store_or_exit,
+)
 from validator.cli._safe import clip, safe
 from validator.exceptions import StoreError
 from validator.gate.authorizations import is_bound
-from validator.store import MemoryStore
-from validator.store.base import Store
 from validator.store.records import StandingAuthorization, new_authorization_id
 
 __all__ = ["parse_expiry", "register"]
@@ -71,12 +81,6 @@ def _constraints(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _keeps_nothing(store: Store) -> None:
-    """A memory store lives as long as this command: say so, since nothing will remember the change."""
-    if isinstance(store, MemoryStore):
-        _err("warning: memory:// keeps nothing after this command; pass --store redis://... to keep it")
-
-
 def _fail(exc: StoreError) -> typer.Exit:
     _err(str(exc))
     return typer.Exit(1)
@@ -97,6 +101,7 @@ def grant(
     ] = None,
     expires: Annotated[str | None, typer.Option(help="90d, 12h, 30m, 2w, or an ISO date-time.")] = None,
     store: StoreOption = None,
+    tenant: TenantOption = None,
 ) -> None:
     """Grant a standing authorization; prints its id."""
     now = datetime.now(UTC)
@@ -112,8 +117,7 @@ def grant(
         created=now,
         expires=parse_expiry(expires, now) if expires else None,
     )
-    opened = open_store_or_exit(store)
-    _keeps_nothing(opened)
+    opened = open_state_store(store, tenant, "auth grant")
     try:
         opened.put(auth)
     except StoreError as exc:
@@ -126,10 +130,11 @@ def list_(
     user: Annotated[str, typer.Option(help="Whose authorizations.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print them as JSON.")] = False,
     store: StoreOption = None,
+    tenant: TenantOption = None,
 ) -> None:
     """List a user's standing authorizations, with their state."""
     try:
-        items = open_store_or_exit(store).list(user)
+        items = open_state_store(store, tenant, "auth list").list(user)
     except StoreError as exc:
         raise _fail(exc) from None
     now = datetime.now(UTC)
@@ -150,12 +155,19 @@ def list_(
 
 @auth_app.command("revoke")
 def revoke(
-    auth_id: Annotated[str, typer.Argument(metavar="ID", help="The authorization's id.")], store: StoreOption = None
+    auth_id: Annotated[str, typer.Argument(metavar="ID", help="The authorization's id.")],
+    store: StoreOption = None,
+    tenant: TenantOption = None,
+    yes: YesOption = False,
 ) -> None:
-    """Revoke a standing authorization (every worker sees it at once: nothing caches them)."""
-    opened = open_store_or_exit(store)
-    _keeps_nothing(opened)
+    """Revoke a standing authorization (every worker sees it at once: nothing caches them); asks first."""
+    opened = open_state_store(store, tenant, "auth revoke")
     try:
+        found = opened.get(auth_id)
+        if found is None:
+            _err(f"no standing authorization {auth_id}")
+            raise typer.Exit(1)
+        confirmed(f"Revoke {auth_id} ({found.tool} for {found.user_id}: {found.quote[:60]!r})?", yes)
         revoked = opened.revoke(auth_id, datetime.now(UTC))
     except StoreError as exc:
         raise _fail(exc) from None
@@ -171,13 +183,17 @@ def _line(entry_id: str, payload: dict[str, object]) -> str:
 
 @audit_app.command("tail")
 def tail(
-    count: Annotated[int, typer.Option("-n", min=1, help="How many records.")] = 20, store: StoreOption = None
+    count: Annotated[int, typer.Option("-n", min=1, help="How many records.")] = 20,
+    store: StoreOption = None,
+    tenant: TenantOption = None,
 ) -> None:
     """The newest audit records, one line each."""
     try:
-        entries = open_store_or_exit(store).audit_tail(count)
+        entries = open_state_store(store, tenant, "audit tail").audit_tail(count)
     except StoreError as exc:
         raise _fail(exc) from None
+    if not entries:
+        _err("no audit records in this store")
     for entry_id, payload in entries:
         print(_line(entry_id, payload))
 
@@ -186,10 +202,11 @@ def tail(
 def show(
     entry_id: Annotated[str, typer.Argument(metavar="ENTRY", help="The audit entry id (from tail).")],
     store: StoreOption = None,
+    tenant: TenantOption = None,
 ) -> None:
     """One audit record, whole, as JSON."""
     try:
-        payload = open_store_or_exit(store).audit_get(entry_id)
+        payload = open_state_store(store, tenant, "audit show").audit_get(entry_id)
     except StoreError as exc:
         raise _fail(exc) from None
     if payload is None:
@@ -203,9 +220,10 @@ def export(
     output: Annotated[str, typer.Option("-o", help="A file, or - for standard output.")] = "-",
     batch: Annotated[int, typer.Option(min=1, help="Records read a round trip.")] = 1000,
     store: StoreOption = None,
+    tenant: TenantOption = None,
 ) -> None:
     """Every audit record as JSON lines (``{"entry_id": ..., **record}``), oldest first."""
-    opened = open_store_or_exit(store)
+    opened = open_state_store(store, tenant, "audit export")
     try:
         out = sys.stdout if output == "-" else open(output, "w", encoding="utf-8")  # noqa: SIM115 - closed below
     except OSError as exc:

@@ -15,7 +15,7 @@ path and its problem.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -121,10 +121,18 @@ class CheckInput:
         problems = _size_problems(doc, limits, before)
         if problems:
             raise InputError(problems)
-        policy = _policy(doc.policy) if doc.policy is not None else None
-        action = _pending(doc.action)
-        _check_arg_sizes(action, limits)
-        return cls(transcript=_transcript(doc.messages, before), action=action, policy=policy, user_id=doc.user_id)
+        return cls._built(doc, limits, before)
+
+    @classmethod
+    def _built(cls, doc: fastdecode.CheckIn, limits: Limits, before: Transcript | None = None) -> CheckInput:
+        """The input from its decoded record, every problem of its policy, transcript and action named at once."""
+        found: list[FieldProblem] = []
+        policy = _attempt(found, _policy, doc.policy) if doc.policy is not None else None
+        transcript = _attempt(found, _transcript, doc.messages, before)
+        action = _attempt(found, _checked_action, doc.action, limits)
+        if found or transcript is None or action is None:
+            raise InputError(found)
+        return cls(transcript=transcript, action=action, policy=policy, user_id=doc.user_id)
 
     @classmethod
     def _explain(cls, text: str | bytes, limits: Limits, fast: Exception) -> None:
@@ -144,18 +152,46 @@ class CheckInput:
         """Parse already-decoded JSON data."""
         if not isinstance(data, dict):
             raise InputError([FieldProblem("", f"must be a JSON object, got {type(data).__name__}")])
+        # Every problem at once, as far as each part can be read: the lexical ones (duplicate keys, NaN, ...),
+        # the shape's, and the input's own policy's (read alone); past a bad shape, nothing more can be read.
         found = strictjson.problems(data, max_depth=limits.max_depth)
+        if not any(p.problem.startswith("nests deeper") for p in found):
+            plain = strictjson.unmarked(data) if found else data
+            found += fastdecode.problems(plain, fastdecode.CheckIn, "")
+            if isinstance(plain.get("policy"), dict):
+                found += _problems_of(_policy, plain["policy"])
         if found:
-            raise InputError(found)
+            raise InputError(_unique(found))
         doc = _converted(data, fastdecode.CheckIn, "")
         problems = _size_problems(doc, limits)
         if problems:
             raise InputError(problems)
-        transcript = _transcript(doc.messages)
-        policy = _policy(doc.policy) if doc.policy is not None else None
-        action = _pending(doc.action)
-        _check_arg_sizes(action, limits)
-        return cls(transcript=transcript, action=action, policy=policy, user_id=doc.user_id)
+        return cls._built(doc, limits)
+
+
+def _attempt(found: list[FieldProblem], fn: Callable[..., T], *args: Any) -> T | None:
+    """``fn(*args)``; None when it raised :class:`InputError`, whose problems go into ``found``."""
+    try:
+        return fn(*args)
+    except InputError as exc:
+        found.extend(exc.problems)
+        return None
+
+
+def _problems_of(fn: Callable[..., object], *args: Any) -> list[FieldProblem]:
+    found: list[FieldProblem] = []
+    _attempt(found, fn, *args)
+    return found
+
+
+def _unique(problems: list[FieldProblem]) -> list[FieldProblem]:
+    return list(dict.fromkeys(problems))
+
+
+def _checked_action(doc: fastdecode.ActionIn, limits: Limits) -> PendingAction:
+    action = _pending(doc)
+    _check_arg_sizes(action, limits)
+    return action
 
 
 def _policy(data: dict[str, Any]) -> Policy:

@@ -21,7 +21,7 @@ import jiter
 
 from validator.exceptions import FieldProblem, InputError
 
-__all__ = ["fast", "has_surrogate", "loads", "problems", "read"]
+__all__ = ["fast", "has_surrogate", "loads", "problems", "read", "unmarked"]
 
 
 class _Duplicated(dict[str, Any]):
@@ -111,6 +111,18 @@ def problems(value: Any, *, max_depth: int = 64, root: str = "") -> list[FieldPr
         elif isinstance(item, list | tuple):
             stack.extend((child, f"{path}[{i}]", depth + 1) for i, child in enumerate(item))
     return sorted(found, key=lambda p: p.path)
+
+
+def unmarked(value: Any) -> Any:
+    """``value`` with the markers of :func:`loads` made plain again (an object of duplicated keys a ``dict``,
+    a non-finite number a ``float``): what a reader of the shape expects, once the problems are named."""
+    if isinstance(value, _NotFinite):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: unmarked(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [unmarked(v) for v in value]
+    return value
 
 
 def fast(raw: bytes) -> Any:

@@ -10,11 +10,12 @@ none of them; :func:`validator.stateful_validator` wires one into a :class:`~val
 from __future__ import annotations
 
 import os
+import re
 from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from validator.exceptions import StoreError
+from validator.exceptions import StoreError, UsageError
 from validator.store.base import (
     AsyncAuthorizationStore,
     AuditLog,
@@ -36,10 +37,37 @@ __all__ = [
     "MemoryStore",
     "Store",
     "VerdictCache",
+    "check_tenant",
     "open_store",
+    "tenant_url",
 ]
 
 DEFAULT_URL = "memory://"
+_TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+
+
+def check_tenant(name: str) -> str:
+    """``name`` if it is a valid tenant name (it becomes a store namespace); else :class:`UsageError`."""
+    if not _TENANT.match(name):
+        raise UsageError(
+            f"tenant names are 1-63 of a-z, 0-9, '_' and '-', starting with a letter or digit; got {name!r}"
+        )
+    return name
+
+
+def tenant_url(url: str, tenant: str) -> str:
+    """The store URL of one tenant of the decision service: the same server, the namespace
+    ``NAMESPACE:TENANT`` under the one ``url`` names (``validator`` when it names none), the other options
+    kept: two services on one Redis under two namespaces share no tenant's data. The service opens each
+    tenant's store so, and ``--tenant`` on the state commands reads the same one."""
+    check_tenant(tenant)
+    if url.startswith("memory:"):
+        return "memory://"
+    base, _, query = url.partition("?")
+    pairs = parse_qsl(query, keep_blank_values=True)
+    namespace = next((v for k, v in pairs if k == "namespace" and v), "validator")
+    kept = [(k, v) for k, v in pairs if k != "namespace"]
+    return f"{base}?{urlencode([('namespace', f'{namespace}:{tenant}'), *kept], safe=':')}"
 
 
 def open_store(url: str | None = None, **options: Any) -> Store:
