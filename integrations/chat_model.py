@@ -13,8 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from validator.extras import missing_extra
+
+try:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+except ImportError as exc:
+    raise missing_extra("langchain", "validator.integrations.chat_model", exc) from None
 
 from validator.exceptions import JudgeError, JudgeOutputError, JudgeServiceError, JudgeTimeout
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest

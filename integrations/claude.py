@@ -13,8 +13,13 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from validator.extras import missing_extra
+
+try:
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import BaseMessage
+except ImportError as exc:
+    raise missing_extra("langchain", "validator.integrations.claude", exc) from None
 
 from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL, search_tool, validator_tool
 

@@ -26,16 +26,21 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any, cast
 
-from claude_agent_sdk import ClaudeAgentOptions, HookMatcher, SdkMcpTool
-from claude_agent_sdk.types import (
-    HookContext,
-    HookInput,
-    HookJSONOutput,
-    PermissionResult,
-    PermissionResultAllow,
-    PermissionResultDeny,
-    ToolPermissionContext,
-)
+from validator.extras import missing_extra
+
+try:
+    from claude_agent_sdk import ClaudeAgentOptions, HookMatcher, SdkMcpTool
+    from claude_agent_sdk.types import (
+        HookContext,
+        HookInput,
+        HookJSONOutput,
+        PermissionResult,
+        PermissionResultAllow,
+        PermissionResultDeny,
+        ToolPermissionContext,
+    )
+except ImportError as exc:
+    raise missing_extra("claude-agent-sdk", "validator.integrations.claude_agent_sdk", exc) from None
 from validator.integrations._host import JUSTIFICATION, Remembered, split_justification
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review

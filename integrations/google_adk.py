@@ -25,12 +25,17 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from google.adk.plugins.base_plugin import BasePlugin
-from google.adk.sessions.session import Session
-from google.adk.tools.base_tool import BaseTool
-from google.adk.tools.function_tool import FunctionTool
-from google.adk.tools.tool_context import ToolContext
-from google.genai import types
+from validator.extras import missing_extra
+
+try:
+    from google.adk.plugins.base_plugin import BasePlugin
+    from google.adk.sessions.session import Session
+    from google.adk.tools.base_tool import BaseTool
+    from google.adk.tools.function_tool import FunctionTool
+    from google.adk.tools.tool_context import ToolContext
+    from google.genai import types
+except ImportError as exc:
+    raise missing_extra("google-adk", "validator.integrations.google_adk", exc) from None
 from validator.integrations._host import JUSTIFICATION, Remembered
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review

@@ -15,9 +15,14 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, cast
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.tools import BaseTool
-from langgraph.errors import GraphBubbleUp
+from validator.extras import missing_extra
+
+try:
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+    from langchain_core.tools import BaseTool
+    from langgraph.errors import GraphBubbleUp
+except ImportError as exc:
+    raise missing_extra("langchain", "validator.integrations.langchain", exc) from None
 from pydantic import BaseModel
 from validator.integrations._host import justified_model
 

@@ -32,11 +32,16 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, Any
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.runnables import RunnableConfig, RunnableLambda
-from langchain_core.tools import BaseTool
-from langgraph.graph import MessagesState, StateGraph
-from langgraph.types import Command, Send, interrupt
+from validator.extras import missing_extra
+
+try:
+    from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+    from langchain_core.runnables import RunnableConfig, RunnableLambda
+    from langchain_core.tools import BaseTool
+    from langgraph.graph import MessagesState, StateGraph
+    from langgraph.types import Command, Send, interrupt
+except ImportError as exc:
+    raise missing_extra("langchain", "validator.integrations.langgraph", exc) from None
 from validator.integrations._host import split_justification, user_id_from
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import batched_request

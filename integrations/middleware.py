@@ -32,12 +32,17 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
-from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.tools import BaseTool
-from langgraph.config import get_config
-from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command, interrupt
+from validator.extras import missing_extra
+
+try:
+    from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResponse
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.tools import BaseTool
+    from langgraph.config import get_config
+    from langgraph.prebuilt.tool_node import ToolCallRequest
+    from langgraph.types import Command, interrupt
+except ImportError as exc:
+    raise missing_extra("langchain", "validator.integrations.middleware", exc) from None
 from validator.integrations._host import JUSTIFICATION, Remembered, split_justification, user_id_from
 from validator.integrations._lifecycle import GuardedCall, Outcome, ToolCallGuard
 from validator.integrations._review import Review, batched_request

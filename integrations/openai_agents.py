@@ -48,12 +48,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias, TypeVar
 
-from agents import Agent, AgentHooks, FunctionTool, Handoff, RunContextWrapper, RunHooks, Tool, ToolApprovalItem
-from agents.exceptions import ToolInputGuardrailTripwireTriggered
-from agents.items import ModelResponse, TResponseInputItem
-from agents.run_context import AgentHookContext
-from agents.tool_context import ToolContext
-from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
+from validator.extras import missing_extra
+
+try:
+    from agents import Agent, AgentHooks, FunctionTool, Handoff, RunContextWrapper, RunHooks, Tool, ToolApprovalItem
+    from agents.exceptions import ToolInputGuardrailTripwireTriggered
+    from agents.items import ModelResponse, TResponseInputItem
+    from agents.run_context import AgentHookContext
+    from agents.tool_context import ToolContext
+    from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
+except ImportError as exc:
+    raise missing_extra("openai-agents", "validator.integrations.openai_agents", exc) from None
 from pydantic import BaseModel
 from validator.integrations._host import JUSTIFICATION, Remembered, split_justification, user_of
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard

@@ -41,21 +41,26 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
-from pydantic_ai.messages import (
-    ModelMessage,
-    ModelRequest,
-    ModelResponse,
-    SystemPromptPart,
-    TextContent,
-    TextPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
-)
-from pydantic_ai.tools import AgentDepsT, RunContext
-from pydantic_ai.toolsets import FunctionToolset, ToolsetTool, WrapperToolset
-from pydantic_core import from_json, to_json
+from validator.extras import missing_extra
+
+try:
+    from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
+    from pydantic_ai.messages import (
+        ModelMessage,
+        ModelRequest,
+        ModelResponse,
+        SystemPromptPart,
+        TextContent,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+    from pydantic_ai.tools import AgentDepsT, RunContext
+    from pydantic_ai.toolsets import FunctionToolset, ToolsetTool, WrapperToolset
+    from pydantic_core import from_json, to_json
+except ImportError as exc:
+    raise missing_extra("pydantic-ai", "validator.integrations.pydantic_ai", exc) from None
 from validator.integrations._host import JUSTIFICATION, Remembered, split_justification, user_of
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review

@@ -12,12 +12,17 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from langchain_core.runnables import Runnable
-from langchain_core.utils.function_calling import convert_to_openai_tool
+from validator.extras import missing_extra
+
+try:
+    from langchain_core.callbacks import CallbackManagerForLLMRun
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+    from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+    from langchain_core.runnables import Runnable
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+except ImportError as exc:
+    raise missing_extra("langchain", "validator.integrations.testing", exc) from None
 from pydantic import Field
 
 __all__ = ["ScriptedChatModel"]

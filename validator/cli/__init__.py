@@ -7,12 +7,14 @@ One package, one way to register subcommands: each module has ``register(app)``;
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
 
 from validator.cli import check, evals, hooks, policy, serve, state, tools
 from validator.cli._common import new_app
+from validator.extras import extra_for, install_hint
 
 __all__ = ["app", "main"]
 
@@ -42,5 +44,14 @@ for _module in (check, policy, tools, state, evals, serve, hooks):
 
 
 def main() -> None:
-    """Entry point of the ``validator`` script."""
-    app()
+    """Entry point of the ``validator`` script. A command that needs an extra the install lacks says which,
+    in one line, and exits 2 (never a traceback)."""
+    try:
+        app()
+    except ImportError as exc:
+        extra = extra_for(exc.name)
+        if extra is None:
+            raise
+        message = str(exc) if install_hint(extra) in str(exc) else f"{exc.name} is missing: {install_hint(extra)}"
+        print(f"validator: {message}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -18,6 +18,7 @@ and reasoning to the case's notes and tags.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Annotated, Any
@@ -47,6 +48,7 @@ from validator.evals.runner import (
 )
 from validator.evals.runner import ablate as run_ablation
 from validator.exceptions import FieldProblem, InputError, StoreError
+from validator.extras import install_hint
 from validator.inputs.checkinput import CheckInput
 from validator.policy import Policy
 from validator.prompts import prompt_names
@@ -163,6 +165,8 @@ def run(
     baseline = baseline or _beside(cases, "baseline.json", packaged.baseline_path())
     recordings = recordings or _beside(cases, "recordings", packaged.recordings_path())
     inputs = Gather()  # every problem of the options and the files, at once
+    if report is not None:
+        inputs.take(_can_chart)
     chosen = inputs.take(_prompts, prompt)
     old = inputs.take(_baseline, baseline)
     suite_policy = inputs.take(_policy, policy, cases)
@@ -225,6 +229,17 @@ def run(
     if matrix.missing_recordings:
         raise typer.Exit(2)
     raise typer.Exit(0 if matrix.passed else 1)
+
+
+def _can_chart() -> None:
+    """Before the run: --report draws charts, which need matplotlib (the [report] extra)."""
+    try:
+        found = importlib.util.find_spec("matplotlib")
+    except ImportError:
+        found = None
+    if found is None:
+        problem = f"the report's charts need the [report] extra: {install_hint('report')}"
+        raise InputError([FieldProblem("--report", problem)], source="eval")
 
 
 def _ablation_table(matrix: Matrix) -> Table:

@@ -12,6 +12,7 @@ import typer
 
 from validator.cli._common import StoreOption, YesOption, confirmed, new_app
 from validator.exceptions import StoreError, UsageError
+from validator.extras import missing_extra
 
 __all__ = ["register"]
 
@@ -25,9 +26,12 @@ def _err(text: str) -> None:
 
 def _service() -> Any:
     try:
+        import uvicorn  # noqa: F401 - serve runs it; checked here so that a missing one is the same one line
+
         import validator.integrations.service as service
-    except ImportError:
-        _err("the decision service needs: pip install 'action-validator[service]'")
+        import validator.integrations.service.app  # noqa: F401 - fastapi: the package imports it only when used
+    except ImportError as exc:
+        _err(str(missing_extra("service", "the decision service", exc)))
         raise typer.Exit(2) from None
     return service
 
@@ -89,9 +93,9 @@ def serve(
     ] = False,
 ) -> None:
     """Run the decision service: POST /v1/check and the rest (see the README)."""
+    service = _service()
     import uvicorn
 
-    service = _service()
     url = store or "memory://"
     if judge != "strict":
         _err("validator serve runs the strict judge; a model judge is configured in code (ServiceConfig.judge)")

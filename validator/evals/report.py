@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.evals.runner import Matrix, Summary, split, usd
+from validator.extras import missing_extra
 
 __all__ = ["write_report"]
 
@@ -133,10 +134,13 @@ def as_json(matrix: Matrix) -> dict[str, Any]:
 
 
 def charts(matrix: Matrix, folder: Path) -> list[Path]:
-    import matplotlib
+    try:
+        import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise missing_extra("report", "the eval report's charts", exc) from None
 
     names = [f"{s.judge}\n{s.prompt}" for s in matrix.summaries]
     accuracy = [float(s.figures["accuracy_general"]) for s in matrix.summaries]

@@ -32,8 +32,13 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
-import redis
-import redis.asyncio
+from validator.extras import missing_extra
+
+try:
+    import redis
+    import redis.asyncio
+except ImportError as exc:
+    raise missing_extra("redis", "validator.store.redis", exc) from None
 
 from validator.exceptions import StoreError
 from validator.store.base import (

@@ -35,7 +35,12 @@ from functools import cache
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-import anthropic
+from validator.extras import missing_extra
+
+try:
+    import anthropic
+except ImportError as exc:
+    raise missing_extra("anthropic", "validator.judges.anthropic.judge", exc) from None
 
 from validator.exceptions import (
     JudgeError,
