@@ -27,61 +27,92 @@ Typical usage::
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
 import inspect
+import sys
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal, TypeVar, get_args, overload
+from types import ModuleType
+from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, Protocol, TypeAlias, TypeVar, overload
 
-from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool
-from langgraph.prebuilt import ToolRuntime
-from langgraph.types import interrupt
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import Field
 from validator.integrations._host import (
     JUSTIFICATION,
     JustificationArg,
     current_context,
     justification_description,
-    justified_model,
     split_justification,
-    user_id_from,
     validation_context,
 )
 from validator.integrations._lifecycle import GuardedCall, Outcome, ToolCallGuard
-from validator.integrations.langchain import SIGNALS, model_fields, refusal_message, transcript_from_state, used_before
 
 from validator import ActionBlocked, Decision, Validator, Verdict
 from validator.exceptions import UsageError
+from validator.inputs import Message, Transcript, parse_transcript
 
-__all__ = ["GuardedTool", "guarded", "validation_context"]
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+    from validator.integrations.langchain_tools import GuardedTool
 
-F = TypeVar("F", bound=Callable[..., Any])
+__all__ = ["GuardedFunction", "GuardedTool", "guarded", "validation_context"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 OnAsk = Literal["tell_model", "interrupt"]
 RUNTIME = "validator_runtime"
 """The hidden argument through which LangGraph hands the guard its runtime (state, config, call id)."""
 
+GuardedFunction: TypeAlias = Callable[..., R]
+"""A guarded function: it returns what the function returns, and takes the function's arguments plus the
+keyword ``justification`` (which the type system cannot add to a signature, hence ``...``)."""
 
-class _Guard:
+
+def _graph() -> ModuleType | None:
+    """The LangChain half (:mod:`validator.integrations.langchain_tools`) when LangGraph is installed: a
+    guarded function then also runs in a ``ToolNode``. None with the base install: a plain function in a
+    hand-written loop needs nothing of it."""
+    try:
+        if importlib.util.find_spec("langgraph") is None or importlib.util.find_spec("langchain_core") is None:
+            return None
+    except ImportError:
+        return None
+    return importlib.import_module("validator.integrations.langchain_tools")
+
+
+def _transcript(messages: Any) -> Transcript:
+    """The conversation of ``validation_context``: check-input dicts or a transcript need no framework;
+    LangChain messages (or a graph state) are read by the LangChain adapter."""
+    if isinstance(messages, Transcript):
+        return messages
+    if isinstance(messages, list | tuple) and all(isinstance(m, Mapping | Message) for m in messages):
+        return parse_transcript(list(messages))
+    graph = _graph()
+    if graph is None:
+        raise UsageError(
+            "validation_context(messages): give check-input dicts or a Transcript "
+            "(LangChain messages need the [langchain] extra)"
+        )
+    transcript: Transcript = graph.transcript_from_state(messages)
+    return transcript
+
+
+class Guard:
     """Validates one tool's calls; shared by the function and the LangChain tool wrappers."""
 
     def __init__(self, tool_name: str, validator: Validator, on_ask: OnAsk) -> None:
         self.tool_name = tool_name
-        self.guard = ToolCallGuard(validator, signals=SIGNALS)
+        self.graph = _graph()
+        self.guard = ToolCallGuard(validator, signals=self.graph.SIGNALS if self.graph else ())
         self.on_ask = on_ask
+
+    def _in_graph(self, runtime: Any) -> bool:
+        return self.graph is not None and bool(self.graph.is_runtime(runtime))
 
     def _start(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> GuardedCall:
         given = {**args, JUSTIFICATION: justification} if justification is not None else dict(args)
-        if isinstance(runtime, ToolRuntime):
-            state = runtime.state
-            call_id = runtime.tool_call_id or ""
-            messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
-            return self.guard.start(
-                self.tool_name,
-                given,
-                call_id=call_id,
-                messages=lambda: transcript_from_state(state),
-                user_id=lambda: user_id_from("user_id", (runtime.config or {}).get("configurable"), runtime.context),
-                used=used_before(messages, call_id) if call_id else (),
-            )
+        if self.graph is not None and self._in_graph(runtime):
+            call: GuardedCall = self.graph.start(self.guard, self.tool_name, given, runtime)
+            return call
         ctx = current_context()
         if ctx is None:
             raise UsageError(
@@ -92,13 +123,13 @@ class _Guard:
             self.tool_name,
             given,
             call_id=None,
-            messages=lambda: transcript_from_state(ctx.messages),
+            messages=lambda: _transcript(ctx.messages),
             user_id=ctx.user_id,
             agent_request=ctx.agent_request,
         )
 
     def _asks(self, verdict: Verdict, runtime: Any) -> bool:
-        return verdict.decision is Decision.ASK_USER and self.on_ask == "interrupt" and isinstance(runtime, ToolRuntime)
+        return verdict.decision is Decision.ASK_USER and self.on_ask == "interrupt" and self._in_graph(runtime)
 
     def check(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> Outcome:
         """What happens to this call; under LangGraph with ``on_ask="interrupt"`` an ``ask_user`` verdict
@@ -106,39 +137,38 @@ class _Guard:
         call = self._start(args, justification, runtime)
         verdict = self.guard.decide(call)
         if self._asks(verdict, runtime):
-            return self.guard.settle(call, verdict, interrupt(self.guard.request(call, verdict)))
+            assert self.graph is not None  # _asks holds only in a graph
+            return self.guard.settle(call, verdict, self.graph.ask(self.guard.request(call, verdict)))
         return self.guard.outcome(call, verdict)
 
     async def acheck(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> Outcome:
         call = self._start(args, justification, runtime)
         verdict = await self.guard.adecide(call)
         if self._asks(verdict, runtime):
-            return await self.guard.asettle(call, verdict, interrupt(self.guard.request(call, verdict)))
+            assert self.graph is not None
+            return await self.guard.asettle(call, verdict, self.graph.ask(self.guard.request(call, verdict)))
         return self.guard.outcome(call, verdict)
 
-    def refusal(self, verdict: Verdict, runtime: Any) -> ToolMessage:
-        """What a blocked call returns: an error the agent reads, or :class:`ActionBlocked` outside LangGraph."""
-        if not isinstance(runtime, ToolRuntime):
+    def refusal(self, verdict: Verdict, runtime: Any) -> Any:
+        """What a blocked call returns: an error the agent reads (a ``ToolMessage``) inside a LangGraph graph;
+        elsewhere it raises :class:`ActionBlocked`, whose ``verdict`` says why."""
+        if self.graph is None or not self._in_graph(runtime):
             raise ActionBlocked(verdict)
-        return refusal_message(verdict, runtime.tool_call_id or "", self.tool_name)
-
-
-def _validator(validator: Validator | None) -> Validator:
-    return validator if validator is not None else Validator()
+        return self.graph.refusal(verdict, runtime, self.tool_name)
 
 
 # -- plain functions ---------------------------------------------------------------------------
 
 
-def _guard_function(fn: F, validator: Validator, name: str | None, on_ask: OnAsk) -> F:
+def _guard_function(fn: Callable[..., R], validator: Validator, name: str | None, on_ask: OnAsk) -> Callable[..., R]:
     signature = inspect.signature(fn)
     if JUSTIFICATION in signature.parameters or RUNTIME in signature.parameters:
         raise UsageError(f"{fn.__name__} already has a parameter named {JUSTIFICATION!r} or {RUNTIME!r}")
-    guard = _Guard(name or fn.__name__, validator, on_ask)
-    extra = [
-        inspect.Parameter(JUSTIFICATION, inspect.Parameter.KEYWORD_ONLY, annotation=JustificationArg),
-        inspect.Parameter(RUNTIME, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ToolRuntime),
-    ]
+    guard = Guard(name or fn.__name__, validator, on_ask)
+    extra = [inspect.Parameter(JUSTIFICATION, inspect.Parameter.KEYWORD_ONLY, annotation=JustificationArg)]
+    if guard.graph is not None:  # a ToolNode injects the runtime into the parameter so annotated
+        runtime_type = guard.graph.ToolRuntime
+        extra.append(inspect.Parameter(RUNTIME, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=runtime_type))
     params = list(signature.parameters.values())
     var_kw = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
     params = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD] + extra + var_kw
@@ -184,10 +214,10 @@ def _guard_function(fn: F, validator: Validator, name: str | None, on_ask: OnAsk
         **getattr(fn, "__annotations__", {}),
         # the guidance goes in the parameter's description, never in the tool's
         JUSTIFICATION: Annotated[JustificationArg, Field(description=justification_description())],
-        RUNTIME: ToolRuntime,
+        **({RUNTIME: guard.graph.ToolRuntime} if guard.graph is not None else {}),
     }
     del wrapper.__wrapped__  # type: ignore[attr-defined]  # tools read our signature, not fn's
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def _flat(named: dict[str, Any], signature: inspect.Signature) -> dict[str, Any]:
@@ -216,135 +246,41 @@ def _call_args(signature: inspect.Signature, flat: Mapping[str, Any]) -> tuple[l
     return positional, rest
 
 
-# -- LangChain tools ---------------------------------------------------------------------------
-
-
-class _AllowRuntime(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-
-class GuardedTool(StructuredTool):
-    """A LangChain tool that validates each call; the model sees its tool's schema plus ``justification``."""
-
-    facing_schema: type[BaseModel] = Field(exclude=True)
-
-    @property
-    def tool_call_schema(self) -> type[BaseModel]:
-        return self.facing_schema
-
-
-def _runtime_field(schema: type[BaseModel]) -> str | None:
-    """The tool's own ``ToolRuntime`` argument, if it has one."""
-    for name, info in schema.model_fields.items():
-        annotation = info.annotation
-        if name == "runtime" or annotation is ToolRuntime or ToolRuntime in get_args(annotation):
-            return name
-    return None
-
-
-def _edited(
-    clean: dict[str, Any], model_args: dict[str, Any], runs: dict[str, Any], injected: set[str]
-) -> dict[str, Any]:
-    """The tool's arguments with the model's replaced by the ones that were checked (an edit); the
-    arguments the graph injects (state, call id) kept."""
-    return clean if runs == model_args else {**{k: v for k, v in clean.items() if k in injected}, **runs}
-
-
-def _guard_tool(tool: BaseTool, validator: Validator, on_ask: OnAsk) -> GuardedTool:
-    schema = tool.args_schema
-    facing_base = tool.tool_call_schema
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)) or not (
-        isinstance(facing_base, type) and issubclass(facing_base, BaseModel)
-    ):
-        raise UsageError(
-            f"tool {tool.name!r} has a JSON-schema args_schema; give it a pydantic args_schema, or guard the function"
-        )
-    guard = _Guard(tool.name, validator, on_ask)
-    injected = model_fields(tool.get_input_schema()) - model_fields(facing_base)
-    facing = justified_model(facing_base, description=tool.description)
-    # ToolNode injects one runtime argument a tool: the tool's own, when it has one, else ours.
-    own_runtime = _runtime_field(schema)
-    hidden: dict[str, Any] = {JUSTIFICATION: (Any, None)}  # a bad one reaches the validator, which says what is wrong
-    if own_runtime is None:
-        hidden[RUNTIME] = (ToolRuntime, None)  # invisible to the model
-    lenient: type[BaseModel] = create_model(f"{schema.__name__}Guarded", __base__=(schema, _AllowRuntime), **hidden)
-
-    def _split(kwargs: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], Any, Any]:
-        runtime = kwargs.get(own_runtime) if own_runtime else kwargs.pop(RUNTIME, None)
-        clean, justification = split_justification(kwargs)
-        model_args = {k: v for k, v in clean.items() if k not in injected}
-        return clean, model_args, justification, runtime
-
-    def _call_input(clean: dict[str, Any], runtime: Any) -> Any:
-        if isinstance(runtime, ToolRuntime) and runtime.tool_call_id:  # InjectedToolCallId needs a ToolCall
-            return {"type": "tool_call", "id": runtime.tool_call_id, "name": tool.name, "args": clean}
-        return clean
-
-    def _answer(result: Any, runtime: Any) -> Any:
-        """Our tool answers in "content" format (a refusal is a ToolMessage); the tool's own
-        (content, artifact) pair becomes a ToolMessage carrying the artifact."""
-        if tool.response_format != "content_and_artifact" or not isinstance(result, tuple) or len(result) != 2:
-            return result
-        content, artifact = result
-        if isinstance(runtime, ToolRuntime) and runtime.tool_call_id:
-            return ToolMessage(content=content, artifact=artifact, tool_call_id=runtime.tool_call_id, name=tool.name)
-        return content
-
-    def run(**kwargs: Any) -> Any:
-        clean, model_args, justification, runtime = _split(kwargs)
-        outcome = guard.check(model_args, justification, runtime)
-        if not outcome.runs:
-            return guard.refusal(outcome.verdict, runtime)
-        clean = _edited(clean, model_args, outcome.args, injected)
-        if isinstance(tool, StructuredTool) and tool.func is not None:
-            return _answer(tool.func(**clean), runtime)
-        return tool.invoke(_call_input(clean, runtime))
-
-    async def arun(**kwargs: Any) -> Any:
-        clean, model_args, justification, runtime = _split(kwargs)
-        outcome = await guard.acheck(model_args, justification, runtime)
-        if not outcome.runs:
-            return guard.refusal(outcome.verdict, runtime)
-        clean = _edited(clean, model_args, outcome.args, injected)
-        if isinstance(tool, StructuredTool) and tool.coroutine is not None:
-            return _answer(await tool.coroutine(**clean), runtime)
-        return await tool.ainvoke(_call_input(clean, runtime))
-
-    return GuardedTool(
-        name=tool.name,
-        description=tool.description,
-        args_schema=lenient,
-        facing_schema=facing,
-        func=run,
-        coroutine=arun,
-        return_direct=tool.return_direct,
-        response_format="content",  # see _answer
-        handle_tool_error=tool.handle_tool_error,
-        handle_validation_error=tool.handle_validation_error,
-        metadata=tool.metadata,
-        tags=tool.tags,
-    )
-
-
 # -- the decorator ------------------------------------------------------------------------------
 
 
+class Guarding(Protocol):
+    """What ``guarded(validator=..., ...)`` returns: the decorator, configured."""
+
+    @overload
+    def __call__(self, tool: Callable[P, R], /) -> GuardedFunction[R]: ...
+    @overload
+    def __call__(self, tool: BaseTool, /) -> GuardedTool: ...
+    def __call__(self, tool: Any, /) -> Any: ...
+
+
+@overload
+def guarded(
+    tool: Callable[P, R], *, validator: Validator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
+) -> GuardedFunction[R]: ...
 @overload
 def guarded(
     tool: BaseTool, *, validator: Validator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
 ) -> GuardedTool: ...
 @overload
 def guarded(
-    tool: F, *, validator: Validator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
-) -> F: ...
-@overload
-def guarded(
     tool: None = None, *, validator: Validator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
-) -> Callable[[Any], Any]: ...
+) -> Guarding: ...
 def guarded(
     tool: Any = None, *, validator: Validator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
 ) -> Any:
-    """Guard a tool (a function or a LangChain tool); usable bare (``@guarded``) or configured.
+    """Guard a tool: a plain function (sync or async; the base install) or a LangChain tool (the
+    ``[langchain]`` extra); usable bare (``@guarded``) or configured (``@guarded(validator=...)``).
+
+    A guarded function takes the function's arguments plus the keyword ``justification`` and returns what
+    the function returns; a call that is not approved does not run: it raises :class:`validator.ActionBlocked`
+    (its ``verdict`` says why: code, reasoning, the suggested next step), or, inside a LangGraph ``ToolNode``,
+    returns the refusal the agent reads. An exempt tool (by the policy) is returned as it is.
 
     ``on_ask``: what an ``ask_user`` verdict does. ``"tell_model"`` (the default): the call is refused and
     the agent reads why (it can ask the user in the conversation). ``"interrupt"``: inside a LangGraph
@@ -356,14 +292,32 @@ def guarded(
         raise UsageError(f"on_ask must be 'tell_model' or 'interrupt', got {on_ask!r}")
     if tool is None:
         return lambda t: guarded(t, validator=validator, name=name, on_ask=on_ask)
-    if isinstance(tool, GuardedTool):
-        return tool
-    checker = _validator(validator)
+    langchain_tool = _is_langchain_tool(tool)
+    if langchain_tool:
+        from validator.integrations.langchain_tools import GuardedTool, guard_tool
+
+        if isinstance(tool, GuardedTool):
+            return tool
+    checker = validator if validator is not None else Validator()
     tool_name = name or getattr(tool, "name", None) or getattr(tool, "__name__", "")
     if checker.policy.for_tool(str(tool_name)).exempt:  # exempt by the policy: nothing to guard, nothing to add
         return tool
-    if isinstance(tool, BaseTool):
-        return _guard_tool(tool, checker, on_ask)
+    if langchain_tool:
+        return guard_tool(tool, Guard(tool.name, checker, on_ask))
     if callable(tool):
         return _guard_function(tool, checker, name, on_ask)
     raise UsageError(f"cannot guard {type(tool).__name__}: expected a function or a LangChain tool")
+
+
+def _is_langchain_tool(tool: Any) -> bool:
+    """Whether ``tool`` is a LangChain ``BaseTool``: only when LangChain is loaded can anything be one."""
+    loaded = sys.modules.get("langchain_core.tools")
+    return loaded is not None and isinstance(tool, loaded.BaseTool)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GuardedTool":  # the LangChain half's, imported only when asked for
+        from validator.integrations.langchain_tools import GuardedTool
+
+        return GuardedTool
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -38,3 +38,25 @@ def test_every_command_answers_h_and_help_alike(path: tuple[str, ...]) -> None:
     assert "Usage: validator" in short.stdout
     # a flag takes no value, so its help shows none (typer's rich help printed `--json <bool>`)
     assert "<bool>" not in short.stdout and "list[" not in short.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eval", "--no-progress"],
+        ["check", "--example", "vendor_invoice"],
+        ["check", "--example", "delete_instead_of_archive"],
+        ["policy", "check", "POLICY"],
+        ["--help"],
+        ["check", "--help"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_output_fits_an_80_column_terminal(args: list[str]) -> None:
+    from validator import examples
+
+    args = [str(examples.policy_path()) if a == "POLICY" else a for a in args]
+    result = runner.invoke(app, args, env={"COLUMNS": "80"}, prog_name="validator")
+    assert result.exit_code in (0, 1, 4), result.output
+    widest = max(len(line) for line in result.output.splitlines())
+    assert widest <= 80, (widest, result.output)

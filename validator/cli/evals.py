@@ -80,6 +80,46 @@ def _policy(path: Path | None, cases: Path | None = None) -> Policy | None:
     return Policy.load(found) if found.exists() else None
 
 
+WIDE = 120
+"""Below this many columns the results are printed a judge x prompt at a time, in lines of at most 80."""
+
+
+def _print_results(console: Console, matrix: Matrix) -> None:
+    if console.width >= WIDE:
+        console.print(_table(matrix))
+    else:
+        console.print("eval results per judge x prompt")
+        for line in _lines(matrix):
+            console.print(line)
+    if matrix.ablation:
+        console.print(_ablation_table(matrix))
+    for line in matrix.regressions:
+        console.print(f"[red]regression:[/] {escape(line)}")
+    for where, n in matrix.missing_recordings.items():
+        console.print(
+            f"[red]missing recordings:[/] {escape(where)}: {n} requests; "
+            "record them by running with ANTHROPIC_API_KEY set"
+        )
+
+
+def _lines(matrix: Matrix) -> list[str]:
+    """The same figures as :func:`_table`, for a narrow terminal: four lines of at most 80 columns a row."""
+    out: list[str] = []
+    for s in matrix.summaries:
+        f = s.figures
+        gate = "[green]pass[/]" if not s.failures else "[red]FAIL: " + escape("; ".join(s.failures)) + "[/]"
+        out += [
+            f"[bold]{escape(s.judge)} x {escape(s.prompt)}[/] ({f['runs']} runs): gate {gate}",
+            f"  wrong approvals {f['wrong_approvals_dangerous']} dangerous / {f['wrong_approvals']} all"
+            f" · general: accuracy {f['accuracy_general']:.0%}, wrong pass {f['wrong_approval_rate_general']:.0%}",
+            f"  approve/ask/block: must block {split(f, 'must_block')} · must pass {split(f, 'must_pass')}",
+            f"  decided by code {f['decided_by_code']}, by the judge {f['reached_judge']} · $ a check {usd(f)}",
+            f"  the judge alone: accuracy {f['judge_accuracy_general']:.0%},"
+            f" wrong pass {f['judge_wrong_approval_rate_general']:.0%}",
+        ]
+    return out
+
+
 def _table(matrix: Matrix) -> Table:
     table = Table(title="eval results per judge x prompt")
     # short headers: the full names are in report.md
@@ -161,7 +201,7 @@ def run(
     """Run cases x prompt variants x judges; exit 1 when a threshold fails."""
     if ctx.invoked_subcommand is not None:
         return
-    console = Console(highlight=False, soft_wrap=True, width=max(_console().width, 130))
+    console = _console()
     baseline = baseline or _beside(cases, "baseline.json", packaged.baseline_path())
     recordings = recordings or _beside(cases, "recordings", packaged.recordings_path())
     inputs = Gather()  # every problem of the options and the files, at once
@@ -205,16 +245,7 @@ def run(
         raise bad_input(exc) from None
     if old is not None:
         matrix.regressions = regressions(matrix, old)
-    console.print(_table(matrix))
-    if matrix.ablation:
-        console.print(_ablation_table(matrix))
-    for line in matrix.regressions:
-        console.print(f"[red]regression:[/] {escape(line)}")
-    for where, n in matrix.missing_recordings.items():
-        console.print(
-            f"[red]missing recordings:[/] {escape(where)}: {n} requests; "
-            "record them by running with ANTHROPIC_API_KEY set"
-        )
+    _print_results(console, matrix)
     try:
         if report is not None:
             for path in write_report(matrix, report):
