@@ -8,9 +8,10 @@ demo:
 test:
 	scripts/test.sh
 
-# The same without the tests that run benchmark scripts (marked bench): a quicker loop while working.
+# The same without the tests that run benchmark scripts (marked bench) or install the wheel into fresh
+# environments (marked install): a quicker loop while working.
 test-fast:
-	scripts/test.sh -m "not network and not bench"
+	scripts/test.sh -m "not network and not bench and not install"
 
 # Runs the benchmarks (after `make test` has created .venv; store_throughput needs redis-server).
 bench:

@@ -69,7 +69,7 @@ def render(verdict: Verdict, console: Console) -> None:
     if f.quotes or f.authorizations:
         table = Table(title="evidence", show_lines=False)
         for col in ("#", "evidence", "status", "where"):
-            table.add_column(col)
+            table.add_column(col, overflow="fold")  # nothing cut: where a value came from is the finding
         for q in f.quotes:
             where = ", ".join(map(str, q.locations)) or "nowhere"
             table.add_row(str(q.index + 1), clip(q.quote, 200), q.status, safe(where))
@@ -80,7 +80,7 @@ def render(verdict: Verdict, console: Console) -> None:
     if values:
         table = Table(title="where the values came from")
         for col in ("", "argument", "value", "status", "where"):
-            table.add_column(col)
+            table.add_column(col, overflow="fold")
         for label, v in values:
             where = v.authorization_id or ", ".join(map(str, v.locations)) or "-"
             kind = f"{label} ({v.kind})" if v.kind else label

@@ -338,22 +338,31 @@ def make_judge(spec: str, prompt: str, *, replay: bool, recordings: Path) -> tup
     return AnthropicJudge(model, client=client, prompt=prompt), transport if replay else None
 
 
+_APPROVE_ALL = {
+    "approved": True,
+    "reasoning": "Approved: this scripted judge approves everything.",
+    "confidence": "high",
+}
+
+
 def worst_case_judge(prompt: str = "validator", model: str = WORST_CASE_MODEL) -> Judge:
     """The Anthropic judge, through the real SDK, answered by the caching emulator with an approval of
-    everything (high confidence): what code alone guarantees, and what its requests would cost."""
-    import anthropic
-    import httpx2
+    everything (high confidence): what code alone guarantees, and what its requests would cost. Without
+    the anthropic SDK (the base install) the same approval of everything comes from a scripted judge:
+    the guarantees are measured alike, and the cost is left unmeasured (``-``)."""
+    try:
+        import anthropic
+        import httpx2
+    except ImportError:
+        from validator.testing import FunctionJudge
+
+        return FunctionJudge(lambda request: _APPROVE_ALL, name="approve-everything")
 
     from validator.devtools.emulator import CacheEmulator
     from validator.judges.anthropic.judge import AnthropicJudge
 
     def approve(body: dict[str, Any]) -> list[dict[str, Any]]:
-        verdict = {
-            "approved": True,
-            "reasoning": "Approved: this scripted judge approves everything.",
-            "confidence": "high",
-        }
-        return [{"type": "tool_use", "id": "toolu_worst_case", "name": "validate_action", "input": verdict}]
+        return [{"type": "tool_use", "id": "toolu_worst_case", "name": "validate_action", "input": _APPROVE_ALL}]
 
     client = anthropic.Anthropic(
         api_key="worst-case-emulated",
