@@ -298,8 +298,11 @@ def guarded(
 
         if isinstance(tool, GuardedTool):
             return tool
+    if langchain_tool and name is not None and name != tool.name:
+        raise UsageError(f"name= renames a guarded function; the LangChain tool {tool.name!r} is guarded under its own")
     checker = validator if validator is not None else Validator()
-    tool_name = name or getattr(tool, "name", None) or getattr(tool, "__name__", "")
+    # the name the guard checks under: a LangChain tool's own (its calls carry it), else ``name`` or the function's
+    tool_name = tool.name if langchain_tool else name or getattr(tool, "__name__", "")
     if checker.policy.for_tool(str(tool_name)).exempt:  # exempt by the policy: nothing to guard, nothing to add
         return tool
     if langchain_tool:

@@ -22,10 +22,9 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
-from urllib.parse import parse_qsl
 
 from validator.exceptions import StoreError, UsageError
-from validator.store import check_tenant
+from validator.store import check_tenant, url_namespace
 from validator.store.base import redact_in
 from validator.store.loops import PerLoop
 
@@ -304,7 +303,5 @@ def tenants_for(store_url: str) -> Tenants:
     ``NAMESPACE-service:tokens``, ``validator-service:tokens`` when the URL names no namespace: a service
     under another namespace has tokens of its own), else in memory."""
     if store_url.startswith(("redis://", "rediss://", "unix://")):
-        base, _, query = store_url.partition("?")
-        namespace = next((v for k, v in parse_qsl(query) if k == "namespace" and v), "validator")
-        return RedisTenants(base, namespace=f"{namespace}-service")
+        return RedisTenants(store_url.partition("?")[0], namespace=f"{url_namespace(store_url)}-service")
     return MemoryTenants()

@@ -96,7 +96,7 @@ def test_jsonl_batch_writes_one_line_each_and_exits_with_the_most_severe_line() 
         (["authorized_email"], 0),
         (["authorized_email", "delete_instead_of_archive"], 4),  # ask_user outranks an approval
         (["delete_instead_of_archive", "vendor_invoice", "authorized_email"], 1),  # a block outranks ask_user
-        ([], 0),  # nothing to judge, nothing refused
+        ([], 2),  # nothing judged is nothing approved
     ],
 )
 def test_jsonl_exit_status_is_its_most_severe_line(names: list[str], status: int) -> None:

@@ -146,3 +146,21 @@ def test_tenant_commands_work_on_the_namespace_the_service_keeps(redis_store: An
     assert json.loads(elsewhere.stdout) == []
     bad = runner.invoke(app, [*grant, "--tenant", "Not A Name"])
     assert bad.exit_code == 2 and "--tenant: tenant names are" in bad.stderr
+
+
+def test_a_store_url_names_one_namespace() -> None:
+    import pytest
+
+    from validator.exceptions import StoreError
+    from validator.store import tenant_url, url_namespace
+
+    assert url_namespace("redis://h:1/0") == "validator" and url_namespace("redis://h:1/0?namespace=ops") == "ops"
+    assert (
+        tenant_url("redis://h:1/0?retention_days=7", "acme")
+        == "redis://h:1/0?namespace=validator:acme&retention_days=7"
+    )
+    for bad in ("redis://h:1/0?namespace=a&namespace=b", "redis://h:1/0?namespace="):
+        with pytest.raises(StoreError, match="one non-empty namespace"):
+            url_namespace(bad)  # the store, its tenants and its tokens would each read another
+        result = runner.invoke(app, ["audit", "tail", "--store", bad, "--tenant", "acme"])
+        assert result.exit_code == 2 and "namespace" in result.stderr

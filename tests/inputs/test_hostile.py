@@ -396,3 +396,29 @@ def test_integers_are_held_to_what_every_json_reader_reads_exactly(n: int, refus
     assert [p.path for p in exc.value.problems] == ["action.args.n"]
     with pytest.raises(InputError):  # the Python API holds Python data to the same rule
         CheckInput.from_dict(json.loads(raw))
+
+
+def test_every_problem_at_once_and_none_it_cannot_show() -> None:
+    """The gathered problems of a bad input: a key holding a lone surrogate is named at its object (its own
+    text cannot be shown, nor sent back as JSON), and an input deeper than Python reads is a typed error."""
+    from validator import Limits
+    from validator.exceptions import PolicyError
+    from validator.inputs.strictjson import has_surrogate
+
+    for raw in (
+        b'{"messages": [{"role": "user", "content": "hi"}], "action": {"tool": "t"}, "\\ud800": 1}',
+        b'{"messages": [{"role": "user", "content": "hi", "\\ud800": 2}], "action": {"tool": 5}}',
+    ):
+        with pytest.raises(InputError) as exc:
+            CheckInput.from_json(raw)
+        assert exc.value.problems and not any(has_surrogate(p.path) for p in exc.value.problems)
+        json.dumps(exc.value.to_dict(), ensure_ascii=False).encode("utf-8")  # what the service answers
+    deep = "[" * 900 + "NaN" + "]" * 900
+    raw = '{"messages": [{"role": "user", "content": "hi"}], "action": {"tool": "t", "args": {"a": ' + deep + "}}}"
+    with pytest.raises(InputError):
+        CheckInput.from_json(raw, limits=Limits(max_depth=100_000))
+    with pytest.raises(PolicyError):  # only the policy is bad: still a PolicyError
+        CheckInput.from_json(
+            '{"messages": [{"role": "user", "content": "hi"}], "action": {"tool": "t"},'
+            ' "policy": {"tools": {"x": {"risk": "lethal"}}}}'
+        )

@@ -48,7 +48,7 @@ def main() -> None:
     in one line, and exits 2 (never a traceback)."""
     try:
         app()
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:  # an installed library too old for a name we use is not a missing extra
         extra = extra_for(exc.name)
         if extra is None:
             raise

@@ -153,7 +153,7 @@ def open_state_store(url: str | None, tenant: str | None, command: str) -> Store
     if tenant is not None:
         try:
             url = tenant_url(url, tenant)
-        except UsageError as exc:
+        except (UsageError, StoreError) as exc:
             fail(f"--tenant: {exc}", EXIT_BAD_INPUT)
     opened = open_store_or_exit(url)
     if isinstance(opened, MemoryStore):

@@ -12,7 +12,7 @@ import re
 
 from rich.markup import escape
 
-__all__ = ["clip", "safe"]
+__all__ = ["clip", "plain", "safe"]
 
 _UNSAFE = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
@@ -20,9 +20,15 @@ _UNSAFE = re.compile(
 )
 
 
+def plain(text: str) -> str:
+    """``text`` with control and bidirectional-override characters escaped, for a line printed without rich
+    (a prompt): nothing in it can move the cursor or reorder what the eye sees."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def safe(text: str) -> str:
     """``text`` with control and bidirectional-override characters escaped, and rich markup escaped."""
-    return escape(_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+    return escape(plain(text))
 
 
 def clip(text: str, n: int) -> str:

@@ -33,6 +33,7 @@ from validator.cli._safe import clip, safe
 from validator.engine import Validator
 from validator.engine.stateful import stateful_validator
 from validator.exceptions import FieldProblem, InputError, SetupError, UsageError
+from validator.extras import extra_for, install_hint
 from validator.inputs.checkinput import CheckInput
 from validator.judges.base import Judge
 from validator.judges.strict import StrictJudge
@@ -129,6 +130,9 @@ def _check_lines(validator: Validator, data: bytes) -> int:
             record = {"line": n, "error": "internal_error", "detail": f"{type(exc).__name__}: {exc}"}
             codes.append(EXIT_REFUSED)
         print(dumps(record), flush=True)
+    if not codes:  # nothing judged is nothing approved: `producer | validator check --jsonl - && run` must not run
+        err().print("[red]no check input: every line was empty[/]")
+        return EXIT_BAD_INPUT
     return most_severe(codes)
 
 
@@ -211,9 +215,11 @@ def _make_judge(name: str, model: str | None, agent: dict[str, Any] | None) -> J
             )
         try:
             from validator.judges.anthropic.judge import AnthropicJudge
-        except ImportError:
+        except ModuleNotFoundError as exc:
+            if extra_for(exc.name) is None:
+                raise
             raise InputError(
-                [FieldProblem("--judge", "the anthropic judge needs: pip install 'action-validator[anthropic]'")],
+                [FieldProblem("--judge", f"the anthropic judge needs: {install_hint('anthropic')}")],
                 source="options",
             ) from None
         try:

@@ -200,7 +200,11 @@ def _token_store(store: str | None, command: str) -> Any:
             f"{command}: memory:// tokens live in the validator serve process that printed them; pass --store redis://..."
         )
         raise typer.Exit(2)
-    return _service().tenants_for(url)
+    try:
+        return _service().tenants_for(url)
+    except StoreError as exc:
+        _err(f"{command}: {exc}")
+        raise typer.Exit(2) from None
 
 
 @token_app.command("list")

@@ -31,7 +31,7 @@ from validator.cli._common import (
     open_state_store,
     open_store_or_exit,
 )
-from validator.cli._safe import clip, safe
+from validator.cli._safe import clip, plain, safe
 from validator.exceptions import StoreError
 from validator.gate.authorizations import is_bound
 from validator.store.records import StandingAuthorization, new_authorization_id
@@ -167,7 +167,8 @@ def revoke(
         if found is None:
             _err(f"no standing authorization {auth_id}")
             raise typer.Exit(1)
-        confirmed(f"Revoke {auth_id} ({found.tool} for {found.user_id}: {found.quote[:60]!r})?", yes)
+        what = plain(f"{found.tool} for {found.user_id}: {found.quote[:60]!r}")  # written by whoever granted it
+        confirmed(f"Revoke {plain(auth_id)} ({what})?", yes)
         revoked = opened.revoke(auth_id, datetime.now(UTC))
     except StoreError as exc:
         raise _fail(exc) from None

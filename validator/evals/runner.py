@@ -353,7 +353,9 @@ def worst_case_judge(prompt: str = "validator", model: str = WORST_CASE_MODEL) -
     try:
         import anthropic
         import httpx2
-    except ImportError:
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("anthropic", "httpx2"):
+            raise
         from validator.testing import FunctionJudge
 
         return FunctionJudge(lambda request: _APPROVE_ALL, name="approve-everything")

@@ -128,10 +128,12 @@ class CheckInput:
         """The input from its decoded record, every problem of its policy, transcript and action named at once."""
         found: list[FieldProblem] = []
         policy = _attempt(found, _policy, doc.policy) if doc.policy is not None else None
+        of_policy = len(found)
         transcript = _attempt(found, _transcript, doc.messages, before)
         action = _attempt(found, _checked_action, doc.action, limits)
         if found or transcript is None or action is None:
-            raise InputError(found)
+            # only the policy is bad: a PolicyError, as before (an InputError all the same)
+            raise (PolicyError if of_policy and of_policy == len(found) else InputError)(found)
         return cls(transcript=transcript, action=action, policy=policy, user_id=doc.user_id)
 
     @classmethod
@@ -153,16 +155,22 @@ class CheckInput:
         if not isinstance(data, dict):
             raise InputError([FieldProblem("", f"must be a JSON object, got {type(data).__name__}")])
         # Every problem at once, as far as each part can be read: the lexical ones (duplicate keys, NaN, ...),
-        # the shape's, and the input's own policy's (read alone); past a bad shape, nothing more can be read.
+        # the shape's, and, when the shape is bad, the input's own policy's (read alone); past a bad shape,
+        # nothing more can be read. On the good path each part is read once.
         found = strictjson.problems(data, max_depth=limits.max_depth)
         if not any(p.problem.startswith("nests deeper") for p in found):
-            plain = strictjson.unmarked(data) if found else data
-            found += fastdecode.problems(plain, fastdecode.CheckIn, "")
-            if isinstance(plain.get("policy"), dict):
+            try:
+                plain = strictjson.unmarked(data) if found else data
+                shape = fastdecode.problems(plain, fastdecode.CheckIn, "")
+            except RecursionError:  # only past raised limits: deeper than Python reads
+                raise InputError([FieldProblem("", "nests too deeply to read")]) from None
+            # a key holding a lone surrogate is named at its object by the strict pass: its text cannot be shown
+            found += [p for p in shape if not strictjson.has_surrogate(p.path)]
+            if found and isinstance(plain.get("policy"), dict):
                 found += _problems_of(_policy, plain["policy"])
         if found:
             raise InputError(_unique(found))
-        doc = _converted(data, fastdecode.CheckIn, "")
+        doc = _as_record(data, fastdecode.CheckIn, "")
         problems = _size_problems(doc, limits)
         if problems:
             raise InputError(problems)
@@ -209,6 +217,11 @@ def _converted(data: Any, kind: type[T], root: str) -> T:
     found = fastdecode.problems(data, kind, root)
     if found:
         raise InputError(found)
+    return _as_record(data, kind, root)
+
+
+def _as_record(data: Any, kind: type[T], root: str) -> T:
+    """``data``, whose shape was read already, as the record ``kind``."""
     try:
         return msgspec.convert(data, kind)
     except msgspec.ValidationError as exc:  # the reader passed what msgspec refuses: msgspec's own words

@@ -40,6 +40,7 @@ __all__ = [
     "check_tenant",
     "open_store",
     "tenant_url",
+    "url_namespace",
 ]
 
 DEFAULT_URL = "memory://"
@@ -55,18 +56,27 @@ def check_tenant(name: str) -> str:
     return name
 
 
+def url_namespace(url: str) -> str:
+    """The namespace a store URL names (``?namespace=NAME``; ``validator`` when it names none). Named twice or
+    empty, it is a :class:`StoreError`: the store, its tenants and its tokens must all read the same one."""
+    given = [v for k, v in parse_qsl(url.partition("?")[2], keep_blank_values=True) if k == "namespace"]
+    if len(given) > 1 or (given and not given[0]):
+        raise StoreError(f"a store URL names one non-empty namespace; {redacted(url)!r} names {given!r}")
+    return given[0] if given else "validator"
+
+
 def tenant_url(url: str, tenant: str) -> str:
     """The store URL of one tenant of the decision service: the same server, the namespace
-    ``NAMESPACE:TENANT`` under the one ``url`` names (``validator`` when it names none), the other options
-    kept: two services on one Redis under two namespaces share no tenant's data. The service opens each
-    tenant's store so, and ``--tenant`` on the state commands reads the same one."""
+    ``NAMESPACE:TENANT`` under the one ``url`` names (:func:`url_namespace`), the other options kept: two
+    services on one Redis under two namespaces share no tenant's data. The service opens each tenant's
+    store so, and ``--tenant`` on the state commands reads the same one. (An operator namespace with a
+    colon in it, ``acme:prod``, is what tenant ``prod`` of namespace ``acme`` reads: do not name one so.)"""
     check_tenant(tenant)
     if url.startswith("memory:"):
         return "memory://"
+    namespace = url_namespace(url)
     base, _, query = url.partition("?")
-    pairs = parse_qsl(query, keep_blank_values=True)
-    namespace = next((v for k, v in pairs if k == "namespace" and v), "validator")
-    kept = [(k, v) for k, v in pairs if k != "namespace"]
+    kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k != "namespace"]
     return f"{base}?{urlencode([('namespace', f'{namespace}:{tenant}'), *kept], safe=':')}"
 
 
@@ -88,7 +98,7 @@ def open_store(url: str | None = None, **options: Any) -> Store:
         query = parse_qsl(parts.query, keep_blank_values=True)
         ours = {k: v for k, v in query if k in ("namespace", "retention_days")}
         if "namespace" in ours:  # ?namespace=NAME prefixes every key
-            options.setdefault("namespace", ours["namespace"])
+            options.setdefault("namespace", url_namespace(url))
         if "retention_days" in ours:  # ?retention_days=N keeps N days of audit records
             try:
                 options.setdefault("retention", timedelta(days=float(ours["retention_days"])))
