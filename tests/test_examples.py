@@ -75,3 +75,14 @@ def test_the_claude_code_example_runs_a_real_session_the_hook_guards() -> None:
     assert 'ran      > send_email({"to": "bob@acme.example"' in out
     assert "refused  > mcp__mail__send_money(" in out
     assert "ran      > send_money" not in out
+
+
+def test_make_demo_runs_the_examples_and_exits_0() -> None:
+    """``make demo``'s job (the set-up aside): every example a verdict, none a bad input; ask_user (4) and
+    blocked (1) are verdicts too."""
+    env = {**os.environ, "VALIDATOR_DEMO_NO_SETUP": "1"}
+    done = subprocess.run(["bash", "scripts/demo.sh"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stdout.count("== validator check --example") == 4
+    for code in ("EVIDENCE_NOT_FROM_USER", "APPROVED", "EVIDENCE_NOT_FOUND", "ACTION_NOT_REQUESTED"):
+        assert code in done.stdout
