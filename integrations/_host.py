@@ -34,6 +34,7 @@ from validator.verdict import REFUSAL_TEMPLATE, Code, Verdict
 
 __all__ = [
     "JUSTIFICATION",
+    "RUNTIME",
     "REFUSAL_TEMPLATE",
     "JustificationArg",
     "Remembered",
@@ -55,6 +56,8 @@ C = TypeVar("C")
 V = TypeVar("V")
 
 JUSTIFICATION = "justification"
+RUNTIME = "validator_runtime"
+"""The hidden argument through which LangGraph hands a guarded tool its runtime (state, config, call id)."""
 
 
 def justification_description() -> str:

@@ -20,7 +20,7 @@ try:
 except ImportError as exc:
     raise missing_extra("langchain", "validator.integrations.langchain_tools", exc) from None
 from pydantic import BaseModel, ConfigDict, Field, create_model
-from validator.integrations._host import JUSTIFICATION, justified_model, split_justification, user_id_from
+from validator.integrations._host import JUSTIFICATION, RUNTIME, justified_model, split_justification, user_id_from
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations.langchain import SIGNALS, model_fields, refusal_message, transcript_from_state, used_before
 
@@ -31,9 +31,6 @@ if TYPE_CHECKING:
     from validator.integrations.tools import Guard
 
 __all__ = ["SIGNALS", "GuardedTool", "ToolRuntime", "ask", "guard_tool", "is_runtime", "refusal", "start"]
-
-RUNTIME = "validator_runtime"
-"""The hidden argument through which LangGraph hands the guard its runtime (state, config, call id)."""
 
 
 def is_runtime(value: Any) -> bool:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, ParamSpec, Protocol, 
 from pydantic import Field
 from validator.integrations._host import (
     JUSTIFICATION,
+    RUNTIME,
     JustificationArg,
     current_context,
     justification_description,
@@ -59,14 +60,13 @@ __all__ = ["GuardedFunction", "GuardedTool", "guarded", "validation_context"]
 P = ParamSpec("P")
 R = TypeVar("R")
 OnAsk = Literal["tell_model", "interrupt"]
-RUNTIME = "validator_runtime"
-"""The hidden argument through which LangGraph hands the guard its runtime (state, config, call id)."""
 
 GuardedFunction: TypeAlias = Callable[..., R]
 """A guarded function: it returns what the function returns, and takes the function's arguments plus the
 keyword ``justification`` (which the type system cannot add to a signature, hence ``...``)."""
 
 
+@functools.cache
 def _graph() -> ModuleType | None:
     """The LangChain half (:mod:`validator.integrations.langchain_tools`) when LangGraph is installed: a
     guarded function then also runs in a ``ToolNode``. None with the base install: a plain function in a
@@ -105,13 +105,16 @@ class Guard:
         self.guard = ToolCallGuard(validator, signals=self.graph.SIGNALS if self.graph else ())
         self.on_ask = on_ask
 
-    def _in_graph(self, runtime: Any) -> bool:
-        return self.graph is not None and bool(self.graph.is_runtime(runtime))
+    def _in(self, runtime: Any) -> ModuleType | None:
+        """The LangChain half when this call runs inside a LangGraph ``ToolNode`` (``runtime`` is its
+        ``ToolRuntime``); None in a hand-written loop."""
+        return self.graph if self.graph is not None and self.graph.is_runtime(runtime) else None
 
     def _start(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> GuardedCall:
         given = {**args, JUSTIFICATION: justification} if justification is not None else dict(args)
-        if self.graph is not None and self._in_graph(runtime):
-            call: GuardedCall = self.graph.start(self.guard, self.tool_name, given, runtime)
+        graph = self._in(runtime)
+        if graph is not None:
+            call: GuardedCall = graph.start(self.guard, self.tool_name, given, runtime)
             return call
         ctx = current_context()
         if ctx is None:
@@ -128,33 +131,37 @@ class Guard:
             agent_request=ctx.agent_request,
         )
 
-    def _asks(self, verdict: Verdict, runtime: Any) -> bool:
-        return verdict.decision is Decision.ASK_USER and self.on_ask == "interrupt" and self._in_graph(runtime)
+    def _asking(self, verdict: Verdict, runtime: Any) -> ModuleType | None:
+        """The graph to ask the person through: an ``ask_user`` verdict, ``on_ask="interrupt"``, in a graph."""
+        if verdict.decision is Decision.ASK_USER and self.on_ask == "interrupt":
+            return self._in(runtime)
+        return None
 
     def check(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> Outcome:
         """What happens to this call; under LangGraph with ``on_ask="interrupt"`` an ``ask_user`` verdict
         asks the person (``interrupt``, outside any try) and their answer decides."""
         call = self._start(args, justification, runtime)
         verdict = self.guard.decide(call)
-        if self._asks(verdict, runtime):
-            assert self.graph is not None  # _asks holds only in a graph
-            return self.guard.settle(call, verdict, self.graph.ask(self.guard.request(call, verdict)))
+        graph = self._asking(verdict, runtime)
+        if graph is not None:
+            return self.guard.settle(call, verdict, graph.ask(self.guard.request(call, verdict)))
         return self.guard.outcome(call, verdict)
 
     async def acheck(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> Outcome:
         call = self._start(args, justification, runtime)
         verdict = await self.guard.adecide(call)
-        if self._asks(verdict, runtime):
-            assert self.graph is not None
-            return await self.guard.asettle(call, verdict, self.graph.ask(self.guard.request(call, verdict)))
+        graph = self._asking(verdict, runtime)
+        if graph is not None:
+            return await self.guard.asettle(call, verdict, graph.ask(self.guard.request(call, verdict)))
         return self.guard.outcome(call, verdict)
 
     def refusal(self, verdict: Verdict, runtime: Any) -> Any:
         """What a blocked call returns: an error the agent reads (a ``ToolMessage``) inside a LangGraph graph;
         elsewhere it raises :class:`ActionBlocked`, whose ``verdict`` says why."""
-        if self.graph is None or not self._in_graph(runtime):
+        graph = self._in(runtime)
+        if graph is None:
             raise ActionBlocked(verdict)
-        return self.graph.refusal(verdict, runtime, self.tool_name)
+        return graph.refusal(verdict, runtime, self.tool_name)
 
 
 # -- plain functions ---------------------------------------------------------------------------

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from validator.integrations.service.remote import RemoteValidator
     from validator.integrations.service.tokens import (
         SCOPES,
-        TOKEN_PREFIX,
         Identity,
         MemoryTenants,
         RedisTenants,
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
         new_token,
         tenants_for,
         token_hash,
+        token_key,
     )
 
 _WHERE = {
@@ -37,7 +37,6 @@ _WHERE = {
     **dict.fromkeys(
         (
             "SCOPES",
-            "TOKEN_PREFIX",
             "Identity",
             "MemoryTenants",
             "RedisTenants",
@@ -45,6 +44,7 @@ _WHERE = {
             "new_token",
             "tenants_for",
             "token_hash",
+            "token_key",
         ),
         "tokens",
     ),
@@ -52,7 +52,6 @@ _WHERE = {
 
 __all__ = [
     "SCOPES",
-    "TOKEN_PREFIX",
     "AsyncServiceClient",
     "Identity",
     "MemoryTenants",
@@ -66,6 +65,7 @@ __all__ = [
     "new_token",
     "tenants_for",
     "token_hash",
+    "token_key",
 ]
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "new_token",
     "tenants_for",
     "token_hash",
+    "token_key",
 ]
 
 TOKEN_PREFIX = "vt_"
@@ -132,7 +133,8 @@ def _listed(records: dict[str, str]) -> list[tuple[str, Identity]]:
     return sorted(found, key=lambda item: (item[1].tenant, item[0]))
 
 
-def _key(token_or_hash: str) -> str:
+def token_key(token_or_hash: str) -> str:
+    """The key a token is kept under, given the token itself or that key (its SHA-256)."""
     return token_hash(token_or_hash) if token_or_hash.startswith(TOKEN_PREFIX) else token_or_hash
 
 
@@ -157,7 +159,7 @@ class MemoryTenants:
 
     def revoke(self, token_or_hash: str) -> bool:
         with self._lock:
-            return self._tenants.pop(_key(token_or_hash), None) is not None
+            return self._tenants.pop(token_key(token_or_hash), None) is not None
 
     def list(self) -> list[tuple[str, Identity]]:
         with self._lock:
@@ -165,7 +167,7 @@ class MemoryTenants:
 
     def describe(self, token_or_hash: str) -> Identity | None:
         with self._lock:
-            return _identity(self._tenants.get(_key(token_or_hash)))
+            return _identity(self._tenants.get(token_key(token_or_hash)))
 
     def take(self, token: str, cost: int, rate: float, burst: int) -> bool:
         now = time.monotonic()
@@ -220,14 +222,14 @@ class RedisTenants:
         return _identity(str(found)) if found else None
 
     def revoke(self, token_or_hash: str) -> bool:
-        return bool(self._call(lambda: self._redis.hdel(self._key, _key(token_or_hash))))
+        return bool(self._call(lambda: self._redis.hdel(self._key, token_key(token_or_hash))))
 
     def list(self) -> list[tuple[str, Identity]]:
         found: Any = self._call(lambda: self._redis.hgetall(self._key))
         return _listed({str(k): str(v) for k, v in found.items()})
 
     def describe(self, token_or_hash: str) -> Identity | None:
-        found: Any = self._call(lambda: self._redis.hget(self._key, _key(token_or_hash)))
+        found: Any = self._call(lambda: self._redis.hget(self._key, token_key(token_or_hash)))
         return _identity(str(found)) if found else None
 
     def take(self, token: str, cost: int, rate: float, burst: int) -> bool:

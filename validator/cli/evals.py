@@ -103,7 +103,7 @@ def _print_results(console: Console, matrix: Matrix) -> None:
 
 
 def _lines(matrix: Matrix) -> list[str]:
-    """The same figures as :func:`_table`, for a narrow terminal: four lines of at most 80 columns a row."""
+    """The same figures as :func:`_table`, for a narrow terminal: five lines of at most 80 columns a row."""
     out: list[str] = []
     for s in matrix.summaries:
         f = s.figures

@@ -242,7 +242,7 @@ def revoke(
         if who is None:
             _err("no such token")
             raise typer.Exit(1)
-        digest = token if not token.startswith(_service().TOKEN_PREFIX) else _service().token_hash(token)
+        digest = _service().token_key(token)
         scopes = ",".join(sorted(who.scopes))
         confirmed(f"Revoke token {digest[:16]}… of tenant {who.tenant} ({scopes})?", yes)
         tokens.revoke(token)

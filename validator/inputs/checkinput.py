@@ -167,7 +167,7 @@ class CheckInput:
             # a key holding a lone surrogate is named at its object by the strict pass: its text cannot be shown
             found += [p for p in shape if not strictjson.has_surrogate(p.path)]
             if found and isinstance(plain.get("policy"), dict):
-                found += _problems_of(_policy, plain["policy"])
+                _attempt(found, _policy, plain["policy"])
         if found:
             raise InputError(_unique(found))
         doc = _as_record(data, fastdecode.CheckIn, "")
@@ -184,12 +184,6 @@ def _attempt(found: list[FieldProblem], fn: Callable[..., T], *args: Any) -> T |
     except InputError as exc:
         found.extend(exc.problems)
         return None
-
-
-def _problems_of(fn: Callable[..., object], *args: Any) -> list[FieldProblem]:
-    found: list[FieldProblem] = []
-    _attempt(found, fn, *args)
-    return found
 
 
 def _unique(problems: list[FieldProblem]) -> list[FieldProblem]:

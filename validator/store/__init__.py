@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from validator.exceptions import StoreError, UsageError
 from validator.store.base import (
+    DEFAULT_NAMESPACE,
     AsyncAuthorizationStore,
     AuditLog,
     AuthorizationStore,
@@ -57,12 +58,13 @@ def check_tenant(name: str) -> str:
 
 
 def url_namespace(url: str) -> str:
-    """The namespace a store URL names (``?namespace=NAME``; ``validator`` when it names none). Named twice or
-    empty, it is a :class:`StoreError`: the store, its tenants and its tokens must all read the same one."""
+    """The namespace a store URL names (``?namespace=NAME``; :data:`DEFAULT_NAMESPACE` when it names none).
+    Named twice or empty, it is a :class:`StoreError`: the store, its tenants and its tokens must all read
+    the same one."""
     given = [v for k, v in parse_qsl(url.partition("?")[2], keep_blank_values=True) if k == "namespace"]
     if len(given) > 1 or (given and not given[0]):
         raise StoreError(f"a store URL names one non-empty namespace; {redacted(url)!r} names {given!r}")
-    return given[0] if given else "validator"
+    return given[0] if given else DEFAULT_NAMESPACE
 
 
 def tenant_url(url: str, tenant: str) -> str:

@@ -22,6 +22,7 @@ Entries = list[tuple[str, dict[str, Any]]]
 Buckets = list[str]
 
 __all__ = [
+    "DEFAULT_NAMESPACE",
     "AsyncAuthorizationStore",
     "AuditLog",
     "AuthorizationStore",
@@ -41,6 +42,9 @@ __all__ = [
     "minute",
     "hour",
 ]
+
+DEFAULT_NAMESPACE = "validator"
+"""The prefix of every key of a store whose URL names no ``?namespace=``."""
 
 
 @runtime_checkable

@@ -42,6 +42,7 @@ except ImportError as exc:
 
 from validator.exceptions import StoreError
 from validator.store.base import (
+    DEFAULT_NAMESPACE,
     Buckets,
     Entries,
     ReadAhead,
@@ -107,7 +108,7 @@ class RedisStore:
         self,
         url: str = "redis://127.0.0.1:6379/0",
         *,
-        namespace: str = "validator",
+        namespace: str = DEFAULT_NAMESPACE,
         retention: timedelta = timedelta(days=30),
         timeout: float = 1.0,
     ) -> None:
