@@ -346,6 +346,24 @@ def report(run: Run) -> dict[str, Any]:
     }
 
 
+def write_checks(path: Path, checks: list[Check]) -> None:
+    """Every check as one JSON line (entry, turn, call, decision, code, cause, the user's turn), in run order:
+    two runs' files compare line by line (``bench/compare_utility.py``)."""
+    with path.open("w", encoding="utf-8") as handle:
+        for c in checks:
+            row = {
+                "entry": c.entry,
+                "turn": c.turn,
+                "tool": c.tool,
+                "args": c.args,
+                "decision": c.decision,
+                "code": c.code,
+                "cause": c.cause,
+                "user_turn": c.user_turn,
+            }
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
 def top(codes: dict[str, int], n: int = 3) -> str:
     return ", ".join(f"{code} {count}" for code, count in list(codes.items())[:n])
 
@@ -375,6 +393,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help=f"default: {DEFAULT_JSON} ({FOUND_JSON} with --found)")
     parser.add_argument(
         "--found", action="store_true", help="no justification: the validator finds the user's words itself"
+    )
+    parser.add_argument(
+        "--checks", type=Path, default=None, help="also write every check, one JSON line each (to compare two runs)"
     )
     args = parser.parse_args(argv)
     args.json = args.json or (FOUND_JSON if args.found else DEFAULT_JSON)
@@ -406,6 +427,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     args.json.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"figures written to {args.json}")
+    if args.checks is not None:
+        write_checks(args.checks, checks)
     print(
         f"utility: approved {overall['approved']} of {overall['checked']}, "
         f"asked {overall['asked']}, blocked {overall['blocked']}"

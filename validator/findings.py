@@ -18,6 +18,7 @@ Every finding is one of three values, with its evidence (:data:`Proof`):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Literal
 
 from validator._types import Role
@@ -32,6 +33,7 @@ __all__ = [
     "Location",
     "QuoteFinding",
     "QuoteStatus",
+    "RequestFill",
     "RequestProblem",
     "RequestSentence",
     "ValueFinding",
@@ -55,12 +57,14 @@ ValueStatus = Literal[
 RequestProblem = Literal[
     "not_named",
     "negated",
-    "question",
     "not_a_request",
-    "conditional",
-    "hypothetical",
-    "contrast",
-    "reported",
+    "unknown_word",
+    "no_parse",
+    "ambiguous",
+    "too_long",
+    "object_kind",
+    "pronoun",
+    "later_words",
     "retracted",
     "no_request",
     "delegated",
@@ -110,6 +114,23 @@ class RequestSentence:
         for start, end in self.clauses:
             chars[start:end] = text[start:end]
         return "".join(chars)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestFill:
+    """A value of the user's proved request in an argument of the call, where it stands in its message."""
+
+    message: int
+    path: str
+    """The argument it fills (a request's value may fill several, of the same kind)."""
+    kind: str
+    """``name``, ``quoted``, ``money``, ``number``, ``time``, ``text``, or a value's kind (``email``, ``iban``...)."""
+    text: str
+    start: int
+    end: int
+    number: Decimal | None = None
+    """An amount's or a number's value ("2.5k EUR": 2500)."""
+    currency: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,8 +261,13 @@ class IntentFinding:
     the agent deletes)."""
     other_intent: str | None = None
     clauses: tuple[tuple[int, int, int], ...] = ()
-    """For a proved request: ``(message, start, end)`` of each proved verb's clause. A value counts as the
-    user's choice only there (not in another clause or sentence of the cited words)."""
+    """For a proved request: ``(message, start, end)`` of each proved verb's phrase (an entity inside another
+    argument counts only there)."""
+    fills: tuple[RequestFill, ...] = ()
+    """For a proved request: each value it puts in an argument of the call. A target or an amount counts as the
+    user's choice only as one of these (not in another phrase, clause or sentence of the cited words)."""
+    forbidden: tuple[tuple[int, int, int], ...] = ()
+    """``(message, start, end)`` of each value the request forbids ("…, not eve@…")."""
     step_of: str | None = None
     """The tool whose proved request proves this one, when the policy declares this tool a step of it
     (``step_of``) and the user's words name this one neither as a request nor under a negation."""

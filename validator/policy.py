@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from validator._errors import problems_from_pydantic
 from validator._types import Risk
 from validator.exceptions import FieldProblem, PolicyError
+from validator.language import english
 from validator.lexicon import default_intents, families_of
 
 __all__ = ["Ask", "Policy", "PolicySettings", "Risk", "ToolPolicy", "default_intents"]
@@ -71,6 +72,11 @@ class ToolPolicy:
     record the user named ("pay the bill in bill-december.txt": ``delegate = ["recipient", "amount"]``).
     Without it a dangerous action's delegated value goes to the user, with its chain shown; a general
     action's is proved anyway."""
+    kinds: Mapping[str, str] = field(default_factory=dict)
+    """What an argument is, where its name does not say it (the pack's ``[arguments]`` kinds: ``person``,
+    ``payee``, ``money``, ``file``, ``folder``, ``thread``, ``event``, ``channel``, ``text``, ``title``,
+    ``time``, ``number``): ``{"memo": "text"}`` lets free text ("saying …") fill ``memo``. An argument's
+    kind says which objects and phrases of a request fill it."""
     step_of: tuple[str, ...] = ()
     """Tools this one is a necessary step of (log in before posting, press the brake to start the
     engine): a proved request for one of them proves this call's request too, unless the user's words
@@ -82,6 +88,7 @@ class ToolPolicy:
         object.__setattr__(self, "delegate", tuple(self.delegate))
         object.__setattr__(self, "intents", tuple(self.intents))
         object.__setattr__(self, "amounts", tuple(self.amounts))
+        object.__setattr__(self, "kinds", dict(self.kinds))
 
     def intent_words(self, tool: str) -> tuple[str, ...]:
         """The declared intents, or the lexicon's verbs for the tool's name and description."""
@@ -142,7 +149,7 @@ class Policy:
         return {
             "settings": asdict(self.settings),
             "tools": {
-                name: {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(tp).items()}
+                name: {k: list(v) if isinstance(v, tuple) else (dict(v) if isinstance(v, Mapping) else v) for k, v in asdict(tp).items()}
                 for name, tp in sorted(self.tools.items())
             },
         }
@@ -171,6 +178,7 @@ class Policy:
                 ask=t.ask,
                 step_of=tuple(t.step_of),
                 delegate=tuple(t.delegate),
+                kinds=dict(t.kinds),
             )
             for name, t in doc.tools.items()
         }
@@ -233,6 +241,11 @@ def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]
             problems.append(FieldProblem(f"{where}.ask", f"must be never, when_unsure or always, got {tp.ask!r}"))
         if tp.exempt and tp.ask == "always":
             problems.append(FieldProblem(where, "an exempt tool is never checked, so the user cannot always be asked"))
+        known = {k.name for k in english().arguments}
+        for argument, kind in tp.kinds.items():
+            if kind not in known:
+                why = f"must be one of {', '.join(sorted(known))}, got {kind!r}"
+                problems.append(FieldProblem(f"{where}.kinds.{argument}", why))
         if "justification" in tp.targets:
             problems.append(
                 FieldProblem(f"{where}.targets", "'justification' is the actor's own argument, not a target")
@@ -254,6 +267,7 @@ class _ToolDoc(_Strict):
     ask: Ask = "when_unsure"
     step_of: list[str] = Field(default_factory=list)
     delegate: list[str] = Field(default_factory=list)
+    kinds: dict[str, str] = Field(default_factory=dict)
     guarded: bool | None = None
 
     @model_validator(mode="after")

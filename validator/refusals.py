@@ -62,13 +62,16 @@ UNKNOWN_NOTE = "Code could not prove or disprove {what}; the model judge was tol
 REQUEST_REASONS: dict[str, str] = {
     "not_named": "none of the {sentences} cited sentence(s) of the user names this action",
     "negated": "the user's words name it only under a negation{detail}",
-    "question": "the user asked a question, not for the action{detail}",
     "not_a_request": "the user's words name it, but the sentence is not, as a whole, a request to the assistant "
-    "(a report, reported speech, a statement, or a construction the reader does not prove){detail}",
-    "conditional": "the request is conditional or deferred{detail}",
-    "hypothetical": "the request is hypothetical or uncertain{detail}",
-    "contrast": "the sentence turns against the request with a contrast{detail}",
-    "reported": "the sentence reports what someone else said or asked{detail}",
+    "for it (a statement, a report, a greeting, or an item under a lead-in that asks for something else){detail}",
+    "unknown_word": "the sentence holds a word the request grammar does not know{detail}, so what it asks is "
+    "unknown",
+    "no_parse": "the request grammar has no complete parse of the sentence (it stops at{detail})",
+    "ambiguous": "the sentence reads more than one way, and the ways disagree on what it asks{detail}",
+    "too_long": "the sentence is longer than the request grammar reads{detail}",
+    "object_kind": "the verb's object or phrase is not of a kind this tool takes{detail}",
+    "pronoun": "the request names its object only by a pronoun{detail}",
+    "later_words": "words of the user after the request could take it back{detail}",
     "retracted": "the user took something back later{detail}",
     "no_request": "no sentence of the user's own words is cited (pasted or forwarded text is not the user's)",
     "delegated": "the user delegated instructions to a source, and the source asks for it{detail}; a delegated "

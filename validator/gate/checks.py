@@ -50,8 +50,7 @@ from validator.gate.entities import extract_entities
 from validator.gate.grounding import UNREADABLE, ground_value
 from validator.gate.index import is_users, other_index, user_index
 from validator.gate.paths import Keys, keyed_strings, leaves, lookup, under
-from validator.gate.reader import sentences as split_sentences
-from validator.gate.reader import warm
+from validator.gate.reader import ToolSense, warm
 from validator.gate.requests import (
     delegated_instructions,
     negated_anywhere,
@@ -61,6 +60,7 @@ from validator.gate.requests import (
     why_not_requested,
 )
 from validator.gate.sentences import locate, own_words, pasted_by_message, request_sentences
+from validator.gate.split import sentences as split_sentences
 from validator.gate.text import SearchBudgetExceeded, normalize
 from validator.inputs.action import (
     MAX_QUOTE_CHARS,
@@ -353,19 +353,21 @@ def run_gate(
             (q.index, normalize(q.quote), [loc.message for loc in q.locations]) for q in quotes if q.status == "user"
         ]
         requests = request_sentences(transcript, cited, rules)
-    intent = read_request(tool_policy.intent_words(action.tool), requests, transcript, rules)
+    sense = sense_of(action.tool, tool_policy, action)
+    others = _others(policy, action.tool)
+    intent = read_request(sense, requests, transcript, rules, others=tuple(others.values()))
     if not intent.requested and intent.proof != "disproved" and policy is not None:
-        intent = _as_step(intent, tool_policy, policy, requests, transcript, rules)
+        intent = _as_step(intent, sense, tool_policy, policy, action, requests, transcript, rules)
     if intent.problem == "not_named":
-        intent = delegated_instructions(intent.intents, requests, transcript, rules) or intent
+        intent = delegated_instructions(sense, requests, transcript, rules) or intent
     if (
         not intent.requested
         and policy is not None
-        and (other := suggest_tool(policy, action.tool, requests, transcript, rules))
+        and (other := suggest_tool(policy, action.tool, others, requests, transcript, rules))
     ):
         intent = replace(intent, other_tool=other[0], other_intent=other[1])
     _within(deadline, "reading the request")
-    grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid), user_id, intent.clauses, rules)
+    grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid), user_id, intent, rules)
     if edited:
         grounded = (_by_edit(grounded[0], edited), _by_edit(grounded[1], edited))
     _within(deadline, "grounding the values")
@@ -418,10 +420,35 @@ def found_sentences(
     return tuple(reversed(out))
 
 
+def sense_of(tool: str, tool_policy: ToolPolicy, action: PendingAction | None = None) -> ToolSense:
+    """What the reader needs of a tool: its intents and its arguments (the call's, and the policy's targets and
+    amounts), each with its kind."""
+    args = [str(k) for k in action.args if k != "justification"] if action is not None else []
+    amounts = tool_policy.amount_paths(tool)
+    return ToolSense.of(
+        tool,
+        tool_policy.intent_words(tool),
+        arguments=[*args, *tool_policy.targets, *amounts, *tool_policy.kinds],
+        kinds=tool_policy.kinds,
+        description=tool_policy.description,
+        money=amounts,
+        required=[*tool_policy.targets, *amounts] if action is None else [p for p in (*tool_policy.targets, *amounts) if lookup(action.args, p)[0] == "found"],
+    )
+
+
+def _others(policy: Policy | None, tool: str) -> dict[str, ToolSense]:
+    """The policy's other tools, as the reader reads them (a later request for one takes nothing back)."""
+    if policy is None:
+        return {}
+    return {name: sense_of(name, tp) for name, tp in policy.tools.items() if name != tool}
+
+
 def _as_step(
     intent: IntentFinding,
+    sense: ToolSense,
     tool_policy: ToolPolicy,
     policy: Policy,
+    action: PendingAction,
     requests: Sequence[RequestSentence],
     transcript: Transcript,
     rules: Rules,
@@ -430,13 +457,15 @@ def _as_step(
     of the user's, in any message, negate the step itself ("Post it, but never log in")."""
     if not tool_policy.step_of:
         return intent
-    negation = negated_anywhere(transcript, intent.intents, rules)
+    negation = negated_anywhere(transcript, sense, rules)
     if negation is not None:
         return replace(intent, proof="disproved", negated=True, problem="negated", detail=negation.detail)
     for parent in tool_policy.step_of:
-        found = read_request(policy.for_tool(parent).intent_words(parent), requests, transcript, rules)
+        parent_sense = sense_of(parent, policy.for_tool(parent))
+        found = read_request(parent_sense, requests, transcript, rules, others=tuple(_others(policy, parent).values()))
         if found.requested:
-            return replace(found, intents=intent.intents, step_of=parent)
+            # the step's own values come from the user's words, never through the parent's arguments
+            return replace(found, intents=intent.intents, step_of=parent, fills=(), forbidden=())
     return intent
 
 
@@ -488,13 +517,24 @@ def _grounded(
     tool_policy: ToolPolicy,
     valid: tuple[StandingAuthorization, ...],
     user_id: str | None = None,
-    clauses: tuple[tuple[int, int, int], ...] = (),
+    intent: IntentFinding | None = None,
     rules: Rules = ALL_ON,
 ) -> tuple[tuple[ValueFinding, ...], tuple[ValueFinding, ...]]:
-    """Targets (and a money tool's amounts) and the entities inside the other arguments, grounded; a value
-    counts only in a proved verb's clause when there is one (``clauses``)."""
+    """Targets (and a money tool's amounts) and the entities inside the other arguments, grounded: a target
+    counts only as the value the proved request puts in its argument, an entity inside another argument only
+    in the request's verb phrase (``intent``)."""
+    clauses = intent.clauses if intent is not None else ()
     requests = _bound(requests, clauses)
-    ground = partial(ground_value, transcript, requests, authorizations=valid, user_id=user_id, rules=rules)
+    ground = partial(
+        ground_value,
+        transcript,
+        requests,
+        authorizations=valid,
+        user_id=user_id,
+        rules=rules,
+        fills=intent.fills if intent is not None else (),
+        forbidden=intent.forbidden if intent is not None else (),
+    )
     currency = action.args.get("currency") if isinstance(action.args.get("currency"), str) else None
     amounts = tuple(p for p in tool_policy.amount_paths(action.tool) if p not in tool_policy.targets)
     declared = tool_policy.targets or (_identifiers(action) if tool_policy.risk == "dangerous" else ())
@@ -515,7 +555,7 @@ def _grounded(
             _noted(ground(path, value, kind="argument"), note) for path, value, note in _chosen(action, covered, given)
         )
     entities = tuple(
-        ground(path, entity.value, kind=entity.kind)
+        ground(path, entity.value, kind=entity.kind, target=False)
         for keys, path, text in keyed_strings(dict(action.args))
         if path.endswith("(key)") or not under(keys, covered)
         for entity in extract_entities(text)

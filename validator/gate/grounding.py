@@ -20,13 +20,14 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
-from validator.findings import Location, RequestSentence, ValueFinding, ValueStatus
+from validator.findings import Location, RequestFill, RequestSentence, ValueFinding, ValueStatus
 from validator.gate.authorizations import allows
 from validator.gate.entities import CURRENCIES, Entity, amounts_in, extract_entities, parse_entity, same_link
 from validator.gate.index import other_index, outside_authors, user_index
 from validator.gate.provenance import Trace, has_field, trace
-from validator.gate.reader import clauses, declares, names, refers_back, sentences
-from validator.gate.sentences import locate, negated_spans, own_words
+from validator.gate.reader import forbidden_spans
+from validator.gate.sentences import own_words
+from validator.gate.split import sentences
 from validator.gate.text import TextIndex, normalize
 from validator.inputs.transcript import Transcript
 from validator.language import english
@@ -75,7 +76,7 @@ def _allowed(text: str, negation: bool = True) -> str:
 
 @lru_cache(maxsize=512)
 def _unnegated(text: str) -> str:
-    spans = negated_spans(text)
+    spans = forbidden_spans(text)
     if not spans:
         return text
     chars = list(text)
@@ -215,8 +216,14 @@ def ground_value(
     currency: str | None = None,
     user_id: str | None = None,
     rules: Rules = ALL_ON,
+    fills: Sequence[RequestFill] = (),
+    forbidden: Sequence[tuple[int, int, int]] = (),
+    target: bool = True,
 ) -> ValueFinding:
-    """Where one argument value came from: the user's request, a cited authorization, elsewhere, nowhere."""
+    """Where one argument value came from: the user's request, a cited authorization, elsewhere, nowhere.
+    ``fills``: the values the proved request puts in the call's arguments (a target counts only as the fill
+    of its own argument; ``target=False``, an entity inside another argument: as any fill, or in the request's
+    verb phrase); ``forbidden``: where the request forbids a value."""
     if value is UNREADABLE:
         return ValueFinding(path, None, "unreadable", kind)
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -234,7 +241,9 @@ def ground_value(
     if isinstance(value, str) and len(value) > MAX_VALUE:  # bounded work: a 20,000-character "cc" is not searched
         return ValueFinding(path, value[:MAX_VALUE], "unreadable", kind, note=f"longer than {MAX_VALUE} characters")
     negation = rules.on("negation")
-    found_in = _request_holds(transcript, requests, value, entity, currency, negation)
+    found_in = _request_holds(
+        transcript, requests, value, entity, currency, negation, fills, forbidden, scope_path or path, target
+    )
     if found_in is not None:
         return ValueFinding(path, value, found_in[0], kind, _locations(transcript, found_in[1]), note=note)
     # Reported, not decided: where else the value stands, as a value, in the user's own words or elsewhere.
@@ -269,6 +278,28 @@ def ground_value(
     )
 
 
+def _fill_holds(fill: RequestFill, value: Any, entity: Entity | None, currency: str | None, named: frozenset[str]) -> bool:
+    """Whether the request's value in an argument *is* ``value``: parsed and compared as a value (an amount
+    with its currency and magnitude, an address by its identity, a name or a quoted text as written)."""
+    if fill.kind in ("money", "number", "measure"):
+        number = as_number(value)
+        if number is None or fill.number is None or number != fill.number:
+            return False
+        if fill.kind == "measure":
+            return False  # "1500 km" is no amount, and no count of anything but kilometres
+        return currency is None or fill.currency == currency or (fill.currency is None and currency in named)
+    if entity is not None:
+        return _holds(fill.text, value, entity, currency)
+    if not isinstance(value, str | int):
+        return False
+    a, b = normalize(str(value)).strip(" '\"."), normalize(fill.text).strip(" '\".")
+    return bool(a) and a == b
+
+
+def _under(path: str, target: str) -> bool:
+    return path == target or path.startswith((target + ".", target + "["))
+
+
 def _request_holds(
     transcript: Transcript,
     requests: Sequence[RequestSentence],
@@ -276,49 +307,35 @@ def _request_holds(
     entity: Entity | None,
     currency: str | None,
     negation: bool,
+    fills: Sequence[RequestFill],
+    forbidden: Sequence[tuple[int, int, int]],
+    path: str,
+    target: bool,
 ) -> tuple[ValueStatus, list[int]] | None:
-    """Whether the cited request holds the value: in a proved verb's clause (``user``), declared as the
-    user's own in another clause (``user``), in another clause only (``other_clause``), or only where a
-    negation governs it (``forbidden``); None when it does not."""
+    """Whether the proved request holds the value: as the fill of its argument (``user``; an entity inside
+    another argument: as any fill, or in the request's verb phrase), only where the request forbids it
+    (``forbidden``), or elsewhere in the cited words (``other_clause``); None when it does not."""
     named = named_currencies(r.text for r in requests) if currency else frozenset[str]()
-    hits = [r.message for r in requests if _holds(r.valued(_allowed(r.text, negation)), value, entity, currency, named)]
+    mine = [f for f in fills if not target or _under(path, f.path) or _under(f.path, path)]
+    hits = [f.message for f in mine if _fill_holds(f, value, entity, currency, named)]
+    if not hits and not target:
+        hits = [r.message for r in requests if r.clauses and _holds(r.valued(r.text), value, entity, currency, named)]
     if hits:
-        return "user", hits
-    unbound = [r for r in requests if r.clauses is not None and _holds(r.text, value, entity, currency, named)]
-    if unbound and any(_holds(_allowed(r.text, negation), value, entity, currency, named) for r in requests):
-        declared = [r.message for r in unbound if _declared(r.text, value, entity, currency, named)]
-        if declared:  # "…; my username is dr_smith": the user gave it as theirs
-            return "user", declared
-        referred = _referred(requests, unbound, value)
-        if referred:  # "There is a file called 'notes.txt'. Please move it…"
-            return "user", referred
-        return "other_clause", [r.message for r in unbound]
-    if negation:  # in the request, but only where a negation governs it: forbidden, not chosen
-        forbidden = [r.message for r in requests if _holds(r.text, value, entity, currency)]
-        if forbidden:
-            return "forbidden", forbidden
+        return "user", sorted(set(hits))
+    if negation and forbidden:
+        where = [
+            m
+            for m, a, b in forbidden
+            if _holds(transcript.messages[m].content[a:b], value, entity, currency, named)
+        ]
+        if where:
+            return "forbidden", where
+    unbound = [r.message for r in requests if _holds(r.text, value, entity, currency, named)]
+    if unbound:
+        if negation and not any(_holds(_allowed(r.text), value, entity, currency, named) for r in requests):
+            return "forbidden", unbound
+        return "other_clause", unbound
     return None
-
-
-def _referred(requests: Sequence[RequestSentence], unbound: Sequence[RequestSentence], value: Any) -> list[int]:
-    """The messages where the user named ``value`` ("a file called 'notes.txt'") before a proved clause
-    that refers back to it by a pronoun ("… move it to archives")."""
-    if not isinstance(value, str):
-        return []
-    back = [
-        (r.message, r.start + a) for r in requests for a, b in r.clauses or () if b > a and refers_back(r.text[a:b])
-    ]
-    out = []
-    for r in unbound:
-        spots = locate(r.text, normalize(value), 1)
-        if spots and names(r.text, spots[0][0]) and any((m, s) > (r.message, r.start) for m, s in back):
-            out.append(r.message)
-    return out
-
-
-def _declared(text: str, value: Any, entity: Entity | None, currency: str | None, named: frozenset[str]) -> bool:
-    """Whether ``value`` stands in a clause of ``text`` that declares it as the user's own."""
-    return any(_holds(text[a:b], value, entity, currency, named) and declares(text[a:b]) for a, b in clauses(text))
 
 
 def _delegated(

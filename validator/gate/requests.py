@@ -1,97 +1,170 @@
-"""Does the user's cited sentence request this action? The closed-world reader, over the transcript.
+"""Does the user's cited sentence request this action? The reader over the transcript.
 
-For each sentence of the user's own words the evidence cites, :func:`validator.gate.reader.read`
-gives one of three values for each intent word of the tool: *proved* (the sentence as a whole is a
-request for it in the reader's positive grammar), *disproved* (a negation governs the verb), or
-*unknown* (anything else). A proved request still falls to *unknown* when later words of the user
-take something back ("Wait, cancel that", "Never mind"), and to *disproved* when a later sentence
-of the user's negates the same action ("Actually, don't pay him"). The finding is proved when one
-cited sentence proves it; else disproved when one disproves it; else unknown, with the reason.
+For each sentence of the user's own words the evidence cites, :func:`validator.gate.reader.read` gives one of
+three values for the tool. A proved request is then read in its context, whole: every sentence after it, in its
+message and in every later user message, must parse as something that cannot take it back (a greeting, thanks,
+an acknowledgement, a fragment completing it, a request for another action or for this one with other values);
+a later negation of the same action disproves it, anything else (a sentence the grammar cannot read, a question,
+"Belay that.") leaves it unknown. The finding is proved when one cited sentence proves it; else disproved when
+one disproves it; else unknown, with the reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
 
-from validator.findings import IntentFinding, RequestProblem, RequestSentence
-from validator.gate.reader import Reading, read, sentences, takes_back, tokens
+from validator.findings import IntentFinding, RequestFill, RequestProblem, RequestSentence
+from validator.gate.grammar import Parse, grammar
+from validator.gate.reader import Fill, Read, ToolSense, read_parse
 from validator.gate.sentences import own_words
+from validator.gate.split import sentences
 from validator.inputs.transcript import Transcript
 from validator.language import english
 from validator.policy import Policy
 from validator.rules import ALL_ON, Rules
 
-__all__ = ["read_request", "requests_tool", "suggest_tool", "suggestion", "why_not_requested"]
+__all__ = [
+    "delegated_instructions",
+    "negated_anywhere",
+    "read_request",
+    "requests_tool",
+    "suggest_tool",
+    "suggestion",
+    "why_not_requested",
+]
 
 _PRIORITY: dict[str, int] = {
     "negated": 0,
+    "later_words": 1,
     "retracted": 1,
-    "conditional": 2,
-    "question": 3,
-    "hypothetical": 4,
-    "contrast": 5,
-    "reported": 6,
-    "not_a_request": 7,
+    "object_kind": 2,
+    "unfilled": 2,
+    "pronoun": 2,
+    "ambiguous": 3,
+    "unknown_word": 4,
+    "no_parse": 5,
+    "too_long": 5,
+    "not_a_request": 6,
+    "delegated": 6,
     "not_named": 8,
     "no_request": 9,
-    "delegated": 7,
 }
 
 
-def _later(transcript: Transcript, sentence: RequestSentence, intents: Sequence[str], rules: Rules) -> Reading | None:
-    """What the user said after ``sentence`` that undoes it: a later negation of the same action
-    (disproved), or a take-back (unknown: which request it takes back is not shown).
+@dataclass(frozen=True, slots=True)
+class _Sentence:
+    """A sentence of a user message: where it stands, its own words and the message's text there."""
 
-    One pass over the user's own words from ``sentence`` on: what came before it cannot undo it, so a
-    long history costs nothing here (the request is usually in the latest turn)."""
-    retracted: str | None = None
+    message: int
+    start: int
+    end: int
+    text: str
+    original: str
+
+
+def _user_sentences(transcript: Transcript, message: int, rules: Rules) -> list[_Sentence]:
+    own = own_words(transcript, message, rules)
+    content = transcript.messages[message].content
+    return [_Sentence(message, x.start, x.end, own[x.start : x.end], content[x.start : x.end]) for x in sentences(own)]
+
+
+def _parse(text: str, original: str, tool: ToolSense) -> Parse:
+    return grammar().parse(text, original=original, verbs=tool.verbs)
+
+
+def _later(
+    transcript: Transcript, sentence: RequestSentence, tool: ToolSense, others: Sequence[ToolSense], fills: Sequence[Fill], rules: Rules
+) -> Read | None:
+    """What the user wrote after ``sentence`` that could take it back: a negation of the same action
+    (disproved), or a sentence that is not harmless (unknown, naming it)."""
+    skip_fragment = True
     for i in range(sentence.message, len(transcript.messages)):
-        message = transcript.messages[i]
-        if message.role != "user":
+        if transcript.messages[i].role != "user":
             continue
-        own = own_words(transcript, i, rules)
-        for x in sentences(own):
-            if i == sentence.message and x.start < sentence.end:
+        for s in _user_sentences(transcript, i, rules):
+            if i == sentence.message and s.start < sentence.end:
                 continue
-            text = own[x.start : x.end]
-            if retracted is None and takes_back(text):
-                retracted = message.content[x.start : x.end]
-            if _other_values(text, sentence.text):
-                continue  # "Email Bob the minutes. Never email eve@…": it forbids eve@…, not the request
-            for intent in intents:
-                later = read(text, intent)
-                if later is not None and later.proof == "disproved":
-                    return Reading("disproved", "negated", message.content[x.start : x.end])
-    return None if retracted is None else Reading("unknown", "retracted", retracted)
-
-
-def _other_values(later: str, request: str) -> bool:
-    """Whether a later sentence names a value (an address, an id, a number) the request does not: its
-    negation then concerns that value, not the request."""
-    mine = {t.text for t in tokens(request) if t.kind in ("value", "number")}
-    return any(t.kind in ("value", "number") and t.text not in mine for t in tokens(later))
-
-
-def negated_anywhere(transcript: Transcript, intents: Sequence[str], rules: Rules = ALL_ON) -> Reading | None:
-    """A sentence of the user's own words, in any message, that negates an action named by ``intents``
-    ("Never log in as dr_smith"), or None."""
-    for i, message in enumerate(transcript.messages):
-        if message.role != "user":
-            continue
-        own = own_words(transcript, i, rules)
-        for x in sentences(own):
-            text = own[x.start : x.end]
-            for intent in intents:
-                found = read(text, intent)
-                if found is not None and found.proof == "disproved":
-                    return Reading("disproved", "negated", message.content[x.start : x.end])
+            parse = _parse(s.text, s.original, tool)
+            if skip_fragment and parse.readings and all(r.kind == "fragment" for r in parse.readings):
+                skip_fragment = False
+                continue  # the fragment that completed a pronoun's request
+            skip_fragment = False
+            verdict = _harmless(parse, tool, others, fills)
+            if verdict is not None:
+                proof, detail = verdict
+                return Read(proof, "negated" if proof == "disproved" else "later_words", detail or s.original)
     return None
 
 
-def _clause(sentence: RequestSentence, reading: Reading) -> tuple[tuple[int, int, int], ...]:
-    """``(message, start, end)`` of each span of the proved verb's clause, in the message's text."""
-    spans = reading.clause or ((0, len(sentence.text)),)
-    return tuple((sentence.message, sentence.start + a, sentence.start + b) for a, b in spans)
+def _harmless(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], fills: Sequence[Fill]) -> tuple[str, str] | None:
+    """None when a later sentence cannot take the request back; else ``(proof, detail)``."""
+    if not parse.readings:
+        return "unknown", ""
+    if all(r.kind == "social" for r in parse.readings):
+        return None
+    mine = read_parse(parse, tool)
+    if mine is not None and mine.proof == "disproved":
+        return "disproved", ""
+    if all(r.kind == "request" for r in parse.readings):
+        for reading in parse.readings:
+            for action in reading.actions:
+                if tool.intent_of(action) is not None:
+                    if mine is None or mine.proof != "proved" or _overlaps(mine.fills, fills):
+                        return "unknown", ""
+                elif not any(o.intent_of(action) is not None for o in others):
+                    return "unknown", ""
+        return None
+    return "unknown", ""
+
+
+def _overlaps(a: Sequence[Fill], b: Sequence[Fill]) -> bool:
+    return bool({(f.path, f.value.text.casefold()) for f in a} & {(f.path, f.value.text.casefold()) for f in b})
+
+
+def _complete(
+    transcript: Transcript, sentence: RequestSentence, found: Read, tool: ToolSense, rules: Rules
+) -> Read:
+    """A request whose object is a pronoun, completed by the fragment right after it in its message
+    ("ok pay it. 45 EUR to DE89…"): proved only when every required argument is then filled."""
+    fills = list(found.fills)
+    for s in _user_sentences(transcript, sentence.message, rules):
+        if s.start < sentence.end:
+            continue
+        parse = _parse(s.text, s.original, tool)
+        fragments = [r for r in parse.readings if r.kind == "fragment"]
+        if fragments and len(fragments) == len(parse.readings) and len(parse.readings) == 1:
+            fills += _fragment_fills(fragments[0], tool, s, sentence)
+        break
+    filled = {f.path for f in fills}
+    missing = sorted(tool.required - filled)
+    if missing:
+        return Read("unknown", "pronoun", f"'it' names nothing, and nothing fills {', '.join(missing)}")
+    return replace(found, fills=tuple(fills), pronoun=False)
+
+
+def _fragment_fills(reading, tool: ToolSense, s: _Sentence, sentence: RequestSentence) -> list[Fill]:  # type: ignore[no-untyped-def]
+    from validator.gate.grammar import Action
+    from validator.gate.reader import _fills_of
+
+    action = Action("", (reading.fragment,), reading.fragment_mods)
+    shift = s.start - sentence.start
+    return [
+        Fill(path, replace(v, start=v.start + shift, end=v.end + shift)) for path, v in _fills_of(reading, action, tool)
+    ]
+
+
+def negated_anywhere(transcript: Transcript, tool: ToolSense, rules: Rules = ALL_ON) -> Read | None:
+    """A sentence of the user's own words, in any message, that negates an action of ``tool`` ("Never log in
+    as dr_smith"), or None."""
+    for i, message in enumerate(transcript.messages):
+        if message.role != "user":
+            continue
+        for s in _user_sentences(transcript, i, rules):
+            found = read_parse(_parse(s.text, s.original, tool), tool)
+            if found is not None and found.proof == "disproved":
+                return Read("disproved", "negated", s.original)
+    return None
 
 
 def _problem(name: str | None) -> RequestProblem:
@@ -99,48 +172,63 @@ def _problem(name: str | None) -> RequestProblem:
     return known.get(name or "not_named", "not_a_request")
 
 
+def _original(transcript: Transcript, sentence: RequestSentence) -> str:
+    return transcript.messages[sentence.message].content[sentence.start : sentence.end]
+
+
 def read_request(
-    intents: Sequence[str], sentences_: Sequence[RequestSentence], transcript: Transcript, rules: Rules = ALL_ON
+    tool: ToolSense,
+    sentences_: Sequence[RequestSentence],
+    transcript: Transcript,
+    rules: Rules = ALL_ON,
+    *,
+    others: Sequence[ToolSense] = (),
 ) -> IntentFinding:
-    """Whether one of ``sentences_`` requests an action named by ``intents``: proved, disproved or unknown."""
+    """Whether one of ``sentences_`` requests ``tool``'s action: proved, disproved or unknown. ``others``: the
+    policy's other tools (a later request for one of them takes nothing back)."""
+    intents = tuple(i.text for i in tool.intents)
     if not rules.on("request-grammar") and sentences_:
-        return IntentFinding(
-            tuple(intents), matched="(request grammar off)", proof="proved", quote_index=sentences_[0].quote_index
-        )
+        return IntentFinding(intents, matched="(request grammar off)", proof="proved", quote_index=sentences_[0].quote_index)
     if not sentences_:
-        return IntentFinding(tuple(intents), problem="no_request")
-    found: list[tuple[str, RequestSentence, Reading]] = []
+        return IntentFinding(intents, problem="no_request")
+    found: list[tuple[RequestSentence, Read]] = []
+    proved: list[tuple[RequestSentence, Read]] = []
     for sentence in sentences_:
-        for intent in intents:
-            reading = read(sentence.text, intent, lead_in=sentence.lead)
-            if reading is not None:
-                found.append((intent, sentence, reading))
-    proved: list[tuple[str, RequestSentence, Reading]] = []
-    for intent, sentence, reading in list(found):
+        parse = _parse(sentence.text, _original(transcript, sentence), tool)
+        reading = read_parse(parse, tool)
+        if reading is not None and reading.proof == "proved" and sentence.lead is not None:
+            lead = grammar().parse(sentence.lead)
+            if not (lead.readings and all(r.kind == "list_lead" for r in lead.readings)):
+                reading = Read("unknown", "not_a_request", sentence.lead)
+        if reading is None:
+            continue
+        if reading.proof == "proved" and reading.pronoun:
+            reading = _complete(transcript, sentence, reading, tool, rules)
+        if reading.proof == "proved" and rules.on("whole-context"):
+            undone = _later(transcript, sentence, tool, others, reading.fills, rules)
+            if undone is not None:
+                reading = undone
+        found.append((sentence, reading))
         if reading.proof == "proved":
-            undone = _later(transcript, sentence, intents, rules)
-            if undone is None:
-                proved.append((intent, sentence, reading))
-            else:
-                found.append((intent, sentence, undone))
+            proved.append((sentence, reading))
     if proved:
-        intent, sentence, reading = proved[0]
+        sentence, reading = proved[0]
         return IntentFinding(
-            tuple(intents),
-            matched=intent,
+            intents,
+            matched=reading.matched,
             proof="proved",
             quote_index=sentence.quote_index,
             multiple=reading.multiple,
-            clauses=tuple(span for _, s, r in proved for span in _clause(s, r)),
+            clauses=tuple(_span(s, r) for s, r in proved),
+            fills=tuple(f for s, r in proved for f in _fills(s, r)),
+            forbidden=tuple(f for s, r in proved for f in _forbidden(s, r)),
         )
     if not found:
-        return IntentFinding(tuple(intents), problem="not_named")
-    # disproved only when every reading that names the action is: one unknown reading leaves it unknown
-    unknown = [f for f in found if f[2].proof == "unknown"]
-    candidates = unknown or found
-    intent, sentence, worst = min(candidates, key=lambda f: _PRIORITY.get(f[2].problem or "not_named", 8))
+        return IntentFinding(intents, problem="not_named")
+    unknown = [f for f in found if f[1].proof == "unknown"]  # disproved only when every reading that names it is
+    sentence, worst = min(unknown or found, key=lambda f: _PRIORITY.get(f[1].problem or "not_named", 8))
     return IntentFinding(
-        tuple(intents),
+        intents,
         proof=worst.proof,
         quote_index=sentence.quote_index,
         negated=worst.problem == "negated",
@@ -149,21 +237,38 @@ def read_request(
     )
 
 
+def _span(sentence: RequestSentence, found: Read) -> tuple[int, int, int]:
+    start, end = found.span
+    return sentence.message, sentence.start + start, sentence.start + end
+
+
+def _fills(sentence: RequestSentence, found: Read) -> Iterator[RequestFill]:
+    for f in found.fills:
+        v = f.value
+        yield RequestFill(sentence.message, f.path, v.kind, v.text, sentence.start + v.start, sentence.start + v.end, v.number, v.currency)
+
+
+def _forbidden(sentence: RequestSentence, found: Read) -> Iterator[tuple[int, int, int]]:
+    for v in found.forbidden:
+        yield sentence.message, sentence.start + v.start, sentence.start + v.end
+
+
 _SOURCE_READ = 20_000
 """Characters of each tool output read for the actions a delegated source asks for (bounded work)."""
 
 
 def delegated_instructions(
-    intents: Sequence[str], sentences_: Sequence[RequestSentence], transcript: Transcript, rules: Rules = ALL_ON
+    tool: ToolSense, sentences_: Sequence[RequestSentence], transcript: Transcript, rules: Rules = ALL_ON
 ) -> IntentFinding | None:
     """A typed finding when the user's cited words delegate instructions to a source ("follow the
     instructions in landlord-notices.txt") and a tool output after them names this action: *unknown*,
     shown to the judge and the user, never proved."""
-    pack = english()
-    found = read_request(pack.instructions, sentences_, transcript, rules)
+    delegation = ToolSense.of("instructions", english().instructions)
+    found = read_request(delegation, sentences_, transcript, rules)
     if not found.requested or not found.clauses:
         return None
     after = found.clauses[0][0]
+    g = grammar()
     for i in range(after + 1, len(transcript.messages)):
         m = transcript.messages[i]
         if m.role != "tool":
@@ -171,34 +276,33 @@ def delegated_instructions(
         content = m.content[:_SOURCE_READ]
         for x in sentences(content):
             text = content[x.start : x.end]
-            if any(read(text, intent) is not None for intent in intents):
+            words = g.words(text, verbs=tool.verbs)
+            if any(w.verb == intent.verb.split()[0] or w.norm == intent.verb.split()[0] for w in words for intent in tool.intents):
                 where = f"message #{i}, {m.speaker}: {' '.join(text.split())[:80]}"
-                return IntentFinding(tuple(intents), problem="delegated", detail=where, quote_index=found.quote_index)
+                return IntentFinding(found.intents, problem="delegated", detail=where, quote_index=found.quote_index)
     return None
 
 
 def requests_tool(
-    intents: Sequence[str], sentences_: Sequence[RequestSentence], transcript: Transcript, rules: Rules = ALL_ON
+    tool: ToolSense, sentences_: Sequence[RequestSentence], transcript: Transcript, rules: Rules = ALL_ON
 ) -> str | None:
-    """The intent word a request among ``sentences_`` names, for one of ``intents``; None when none is proved."""
-    return read_request(intents, sentences_, transcript, rules).matched
+    """The intent a request among ``sentences_`` names for ``tool``; None when none is proved."""
+    return read_request(tool, sentences_, transcript, rules).matched
 
 
 _RANK = {"general": 0, "dangerous": 1}
 
 
 def suggest_tool(
-    policy: Policy, tool: str, sentences: Sequence[RequestSentence], transcript: Transcript, rules: Rules = ALL_ON
+    policy: Policy, tool: str, senses: dict[str, ToolSense], sentences: Sequence[RequestSentence], transcript: Transcript, rules: Rules = ALL_ON
 ) -> tuple[str, str] | None:
-    """A tool, no riskier than ``tool``, that the user's cited words do request: ``(tool, intent word)``.
-
-    A suggestion never points to a riskier action than the one refused.
-    """
+    """A tool, no riskier than ``tool``, that the user's cited words do request: ``(tool, intent)``. A
+    suggestion never points to a riskier action than the one refused."""
     this = _RANK[policy.for_tool(tool).risk]
     for name, tp in policy.tools.items():
-        if name == tool or tp.exempt or _RANK[tp.risk] > this:
+        if name == tool or tp.exempt or _RANK[tp.risk] > this or name not in senses:
             continue
-        matched = requests_tool(tp.intent_words(name), sentences, transcript, rules)
+        matched = requests_tool(senses[name], sentences, transcript, rules)
         if matched is not None:
             return name, matched
     return None

@@ -25,7 +25,8 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from functools import lru_cache
 
 from validator.findings import RequestSentence
-from validator.gate.reader import frame_tokens, sentences, tokens
+from validator.gate.lexer import OPAQUE
+from validator.gate.split import sentences
 from validator.gate.text import QUOTE_MARKS, find_bounded, normalize
 from validator.inputs.transcript import Fact, Transcript
 from validator.language import english
@@ -33,7 +34,6 @@ from validator.rules import ALL_ON, Rules
 
 __all__ = [
     "locate",
-    "negated_spans",
     "blank",
     "own_text",
     "own_words",
@@ -50,8 +50,6 @@ _QUOTED_LINE = re.compile(r"(?m)(?:^|(?<=[.!?:] ))[ \t]*>.*$")
 _FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _PAIRS = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201c", "\u00ab": "\u00bb", "\u300c": "\u300d", "\u2033": "\u2033"}
 _WORD = re.compile(r"[\w']+")
-_REACH = 5
-"""Tokens after a negation that it forbids, up to a comma or a contrast ("not eve@…", "never use eve@…")."""
 
 
 def _alternatives(phrases: Iterable[tuple[str, ...]]) -> str:
@@ -180,14 +178,14 @@ def own_text(text: str) -> str:
     return blank(text, pasted_spans(text))
 
 
-def blank(text: str, spans: list[tuple[int, int]]) -> str:
+def blank(text: str, spans: list[tuple[int, int]], fill: str = "\x00") -> str:
     """``text`` with ``spans`` blanked out (same length, so positions still hold)."""
     if not spans:
         return text
     pieces: list[str] = []
     last = 0
     for start, end in spans:
-        pieces += [text[last:start], _HIDDEN * (end - start)]
+        pieces += [text[last:start], fill * (end - start)]
         last = end
     pieces.append(text[last:])
     return "".join(pieces)
@@ -271,12 +269,23 @@ def pasted_by_message(transcript: Transcript, rules: Rules = ALL_ON) -> Spans:
 
 
 def own_words(transcript: Transcript, i: int, rules: Rules = ALL_ON) -> str:
-    """User message ``i`` with every part that is not provably the user's (pasted, or of unclear
-    authorship) blanked out: the text requests are read from."""
+    """User message ``i`` with every part that is not provably the user's blanked out: pasted text and the rest
+    of unclear authorship to NUL (it splits sentences and is never read), a passage in quotation marks to
+    :data:`~validator.gate.lexer.OPAQUE` (it stays in its sentence as one quoted passage, whose words are never
+    read as a request: "Post a tweet saying '…'"). The text requests are read from."""
+    text = transcript.messages[i].content
     hidden = list(pasted_by_message(transcript, rules).get(i, []))
+    quoted: list[tuple[int, int]] = []
     if rules.on("pasted-text"):
-        hidden += transcript.fact(UNCLEAR).get(i, [])
-    return blank(transcript.messages[i].content, _merge(hidden))
+        unclear = transcript.fact(UNCLEAR).get(i, [])
+        quoted = [(a, b) for a, b in unclear if text[a : a + 1] in _PAIRS and not _covered(a, b, hidden)]
+        hidden += [span for span in unclear if span not in quoted]
+    out = blank(text, _merge(hidden))
+    return blank(out, quoted, OPAQUE) if quoted else out
+
+
+def _covered(a: int, b: int, spans: list[tuple[int, int]]) -> bool:
+    return any(x < b and a < y for x, y in spans)
 
 
 def request_sentences(
@@ -302,32 +311,3 @@ def request_sentences(
                         seen.add((i, x.start, x.end))
                         out.append(RequestSentence(i, x.start, x.end, own[x.start : x.end], index, x.lead))
     return tuple(sorted(out, key=lambda x: (x.message, x.start)))
-
-
-def negated_spans(sentence: str) -> list[tuple[int, int]]:
-    """Stretches of ``sentence`` a negation forbids: the few words right after it ("not eve@…", "never
-    send anything to eve@…"), up to a comma or a word that ends its reach (the pack's ``scope_ends``).
-
-    A value there is *forbidden* (disproved): a strong local signal. A value farther from a negation
-    is not disproved by it ("I'd rather not monitor it anymore, namely TSLA" asks to remove TSLA), and a
-    bound is not a prohibition ("no more than 2,000 EUR").
-    """
-    pack = english()
-    toks = tokens(sentence)
-    texts = [t.text for t in toks]
-    framed = frame_tokens(texts)  # "don't forget to ..." is a frame, not a negation
-    spans: list[tuple[int, int]] = []
-    for k in pack.negations(texts):
-        if k in framed or pack.reports(texts, k):
-            continue  # a frame ("don't forget to"), or a report ("I haven't paid Bob yet")
-        after = texts[k + 1 : k + 3]
-        if any(t in pack.comparatives for t in after):
-            continue  # "no more than 2,000 EUR", "should not exceed $2000": a bound, not a prohibition
-        start, end = toks[k].start, len(sentence)
-        for t in toks[k + 1 : k + 1 + _REACH]:
-            if t.text in pack.scope_ends or t.text in (",", ";", ":", "(", ")"):
-                end = t.start
-                break
-            end = t.end
-        spans.append((start, end))
-    return _merge(spans)

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 from validator import decision
 from validator.exceptions import StoreError
-from validator.gate.reader import tokens
+from validator.gate.reader import words as read_words
 from validator.judges.base import JudgeRequest
 from validator.language import english
 from validator.rules import ALL_ON, Rules
@@ -47,7 +47,7 @@ def _request_keys(request: JudgeRequest) -> list[str]:
 def _period(quote: str | None) -> str | None:
     """How often a grant's words let it be used: ``day``/``week``/``month``/``year``, ``unlimited``, or
     None (once)."""
-    words = [t.text for t in tokens(quote or "")]
+    words = read_words(quote or "")
     for period, phrases in english().grant_periods.items():
         if any(tuple(words[i : i + len(p)]) == p for p in phrases for i in range(len(words) - len(p) + 1)):
             return period

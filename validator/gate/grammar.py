@@ -1,0 +1,629 @@
+"""The request grammar, read by Lark's Earley parser: a sentence's complete parses, and what each means.
+
+The grammar is a file of the language pack (``validator/language/english.lark``), the lexer gives each
+token every class it has (:mod:`validator.gate.lexer`), and Lark's Earley parser finds every complete parse
+of the tokens (``ambiguity="explicit"``: a shared tree with ``_ambig`` nodes where parses differ). Each parse
+is then read into a :class:`Reading`: the sentence's kind (a request, a negated request, a social sentence, a
+fragment, a list's lead-in), its frame, each action's verb, objects and phrases, with every value in its
+place. A rule the parse uses whose phrase the pack's tables do not license (a phrase "by the client" where
+a deadline is read) is dropped from the readings.
+
+A sentence gets no reading when a token has no class, when no complete parse exists, when it has more
+tokens than :data:`MAX_TOKENS`, or when its parses mean more than :data:`MAX_READINGS` different things:
+then it is unknown, and the caller says why (:class:`Parse`). Whether the readings agree on what a check
+reads is the reader's business (:mod:`validator.gate.reader`), per tool.
+
+Cost: Earley is cubic in the worst case and, in Python, about a millisecond a token for this grammar. A
+sentence is parsed once per shape: the tree of a class sequence is kept (:class:`Grammar`'s cache) and read
+again with another sentence's words, so "Pay Eve 50 EUR." and "Pay Bob 900 USD." share one parse.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from functools import cache
+from typing import Any, Literal
+
+from lark import Lark, Token, Tree
+from lark.exceptions import LarkError, UnexpectedInput
+from lark.lexer import Lexer
+
+from validator.gate.entities import CURRENCIES
+from validator.gate.lexer import Word, lex
+from validator.language import LanguagePack, english
+
+__all__ = [
+    "MAX_READINGS",
+    "MAX_TOKENS",
+    "Action",
+    "Grammar",
+    "Mod",
+    "Parse",
+    "Phrase",
+    "Reading",
+    "Value",
+    "grammar",
+]
+
+MAX_TOKENS = 80
+"""A sentence of more tokens is not parsed: unknown at once (the parse is cubic in the worst case)."""
+MAX_READINGS = 48
+"""A sentence whose parses mean more different things than this is unknown (no authorization rests on it)."""
+_CACHE = 4096
+"""Parse trees kept, by the sentence's shape."""
+
+ReadingKind = Literal["request", "negated", "social", "fragment", "list_lead"]
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """A value in a sentence, in its place: a name, a quoted passage, an amount, an address, an id..."""
+
+    kind: str
+    """``name``, ``quoted``, ``money``, ``number``, ``measure``, ``time``, or a value's own kind (``email``,
+    ``iban``, ``filename``, ``id``...)."""
+    text: str
+    """As written (a quoted passage: its content)."""
+    start: int
+    end: int
+    number: Decimal | None = None
+    """An amount's or a number's value, magnitude applied ("2.5k" is 2500)."""
+    currency: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """A noun phrase: what it is (its kinds, its head noun), the values that *are* it, the values its own
+    modifiers hold (another role: "the invoice *from Acme*"), and the values it excludes ("…, not eve@…")."""
+
+    form: str
+    kinds: frozenset[str]
+    head: str | None
+    values: tuple[Value, ...]
+    inner: tuple[Value, ...] = ()
+    excluded: tuple[Value, ...] = ()
+    multiple: bool = False
+    """Plural or quantified ("all doors", "each invoice", a list)."""
+    start: int = 0
+    end: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Mod:
+    """A phrase of an action: a prepositional phrase (its preposition is the role), a time (``now``,
+    ``deadline``, ``time``), a manner adverb, or free text (``text``)."""
+
+    role: str
+    phrase: Phrase | None = None
+    text: str = ""
+    start: int = 0
+    end: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One verb of a sentence with its objects and phrases."""
+
+    verb: str
+    """The verb's lemma, with its particles ("pay", "log in", "let know")."""
+    objects: tuple[Phrase, ...]
+    mods: tuple[Mod, ...]
+    negated: bool = False
+    start: int = 0
+    end: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What one parse of a sentence means."""
+
+    kind: ReadingKind
+    frame: str
+    """``imperative``, ``polite``, ``wish``, ``permit``, ``result``, or the kind again."""
+    actions: tuple[Action, ...] = ()
+    fragment: Phrase | None = None
+    fragment_mods: tuple[Mod, ...] = ()
+
+
+Problem = Literal["unknown_word", "no_parse", "ambiguous", "too_long"]
+
+
+@dataclass(frozen=True, slots=True)
+class Parse:
+    """A sentence as the grammar read it: its readings, or why it has none."""
+
+    words: tuple[Word, ...]
+    readings: frozenset[Reading]
+    problem: Problem | None = None
+    detail: str = ""
+    """The word the grammar could not place, or the rule whose parses disagreed too much."""
+
+
+class _Tok(Token):
+    """A token carrying its word's place in the sentence (the tree is read again with other words)."""
+
+    __slots__ = ("index", "classes")
+
+
+class _Given(Lexer):
+    """The tokens, as the lexer made them: Lark's own lexer does not run."""
+
+    def __init__(self, conf: Any) -> None:
+        pass
+
+    def lex(self, data: Any) -> Iterator[Any]:
+        yield from data
+
+
+class _TooAmbiguous(Exception):
+    pass
+
+
+def _matches(term: Any, token: Any) -> bool:
+    return bool(term.name in token.classes)
+
+
+class Grammar:
+    """The pack's grammar, compiled once, with the parse trees of the shapes it has seen."""
+
+    def __init__(self, pack: LanguagePack) -> None:
+        self.pack = pack
+        self.lark = Lark(pack.grammar, parser="earley", lexer=_Given, ambiguity="explicit", keep_all_tokens=True)
+        # A token may have several classes ("email": a verb and a noun): Earley tries each. Lark's basic matcher
+        # compares one type; this one asks the token's classes (the parser's documented matcher seam).
+        self.lark.parser.parser.term_matcher = _matches
+        self.literals = tuple(
+            sorted((t.pattern.value, t.name) for t in self.lark.terminals if t.pattern.type == "str")
+        )
+        self._trees: OrderedDict[tuple[frozenset[str], ...], Tree[Any] | None] = OrderedDict()
+
+    def words(self, sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset()) -> tuple[Word, ...]:
+        return lex(sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack)
+
+    def parse(self, sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset()) -> Parse:
+        """Every reading of ``sentence`` (see the module docstring)."""
+        words = self.words(sentence, original=original, verbs=verbs)
+        marker = next((i for i, w in enumerate(words) if "MARKER" in w.classes), None)
+        if marker is not None:  # free text may open here: every later token may be text, but a last "."
+            last = len(words) - 1
+            words = tuple(
+                replace(w, classes=w.classes | {"TEXT"}) if i > marker and not (i == last and "END" in w.classes) else w
+                for i, w in enumerate(words)
+            )
+        unknown = next((w for w in words if not w.classes), None)
+        if unknown is not None:
+            return Parse(words, frozenset(), "unknown_word", unknown.text)
+        if len(words) > MAX_TOKENS:
+            return Parse(words, frozenset(), "too_long", f"{len(words)} tokens")
+        shape = tuple(w.classes for w in words)
+        if shape in self._trees:
+            self._trees.move_to_end(shape)
+            tree = self._trees[shape]
+            if tree is None:
+                return Parse(words, frozenset(), "no_parse", "")
+        else:
+            tree, stuck = self._tree(words)
+            self._trees[shape] = tree
+            if len(self._trees) > _CACHE:
+                self._trees.popitem(last=False)
+            if tree is None:
+                return Parse(words, frozenset(), "no_parse", stuck)
+        try:
+            readings = frozenset(r for r in _Reader(words, self.pack).values(tree) if isinstance(r, Reading))
+        except _TooAmbiguous as exc:
+            return Parse(words, frozenset(), "ambiguous", f"{exc} has too many readings")
+        if not readings:  # every parse put a phrase where its preposition does not take its noun
+            return Parse(words, frozenset(), "no_parse", "a phrase whose noun its preposition does not take")
+        return Parse(words, readings)
+
+    def _tree(self, words: Sequence[Word]) -> tuple[Tree[Any] | None, str]:
+        tokens = []
+        for i, w in enumerate(words):
+            t = _Tok("W", w.text)
+            t.index = i
+            t.classes = w.classes
+            tokens.append(t)
+        try:
+            return self.lark.parse(tokens), ""  # type: ignore[arg-type]
+        except UnexpectedInput as exc:
+            at = getattr(exc, "token", None)
+            return None, (words[at.index].text if isinstance(at, _Tok) else "(the end)")
+        except LarkError as exc:  # pragma: no cover - a grammar bug: no parse, never a crash
+            return None, type(exc).__name__
+
+
+@cache
+def grammar(pack: LanguagePack | None = None) -> Grammar:
+    """The compiled grammar of ``pack`` (English by default)."""
+    return Grammar(pack or english())
+
+
+# -- reading a parse ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """A piece of a phrase while it is read: a tag and what it carries."""
+
+    tag: str
+    data: Any = None
+
+
+_VALUE_KINDS: dict[str, frozenset[str]] = {
+    "email": frozenset({"person", "email"}),
+    "handle": frozenset({"person", "handle"}),
+    "phone": frozenset({"person", "phone"}),
+    "iban": frozenset({"account", "iban"}),
+    "account": frozenset({"account"}),
+    "path": frozenset({"file", "folder", "path"}),
+    "filename": frozenset({"file", "filename"}),
+    "id": frozenset({"id"}),
+    "url": frozenset({"link", "url"}),
+    "domain": frozenset({"link", "domain"}),
+    "hashtag": frozenset({"channel", "hashtag"}),
+}
+
+
+def _name(node: Tree[Any]) -> str:
+    return str(getattr(node.data, "value", node.data))
+
+
+class _Reader:
+    """Reads a parse tree into readings, bottom up: each node's set of meanings, each ``_ambig`` node the
+    union of its alternatives'. A rule's reading is ``None`` when its phrase is not licensed (dropped)."""
+
+    def __init__(self, words: Sequence[Word], pack: LanguagePack) -> None:
+        self.words = words
+        self.pack = pack
+        self.memo: dict[int, frozenset[Any]] = {}
+
+    def values(self, node: Any) -> frozenset[Any]:
+        if isinstance(node, Token):
+            return frozenset({node})
+        key = id(node)
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        if node.data == "_ambig":
+            out: frozenset[Any] = frozenset().union(*(self.values(c) for c in node.children))
+        else:
+            choices = [self.values(c) for c in node.children]
+            combinations = 1
+            for c in choices:
+                combinations *= len(c)
+            if combinations > MAX_READINGS * 8:
+                raise _TooAmbiguous(_name(node))
+            build: Callable[[Tree[Any], list[Any]], Any] = getattr(self, "r_" + _name(node), self._through)
+            out = frozenset(v for combo in itertools.product(*choices) if (v := build(node, list(combo))) is not None)
+        if len(out) > MAX_READINGS:
+            raise _TooAmbiguous(_name(node))
+        self.memo[key] = out
+        return out
+
+    # -- helpers
+
+    def word(self, token: Any) -> Word:
+        return self.words[token.index]
+
+    def tokens(self, kids: Sequence[Any], cls: str | None = None) -> list[Word]:
+        found = [self.word(k) for k in kids if isinstance(k, Token)]
+        return [w for w in found if cls is None or cls in w.classes]
+
+    def span(self, node: Any) -> tuple[int, int]:
+        leaves = list(self._leaves(node))
+        return (leaves[0].start, leaves[-1].end) if leaves else (0, 0)
+
+    def _leaves(self, node: Any) -> Iterator[Word]:
+        if isinstance(node, Token):
+            yield self.word(node)
+            return
+        for child in node.children:
+            yield from self._leaves(child.children[0] if isinstance(child, Tree) and child.data == "_ambig" else child)
+
+    @staticmethod
+    def parts(kids: Sequence[Any], tag: str) -> list[_Part]:
+        return [k for k in kids if isinstance(k, _Part) and k.tag == tag]
+
+    @staticmethod
+    def phrases(kids: Sequence[Any]) -> list[Phrase]:
+        return [k for k in kids if isinstance(k, Phrase)]
+
+    @staticmethod
+    def _through(node: Tree[Any], kids: list[Any]) -> Any:
+        inner = [k for k in kids if not isinstance(k, Token)]
+        return inner[0] if len(inner) == 1 else _Part("words")
+
+    # -- sentences
+
+    def r_start(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return next(k for k in kids if isinstance(k, Reading))
+
+    def r_social(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("social", "social")
+
+    def r_request(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        frame = self.parts(kids, "frame")[0]
+        return Reading("request", frame.data[0], frame.data[1])
+
+    def r_negated(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        actions = self.parts(kids, "actions")[0].data
+        return Reading("negated", "negated", tuple(replace(a, negated=True) for a in actions))
+
+    def r_fragment(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("fragment", "fragment", (), self.phrases(kids)[0], self._mods(kids))
+
+    def r_list_lead(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("list_lead", "list_lead")
+
+    # -- frames
+
+    def _frame(self, name: str, kids: list[Any]) -> _Part:
+        return _Part("frame", (name, self.parts(kids, "actions")[0].data))
+
+    def r_imperative(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return self._frame("imperative", kids)
+
+    def r_polite(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return self._frame("polite", kids)
+
+    def r_wish(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return self._frame("wish", kids)
+
+    def r_permit(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return self._frame("permit", kids)
+
+    def r_result(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        subject = self.phrases(kids)[0]
+        participle = self.tokens(kids, "VBN")[-1]
+        action = Action(participle.verb or participle.norm, (subject,), (), False, subject.start, participle.end)
+        return _Part("frame", ("result", (action,)))
+
+    # -- actions
+
+    def r_actions(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "actions")
+        first = earlier[0].data if earlier else ()
+        return _Part("actions", first + tuple(k for k in kids if isinstance(k, Action)))
+
+    r_gerunds = r_actions
+
+    def r_action(self, node: Tree[Any], kids: list[Any]) -> Action | None:
+        verb = next(w for w in self.tokens(kids) if w.classes & {"VB", "VBG"})
+        objects = self.parts(kids, "objects")[0].data
+        start, end = self.span(node)
+        name = " ".join((verb.verb or verb.norm, *objects[1]))
+        return Action(name, objects[0], self._mods(kids), False, start, end)
+
+    r_gerund = r_action
+
+    def r_let_know(self, node: Tree[Any], kids: list[Any]) -> Action:
+        start, end = self.span(node)
+        return Action("let know", tuple(self.phrases(kids)), self._mods(kids), False, start, end)
+
+    def _mods(self, kids: Sequence[Any]) -> tuple[Mod, ...]:
+        return tuple(m for p in self.parts(kids, "mods") for m in p.data)
+
+    def r_mods(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "mods")
+        return _Part("mods", (earlier[0].data if earlier else ()) + tuple(k for k in kids if isinstance(k, Mod)))
+
+    def r_objects(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+        found = tuple(self.phrases(kids))
+        if len(found) == 2 and not _indirect(found[0], found[1]):
+            return None
+        return _Part("objects", (found, tuple(w.norm for w in self.tokens(kids, "PRT"))))
+
+    def r_pp(self, node: Tree[Any], kids: list[Any]) -> Mod | None:
+        preposition = self.tokens(kids)[0].norm
+        phrase = self.phrases(kids)[0]
+        if not _licensed(self.pack.verb_phrases, preposition, phrase):
+            return None
+        start, end = self.span(node)
+        return Mod(preposition, phrase, "", start, end)
+
+    def r_now(self, node: Tree[Any], kids: list[Any]) -> Mod:
+        return Mod("now", None, "", *self.span(node))
+
+    def r_deadline(self, node: Tree[Any], kids: list[Any]) -> Mod:
+        return Mod("deadline", None, " ".join(w.norm for w in self._leaves(node)), *self.span(node))
+
+    def r_point(self, node: Tree[Any], kids: list[Any]) -> Mod:
+        return Mod("time", None, " ".join(w.norm for w in self._leaves(node)), *self.span(node))
+
+    def r_manner(self, node: Tree[Any], kids: list[Any]) -> Mod:
+        return Mod("manner", None, self.tokens(kids)[0].norm, *self.span(node))
+
+    def r_free_text(self, node: Tree[Any], kids: list[Any]) -> Mod:
+        text = self.parts(kids, "text")[0].data
+        return Mod("text", None, text[0], text[1], self.span(node)[1])
+
+    def r_text(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        quoted = self.tokens(kids, "QUOTED")
+        if quoted:
+            return _Part("text", (str(quoted[0].value), quoted[0].start))
+        words = list(self._leaves(node))
+        return _Part("text", (" ".join(w.text for w in words), words[0].start))
+
+    # -- noun phrases
+
+    def r_np(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        return self.phrases(kids)[0]
+
+    def r_items(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "items")
+        return _Part("items", (earlier[0].data if earlier else ()) + tuple(self.phrases(kids)))
+
+    def r_np_list(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        items = (*self.parts(kids, "items")[0].data, *self.phrases(kids))
+        kinds = frozenset.intersection(*(p.kinds for p in items))
+        start, end = self.span(node)
+        values = tuple(v for p in items for v in p.values)
+        inner = tuple(v for p in items for v in p.inner)
+        return Phrase("list", kinds, None, values, inner, tuple(v for p in items for v in p.excluded), True, start, end)
+
+    def r_np_except(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        kept, dropped = self.phrases(kids)
+        start, end = self.span(node)
+        excluded = dropped.values + dropped.inner
+        return replace(kept, inner=kept.inner, excluded=kept.excluded + excluded, start=start, end=end)
+
+    def _noun_parts(self, kids: Sequence[Any]) -> tuple[tuple[Value, ...], tuple[Value, ...], tuple[Value, ...], bool]:
+        """``(values that name the thing, values that describe it, its owner, quantified)`` of a noun phrase."""
+        pres = self.parts(kids, "pres")[0].data if self.parts(kids, "pres") else ((), ())
+        det = self.parts(kids, "det")[0].data if self.parts(kids, "det") else ((), False)
+        names = self.parts(kids, "names")[0].data if self.parts(kids, "names") else ()
+        phrases = self.parts(kids, "phrases")[0].data if self.parts(kids, "phrases") else ()
+        return pres[0] + names, pres[1] + phrases, det[0], det[1]
+
+    def r_described(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        lemma, kinds, plural = self.parts(kids, "head")[0].data
+        naming, describing, owner, quantified = self._noun_parts(kids)
+        start, end = self.span(node)
+        return Phrase("described", kinds, lemma, naming, describing + owner, (), plural or quantified, start, end)
+
+    def r_named(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        name = self.tokens(kids, "NAME")[-1]
+        naming, describing, owner, _ = self._noun_parts(kids)
+        start, end = self.span(node)
+        values = (Value("name", name.text, name.start, name.end), *naming)
+        return Phrase("named", frozenset({"person", "name"}), None, values, describing + owner, (), False, start, end)
+
+    def r_head(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        w = self.tokens(kids)[0]
+        plural = "NNS" in w.classes and "NN" not in w.classes
+        return _Part("head", (w.lemma or w.norm, w.kinds, plural))
+
+    def r_pres(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """``(values that name the thing, values that describe it)``: a quoted name or a value before the
+        head names it ("the 'archives' folder", "the t-88 thread"); a name or an amount describes it."""
+        earlier = self.parts(kids, "pres")
+        naming, describing = earlier[0].data if earlier else ((), ())
+        for p in self.parts(kids, "pre"):
+            if p.data[1]:
+                naming += p.data[0]
+            else:
+                describing += p.data[0]
+        return _Part("pres", (naming, describing))
+
+    def r_pre(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        words = self.tokens(kids)
+        for w in words:
+            if "QUOTED" in w.classes:
+                return _Part("pre", ((Value("quoted", str(w.value), w.start, w.end),), True))
+            if "VALUE" in w.classes:
+                return _Part("pre", ((_value(w),), True))
+        if len(words) == 2 and "UNIT" in words[1].classes:  # "the 1500 km trip": a measure, never an amount
+            start, end = words[0].start, words[1].end
+            return _Part("pre", ((Value("measure", f"{words[0].text} {words[1].text}", start, end, words[0].value),), False))
+        values = tuple(v for p in self.phrases(kids) for v in p.values)
+        values += tuple(Value("name", w.text, w.start, w.end) for w in words if "NAME" in w.classes)
+        if not self.phrases(kids) and len(words) == 1 and "NUM" in words[0].classes:  # a count ("2 files")
+            values += (Value("number", words[0].text, words[0].start, words[0].end, words[0].value),)
+        return _Part("pre", (values, False))
+
+    def r_det(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        owner = tuple(v for p in self.parts(kids, "possessor") for v in p.data)
+        multiple = any(w.norm in self.pack.multiple for w in self.tokens(kids))
+        return _Part("det", (owner, multiple))
+
+    def r_possessor(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        names = tuple(Value("name", w.text, w.start, w.end) for w in self.tokens(kids, "NAME"))
+        return _Part("possessor", names)
+
+    def r_names(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "names")
+        return _Part("names", (earlier[0].data if earlier else ()) + tuple(v for p in self.parts(kids, "name") for v in p.data))
+
+    def r_name(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        found: list[Value] = []
+        for w in self.tokens(kids):
+            if "QUOTED" in w.classes:
+                found.append(Value("quoted", str(w.value), w.start, w.end))
+            elif "VALUE" in w.classes:
+                found.append(_value(w))
+            elif "NAME" in w.classes:
+                found.append(Value("name", w.text, w.start, w.end))
+        return _Part("name", tuple(found))
+
+    def r_phrases(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+        earlier = self.parts(kids, "phrases")
+        found: tuple[Value, ...] = earlier[0].data if earlier else ()
+        added = self.phrases(kids)
+        if added:
+            preposition = self.tokens(kids)[0].norm
+            if not _licensed(self.pack.noun_phrases, preposition, added[0]):
+                return None
+            found += added[0].values + added[0].inner + added[0].excluded
+        return _Part("phrases", found)
+
+    def r_valued(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        w = self.tokens(kids, "VALUE")[0]
+        naming, describing, _, _ = self._noun_parts(kids)
+        kinds = frozenset().union(*(_VALUE_KINDS.get(k, frozenset({k})) for k in w.kinds))
+        start, end = self.span(node)
+        return Phrase("valued", kinds, None, (_value(w), *naming), describing, (), False, start, end)
+
+    def r_quoted(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        w = self.tokens(kids)[0]
+        return Phrase("quoted", frozenset({"quoted"}), None, (Value("quoted", str(w.value), w.start, w.end),), (), (), False, w.start, w.end)
+
+    def r_pronoun(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        w = self.tokens(kids)[0]
+        return Phrase("pronoun", frozenset({"pronoun"}), w.norm, (), (), (), False, w.start, w.end)
+
+    def r_money(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        return self.phrases(kids)[0]
+
+    def r_amount(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        currency, number, magnitude = None, Decimal(0), Decimal(1)
+        for w in self.tokens(kids):
+            if "CUR" in w.classes:
+                currency = CURRENCIES.get(w.norm, w.value)
+            elif "NUM" in w.classes:
+                number = w.value
+            elif "MAG" in w.classes:
+                magnitude = Decimal(self.pack.magnitudes[w.norm])
+        start, end = self.span(node)
+        value = Value("money", " ".join(w.text for w in self._leaves(node)), start, end, number * magnitude, currency)
+        return Phrase("money", frozenset({"money"}), None, (value,), (), (), False, start, end)
+
+    def r_number(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        w = self.tokens(kids)[0]
+        value = Value("number", w.text, w.start, w.end, w.value)
+        return Phrase("number", frozenset({"number"}), None, (value,), (), (), False, w.start, w.end)
+
+    def r_measure(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        number, unit = self.tokens(kids)
+        start, end = self.span(node)
+        value = Value("measure", f"{number.text} {unit.text}", start, end, number.value)
+        return Phrase("measure", frozenset({"measure"}), unit.norm, (value,), (), (), False, start, end)
+
+    def r_timed(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        start, end = self.span(node)
+        value = Value("time", " ".join(w.norm for w in self._leaves(node)), start, end)
+        return Phrase("timed", frozenset({"time"}), None, (value,), (), (), False, start, end)
+
+
+_RECEIVERS = frozenset({"person", "name", "email", "handle", "phone", "account", "iban", "pronoun"})
+
+
+def _indirect(first: Phrase, second: Phrase) -> bool:
+    """Whether two objects are an indirect and a direct one ("email Bob the report", "pay Eve 50 EUR"): the
+    first a receiver with nothing describing it, the second neither a receiver nor a pronoun ("find the
+    draft and email it" has no double object "the draft and email" + "it")."""
+    receiver = bool(first.kinds & _RECEIVERS) and not first.inner and first.form not in ("list", "described")
+    return receiver and second.form != "pronoun" and not (second.kinds <= _RECEIVERS)
+
+
+def _value(w: Word) -> Value:
+    kind = "filename" if "filename" in w.kinds else next(iter(sorted(w.kinds)), "value")
+    return Value(kind, w.text, w.start, w.end)
+
+
+def _licensed(table: dict[str, frozenset[str]], preposition: str, phrase: Phrase) -> bool:
+    kinds = table.get(preposition, frozenset())
+    return "*" in kinds or bool(phrase.kinds & kinds)

@@ -1,0 +1,302 @@
+"""A sentence as the request grammar reads it: tokens, each with every word class it has.
+
+The classes come from the language pack (:mod:`validator.language`): the grammar's own words, the pack's
+class tables, nouns by kind, the verb table (a verb form is ``VB`` in its base form, ``VBG`` as a gerund,
+``VBN`` as a past form), and the forms code recognises: values (addresses, links, IBANs, phone and account
+numbers by :mod:`validator.gate.entities`; paths, file names, ids, handles, hashtags by shape), numbers,
+currencies, dates and times of day, passages in quotation marks. A capitalised word that no table knows
+is a ``NAME`` (consecutive ones are one name, "Zeta Corp"); so is a capitalised word inside a sentence
+that the tables know only as an open-class word ("Bob", "Bill").
+
+Nothing is dropped: a character no rule reads (an emoji, a zero-width space, "؟", a bracket) is a token
+of no class, and a word in no table is a token of no class. Either makes the sentence unknown
+(:mod:`validator.gate.grammar`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from decimal import Decimal, InvalidOperation
+from functools import cache
+from typing import Any
+
+from validator.gate.entities import CURRENCIES, extract_entities
+from validator.language import LanguagePack, english, english_verb_lemmas, fold_apostrophes
+
+__all__ = ["OPAQUE", "Word", "lex"]
+
+OPAQUE = "\x01"
+"""Fills a passage of unclear authorship in a user's sentence (:mod:`validator.gate.sentences`): it is read
+as one quoted passage, whose words are never read."""
+
+_QUOTES = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201c", "\u2018": "\u2019", "'": "'", "\u00ab": "\u00bb"}
+_NUM = re.compile(r"^(\d{1,3}(?:[,.]\d{3})+|\d+)(?:([.,])(\d{1,2}))?$")
+_TIME = re.compile(r"(?i)(?<![\w:])\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)(?!\w)|(?<![\w:])\d{1,2}:\d{2}(?![\w:])")
+_DATE = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$|^\d{1,2}/\d{1,2}(?:/\d{2,4})?$")
+_ORDINAL = re.compile(r"(?i)^\d{1,2}(?:st|nd|rd|th)$")
+_ID = re.compile(r"^(?=[^\d]*\d)[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*$|^[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)+$")
+_FILE = re.compile(r"^[\w-]+(?:\.[\w-]+)*\.[A-Za-z0-9]{1,5}$")
+_PATH = re.compile(r"^(?:~|\.{1,2})?/[\w./-]*$|^[\w.-]+(?:/[\w.-]+)+/?$")
+_HANDLE = re.compile(r"^@\w+$")
+_HASHTAG = re.compile(r"^#[\w-]+$")
+_WORD = re.compile(r"^[a-z]+(?:[-'][a-z]+)*$")
+_SPLIT_NUMBER = re.compile(r"^(\d+(?:\.\d+)?)([A-Za-z€$£¥₹]+)$")
+_LEADING = "([{\"'\u201c\u2018\u00ab$€£¥₹"
+_TRAILING = ",;:.!?)]}\"'\u201d\u2019\u00bb"
+_ENDS = {".": "END", "!": "END", "...": "END", "!!": "END", "!!!": "END"}
+_CONTRACTION_ENDINGS = ("n't", "'d", "'ll", "'m", "'re", "'ve")
+_OPEN_CLASSES = frozenset({"VB", "VBG", "VBN", "NN", "NNS", "ADJ"})
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One token of a sentence."""
+
+    text: str
+    """As written."""
+    norm: str
+    """Lower case, apostrophes folded, a chat spelling read as its word ("u" -> "you")."""
+    start: int
+    end: int
+    classes: frozenset[str]
+    """The grammar's classes this token has (empty: a token the grammar does not know)."""
+    kinds: frozenset[str] = frozenset()
+    """A noun's kinds (``person``, ``money``, ``document``...) or a value's (``email``, ``iban``, ``filename``...)."""
+    lemma: str = ""
+    """A noun's singular."""
+    verb: str = ""
+    """A verb form's lemma ("paid" -> "pay")."""
+    value: Any = None
+    """A number (a ``Decimal``), a quoted passage's text."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Tables:
+    classes: Mapping[str, frozenset[str]]
+    """Each known word and its classes (the pack's and the grammar's own words)."""
+    literals: Mapping[str, str]
+    """Each word the grammar names, and the name of its terminal."""
+
+
+@cache
+def _tables(pack: LanguagePack, literals: tuple[tuple[str, str], ...]) -> _Tables:
+    classes = {w: set(c) for w, c in pack.word_classes().items()}
+    names = dict(literals)
+    for word, terminal in names.items():
+        classes.setdefault(word, set()).add(terminal)
+    return _Tables({w: frozenset(c) for w, c in classes.items()}, names)
+
+
+def _number(text: str) -> Decimal | None:
+    """A number as written: "1,200", "1.250,00", "2.5" (a group of three digits after a separator is thousands)."""
+    m = _NUM.match(text)
+    if m is None:
+        return None
+    whole, _, frac = m.groups()
+    digits = whole.replace(",", "").replace(".", "")
+    try:
+        return Decimal(f"{digits}.{frac}" if frac else digits)
+    except InvalidOperation:
+        return None
+
+
+def _quoted(text: str) -> Iterator[tuple[int, int]]:
+    """Passages in quotation marks: an opening mark at a word's start, its closing mark at a word's end (an
+    apostrophe inside a word, "Bob's", opens nothing)."""
+    i = 0
+    while i < len(text):
+        c = text[i]
+        opens = c in _QUOTES and (i == 0 or text[i - 1].isspace() or text[i - 1] in "([{:")
+        if opens and i + 1 < len(text) and not text[i + 1].isspace():
+            close = _QUOTES[c]
+            j = i + 1
+            while j < len(text):
+                if text[j] == close and not text[j - 1].isspace() and (j + 1 == len(text) or not text[j + 1].isalnum()):
+                    yield i, j + 1
+                    i = j
+                    break
+                j += 1
+        i += 1
+
+
+def _spans(text: str, original: str) -> list[tuple[int, int, str, frozenset[str], Any]]:
+    """The stretches read as one token before words are split: opaque and quoted passages, values, times."""
+    taken: list[tuple[int, int, str, frozenset[str], Any]] = []
+
+    def free(a: int, b: int) -> bool:
+        return not any(x < b and a < y for x, y, *_ in taken)
+
+    for m in re.finditer(OPAQUE + "+", text):
+        passage = original[m.start() : m.end()].strip("".join(_QUOTES) + "\u201d\u300c\u300d\u2033")
+        taken.append((m.start(), m.end(), "QUOTED", frozenset({"quoted"}), passage))
+    for a, b in _quoted(text):
+        if free(a, b):
+            taken.append((a, b, "QUOTED", frozenset({"quoted"}), original[a + 1 : b - 1]))
+    for e in extract_entities(text):
+        if free(e.start, e.end):
+            kinds = {e.kind}
+            if e.kind == "domain" and _FILE.match(e.value):
+                kinds.add("filename")  # "script.py": a file name, and a host under Paraguay's domain
+            taken.append((e.start, e.end, "VALUE", frozenset(kinds), e))
+    for m in _TIME.finditer(text):
+        if free(m.start(), m.end()):
+            taken.append((m.start(), m.end(), "TIMEX", frozenset({"time"}), m.group()))
+    return sorted(taken)
+
+
+def lex(
+    sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset(), literals: tuple[tuple[str, str], ...] = (),
+    pack: LanguagePack | None = None,
+) -> tuple[Word, ...]:
+    """The tokens of ``sentence``. ``original``: the same sentence with its opaque passages as written (same
+    length); ``verbs``: words read as verbs beyond the verb table (a policy's own intents, "rm"); ``literals``:
+    the grammar's words and their terminal names."""
+    pack = pack or english()
+    tables = _tables(pack, literals)
+    folded = fold_apostrophes(sentence)
+    original = sentence if original is None else original
+    out: list[Word] = []
+    pos = 0
+    for a, b, cls, kinds, value in _spans(folded, original):
+        out += _words(folded, sentence, pos, a, tables, pack, verbs)
+        classes = frozenset({cls, *([tables.literals[cls]] if cls in tables.literals else [])})
+        out.append(Word(sentence[a:b], folded[a:b].lower(), a, b, classes, kinds, value=value))
+        pos = b
+    out += _words(folded, sentence, pos, len(folded), tables, pack, verbs)
+    return _names(out, sentence)
+
+
+def _words(
+    folded: str, sentence: str, a: int, b: int, tables: _Tables, pack: LanguagePack, verbs: frozenset[str]
+) -> list[Word]:
+    out: list[Word] = []
+    for m in re.finditer(r"\S+", folded[a:b]):
+        start = a + m.start()
+        for x, y in _pieces(m.group()):
+            out += _piece(folded[start + x : start + y], sentence, start + x, start + y, tables, pack, verbs, bool(out) or a > 0)
+    return out
+
+
+def _pieces(run: str) -> list[tuple[int, int]]:
+    """One run of non-space characters as its pieces: leading marks, the core, trailing marks ("..." one)."""
+    a, b = 0, len(run)
+    head: list[tuple[int, int]] = []
+    while a < b and run[a] in _LEADING:
+        head.append((a, a + 1))
+        a += 1
+    tail: list[tuple[int, int]] = []
+    core_end = b
+    while core_end > a and run[core_end - 1] in _TRAILING:
+        core_end -= 1
+    k = core_end
+    while k < b:
+        j = k + 1
+        if run[k] in ".!?":
+            while j < b and run[j] in ".!?":
+                j += 1
+        tail.append((k, j))
+        k = j
+    core = [(a, core_end)] if core_end > a else []
+    return head + core + tail
+
+
+def _piece(
+    piece: str, sentence: str, x: int, y: int, tables: _Tables, pack: LanguagePack, verbs: frozenset[str], inside: bool
+) -> list[Word]:
+    text = sentence[x:y]
+    low = piece.lower()
+
+    def word(
+        classes: set[str] | frozenset[str],
+        kinds: frozenset[str] = frozenset(),
+        lemma: str = "",
+        value: Any = None,
+        norm: str = low,
+        verb: str = "",
+    ) -> Word:
+        found = set(classes)
+        if norm in tables.literals:
+            found.add(tables.literals[norm])
+        return Word(text, norm, x, y, frozenset(found), kinds, lemma, verb, value)
+
+    if low in _ENDS:
+        return [word({_ENDS[low]})]
+    if low in tables.literals and not low[:1].isalnum():  # ",", ":", "?", "'s"
+        return [word(set())]
+    if piece in ("$", "€", "£", "¥", "₹"):
+        return [word({"CUR"}, value=CURRENCIES[piece])]
+    number = _number(piece)
+    if number is not None:
+        return [word({"NUM"}, value=number)]
+    split = _SPLIT_NUMBER.match(piece)
+    if split is not None:
+        n = len(split.group(1))
+        head = _number(split.group(1))
+        rest = split.group(2).lower()
+        kind = "CUR" if rest in CURRENCIES else ("MAG" if rest in pack.magnitudes else ("UNIT" if rest in pack.classes.get("UNIT", ()) else ""))
+        if head is not None and kind:
+            return [
+                Word(sentence[x : x + n], split.group(1), x, x + n, frozenset({"NUM"}), value=head),
+                Word(sentence[x + n : y], rest, x + n, y, frozenset({kind}), value=CURRENCIES.get(rest)),
+            ]
+    if _DATE.match(piece):
+        return [word({"TIMEX"}, frozenset({"time"}))]
+    if _ORDINAL.match(piece):
+        return [word({"ORD"})]
+    if _HANDLE.match(piece):
+        return [word({"VALUE"}, frozenset({"handle"}))]
+    if _HASHTAG.match(piece):
+        return [word({"VALUE"}, frozenset({"hashtag"}))]
+    if "/" in piece and _PATH.match(piece):
+        return [word({"VALUE"}, frozenset({"path"}))]
+    if _FILE.match(piece) and not _WORD.match(low):
+        return [word({"VALUE"}, frozenset({"filename"}))]
+    if low.endswith("'s") and len(low) > 2 and not _contraction(low, tables):
+        n = len(piece) - 2
+        return [*_piece(piece[:n], sentence, x, x + n, tables, pack, verbs, inside), Word(sentence[x + n : y], "'s", x + n, y, frozenset({tables.literals.get("'s", "POSS")}))]
+    norm = pack.spellings.get(low, low)
+    if _ID.match(piece) and not _WORD.match(low) and norm not in tables.classes:
+        return [word({"VALUE"}, frozenset({"id"}))]
+    classes: set[str] = set(tables.classes.get(norm, ()))
+    if norm in CURRENCIES:
+        classes.add("CUR")  # "EUR", "eur", "euros", "dollars"
+    kinds = pack.nouns.get(norm, frozenset())
+    lemma = pack.noun_lemmas.get(norm, "")
+    if _WORD.match(norm):
+        forms = english_verb_lemmas(norm) or ((norm,) if norm in verbs else ())
+        if norm in pack.classes.get("PLEASE", ()) or norm in ("thank", "thanks"):
+            forms = ()  # politeness, never a verb of a request
+        for form in forms:
+            if form == norm:
+                classes.add("VB")
+            elif norm.endswith("ing"):
+                classes.add("VBG")
+            elif not norm.endswith("s") or norm.endswith("ss"):
+                classes.add("VBN")
+        verb = forms[0] if forms else ""
+    else:
+        verb = ""
+    capital = piece[:1].isupper() and _WORD.match(low) is not None and not piece.isupper()
+    if capital and inside and classes <= _OPEN_CLASSES:
+        return [word({"NAME"}, frozenset({"person", "name"}), norm=norm)]  # "Bob", "Bill", "Rose" inside a sentence
+    if not classes and (capital or (piece.isupper() and piece.isalpha() and len(piece) > 1)):
+        return [word({"NAME"}, frozenset({"person", "name"}), norm=norm)]  # a word no table knows, capitalised
+    return [word(classes, kinds, lemma, norm=norm, verb=verb)]
+
+
+def _contraction(low: str, tables: _Tables) -> bool:
+    return low in tables.literals or low in tables.classes
+
+
+def _names(words: list[Word], sentence: str) -> tuple[Word, ...]:
+    """Consecutive names as one name ("Zeta Corp", "San Francisco")."""
+    out: list[Word] = []
+    for w in words:
+        last = out[-1] if out else None
+        if last is not None and last.classes == {"NAME"} and w.classes == {"NAME"} and sentence[last.end : w.start] == " ":
+            out[-1] = replace(last, text=sentence[last.start : w.end], norm=f"{last.norm} {w.norm}", end=w.end)
+        else:
+            out.append(w)
+    return tuple(out)

@@ -1,0 +1,207 @@
+"""The language pack: the request grammar and every word table of the gate, read from data.
+
+Two files beside this module make the English pack: ``english.lark``, the request grammar (read by Lark,
+:mod:`validator.gate.grammar`), and ``english.toml``, the word classes the grammar reads with, the nouns by
+kind, which phrase may stand where, what each kind of argument takes, and the other tables of the gate
+(sentence splitting, pasted text, standing grants, the verb lexicon). ``english_verbs.txt`` is the verb
+table (built from ``lemminflect``'s dictionary by :mod:`validator.devtools.verbs`). No module of the gate
+holds a word of English.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+__all__ = [
+    "APOSTROPHES",
+    "ArgumentKind",
+    "LanguagePack",
+    "Phrase",
+    "english",
+    "english_verb_lemmas",
+    "fold_apostrophes",
+    "load_pack",
+    "phrase",
+]
+
+APOSTROPHES = "\u2019\u2018\u02bc\u02b9\u02bb\u02bd\uff07\u00b4\u0060\u2032"
+"""Characters used as an apostrophe (U+2019, U+02BC, ...): all read as ``'``."""
+_APOS = str.maketrans({c: "'" for c in APOSTROPHES})
+
+Phrase = tuple[str, ...]
+
+
+def fold_apostrophes(text: str) -> str:
+    """``text`` with every apostrophe look-alike read as ``'`` (same length)."""
+    return text.translate(_APOS)
+
+
+def phrase(text: str) -> Phrase:
+    """A phrase of the pack as words: ``"every month"`` -> ``("every", "month")``."""
+    return tuple(fold_apostrophes(text.lower()).split())
+
+
+def _phrases(items: list[str]) -> tuple[Phrase, ...]:
+    return tuple(sorted({phrase(i) for i in items}, key=len, reverse=True))
+
+
+def _plural(noun: str) -> str:
+    """The regular plural of a noun ("invoice" -> "invoices", "policy" -> "policies", "tax" -> "taxes")."""
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u"):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentKind:
+    """What fills one kind of argument: the words of an argument's name that make it this kind, the roles a
+    request's phrase may have to fill it (``object``, ``to``, ``text``, ``time``...), and the kinds of noun
+    phrase that may."""
+
+    name: str
+    words: frozenset[str]
+    roles: frozenset[str]
+    kinds: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class LanguagePack:
+    """The word tables of one language; see ``english.toml`` for what each holds. Compared (and hashed) by
+    identity: a pack is loaded once."""
+
+    grammar: str
+    """The request grammar, in Lark's grammar language."""
+    abbreviations: frozenset[str]
+    number_abbreviations: frozenset[str]
+    question_marks: str
+    classes: dict[str, frozenset[str]]
+    """Word -> grammar classes is their inverse; here each class's words."""
+    magnitudes: dict[str, int]
+    spellings: dict[str, str]
+    nouns: dict[str, frozenset[str]]
+    """Each noun form (singular and plural) and its kinds."""
+    noun_lemmas: dict[str, str]
+    """Each noun form and its singular."""
+    plurals: frozenset[str]
+    """The noun forms that are plurals."""
+    verb_phrases: dict[str, frozenset[str]]
+    """Each preposition of a verb's phrase and the kinds its noun may be (``*``: any)."""
+    noun_phrases: dict[str, frozenset[str]]
+    """Each preposition of a noun's phrase and the kinds its noun may be."""
+    arguments: tuple[ArgumentKind, ...]
+    identifier_markers: frozenset[str]
+    multiple: frozenset[str]
+    attribution_verbs: tuple[Phrase, ...]
+    documents: frozenset[str]
+    presenters: tuple[Phrase, ...]
+    forward_markers: tuple[str, ...]
+    headers: tuple[str, ...]
+    instructions: tuple[str, ...]
+    grant_periods: dict[str, tuple[Phrase, ...]]
+    families: dict[str, tuple[str, ...]]
+    triggers: dict[str, frozenset[str]]
+
+    def word_classes(self) -> dict[str, frozenset[str]]:
+        """Each word of the class tables and nouns, with its grammar classes (``NN``/``NNS`` for nouns)."""
+        found: dict[str, set[str]] = {}
+        for cls, words in self.classes.items():
+            for word in words:
+                found.setdefault(word, set()).add(cls)
+        for noun in self.nouns:
+            found.setdefault(noun, set()).add("NNS" if noun in self.plurals else "NN")
+        for word in self.magnitudes:
+            found.setdefault(word, set()).add("MAG")
+        return {w: frozenset(c) for w, c in found.items()}
+
+
+def _nouns(table: dict[str, list[str]], irregular: dict[str, str]) -> tuple[dict[str, frozenset[str]], dict[str, str], frozenset[str]]:
+    kinds: dict[str, set[str]] = {}
+    lemmas: dict[str, str] = {}
+    plurals: set[str] = set()
+    singular_of = {plural: singular for plural, singular in irregular.items()}
+    plural_of = {singular: plural for plural, singular in irregular.items()}
+    for kind, nouns in table.items():
+        for noun in nouns:
+            if noun in singular_of and singular_of[noun] == noun:  # its own plural ("minutes", "data")
+                kinds.setdefault(noun, set()).add(kind)
+                lemmas.setdefault(noun, noun)
+                plurals.add(noun)
+                continue
+            kinds.setdefault(noun, set()).add(kind)
+            lemmas.setdefault(noun, noun)
+            plural = plural_of.get(noun, _plural(noun))
+            kinds.setdefault(plural, set()).add(kind)
+            lemmas.setdefault(plural, noun)
+            plurals.add(plural)
+    return {k: frozenset(v) for k, v in kinds.items()}, lemmas, frozenset(plurals)
+
+
+def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
+    s, p, lex = data["sentences"], data["pasted"], data["lexicon"]
+    nouns, lemmas, plurals = _nouns(data["nouns"], data["plurals"])
+    return LanguagePack(
+        grammar=grammar,
+        abbreviations=frozenset(a.lower() for a in s["abbreviations"]),
+        number_abbreviations=frozenset(a.lower() for a in s["number_abbreviations"]),
+        question_marks="".join(s["question_marks"]),
+        classes={cls: frozenset(words) for cls, words in data["classes"].items()},
+        magnitudes={k: int(v) for k, v in data["magnitudes"].items()},
+        spellings=dict(data["spellings"]),
+        nouns=nouns,
+        noun_lemmas=lemmas,
+        plurals=plurals,
+        verb_phrases={k: frozenset(v) for k, v in data["phrases"]["verb"].items()},
+        noun_phrases={k: frozenset(v) for k, v in data["phrases"]["noun"].items()},
+        arguments=tuple(
+            ArgumentKind(name, frozenset(a["words"]), frozenset(a["roles"]), frozenset(a["kinds"]))
+            for name, a in data["arguments"].items()
+        ),
+        identifier_markers=frozenset(data["values"]["identifier_markers"]),
+        multiple=frozenset(data["values"]["multiple"]),
+        attribution_verbs=_phrases(p["attribution_verbs"]),
+        documents=frozenset(p["documents"]),
+        presenters=_phrases(p["presenters"]),
+        forward_markers=tuple(p["forward_markers"]),
+        headers=tuple(p["headers"]),
+        instructions=tuple(data["delegation"]["instructions"]),
+        grant_periods={k: _phrases(v) for k, v in data["grants"].items()},
+        families={k: tuple(v) for k, v in lex["families"].items()},
+        triggers={k: frozenset(v) for k, v in lex["triggers"].items()},
+    )
+
+
+def load_pack(text: str, grammar: str | None = None) -> LanguagePack:
+    """A language pack from the text of a TOML file of ``english.toml``'s shape and a grammar (the English
+    grammar when none is given)."""
+    if grammar is None:
+        grammar = resources.files(__name__).joinpath("english.lark").read_text(encoding="utf-8")
+    return _pack(tomllib.loads(text), grammar)
+
+
+@cache
+def english() -> LanguagePack:
+    """The English pack shipped with the library (read once)."""
+    return load_pack(resources.files(__name__).joinpath("english.toml").read_text(encoding="utf-8"))
+
+
+@cache
+def _english_verbs() -> dict[str, str]:
+    """The shipped verb table (``english_verbs.txt``, built by :mod:`validator.devtools.verbs`): each form
+    and the rest of its line (empty: the form is its own only lemma). Read once, in a few milliseconds."""
+    text = resources.files(__name__).joinpath("english_verbs.txt").read_text(encoding="utf-8")
+    return dict(line.partition(" ")[::2] for line in text.splitlines() if line and not line.startswith("#"))
+
+
+def english_verb_lemmas(word: str) -> tuple[str, ...]:
+    """The verb lemmas the lower-case ``word`` is a form of (``paid`` -> ``("pay",)``); empty when the table
+    does not know it as a verb form. A word outside the table is not guessed at."""
+    rest = _english_verbs().get(word)
+    if rest is None:
+        return ()
+    return tuple(rest.split(" ")) if rest else (word,)
