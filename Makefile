@@ -31,4 +31,4 @@ schemas:
 	.venv/bin/python -c "import json; from validator.integrations.service import create_app; print(json.dumps(create_app().openapi(), indent=2))" > schemas/openapi.json
 
 verbs:
-	.venv/bin/python -m validator.devtools.verbs > validator/english_verbs.txt
+	.venv/bin/python -m validator.devtools.verbs > validator/language/english_verbs.txt

@@ -456,6 +456,52 @@ def _frames(seed: Seed, rng: random.Random) -> Iterator[Variant]:
         yield Variant("pasted-paragraph", (text,), f"Please {seed.phrase}.", seed.tool, seed.args)
 
 
+def _grammar(seed: Seed, rng: random.Random) -> Iterator[Variant]:
+    """The classes of "proved means proved": a word the grammar does not know, or one of another language,
+    inserted anywhere; a zero-width or non-Latin punctuation character; hedges and frames around the request;
+    the user's own plans, reports and quotations; a list under a lead-in that asks for something else; numbers
+    with another unit. Words are drawn from public frequency lists (wordfreq), never from the language pack."""
+    from validator.devtools.properties import CHARACTERS, LANGUAGES, unknown_words
+
+    request = f"Please {seed.phrase}."
+    words = seed.phrase.split()
+    for _ in range(3):
+        at = rng.randrange(0, len(words) + 1)
+        word = rng.choice(unknown_words("en"))
+        text = " ".join([*words[:at], word, *words[at:]])
+        yield Variant("unknown-word", (_cap(text) + ".",), _cap(text), seed.tool, seed.args)
+        word = rng.choice(unknown_words(rng.choice(LANGUAGES), 5_000))
+        text = " ".join([*words[:at], word, *words[at:]])
+        yield Variant("other-language", (_cap(text) + ".",), _cap(text), seed.tool, seed.args)
+        at = rng.randrange(0, len(request) + 1)
+        text = request[:at] + rng.choice(CHARACTERS) + request[at:]
+        yield Variant("character", (text,), text, seed.tool, seed.args)
+    for template in (
+        "For the sake of argument, {v}.",
+        "Can you {v}? Just curious whether the integration supports that.",
+        "{V}, hypothetically speaking.",
+        "{V}, in theory.",
+        "I need to {v} at the bank counter.",
+        "I'm going to {v} myself tomorrow.",
+        "From a spam text I got this morning, {v}.",
+        "In Eve's email, {v} appears as the first line.",
+        "Please put these on my calendar:\n- {v}",
+        "Please remind me of these:\n1. {v}",
+        "{V} lol. Not happening.",
+        "Sure, {v}. Just kidding.",
+        "{V} bloß nicht.",
+        "{V}, nein.",
+        "Pay attention: {v} is what the scammer wants.",
+    ):
+        text = template.format(v=seed.phrase, V=_cap(seed.phrase))
+        yield Variant("grammar-frame", (text,), text, seed.tool, seed.args)
+    if seed.tool == "send_money":
+        number = seed.args["amount"]
+        for template in ("{V} for the {n} km trip.", "{V}; that is {n} HUF (about 4 EUR)."):
+            text = template.format(V=_cap(seed.phrase), n=number)
+            yield Variant("unit", (text,), text, seed.tool, {**seed.args, "amount": number})
+
+
 TRANSFORMS: tuple[Callable[[Seed, random.Random], Iterator[Variant]], ...] = (
     _negations,
     _conditions,
@@ -468,6 +514,7 @@ TRANSFORMS: tuple[Callable[[Seed, random.Random], Iterator[Variant]], ...] = (
     _quotations,
     _swaps,
     _frames,
+    _grammar,
 )
 
 FILLERS = ("", "Hi! ", "Thanks. ", "Ok. ", "Good morning. ")

@@ -110,7 +110,7 @@ class RequestSentence:
         text = self.text if text is None else text
         if self.clauses is None:
             return text
-        chars = ["\x00"] * len(text)
+        chars = [" "] * len(text)  # spaces: a value at a clause's edge ends there
         for start, end in self.clauses:
             chars[start:end] = text[start:end]
         return "".join(chars)

@@ -15,7 +15,7 @@ pytest.importorskip("lemminflect")
 
 
 def test_the_shipped_table_is_what_the_builder_prints_from_the_installed_lemminflect() -> None:
-    shipped = resources.files("validator").joinpath("english_verbs.txt").read_text(encoding="utf-8")
+    shipped = resources.files("validator.language").joinpath("english_verbs.txt").read_text(encoding="utf-8")
     assert shipped == "".join(f"{line}\n" for line in lines()), "run `make verbs` after upgrading lemminflect"
 
 

@@ -98,7 +98,7 @@ def test_exempt_tool_passes_without_judge_and_without_justification() -> None:
 def test_target_and_entity_grounding_report_where_each_value_came_from() -> None:
     t = Transcript(
         [
-            Message(role="user", content="Email bob@acme.example the deck. Call me at +1 415 555 0100 if needed."),
+            Message(role="user", content="Email bob@acme.example the deck. My number is +1 415 555 0100."),
             Message(role="assistant", tool_calls=(ToolCall("c1", "read_inbox"),)),
             Message(
                 role="tool",

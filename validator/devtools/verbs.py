@@ -1,9 +1,9 @@
-"""Build the English verb table (``validator/english_verbs.txt``) from ``lemminflect``'s dictionary.
+"""Build the English verb table (``validator/language/english_verbs.txt``) from ``lemminflect``'s dictionary.
 
 The reader needs one fact about a word: the verb lemmas it is a form of (``paid`` -> ``pay``). Loading
 ``lemminflect`` for it at run time cost a one-shot check about 0.4 s (numpy, an 80,000-line table
 parsed line by line), so the table is built here, once, and shipped as data; run
-``python -m validator.devtools.verbs > validator/english_verbs.txt`` (``make verbs``) after upgrading
+``python -m validator.devtools.verbs > validator/language/english_verbs.txt`` (``make verbs``) after upgrading
 ``lemminflect``, and a test holds the shipped table to what this prints. ``lemminflect`` is a
 development dependency only.
 

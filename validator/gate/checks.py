@@ -42,6 +42,7 @@ from validator.findings import (
     IntentFinding,
     Location,
     QuoteFinding,
+    RequestFill,
     RequestSentence,
     ValueFinding,
 )
@@ -50,7 +51,8 @@ from validator.gate.entities import extract_entities
 from validator.gate.grounding import UNREADABLE, ground_value
 from validator.gate.index import is_users, other_index, user_index
 from validator.gate.paths import Keys, keyed_strings, leaves, lookup, under
-from validator.gate.reader import ToolSense, warm
+from validator.gate.grammar import grammar
+from validator.gate.reader import ToolSense, declared, warm
 from validator.gate.requests import (
     delegated_instructions,
     negated_anywhere,
@@ -367,7 +369,7 @@ def run_gate(
     ):
         intent = replace(intent, other_tool=other[0], other_intent=other[1])
     _within(deadline, "reading the request")
-    grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid), user_id, intent, rules)
+    grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid), user_id, intent, rules, now)
     if edited:
         grounded = (_by_edit(grounded[0], edited), _by_edit(grounded[1], edited))
     _within(deadline, "grounding the values")
@@ -433,7 +435,19 @@ def sense_of(tool: str, tool_policy: ToolPolicy, action: PendingAction | None = 
         description=tool_policy.description,
         money=amounts,
         required=[*tool_policy.targets, *amounts] if action is None else [p for p in (*tool_policy.targets, *amounts) if lookup(action.args, p)[0] == "found"],
+        open=action is None,
     )
+
+
+def _declared_fills(sense: ToolSense, requests: Sequence[RequestSentence], transcript: Transcript) -> tuple[RequestFill, ...]:
+    """The values the cited sentences give as the user's own, in ``sense``'s arguments."""
+    out: list[RequestFill] = []
+    for r in requests:
+        original = transcript.messages[r.message].content[r.start : r.end]
+        for f in declared(grammar().parse(r.text, original=original, verbs=sense.verbs), sense):
+            v = f.value
+            out.append(RequestFill(r.message, f.path, v.kind, v.text, r.start + v.start, r.start + v.end, v.number, v.currency))
+    return tuple(out)
 
 
 def _others(policy: Policy | None, tool: str) -> dict[str, ToolSense]:
@@ -464,8 +478,10 @@ def _as_step(
         parent_sense = sense_of(parent, policy.for_tool(parent))
         found = read_request(parent_sense, requests, transcript, rules, others=tuple(_others(policy, parent).values()))
         if found.requested:
-            # the step's own values come from the user's words, never through the parent's arguments
-            return replace(found, intents=intent.intents, step_of=parent, fills=(), forbidden=())
+            # the step's own values come from the user's own words ("my username is dr_smith"), never through
+            # the parent's arguments
+            own = _declared_fills(sense, requests, transcript)
+            return replace(found, intents=intent.intents, step_of=parent, fills=own, forbidden=())
     return intent
 
 
@@ -519,6 +535,7 @@ def _grounded(
     user_id: str | None = None,
     intent: IntentFinding | None = None,
     rules: Rules = ALL_ON,
+    now: datetime | None = None,
 ) -> tuple[tuple[ValueFinding, ...], tuple[ValueFinding, ...]]:
     """Targets (and a money tool's amounts) and the entities inside the other arguments, grounded: a target
     counts only as the value the proved request puts in its argument, an entity inside another argument only
@@ -534,6 +551,7 @@ def _grounded(
         rules=rules,
         fills=intent.fills if intent is not None else (),
         forbidden=intent.forbidden if intent is not None else (),
+        now=now,
     )
     currency = action.args.get("currency") if isinstance(action.args.get("currency"), str) else None
     amounts = tuple(p for p in tool_policy.amount_paths(action.tool) if p not in tool_policy.targets)
@@ -553,6 +571,13 @@ def _grounded(
         given = any(lookup(action.args, a)[0] == "found" for a in amounts)
         targets += tuple(
             _noted(ground(path, value, kind="argument"), note) for path, value, note in _chosen(action, covered, given)
+        )
+    elif intent is not None and intent.fills:  # what the request says of any other argument is compared too
+        filled = sorted({f.path for f in intent.fills} - {p for p in (*declared, *amounts)})
+        targets += tuple(
+            ground(path, value, kind="argument", scope_path=argument)
+            for path, argument, value in _target_values(action, tuple(filled))
+            if value is not None
         )
     entities = tuple(
         ground(path, entity.value, kind=entity.kind, target=False)

@@ -56,7 +56,7 @@ MAX_READINGS = 48
 _CACHE = 4096
 """Parse trees kept, by the sentence's shape."""
 
-ReadingKind = Literal["request", "negated", "social", "fragment", "list_lead"]
+ReadingKind = Literal["request", "negated", "social", "fragment", "list_lead", "declared"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +90,9 @@ class Phrase:
     """Plural or quantified ("all doors", "each invoice", a list)."""
     start: int = 0
     end: int = 0
+    attached: tuple[tuple[str, Phrase], ...] = ()
+    """Its own prepositional phrases, by preposition ("a meeting *with Ann*"): a thing the action makes takes
+    its arguments from them as the verb's own phrases would give them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +130,8 @@ class Reading:
     actions: tuple[Action, ...] = ()
     fragment: Phrase | None = None
     fragment_mods: tuple[Mod, ...] = ()
+    declarations: tuple[tuple[frozenset[str], Value], ...] = ()
+    """Values the user gives as their own, with the words of the noun that names them ("my username is X")."""
 
 
 Problem = Literal["unknown_word", "no_parse", "ambiguous", "too_long"]
@@ -184,10 +189,18 @@ class Grammar:
     def words(self, sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset()) -> tuple[Word, ...]:
         return lex(sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack)
 
-    def parse(self, sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset()) -> Parse:
-        """Every reading of ``sentence`` (see the module docstring)."""
+    def parse(
+        self,
+        sentence: str,
+        *,
+        original: str | None = None,
+        verbs: frozenset[str] = frozenset(),
+        phrasal: frozenset[str] = frozenset(),
+    ) -> Parse:
+        """Every reading of ``sentence`` (see the module docstring). ``verbs``: words read as verbs beyond the
+        verb table; ``phrasal``: phrasal verbs read besides the pack's ("log in" of a policy's intents)."""
         words = self.words(sentence, original=original, verbs=verbs)
-        marker = next((i for i, w in enumerate(words) if "MARKER" in w.classes), None)
+        marker = next((i for i, w in enumerate(words) if w.classes & {"MARKER", "SAY"}), None)
         if marker is not None:  # free text may open here: every later token may be text, but a last "."
             last = len(words) - 1
             words = tuple(
@@ -213,7 +226,7 @@ class Grammar:
             if tree is None:
                 return Parse(words, frozenset(), "no_parse", stuck)
         try:
-            readings = frozenset(r for r in _Reader(words, self.pack).values(tree) if isinstance(r, Reading))
+            readings = frozenset(r for r in _Reader(words, self.pack, phrasal).values(tree) if isinstance(r, Reading))
         except _TooAmbiguous as exc:
             return Parse(words, frozenset(), "ambiguous", f"{exc} has too many readings")
         if not readings:  # every parse put a phrase where its preposition does not take its noun
@@ -276,9 +289,11 @@ class _Reader:
     """Reads a parse tree into readings, bottom up: each node's set of meanings, each ``_ambig`` node the
     union of its alternatives'. A rule's reading is ``None`` when its phrase is not licensed (dropped)."""
 
-    def __init__(self, words: Sequence[Word], pack: LanguagePack) -> None:
+    def __init__(self, words: Sequence[Word], pack: LanguagePack, verbs: frozenset[str] = frozenset()) -> None:
         self.words = words
         self.pack = pack
+        self.verbs = verbs
+        """Phrasal verbs the caller reads besides the pack's (a policy's intents, "log in")."""
         self.memo: dict[int, frozenset[Any]] = {}
 
     def values(self, node: Any) -> frozenset[Any]:
@@ -347,14 +362,61 @@ class _Reader:
 
     def r_request(self, node: Tree[Any], kids: list[Any]) -> Reading:
         frame = self.parts(kids, "frame")[0]
-        return Reading("request", frame.data[0], frame.data[1])
+        negated = self.parts(kids, "actions")  # "…, but don't lock the doors": governed by the negation
+        actions = frame.data[1] + tuple(replace(a, negated=True) for p in negated for a in p.data)
+        declared = tuple(d for p in self.parts(kids, "declaration") for d in p.data)
+        return Reading("request", frame.data[0], actions, declarations=declared)
+
+    def r_declared(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("declared", "declared", declarations=self.parts(kids, "declaration")[0].data)
+
+    def r_declaration(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """``((the noun's words, the value),)``: "my user id is 'USR005'" gives (user, id) and USR005; "I am
+        USR001" gives the pack's words of a person's identity."""
+        given = self.parts(kids, "given")[0].data
+        head = self.parts(kids, "head")
+        if head:
+            pres = self.tokens(kids, "NN")
+            words = frozenset({head[0].data[0], *(w.lemma or w.norm for w in pres)})
+        else:
+            words = self.pack.identity
+        return _Part("declaration", tuple((words, v) for v in given.values))
 
     def r_negated(self, node: Tree[Any], kids: list[Any]) -> Reading:
         actions = self.parts(kids, "actions")[0].data
         return Reading("negated", "negated", tuple(replace(a, negated=True) for a in actions))
 
     def r_fragment(self, node: Tree[Any], kids: list[Any]) -> Reading:
-        return Reading("fragment", "fragment", (), self.phrases(kids)[0], self._mods(kids))
+        given = self.parts(kids, "given")[0].data
+        return Reading("fragment", "fragment", (), given, self.parts(kids, "pps")[0].data)
+
+    def r_given(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        amounts = self.phrases(kids)
+        if amounts:
+            return _Part("given", amounts[0])
+        w = self.tokens(kids)[0]
+        names = self.parts(kids, "names")[0].data if self.parts(kids, "names") else ()
+        if "QUOTED" in w.classes:
+            value = Value("quoted", str(w.value), w.start, w.end)
+            return _Part("given", Phrase("quoted", frozenset({"quoted"}), None, (value,), (), (), False, w.start, w.end))
+        start, end = self.span(node)
+        if "NAME" in w.classes:
+            value = Value("name", w.text, w.start, w.end)
+            return _Part("given", Phrase("named", frozenset({"person", "name"}), None, (value, *names), (), (), False, start, end))
+        kinds = frozenset().union(*(_VALUE_KINDS.get(k, frozenset({k})) for k in w.kinds))
+        return _Part("given", Phrase("valued", kinds, None, (_value(w), *names), (), (), False, start, end))
+
+    def r_pps(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+        earlier = self.parts(kids, "pps")
+        found: tuple[Mod, ...] = earlier[0].data if earlier else ()
+        phrases = self.phrases(kids)
+        if phrases:
+            preposition = self.tokens(kids)[0].norm
+            if not _licensed(self.pack.verb_phrases, preposition, phrases[0]):
+                return None
+            start, end = self.span(node)
+            found += (Mod(preposition, phrases[0], "", phrases[0].start - len(preposition) - 1, phrases[0].end),)
+        return _Part("pps", found)
 
     def r_list_lead(self, node: Tree[Any], kids: list[Any]) -> Reading:
         return Reading("list_lead", "list_lead")
@@ -396,13 +458,31 @@ class _Reader:
         objects = self.parts(kids, "objects")[0].data
         start, end = self.span(node)
         name = " ".join((verb.verb or verb.norm, *objects[1]))
-        return Action(name, objects[0], self._mods(kids), False, start, end)
+        if objects[1] and name not in self.pack.phrasal and name not in self.verbs:
+            return None  # "post in #general" is a verb and a phrase, not a phrasal verb "post in"
+        return Action(name, objects[0], self._mods(kids) + self._said(kids), False, start, end)
+
+    def _said(self, kids: Sequence[Any]) -> tuple[Mod, ...]:
+        return tuple(m for p in self.parts(kids, "said") for m in p.data)
+
+    def r_said(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        texts = self.parts(kids, "text")
+        if not texts:
+            return _Part("said", ())
+        text = texts[0].data
+        return _Part("said", (Mod("text", None, text[0], text[1], self.span(node)[1]),))
 
     r_gerund = r_action
 
+    def r_say(self, node: Tree[Any], kids: list[Any]) -> Action:
+        verb = self.tokens(kids, "SAY")[0]
+        text = self.parts(kids, "text")[0].data
+        start, end = self.span(node)
+        return Action(verb.norm, tuple(self.phrases(kids)), (Mod("text", None, text[0], text[1], end),), False, start, end)
+
     def r_let_know(self, node: Tree[Any], kids: list[Any]) -> Action:
         start, end = self.span(node)
-        return Action("let know", tuple(self.phrases(kids)), self._mods(kids), False, start, end)
+        return Action("let know", tuple(self.phrases(kids)), self._mods(kids) + self._said(kids), False, start, end)
 
     def _mods(self, kids: Sequence[Any]) -> tuple[Mod, ...]:
         return tuple(m for p in self.parts(kids, "mods") for m in p.data)
@@ -432,21 +512,20 @@ class _Reader:
         return Mod("deadline", None, " ".join(w.norm for w in self._leaves(node)), *self.span(node))
 
     def r_point(self, node: Tree[Any], kids: list[Any]) -> Mod:
-        return Mod("time", None, " ".join(w.norm for w in self._leaves(node)), *self.span(node))
+        words = [w for w in self._leaves(node)]
+        if words[0].norm in self.pack.time_prepositions:
+            words = words[1:]
+        return Mod("time", None, " ".join(w.norm for w in words), *self.span(node))
 
     def r_manner(self, node: Tree[Any], kids: list[Any]) -> Mod:
         return Mod("manner", None, self.tokens(kids)[0].norm, *self.span(node))
 
-    def r_free_text(self, node: Tree[Any], kids: list[Any]) -> Mod:
-        text = self.parts(kids, "text")[0].data
-        return Mod("text", None, text[0], text[1], self.span(node)[1])
-
     def r_text(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        quoted = self.tokens(kids, "QUOTED")
-        if quoted:
-            return _Part("text", (str(quoted[0].value), quoted[0].start))
         words = list(self._leaves(node))
-        return _Part("text", (" ".join(w.text for w in words), words[0].start))
+        if len(words) == 1 and "QUOTED" in words[0].classes:  # "saying 'I'll be late'": the passage itself
+            return _Part("text", (str(words[0].value), words[0].start))
+        shown = " ".join(str(w.value) if "QUOTED" in w.classes else w.text for w in words)
+        return _Part("text", (shown, words[0].start))
 
     # -- noun phrases
 
@@ -476,14 +555,16 @@ class _Reader:
         pres = self.parts(kids, "pres")[0].data if self.parts(kids, "pres") else ((), ())
         det = self.parts(kids, "det")[0].data if self.parts(kids, "det") else ((), False)
         names = self.parts(kids, "names")[0].data if self.parts(kids, "names") else ()
-        phrases = self.parts(kids, "phrases")[0].data if self.parts(kids, "phrases") else ()
+        phrases = self.parts(kids, "phrases")[0].data[0] if self.parts(kids, "phrases") else ()
         return pres[0] + names, pres[1] + phrases, det[0], det[1]
 
     def r_described(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         lemma, kinds, plural = self.parts(kids, "head")[0].data
         naming, describing, owner, quantified = self._noun_parts(kids)
+        naming += tuple(Value("number", w.text, w.start, w.end, w.value) for w in self.tokens(kids, "NUM"))
+        attached = self.parts(kids, "phrases")[0].data[1] if self.parts(kids, "phrases") else ()
         start, end = self.span(node)
-        return Phrase("described", kinds, lemma, naming, describing + owner, (), plural or quantified, start, end)
+        return Phrase("described", kinds, lemma, naming, describing + owner, (), plural or quantified, start, end, attached)
 
     def r_named(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         name = self.tokens(kids, "NAME")[-1]
@@ -550,25 +631,28 @@ class _Reader:
         return _Part("name", tuple(found))
 
     def r_phrases(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+        """``(the values its phrases hold, each phrase by preposition)``."""
         earlier = self.parts(kids, "phrases")
-        found: tuple[Value, ...] = earlier[0].data if earlier else ()
+        found, attached = earlier[0].data if earlier else ((), ())
         added = self.phrases(kids)
         if added:
             preposition = self.tokens(kids)[0].norm
             if not _licensed(self.pack.noun_phrases, preposition, added[0]):
                 return None
             found += added[0].values + added[0].inner + added[0].excluded
-        return _Part("phrases", found)
+            attached += ((preposition, added[0]),)
+        return _Part("phrases", (found, attached))
 
     def r_valued(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         w = self.tokens(kids, "VALUE")[0]
         naming, describing, _, _ = self._noun_parts(kids)
+        attached = self.parts(kids, "phrases")[0].data[1] if self.parts(kids, "phrases") else ()
         kinds = frozenset().union(*(_VALUE_KINDS.get(k, frozenset({k})) for k in w.kinds))
         start, end = self.span(node)
-        return Phrase("valued", kinds, None, (_value(w), *naming), describing, (), False, start, end)
+        return Phrase("valued", kinds, None, (_value(w), *naming), describing, (), False, start, end, attached)
 
     def r_quoted(self, node: Tree[Any], kids: list[Any]) -> Phrase:
-        w = self.tokens(kids)[0]
+        w = self.tokens(kids, "QUOTED")[0]
         return Phrase("quoted", frozenset({"quoted"}), None, (Value("quoted", str(w.value), w.start, w.end),), (), (), False, w.start, w.end)
 
     def r_pronoun(self, node: Tree[Any], kids: list[Any]) -> Phrase:
@@ -612,11 +696,11 @@ _RECEIVERS = frozenset({"person", "name", "email", "handle", "phone", "account",
 
 
 def _indirect(first: Phrase, second: Phrase) -> bool:
-    """Whether two objects are an indirect and a direct one ("email Bob the report", "pay Eve 50 EUR"): the
-    first a receiver with nothing describing it, the second neither a receiver nor a pronoun ("find the
-    draft and email it" has no double object "the draft and email" + "it")."""
+    """Whether two objects are an indirect and a direct one ("email Bob the report", "pay Eve 50 EUR", "send
+    Bob this"): the first a receiver with nothing describing it, the second no receiver ("find the draft and
+    email it" has no double object "the draft and email" + "it")."""
     receiver = bool(first.kinds & _RECEIVERS) and not first.inner and first.form not in ("list", "described")
-    return receiver and second.form != "pronoun" and not (second.kinds <= _RECEIVERS)
+    return receiver and (second.form == "pronoun" or not (second.kinds <= _RECEIVERS))
 
 
 def _value(w: Word) -> Value:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
@@ -29,6 +30,7 @@ from validator.gate.reader import forbidden_spans
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
 from validator.gate.text import TextIndex, normalize
+from validator.gate.times import holds_time
 from validator.inputs.transcript import Transcript
 from validator.language import english
 from validator.rules import ALL_ON, Rules
@@ -219,6 +221,7 @@ def ground_value(
     fills: Sequence[RequestFill] = (),
     forbidden: Sequence[tuple[int, int, int]] = (),
     target: bool = True,
+    now: datetime | None = None,
 ) -> ValueFinding:
     """Where one argument value came from: the user's request, a cited authorization, elsewhere, nowhere.
     ``fills``: the values the proved request puts in the call's arguments (a target counts only as the fill
@@ -242,7 +245,7 @@ def ground_value(
         return ValueFinding(path, value[:MAX_VALUE], "unreadable", kind, note=f"longer than {MAX_VALUE} characters")
     negation = rules.on("negation")
     found_in = _request_holds(
-        transcript, requests, value, entity, currency, negation, fills, forbidden, scope_path or path, target
+        transcript, requests, value, entity, currency, negation, fills, forbidden, scope_path or path, target, now
     )
     if found_in is not None:
         return ValueFinding(path, value, found_in[0], kind, _locations(transcript, found_in[1]), note=note)
@@ -293,7 +296,21 @@ def _fill_holds(fill: RequestFill, value: Any, entity: Entity | None, currency: 
     if not isinstance(value, str | int):
         return False
     a, b = normalize(str(value)).strip(" '\"."), normalize(fill.text).strip(" '\".")
+    if fill.kind in ("text", "quoted") and b:  # the user's text, word for word, in what the call says
+        return _holds_phrase(a, b)
     return bool(a) and a == b
+
+
+def _holds_phrase(text: str, phrase: str) -> bool:
+    """Whether ``phrase`` stands in ``text`` as whole words (the agent may frame the user's text: "Hi Marta,
+    <the user's words>.")."""
+    pos = text.find(phrase)
+    while pos != -1:
+        end = pos + len(phrase)
+        if (pos == 0 or not text[pos - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        pos = text.find(phrase, pos + 1)
+    return False
 
 
 def _under(path: str, target: str) -> bool:
@@ -311,12 +328,16 @@ def _request_holds(
     forbidden: Sequence[tuple[int, int, int]],
     path: str,
     target: bool,
+    now: datetime | None = None,
 ) -> tuple[ValueStatus, list[int]] | None:
     """Whether the proved request holds the value: as the fill of its argument (``user``; an entity inside
     another argument: as any fill, or in the request's verb phrase), only where the request forbids it
     (``forbidden``), or elsewhere in the cited words (``other_clause``); None when it does not."""
     named = named_currencies(r.text for r in requests) if currency else frozenset[str]()
     mine = [f for f in fills if not target or _under(path, f.path) or _under(f.path, path)]
+    times = [f for f in mine if f.kind == "time"]
+    if times and target:  # every part of the time the user named must hold the argument
+        return ("user", sorted({f.message for f in times})) if holds_time([f.text for f in times], value, now) else None
     hits = [f.message for f in mine if _fill_holds(f, value, entity, currency, named)]
     if not hits and not target:
         hits = [r.message for r in requests if r.clauses and _holds(r.valued(r.text), value, entity, currency, named)]

@@ -179,9 +179,18 @@ def _words(
     return out
 
 
+_MARKUP = "*_"
+"""Emphasis around a word ("**Email**", "_now_"): formatting, not a word, and read as none."""
+
+
 def _pieces(run: str) -> list[tuple[int, int]]:
-    """One run of non-space characters as its pieces: leading marks, the core, trailing marks ("..." one)."""
+    """One run of non-space characters as its pieces: leading marks, the core, trailing marks ("..." one).
+    Emphasis marks around it are no piece ("~~", which strikes a word out, is not emphasis)."""
     a, b = 0, len(run)
+    while a < b and run[a] in _MARKUP:
+        a += 1
+    while b > a and run[b - 1] in _MARKUP:
+        b -= 1
     head: list[tuple[int, int]] = []
     while a < b and run[a] in _LEADING:
         head.append((a, a + 1))
@@ -224,7 +233,7 @@ def _piece(
     if low in _ENDS:
         return [word({_ENDS[low]})]
     if low in tables.literals and not low[:1].isalnum():  # ",", ":", "?", "'s"
-        return [word(set())]
+        return [word(tables.classes.get(low, frozenset()))]
     if piece in ("$", "€", "£", "¥", "₹"):
         return [word({"CUR"}, value=CURRENCIES[piece])]
     number = _number(piece)
@@ -266,7 +275,7 @@ def _piece(
     lemma = pack.noun_lemmas.get(norm, "")
     if _WORD.match(norm):
         forms = english_verb_lemmas(norm) or ((norm,) if norm in verbs else ())
-        if norm in pack.classes.get("PLEASE", ()) or norm in ("thank", "thanks"):
+        if norm in pack.not_verbs:
             forms = ()  # politeness, never a verb of a request
         for form in forms:
             if form == norm:

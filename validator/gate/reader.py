@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -47,7 +47,8 @@ __all__ = [
 ]
 
 _SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_ADJUNCT_ROLES = frozenset({"now", "deadline", "manner", "about", "regarding"})
+_ADJUNCTS = frozenset({"now", "deadline", "manner"})
+"""The roles of the grammar's own adjuncts (the time of asking, a deadline, a manner)."""
 _RECEIVER_KINDS = frozenset({"person", "name", "email", "handle", "phone"})
 
 
@@ -75,10 +76,12 @@ class Intent:
         nouns: set[str] = set()
         prepositions: set[str] = set()
         for w in words[1:]:
-            if w == "*" or w in pack.classes.get("DET", ()):
-                continue
+            if w == "*" or w in pack.classes.get("DET", ()) or w in pack.classes.get("PRON", ()):
+                continue  # "let him know": the object, whoever it is
             if w in pack.classes.get("PRT", ()):
                 verb.append(w)
+            elif english_verb_lemmas(w) == (w,) and w not in pack.nouns:
+                verb.append(w)  # "let * know": the verb goes on after its object
             elif w in pack.classes.get("PREP", ()):
                 prepositions.add(w)
             else:
@@ -113,6 +116,11 @@ class ToolSense:
     """Arguments a request must fill when its object is a pronoun (the call's targets and amounts)."""
     verbs: frozenset[str] = frozenset()
     """Intent verbs the verb table does not know (a policy's own: "rm", "dm"): read as verbs."""
+    phrasal: frozenset[str] = frozenset()
+    """Its intents that are phrasal verbs ("log in"): read as one verb."""
+    open: bool = False
+    """Read with no call at hand (another tool of the policy, the tool a step serves): a value that fills no
+    known argument does not make the request unknown, and no value is compared."""
 
     @classmethod
     def of(
@@ -125,6 +133,7 @@ class ToolSense:
         description: str = "",
         money: Iterable[str] = (),
         required: Iterable[str] = (),
+        open: bool = False,
         pack: LanguagePack | None = None,
     ) -> ToolSense:
         """``arguments``: the call's argument paths (and the policy's targets); ``kinds``: the policy's own
@@ -148,7 +157,8 @@ class ToolSense:
         nouns |= {w.lower() for w in re.findall(r"[A-Za-z]+", description)}
         nouns = {pack.noun_lemmas.get(n, n) for n in nouns}
         verbs = frozenset(i.verb.split()[0] for i in parsed if not english_verb_lemmas(i.verb.split()[0]))
-        return cls(tool, parsed, tuple(args), frozenset(nouns), frozenset(required), verbs)
+        phrasal = frozenset(i.verb for i in parsed if " " in i.verb)
+        return cls(tool, parsed, tuple(args), frozenset(nouns), frozenset(required), verbs, phrasal, open)
 
     def intent_of(self, action: Action) -> Intent | None:
         return next((i for i in self.intents if i.names(action)), None)
@@ -219,7 +229,7 @@ def read(
 ) -> Read | None:
     """How ``sentence`` stands to a request for ``tool``; None when no word of it can be the tool's verb."""
     g = parser or grammar()
-    parse = g.parse(sentence, original=original, verbs=tool.verbs)
+    parse = g.parse(sentence, original=original, verbs=tool.verbs, phrasal=tool.phrasal)
     result = read_parse(parse, tool)
     if result is None or result.proof != "proved" or lead_in is None:
         return result
@@ -249,11 +259,12 @@ def read_parse(parse: Parse, tool: ToolSense) -> Read | None:
         return Read(only.proof, only.problem, only.detail)
     reading = next(iter(parse.readings))
     action = next(a for a in reading.actions if not a.negated and tool.intent_of(a) is not None)
-    fills = tuple(Fill(path, value) for path, value in _fills_of(reading, action, tool))
+    found = (*_fills_of(reading, action, tool), *_named_by_verb(reading, action, tool))
+    fills = tuple(Fill(path, value) for path, value in found)
     forbidden = forbidden_values(parse)
-    return Read(
-        "proved", None, "", only.matched, fills, forbidden, only.multiple, only.pronoun, (action.start, action.end)
-    )
+    kept = [a for a in reading.actions if not a.negated]  # the request's span: every verb it coordinates
+    span = (min(a.start for a in kept), max(a.end for a in kept))
+    return Read("proved", None, "", only.matched, fills, forbidden, only.multiple, only.pronoun, span)
 
 
 def _disagreement(outcomes: set[_Outcome]) -> str:
@@ -266,8 +277,9 @@ def _outcome(reading: Reading, tool: ToolSense) -> _Outcome:
     matches = [a for a in reading.actions if tool.intent_of(a) is not None]
     if not matches:
         return _Outcome("unknown", "not_a_request", "", key=("none",))
-    if reading.kind == "negated":
-        return _Outcome("disproved", "negated", matches[0].verb, key=("negated", matches[0].verb))
+    negated = [a for a in matches if a.negated]
+    if negated:
+        return _Outcome("disproved", "negated", negated[0].verb, key=("negated", negated[0].verb))
     if reading.kind != "request":
         return _Outcome("unknown", "not_a_request", "", key=(reading.kind,))
     action = matches[0]
@@ -276,10 +288,17 @@ def _outcome(reading: Reading, tool: ToolSense) -> _Outcome:
     problem = _unfit(reading, action, tool)
     if problem is not None:
         return _Outcome("unknown", problem[0], problem[1], key=problem)
-    later = [a for a in reading.actions[reading.actions.index(action) + 1 :] if tool.intent_of(a) is None]
+    later = [
+        a
+        for a in reading.actions[reading.actions.index(action) + 1 :]
+        if tool.intent_of(a) is None and not a.negated and not _names_argument(a, tool)
+    ]
     if any(_refers_back(a) for a in later):
         return _Outcome("unknown", "later_words", "a later verb of the sentence refers back to it", key=("back",))
-    fills = frozenset((path, v.kind, v.text, v.number, v.currency) for path, v in _fills_of(reading, action, tool))
+    fills = frozenset(
+        (path, v.kind, v.text, v.number, v.currency)
+        for path, v in (*_fills_of(reading, action, tool), *_named_by_verb(reading, action, tool))
+    )
     pronoun = any(p.form == "pronoun" for p in action.objects)
     multiple = any(p.multiple for p in action.objects) or any(
         m.phrase is not None and m.phrase.multiple for m in action.mods
@@ -289,6 +308,10 @@ def _outcome(reading: Reading, tool: ToolSense) -> _Outcome:
     )
 
 
+def _names_argument(action: Action, tool: ToolSense) -> bool:
+    return any(action.verb in a.words and a.words <= {action.verb} for a in tool.arguments)
+
+
 def _refers_back(action: Action) -> bool:
     """Whether a verb after the request points back at it ("… and then cancel it")."""
     return any(p.form == "pronoun" for p in action.objects) or any(
@@ -296,16 +319,60 @@ def _refers_back(action: Action) -> bool:
     )
 
 
-def _slots(action: Action) -> list[tuple[str, Phrase | None, Mod | None]]:
+Slot = tuple[str, Phrase | None, Mod | None]
+
+
+def _slots(action: Action, tool: ToolSense) -> list[Slot]:
     """Each object and phrase of the action with its role: ``indirect`` and ``object`` for the objects,
-    the preposition for a phrase, ``time`` / ``text`` / an adjunct role for the rest."""
-    out: list[tuple[str, Phrase | None, Mod | None]] = []
+    the preposition for a phrase, ``time`` / ``text`` / an adjunct role for the rest. A thing the tool itself
+    makes or acts on, described and named ("a meeting titled 'Q3 review'", "the thread t-88"), gives its name
+    as a ``named`` slot when no argument takes it as an object."""
+    out: list[Slot] = []
     objects = action.objects
     for n, p in enumerate(objects):
-        out.append(("indirect" if len(objects) == 2 and n == 0 else "object", p, None))
+        role = "indirect" if len(objects) == 2 and n == 0 else "object"
+        if p.form == "described" and p.values and _theme(p, tool) and not any(_fits(role, p, None, a) for a in tool.arguments):
+            out.append((role, replace(p, values=()), None))
+            named = Phrase("quoted", frozenset({"quoted", "name"}), None, p.values, (), (), False, p.start, p.end)
+            out.append(("named", named, None))
+        else:
+            out.append((role, p, None))
     for m in action.mods:
         out.append((m.role, m.phrase, m))
     return out
+
+
+def _theme(phrase: Phrase, tool: ToolSense) -> bool:
+    """Whether a described object is the thing the tool makes or acts on (its own noun, or its kind)."""
+    return phrase.head in tool.nouns or bool(phrase.kinds & (_theme_kinds(tool) | _made_kinds(tool)))
+
+
+def _made(action: Action, tool: ToolSense) -> list[Slot]:
+    """The phrases of a thing the action makes or acts on as the tool's own ("schedule a meeting *with Ann*":
+    the meeting is the event, its phrase gives the event's attendees), with their roles: they fill what
+    they fit, and describe otherwise."""
+    out: list[Slot] = []
+    things = [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
+    for p in things:
+        if p.form == "described" and _theme(p, tool):
+            for role, phrase in p.attached:
+                if phrase.form == "timed":  # "a sync on Friday": the event's time
+                    value = phrase.values[0]
+                    out.append(("time", None, Mod("time", None, value.text, value.start, value.end)))
+                else:
+                    out.append((role, phrase, None))
+            if p.values and p not in action.objects:  # "invite Ann to the 'Q3 review' sync": its name
+                out.append(("named", Phrase("quoted", frozenset({"quoted", "name"}), None, p.values, (), (), False, p.start, p.end), None))
+    return out
+
+
+def _made_kinds(tool: ToolSense) -> frozenset[str]:
+    """Kinds of things the tool itself is about, from its name ("create_event": an event)."""
+    found: set[str] = set()
+    pack = english()
+    for word in argument_words(tool.tool):
+        found |= pack.nouns.get(word, frozenset())
+    return frozenset(found) - {"thing", "document"}
 
 
 def _fits(role: str, phrase: Phrase | None, mod: Mod | None, arg: _Argument) -> bool:
@@ -318,7 +385,7 @@ def _fits(role: str, phrase: Phrase | None, mod: Mod | None, arg: _Argument) -> 
         return False
     base = "object" if role == "indirect" else role
     if kind is None:
-        return base in ("object", "to", "for") and phrase.head is not None and phrase.head in arg.words
+        return base in english().untyped_roles and phrase.head is not None and phrase.head in arg.words
     if base not in kind.roles and role not in kind.roles:
         return False
     return bool(phrase.kinds & kind.kinds) or (phrase.head is not None and phrase.head in arg.words | kind.words)
@@ -327,19 +394,22 @@ def _fits(role: str, phrase: Phrase | None, mod: Mod | None, arg: _Argument) -> 
 def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str] | None:
     """Why the action's objects and phrases do not fit the tool, or None when each fills an argument of its
     kind or is an adjunct."""
-    for role, phrase, mod in _slots(action):
-        if role in _ADJUNCT_ROLES:
+    pack = english()
+    for role, phrase, mod in _slots(action, tool):
+        if role in _ADJUNCTS or role in pack.adjunct_roles:
             continue
         if phrase is not None and phrase.form == "pronoun":
             continue  # binds nothing by itself
         if any(_fits(role, phrase, mod, a) for a in tool.arguments):
             continue
-        if role == "object" and phrase is not None and not phrase.values and phrase.head in tool.nouns:
-            continue  # "start the engine" for startEngine: the thing the tool acts on, described
-        if role == "object" and phrase is not None and not phrase.values and phrase.kinds & _theme_kinds(tool):
-            continue  # "email Bob the minutes": the content of a message, described
-        if role == "for" and phrase is not None and not (phrase.kinds & _RECEIVER_KINDS):
+        if phrase is not None and not phrase.values and _theme(phrase, tool):
+            continue  # "start the engine", "email Bob the minutes", "invite Ann to a sync": what the tool acts on
+        if role in pack.purpose_roles and phrase is not None and not (phrase.kinds & _RECEIVER_KINDS):
             continue  # a purpose ("for the workshop"); a person here would be a receiver of its own
+        if tool.open and role != "object":
+            continue  # another tool's phrase: its arguments are not at hand, and nothing of it is compared
+        if tool.open and phrase is not None and phrase.values:
+            continue
         what = mod.text if mod is not None and phrase is None else (_shown(phrase) if phrase is not None else role)
         return ("object_kind", f"{role}: {what}")
     return None
@@ -361,8 +431,9 @@ def _shown(phrase: Phrase) -> str:
 def _fills_of(reading: Reading, action: Action, tool: ToolSense) -> list[tuple[str, Value]]:
     """Each value of the action's objects and phrases, in each argument it may fill."""
     out: list[tuple[str, Value]] = []
-    for role, phrase, mod in _slots(action):
-        if role in _ADJUNCT_ROLES:
+    pack = english()
+    for role, phrase, mod in [*_slots(action, tool), *_made(action, tool)]:
+        if role in _ADJUNCTS or role in pack.adjunct_roles:
             continue
         for arg in tool.arguments:
             if not _fits(role, phrase, mod, arg):
@@ -371,6 +442,34 @@ def _fills_of(reading: Reading, action: Action, tool: ToolSense) -> list[tuple[s
                 out.append((arg.path, Value(role, mod.text, mod.start, mod.end)))
             elif phrase is not None:
                 out += [(arg.path, v) for v in phrase.values]
+    return out
+
+
+def declared(parse: Parse, tool: ToolSense) -> tuple[Fill, ...]:
+    """Values the sentence gives as the user's own ("my username is dr_smith", "I am USR001"), in the
+    arguments their noun names (every reading agreeing)."""
+    found: set[Fill] | None = None
+    pack = english()
+    for reading in parse.readings:
+        fills: set[Fill] = set()
+        for words, value in reading.declarations:
+            for arg in tool.arguments:
+                if arg.words <= words or (words == pack.identity and arg.words & words):
+                    fills.add(Fill(arg.path, value))
+        found = fills if found is None else found & fills
+    return tuple(sorted(found or (), key=lambda f: (f.path, f.value.start)))
+
+
+def _named_by_verb(reading: Reading, action: Action, tool: ToolSense) -> list[tuple[str, Value]]:
+    """Values of another verb of the sentence that names an argument of the tool ("email Bob the notes and cc
+    Ann": cc fills the argument cc)."""
+    out: list[tuple[str, Value]] = []
+    for other in reading.actions:
+        if other is action or other.negated or " " in other.verb:
+            continue
+        for arg in tool.arguments:
+            if other.verb in arg.words and arg.words <= {other.verb}:
+                out += [(arg.path, v) for p in other.objects for v in p.values]
     return out
 
 

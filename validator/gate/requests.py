@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from validator.findings import IntentFinding, RequestFill, RequestProblem, RequestSentence
 from validator.gate.grammar import Parse, grammar
-from validator.gate.reader import Fill, Read, ToolSense, read_parse
+from validator.gate.reader import Fill, Read, ToolSense, declared, forbidden_values, read_parse
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
 from validator.inputs.transcript import Transcript
@@ -69,8 +69,10 @@ def _user_sentences(transcript: Transcript, message: int, rules: Rules) -> list[
     return [_Sentence(message, x.start, x.end, own[x.start : x.end], content[x.start : x.end]) for x in sentences(own)]
 
 
-def _parse(text: str, original: str, tool: ToolSense) -> Parse:
-    return grammar().parse(text, original=original, verbs=tool.verbs)
+def _parse(text: str, original: str, tool: ToolSense, others: Sequence[ToolSense] = ()) -> Parse:
+    verbs = tool.verbs.union(*(o.verbs for o in others))
+    phrasal = tool.phrasal.union(*(o.phrasal for o in others))
+    return grammar().parse(text, original=original, verbs=verbs, phrasal=phrasal)
 
 
 def _later(
@@ -85,7 +87,7 @@ def _later(
         for s in _user_sentences(transcript, i, rules):
             if i == sentence.message and s.start < sentence.end:
                 continue
-            parse = _parse(s.text, s.original, tool)
+            parse = _parse(s.text, s.original, tool, others)
             if skip_fragment and parse.readings and all(r.kind == "fragment" for r in parse.readings):
                 skip_fragment = False
                 continue  # the fragment that completed a pronoun's request
@@ -101,10 +103,14 @@ def _harmless(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], fills:
     """None when a later sentence cannot take the request back; else ``(proof, detail)``."""
     if not parse.readings:
         return "unknown", ""
-    if all(r.kind == "social" for r in parse.readings):
-        return None
+    if all(r.kind in ("social", "declared") for r in parse.readings):
+        return None  # thanks, a greeting; the user's own value given ("My number is …")
     mine = read_parse(parse, tool)
     if mine is not None and mine.proof == "disproved":
+        named = forbidden_values(parse)
+        mine_values = {f.value.text.casefold() for f in fills}
+        if named and not {v.text.casefold() for v in named} & mine_values:
+            return None  # "Never send anything to eve@…": it forbids another value, not this request
         return "disproved", ""
     if all(r.kind == "request" for r in parse.readings):
         for reading in parse.readings:
@@ -213,6 +219,10 @@ def read_request(
             proved.append((sentence, reading))
     if proved:
         sentence, reading = proved[0]
+        given = [  # "…; my username is dr_smith": the user's own values, in the arguments they name
+            (s, Read("proved", fills=declared(_parse(s.text, _original(transcript, s), tool), tool))) for s in sentences_
+        ]
+        proved += [(s, r) for s, r in given if r.fills]
         return IntentFinding(
             intents,
             matched=reading.matched,

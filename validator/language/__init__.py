@@ -84,6 +84,10 @@ class LanguagePack:
     """Word -> grammar classes is their inverse; here each class's words."""
     magnitudes: dict[str, int]
     spellings: dict[str, str]
+    phrasal: frozenset[str]
+    """Phrasal verbs ("log in", "set up"): a verb and a particle read as one verb."""
+    times: dict[str, Any]
+    """The parts of a time: ``weekdays``, ``months``, ``days`` (relative), ``hours`` (parts of a day), ``fillers``."""
     nouns: dict[str, frozenset[str]]
     """Each noun form (singular and plural) and its kinds."""
     noun_lemmas: dict[str, str]
@@ -95,6 +99,15 @@ class LanguagePack:
     noun_phrases: dict[str, frozenset[str]]
     """Each preposition of a noun's phrase and the kinds its noun may be."""
     arguments: tuple[ArgumentKind, ...]
+    adjunct_roles: frozenset[str]
+    """Prepositions whose phrase changes no authorization (a topic: "about the invoice")."""
+    purpose_roles: frozenset[str]
+    """Prepositions of a purpose ("for the workshop"), unless their noun is a person."""
+    untyped_roles: frozenset[str]
+    not_verbs: frozenset[str]
+    identity: frozenset[str]
+    """The words of a person's identity ("I am USR001" fills ``user_id``, ``username``)."""
+    time_prepositions: frozenset[str]
     identifier_markers: frozenset[str]
     multiple: frozenset[str]
     attribution_verbs: tuple[Phrase, ...]
@@ -152,6 +165,8 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         question_marks="".join(s["question_marks"]),
         classes={cls: frozenset(words) for cls, words in data["classes"].items()},
         magnitudes={k: int(v) for k, v in data["magnitudes"].items()},
+        phrasal=frozenset(data["phrasal"]["verbs"]),
+        times=dict(data["times"]),
         spellings=dict(data["spellings"]),
         nouns=nouns,
         noun_lemmas=lemmas,
@@ -162,6 +177,12 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
             ArgumentKind(name, frozenset(a["words"]), frozenset(a["roles"]), frozenset(a["kinds"]))
             for name, a in data["arguments"].items()
         ),
+        adjunct_roles=frozenset(data["roles"]["adjuncts"]),
+        purpose_roles=frozenset(data["roles"]["purpose"]),
+        untyped_roles=frozenset(data["roles"]["untyped"]),
+        not_verbs=frozenset(data["roles"]["not_verbs"]),
+        identity=frozenset(data["roles"]["identity"]),
+        time_prepositions=frozenset(data["roles"]["time_prepositions"]),
         identifier_markers=frozenset(data["values"]["identifier_markers"]),
         multiple=frozenset(data["values"]["multiple"]),
         attribution_verbs=_phrases(p["attribution_verbs"]),

@@ -1,0 +1,172 @@
+"""Structural properties of the request grammar that need no attack wordings (the tests and
+``bench/properties.py`` run them; ``wordfreq``, a development dependency, gives the words).
+
+For every proved request (benign seeds, and the Berkeley Function Calling Leaderboard's proved calls where
+it is installed): inserting a word the grammar does not know anywhere, replacing the verb's object by a noun
+of another kind, mixing in words of another language, or inserting a zero-width or non-Latin punctuation
+character, each leaves it unproved. The words come from ``wordfreq``'s lists (public frequency lists nobody
+here wrote), never from the language pack.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from validator.gate.grammar import grammar
+from validator.gate.reader import ToolSense, read
+from validator.language import english
+
+CHARACTERS = (
+    "\u200b",  # zero-width space
+    "\u200c",  # zero-width non-joiner
+    "\u200d",  # zero-width joiner
+    "\u2060",  # word joiner
+    "\ufeff",  # zero-width no-break space
+    "\u061f",  # Arabic question mark
+    "\u060c",  # Arabic comma
+    "\u0964",  # Devanagari danda
+    "\u3002",  # ideographic full stop
+    "\u00bf",  # inverted question mark
+    "\u00a1",  # inverted exclamation mark
+    "\u2026",  # ellipsis
+    "\u037e",  # Greek question mark
+)
+LANGUAGES = ("de", "fr", "es", "it", "nl", "pt")
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A proved request: the sentence, the tool's sense, and where the verb's object stands."""
+
+    sentence: str
+    sense: ToolSense
+    obj: tuple[int, int] | None = None
+
+
+def proved(seed: Seed, sentence: str | None = None) -> bool:
+    found = read(sentence if sentence is not None else seed.sentence, seed.sense)
+    return found is not None and found.proof == "proved"
+
+
+@cache
+def _known() -> frozenset[str]:
+    g = grammar()
+    known: set[str] = set(english().word_classes())
+    known |= {w for w, _ in g.literals}
+    return frozenset(known)
+
+
+@cache
+def unknown_words(language: str = "en", n: int = 20_000) -> tuple[str, ...]:
+    """Words of ``language``'s frequency list that the grammar does not know (no class, not a verb form)."""
+    from wordfreq import top_n_list
+
+    from validator.language import english_verb_lemmas
+
+    known = _known()
+    out = [
+        w
+        for w in top_n_list(language, n)
+        if w.isalpha() and w not in known and not english_verb_lemmas(w) and not (language != "en" and w in _english())
+    ]
+    return tuple(out)
+
+
+@cache
+def _english() -> frozenset[str]:
+    from wordfreq import top_n_list
+
+    return frozenset(top_n_list("en", 50_000))
+
+
+@cache
+def nouns_by_kind() -> dict[str, tuple[str, ...]]:
+    """Nouns of the public list that the pack knows, by kind (for swapping an object with another kind's)."""
+    from wordfreq import top_n_list
+
+    pack = english()
+    out: dict[str, list[str]] = {}
+    for w in top_n_list("en", 20_000):
+        for kind in pack.nouns.get(w, ()):
+            if w not in pack.plurals:
+                out.setdefault(kind, []).append(w)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _token_gaps(sentence: str) -> list[int]:
+    """Places between tokens where a word may be inserted (after each space, and at both ends)."""
+    gaps = [0] + [i + 1 for i, c in enumerate(sentence) if c == " "]
+    end = len(sentence.rstrip(".!?"))
+    return [*gaps, end]
+
+
+def insertions(seed: Seed, rng: random.Random, words: tuple[str, ...], per_seed: int) -> Iterator[str]:
+    """The sentence with one word of ``words`` inserted at a random gap, ``per_seed`` times."""
+    gaps = _token_gaps(seed.sentence)
+    for _ in range(per_seed):
+        at = rng.choice(gaps)
+        word = rng.choice(words)
+        before, after = seed.sentence[:at], seed.sentence[at:]
+        pad_left = "" if not before or before.endswith(" ") else " "
+        pad_right = " " if after and not after.startswith(" ") else ""
+        yield f"{before}{pad_left}{word}{pad_right}{after}"
+
+
+def characters(seed: Seed, rng: random.Random, per_seed: int) -> Iterator[str]:
+    """The sentence with a zero-width or non-Latin punctuation character inserted anywhere."""
+    for _ in range(per_seed):
+        at = rng.randrange(0, len(seed.sentence) + 1)
+        yield seed.sentence[:at] + rng.choice(CHARACTERS) + seed.sentence[at:]
+
+
+def swaps(seed: Seed, rng: random.Random, per_seed: int) -> Iterator[str]:
+    """The sentence with its verb's object replaced by a noun of a kind none of the tool's arguments takes."""
+    if seed.obj is None:
+        return
+    taken: set[str] = set()
+    for arg in seed.sense.arguments:
+        if arg.kind is not None:
+            taken |= arg.kind.kinds
+    pool = [w for kind, words in nouns_by_kind().items() if kind not in taken for w in words]
+    pool = [w for w in pool if not (set(english().nouns.get(w, ())) & taken) and w not in seed.sense.nouns]
+    a, b = seed.obj
+    for _ in range(per_seed):
+        yield f"{seed.sentence[:a]}the {rng.choice(pool)}{seed.sentence[b:]}"
+
+
+def mixed(seed: Seed, rng: random.Random, per_seed: int) -> Iterator[str]:
+    """The sentence with a word of another language inserted."""
+    for _ in range(per_seed):
+        words = unknown_words(rng.choice(LANGUAGES), 5_000)
+        yield from insertions(seed, rng, words, 1)
+
+
+def violations(seeds: list[Seed], per_seed: int, rng_seed: int = 0) -> dict[str, list[tuple[str, str]]]:
+    """Every variant of every seed that is still proved, by property (empty lists: the properties hold)."""
+    rng = random.Random(rng_seed)
+    found: dict[str, list[tuple[str, str]]] = {"unknown word": [], "object kind": [], "language": [], "character": []}
+    english_unknown = unknown_words("en")
+    for seed in seeds:
+        assert proved(seed), seed.sentence
+        for name, variants in (
+            ("unknown word", insertions(seed, rng, english_unknown, per_seed)),
+            ("object kind", swaps(seed, rng, per_seed)),
+            ("language", mixed(seed, rng, per_seed)),
+            ("character", characters(seed, rng, per_seed)),
+        ):
+            for variant in variants:
+                if proved(seed, variant):
+                    found[name].append((seed.sentence, variant))
+    return found
+
+
+def counts(seeds: list[Seed], per_seed: int) -> dict[str, int]:
+    """How many variants each property tries (for the report)."""
+    return {"seeds": len(seeds), "variants": len(seeds) * per_seed * 4}
+
+
+_ = Any

@@ -1,0 +1,88 @@
+"""A time the user named, compared with a date or a date-time argument of a call.
+
+The request grammar reads a time as words ("Friday", "3pm", "the 9th", "tomorrow", "December 5"); an
+event's argument holds a date-time ("2026-12-04T14:00"). A time the user named *holds* the argument when
+every part the user said agrees with it: a weekday with the date's weekday, a day of the month, a month, a
+time of day with the hour and minute, "today", "tomorrow" and "tonight" with the date of the check (its
+``now``). What the user did not say (the minute of "3pm" aside) is not compared; a part code cannot read
+("next week", "the weekend") holds nothing, so the argument stays unknown. The words of weekdays, months
+and parts of the day live in the language pack.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+
+from validator.language import english
+
+__all__ = ["holds_time"]
+
+_CLOCK = re.compile(r"(?i)^(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.)?$")
+_ORDINAL = re.compile(r"(?i)^(\d{1,2})(?:st|nd|rd|th)$")
+
+
+def _moment(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    text = value.strip().replace("Z", "+00:00")
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def _part_holds(word: str, at: datetime, has_time: bool, now: datetime | None) -> bool | None:
+    """Whether one word of a time holds ``at`` (None: the word says nothing comparable)."""
+    pack = english()
+    words = pack.times
+    if word in words["weekdays"]:
+        return at.weekday() == words["weekdays"][word]
+    if word in words["months"]:
+        return at.month == words["months"][word]
+    if word in words["days"] and now is not None:
+        return at.date() == now.date() + timedelta(days=words["days"][word])
+    if word in words["hours"] and has_time:
+        low, high = words["hours"][word]
+        return low <= at.hour < high if high > low else at.hour == low
+    m = _ORDINAL.match(word)
+    if m is not None:
+        return at.day == int(m.group(1))
+    m = _CLOCK.match(word)
+    if m is not None and has_time:
+        hour, minute, half = int(m.group(1)), int(m.group(2) or 0), (m.group(3) or "").lower().replace(".", "")
+        if half == "pm" and hour < 12:
+            hour += 12
+        if half == "am" and hour == 12:
+            hour = 0
+        if not half and not m.group(2) and hour <= 12 and at.hour in (hour, hour + 12):
+            return at.minute == minute  # "at 10": ten in the morning or in the evening, as the call says
+        return (at.hour, at.minute) == (hour, minute)
+    if word.isdigit() and 1 <= int(word) <= 31:
+        return at.day == int(word)  # "December 5"
+    return None
+
+
+def holds_time(said: Sequence[str], value: object, now: datetime | None = None) -> bool:
+    """Whether the times the user said (each as the grammar read it: "friday", "3pm", "the 9th") all hold the
+    argument ``value`` (an ISO date or date-time), and at least one part was compared."""
+    at = _moment(value)
+    if at is None:
+        return False
+    has_time = isinstance(value, str) and ("T" in value or " " in value.strip())
+    compared = False
+    for phrase in said:
+        for word in phrase.lower().replace(",", " ").split():
+            if word in english().times["fillers"]:
+                continue
+            held = _part_holds(word, at, has_time, now)
+            if held is None:
+                return False  # a part code cannot read: the argument stays unknown
+            if not held:
+                return False
+            compared = True
+    return compared
+
+
+_ = date
