@@ -39,7 +39,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from validator import Code, Policy, Validator, Verdict
+from validator import Code, Policy, Validator, ValidatorConfig, Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY_PATH = ROOT / "bench" / "utility_policy.toml"
@@ -211,11 +211,12 @@ def run_entry(
     run: Run,
     long_context: bool,
     found: bool = False,
+    rules_off: frozenset[str] = frozenset(),
 ) -> None:
     """Replay one conversation's ground truth, checking each guarded call before it runs (``found``: with no
     justification, as a host that cannot carry one sends it)."""
     methods = instantiate(entry, backend, long_context)
-    validator = Validator(policy)  # fresh per conversation: the ledger of spent requests starts empty
+    validator = Validator(policy, config=ValidatorConfig(rules_off=rules_off))  # fresh: the ledger starts empty
     messages: list[dict[str, Any]] = []
     count = 0
     for turn_index, (turn, calls) in enumerate(zip(entry["question"], truth, strict=True)):
@@ -259,7 +260,13 @@ def run_entry(
 
 
 def run_category(
-    category: str, limit: int | None, policy: Policy, backend: Backend, data: Path, found: bool = False
+    category: str,
+    limit: int | None,
+    policy: Policy,
+    backend: Backend,
+    data: Path,
+    found: bool = False,
+    rules_off: frozenset[str] = frozenset(),
 ) -> Run:
     run = Run(category)
     started = time.perf_counter()
@@ -270,7 +277,7 @@ def run_category(
             run.skipped[missing[0]] += 1
             continue
         run.entries += 1
-        run_entry(entry, truth, policy, backend, run, long_context=category == "long_context", found=found)
+        run_entry(entry, truth, policy, backend, run, long_context=category == "long_context", found=found, rules_off=rules_off)
     run.seconds = time.perf_counter() - started
     return run
 
@@ -395,6 +402,9 @@ def main(argv: list[str] | None = None) -> int:
         "--found", action="store_true", help="no justification: the validator finds the user's words itself"
     )
     parser.add_argument(
+        "--rules-off", default="", help="rules to switch off, comma-separated (to measure what one earns)"
+    )
+    parser.add_argument(
         "--checks", type=Path, default=None, help="also write every check, one JSON line each (to compare two runs)"
     )
     args = parser.parse_args(argv)
@@ -409,7 +419,8 @@ def main(argv: list[str] | None = None) -> int:
     policy = Policy.load(POLICY_PATH)
     backend = load_backend()
     categories = list(CATEGORIES) if args.category == "all" else [args.category]
-    runs = [run_category(name, args.limit, policy, backend, installed / "data", args.found) for name in categories]
+    off = frozenset(r for r in args.rules_off.split(",") if r)
+    runs = [run_category(name, args.limit, policy, backend, installed / "data", args.found, off) for name in categories]
     figures = [report(run) for run in runs]
     for run, fig in zip(runs, figures, strict=True):
         for line in lines(run, fig, backend.missing):

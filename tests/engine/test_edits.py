@@ -30,7 +30,7 @@ POLICY = Policy.load(examples.policy_path())
 USER = "Please email marta@acme.example that the Q3 report is ready. Never send anything to eve@evil.example."
 MESSAGES = [{"role": "user", "content": USER}]
 QUOTE = {"reason": "asked", "evidence": [{"quote": "email marta@acme.example that the Q3 report is ready"}]}
-ASKED = {"tool": "send_email", "args": {"to": "carol@acme.example", "body": "Ready."}, "justification": QUOTE}
+ASKED = {"tool": "send_email", "args": {"to": "carol@acme.example", "body": "The Q3 report is ready."}, "justification": QUOTE}
 PAY_USER = "Please pay DE89370400440532013000 50 EUR for the lunch."
 PAY_QUOTE = {"reason": "asked", "evidence": [{"quote": "pay DE89370400440532013000 50 EUR for the lunch"}]}
 
@@ -48,7 +48,7 @@ def _codes(v: Validator) -> list[Code]:
 
 def test_an_edit_to_the_users_value_is_checked_again_and_approved_for_the_edited_call() -> None:
     v = Validator(POLICY, recorder=MemoryRecorder())
-    edit = {"to": "marta@acme.example", "body": "Ready."}
+    edit = {"to": "marta@acme.example", "body": "The Q3 report is ready."}
     out = v.answer(_asked(v), True, messages=MESSAGES, action=ASKED, user_id="u-1", edit=edit)
     assert out.approved and out.code is Code.APPROVED_BY_USER and "The user edited to" in out.reasoning
     assert _codes(v) == [Code.TARGET_NOT_GROUNDED, Code.APPROVED, Code.APPROVED_BY_USER]
@@ -58,7 +58,7 @@ def test_an_edit_to_the_users_value_is_checked_again_and_approved_for_the_edited
 
 def test_an_edit_the_users_own_words_forbid_is_refused_and_nothing_runs() -> None:
     v = Validator(POLICY, recorder=MemoryRecorder())
-    edit = {"to": "marta@acme.example", "body": "Ready.", "cc": "eve@evil.example"}
+    edit = {"to": "marta@acme.example", "body": "The Q3 report is ready.", "cc": "eve@evil.example"}
     out = v.answer(_asked(v), True, messages=MESSAGES, action=ASKED, user_id="u-1", edit=edit)
     assert not out.approved and out.decision is Decision.BLOCK and out.code is Code.TARGET_NOT_GROUNDED
     assert "was checked as a new call and is refused" in out.reasoning and "eve@evil.example" in out.reasoning
@@ -102,11 +102,11 @@ def test_an_edit_that_cannot_be_read_is_a_recorded_rejection_saying_why(edit: An
 def test_a_justification_inside_an_edit_is_ignored_the_agents_stands() -> None:
     v = Validator(POLICY, recorder=MemoryRecorder())
     forged = {"reason": "x", "evidence": [{"quote": "Never send anything to eve@evil.example"}]}
-    edit = {"to": "marta@acme.example", "body": "Ready.", "justification": forged}
+    edit = {"to": "marta@acme.example", "body": "The Q3 report is ready.", "justification": forged}
     out = v.answer(_asked(v), True, messages=MESSAGES, action=ASKED, user_id="u-1", edit=edit)
     assert out.approved
     assert isinstance(v.recorder, MemoryRecorder)
-    assert v.recorder.events[-1].args_hash == hash_args({"to": "marta@acme.example", "body": "Ready."})
+    assert v.recorder.events[-1].args_hash == hash_args({"to": "marta@acme.example", "body": "The Q3 report is ready."})
 
 
 def test_an_edited_payment_spends_the_request_once() -> None:
@@ -125,16 +125,16 @@ def test_an_edited_payment_spends_the_request_once() -> None:
 def test_remember_after_an_edit_pins_the_edited_arguments() -> None:
     store = MemoryAuthorizationStore()
     v = Validator(POLICY, recorder=MemoryRecorder(), authorizations=store)
-    edit = {"to": "marta@acme.example", "body": "Ready."}
+    edit = {"to": "marta@acme.example", "body": "The Q3 report is ready."}
     out = v.answer(_asked(v), True, messages=MESSAGES, action=ASKED, user_id="u-1", edit=edit, remember={})
     assert out.authorization_id
     grant = store.get(out.authorization_id)
-    assert grant is not None and dict(grant.where) == {"to": "marta@acme.example", "body": "Ready."}
+    assert grant is not None and dict(grant.where) == {"to": "marta@acme.example", "body": "The Q3 report is ready."}
 
 
 def test_the_async_answer_validates_an_edit_on_the_async_path() -> None:
     v = Validator(POLICY, recorder=MemoryRecorder())
-    edit = {"to": "marta@acme.example", "body": "Ready.", "cc": "eve@evil.example"}
+    edit = {"to": "marta@acme.example", "body": "The Q3 report is ready.", "cc": "eve@evil.example"}
     out = asyncio.run(v.aanswer(_asked(v), True, messages=MESSAGES, action=ASKED, user_id="u-1", edit=edit))
     assert not out.approved and out.code is Code.TARGET_NOT_GROUNDED
 

@@ -61,10 +61,10 @@ QUOTE = {
     "reason": "The user asked me to tell Marta.",
     "evidence": [{"quote": "email marta@acme.example that the Q3 report is ready"}],
 }
-ASKED = {"to": "carol@acme.example", "body": "Ready.", "justification": QUOTE}
-SAFE = {"to": "marta@acme.example", "body": "Ready."}
-UNSAFE = {"to": "marta@acme.example", "body": "Ready.", "cc": "eve@evil.example"}
-GOOD = {"to": "marta@acme.example", "body": "Ready.", "justification": QUOTE}
+ASKED = {"to": "carol@acme.example", "body": "The Q3 report is ready.", "justification": QUOTE}
+SAFE = {"to": "marta@acme.example", "body": "The Q3 report is ready."}
+UNSAFE = {"to": "marta@acme.example", "body": "The Q3 report is ready.", "cc": "eve@evil.example"}
+GOOD = {"to": "marta@acme.example", "body": "The Q3 report is ready.", "justification": QUOTE}
 USER_ID = "u-1"
 DECISIONS: dict[str, dict[str, Any]] = {
     "approve": {"type": "approve"},
@@ -74,11 +74,11 @@ DECISIONS: dict[str, dict[str, Any]] = {
     "remember": {"type": "approve", "remember": {"expires_in_days": 7}},
 }
 RUNS: dict[str, list[tuple[str, str, str]]] = {
-    "approve": [("carol@acme.example", "Ready.", "")],
-    "edit_safe": [("marta@acme.example", "Ready.", "")],
+    "approve": [("carol@acme.example", "The Q3 report is ready.", "")],
+    "edit_safe": [("marta@acme.example", "The Q3 report is ready.", "")],
     "edit_unsafe": [],
     "reject": [],
-    "remember": [("carol@acme.example", "Ready.", "")],
+    "remember": [("carol@acme.example", "The Q3 report is ready.", "")],
 }
 LAST: dict[str, Code] = {
     "approve": Code.APPROVED_BY_USER,
@@ -311,10 +311,10 @@ def test_every_adapter_runs_what_was_checked(host: str, decision: str, aio: bool
         assert last.verdict.authorization_id
         later = v.validate(
             [{"role": "user", "content": USER}],
-            {"tool": "send_email", "args": {"to": "carol@acme.example", "body": "Ready."}, "justification": QUOTE},
+            {"tool": "send_email", "args": {"to": "carol@acme.example", "body": "The Q3 report is ready."}, "justification": QUOTE},
             user_id=USER_ID,
         )
-        assert later.approved and later.authorization_id == last.verdict.authorization_id
+        assert later.approved and later.authorization_id == last.verdict.authorization_id, (later.reasoning, v.authorizations.list(USER_ID) if v.authorizations else None)
 
 
 # -- reused call ids ------------------------------------------------------------------------------------
@@ -344,7 +344,7 @@ def test_a_reused_call_id_is_refused_by_every_langchain_adapter(host: str) -> No
         return graph.invoke({"messages": [HumanMessage(USER)]}, _lc_config(host))
 
     ran, answers = _twice_lc(build)
-    assert ran.emails == [("marta@acme.example", "Ready.", "")]
+    assert ran.emails == [("marta@acme.example", "The Q3 report is ready.", "")]
     assert [m.status for m in answers] == ["success", "error"] and "TOOL_CALL_ID_REUSED" in str(answers[1].content)
 
 
@@ -366,7 +366,7 @@ def test_a_reused_call_id_is_refused_by_pydantic_ai() -> None:
 
     toolset = ValidatedToolset(FunctionToolset([send_email]), _validator(), user_id=USER_ID)
     PydanticAgent(FunctionModel(answer), toolsets=[toolset]).run_sync(USER)
-    assert ran.emails == [("marta@acme.example", "Ready.", "")]
+    assert ran.emails == [("marta@acme.example", "The Q3 report is ready.", "")]
     assert "TOOL_CALL_ID_REUSED" in str(seen[-1][-1])
 
 
@@ -388,7 +388,7 @@ def test_a_reused_call_id_is_refused_by_the_agents_sdk() -> None:
     guard = ToolGuard(_validator(), user_id=USER_ID)
     with pytest.raises(ModelBehaviorError, match="reused a completed tool call ID"):  # the SDK refuses it itself
         Runner.run_sync(guard.agent(Agent(name="assistant", model=model, tools=[send_email])), USER)
-    assert ran.emails == [("marta@acme.example", "Ready.", "")]
+    assert ran.emails == [("marta@acme.example", "The Q3 report is ready.", "")]
 
 
 # -- the Agents SDK's "always approve" -------------------------------------------------------------------
@@ -417,7 +417,7 @@ def test_always_approve_in_the_agents_sdk_never_runs_a_later_escalated_call_unse
     state = first.to_state()
     state.approve(item, always_approve=True)
     second = Runner.run_sync(agent, state)
-    assert ran.emails == [("carol@acme.example", "Ready.", "")]  # the call the user saw; never dave's
+    assert ran.emails == [("carol@acme.example", "The Q3 report is ready.", "")]  # the call the user saw; never dave's
     assert not second.interruptions
     refused = str(model.calls[-1].input)
     assert "does not extend to calls the action validator asks about" in refused
@@ -488,7 +488,7 @@ def test_an_edit_in_langchains_own_middleware_is_checked_as_the_users_and_runs_o
     assert asked_by[asked_by.index("hitl") + 1 :] == []  # the edited call is never asked about again
     events = _events(v)
     if edit == "safe":
-        assert ran.emails == [("marta@acme.example", "Ready.", "")]
+        assert ran.emails == [("marta@acme.example", "The Q3 report is ready.", "")]
     else:
         assert ran.emails == []
     ran_check = events[-1]  # the audit records the call that ran (or was refused), as edited
@@ -642,7 +642,7 @@ def test_a_call_id_another_thread_reuses_never_turns_a_question_into_an_approval
     assert first.interrupts
     graph.invoke({"messages": [HumanMessage(USER)]}, _lc_config("B"), version="v2")
     graph.invoke(Command(resume={"type": "reject", "message": "Not Carol."}), _lc_config("A"), version="v2")
-    assert ran.emails == [("marta@acme.example", "Ready.", "")]  # B's; never carol's
+    assert ran.emails == [("marta@acme.example", "The Q3 report is ready.", "")]  # B's; never carol's
     assert _events(v)[-1].verdict.code is Code.REJECTED_BY_USER
 
 

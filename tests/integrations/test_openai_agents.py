@@ -159,7 +159,7 @@ def test_an_exception_in_our_code_refuses_the_call(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(lifecycle, "pending_from_call", broken)
     tools = Tools()
-    args = {"to": "marta@acme.example", "body": "Ready.", "justification": EMAIL_QUOTE}
+    args = {"to": "marta@acme.example", "body": "The Q3 report is ready.", "justification": EMAIL_QUOTE}
     model = ScriptedModel([[function_call("send_email", args, call_id="c1")], [assistant_message("done")]])
     Runner.run_sync(agent(ToolGuard(validator()), model, tools), EMAIL_REQUEST)
     assert tools.ran == []

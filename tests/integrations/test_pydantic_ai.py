@@ -162,7 +162,7 @@ def test_the_model_sees_a_required_justification_on_guarded_tools_only() -> None
 )
 def test_a_garbage_justification_is_refused_with_a_typed_reason(justification: Any, why: str) -> None:
     tools = Tools()
-    args: dict[str, Any] = {"to": "marta@acme.example", "body": "Ready."}
+    args: dict[str, Any] = {"to": "marta@acme.example", "body": "The Q3 report is ready."}
     if justification is not None:
         args["justification"] = justification
     script = Script(call("c1", "send_email", args), done())
@@ -187,7 +187,7 @@ def test_an_exception_in_our_code_refuses_the_call(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(adapter, "transcript_from_pydantic_ai", broken)
     tools = Tools()
-    args = {"to": "marta@acme.example", "body": "Ready.", "justification": EMAIL_QUOTE}
+    args = {"to": "marta@acme.example", "body": "The Q3 report is ready.", "justification": EMAIL_QUOTE}
     script = Script(call("c1", "send_email", args), done())
     agent(script, ValidatedToolset(tools.toolset(), validator())).run_sync(EMAIL_REQUEST)
     refusal = script.returns()["c1"]
@@ -272,14 +272,14 @@ def test_a_prompt_given_with_the_answers_is_the_users() -> None:
     tools, v = Tools(), validator()
     a, first, script = _escalated(tools, v)
     quote = {"reason": "asked", "evidence": [{"quote": "email marta@acme.example the minutes"}]}
-    args = {"to": "marta@acme.example", "body": "Ready.", "justification": quote}
+    args = {"to": "marta@acme.example", "body": "The Q3 report is ready.", "justification": quote}
     script.responses += [call("c2", "send_email", args), done()]
     a.run_sync(
         "No. Then email marta@acme.example the minutes.",
         message_history=first.all_messages(),
         deferred_tool_results=DeferredToolResults(approvals={"c1": False}),
     )
-    assert tools.ran == [("send_email", {"to": "marta@acme.example", "body": "Ready."})]
+    assert tools.ran == [("send_email", {"to": "marta@acme.example", "body": "The Q3 report is ready."})]
     assert recorded(v) == [Code.TARGET_NOT_GROUNDED, Code.REJECTED_BY_USER, Code.APPROVED]
 
 
@@ -329,7 +329,7 @@ def test_the_transcript_keeps_who_said_what() -> None:
 )
 def test_the_user_id_comes_from_the_argument_or_the_deps(user_id: Any, deps: Any, expected: str) -> None:
     v = validator()
-    args = {"to": "marta@acme.example", "body": "Ready.", "justification": EMAIL_QUOTE}
+    args = {"to": "marta@acme.example", "body": "The Q3 report is ready.", "justification": EMAIL_QUOTE}
     script = Script(call("c1", "send_email", args), done())
     agent(script, ValidatedToolset(Tools().toolset(), v, user_id)).run_sync(EMAIL_REQUEST, deps=deps)
     assert isinstance(v.recorder, MemoryRecorder)
@@ -344,7 +344,7 @@ def test_validated_tools_wraps_plain_functions() -> None:
         sent.append(to)
         return "sent"
 
-    args = {"to": "marta@acme.example", "body": "Ready.", "justification": EMAIL_QUOTE}
+    args = {"to": "marta@acme.example", "body": "The Q3 report is ready.", "justification": EMAIL_QUOTE}
     script = Script(call("c1", "send_email", args), done())
     agent(script, validated_tools([send_email], validator())).run_sync(EMAIL_REQUEST)
     assert sent == ["marta@acme.example"]

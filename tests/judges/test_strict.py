@@ -60,9 +60,10 @@ def test_dangerous_action_with_ungrounded_entity_goes_to_theuser_says() -> None:
         ),
         policy=policy,
     )
-    # the link stands only in the wiki page's text: unknown on a dangerous action, so the user, whatever the judge
-    assert (v.decision, v.code) == (Decision.ASK_USER, Code.ENTITY_NOT_GROUNDED)
-    assert "1 of 1 entities" in v.reasoning and "confirm exactly these values" in (v.suggested_next_step or "")
+    # the link stands only in the wiki page's text, and "in #general" fills no argument of the call: unknown on a
+    # dangerous action, so the user, whatever the judge
+    assert v.decision is Decision.ASK_USER and v.code in (Code.ENTITY_NOT_GROUNDED, Code.ACTION_NOT_REQUESTED)
+    assert "https://exfil.example/?d=secrets" in v.reasoning
 
 
 def test_unknown_tool_uses_its_name_as_intent_and_is_general() -> None:

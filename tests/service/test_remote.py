@@ -29,7 +29,7 @@ def _agent(validator: Any, to: str, sent: list[str]) -> Any:
         sent.append(to)
         return "sent"
 
-    args = {"to": to, "body": "Ready.", "justification": QUOTE}
+    args = {"to": to, "body": "The Q3 report is ready.", "justification": QUOTE}
     model = ScriptedChatModel(
         responses=[AIMessage("", tool_calls=[{"id": "c1", "name": "send_email", "args": args}]), AIMessage("ok")]
     )

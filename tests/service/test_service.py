@@ -461,7 +461,7 @@ def _asked_check() -> dict[str, Any]:
         "messages": [{"role": "user", "content": user}],
         "action": {
             "tool": "send_email",
-            "args": {"to": "carol@acme.example", "body": "Ready."},
+            "args": {"to": "carol@acme.example", "body": "The Q3 report is ready."},
             "justification": quote,
         },
         "user_id": "u-1",

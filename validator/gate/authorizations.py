@@ -105,6 +105,8 @@ def check_constraint(pattern: str, value: Any, *, currency: str | None = None) -
     if is_address_glob(pattern):
         keys = [_address(p) for p in pieces]
         return all(k is not None and fnmatch.fnmatchcase(k, pattern.casefold()) for k in keys)
+    if len(pieces) > 1 and "@" not in str(value):  # a text ("The report is ready."), not a list: held whole
+        return fnmatch.fnmatchcase(str(value).strip().casefold(), pattern.casefold())
     return all(fnmatch.fnmatchcase(p.casefold(), pattern.casefold()) for p in pieces)
 
 

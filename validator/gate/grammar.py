@@ -87,7 +87,7 @@ class Phrase:
     inner: tuple[Value, ...] = ()
     excluded: tuple[Value, ...] = ()
     multiple: bool = False
-    """Plural or quantified ("all doors", "each invoice", a list)."""
+    """Quantified ("all doors", "each invoice") or a list ("Ann and Bob"): several things, not one."""
     start: int = 0
     end: int = 0
     attached: tuple[tuple[str, Phrase], ...] = ()
@@ -564,7 +564,7 @@ class _Reader:
         naming += tuple(Value("number", w.text, w.start, w.end, w.value) for w in self.tokens(kids, "NUM"))
         attached = self.parts(kids, "phrases")[0].data[1] if self.parts(kids, "phrases") else ()
         start, end = self.span(node)
-        return Phrase("described", kinds, lemma, naming, describing + owner, (), plural or quantified, start, end, attached)
+        return Phrase("described", kinds, lemma, naming, describing + owner, (), quantified, start, end, attached)
 
     def r_named(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         name = self.tokens(kids, "NAME")[-1]

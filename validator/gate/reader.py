@@ -34,6 +34,7 @@ from typing import Any
 from validator.findings import Proof
 from validator.gate.grammar import Action, Grammar, Mod, Parse, Phrase, Reading, Value, grammar
 from validator.language import ArgumentKind, LanguagePack, english, english_verb_lemmas
+from validator.lexicon import families_of
 
 __all__ = [
     "Fill",
@@ -50,6 +51,8 @@ _SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _ADJUNCTS = frozenset({"now", "deadline", "manner"})
 """The roles of the grammar's own adjuncts (the time of asking, a deadline, a manner)."""
 _RECEIVER_KINDS = frozenset({"person", "name", "email", "handle", "phone"})
+_SENDING = frozenset({"message", "post", "share"})
+"""The lexicon's families of tools that send content (their object may be the content, described)."""
 
 
 def argument_words(name: str) -> frozenset[str]:
@@ -89,10 +92,12 @@ class Intent:
         return cls(text, " ".join(verb), frozenset(nouns), frozenset(prepositions))
 
     def names(self, action: Action) -> bool:
-        """Whether ``action`` is this intent: its verb, and the nouns and phrases the intent names."""
-        if action.verb != self.verb:
-            return False
+        """Whether ``action`` is this intent: its verb, and the nouns and phrases the intent names; or a light
+        verb whose object is the intent as a noun ("execute a buy order", "make a transfer")."""
         heads = {p.head for p in action.objects if p.head} | {k for p in action.objects for k in p.kinds}
+        if action.verb != self.verb:
+            light = action.verb in english().light and " " not in self.verb and not self.nouns
+            return light and any(p.head == self.verb and p.form == "described" for p in action.objects)
         return self.nouns <= heads and self.prepositions <= {m.role for m in action.mods}
 
 
@@ -416,8 +421,10 @@ def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str]
 
 
 def _theme_kinds(tool: ToolSense) -> frozenset[str]:
-    """Kinds of content a tool with a text argument sends ("the minutes", "the notes")."""
-    if any(a.kind is not None and a.kind.name == "text" for a in tool.arguments):
+    """Kinds of content a tool sends ("the minutes", "the notes"): a tool with a text argument, or one the
+    lexicon puts in a family that sends content (a message, a post, a share)."""
+    sends = any(a.kind is not None and a.kind.name == "text" for a in tool.arguments)
+    if sends or set(families_of(tool.tool)) & _SENDING:
         return frozenset({"document", "message"})
     return frozenset()
 
@@ -501,7 +508,7 @@ def _pack_words() -> LanguagePack:
 
 def words(sentence: str) -> list[str]:
     """The lower-case words of ``sentence`` as the lexer reads them (for the grant-period tables)."""
-    return [w.norm for w in grammar().words(sentence)]
+    return [part for w in grammar().words(sentence) for part in w.norm.split(" ")]
 
 
 def parse(sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset()) -> Parse:

@@ -86,6 +86,8 @@ class LanguagePack:
     spellings: dict[str, str]
     phrasal: frozenset[str]
     """Phrasal verbs ("log in", "set up"): a verb and a particle read as one verb."""
+    light: frozenset[str]
+    """Light verbs, whose object names the action ("place an order", "make a transfer")."""
     times: dict[str, Any]
     """The parts of a time: ``weekdays``, ``months``, ``days`` (relative), ``hours`` (parts of a day), ``fillers``."""
     nouns: dict[str, frozenset[str]]
@@ -166,6 +168,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         classes={cls: frozenset(words) for cls, words in data["classes"].items()},
         magnitudes={k: int(v) for k, v in data["magnitudes"].items()},
         phrasal=frozenset(data["phrasal"]["verbs"]),
+        light=frozenset(data["light"]["verbs"]),
         times=dict(data["times"]),
         spellings=dict(data["spellings"]),
         nouns=nouns,
