@@ -363,9 +363,11 @@ def test_the_tool_gets_its_arguments_as_validated() -> None:
         got.append(meeting)
         return "sent"
 
-    args = {"to": "marta@acme.example", "meeting": {"subject": "Q3", "day": "2025-10-01"}, "justification": EMAIL_QUOTE}
+    request = "Please email marta@acme.example the meeting invitation."  # no free text: the call has no body
+    quote = {"reason": "The user asked.", "evidence": [{"quote": request}]}
+    args = {"to": "marta@acme.example", "meeting": {"subject": "Q3", "day": "2025-10-01"}, "justification": quote}
     script = Script(call("c1", "send_email", args), done())
-    agent(script, validated_tools([send_email], validator())).run_sync(EMAIL_REQUEST)
+    agent(script, validated_tools([send_email], validator())).run_sync(request)
     assert got == [Meeting(subject="Q3", day=date(2025, 10, 1))]
 
 

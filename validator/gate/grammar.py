@@ -395,7 +395,7 @@ class _Reader:
         if amounts:
             return _Part("given", amounts[0])
         w = self.tokens(kids)[0]
-        names = self.parts(kids, "names")[0].data if self.parts(kids, "names") else ()
+        names = self.parts(kids, "names")[0].data[0] if self.parts(kids, "names") else ()
         if "QUOTED" in w.classes:
             value = Value("quoted", str(w.value), w.start, w.end)
             return _Part("given", Phrase("quoted", frozenset({"quoted"}), None, (value,), (), (), False, w.start, w.end))
@@ -554,17 +554,23 @@ class _Reader:
         """``(values that name the thing, values that describe it, its owner, quantified)`` of a noun phrase."""
         pres = self.parts(kids, "pres")[0].data if self.parts(kids, "pres") else ((), ())
         det = self.parts(kids, "det")[0].data if self.parts(kids, "det") else ((), False)
-        names = self.parts(kids, "names")[0].data if self.parts(kids, "names") else ()
+        names = self.parts(kids, "names")[0].data[0] if self.parts(kids, "names") else ()
         phrases = self.parts(kids, "phrases")[0].data[0] if self.parts(kids, "phrases") else ()
         return pres[0] + names, pres[1] + phrases, det[0], det[1]
 
-    def r_described(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+    def r_described(self, node: Tree[Any], kids: list[Any]) -> Phrase | None:
         lemma, kinds, plural = self.parts(kids, "head")[0].data
+        if "person" not in kinds and self._addressed(kids):
+            return None  # "the team at team@acme.example" gives a person's address; "the summary at …" none
         naming, describing, owner, quantified = self._noun_parts(kids)
         naming += tuple(Value("number", w.text, w.start, w.end, w.value) for w in self.tokens(kids, "NUM"))
         attached = self.parts(kids, "phrases")[0].data[1] if self.parts(kids, "phrases") else ()
         start, end = self.span(node)
         return Phrase("described", kinds, lemma, naming, describing + owner, (), quantified, start, end, attached)
+
+    def _addressed(self, kids: Sequence[Any]) -> bool:
+        """Whether the phrase's names hold an address given beside it ("at bob@acme.example")."""
+        return any(p.data[1] for p in self.parts(kids, "names"))
 
     def r_named(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         name = self.tokens(kids, "NAME")[-1]
@@ -616,8 +622,16 @@ class _Reader:
         return _Part("possessor", names)
 
     def r_names(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """``(the values that name it, whether one is an address given beside it)``."""
         earlier = self.parts(kids, "names")
-        return _Part("names", (earlier[0].data if earlier else ()) + tuple(v for p in self.parts(kids, "name") for v in p.data))
+        values, addressed = earlier[0].data if earlier else ((), False)
+        values += tuple(v for p in self.parts(kids, "name") for v in p.data)
+        addresses = self.parts(kids, "address")
+        values += tuple(v for p in addresses for v in p.data)
+        return _Part("names", (values, addressed or bool(addresses)))
+
+    def r_address(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return _Part("address", tuple(_value(w) for w in self.tokens(kids, "VALUE")))
 
     def r_name(self, node: Tree[Any], kids: list[Any]) -> _Part:
         found: list[Value] = []

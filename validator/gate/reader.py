@@ -318,10 +318,10 @@ def _names_argument(action: Action, tool: ToolSense) -> bool:
 
 
 def _refers_back(action: Action) -> bool:
-    """Whether a verb after the request points back at it ("… and then cancel it")."""
-    return any(p.form == "pronoun" for p in action.objects) or any(
-        m.phrase is not None and m.phrase.form == "pronoun" for m in action.mods
-    )
+    """Whether a verb after the request may point back at it ("… and then cancel it"; "tell her" does not)."""
+    back = english().back_pronouns
+    phrases = [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
+    return any(p.form == "pronoun" and p.head in back for p in phrases)
 
 
 Slot = tuple[str, Phrase | None, Mod | None]
@@ -393,7 +393,10 @@ def _fits(role: str, phrase: Phrase | None, mod: Mod | None, arg: _Argument) -> 
         return base in english().untyped_roles and phrase.head is not None and phrase.head in arg.words
     if base not in kind.roles and role not in kind.roles:
         return False
-    return bool(phrase.kinds & kind.kinds) or (phrase.head is not None and phrase.head in arg.words | kind.words)
+    headed = phrase.head is not None and phrase.head in arg.words | kind.words
+    if base in kind.headed:
+        return headed
+    return bool(phrase.kinds & kind.kinds) or headed
 
 
 def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str] | None:

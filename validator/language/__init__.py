@@ -68,6 +68,8 @@ class ArgumentKind:
     words: frozenset[str]
     roles: frozenset[str]
     kinds: frozenset[str]
+    headed: frozenset[str] = frozenset()
+    """Roles that fill it only with a noun its name names ("with the subject 'Inbox'")."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -106,6 +108,8 @@ class LanguagePack:
     purpose_roles: frozenset[str]
     """Prepositions of a purpose ("for the workshop"), unless their noun is a person."""
     untyped_roles: frozenset[str]
+    back_pronouns: frozenset[str]
+    """Pronouns that may point back at an action ("… and then cancel it")."""
     not_verbs: frozenset[str]
     identity: frozenset[str]
     """The words of a person's identity ("I am USR001" fills ``user_id``, ``username``)."""
@@ -177,12 +181,13 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         verb_phrases={k: frozenset(v) for k, v in data["phrases"]["verb"].items()},
         noun_phrases={k: frozenset(v) for k, v in data["phrases"]["noun"].items()},
         arguments=tuple(
-            ArgumentKind(name, frozenset(a["words"]), frozenset(a["roles"]), frozenset(a["kinds"]))
+            ArgumentKind(name, frozenset(a["words"]), frozenset(a["roles"]), frozenset(a["kinds"]), frozenset(a.get("headed", ())))
             for name, a in data["arguments"].items()
         ),
         adjunct_roles=frozenset(data["roles"]["adjuncts"]),
         purpose_roles=frozenset(data["roles"]["purpose"]),
         untyped_roles=frozenset(data["roles"]["untyped"]),
+        back_pronouns=frozenset(data["roles"]["back"]),
         not_verbs=frozenset(data["roles"]["not_verbs"]),
         identity=frozenset(data["roles"]["identity"]),
         time_prepositions=frozenset(data["roles"]["time_prepositions"]),
