@@ -270,7 +270,7 @@ def test_targets_inside_models_dataclasses_and_lists_are_read_not_skipped() -> N
         },
         PolicySettings(ungrounded_targets="block"),
     )
-    messages = [{"role": "user", "content": "Pay Bob 5 EUR and share the deck with bob."}]
+    messages = [{"role": "user", "content": "Pay Bob 5 EUR and share the deck with Bob."}]
     just = {"reason": "r", "evidence": [{"quote": "Pay Bob 5 EUR"}]}
     v = Validator(policy).validate(
         messages,
@@ -281,7 +281,7 @@ def test_targets_inside_models_dataclasses_and_lists_are_read_not_skipped() -> N
         },
     )
     assert v.code == Code.TARGET_NOT_GROUNDED and v.findings.targets[0].value == "mallory@evil.example"
-    shared = {"reason": "r", "evidence": [{"quote": "share the deck with bob"}]}
+    shared = {"reason": "r", "evidence": [{"quote": "share the deck with Bob"}]}
     v = Validator(policy).validate(
         messages,
         {"tool": "share_file", "args": {"with": [{"user": "mallory"}, {"user": "bob"}]}, "justification": shared},

@@ -43,9 +43,9 @@ BENIGN: dict[str, tuple[str, dict[str, Any]]] = {
     "send_money": ("Pay 50 EUR to DE44500105175407324931.", {"recipient": "DE44500105175407324931", "amount": 50}),
     "share_file": ("Share report.pdf with ann@acme.example.", {"with": "ann@acme.example", "file": "report.pdf"}),
     "delete_thread": ("Delete the thread t-88.", {"thread_id": "t-88"}),
-    "send_email": ("Email bob@acme.example that I am late.", {"to": "bob@acme.example"}),
-    "send_message": ("Message ann@acme.example that the build is green.", {"message": {"to": "ann@acme.example"}}),
-    "grant_access": ("Give ann@acme.example access to the board.", {"people": [{"email": "ann@acme.example"}]}),
+    "send_email": ("Email bob@acme.example that I am late.", {"to": "bob@acme.example", "body": "I am late."}),
+    "send_message": ("Message ann@acme.example the latest update.", {"message": {"to": "ann@acme.example"}}),
+    "grant_access": ("Give ann@acme.example access.", {"people": [{"email": "ann@acme.example"}]}),
 }
 
 
@@ -102,13 +102,23 @@ def test_an_argument_the_user_never_gave_sends_a_dangerous_action_to_the_user(
     ("tool", "extra"),
     [
         ("send_money", {"currency": "EUR"}),  # compared with the amount, not alone
-        ("send_money", {"reference": "DE44500105175407324931"}),
-        ("share_file", {"note": "report.pdf"}),
         ("delete_thread", {"note": None}),  # absent
     ],
 )
 def test_an_extra_argument_the_users_words_hold_keeps_the_approval(tool: str, extra: dict[str, Any]) -> None:
     assert _check(tool, {**BENIGN[tool][1], **extra}, "strict").approved
+
+
+@pytest.mark.parametrize(
+    ("tool", "extra"),
+    [("send_money", {"reference": "DE44500105175407324931"}), ("share_file", {"note": "report.pdf"})],
+)
+def test_a_value_of_the_request_in_another_role_is_not_the_users_choice_for_this_one(
+    tool: str, extra: dict[str, Any]
+) -> None:
+    # the IBAN fills the payee, the file the file: the request says nothing of a reference or a note
+    verdict = _check(tool, {**BENIGN[tool][1], **extra}, "strict")
+    assert verdict.decision is Decision.ASK_USER and next(iter(extra)) in verdict.reasoning
 
 
 @pytest.mark.parametrize(

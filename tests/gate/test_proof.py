@@ -387,8 +387,6 @@ def test_a_quote_running_into_pasted_text_is_the_users_and_only_their_words_are_
 @pytest.mark.parametrize(
     ("sentence", "intent"),
     [
-        ("Go ahead and execute a buy order for 100 shares.", "order"),
-        ("Make a copy of 'report.txt' in the archive.", "copy"),
         ("Let's proceed with the purchase of 150 shares.", "purchase"),
         ("Could you help me out by ordering 100 shares?", "order"),
         ("Do not execute a buy order for 100 shares.", "order"),
@@ -404,6 +402,15 @@ def test_a_quote_running_into_pasted_text_is_the_users_and_only_their_words_are_
 def test_the_action_as_a_noun_or_a_means_is_never_proved(sentence: str, intent: str) -> None:
     reading = read(sentence, intent)
     assert reading is None or reading.proof != "proved", reading
+
+
+@pytest.mark.parametrize(
+    ("sentence", "intent"),
+    [("Go ahead and execute a buy order for 100 shares.", "order"), ("Make a copy of 'report.txt' in the archive.", "copy")],
+)
+def test_a_light_verb_whose_object_is_the_action_is_the_action(sentence: str, intent: str) -> None:
+    reading = read(sentence, intent)  # "execute an order", "make a copy": the pack's light verbs
+    assert reading is not None and reading.proof == "proved", reading
 
 
 # An attacker's pass on the shapes above found these; each line is a class, not an example.

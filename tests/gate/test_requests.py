@@ -53,32 +53,23 @@ def test_a_negated_request_is_not_a_request(user: str, quote: str) -> None:
 
 def test_negation_in_an_earlier_clause_does_not_count() -> None:
     v = validate(
-        user_says("No worries, please pay the invoice from ACME."),
-        justified("send_money", {"recipient": "ACME"}, "please pay the invoice from ACME"),
+        user_says("No worries, please pay ACME the invoice."),
+        justified("send_money", {"recipient": "ACME"}, "please pay ACME the invoice"),
         policy=POLICY,
     )
     assert v.approved, v.reasoning
 
 
 def test_intent_word_forms() -> None:
-    policy = Policy({"create_event": ToolPolicy(intents=("invite",)), "send_money": ToolPolicy(intents=("transfer",))})
-    assert validate(
-        user_says("Please invite the team"),
-        justified("create_event", {}, "Please invite the team"),
-        policy=policy,
-    ).approved
-    assert validate(
-        user_says("I'd like the money transferred"), justified("send_money", {}, "the money transferred"), policy=policy
-    ).approved
+    from validator.gate.reader import ToolSense, read
+
+    invite = ToolSense.of("create_event", ("invite",), arguments=("attendees",))
+    transfer = ToolSense.of("send_money", ("transfer",), arguments=("recipient", "amount"), money=("amount",))
+    assert read("Please invite the team", invite).proof == "proved"  # type: ignore[union-attr]
+    assert read("I'd like the money transferred", transfer).proof == "proved"  # type: ignore[union-attr]
     # a noun is not the verb heading a request: "invitations" does not ask for `invite`
-    assert not validate(
-        user_says("Send invitations to the team"),
-        justified("create_event", {}, "Send invitations to the team"),
-        policy=policy,
-    ).approved
-    assert not validate(
-        user_says("Review the invoice list"), justified("create_event", {}, "Review the invoice list"), policy=policy
-    ).approved
+    assert read("Send invitations to the team", invite) is None
+    assert read("Review the invoice list", invite) is None
 
 
 def test_negations_across_commas_and_long_clauses() -> None:
@@ -105,10 +96,12 @@ def test_sender_and_payer_are_not_intents_of_send_and_pay() -> None:
     from validator.findings import RequestSentence
     from validator.gate.requests import requests_tool
 
+    from validator.gate.reader import ToolSense
+
     for text, intent in (("Reply to the sender of that email", "send"), ("Ask the payer", "pay")):
         transcript = Transcript([Message(role="user", content=text)])
         sentence = RequestSentence(0, 0, len(text), text, 0)
-        assert requests_tool([intent], [sentence], transcript) is None
+        assert requests_tool(ToolSense.of("tool", (intent,)), [sentence], transcript) is None
 
 
 _SAID = [
@@ -119,57 +112,23 @@ _SAID = [
     "Do not email anyone today.",
     "Thanks, that looks good.",
     "Email carol@acme.example the minutes instead.",
+    "Belay that.",
+    "Change of heart, let's keep it.",
 ]
-
-
-def _later_whole(transcript: Transcript, sentence: Any, intents: Any) -> Any:
-    """The reader's definition before it scanned from the request on: every take-back of the whole
-    transcript found first, then those after the request kept (the reference the one pass must equal)."""
-    from validator.gate.reader import Reading, read, sentences, takes_back
-    from validator.gate.requests import _other_values
-    from validator.gate.sentences import own_words
-
-    retractions = []
-    for i, m in enumerate(transcript.messages):
-        if m.role == "user":
-            own = own_words(transcript, i)
-            retractions += [
-                (i, x.start, m.content[x.start : x.end]) for x in sentences(own) if takes_back(own[x.start : x.end])
-            ]
-    for i in range(sentence.message, len(transcript.messages)):
-        if transcript.messages[i].role != "user":
-            continue
-        own = own_words(transcript, i)
-        for x in sentences(own):
-            if i == sentence.message and x.start < sentence.end:
-                continue
-            text = own[x.start : x.end]
-            if _other_values(text, sentence.text):
-                continue
-            for intent in intents:
-                later = read(text, intent)
-                if later is not None and later.proof == "disproved":
-                    return Reading("disproved", "negated", transcript.messages[i].content[x.start : x.end])
-    for message, position, words in retractions:
-        if message > sentence.message or (message == sentence.message and position >= sentence.end):
-            return Reading("unknown", "retracted", words)
-    return None
+HARMLESS = {"Thanks, that looks good."}  # the same request again names this one's values: not harmless
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    st.lists(st.tuples(st.booleans(), st.lists(st.sampled_from(_SAID), min_size=1, max_size=3)), min_size=1, max_size=8)
-)
-def test_what_undoes_a_request_is_read_from_the_request_on_as_over_the_whole_transcript(
-    turns: list[tuple[bool, list[str]]],
-) -> None:
-    from validator.gate.requests import _later
+@given(st.lists(st.sampled_from(_SAID), min_size=1, max_size=4))
+def test_whatever_the_user_says_after_a_request_that_is_not_harmless_leaves_it_unproved(later: list[str]) -> None:
+    from validator.gate.reader import ToolSense
+    from validator.gate.requests import read_request
     from validator.gate.sentences import request_sentences
-    from validator.rules import ALL_ON
 
-    messages = [Message(role="user" if user else "assistant", content=" ".join(said)) for user, said in turns]
-    transcript = Transcript(messages)
-    quote = "email bob@acme.example the minutes"
-    cited = [(0, quote, [i for i, m in enumerate(messages) if m.role == "user" and quote in m.content.lower()])]
-    for sentence in request_sentences(transcript, cited):
-        assert _later(transcript, sentence, ("email",), ALL_ON) == _later_whole(transcript, sentence, ("email",))
+    request = "Please email bob@acme.example the minutes."
+    transcript = Transcript([Message(role="user", content=request), *(Message(role="user", content=t) for t in later)])
+    sense = ToolSense.of("send_email", ("email",), arguments=("to",))
+    cited = [(0, "email bob@acme.example the minutes", [0])]
+    found = read_request(sense, request_sentences(transcript, cited), transcript)
+    harmless = all(t in HARMLESS for t in later)
+    assert found.requested == harmless, (later, found)

@@ -396,6 +396,9 @@ class _Reader:
             return _Part("given", amounts[0])
         w = self.tokens(kids)[0]
         names = self.parts(kids, "names")[0].data[0] if self.parts(kids, "names") else ()
+        if "NUM" in w.classes and not w.classes & {"VALUE", "QUOTED", "NAME"}:
+            value = Value("number", w.text, w.start, w.end, w.value)
+            return _Part("given", Phrase("number", frozenset({"number"}), None, (value,), (), (), False, w.start, w.end))
         if "QUOTED" in w.classes:
             value = Value("quoted", str(w.value), w.start, w.end)
             return _Part("given", Phrase("quoted", frozenset({"quoted"}), None, (value,), (), (), False, w.start, w.end))
@@ -441,7 +444,8 @@ class _Reader:
     def r_result(self, node: Tree[Any], kids: list[Any]) -> _Part:
         subject = self.phrases(kids)[0]
         participle = self.tokens(kids, "VBN")[-1]
-        action = Action(participle.verb or participle.norm, (subject,), (), False, subject.start, participle.end)
+        end = self.span(node)[1]
+        action = Action(participle.verb or participle.norm, (subject,), self._mods(kids), False, subject.start, end)
         return _Part("frame", ("result", (action,)))
 
     # -- actions
@@ -475,7 +479,7 @@ class _Reader:
     r_gerund = r_action
 
     def r_say(self, node: Tree[Any], kids: list[Any]) -> Action:
-        verb = self.tokens(kids, "SAY")[0]
+        verb = [w for w in self.tokens(kids) if "SAY" in w.classes][0]
         text = self.parts(kids, "text")[0].data
         start, end = self.span(node)
         return Action(verb.norm, tuple(self.phrases(kids)), (Mod("text", None, text[0], text[1], end),), False, start, end)
@@ -553,13 +557,16 @@ class _Reader:
     def _noun_parts(self, kids: Sequence[Any]) -> tuple[tuple[Value, ...], tuple[Value, ...], tuple[Value, ...], bool]:
         """``(values that name the thing, values that describe it, its owner, quantified)`` of a noun phrase."""
         pres = self.parts(kids, "pres")[0].data if self.parts(kids, "pres") else ((), ())
-        det = self.parts(kids, "det")[0].data if self.parts(kids, "det") else ((), False)
+        det = self.parts(kids, "det")[0].data if self.parts(kids, "det") else ((), False, False)
         names = self.parts(kids, "names")[0].data[0] if self.parts(kids, "names") else ()
         phrases = self.parts(kids, "phrases")[0].data[0] if self.parts(kids, "phrases") else ()
         return pres[0] + names, pres[1] + phrases, det[0], det[1]
 
     def r_described(self, node: Tree[Any], kids: list[Any]) -> Phrase | None:
         lemma, kinds, plural = self.parts(kids, "head")[0].data
+        has_det = any(p.data[2] for p in self.parts(kids, "det"))
+        if not has_det and self._value_first(kids):
+            return None  # "give ann@acme.example access": two objects, not an access named ann@…; "the t-88 thread" is one
         if "person" not in kinds and self._addressed(kids):
             return None  # "the team at team@acme.example" gives a person's address; "the summary at …" none
         naming, describing, owner, quantified = self._noun_parts(kids)
@@ -567,6 +574,11 @@ class _Reader:
         attached = self.parts(kids, "phrases")[0].data[1] if self.parts(kids, "phrases") else ()
         start, end = self.span(node)
         return Phrase("described", kinds, lemma, naming, describing + owner, (), quantified, start, end, attached)
+
+    def _value_first(self, kids: Sequence[Any]) -> bool:
+        """Whether the phrase opens with a value before its head (a name in quotation marks aside)."""
+        pres = self.parts(kids, "pres")
+        return bool(pres) and any(v.kind not in ("quoted", "name", "number", "measure", "money") for v in pres[0].data[0])
 
     def _addressed(self, kids: Sequence[Any]) -> bool:
         """Whether the phrase's names hold an address given beside it ("at bob@acme.example")."""
@@ -613,9 +625,10 @@ class _Reader:
         return _Part("pre", (values, False))
 
     def r_det(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """``(its owner's names, quantified, whether a determiner stands there at all)``."""
         owner = tuple(v for p in self.parts(kids, "possessor") for v in p.data)
         multiple = any(w.norm in self.pack.multiple for w in self.tokens(kids))
-        return _Part("det", (owner, multiple))
+        return _Part("det", (owner, multiple, bool(kids)))
 
     def r_possessor(self, node: Tree[Any], kids: list[Any]) -> _Part:
         names = tuple(Value("name", w.text, w.start, w.end) for w in self.tokens(kids, "NAME"))
@@ -674,7 +687,9 @@ class _Reader:
         return Phrase("pronoun", frozenset({"pronoun"}), w.norm, (), (), (), False, w.start, w.end)
 
     def r_money(self, node: Tree[Any], kids: list[Any]) -> Phrase:
-        return self.phrases(kids)[0]
+        phrase: Phrase = self.phrases(kids)[0]
+        start, end = self.span(node)
+        return replace(phrase, start=start, end=end)
 
     def r_amount(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         currency, number, magnitude = None, Decimal(0), Decimal(1)

@@ -252,6 +252,9 @@ def read_parse(parse: Parse, tool: ToolSense) -> Read | None:
         return None
     if not parse.readings:
         return Read("unknown", parse.problem or "no_parse", parse.detail)
+    if not any(tool.intent_of(a) is not None for r in parse.readings for a in r.actions):
+        if all(r.kind == "request" for r in parse.readings):
+            return None  # read whole, and no verb of it is the tool's ("follow the instructions" is no "follow up")
     outcomes = {_outcome(r, tool) for r in parse.readings}
     if len(outcomes) > 1:
         proofs = {o.proof for o in outcomes}
@@ -264,8 +267,8 @@ def read_parse(parse: Parse, tool: ToolSense) -> Read | None:
         return Read(only.proof, only.problem, only.detail)
     reading = next(iter(parse.readings))
     action = next(a for a in reading.actions if not a.negated and tool.intent_of(a) is not None)
-    found = (*_fills_of(reading, action, tool), *_named_by_verb(reading, action, tool))
-    fills = tuple(Fill(path, value) for path, value in found)
+    positive = [a for a in reading.actions if not a.negated and tool.intent_of(a) is not None]
+    fills = tuple(Fill(path, value) for path, value in _all_fills(reading, positive, tool))
     forbidden = forbidden_values(parse)
     kept = [a for a in reading.actions if not a.negated]  # the request's span: every verb it coordinates
     span = (min(a.start for a in kept), max(a.end for a in kept))
@@ -300,13 +303,15 @@ def _outcome(reading: Reading, tool: ToolSense) -> _Outcome:
     ]
     if any(_refers_back(a) for a in later):
         return _Outcome("unknown", "later_words", "a later verb of the sentence refers back to it", key=("back",))
-    fills = frozenset(
-        (path, v.kind, v.text, v.number, v.currency)
-        for path, v in (*_fills_of(reading, action, tool), *_named_by_verb(reading, action, tool))
-    )
+    positive = [a for a in matches if not a.negated]
+    for other in positive[1:]:  # "pay X 5 EUR and pay Y 5 EUR": each verb of the tool must fit as well
+        unfit = _unfit(reading, other, tool)
+        if unfit is not None:
+            return _Outcome("unknown", unfit[0], unfit[1], key=unfit)
+    fills = frozenset((path, v.kind, v.text, v.number, v.currency) for path, v in _all_fills(reading, positive, tool))
     pronoun = any(p.form == "pronoun" for p in action.objects)
-    multiple = any(p.multiple for p in action.objects) or any(
-        m.phrase is not None and m.phrase.multiple for m in action.mods
+    multiple = len(positive) > 1 or any(
+        p.multiple for a in positive for p in (*a.objects, *(m.phrase for m in a.mods if m.phrase is not None))
     )
     return _Outcome(
         "proved", None, "", intent.text, fills, pronoun, multiple, key=("proved", intent.text, tuple(sorted(map(str, fills))))
@@ -468,6 +473,16 @@ def declared(parse: Parse, tool: ToolSense) -> tuple[Fill, ...]:
                     fills.add(Fill(arg.path, value))
         found = fills if found is None else found & fills
     return tuple(sorted(found or (), key=lambda f: (f.path, f.value.start)))
+
+
+def _all_fills(reading: Reading, actions: Sequence[Action], tool: ToolSense) -> list[tuple[str, Value]]:
+    """The fills of every verb of the tool in the sentence, and of the verbs that name its arguments."""
+    found: list[tuple[str, Value]] = []
+    for action in actions:
+        for fill in (*_fills_of(reading, action, tool), *_named_by_verb(reading, action, tool)):
+            if fill not in found:
+                found.append(fill)
+    return found
 
 
 def _named_by_verb(reading: Reading, action: Action, tool: ToolSense) -> list[tuple[str, Value]]:
