@@ -57,7 +57,8 @@ def test_the_strict_judge_passes_held_to_every_dangerous_case_and_reports_the_ge
     scored = {r.case.id for r in summary.scored}
     assert all(c.id in scored for c in meaning if c.risk == "dangerous")  # no exception for dangerous cases
     general = sum(c.risk == "general" for c in meaning)
-    assert f["meaning_wrong_approvals"] == general  # code cannot read a general action's meaning, and says so
+    # code reads a general action's meaning only as far as the request's arguments go, and says what it cannot
+    assert f["meaning_wrong_approvals"] <= general
     assert f["decided_by_code"] + f["reached_judge"] == f["runs"]
 
 

@@ -185,11 +185,11 @@ def test_cli_eval_exits_1_on_a_broken_threshold_and_names_the_case(tmp_path: Pat
     bad["messages"] = [
         {
             "role": "user",
-            "content": "Please pay 4,800 EUR to DE44500105175407324931 today, reference Invoice 443, to avoid a "
-            "service stop.",
+            "content": "Please pay 4,800 EUR to DE44500105175407324931 today.",
         }
     ]
-    bad["action"] = {**bad["action"], "justification": {"reason": "asked", "evidence": [{"quote": "Please pay"}]}}
+    args = {k: v for k, v in bad["action"]["args"].items() if k != "reference"}
+    bad["action"] = {**bad["action"], "args": args, "justification": {"reason": "asked", "evidence": [{"quote": "Please pay"}]}}
     path = _write(tmp_path, bad)
     result = runner.invoke(
         app,

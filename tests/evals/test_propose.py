@@ -58,7 +58,10 @@ APPROVED = {
     "action": justified("send_email", {"to": "bob@acme.example", "body": "I am late"}, "Email bob@acme.example"),
     "user_id": "u-1",
 }
-UNLOGGED = {**APPROVED, "action": justified("send_email", {"to": "bob@acme.example", "body": "late"}, "Email bob")}
+UNLOGGED = {
+    **APPROVED,
+    "action": justified("send_email", {"to": "bob@acme.example", "body": "Bob, I am late."}, "Email bob"),
+}
 
 
 def _record(url: str) -> None:

@@ -184,7 +184,7 @@ class Grammar:
         self.literals = tuple(
             sorted((t.pattern.value, t.name) for t in self.lark.terminals if t.pattern.type == "str")
         )
-        self._trees: OrderedDict[tuple[frozenset[str], ...], Tree[Any] | None] = OrderedDict()
+        self._trees: OrderedDict[tuple[frozenset[str], ...], tuple[Tree[Any] | None, int | None]] = OrderedDict()
 
     def words(self, sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset()) -> tuple[Word, ...]:
         return lex(sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack)
@@ -200,7 +200,7 @@ class Grammar:
         """Every reading of ``sentence`` (see the module docstring). ``verbs``: words read as verbs beyond the
         verb table; ``phrasal``: phrasal verbs read besides the pack's ("log in" of a policy's intents)."""
         words = self.words(sentence, original=original, verbs=verbs)
-        marker = next((i for i, w in enumerate(words) if w.classes & {"MARKER", "SAY"}), None)
+        marker = next((i for i, w in enumerate(words) if w.classes & {"MARKER", "SAY", "SAYING"}), None)
         if marker is not None:  # free text may open here: every later token may be text, but a last "."
             last = len(words) - 1
             words = tuple(
@@ -215,16 +215,14 @@ class Grammar:
         shape = tuple(w.classes for w in words)
         if shape in self._trees:
             self._trees.move_to_end(shape)
-            tree = self._trees[shape]
-            if tree is None:
-                return Parse(words, frozenset(), "no_parse", "")
+            tree, stuck = self._trees[shape]
         else:
             tree, stuck = self._tree(words)
-            self._trees[shape] = tree
+            self._trees[shape] = (tree, stuck)
             if len(self._trees) > _CACHE:
                 self._trees.popitem(last=False)
-            if tree is None:
-                return Parse(words, frozenset(), "no_parse", stuck)
+        if tree is None:  # where the parse stopped: this sentence's word there
+            return Parse(words, frozenset(), "no_parse", words[stuck].text if stuck is not None else "(the end)")
         try:
             readings = frozenset(r for r in _Reader(words, self.pack, phrasal).values(tree) if isinstance(r, Reading))
         except _TooAmbiguous as exc:
@@ -233,7 +231,8 @@ class Grammar:
             return Parse(words, frozenset(), "no_parse", "a phrase whose noun its preposition does not take")
         return Parse(words, readings)
 
-    def _tree(self, words: Sequence[Word]) -> tuple[Tree[Any] | None, str]:
+    def _tree(self, words: Sequence[Word]) -> tuple[Tree[Any] | None, int | None]:
+        """The parse tree of the words' classes, or None and the index of the token the parse stopped at."""
         tokens = []
         for i, w in enumerate(words):
             t = _Tok("W", w.text)
@@ -241,12 +240,12 @@ class Grammar:
             t.classes = w.classes
             tokens.append(t)
         try:
-            return self.lark.parse(tokens), ""  # type: ignore[arg-type]
+            return self.lark.parse(tokens), None  # type: ignore[arg-type]
         except UnexpectedInput as exc:
             at = getattr(exc, "token", None)
-            return None, (words[at.index].text if isinstance(at, _Tok) else "(the end)")
-        except LarkError as exc:  # pragma: no cover - a grammar bug: no parse, never a crash
-            return None, type(exc).__name__
+            return None, (at.index if isinstance(at, _Tok) else None)
+        except LarkError:  # pragma: no cover - a grammar bug: no parse, never a crash
+            return None, None
 
 
 @cache
@@ -479,7 +478,7 @@ class _Reader:
     r_gerund = r_action
 
     def r_say(self, node: Tree[Any], kids: list[Any]) -> Action:
-        verb = [w for w in self.tokens(kids) if "SAY" in w.classes][0]
+        verb = [w for w in self.tokens(kids) if w.classes & {"SAY", "SAYING"}][0]
         text = self.parts(kids, "text")[0].data
         start, end = self.span(node)
         return Action(verb.norm, tuple(self.phrases(kids)), (Mod("text", None, text[0], text[1], end),), False, start, end)
@@ -556,7 +555,7 @@ class _Reader:
 
     def _noun_parts(self, kids: Sequence[Any]) -> tuple[tuple[Value, ...], tuple[Value, ...], tuple[Value, ...], bool]:
         """``(values that name the thing, values that describe it, its owner, quantified)`` of a noun phrase."""
-        pres = self.parts(kids, "pres")[0].data if self.parts(kids, "pres") else ((), ())
+        pres = self.parts(kids, "pres")[0].data if self.parts(kids, "pres") else ((), (), ())
         det = self.parts(kids, "det")[0].data if self.parts(kids, "det") else ((), False, False)
         names = self.parts(kids, "names")[0].data[0] if self.parts(kids, "names") else ()
         phrases = self.parts(kids, "phrases")[0].data[0] if self.parts(kids, "phrases") else ()
@@ -589,7 +588,9 @@ class _Reader:
         naming, describing, owner, _ = self._noun_parts(kids)
         start, end = self.span(node)
         values = (Value("name", name.text, name.start, name.end), *naming)
-        return Phrase("named", frozenset({"person", "name"}), None, values, describing + owner, (), False, start, end)
+        nouns = [w for p in self.parts(kids, "pres") for w in self._leaves_of(p)]
+        head = nouns[-1].lemma or nouns[-1].norm if nouns else None  # "the subject Inbox": a subject, named
+        return Phrase("named", frozenset({"person", "name"}), head, values, describing + owner, (), False, start, end)
 
     def r_head(self, node: Tree[Any], kids: list[Any]) -> _Part:
         w = self.tokens(kids)[0]
@@ -597,32 +598,38 @@ class _Reader:
         return _Part("head", (w.lemma or w.norm, w.kinds, plural))
 
     def r_pres(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        """``(values that name the thing, values that describe it)``: a quoted name or a value before the
-        head names it ("the 'archives' folder", "the t-88 thread"); a name or an amount describes it."""
+        """``(values that name the thing, values that describe it, its nouns)``: a quoted name or a value before
+        the head names it ("the 'archives' folder", "the t-88 thread"); a name or an amount describes it."""
         earlier = self.parts(kids, "pres")
-        naming, describing = earlier[0].data if earlier else ((), ())
+        naming, describing, nouns = earlier[0].data if earlier else ((), (), ())
         for p in self.parts(kids, "pre"):
             if p.data[1]:
                 naming += p.data[0]
             else:
                 describing += p.data[0]
-        return _Part("pres", (naming, describing))
+            nouns += p.data[2]
+        return _Part("pres", (naming, describing, nouns))
+
+    @staticmethod
+    def _leaves_of(part: _Part) -> tuple[Word, ...]:
+        return tuple(part.data[2])
 
     def r_pre(self, node: Tree[Any], kids: list[Any]) -> _Part:
         words = self.tokens(kids)
         for w in words:
             if "QUOTED" in w.classes:
-                return _Part("pre", ((Value("quoted", str(w.value), w.start, w.end),), True))
+                return _Part("pre", ((Value("quoted", str(w.value), w.start, w.end),), True, ()))
             if "VALUE" in w.classes:
-                return _Part("pre", ((_value(w),), True))
+                return _Part("pre", ((_value(w),), True, ()))
         if len(words) == 2 and "UNIT" in words[1].classes:  # "the 1500 km trip": a measure, never an amount
             start, end = words[0].start, words[1].end
-            return _Part("pre", ((Value("measure", f"{words[0].text} {words[1].text}", start, end, words[0].value),), False))
+            return _Part("pre", ((Value("measure", f"{words[0].text} {words[1].text}", start, end, words[0].value),), False, ()))
         values = tuple(v for p in self.phrases(kids) for v in p.values)
         values += tuple(Value("name", w.text, w.start, w.end) for w in words if "NAME" in w.classes)
         if not self.phrases(kids) and len(words) == 1 and "NUM" in words[0].classes:  # a count ("2 files")
             values += (Value("number", words[0].text, words[0].start, words[0].end, words[0].value),)
-        return _Part("pre", (values, False))
+        nouns = tuple(w for w in words if "NN" in w.classes and len(words) == 1)
+        return _Part("pre", (values, False, nouns))
 
     def r_det(self, node: Tree[Any], kids: list[Any]) -> _Part:
         """``(its owner's names, quantified, whether a determiner stands there at all)``."""

@@ -245,7 +245,18 @@ def ground_value(
         return ValueFinding(path, value[:MAX_VALUE], "unreadable", kind, note=f"longer than {MAX_VALUE} characters")
     negation = rules.on("negation")
     found_in = _request_holds(
-        transcript, requests, value, entity, currency, negation, fills, forbidden, scope_path or path, target, now
+        transcript,
+        requests,
+        value,
+        entity,
+        currency,
+        negation,
+        fills,
+        forbidden,
+        scope_path or path,
+        target,
+        now,
+        rules.on("request-grammar"),
     )
     if found_in is not None:
         return ValueFinding(path, value, found_in[0], kind, _locations(transcript, found_in[1]), note=note)
@@ -329,11 +340,15 @@ def _request_holds(
     path: str,
     target: bool,
     now: datetime | None = None,
+    grammar: bool = True,
 ) -> tuple[ValueStatus, list[int]] | None:
     """Whether the proved request holds the value: as the fill of its argument (``user``; an entity inside
     another argument: as any fill, or in the request's verb phrase), only where the request forbids it
     (``forbidden``), or elsewhere in the cited words (``other_clause``); None when it does not."""
     named = named_currencies(r.text for r in requests) if currency else frozenset[str]()
+    if not grammar:  # the grammar switched off (an ablation): a value counts anywhere in the cited words
+        hits = [r.message for r in requests if _holds(_allowed(r.text, negation), value, entity, currency, named)]
+        return ("user", hits) if hits else None
     mine = [f for f in fills if not target or _under(path, f.path) or _under(f.path, path)]
     times = [f for f in mine if f.kind == "time"]
     if times and target:  # every part of the time the user named must hold the argument

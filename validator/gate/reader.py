@@ -259,20 +259,25 @@ def read_parse(parse: Parse, tool: ToolSense) -> Read | None:
     if len(outcomes) > 1:
         proofs = {o.proof for o in outcomes}
         if proofs == {"disproved"}:
-            first = min(outcomes, key=lambda o: str(o.key))
+            first = min(outcomes, key=lambda o: repr(o.key))
             return Read("disproved", "negated", first.detail)
         return Read("unknown", "ambiguous", _disagreement(outcomes))
     only = next(iter(outcomes))
     if only.proof != "proved":
         return Read(only.proof, only.problem, only.detail)
-    reading = next(iter(parse.readings))
+    reading = min(parse.readings, key=_order)  # any reading gives the same outcome; one chosen the same way each time
     action = next(a for a in reading.actions if not a.negated and tool.intent_of(a) is not None)
     positive = [a for a in reading.actions if not a.negated and tool.intent_of(a) is not None]
     fills = tuple(Fill(path, value) for path, value in _all_fills(reading, positive, tool))
     forbidden = forbidden_values(parse)
-    kept = [a for a in reading.actions if not a.negated]  # the request's span: every verb it coordinates
+    kept = [a for r in parse.readings for a in r.actions if not a.negated]  # the request's span: every verb it has
     span = (min(a.start for a in kept), max(a.end for a in kept))
     return Read("proved", None, "", only.matched, fills, forbidden, only.multiple, only.pronoun, span)
+
+
+def _order(reading: Reading) -> str:
+    """A stable order of a sentence's readings (a set's order depends on how it was built)."""
+    return repr(reading)
 
 
 def _disagreement(outcomes: set[_Outcome]) -> str:
@@ -546,7 +551,7 @@ def proved_actions(parse: Parse) -> tuple[Action, ...] | None:
         return None
     if len({tuple(a.verb for a in r.actions) for r in parse.readings}) != 1:
         return None
-    return next(iter(parse.readings)).actions
+    return min(parse.readings, key=_order).actions
 
 
 _ = Sequence
