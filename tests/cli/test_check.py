@@ -83,9 +83,9 @@ def test_jsonl_batch_writes_one_line_each_and_exits_with_the_most_severe_line() 
     assert result.exit_code == 2, result.output  # a bad line outranks the block and the approval
     records = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["line"] for r in records] == [1, 2, 4, 5]
-    # No policy: send_email is general, and the lexicon's message verbs make "email …" a request for it, and "tell
-    # her …" too: its text fills the body, which paraphrases it, so the user is asked.
-    assert (records[0]["verdict"]["decision"], records[0]["verdict"]["code"]) == ("ask_user", "TARGET_NOT_GROUNDED")
+    # No policy: send_email is general; the lexicon's message verbs make "email …" a request for it (and "tell her
+    # …" too: its text fills the body, which holds it word for word).
+    assert (records[0]["verdict"]["decision"], records[0]["verdict"]["code"]) == ("approve", "APPROVED")
     assert records[1]["error"] == "invalid_input" and "not valid JSON" in records[1]["problems"][0]["problem"]
     assert records[2]["verdict"]["code"] == "EVIDENCE_NOT_FROM_USER"
     assert records[3]["problems"][0]["path"] == "action.tool"

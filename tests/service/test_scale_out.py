@@ -19,18 +19,18 @@ from validator import Code, examples
 
 ROOT = Path(__file__).resolve().parents[2]
 VALIDATOR = str(Path(sys.executable).parent / "validator")
-USER = "Please pay 50 EUR to DE89370400440532013000, reference 'Invoice 5', 'Invoice 5b', 'Invoice 6' or 'Invoice 7'."
+USER = "Please pay 50 EUR to DE89370400440532013000."
 
 
 def _payment(memo: str, call_id: str | None = None) -> dict[str, object]:
-    """A payment the user asked for; ``memo`` (one the user's words hold: a memo they never wrote would send
-    the payment to them) tells the calls apart."""
+    """A payment the user asked for. ``memo`` names the call in the test only: it is not sent (the user's words
+    name no memo, and a memo they never wrote would send the payment to them); calls without an id are new calls."""
     return {
         "messages": [{"role": "user", "content": USER}],
         "action": {
             **({"call_id": call_id} if call_id else {}),
             "tool": "send_money",
-            "args": {"recipient": "DE89370400440532013000", "amount": 50, "currency": "EUR", "memo": memo},
+            "args": {"recipient": "DE89370400440532013000", "amount": 50, "currency": "EUR"},
             "justification": {
                 "reason": "The user asked.",
                 "evidence": [{"quote": USER}],
