@@ -52,6 +52,9 @@ def proved(seed: Seed, sentence: str | None = None) -> bool:
     return found is not None and found.proof == "proved"
 
 
+__all__ = ["CHARACTERS", "LANGUAGES", "SEEDS", "Seed", "proved", "seeds", "unknown_words", "violations"]
+
+
 @cache
 def _known() -> frozenset[str]:
     g = grammar()
@@ -98,9 +101,17 @@ def nouns_by_kind() -> dict[str, tuple[str, ...]]:
 
 
 def _token_gaps(sentence: str) -> list[int]:
-    """Places between tokens where a word may be inserted (after each space, and at both ends)."""
-    gaps = [0] + [i + 1 for i, c in enumerate(sentence) if c == " "]
+    """Places between tokens where a word may be inserted (after each space, and at both ends), before any
+    free text and outside quoted passages: free text ("saying …", "that …") and a quoted title are compared with
+    the call's argument word for word, so a word inserted there changes the text the argument must hold
+    (tests/gate/test_grammar.py), not the reading."""
     end = len(sentence.rstrip(".!?"))
+    words = grammar().words(sentence)
+    marker = next((w.start for w in words if w.classes & {"MARKER", "SAY", "SAYING"}), None)
+    if marker is not None:
+        end = min(end, marker)
+    quoted = [(w.start, w.end) for w in words if "QUOTED" in w.classes]  # a quoted passage is a text, like free text
+    gaps = [0] + [i + 1 for i, c in enumerate(sentence[:end]) if c == " " and not any(a < i < b for a, b in quoted)]
     return [*gaps, end]
 
 
@@ -117,9 +128,10 @@ def insertions(seed: Seed, rng: random.Random, words: tuple[str, ...], per_seed:
 
 
 def characters(seed: Seed, rng: random.Random, per_seed: int) -> Iterator[str]:
-    """The sentence with a zero-width or non-Latin punctuation character inserted anywhere."""
+    """The sentence with a zero-width or non-Latin punctuation character inserted anywhere (before free text)."""
+    end = _token_gaps(seed.sentence)[-1]
     for _ in range(per_seed):
-        at = rng.randrange(0, len(seed.sentence) + 1)
+        at = rng.randrange(0, end + 1)
         yield seed.sentence[:at] + rng.choice(CHARACTERS) + seed.sentence[at:]
 
 
@@ -127,12 +139,17 @@ def swaps(seed: Seed, rng: random.Random, per_seed: int) -> Iterator[str]:
     """The sentence with its verb's object replaced by a noun of a kind none of the tool's arguments takes."""
     if seed.obj is None:
         return
-    taken: set[str] = set()
+    from validator.gate.reader import _made_kinds, _theme_kinds
+
+    taken: set[str] = set(_theme_kinds(seed.sense) | _made_kinds(seed.sense))
+    named: set[str] = set()  # the arguments' own nouns ("the recipient", "the username" for a person)
     for arg in seed.sense.arguments:
+        named |= arg.words
         if arg.kind is not None:
             taken |= arg.kind.kinds
+            named |= arg.kind.words
     pool = [w for kind, words in nouns_by_kind().items() if kind not in taken for w in words]
-    pool = [w for w in pool if not (set(english().nouns.get(w, ())) & taken) and w not in seed.sense.nouns]
+    pool = [w for w in pool if not (set(english().nouns.get(w, ())) & taken) and w not in seed.sense.nouns and w not in named]
     a, b = seed.obj
     for _ in range(per_seed):
         yield f"{seed.sentence[:a]}the {rng.choice(pool)}{seed.sentence[b:]}"
@@ -162,6 +179,54 @@ def violations(seeds: list[Seed], per_seed: int, rng_seed: int = 0) -> dict[str,
                 if proved(seed, variant):
                     found[name].append((seed.sentence, variant))
     return found
+
+
+SEEDS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
+    # (sentence, tool, intents, arguments, money arguments): ordinary requests the grammar proves
+    ("Please pay DE89370400440532013000 50 EUR.", "send_money", ("pay",), ("recipient", "amount"), ("amount",)),
+    ("Transfer 1,200 EUR to DE89370400440532013000.", "send_money", ("transfer",), ("recipient", "amount"), ("amount",)),
+    ("Could you wire 300 USD to account 12345678?", "send_money", ("wire",), ("recipient", "amount"), ("amount",)),
+    ("Pay Bob 45 EUR at DE44500105175407324931, thanks.", "send_money", ("pay",), ("recipient", "amount"), ("amount",)),
+    ("Please delete /data/exports/tmp.", "delete_file", ("delete",), ("path",), ()),
+    ("Remove the file report-old.pdf.", "delete_file", ("remove",), ("path",), ()),
+    ("Delete the thread t-88.", "delete_thread", ("delete",), ("thread_id",), ()),
+    ("Share roadmap.pdf with ann@acme.example.", "share_document", ("share",), ("document", "with"), ()),
+    ("Email bob@acme.example the minutes.", "send_email", ("email",), ("to", "body"), ()),
+    ("Please send the draft to carol@acme.example.", "send_email", ("send",), ("to", "body"), ()),
+    ("Email bob@acme.example that the review moved to Friday.", "send_email", ("email",), ("to", "body"), ()),
+    ("Can you forward the report to anna@acme.example?", "send_email", ("forward",), ("to", "body"), ()),
+    ("Please SEND the Q3 report to anna@acme.example before noon.", "send_email", ("send",), ("to", "body"), ()),
+    ("Invite dan@acme.example to the review on Friday.", "create_event", ("invite",), ("attendees", "start"), ()),
+    ("Post the release notes to #general.", "post_message", ("post",), ("channel", "text"), ()),
+    ("Go ahead and archive the printer thread.", "archive_thread", ("archive",), ("thread_id",), ()),
+    ("I'd like you to pay DE89370400440532013000 75 EUR.", "send_money", ("pay",), ("recipient", "amount"), ("amount",)),
+    ("Lock all doors.", "lockDoors", ("lock",), ("door",), ()),
+    ("Please log me in as dr_smith.", "login", ("log in",), ("username",), ()),
+    ("Tell bob@acme.example the deck is ready.", "send_email", ("tell",), ("to", "body"), ()),
+    ("Ok, pay Eve 2.5k EUR to DE89370400440532013000.", "send_money", ("pay",), ("recipient", "amount"), ("amount",)),
+    ("Hi Sam, please email bob@acme.example the notes.", "send_email", ("email",), ("to", "body"), ()),
+)
+
+
+def _object(sentence: str, sense: ToolSense) -> tuple[int, int] | None:
+    """Where the verb's first described object stands (for the swap property), if it has one."""
+    parse = grammar().parse(sentence, verbs=sense.verbs, phrasal=sense.phrasal)
+    for reading in sorted(parse.readings, key=repr):
+        for action in reading.actions:
+            for phrase in action.objects:
+                if phrase.form == "described":
+                    return phrase.start, phrase.end
+    return None
+
+
+def seeds(extra: tuple[tuple[str, ToolSense], ...] = ()) -> list[Seed]:
+    """The seeds above (and ``extra`` proved sentences, BFCL's in the bench), each with its object's place."""
+    out: list[Seed] = []
+    for sentence, tool, intents, arguments, money in SEEDS:
+        sense = ToolSense.of(tool, intents, arguments=arguments, money=money)
+        out.append(Seed(sentence, sense, _object(sentence, sense)))
+    out += [Seed(sentence, sense, _object(sentence, sense)) for sentence, sense in extra]
+    return out
 
 
 def counts(seeds: list[Seed], per_seed: int) -> dict[str, int]:

@@ -551,6 +551,8 @@ class _Reader:
         kept, dropped = self.phrases(kids)
         start, end = self.span(node)
         excluded = dropped.values + dropped.inner
+        if not excluded:  # "bob@…, not the minutes": a thing excluded by description, which no value can check
+            excluded = (Value("described", dropped.head or dropped.form, dropped.start, dropped.end),)
         return replace(kept, inner=kept.inner, excluded=kept.excluded + excluded, start=start, end=end)
 
     def _noun_parts(self, kids: Sequence[Any]) -> tuple[tuple[Value, ...], tuple[Value, ...], tuple[Value, ...], bool]:

@@ -16,6 +16,7 @@ of no class, and a word in no table is a token of no class. Either makes the sen
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
@@ -89,6 +90,16 @@ def _tables(pack: LanguagePack, literals: tuple[tuple[str, str], ...]) -> _Table
     return _Tables({w: frozenset(c) for w, c in classes.items()}, names)
 
 
+def _readable(text: str, extra: str = "") -> bool:
+    """Whether every character of a value is ASCII, a letter or a digit, or one of ``extra`` (no stray mark of
+    another script's punctuation, no format character hiding in it)."""
+    return all(c.isascii() or c in extra or unicodedata.category(c)[0] in ("L", "N") for c in text)
+
+
+# what a quoted passage may hold beside ASCII, letters and digits: Latin typography
+_TYPOGRAPHY = "\u00a0\u2013\u2014\u2018\u2019\u201c\u201d\u00ab\u00bb\u20ac\u00a3\u00a5\u00b0"
+
+
 def _number(text: str) -> Decimal | None:
     """A number as written: "1,200", "1.250,00", "2.5" (a group of three digits after a separator is thousands)."""
     m = _NUM.match(text)
@@ -133,8 +144,17 @@ def _spans(text: str, original: str) -> list[tuple[int, int, str, frozenset[str]
         taken.append((m.start(), m.end(), "QUOTED", frozenset({"quoted"}), passage))
     for a, b in _quoted(text):
         if free(a, b):
-            taken.append((a, b, "QUOTED", frozenset({"quoted"}), original[a + 1 : b - 1]))
+            # a quoted passage is read whole, as the words the argument must hold; one holding a format character
+            # or another script's punctuation is a token no class names (what it says cannot be compared)
+            readable = _readable(original[a + 1 : b - 1], _TYPOGRAPHY)
+            cls, kinds = ("QUOTED", frozenset({"quoted"})) if readable else ("", frozenset[str]())
+            taken.append((a, b, cls, kinds, original[a + 1 : b - 1]))
     for e in extract_entities(text):
+        if free(e.start, e.end) and (e.note is not None or not _readable(e.value)):
+            # a value that does not parse as one (an address with a stray mark, look-alike characters): a token no
+            # class names, so its sentence is unknown
+            taken.append((e.start, e.end, "", frozenset(), e))
+            continue
         if free(e.start, e.end):
             kinds = {e.kind}
             if e.kind == "domain" and _FILE.match(e.value):
@@ -161,7 +181,7 @@ def lex(
     pos = 0
     for a, b, cls, kinds, value in _spans(folded, original):
         out += _words(folded, sentence, pos, a, tables, pack, verbs)
-        classes = frozenset({cls, *([tables.literals[cls]] if cls in tables.literals else [])})
+        classes = frozenset({cls, *([tables.literals[cls]] if cls in tables.literals else [])}) if cls else frozenset()
         out.append(Word(sentence[a:b], folded[a:b].lower(), a, b, classes, kinds, value=value))
         pos = b
     out += _words(folded, sentence, pos, len(folded), tables, pack, verbs)

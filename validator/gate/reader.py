@@ -301,6 +301,9 @@ def _outcome(reading: Reading, tool: ToolSense) -> _Outcome:
     problem = _unfit(reading, action, tool)
     if problem is not None:
         return _Outcome("unknown", problem[0], problem[1], key=problem)
+    described = [v for a in matches for p in _phrases(a) for v in p.excluded if v.kind == "described"]
+    if described:  # what is excluded is described, not given: no argument can be checked against it
+        return _Outcome("unknown", "object_kind", f"not {described[0].text}", key=("excluded", described[0].text))
     later = [
         a
         for a in reading.actions[reading.actions.index(action) + 1 :]
@@ -325,6 +328,10 @@ def _outcome(reading: Reading, tool: ToolSense) -> _Outcome:
 
 def _names_argument(action: Action, tool: ToolSense) -> bool:
     return any(action.verb in a.words and a.words <= {action.verb} for a in tool.arguments)
+
+
+def _phrases(action: Action) -> list[Phrase]:
+    return [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
 
 
 def _refers_back(action: Action) -> bool:
@@ -417,7 +424,12 @@ def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str]
         if role in _ADJUNCTS or role in pack.adjunct_roles:
             continue
         if phrase is not None and phrase.form == "pronoun":
-            continue  # binds nothing by itself
+            # binds nothing by itself; but what it points back at in the sentence ("create the route and write
+            # 'Hello' into it") must be a thing of the kind its slot takes
+            before = _antecedent(reading, action, phrase)
+            if before is None:
+                continue
+            phrase = before
         if any(_fits(role, phrase, mod, a) for a in tool.arguments):
             continue
         if phrase is not None and not phrase.values and _theme(phrase, tool):
@@ -431,6 +443,15 @@ def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str]
         what = mod.text if mod is not None and phrase is None else (_shown(phrase) if phrase is not None else role)
         return ("object_kind", f"{role}: {what}")
     return None
+
+
+def _antecedent(reading: Reading, action: Action, pronoun: Phrase) -> Phrase | None:
+    """The phrase an object pronoun points back at in the sentence: the last object of an earlier verb."""
+    if pronoun.head not in english().back_pronouns:
+        return None
+    earlier = reading.actions[: reading.actions.index(action)]
+    objects = [p for a in earlier for p in a.objects if p.form != "pronoun"]
+    return objects[-1] if objects else None
 
 
 def _theme_kinds(tool: ToolSense) -> frozenset[str]:
