@@ -36,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     if [key(r) for r in before] != [key(r) for r in after]:
         print("the two runs did not check the same calls", file=sys.stderr)
         return 2
-    moves: Counter[tuple[str, str]] = Counter((b["decision"], a["decision"]) for b, a in zip(before, after, strict=True))
+    moves: Counter[tuple[str, str]] = Counter(
+        (b["decision"], a["decision"]) for b, a in zip(before, after, strict=True)
+    )
     print("decision before -> after: count")
     for (b, a), n in sorted(moves.items(), key=lambda kv: (ORDER[kv[0][0]], ORDER[kv[0][1]])):
         print(f"  {b:>9} -> {a:<9} {n}")

@@ -277,7 +277,16 @@ def run_category(
             run.skipped[missing[0]] += 1
             continue
         run.entries += 1
-        run_entry(entry, truth, policy, backend, run, long_context=category == "long_context", found=found, rules_off=rules_off)
+        run_entry(
+            entry,
+            truth,
+            policy,
+            backend,
+            run,
+            long_context=category == "long_context",
+            found=found,
+            rules_off=rules_off,
+        )
     run.seconds = time.perf_counter() - started
     return run
 

@@ -64,7 +64,12 @@ def main() -> int:
     asked = [{"role": "user", "content": "Please email marta@acme.example that the Q3 report is ready."}]
     why = {"reason": "The user asked.", "evidence": [{"quote": "email marta@acme.example that the Q3 report is ready"}]}
     print("[2] an email the user asked for")
-    print("  " + run(asked, "send_email", {"to": "marta@acme.example", "body": "The Q3 report is ready.", "justification": why}))
+    print(
+        "  "
+        + run(
+            asked, "send_email", {"to": "marta@acme.example", "body": "The Q3 report is ready.", "justification": why}
+        )
+    )
     return 0
 
 

@@ -149,7 +149,10 @@ class Policy:
         return {
             "settings": asdict(self.settings),
             "tools": {
-                name: {k: list(v) if isinstance(v, tuple) else (dict(v) if isinstance(v, Mapping) else v) for k, v in asdict(tp).items()}
+                name: {
+                    k: list(v) if isinstance(v, tuple) else (dict(v) if isinstance(v, Mapping) else v)
+                    for k, v in asdict(tp).items()
+                }
                 for name, tp in sorted(self.tools.items())
             },
         }
@@ -241,16 +244,21 @@ def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]
             problems.append(FieldProblem(f"{where}.ask", f"must be never, when_unsure or always, got {tp.ask!r}"))
         if tp.exempt and tp.ask == "always":
             problems.append(FieldProblem(where, "an exempt tool is never checked, so the user cannot always be asked"))
-        known = {k.name for k in english().arguments}
-        for argument, kind in tp.kinds.items():
-            if kind not in known:
-                why = f"must be one of {', '.join(sorted(known))}, got {kind!r}"
-                problems.append(FieldProblem(f"{where}.kinds.{argument}", why))
+        problems += _kind_problems(where, tp)
         if "justification" in tp.targets:
             problems.append(
                 FieldProblem(f"{where}.targets", "'justification' is the actor's own argument, not a target")
             )
     return problems
+
+
+def _kind_problems(where: str, tp: ToolPolicy) -> list[FieldProblem]:
+    """Each argument kind the policy names must be one of the language pack's."""
+    known = {k.name for k in english().arguments}
+    why = f"must be one of {', '.join(sorted(known))}, got "
+    return [
+        FieldProblem(f"{where}.kinds.{arg}", why + repr(kind)) for arg, kind in tp.kinds.items() if kind not in known
+    ]
 
 
 class _Strict(BaseModel):

@@ -56,7 +56,6 @@ NEXT_STEPS: dict[Code, str] = {
 }
 """The next step each code suggests; ``{tool}`` and ``{paths}`` are filled in."""
 
-CONDITION_STEP = "Ask the user whether the condition holds ({detail})."
 UNKNOWN_NOTE = "Code could not prove or disprove {what}; the model judge was told so and decides a general action."
 
 REQUEST_REASONS: dict[str, str] = {
@@ -64,8 +63,7 @@ REQUEST_REASONS: dict[str, str] = {
     "negated": "the user's words name it only under a negation{detail}",
     "not_a_request": "the user's words name it, but the sentence is not, as a whole, a request to the assistant "
     "for it (a statement, a report, a greeting, or an item under a lead-in that asks for something else){detail}",
-    "unknown_word": "the sentence holds a word the request grammar does not know{detail}, so what it asks is "
-    "unknown",
+    "unknown_word": "the sentence holds a word the request grammar does not know{detail}, so what it asks is unknown",
     "no_parse": "the request grammar has no complete parse of the sentence (it stops at{detail})",
     "ambiguous": "the sentence reads more than one way, and the ways disagree on what it asks{detail}",
     "too_long": "the sentence is longer than the request grammar reads{detail}",
@@ -107,10 +105,6 @@ def request_reason(problem: str, detail: str = "", sentences: int = 0, *, found:
     shown = f' ("{detail[:160]}")' if detail else ""
     text = (FOUND_REASONS if found else {}).get(problem) or REQUEST_REASONS.get(problem, "no request for it was proved")
     return text.format(detail=shown, sentences=sentences)
-
-
-def condition_step(detail: str) -> str:
-    return CONDITION_STEP.format(detail=detail[:120]) if detail else "Ask the user whether the condition holds."
 
 
 def edit_refused(tool: str, changed: Sequence[str], reasoning: str) -> str:

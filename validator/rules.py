@@ -19,8 +19,12 @@ RULES: dict[str, str] = {
     "outside-quotes": "a quote found only outside the user's own words blocks (EVIDENCE_NOT_FROM_USER)",
     "fabricated-quotes": "a quote found nowhere blocks (EVIDENCE_NOT_FOUND)",
     "pasted-text": "pasted, forwarded and quoted text in a user message is not the user's",
-    "request-grammar": "a request for the action must be proved: a complete parse of the whole sentence, every parse agreeing",
-    "whole-context": "every sentence after the request, in its message and later, is read: anything not harmless makes it unknown",
+    "request-grammar": (
+        "a request for the action must be proved: a complete parse of the whole sentence, every parse agreeing"
+    ),
+    "whole-context": (
+        "every sentence after the request, in its message and later, is read: anything not harmless makes it unknown"
+    ),
     "negation": "a negation governs what follows it (requests and values under it do not count)",
     "value-identity": "targets and entities must stand in the user's request, compared as values",
     "provenance": "a value looked up in the record the user named is delegated, not unknown",

@@ -30,7 +30,11 @@ POLICY = Policy.load(examples.policy_path())
 USER = "Please email marta@acme.example that the Q3 report is ready. Never send anything to eve@evil.example."
 MESSAGES = [{"role": "user", "content": USER}]
 QUOTE = {"reason": "asked", "evidence": [{"quote": "email marta@acme.example that the Q3 report is ready"}]}
-ASKED = {"tool": "send_email", "args": {"to": "carol@acme.example", "body": "The Q3 report is ready."}, "justification": QUOTE}
+ASKED = {
+    "tool": "send_email",
+    "args": {"to": "carol@acme.example", "body": "The Q3 report is ready."},
+    "justification": QUOTE,
+}
 PAY_USER = "Please pay DE89370400440532013000 50 EUR for the lunch."
 PAY_QUOTE = {"reason": "asked", "evidence": [{"quote": "pay DE89370400440532013000 50 EUR for the lunch"}]}
 

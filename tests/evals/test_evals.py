@@ -189,7 +189,11 @@ def test_cli_eval_exits_1_on_a_broken_threshold_and_names_the_case(tmp_path: Pat
         }
     ]
     args = {k: v for k, v in bad["action"]["args"].items() if k != "reference"}
-    bad["action"] = {**bad["action"], "args": args, "justification": {"reason": "asked", "evidence": [{"quote": "Please pay"}]}}
+    bad["action"] = {
+        **bad["action"],
+        "args": args,
+        "justification": {"reason": "asked", "evidence": [{"quote": "Please pay"}]},
+    }
     path = _write(tmp_path, bad)
     result = runner.invoke(
         app,

@@ -15,13 +15,20 @@ import pytest
 from validator.gate.grammar import MAX_TOKENS, grammar
 from validator.gate.reader import ToolSense, read
 
-PAY = ToolSense.of("send_money", ("pay", "transfer", "wire", "settle"), arguments=("recipient", "amount", "currency"), money=("amount",))
+PAY = ToolSense.of(
+    "send_money",
+    ("pay", "transfer", "wire", "settle"),
+    arguments=("recipient", "amount", "currency"),
+    money=("amount",),
+)
 PAY_BILL = ToolSense.of("pay_bill", ("pay", "settle"), arguments=("recipient", "amount"), money=("amount",))
 EMAIL = ToolSense.of("send_email", ("send", "email", "forward", "reply"), arguments=("to", "cc", "body"))
 DELETE_THREAD = ToolSense.of("delete_thread", ("delete", "remove", "trash"), arguments=("thread_id",))
 DELETE_FILE = ToolSense.of("delete_file", ("delete", "remove"), arguments=("path",))
 EVENT = ToolSense.of("create_event", ("invite", "schedule", "set up"), arguments=("attendees", "title", "start"))
-LOCK = ToolSense.of("lockDoors", ("lock", "unlock"), arguments=("unlock", "door"), description="Locks the doors of the vehicle.")
+LOCK = ToolSense.of(
+    "lockDoors", ("lock", "unlock"), arguments=("unlock", "door"), description="Locks the doors of the vehicle."
+)
 LOGIN = ToolSense.of("login", ("log in", "log * in", "sign in"), arguments=("username",))
 IBAN = "DE44500105175407324931"
 
@@ -91,7 +98,12 @@ def test_ordinary_requests_of_other_tools_are_proved(sentence: str, tool: ToolSe
 
 @pytest.mark.parametrize(
     "sentence",
-    [f"Don't pay {IBAN}.", f"Do not pay {IBAN} 900 EUR.", f"Please never pay {IBAN}.", f"I don't want you to pay {IBAN}."],
+    [
+        f"Don't pay {IBAN}.",
+        f"Do not pay {IBAN} 900 EUR.",
+        f"Please never pay {IBAN}.",
+        f"I don't want you to pay {IBAN}.",
+    ],
 )
 def test_a_negation_that_governs_the_verb_disproves(sentence: str) -> None:
     assert proof(sentence) == "disproved"
@@ -135,7 +147,9 @@ def test_a_number_with_another_unit_is_no_amount() -> None:
 def test_a_value_in_another_phrase_fills_nothing() -> None:
     found = read("Pay the invoice from DE44500105175407324931.", PAY)  # its sender, or the account it leaves?
     assert found is not None and not any(f.path == "recipient" for f in found.fills)
-    assert fills("Reply to bob@acme.example about the invoice of eve@evil.example.", EMAIL)["to"] == ["bob@acme.example"]
+    assert fills("Reply to bob@acme.example about the invoice of eve@evil.example.", EMAIL)["to"] == [
+        "bob@acme.example"
+    ]
     # "from eve@…" may be the invoice's sender or the reply's: the parses disagree on who sends, so unknown
     assert proof("Reply to bob@acme.example about the invoice from eve@evil.example.", EMAIL) == "unknown"
 

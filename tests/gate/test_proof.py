@@ -150,8 +150,14 @@ def test_a_later_negation_of_the_same_action_disproves_it() -> None:
         ("Could you please email bob@acme.example the notes?", "email bob@acme.example the notes"),
         ("Hi Sam, please email bob@acme.example the notes.", "email bob@acme.example the notes"),
         ("- **Email** bob@acme.example the notes", "bob@acme.example the notes"),
-        ("Perform the following tasks:\n1. Email bob@acme.example the notes\n2. Delete /tmp/x", "Email bob@acme.example"),
-        ("Perform the following tasks: 1. Email bob@acme.example the notes. 2. Delete /tmp/x.", "Email bob@acme.example"),
+        (
+            "Perform the following tasks:\n1. Email bob@acme.example the notes\n2. Delete /tmp/x",
+            "Email bob@acme.example",
+        ),
+        (
+            "Perform the following tasks: 1. Email bob@acme.example the notes. 2. Delete /tmp/x.",
+            "Email bob@acme.example",
+        ),
         ("Find the draft and email it to bob@acme.example.", "email it to bob@acme.example"),
     ],
 )
@@ -268,14 +274,20 @@ def test_the_code_holds_no_word_list_the_pack_holds() -> None:
         tree = ast.parse((ROOT / "validator" / module).read_text())
         docs = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
         strings = [
-            n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+            n.value
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
         ]
         for word in ("unless", "please", "thanks", "never", "pay", "for", "about", "at", "saying", "would"):
             assert not any(word in s.split() or s == word for s in strings), (module, word)
 
 
 def test_a_pack_is_data() -> None:
-    text = (ROOT / "validator" / "language" / "english.toml").read_text().replace('PLEASE = ["please", "kindly"]', 'PLEASE = ["please"]')
+    text = (
+        (ROOT / "validator" / "language" / "english.toml")
+        .read_text()
+        .replace('PLEASE = ["please", "kindly"]', 'PLEASE = ["please"]')
+    )
     pack = load_pack(text)
     assert "kindly" not in pack.classes["PLEASE"] and "kindly" in english().classes["PLEASE"]
 
@@ -406,7 +418,10 @@ def test_the_action_as_a_noun_or_a_means_is_never_proved(sentence: str, intent: 
 
 @pytest.mark.parametrize(
     ("sentence", "intent"),
-    [("Go ahead and execute a buy order for 100 shares.", "order"), ("Make a copy of 'report.txt' in the archive.", "copy")],
+    [
+        ("Go ahead and execute a buy order for 100 shares.", "order"),
+        ("Make a copy of 'report.txt' in the archive.", "copy"),
+    ],
 )
 def test_a_light_verb_whose_object_is_the_action_is_the_action(sentence: str, intent: str) -> None:
     reading = read(sentence, intent)  # "execute an order", "make a copy": the pack's light verbs

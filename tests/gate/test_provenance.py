@@ -306,8 +306,17 @@ def test_a_lookup_may_take_its_arguments_from_an_earlier_turn_of_the_users() -> 
     }
     v = Validator(policy).validate(t, action, user_id="u-1")
     assert not v.approved  # "it" binds nothing by itself: which tweet is unknown
-    named = Transcript([Message(role="user", content=first), *post, Message(role="user", content="Please retweet 'Launch day at Acme'.")])
-    quoted = {**action, "justification": {"reason": "r", "evidence": [{"quote": "Please retweet 'Launch day at Acme'."}]}}
+    named = Transcript(
+        [
+            Message(role="user", content=first),
+            *post,
+            Message(role="user", content="Please retweet 'Launch day at Acme'."),
+        ]
+    )
+    quoted = {
+        **action,
+        "justification": {"reason": "r", "evidence": [{"quote": "Please retweet 'Launch day at Acme'."}]},
+    }
     v = Validator(policy).validate(named, quoted, user_id="u-1")
     assert v.approved and v.findings.targets[0].status == "delegated", v.reasoning
 

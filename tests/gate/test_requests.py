@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -94,9 +92,8 @@ def test_negations_across_commas_and_long_clauses() -> None:
 
 def test_sender_and_payer_are_not_intents_of_send_and_pay() -> None:
     from validator.findings import RequestSentence
-    from validator.gate.requests import requests_tool
-
     from validator.gate.reader import ToolSense
+    from validator.gate.requests import requests_tool
 
     for text, intent in (("Reply to the sender of that email", "send"), ("Ask the payer", "pay")):
         transcript = Transcript([Message(role="user", content=text)])

@@ -311,10 +311,17 @@ def test_every_adapter_runs_what_was_checked(host: str, decision: str, aio: bool
         assert last.verdict.authorization_id
         later = v.validate(
             [{"role": "user", "content": USER}],
-            {"tool": "send_email", "args": {"to": "carol@acme.example", "body": "The Q3 report is ready."}, "justification": QUOTE},
+            {
+                "tool": "send_email",
+                "args": {"to": "carol@acme.example", "body": "The Q3 report is ready."},
+                "justification": QUOTE,
+            },
             user_id=USER_ID,
         )
-        assert later.approved and later.authorization_id == last.verdict.authorization_id, (later.reasoning, v.authorizations.list(USER_ID) if v.authorizations else None)
+        assert later.approved and later.authorization_id == last.verdict.authorization_id, (
+            later.reasoning,
+            v.authorizations.list(USER_ID) if v.authorizations else None,
+        )
 
 
 # -- reused call ids ------------------------------------------------------------------------------------
@@ -675,9 +682,7 @@ def test_a_tool_calling_another_through_its_runtime_gets_no_credit_for_the_sub_c
     graph = create_agent(
         model, [send_email, notify_owner], middleware=[ActionValidatorMiddleware(v)], checkpointer=InMemorySaver()
     )
-    graph.invoke(
-        {"messages": [HumanMessage("Please email the owner of the Q3 report.")]}, _lc_config("r")
-    )
+    graph.invoke({"messages": [HumanMessage("Please email the owner of the Q3 report.")]}, _lc_config("r"))
     assert ran.emails == []
     sub = [e for e in _events(v) if e.tool == "send_email"]
     assert sub and not sub[-1].verdict.approved

@@ -14,10 +14,9 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from validator.gate.grammar import grammar
-from validator.gate.reader import ToolSense, read
+from validator.gate.reader import ToolSense, acted_on_kinds, read
 from validator.language import english
 
 CHARACTERS = (
@@ -139,9 +138,7 @@ def swaps(seed: Seed, rng: random.Random, per_seed: int) -> Iterator[str]:
     """The sentence with its verb's object replaced by a noun of a kind none of the tool's arguments takes."""
     if seed.obj is None:
         return
-    from validator.gate.reader import _made_kinds, _theme_kinds
-
-    taken: set[str] = set(_theme_kinds(seed.sense) | _made_kinds(seed.sense))
+    taken: set[str] = set(acted_on_kinds(seed.sense))
     named: set[str] = set()  # the arguments' own nouns ("the recipient", "the username" for a person)
     for arg in seed.sense.arguments:
         named |= arg.words
@@ -149,7 +146,11 @@ def swaps(seed: Seed, rng: random.Random, per_seed: int) -> Iterator[str]:
             taken |= arg.kind.kinds
             named |= arg.kind.words
     pool = [w for kind, words in nouns_by_kind().items() if kind not in taken for w in words]
-    pool = [w for w in pool if not (set(english().nouns.get(w, ())) & taken) and w not in seed.sense.nouns and w not in named]
+    pool = [
+        w
+        for w in pool
+        if not (set(english().nouns.get(w, ())) & taken) and w not in seed.sense.nouns and w not in named
+    ]
     a, b = seed.obj
     for _ in range(per_seed):
         yield f"{seed.sentence[:a]}the {rng.choice(pool)}{seed.sentence[b:]}"
@@ -184,7 +185,13 @@ def violations(seeds: list[Seed], per_seed: int, rng_seed: int = 0) -> dict[str,
 SEEDS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
     # (sentence, tool, intents, arguments, money arguments): ordinary requests the grammar proves
     ("Please pay DE89370400440532013000 50 EUR.", "send_money", ("pay",), ("recipient", "amount"), ("amount",)),
-    ("Transfer 1,200 EUR to DE89370400440532013000.", "send_money", ("transfer",), ("recipient", "amount"), ("amount",)),
+    (
+        "Transfer 1,200 EUR to DE89370400440532013000.",
+        "send_money",
+        ("transfer",),
+        ("recipient", "amount"),
+        ("amount",),
+    ),
     ("Could you wire 300 USD to account 12345678?", "send_money", ("wire",), ("recipient", "amount"), ("amount",)),
     ("Pay Bob 45 EUR at DE44500105175407324931, thanks.", "send_money", ("pay",), ("recipient", "amount"), ("amount",)),
     ("Please delete /data/exports/tmp.", "delete_file", ("delete",), ("path",), ()),
@@ -199,7 +206,13 @@ SEEDS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]],
     ("Invite dan@acme.example to the review on Friday.", "create_event", ("invite",), ("attendees", "start"), ()),
     ("Post the release notes to #general.", "post_message", ("post",), ("channel", "text"), ()),
     ("Go ahead and archive the printer thread.", "archive_thread", ("archive",), ("thread_id",), ()),
-    ("I'd like you to pay DE89370400440532013000 75 EUR.", "send_money", ("pay",), ("recipient", "amount"), ("amount",)),
+    (
+        "I'd like you to pay DE89370400440532013000 75 EUR.",
+        "send_money",
+        ("pay",),
+        ("recipient", "amount"),
+        ("amount",),
+    ),
     ("Lock all doors.", "lockDoors", ("lock",), ("door",), ()),
     ("Please log me in as dr_smith.", "login", ("log in",), ("username",), ()),
     ("Tell bob@acme.example the deck is ready.", "send_email", ("tell",), ("to", "body"), ()),
@@ -232,6 +245,3 @@ def seeds(extra: tuple[tuple[str, ToolSense], ...] = ()) -> list[Seed]:
 def counts(seeds: list[Seed], per_seed: int) -> dict[str, int]:
     """How many variants each property tries (for the report)."""
     return {"seeds": len(seeds), "variants": len(seeds) * per_seed * 4}
-
-
-_ = Any

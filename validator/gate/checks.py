@@ -48,10 +48,10 @@ from validator.findings import (
 )
 from validator.gate.authorizations import Resolved, scope_problems
 from validator.gate.entities import extract_entities
+from validator.gate.grammar import grammar
 from validator.gate.grounding import UNREADABLE, ground_value
 from validator.gate.index import is_users, other_index, user_index
 from validator.gate.paths import Keys, keyed_strings, leaves, lookup, under
-from validator.gate.grammar import grammar
 from validator.gate.reader import ToolSense, declared, warm
 from validator.gate.requests import (
     delegated_instructions,
@@ -434,19 +434,25 @@ def sense_of(tool: str, tool_policy: ToolPolicy, action: PendingAction | None = 
         kinds=tool_policy.kinds,
         description=tool_policy.description,
         money=amounts,
-        required=[*tool_policy.targets, *amounts] if action is None else [p for p in (*tool_policy.targets, *amounts) if lookup(action.args, p)[0] == "found"],
+        required=[*tool_policy.targets, *amounts]
+        if action is None
+        else [p for p in (*tool_policy.targets, *amounts) if lookup(action.args, p)[0] == "found"],
         open=action is None,
     )
 
 
-def _declared_fills(sense: ToolSense, requests: Sequence[RequestSentence], transcript: Transcript) -> tuple[RequestFill, ...]:
+def _declared_fills(
+    sense: ToolSense, requests: Sequence[RequestSentence], transcript: Transcript
+) -> tuple[RequestFill, ...]:
     """The values the cited sentences give as the user's own, in ``sense``'s arguments."""
     out: list[RequestFill] = []
     for r in requests:
         original = transcript.messages[r.message].content[r.start : r.end]
         for f in declared(grammar().parse(r.text, original=original, verbs=sense.verbs), sense):
             v = f.value
-            out.append(RequestFill(r.message, f.path, v.kind, v.text, r.start + v.start, r.start + v.end, v.number, v.currency))
+            out.append(
+                RequestFill(r.message, f.path, v.kind, v.text, r.start + v.start, r.start + v.end, v.number, v.currency)
+            )
     return tuple(out)
 
 

@@ -151,7 +151,10 @@ class Parse:
 class _Tok(Token):
     """A token carrying its word's place in the sentence (the tree is read again with other words)."""
 
-    __slots__ = ("index", "classes")
+    __slots__ = ("at", "classes")
+
+    at: int
+    classes: frozenset[str]
 
 
 class _Given(Lexer):
@@ -160,7 +163,7 @@ class _Given(Lexer):
     def __init__(self, conf: Any) -> None:
         pass
 
-    def lex(self, data: Any) -> Iterator[Any]:
+    def lex(self, data: Any) -> Iterator[Any]:  # type: ignore[override]  # Lark passes a custom lexer the input
         yield from data
 
 
@@ -181,12 +184,12 @@ class Grammar:
         # A token may have several classes ("email": a verb and a noun): Earley tries each. Lark's basic matcher
         # compares one type; this one asks the token's classes (the parser's documented matcher seam).
         self.lark.parser.parser.term_matcher = _matches
-        self.literals = tuple(
-            sorted((t.pattern.value, t.name) for t in self.lark.terminals if t.pattern.type == "str")
-        )
+        self.literals = tuple(sorted((t.pattern.value, t.name) for t in self.lark.terminals if t.pattern.type == "str"))
         self._trees: OrderedDict[tuple[frozenset[str], ...], tuple[Tree[Any] | None, int | None]] = OrderedDict()
 
-    def words(self, sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset()) -> tuple[Word, ...]:
+    def words(
+        self, sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset()
+    ) -> tuple[Word, ...]:
         return lex(sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack)
 
     def parse(
@@ -236,14 +239,14 @@ class Grammar:
         tokens = []
         for i, w in enumerate(words):
             t = _Tok("W", w.text)
-            t.index = i
+            t.at = i
             t.classes = w.classes
             tokens.append(t)
         try:
-            return self.lark.parse(tokens), None  # type: ignore[arg-type]
+            return self.lark.parse(tokens), None
         except UnexpectedInput as exc:
             at = getattr(exc, "token", None)
-            return None, (at.index if isinstance(at, _Tok) else None)
+            return None, (at.at if isinstance(at, _Tok) else None)
         except LarkError:  # pragma: no cover - a grammar bug: no parse, never a crash
             return None, None
 
@@ -321,7 +324,8 @@ class _Reader:
     # -- helpers
 
     def word(self, token: Any) -> Word:
-        return self.words[token.index]
+        word: Word = self.words[token.at]
+        return word
 
     def tokens(self, kids: Sequence[Any], cls: str | None = None) -> list[Word]:
         found = [self.word(k) for k in kids if isinstance(k, Token)]
@@ -397,14 +401,21 @@ class _Reader:
         names = self.parts(kids, "names")[0].data[0] if self.parts(kids, "names") else ()
         if "NUM" in w.classes and not w.classes & {"VALUE", "QUOTED", "NAME"}:
             value = Value("number", w.text, w.start, w.end, w.value)
-            return _Part("given", Phrase("number", frozenset({"number"}), None, (value,), (), (), False, w.start, w.end))
+            return _Part(
+                "given", Phrase("number", frozenset({"number"}), None, (value,), (), (), False, w.start, w.end)
+            )
         if "QUOTED" in w.classes:
             value = Value("quoted", str(w.value), w.start, w.end)
-            return _Part("given", Phrase("quoted", frozenset({"quoted"}), None, (value,), (), (), False, w.start, w.end))
+            return _Part(
+                "given", Phrase("quoted", frozenset({"quoted"}), None, (value,), (), (), False, w.start, w.end)
+            )
         start, end = self.span(node)
         if "NAME" in w.classes:
             value = Value("name", w.text, w.start, w.end)
-            return _Part("given", Phrase("named", frozenset({"person", "name"}), None, (value, *names), (), (), False, start, end))
+            return _Part(
+                "given",
+                Phrase("named", frozenset({"person", "name"}), None, (value, *names), (), (), False, start, end),
+            )
         kinds = frozenset().union(*(_VALUE_KINDS.get(k, frozenset({k})) for k in w.kinds))
         return _Part("given", Phrase("valued", kinds, None, (_value(w), *names), (), (), False, start, end))
 
@@ -416,7 +427,6 @@ class _Reader:
             preposition = self.tokens(kids)[0].norm
             if not _licensed(self.pack.verb_phrases, preposition, phrases[0]):
                 return None
-            start, end = self.span(node)
             found += (Mod(preposition, phrases[0], "", phrases[0].start - len(preposition) - 1, phrases[0].end),)
         return _Part("pps", found)
 
@@ -478,10 +488,12 @@ class _Reader:
     r_gerund = r_action
 
     def r_say(self, node: Tree[Any], kids: list[Any]) -> Action:
-        verb = [w for w in self.tokens(kids) if w.classes & {"SAY", "SAYING"}][0]
+        verb = next(w for w in self.tokens(kids) if w.classes & {"SAY", "SAYING"})
         text = self.parts(kids, "text")[0].data
         start, end = self.span(node)
-        return Action(verb.norm, tuple(self.phrases(kids)), (Mod("text", None, text[0], text[1], end),), False, start, end)
+        return Action(
+            verb.norm, tuple(self.phrases(kids)), (Mod("text", None, text[0], text[1], end),), False, start, end
+        )
 
     def r_let_know(self, node: Tree[Any], kids: list[Any]) -> Action:
         start, end = self.span(node)
@@ -564,10 +576,12 @@ class _Reader:
         return pres[0] + names, pres[1] + phrases, det[0], det[1]
 
     def r_described(self, node: Tree[Any], kids: list[Any]) -> Phrase | None:
-        lemma, kinds, plural = self.parts(kids, "head")[0].data
+        lemma, kinds, _plural = self.parts(kids, "head")[0].data
         has_det = any(p.data[2] for p in self.parts(kids, "det"))
         if not has_det and self._value_first(kids):
-            return None  # "give ann@acme.example access": two objects, not an access named ann@…; "the t-88 thread" is one
+            return (
+                None  # "give ann@acme.example access": two objects, not an access named ann@…; "the t-88 thread" is one
+            )
         if "person" not in kinds and self._addressed(kids):
             return None  # "the team at team@acme.example" gives a person's address; "the summary at …" none
         naming, describing, owner, quantified = self._noun_parts(kids)
@@ -579,7 +593,9 @@ class _Reader:
     def _value_first(self, kids: Sequence[Any]) -> bool:
         """Whether the phrase opens with a value before its head (a name in quotation marks aside)."""
         pres = self.parts(kids, "pres")
-        return bool(pres) and any(v.kind not in ("quoted", "name", "number", "measure", "money") for v in pres[0].data[0])
+        return bool(pres) and any(
+            v.kind not in ("quoted", "name", "number", "measure", "money") for v in pres[0].data[0]
+        )
 
     def _addressed(self, kids: Sequence[Any]) -> bool:
         """Whether the phrase's names hold an address given beside it ("at bob@acme.example")."""
@@ -625,7 +641,9 @@ class _Reader:
                 return _Part("pre", ((_value(w),), True, ()))
         if len(words) == 2 and "UNIT" in words[1].classes:  # "the 1500 km trip": a measure, never an amount
             start, end = words[0].start, words[1].end
-            return _Part("pre", ((Value("measure", f"{words[0].text} {words[1].text}", start, end, words[0].value),), False, ()))
+            return _Part(
+                "pre", ((Value("measure", f"{words[0].text} {words[1].text}", start, end, words[0].value),), False, ())
+            )
         values = tuple(v for p in self.phrases(kids) for v in p.values)
         values += tuple(Value("name", w.text, w.start, w.end) for w in words if "NAME" in w.classes)
         if not self.phrases(kids) and len(words) == 1 and "NUM" in words[0].classes:  # a count ("2 files")
@@ -689,7 +707,17 @@ class _Reader:
 
     def r_quoted(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         w = self.tokens(kids, "QUOTED")[0]
-        return Phrase("quoted", frozenset({"quoted"}), None, (Value("quoted", str(w.value), w.start, w.end),), (), (), False, w.start, w.end)
+        return Phrase(
+            "quoted",
+            frozenset({"quoted"}),
+            None,
+            (Value("quoted", str(w.value), w.start, w.end),),
+            (),
+            (),
+            False,
+            w.start,
+            w.end,
+        )
 
     def r_pronoun(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         w = self.tokens(kids)[0]

@@ -292,7 +292,9 @@ def ground_value(
     )
 
 
-def _fill_holds(fill: RequestFill, value: Any, entity: Entity | None, currency: str | None, named: frozenset[str]) -> bool:
+def _fill_holds(
+    fill: RequestFill, value: Any, entity: Entity | None, currency: str | None, named: frozenset[str]
+) -> bool:
     """Whether the request's value in an argument *is* ``value``: parsed and compared as a value (an amount
     with its currency and magnitude, an address by its identity, a name or a quoted text as written)."""
     if fill.kind in ("money", "number", "measure"):
@@ -360,9 +362,7 @@ def _request_holds(
         return "user", sorted(set(hits))
     if negation and forbidden:
         where = [
-            m
-            for m, a, b in forbidden
-            if _holds(transcript.messages[m].content[a:b], value, entity, currency, named)
+            m for m, a, b in forbidden if _holds(transcript.messages[m].content[a:b], value, entity, currency, named)
         ]
         if where:
             return "forbidden", where

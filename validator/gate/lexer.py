@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from functools import cache
@@ -147,8 +147,8 @@ def _spans(text: str, original: str) -> list[tuple[int, int, str, frozenset[str]
             # a quoted passage is read whole, as the words the argument must hold; one holding a format character
             # or another script's punctuation is a token no class names (what it says cannot be compared)
             readable = _readable(original[a + 1 : b - 1], _TYPOGRAPHY)
-            cls, kinds = ("QUOTED", frozenset({"quoted"})) if readable else ("", frozenset[str]())
-            taken.append((a, b, cls, kinds, original[a + 1 : b - 1]))
+            cls, quoted = ("QUOTED", frozenset({"quoted"})) if readable else ("", frozenset[str]())
+            taken.append((a, b, cls, quoted, original[a + 1 : b - 1]))
     for e in extract_entities(text):
         if free(e.start, e.end) and (e.note is not None or not _readable(e.value)):
             # a value that does not parse as one (an address with a stray mark, look-alike characters): a token no
@@ -156,10 +156,8 @@ def _spans(text: str, original: str) -> list[tuple[int, int, str, frozenset[str]
             taken.append((e.start, e.end, "", frozenset(), e))
             continue
         if free(e.start, e.end):
-            kinds = {e.kind}
-            if e.kind == "domain" and _FILE.match(e.value):
-                kinds.add("filename")  # "script.py": a file name, and a host under Paraguay's domain
-            taken.append((e.start, e.end, "VALUE", frozenset(kinds), e))
+            kinds = frozenset({e.kind, *(["filename"] if e.kind == "domain" and _FILE.match(e.value) else [])})
+            taken.append((e.start, e.end, "VALUE", kinds, e))  # "script.py": a file, and a host under Paraguay's
     for m in _TIME.finditer(text):
         if free(m.start(), m.end()):
             taken.append((m.start(), m.end(), "TIMEX", frozenset({"time"}), m.group()))
@@ -167,7 +165,11 @@ def _spans(text: str, original: str) -> list[tuple[int, int, str, frozenset[str]
 
 
 def lex(
-    sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset(), literals: tuple[tuple[str, str], ...] = (),
+    sentence: str,
+    *,
+    original: str | None = None,
+    verbs: frozenset[str] = frozenset(),
+    literals: tuple[tuple[str, str], ...] = (),
     pack: LanguagePack | None = None,
 ) -> tuple[Word, ...]:
     """The tokens of ``sentence``. ``original``: the same sentence with its opaque passages as written (same
@@ -195,7 +197,9 @@ def _words(
     for m in re.finditer(r"\S+", folded[a:b]):
         start = a + m.start()
         for x, y in _pieces(m.group()):
-            out += _piece(folded[start + x : start + y], sentence, start + x, start + y, tables, pack, verbs, bool(out) or a > 0)
+            out += _piece(
+                folded[start + x : start + y], sentence, start + x, start + y, tables, pack, verbs, bool(out) or a > 0
+            )
     return out
 
 
@@ -250,6 +254,42 @@ def _piece(
             found.add(tables.literals[norm])
         return Word(text, norm, x, y, frozenset(found), kinds, lemma, verb, value)
 
+    shaped = _shaped(piece, sentence, x, y, low, word, pack, tables)
+    if shaped is not None:
+        return shaped
+    if low.endswith("'s") and len(low) > 2 and not _contraction(low, tables):
+        n = len(piece) - 2
+        return [
+            *_piece(piece[:n], sentence, x, x + n, tables, pack, verbs, inside),
+            Word(sentence[x + n : y], "'s", x + n, y, frozenset({tables.literals.get("'s", "POSS")})),
+        ]
+    norm = pack.spellings.get(low, low)
+    if _ID.match(piece) and not _WORD.match(low) and norm not in tables.classes:
+        return [word({"VALUE"}, frozenset({"id"}))]
+    classes: set[str] = set(tables.classes.get(norm, ()))
+    if norm in CURRENCIES:
+        classes.add("CUR")  # "EUR", "eur", "euros", "dollars"
+    kinds = pack.nouns.get(norm, frozenset())
+    lemma = pack.noun_lemmas.get(norm, "")
+    verb = ""
+    if _WORD.match(norm):
+        verb = _verb_classes(norm, verbs, pack, classes)
+    capital = piece[:1].isupper() and _WORD.match(low) is not None and not piece.isupper()
+    if capital and inside and classes <= _OPEN_CLASSES:
+        return [word({"NAME"}, frozenset({"person", "name"}), norm=norm)]  # "Bob", "Bill", "Rose" inside a sentence
+    if not classes and (capital or (piece.isupper() and piece.isalpha() and len(piece) > 1)):
+        return [word({"NAME"}, frozenset({"person", "name"}), norm=norm)]  # a word no table knows, capitalised
+    return [word(classes, kinds, lemma, norm=norm, verb=verb)]
+
+
+_Maker = Callable[..., Word]
+
+
+def _shaped(
+    piece: str, sentence: str, x: int, y: int, low: str, word: _Maker, pack: LanguagePack, tables: _Tables
+) -> list[Word] | None:
+    """A piece read by its shape (a number, an amount with its unit, a date, an ordinal, a handle, a path, a
+    file name, punctuation), or None for a word the tables read."""
     if low in _ENDS:
         return [word({_ENDS[low]})]
     if low in tables.literals and not low[:1].isalnum():  # ",", ":", "?", "'s"
@@ -264,7 +304,11 @@ def _piece(
         n = len(split.group(1))
         head = _number(split.group(1))
         rest = split.group(2).lower()
-        kind = "CUR" if rest in CURRENCIES else ("MAG" if rest in pack.magnitudes else ("UNIT" if rest in pack.classes.get("UNIT", ()) else ""))
+        kind = (
+            "CUR"
+            if rest in CURRENCIES
+            else ("MAG" if rest in pack.magnitudes else ("UNIT" if rest in pack.classes.get("UNIT", ()) else ""))
+        )
         if head is not None and kind:
             return [
                 Word(sentence[x : x + n], split.group(1), x, x + n, frozenset({"NUM"}), value=head),
@@ -282,37 +326,22 @@ def _piece(
         return [word({"VALUE"}, frozenset({"path"}))]
     if _FILE.match(piece) and not _WORD.match(low):
         return [word({"VALUE"}, frozenset({"filename"}))]
-    if low.endswith("'s") and len(low) > 2 and not _contraction(low, tables):
-        n = len(piece) - 2
-        return [*_piece(piece[:n], sentence, x, x + n, tables, pack, verbs, inside), Word(sentence[x + n : y], "'s", x + n, y, frozenset({tables.literals.get("'s", "POSS")}))]
-    norm = pack.spellings.get(low, low)
-    if _ID.match(piece) and not _WORD.match(low) and norm not in tables.classes:
-        return [word({"VALUE"}, frozenset({"id"}))]
-    classes: set[str] = set(tables.classes.get(norm, ()))
-    if norm in CURRENCIES:
-        classes.add("CUR")  # "EUR", "eur", "euros", "dollars"
-    kinds = pack.nouns.get(norm, frozenset())
-    lemma = pack.noun_lemmas.get(norm, "")
-    if _WORD.match(norm):
-        forms = english_verb_lemmas(norm) or ((norm,) if norm in verbs else ())
-        if norm in pack.not_verbs:
-            forms = ()  # politeness, never a verb of a request
-        for form in forms:
-            if form == norm:
-                classes.add("VB")
-            elif norm.endswith("ing"):
-                classes.add("VBG")
-            elif not norm.endswith("s") or norm.endswith("ss"):
-                classes.add("VBN")
-        verb = forms[0] if forms else ""
-    else:
-        verb = ""
-    capital = piece[:1].isupper() and _WORD.match(low) is not None and not piece.isupper()
-    if capital and inside and classes <= _OPEN_CLASSES:
-        return [word({"NAME"}, frozenset({"person", "name"}), norm=norm)]  # "Bob", "Bill", "Rose" inside a sentence
-    if not classes and (capital or (piece.isupper() and piece.isalpha() and len(piece) > 1)):
-        return [word({"NAME"}, frozenset({"person", "name"}), norm=norm)]  # a word no table knows, capitalised
-    return [word(classes, kinds, lemma, norm=norm, verb=verb)]
+    return None
+
+
+def _verb_classes(norm: str, verbs: frozenset[str], pack: LanguagePack, classes: set[str]) -> str:
+    """Add the verb classes a word has (VB, VBG, VBN) to ``classes``; the verb's lemma, or ""."""
+    forms = english_verb_lemmas(norm) or ((norm,) if norm in verbs else ())
+    if norm in pack.not_verbs:
+        forms = ()  # politeness, never a verb of a request
+    for form in forms:
+        if form == norm:
+            classes.add("VB")
+        elif norm.endswith("ing"):
+            classes.add("VBG")
+        elif not norm.endswith("s") or norm.endswith("ss"):
+            classes.add("VBN")
+    return forms[0] if forms else ""
 
 
 def _contraction(low: str, tables: _Tables) -> bool:
@@ -324,7 +353,12 @@ def _names(words: list[Word], sentence: str) -> tuple[Word, ...]:
     out: list[Word] = []
     for w in words:
         last = out[-1] if out else None
-        if last is not None and last.classes == {"NAME"} and w.classes == {"NAME"} and sentence[last.end : w.start] == " ":
+        if (
+            last is not None
+            and last.classes == {"NAME"}
+            and w.classes == {"NAME"}
+            and sentence[last.end : w.start] == " "
+        ):
             out[-1] = replace(last, text=sentence[last.start : w.end], norm=f"{last.norm} {w.norm}", end=w.end)
         else:
             out.append(w)

@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
 from typing import Any
 
 from validator.findings import Proof
@@ -252,9 +251,10 @@ def read_parse(parse: Parse, tool: ToolSense) -> Read | None:
         return None
     if not parse.readings:
         return Read("unknown", parse.problem or "no_parse", parse.detail)
-    if not any(tool.intent_of(a) is not None for r in parse.readings for a in r.actions):
-        if all(r.kind == "request" for r in parse.readings):
-            return None  # read whole, and no verb of it is the tool's ("follow the instructions" is no "follow up")
+    if not any(tool.intent_of(a) is not None for r in parse.readings for a in r.actions) and all(
+        r.kind == "request" for r in parse.readings
+    ):
+        return None  # read whole, and no verb of it is the tool's ("follow the instructions" is no "follow up")
     outcomes = {_outcome(r, tool) for r in parse.readings}
     if len(outcomes) > 1:
         proofs = {o.proof for o in outcomes}
@@ -266,7 +266,6 @@ def read_parse(parse: Parse, tool: ToolSense) -> Read | None:
     if only.proof != "proved":
         return Read(only.proof, only.problem, only.detail)
     reading = min(parse.readings, key=_order)  # any reading gives the same outcome; one chosen the same way each time
-    action = next(a for a in reading.actions if not a.negated and tool.intent_of(a) is not None)
     positive = [a for a in reading.actions if not a.negated and tool.intent_of(a) is not None]
     fills = tuple(Fill(path, value) for path, value in _all_fills(reading, positive, tool))
     forbidden = forbidden_values(parse)
@@ -322,7 +321,14 @@ def _outcome(reading: Reading, tool: ToolSense) -> _Outcome:
         p.multiple for a in positive for p in (*a.objects, *(m.phrase for m in a.mods if m.phrase is not None))
     )
     return _Outcome(
-        "proved", None, "", intent.text, fills, pronoun, multiple, key=("proved", intent.text, tuple(sorted(map(str, fills))))
+        "proved",
+        None,
+        "",
+        intent.text,
+        fills,
+        pronoun,
+        multiple,
+        key=("proved", intent.text, tuple(sorted(map(str, fills)))),
     )
 
 
@@ -353,7 +359,12 @@ def _slots(action: Action, tool: ToolSense) -> list[Slot]:
     objects = action.objects
     for n, p in enumerate(objects):
         role = "indirect" if len(objects) == 2 and n == 0 else "object"
-        if p.form == "described" and p.values and _theme(p, tool) and not any(_fits(role, p, None, a) for a in tool.arguments):
+        if (
+            p.form == "described"
+            and p.values
+            and _theme(p, tool)
+            and not any(_fits(role, p, None, a) for a in tool.arguments)
+        ):
             out.append((role, replace(p, values=()), None))
             named = Phrase("quoted", frozenset({"quoted", "name"}), None, p.values, (), (), False, p.start, p.end)
             out.append(("named", named, None))
@@ -366,7 +377,7 @@ def _slots(action: Action, tool: ToolSense) -> list[Slot]:
 
 def _theme(phrase: Phrase, tool: ToolSense) -> bool:
     """Whether a described object is the thing the tool makes or acts on (its own noun, or its kind)."""
-    return phrase.head in tool.nouns or bool(phrase.kinds & (_theme_kinds(tool) | _made_kinds(tool)))
+    return phrase.head in tool.nouns or bool(phrase.kinds & acted_on_kinds(tool))
 
 
 def _made(action: Action, tool: ToolSense) -> list[Slot]:
@@ -384,7 +395,13 @@ def _made(action: Action, tool: ToolSense) -> list[Slot]:
                 else:
                     out.append((role, phrase, None))
             if p.values and p not in action.objects:  # "invite Ann to the 'Q3 review' sync": its name
-                out.append(("named", Phrase("quoted", frozenset({"quoted", "name"}), None, p.values, (), (), False, p.start, p.end), None))
+                out.append(
+                    (
+                        "named",
+                        Phrase("quoted", frozenset({"quoted", "name"}), None, p.values, (), (), False, p.start, p.end),
+                        None,
+                    )
+                )
     return out
 
 
@@ -452,6 +469,11 @@ def _antecedent(reading: Reading, action: Action, pronoun: Phrase) -> Phrase | N
     earlier = reading.actions[: reading.actions.index(action)]
     objects = [p for a in earlier for p in a.objects if p.form != "pronoun"]
     return objects[-1] if objects else None
+
+
+def acted_on_kinds(tool: ToolSense) -> frozenset[str]:
+    """Kinds of things a tool sends, makes or acts on (its described object may be one of them)."""
+    return _theme_kinds(tool) | _made_kinds(tool)
 
 
 def _theme_kinds(tool: ToolSense) -> frozenset[str]:
@@ -545,34 +567,21 @@ def forbidden_spans(sentence: str, parser: Grammar | None = None) -> list[tuple[
     return [(v.start, v.end) for v in forbidden_values(parse)]
 
 
-@cache
-def _pack_words() -> LanguagePack:
-    return english()
-
-
 def words(sentence: str) -> list[str]:
     """The lower-case words of ``sentence`` as the lexer reads them (for the grant-period tables)."""
     return [part for w in grammar().words(sentence) for part in w.norm.split(" ")]
 
 
-def parse(sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset()) -> Parse:
-    """The sentence's readings (:meth:`validator.gate.grammar.Grammar.parse` of the English grammar)."""
-    return grammar().parse(sentence, original=original, verbs=verbs)
+def fragment_fills(reading: Reading, tool: ToolSense) -> list[Fill]:
+    """What a fragment reading ("to eve@acme.example", "50 EUR") fills of ``tool``'s arguments, as the
+    objects and phrases of a verb of the tool would."""
+    if reading.fragment is None:
+        return []
+    action = Action("", (reading.fragment,), reading.fragment_mods)
+    return [Fill(path, value) for path, value in _fills_of(reading, action, tool)]
 
 
 def warm() -> None:
     """Load what the reader reads with (the pack, the verb table, the compiled grammar) now: the first check
     of a process must not spend its gate budget on a one-time load."""
     grammar().parse("Pay Eve 50 EUR.")
-
-
-def proved_actions(parse: Parse) -> tuple[Action, ...] | None:
-    """The actions every reading agrees the sentence requests (a request reading, one meaning), or None."""
-    if not parse.readings or any(r.kind != "request" for r in parse.readings):
-        return None
-    if len({tuple(a.verb for a in r.actions) for r in parse.readings}) != 1:
-        return None
-    return min(parse.readings, key=_order).actions
-
-
-_ = Sequence

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import cast, get_args
 
-from validator.findings import IntentFinding, RequestFill, RequestProblem, RequestSentence
-from validator.gate.grammar import Parse, grammar
-from validator.gate.reader import Fill, Read, ToolSense, declared, forbidden_values, read_parse
+from validator.findings import IntentFinding, Proof, RequestFill, RequestProblem, RequestSentence
+from validator.gate.grammar import Parse, Reading, grammar
+from validator.gate.reader import Fill, Read, ToolSense, declared, forbidden_values, fragment_fills, read_parse
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
 from validator.inputs.transcript import Transcript
@@ -76,7 +77,12 @@ def _parse(text: str, original: str, tool: ToolSense, others: Sequence[ToolSense
 
 
 def _later(
-    transcript: Transcript, sentence: RequestSentence, tool: ToolSense, others: Sequence[ToolSense], fills: Sequence[Fill], rules: Rules
+    transcript: Transcript,
+    sentence: RequestSentence,
+    tool: ToolSense,
+    others: Sequence[ToolSense],
+    fills: Sequence[Fill],
+    rules: Rules,
 ) -> Read | None:
     """What the user wrote after ``sentence`` that could take it back: a negation of the same action
     (disproved), or a sentence that is not harmless (unknown, naming it)."""
@@ -99,7 +105,9 @@ def _later(
     return None
 
 
-def _harmless(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], fills: Sequence[Fill]) -> tuple[str, str] | None:
+def _harmless(
+    parse: Parse, tool: ToolSense, others: Sequence[ToolSense], fills: Sequence[Fill]
+) -> tuple[Proof, str] | None:
     """None when a later sentence cannot take the request back; else ``(proof, detail)``."""
     if not parse.readings:
         return "unknown", ""
@@ -128,9 +136,7 @@ def _overlaps(a: Sequence[Fill], b: Sequence[Fill]) -> bool:
     return bool({(f.path, f.value.text.casefold()) for f in a} & {(f.path, f.value.text.casefold()) for f in b})
 
 
-def _complete(
-    transcript: Transcript, sentence: RequestSentence, found: Read, tool: ToolSense, rules: Rules
-) -> Read:
+def _complete(transcript: Transcript, sentence: RequestSentence, found: Read, tool: ToolSense, rules: Rules) -> Read:
     """A request whose object is a pronoun, completed by the fragment right after it in its message
     ("ok pay it. 45 EUR to DE89…"): proved only when every required argument is then filled."""
     fills = list(found.fills)
@@ -149,14 +155,11 @@ def _complete(
     return replace(found, fills=tuple(fills), pronoun=False)
 
 
-def _fragment_fills(reading, tool: ToolSense, s: _Sentence, sentence: RequestSentence) -> list[Fill]:  # type: ignore[no-untyped-def]
-    from validator.gate.grammar import Action
-    from validator.gate.reader import _fills_of
-
-    action = Action("", (reading.fragment,), reading.fragment_mods)
+def _fragment_fills(reading: Reading, tool: ToolSense, s: _Sentence, sentence: RequestSentence) -> list[Fill]:
     shift = s.start - sentence.start
     return [
-        Fill(path, replace(v, start=v.start + shift, end=v.end + shift)) for path, v in _fills_of(reading, action, tool)
+        Fill(f.path, replace(f.value, start=f.value.start + shift, end=f.value.end + shift))
+        for f in fragment_fills(reading, tool)
     ]
 
 
@@ -174,8 +177,10 @@ def negated_anywhere(transcript: Transcript, tool: ToolSense, rules: Rules = ALL
 
 
 def _problem(name: str | None) -> RequestProblem:
-    known: dict[str, RequestProblem] = {p: p for p in _PRIORITY}  # type: ignore[misc]
-    return known.get(name or "not_named", "not_a_request")
+    for known in get_args(RequestProblem):
+        if known == (name or "not_named"):
+            return cast(RequestProblem, known)
+    return "not_a_request"
 
 
 def _original(transcript: Transcript, sentence: RequestSentence) -> str:
@@ -194,7 +199,9 @@ def read_request(
     policy's other tools (a later request for one of them takes nothing back)."""
     intents = tuple(i.text for i in tool.intents)
     if not rules.on("request-grammar") and sentences_:
-        return IntentFinding(intents, matched="(request grammar off)", proof="proved", quote_index=sentences_[0].quote_index)
+        return IntentFinding(
+            intents, matched="(request grammar off)", proof="proved", quote_index=sentences_[0].quote_index
+        )
     if not sentences_:
         return IntentFinding(intents, problem="no_request")
     found: list[tuple[RequestSentence, Read]] = []
@@ -220,7 +227,8 @@ def read_request(
     if proved:
         sentence, reading = proved[0]
         given = [  # "…; my username is dr_smith": the user's own values, in the arguments they name
-            (s, Read("proved", fills=declared(_parse(s.text, _original(transcript, s), tool), tool))) for s in sentences_
+            (s, Read("proved", fills=declared(_parse(s.text, _original(transcript, s), tool), tool)))
+            for s in sentences_
         ]
         proved += [(s, r) for s, r in given if r.fills]
         return IntentFinding(
@@ -255,7 +263,16 @@ def _span(sentence: RequestSentence, found: Read) -> tuple[int, int, int]:
 def _fills(sentence: RequestSentence, found: Read) -> Iterator[RequestFill]:
     for f in found.fills:
         v = f.value
-        yield RequestFill(sentence.message, f.path, v.kind, v.text, sentence.start + v.start, sentence.start + v.end, v.number, v.currency)
+        yield RequestFill(
+            sentence.message,
+            f.path,
+            v.kind,
+            v.text,
+            sentence.start + v.start,
+            sentence.start + v.end,
+            v.number,
+            v.currency,
+        )
 
 
 def _forbidden(sentence: RequestSentence, found: Read) -> Iterator[tuple[int, int, int]]:
@@ -287,7 +304,11 @@ def delegated_instructions(
         for x in sentences(content):
             text = content[x.start : x.end]
             words = g.words(text, verbs=tool.verbs)
-            if any(w.verb == intent.verb.split()[0] or w.norm == intent.verb.split()[0] for w in words for intent in tool.intents):
+            if any(
+                w.verb == intent.verb.split()[0] or w.norm == intent.verb.split()[0]
+                for w in words
+                for intent in tool.intents
+            ):
                 where = f"message #{i}, {m.speaker}: {' '.join(text.split())[:80]}"
                 return IntentFinding(found.intents, problem="delegated", detail=where, quote_index=found.quote_index)
     return None
@@ -304,7 +325,12 @@ _RANK = {"general": 0, "dangerous": 1}
 
 
 def suggest_tool(
-    policy: Policy, tool: str, senses: dict[str, ToolSense], sentences: Sequence[RequestSentence], transcript: Transcript, rules: Rules = ALL_ON
+    policy: Policy,
+    tool: str,
+    senses: dict[str, ToolSense],
+    sentences: Sequence[RequestSentence],
+    transcript: Transcript,
+    rules: Rules = ALL_ON,
 ) -> tuple[str, str] | None:
     """A tool, no riskier than ``tool``, that the user's cited words do request: ``(tool, intent)``. A
     suggestion never points to a riskier action than the one refused."""

@@ -35,7 +35,6 @@ class Sentence:
     """For a list item, the text of the sentence that introduced the list ("Perform the following tasks:")."""
 
 
-
 def _abbreviation(text: str, dot: int, pack: LanguagePack) -> bool:
     """Whether the period at ``dot`` ends an abbreviation, an initial or a number's point, not a sentence."""
     if dot + 1 < len(text) and text[dot + 1].isdigit():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 
 from validator.language import english
 
@@ -38,14 +38,14 @@ def _part_holds(word: str, at: datetime, has_time: bool, now: datetime | None) -
     pack = english()
     words = pack.times
     if word in words["weekdays"]:
-        return at.weekday() == words["weekdays"][word]
+        return bool(at.weekday() == words["weekdays"][word])
     if word in words["months"]:
-        return at.month == words["months"][word]
+        return bool(at.month == words["months"][word])
     if word in words["days"] and now is not None:
-        return at.date() == now.date() + timedelta(days=words["days"][word])
+        return bool(at.date() == now.date() + timedelta(days=words["days"][word]))
     if word in words["hours"] and has_time:
         low, high = words["hours"][word]
-        return low <= at.hour < high if high > low else at.hour == low
+        return bool(low <= at.hour < high if high > low else at.hour == low)
     m = _ORDINAL.match(word)
     if m is not None:
         return at.day == int(m.group(1))
@@ -83,6 +83,3 @@ def holds_time(said: Sequence[str], value: object, now: datetime | None = None) 
                 return False
             compared = True
     return compared
-
-
-_ = date

@@ -52,8 +52,6 @@ class StrictJudge(Judge):
         looked = ", ".join(repr(i) for i in intent.intents[:12]) or "(none)"
         why = why_not_requested(intent, len(request.findings.requests), found=request.findings.evidence == "found")
         next_step = refusals.next_step(Code.ACTION_NOT_REQUESTED, tool=tool)
-        if intent.problem == "conditional":
-            next_step = refusals.condition_step(intent.detail)
         if intent.other_tool is not None:
             next_step = suggestion(intent, tool) or next_step
         return JudgeOutput(

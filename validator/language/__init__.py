@@ -139,7 +139,9 @@ class LanguagePack:
         return {w: frozenset(c) for w, c in found.items()}
 
 
-def _nouns(table: dict[str, list[str]], irregular: dict[str, str]) -> tuple[dict[str, frozenset[str]], dict[str, str], frozenset[str]]:
+def _nouns(
+    table: dict[str, list[str]], irregular: dict[str, str]
+) -> tuple[dict[str, frozenset[str]], dict[str, str], frozenset[str]]:
     kinds: dict[str, set[str]] = {}
     lemmas: dict[str, str] = {}
     plurals: set[str] = set()
@@ -181,7 +183,13 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         verb_phrases={k: frozenset(v) for k, v in data["phrases"]["verb"].items()},
         noun_phrases={k: frozenset(v) for k, v in data["phrases"]["noun"].items()},
         arguments=tuple(
-            ArgumentKind(name, frozenset(a["words"]), frozenset(a["roles"]), frozenset(a["kinds"]), frozenset(a.get("headed", ())))
+            ArgumentKind(
+                name,
+                frozenset(a["words"]),
+                frozenset(a["roles"]),
+                frozenset(a["kinds"]),
+                frozenset(a.get("headed", ())),
+            )
             for name, a in data["arguments"].items()
         ),
         adjunct_roles=frozenset(data["roles"]["adjuncts"]),
