@@ -131,6 +131,9 @@ class RequestFill:
     number: Decimal | None = None
     """An amount's or a number's value ("2.5k EUR": 2500)."""
     currency: str | None = None
+    call: int = 0
+    """Which call of the request it belongs to: a call's arguments are grounded by the fills of one call
+    ("pay Ann 5 EUR and pay Bob 9 EUR" never grounds Ann with 9 EUR); -1: every call (a declared value)."""
 
 
 @dataclass(frozen=True, slots=True)

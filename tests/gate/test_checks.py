@@ -307,3 +307,40 @@ def test_standing_authorization_globs_do_not_span_a_list_in_one_string() -> None
 
     assert not check_constraint("*@acme.example", "eve@evil.example, bob@acme.example")
     assert check_constraint("*@acme.example", "ann@acme.example; bob@acme.example")
+
+
+@pytest.mark.parametrize(
+    ("text", "quote"),
+    [
+        ("Pay DE89370400440532013000 50 EUR and pay DE44500105175407324931 20 EUR.", None),
+        ("Pay DE89370400440532013000 50 EUR. Pay DE44500105175407324931 20 EUR.", None),
+    ],
+)
+def test_a_call_is_grounded_by_the_values_of_one_requested_call(text: str, quote: str | None) -> None:
+    """Two payments asked for are two calls: one with the first recipient and the second amount is neither."""
+    messages = [{"role": "user", "content": text}]
+    policy = Policy({"send_money": POLICY.for_tool("send_money")})
+
+    def pay(recipient: str, amount: int) -> Any:
+        args = {"recipient": recipient, "amount": amount, "currency": "EUR"}
+        return run(Transcript([Message(**m) for m in messages]), justified("send_money", args, quote or text), policy)
+
+    assert pay("DE89370400440532013000", 50).approved
+    assert pay("DE44500105175407324931", 20).approved
+    mixed = pay("DE89370400440532013000", 20)
+    assert not mixed.approved and mixed.decision.value == "ask_user"
+    assert pay("DE44500105175407324931", 50).decision.value == "ask_user"
+
+
+def test_a_later_sentence_that_fills_what_the_call_left_open_joins_it() -> None:
+    from validator.findings import RequestSentence
+    from validator.gate.grammar import Value
+    from validator.gate.reader import Fill, Read
+    from validator.gate.requests import _numbered
+
+    def proved(*fills: tuple[str, int]) -> tuple[RequestSentence, Read]:
+        sentence = RequestSentence(0, 0, 10, "x", 0)
+        return sentence, Read("proved", fills=tuple(Fill(p, Value("email", "a@b.example", 0, 1), c) for p, c in fills))
+
+    calls = [f.call for f in _numbered([proved(("to", 0)), proved(("cc", 0)), proved(("to", 0), ("to", 1))])]
+    assert calls == [0, 0, 1, 2]  # cc joins the first call; a second "to" is a call of its own, then another

@@ -451,7 +451,9 @@ def _declared_fills(
         for f in declared(grammar().parse(r.text, original=original, verbs=sense.verbs), sense):
             v = f.value
             out.append(
-                RequestFill(r.message, f.path, v.kind, v.text, r.start + v.start, r.start + v.end, v.number, v.currency)
+                RequestFill(
+                    r.message, f.path, v.kind, v.text, r.start + v.start, r.start + v.end, v.number, v.currency, -1
+                )
             )
     return tuple(out)
 
@@ -545,7 +547,35 @@ def _grounded(
 ) -> tuple[tuple[ValueFinding, ...], tuple[ValueFinding, ...]]:
     """Targets (and a money tool's amounts) and the entities inside the other arguments, grounded: a target
     counts only as the value the proved request puts in its argument, an entity inside another argument only
-    in the request's verb phrase (``intent``)."""
+    in the request's verb phrase (``intent``). When the request asks for several calls, the call's values are
+    grounded by the fills of one of them (the one that holds the most)."""
+    found = [
+        _grounded_by(transcript, requests, action, tool_policy, valid, user_id, intent, rules, now, fills)
+        for fills in _calls(intent.fills if intent is not None else ())
+    ]
+    return min(found, key=lambda f: sum(v.proof != "proved" for v in (*f[0], *f[1])))
+
+
+def _calls(fills: Sequence[RequestFill]) -> list[tuple[RequestFill, ...]]:
+    """The request's fills, call by call (each with the values declared for every call)."""
+    numbers = sorted({f.call for f in fills if f.call >= 0})
+    if len(numbers) <= 1:
+        return [tuple(fills)]
+    return [tuple(f for f in fills if f.call in (n, -1)) for n in numbers]
+
+
+def _grounded_by(
+    transcript: Transcript,
+    requests: tuple[Any, ...],
+    action: PendingAction,
+    tool_policy: ToolPolicy,
+    valid: tuple[StandingAuthorization, ...],
+    user_id: str | None,
+    intent: IntentFinding | None,
+    rules: Rules,
+    now: datetime | None,
+    fills: tuple[RequestFill, ...],
+) -> tuple[tuple[ValueFinding, ...], tuple[ValueFinding, ...]]:
     clauses = intent.clauses if intent is not None else ()
     requests = _bound(requests, clauses)
     ground = partial(
@@ -555,7 +585,7 @@ def _grounded(
         authorizations=valid,
         user_id=user_id,
         rules=rules,
-        fills=intent.fills if intent is not None else (),
+        fills=fills,
         forbidden=intent.forbidden if intent is not None else (),
         now=now,
     )
@@ -578,8 +608,8 @@ def _grounded(
         targets += tuple(
             _noted(ground(path, value, kind="argument"), note) for path, value, note in _chosen(action, covered, given)
         )
-    elif intent is not None and intent.fills:  # what the request says of any other argument is compared too
-        filled = sorted({f.path for f in intent.fills} - {p for p in (*declared, *amounts)})
+    elif fills:  # what the request says of any other argument is compared too
+        filled = sorted({f.path for f in fills} - {p for p in (*declared, *amounts)})
         targets += tuple(
             ground(path, value, kind="argument", scope_path=argument)
             for path, argument, value in _target_values(action, tuple(filled))

@@ -151,9 +151,9 @@ class Parse:
 class _Tok(Token):
     """A token carrying its word's place in the sentence (the tree is read again with other words)."""
 
-    __slots__ = ("at", "classes")
+    __slots__ = ("classes", "position")
 
-    at: int
+    position: int
     classes: frozenset[str]
 
 
@@ -239,14 +239,14 @@ class Grammar:
         tokens = []
         for i, w in enumerate(words):
             t = _Tok("W", w.text)
-            t.at = i
+            t.position = i
             t.classes = w.classes
             tokens.append(t)
         try:
             return self.lark.parse(tokens), None
         except UnexpectedInput as exc:
             at = getattr(exc, "token", None)
-            return None, (at.at if isinstance(at, _Tok) else None)
+            return None, (at.position if isinstance(at, _Tok) else None)
         except LarkError:  # pragma: no cover - a grammar bug: no parse, never a crash
             return None, None
 
@@ -324,7 +324,7 @@ class _Reader:
     # -- helpers
 
     def word(self, token: Any) -> Word:
-        word: Word = self.words[token.at]
+        word: Word = self.words[token.position]
         return word
 
     def tokens(self, kids: Sequence[Any], cls: str | None = None) -> list[Word]:

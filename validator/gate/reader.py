@@ -185,6 +185,9 @@ class Fill:
 
     path: str
     value: Value
+    call: int = 0
+    """Which call of the request it belongs to ("pay Ann 5 EUR and pay Bob 9 EUR": two calls; -1: every
+    call, a value the user declared their own)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,7 +270,7 @@ def read_parse(parse: Parse, tool: ToolSense) -> Read | None:
         return Read(only.proof, only.problem, only.detail)
     reading = min(parse.readings, key=_order)  # any reading gives the same outcome; one chosen the same way each time
     positive = [a for a in reading.actions if not a.negated and tool.intent_of(a) is not None]
-    fills = tuple(Fill(path, value) for path, value in _all_fills(reading, positive, tool))
+    fills = tuple(_all_fills(reading, positive, tool))
     forbidden = forbidden_values(parse)
     kept = [a for r in parse.readings for a in r.actions if not a.negated]  # the request's span: every verb it has
     span = (min(a.start for a in kept), max(a.end for a in kept))
@@ -315,7 +318,10 @@ def _outcome(reading: Reading, tool: ToolSense) -> _Outcome:
         unfit = _unfit(reading, other, tool)
         if unfit is not None:
             return _Outcome("unknown", unfit[0], unfit[1], key=unfit)
-    fills = frozenset((path, v.kind, v.text, v.number, v.currency) for path, v in _all_fills(reading, positive, tool))
+    fills = frozenset(
+        (f.path, f.value.kind, f.value.text, f.value.number, f.value.currency, f.call)
+        for f in _all_fills(reading, positive, tool)
+    )
     pronoun = any(p.form == "pronoun" for p in action.objects)
     multiple = len(positive) > 1 or any(
         p.multiple for a in positive for p in (*a.objects, *(m.phrase for m in a.mods if m.phrase is not None))
@@ -518,16 +524,25 @@ def declared(parse: Parse, tool: ToolSense) -> tuple[Fill, ...]:
         for words, value in reading.declarations:
             for arg in tool.arguments:
                 if arg.words <= words or (words == pack.identity and arg.words & words):
-                    fills.add(Fill(arg.path, value))
+                    fills.add(Fill(arg.path, value, -1))
         found = fills if found is None else found & fills
     return tuple(sorted(found or (), key=lambda f: (f.path, f.value.start)))
 
 
-def _all_fills(reading: Reading, actions: Sequence[Action], tool: ToolSense) -> list[tuple[str, Value]]:
-    """The fills of every verb of the tool in the sentence, and of the verbs that name its arguments."""
-    found: list[tuple[str, Value]] = []
+def _all_fills(reading: Reading, actions: Sequence[Action], tool: ToolSense) -> list[Fill]:
+    """The fills of every verb of the tool in the sentence, and of the verbs that name its arguments, each in
+    its call: a verb that fills an argument the call before it already fills asks for a call of its own ("pay
+    Ann 5 EUR and pay Bob 9 EUR"); one that fills only what is left joins it ("email Ann and cc Bob")."""
+    found: list[Fill] = []
+    call, filled = 0, set[str]()
     for action in actions:
-        for fill in (*_fills_of(reading, action, tool), *_named_by_verb(reading, action, tool)):
+        mine = [*_fills_of(reading, action, tool), *_named_by_verb(reading, action, tool)]
+        paths = {path for path, _ in _fills_of(reading, action, tool)}
+        if paths & filled:
+            call, filled = call + 1, set()
+        filled |= paths
+        for path, value in mine:
+            fill = Fill(path, value, call)
             if fill not in found:
                 found.append(fill)
     return found

@@ -238,7 +238,7 @@ def read_request(
             quote_index=sentence.quote_index,
             multiple=reading.multiple,
             clauses=tuple(_span(s, r) for s, r in proved),
-            fills=tuple(f for s, r in proved for f in _fills(s, r)),
+            fills=_numbered(proved),
             forbidden=tuple(f for s, r in proved for f in _forbidden(s, r)),
         )
     if not found:
@@ -260,7 +260,22 @@ def _span(sentence: RequestSentence, found: Read) -> tuple[int, int, int]:
     return sentence.message, sentence.start + start, sentence.start + end
 
 
-def _fills(sentence: RequestSentence, found: Read) -> Iterator[RequestFill]:
+def _numbered(proved: Sequence[tuple[RequestSentence, Read]]) -> tuple[RequestFill, ...]:
+    """The fills of every proved sentence, each sentence's calls numbered after the calls before it. A
+    sentence's first call continues the last call before it when it fills only arguments that call left
+    open ("Email Ann the notes. Also cc Bob."); otherwise it is a call of its own ("Pay Ann 5 EUR. Pay Bob
+    9 EUR.": never one call with values of both)."""
+    out: list[RequestFill] = []
+    for sentence, found in proved:
+        last = max((f.call for f in out), default=-1)
+        before = {f.path for f in out if f.call == last}
+        first_paths = {f.path for f in found.fills if f.call == 0}
+        first = last if last >= 0 and not first_paths & before else last + 1
+        out += _fills(sentence, found, first)
+    return tuple(out)
+
+
+def _fills(sentence: RequestSentence, found: Read, first: int) -> Iterator[RequestFill]:
     for f in found.fills:
         v = f.value
         yield RequestFill(
@@ -272,6 +287,7 @@ def _fills(sentence: RequestSentence, found: Read) -> Iterator[RequestFill]:
             sentence.start + v.end,
             v.number,
             v.currency,
+            -1 if f.call < 0 else first + f.call,
         )
 
 
