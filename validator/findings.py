@@ -65,6 +65,8 @@ RequestProblem = Literal[
     "object_kind",
     "pronoun",
     "later_words",
+    "earlier_words",
+    "beside_words",
     "retracted",
     "no_request",
     "delegated",

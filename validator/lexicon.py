@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 
-from validator.language import english
+from validator.language import english, english_verb_lemmas
 
-__all__ = ["FAMILIES", "TRIGGERS", "default_intents", "families_of", "tool_words"]
+__all__ = ["FAMILIES", "TRIGGERS", "default_intents", "families_of", "suggest_intents", "tool_words"]
 
 FAMILIES: dict[str, tuple[str, ...]] = english().families
 """Verb families, base forms; ``*`` stands for up to four words (``let * know``). From the language pack."""
@@ -52,3 +52,16 @@ def default_intents(tool: str, description: str = "") -> tuple[str, ...]:
         return tuple(dict.fromkeys(verb for family in families for verb in FAMILIES[family]))
     words = tool_words(tool)
     return (words[0],) if words else ()
+
+
+def suggest_intents(tool: str, description: str = "") -> tuple[str, ...]:
+    """Intent words to *propose* to a policy's author for a tool: its families' verbs, or, for a tool in no
+    family, the verbs of its name and of its description in their base form ("Locks the doors of the
+    vehicle." proposes "lock"). Only a proposal: the gate reads the intents the policy declares (or the
+    lexicon's defaults), never these on its own."""
+    if families_of(tool, description):
+        return default_intents(tool, description)
+    found: list[str] = []
+    for word in (*tool_words(tool), *tool_words(description)):
+        found += [lemma for lemma in english_verb_lemmas(word) if lemma not in english().not_verbs]
+    return tuple(dict.fromkeys(found)) or default_intents(tool, description)

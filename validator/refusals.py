@@ -70,6 +70,8 @@ REQUEST_REASONS: dict[str, str] = {
     "object_kind": "the verb's object or phrase is not of a kind this tool takes{detail}",
     "pronoun": "the request names its object only by a pronoun{detail}",
     "later_words": "words of the user after the request could take it back{detail}",
+    "earlier_words": "words of the user before the request, in its message, could change it{detail}",
+    "beside_words": "a verb beside the request, in its sentence, may be about it{detail}",
     "retracted": "the user took something back later{detail}",
     "no_request": "no sentence of the user's own words is cited (pasted or forwarded text is not the user's)",
     "delegated": "the user delegated instructions to a source, and the source asks for it{detail}; a delegated "

@@ -62,7 +62,7 @@ def fills(sentence: str, tool: ToolSense = PAY) -> dict[str, list[Any]]:
         f"can u pay {IBAN} 900 EUR pls",
         f"I'd like you to pay {IBAN} 900 EUR.",
         f"Go ahead and transfer 900 EUR to {IBAN}.",
-        f"Hi Sam, please pay {IBAN} 900 EUR today.",
+        f"Hi, please pay {IBAN} 900 EUR today.",
         f"Ok, pay {IBAN} 900 EUR now.",
         f"Pay {IBAN} 900 EUR before noon.",
         f"Pay {IBAN} 900 EUR by Friday.",

@@ -148,7 +148,7 @@ def test_a_later_negation_of_the_same_action_disproves_it() -> None:
         ("When you get a chance, email bob@acme.example the notes.", "email bob@acme.example the notes"),
         ("Would you mind emailing bob@acme.example the notes?", "emailing bob@acme.example the notes"),
         ("Could you please email bob@acme.example the notes?", "email bob@acme.example the notes"),
-        ("Hi Sam, please email bob@acme.example the notes.", "email bob@acme.example the notes"),
+        ("Hi, please email bob@acme.example the notes.", "email bob@acme.example the notes"),
         ("- **Email** bob@acme.example the notes", "bob@acme.example the notes"),
         (
             "Perform the following tasks:\n1. Email bob@acme.example the notes\n2. Delete /tmp/x",

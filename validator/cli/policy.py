@@ -1,4 +1,4 @@
-"""``validator policy check`` and ``validator schema``."""
+"""``validator policy check``, ``validator policy suggest`` and ``validator schema``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from rich.table import Table
 from validator import examples
 from validator.cli._common import EXIT_BAD_INPUT, bad_input, err, new_app, out
 from validator.exceptions import InputError
+from validator.lexicon import suggest_intents
 from validator.lint import lint
 from validator.policy import Policy
 from validator.schemas import SCHEMAS, schema_json
@@ -44,6 +45,29 @@ def policy_check(file: Annotated[Path, typer.Argument(metavar="FILE", help="Poli
     console.print("Tools not named here are guarded and general.")
     for warning in lint(loaded):
         console.print(f"[yellow]warning:[/] {escape(str(warning))}")
+
+
+@policy_app.command("suggest")
+def policy_suggest(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="Policy file (TOML or JSON).")],
+) -> None:
+    """Propose intent words for each guarded tool that declares none, from its name and description.
+
+    Nothing changes until you copy a proposal into the policy: the gate reads only declared intents (or
+    the lexicon's defaults, listed first)."""
+    try:
+        loaded = Policy.load(file)
+    except InputError as exc:
+        raise bad_input(exc) from None
+    undeclared = sorted(name for name, tp in loaded.tools.items() if not tp.exempt and not tp.intents)
+    if not undeclared:
+        print(f"# every guarded tool of {file} declares its intents; nothing to suggest")
+        return
+    print(f"# proposed intents for {file}: review each verb, keep only what asks for the tool")
+    for name in undeclared:
+        words = suggest_intents(name, loaded.tools[name].description)
+        print(f"\n[tools.{name}]")
+        print("intents = [" + ", ".join(f'"{w}"' for w in words) + "]")
 
 
 def schema(name: Annotated[str, typer.Argument(metavar="NAME", help=f"One of: {', '.join(SCHEMAS)}.")]) -> None:

@@ -217,7 +217,7 @@ SEEDS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]],
     ("Please log me in as dr_smith.", "login", ("log in",), ("username",), ()),
     ("Tell bob@acme.example the deck is ready.", "send_email", ("tell",), ("to", "body"), ()),
     ("Ok, pay Eve 2.5k EUR to DE89370400440532013000.", "send_money", ("pay",), ("recipient", "amount"), ("amount",)),
-    ("Hi Sam, please email bob@acme.example the notes.", "send_email", ("email",), ("to", "body"), ()),
+    ("Hi, please email bob@acme.example the notes.", "send_email", ("email",), ("to", "body"), ()),
 )
 
 

@@ -118,6 +118,8 @@ class Action:
     negated: bool = False
     start: int = 0
     end: int = 0
+    says: bool = False
+    """A verb of saying to someone ("tell her …", "say yes", "let Ann know …")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -473,7 +475,20 @@ class _Reader:
         name = " ".join((verb.verb or verb.norm, *objects[1]))
         if objects[1] and name not in self.pack.phrasal and name not in self.verbs:
             return None  # "post in #general" is a verb and a phrase, not a phrasal verb "post in"
-        return Action(name, objects[0], self._mods(kids) + self._said(kids), False, start, end)
+        mods, said = self._mods(kids), self._said(kids)
+        if said and not mods and objects[0] and self._relative(objects[0][-1], said[0]):
+            return None  # "email Bob the report that Eve wrote": "that" may open what the report is, not what to say
+        return Action(name, objects[0], mods + said, False, start, end)
+
+    def _relative(self, thing: Phrase, said: Mod) -> bool:
+        """Whether free text after a thing may be a clause about the thing: "that" right after a noun."""
+        before = max((w for w in self.words if w.end <= said.start), key=lambda w: w.end, default=None)
+        return (
+            before is not None
+            and before.norm in self.pack.back_pronouns  # "that": a marker, and a word that points back
+            and thing.form == "described"
+            and "person" not in thing.kinds
+        )
 
     def _said(self, kids: Sequence[Any]) -> tuple[Mod, ...]:
         return tuple(m for p in self.parts(kids, "said") for m in p.data)
@@ -491,13 +506,13 @@ class _Reader:
         verb = next(w for w in self.tokens(kids) if w.classes & {"SAY", "SAYING"})
         text = self.parts(kids, "text")[0].data
         start, end = self.span(node)
-        return Action(
-            verb.norm, tuple(self.phrases(kids)), (Mod("text", None, text[0], text[1], end),), False, start, end
-        )
+        text_mod = (Mod("text", None, text[0], text[1], end),)
+        return Action(verb.norm, tuple(self.phrases(kids)), text_mod, False, start, end, says=True)
 
     def r_let_know(self, node: Tree[Any], kids: list[Any]) -> Action:
         start, end = self.span(node)
-        return Action("let know", tuple(self.phrases(kids)), self._mods(kids) + self._said(kids), False, start, end)
+        mods = self._mods(kids) + self._said(kids)
+        return Action("let know", tuple(self.phrases(kids)), mods, False, start, end, says=True)
 
     def _mods(self, kids: Sequence[Any]) -> tuple[Mod, ...]:
         return tuple(m for p in self.parts(kids, "mods") for m in p.data)

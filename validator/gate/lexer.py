@@ -101,11 +101,15 @@ _TYPOGRAPHY = "\u00a0\u2013\u2014\u2018\u2019\u201c\u201d\u00ab\u00bb\u20ac\u00a
 
 
 def _number(text: str) -> Decimal | None:
-    """A number as written: "1,200", "1.250,00", "2.5" (a group of three digits after a separator is thousands)."""
+    """A number as written: "1,200", "1.250,00", "2.5" (a group of three digits after a separator is thousands).
+    One point before three digits and nothing else ("1.250") is no number: 1.25 as English writes it, 1250
+    as much of Europe does, so the token has no class and its sentence is unknown."""
     m = _NUM.match(text)
     if m is None:
         return None
     whole, _, frac = m.groups()
+    if frac is None and whole.count(".") == 1 and "," not in whole:
+        return None
     digits = whole.replace(",", "").replace(".", "")
     try:
         return Decimal(f"{digits}.{frac}" if frac else digits)

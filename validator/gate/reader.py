@@ -32,6 +32,7 @@ from typing import Any
 
 from validator.findings import Proof
 from validator.gate.grammar import Action, Grammar, Mod, Parse, Phrase, Reading, Value, grammar
+from validator.gate.lexer import Word
 from validator.language import ArgumentKind, LanguagePack, english, english_verb_lemmas
 from validator.lexicon import families_of
 
@@ -41,9 +42,12 @@ __all__ = [
     "Read",
     "ToolSense",
     "argument_words",
+    "fits",
     "forbidden_spans",
+    "not_alone",
     "read",
     "read_parse",
+    "same_value",
 ]
 
 _SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -92,8 +96,11 @@ class Intent:
 
     def names(self, action: Action) -> bool:
         """Whether ``action`` is this intent: its verb, and the nouns and phrases the intent names; or a light
-        verb whose object is the intent as a noun ("execute a buy order", "make a transfer")."""
-        heads = {p.head for p in action.objects if p.head} | {k for p in action.objects for k in p.kinds}
+        verb whose object is the intent as a noun ("execute a buy order", "make a transfer"). A noun of the
+        intent is named by an object's own noun, or by a value of its kind ("send Bob 50 EUR" is "send *
+        money"); a thing of that kind, described, is not ("send Bob the invoice" sends a document)."""
+        heads = {p.head for p in action.objects if p.head}
+        heads |= {k for p in action.objects if p.form != "described" for k in p.kinds}
         if action.verb != self.verb:
             light = action.verb in english().light and " " not in self.verb and not self.nouns
             return light and any(p.head == self.verb and p.form == "described" for p in action.objects)
@@ -258,7 +265,7 @@ def read_parse(parse: Parse, tool: ToolSense) -> Read | None:
         r.kind == "request" for r in parse.readings
     ):
         return None  # read whole, and no verb of it is the tool's ("follow the instructions" is no "follow up")
-    outcomes = {_outcome(r, tool) for r in parse.readings}
+    outcomes = {_outcome(r, tool, parse.words) for r in parse.readings}
     if len(outcomes) > 1:
         proofs = {o.proof for o in outcomes}
         if proofs == {"disproved"}:
@@ -287,8 +294,9 @@ def _disagreement(outcomes: set[_Outcome]) -> str:
     return "its parses mean different things: " + ", ".join(shown)
 
 
-def _outcome(reading: Reading, tool: ToolSense) -> _Outcome:
-    """One reading's meaning for ``tool``: proved (with its fills), disproved, or unknown and why."""
+def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _Outcome:
+    """One reading's meaning for ``tool``: proved (with its fills), disproved, or unknown and why. ``words``:
+    the sentence's tokens (what the actions beside the request point at)."""
     matches = [a for a in reading.actions if tool.intent_of(a) is not None]
     if not matches:
         return _Outcome("unknown", "not_a_request", "", key=("none",))
@@ -306,14 +314,19 @@ def _outcome(reading: Reading, tool: ToolSense) -> _Outcome:
     described = [v for a in matches for p in _phrases(a) for v in p.excluded if v.kind == "described"]
     if described:  # what is excluded is described, not given: no argument can be checked against it
         return _Outcome("unknown", "object_kind", f"not {described[0].text}", key=("excluded", described[0].text))
-    later = [
-        a
-        for a in reading.actions[reading.actions.index(action) + 1 :]
-        if tool.intent_of(a) is None and not a.negated and not _names_argument(a, tool)
-    ]
-    if any(_refers_back(a) for a in later):
-        return _Outcome("unknown", "later_words", "a later verb of the sentence refers back to it", key=("back",))
     positive = [a for a in matches if not a.negated]
+    at = reading.actions.index(action)
+    beside = [  # the verbs after the request, and every negated verb: each must stand on its own
+        a
+        for n, a in enumerate(reading.actions)
+        if tool.intent_of(a) is None and not _names_argument(a, tool) and (n > at or a.negated)
+    ]
+    for other in beside:
+        if _part_of_message(other, tool):
+            continue
+        why = not_alone(other, tool, words, [v for a in positive for p in _phrases(a) for v in p.values])
+        if why is not None:
+            return _Outcome("unknown", "beside_words", f"'{other.verb}' {why}", key=("beside", other.verb, why))
     for other in positive[1:]:  # "pay X 5 EUR and pay Y 5 EUR": each verb of the tool must fit as well
         unfit = _unfit(reading, other, tool)
         if unfit is not None:
@@ -338,19 +351,58 @@ def _outcome(reading: Reading, tool: ToolSense) -> _Outcome:
     )
 
 
+def not_alone(action: Action, tool: ToolSense, words: Sequence[Word], request: Sequence[Value]) -> str | None:
+    """Why a verb beside the request may be about it (None when it stands on its own): a word of it points
+    back ("… but don't do it", "Remove him from it"), it says free text no one reads ("… and tell Ann that
+    …"), its object is the kind of thing the request acts on ("… but don't complete the payment"), or,
+    negated, it names a value of the request."""
+    pointing = english().pointing
+    word = next((w for w in words if action.start <= w.start < action.end and w.norm in pointing), None)
+    if word is not None:
+        return f"points back ('{word.text}')"
+    if any(m.role == "text" for m in action.mods):
+        return "says free text that is not read"
+    if any(p.form == "described" and _theme(p, tool) for p in _phrases(action)):
+        return "names the kind of thing the request acts on"
+    if action.negated and any(same_value(v, r) for p in _phrases(action) for v in p.values for r in request):
+        return "forbids a value of the request"
+    if any(p.form == "pronoun" for p in _phrases(action)):
+        return "points back"
+    return None
+
+
+def _part_of_message(action: Action, tool: ToolSense) -> bool:
+    """Whether a verb of saying beside a request for a tool that sends content is the same message ("email
+    Marta the report and tell her it is ready", "reply to Ann and say yes"): it says it to no one, or to a
+    person pronoun."""
+    if not action.says or action.negated or not _theme_kinds(tool):
+        return False
+    return all(p.form == "pronoun" and p.head not in english().back_pronouns for p in action.objects)
+
+
+def same_value(a: Value, b: Value) -> bool:
+    """Whether two values may be the same thing: equal as written (case, spaces and quote marks aside), or
+    names sharing a word ("Bob" and "Bob Smith"), or the same number."""
+    if a.number is not None and b.number is not None:
+        return a.number == b.number
+    x, y = _compact(a.text), _compact(b.text)
+    if x == y:
+        return True
+    if "name" in (a.kind, b.kind):
+        return bool(set(a.text.casefold().split()) & set(b.text.casefold().split()))
+    return False
+
+
+def _compact(text: str) -> str:
+    return "".join(c for c in text.casefold() if c.isalnum() or c in "@./:-_")
+
+
 def _names_argument(action: Action, tool: ToolSense) -> bool:
     return any(action.verb in a.words and a.words <= {action.verb} for a in tool.arguments)
 
 
 def _phrases(action: Action) -> list[Phrase]:
     return [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
-
-
-def _refers_back(action: Action) -> bool:
-    """Whether a verb after the request may point back at it ("… and then cancel it"; "tell her" does not)."""
-    back = english().back_pronouns
-    phrases = [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
-    return any(p.form == "pronoun" and p.head in back for p in phrases)
 
 
 Slot = tuple[str, Phrase | None, Mod | None]
@@ -480,6 +532,11 @@ def _antecedent(reading: Reading, action: Action, pronoun: Phrase) -> Phrase | N
 def acted_on_kinds(tool: ToolSense) -> frozenset[str]:
     """Kinds of things a tool sends, makes or acts on (its described object may be one of them)."""
     return _theme_kinds(tool) | _made_kinds(tool)
+
+
+def fits(reading: Reading, action: Action, tool: ToolSense) -> bool:
+    """Whether ``action`` is a request for ``tool`` whose every object and phrase fits an argument."""
+    return tool.intent_of(action) is not None and _unfit(reading, action, tool) is None
 
 
 def _theme_kinds(tool: ToolSense) -> frozenset[str]:

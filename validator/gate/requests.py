@@ -16,8 +16,20 @@ from dataclasses import dataclass, replace
 from typing import cast, get_args
 
 from validator.findings import IntentFinding, Proof, RequestFill, RequestProblem, RequestSentence
+from validator.gate.entities import EntityKind
 from validator.gate.grammar import Parse, Reading, grammar
-from validator.gate.reader import Fill, Read, ToolSense, declared, forbidden_values, fragment_fills, read_parse
+from validator.gate.reader import (
+    Fill,
+    Read,
+    ToolSense,
+    declared,
+    fits,
+    forbidden_values,
+    fragment_fills,
+    not_alone,
+    read_parse,
+    same_value,
+)
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
 from validator.inputs.transcript import Transcript
@@ -38,6 +50,8 @@ __all__ = [
 _PRIORITY: dict[str, int] = {
     "negated": 0,
     "later_words": 1,
+    "earlier_words": 1,
+    "beside_words": 1,
     "retracted": 1,
     "object_kind": 2,
     "unfilled": 2,
@@ -51,6 +65,11 @@ _PRIORITY: dict[str, int] = {
     "not_named": 8,
     "no_request": 9,
 }
+
+
+_PROVABLE = frozenset(get_args(EntityKind)) | {"path", "filename", "id", "handle", "hashtag"}
+"""Kinds of value two of which are provably different when they differ as values (a name is not: "Bob" may
+be "Bob Smith"; nor an amount: "€50" is "50 EUR")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +95,7 @@ def _parse(text: str, original: str, tool: ToolSense, others: Sequence[ToolSense
     return grammar().parse(text, original=original, verbs=verbs, phrasal=phrasal)
 
 
-def _later(
+def _earlier(
     transcript: Transcript,
     sentence: RequestSentence,
     tool: ToolSense,
@@ -84,9 +103,31 @@ def _later(
     fills: Sequence[Fill],
     rules: Rules,
 ) -> Read | None:
+    """What the user wrote before ``sentence`` in its message that could change it ("Don't do anything until
+    I say go. Pay Bob 50 EUR."; "Fwd from Eve" over a forwarded request): read as the words after it are."""
+    for s in _user_sentences(transcript, sentence.message, rules):
+        if s.end > sentence.start:
+            break
+        verdict = _harmless(_parse(s.text, s.original, tool, others), tool, others, fills)
+        if verdict is not None:
+            proof, detail = verdict
+            return Read(proof, "negated" if proof == "disproved" else "earlier_words", detail or s.original)
+    return None
+
+
+def _later(
+    transcript: Transcript,
+    sentence: RequestSentence,
+    tool: ToolSense,
+    others: Sequence[ToolSense],
+    fills: Sequence[Fill],
+    rules: Rules,
+    completed: bool = False,
+) -> Read | None:
     """What the user wrote after ``sentence`` that could take it back: a negation of the same action
-    (disproved), or a sentence that is not harmless (unknown, naming it)."""
-    skip_fragment = True
+    (disproved), or a sentence that is not harmless (unknown, naming it). ``completed``: the request's
+    pronoun was filled by the fragment after it (that fragment is the request's own)."""
+    skip_fragment = completed
     for i in range(sentence.message, len(transcript.messages)):
         if transcript.messages[i].role != "user":
             continue
@@ -108,32 +149,80 @@ def _later(
 def _harmless(
     parse: Parse, tool: ToolSense, others: Sequence[ToolSense], fills: Sequence[Fill]
 ) -> tuple[Proof, str] | None:
-    """None when a later sentence cannot take the request back; else ``(proof, detail)``."""
+    """None when a later sentence cannot take the request back; else ``(proof, detail)``. Harmless are only:
+    social talk; the user's own value declared for an argument ("My username is dr_smith."); a negation of
+    the same action that forbids only values provably other than the request's; a request, for this tool or
+    another, read whole, whose every verb stands on its own (no word pointing back, no free text, no value of
+    the request, no correction before it)."""
     if not parse.readings:
         return "unknown", ""
-    if all(r.kind in ("social", "declared") for r in parse.readings):
-        return None  # thanks, a greeting; the user's own value given ("My number is …")
+    if all(r.kind in ("social", "list_lead") for r in parse.readings):
+        return None  # thanks, a greeting, a list's lead-in (its items are read as requests of their own)
+    if all(r.kind == "declared" for r in parse.readings):
+        return None if all(_declares_argument(r, tool, others) for r in parse.readings) else ("unknown", "")
     mine = read_parse(parse, tool)
     if mine is not None and mine.proof == "disproved":
-        named = forbidden_values(parse)
-        mine_values = {f.value.text.casefold() for f in fills}
-        if named and not {v.text.casefold() for v in named} & mine_values:
-            return None  # "Never send anything to eve@…": it forbids another value, not this request
-        return "disproved", ""
-    if all(r.kind == "request" for r in parse.readings):
-        for reading in parse.readings:
-            for action in reading.actions:
-                if tool.intent_of(action) is not None:
-                    if mine is None or mine.proof != "proved" or _overlaps(mine.fills, fills):
-                        return "unknown", ""
-                elif not any(o.intent_of(action) is not None for o in others):
+        return _negation(parse, fills)
+    if not all(r.kind == "request" for r in parse.readings) or _corrects(parse):
+        return "unknown", ""
+    values = [f.value for f in fills]
+    for reading in parse.readings:
+        for action in reading.actions:
+            if not_alone(action, tool, parse.words, values) is not None:
+                return "unknown", ""
+            if any(
+                same_value(v, r)
+                for p in (*action.objects, *(m.phrase for m in action.mods if m.phrase))
+                for v in p.values
+                for r in values
+            ):
+                return "unknown", ""  # "… Oh, send it to Alice", "Email Bob that …": about the request
+            if tool.intent_of(action) is not None:
+                if mine is None or mine.proof != "proved":
                     return "unknown", ""
-        return None
-    return "unknown", ""
+            elif not any(fits(reading, action, o) for o in others):
+                return "unknown", ""
+    return None
 
 
-def _overlaps(a: Sequence[Fill], b: Sequence[Fill]) -> bool:
-    return bool({(f.path, f.value.text.casefold()) for f in a} & {(f.path, f.value.text.casefold()) for f in b})
+def _negation(parse: Parse, fills: Sequence[Fill]) -> tuple[Proof, str] | None:
+    """A later negation of the same action: it takes the request back (disproved) when it names no value or
+    a value the request has; it leaves it standing only when every value it forbids is an address, an account
+    or an id provably other than each of the request's; anything between is unknown ("Don't pay Bob." after
+    "Pay Bob Smith 50 EUR.")."""
+    named = forbidden_values(parse)
+    if not named or any(same_value(v, f.value) for v in named for f in fills):
+        return "disproved", ""
+    pointing = english().pointing
+    if any(v.kind not in _PROVABLE for v in named) or any(w.norm in pointing for w in parse.words):
+        return "unknown", ""  # "Don't pay him from DE44…": about this payment, in a way code cannot compare
+    return None
+
+
+def _declares_argument(reading: Reading, tool: ToolSense, others: Sequence[ToolSense]) -> bool:
+    """Whether every value the sentence declares is the user's own value of a kind arguments take ("My
+    username is …", "My number is …"): its noun names an argument of a tool, or a kind of the pack's; "My
+    answer is 'no'." declares none."""
+    pack = english()
+    known = pack.identity.union(*(k.words for k in pack.arguments))
+    kinds = frozenset[str]().union(*(k.kinds for k in pack.arguments)) - {"name", "quoted"}
+    arguments = [a for t in (tool, *others) for a in t.arguments]
+    return bool(reading.declarations) and all(
+        bool(words & known)
+        or any(a.words <= words for a in arguments)
+        or any(pack.nouns.get(w, frozenset()) & kinds for w in words)  # "My balance is …": an amount's noun
+        for words, _ in reading.declarations
+    )
+
+
+def _corrects(parse: Parse) -> bool:
+    """Whether a later request opens with a word that may correct the one before ("Oh, …", "Ok, …",
+    "Actually, …"): the pack's interjections and fillers that add nothing (``additive`` aside)."""
+    pack = english()
+    first = min((a.start for r in parse.readings for a in r.actions), default=0)
+    return any(
+        w.start < first and w.classes & {"INTERJ", "FILLER"} and w.norm not in pack.additive for w in parse.words
+    )
 
 
 def _complete(transcript: Transcript, sentence: RequestSentence, found: Read, tool: ToolSense, rules: Rules) -> Read:
@@ -215,10 +304,12 @@ def read_request(
                 reading = Read("unknown", "not_a_request", sentence.lead)
         if reading is None:
             continue
-        if reading.proof == "proved" and reading.pronoun:
+        completed = reading.proof == "proved" and reading.pronoun
+        if completed:
             reading = _complete(transcript, sentence, reading, tool, rules)
         if reading.proof == "proved" and rules.on("whole-context"):
-            undone = _later(transcript, sentence, tool, others, reading.fills, rules)
+            undone = _earlier(transcript, sentence, tool, others, reading.fills, rules)
+            undone = undone or _later(transcript, sentence, tool, others, reading.fills, rules, completed)
             if undone is not None:
                 reading = undone
         found.append((sentence, reading))

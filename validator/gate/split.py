@@ -2,11 +2,13 @@
 
 Sentences are split past abbreviations ("e.g.", "Dr."), decimals, single line breaks (one never ends a
 sentence), markdown emphasis and lists: an item of a list is a sentence of its own, read under its list's
-lead-in when it has one ("Perform the following tasks:"). A part of the text blanked to NUL (pasted or
-forwarded text, :mod:`validator.gate.sentences`) splits a sentence and is left out; a passage blanked to
-:data:`~validator.gate.lexer.OPAQUE` (a quotation of unclear authorship) stays inside its sentence, as one
-quoted passage. Splitting never decides a meaning: it only cuts; each piece is read whole by
-:mod:`validator.gate.grammar`, and a piece the grammar cannot read is unknown.
+lead-in when it has one: the sentence before it ("Perform the following tasks:"; a heading or a sentence
+with no colon is a lead-in too, and the grammar reads it: "Do NOT do any of these" asks for no item). A
+part of the text blanked to NUL (pasted or forwarded text, :mod:`validator.gate.sentences`) splits a
+sentence and is left out; a passage blanked to :data:`~validator.gate.lexer.OPAQUE` (a quotation of
+unclear authorship) stays inside its sentence, as one quoted passage. Splitting never decides a meaning:
+it only cuts; each piece is read whole by :mod:`validator.gate.grammar`, and a piece the grammar cannot
+read is unknown.
 """
 
 from __future__ import annotations
@@ -103,17 +105,17 @@ def _sentences(text: str) -> tuple[Sentence, ...]:
     if len(text) > block_start:
         blocks.append((block_start, len(text), in_item))
     found: list[Sentence] = []
-    lead: str | None = None
+    lead: str | None = None  # the sentence before a list: its items are read under it, colon or not
     for s, e, item in blocks:
         pieces = _pieces(text, s, e, pack)
         for a, b in pieces:
             marker = re.match(r"\d{1,2}[.)][ \t]+", text[a:b])
-            if marker is not None and not item and lead is not None:  # "tasks: 1. pay Bob. 2. email Ann"
+            if marker is not None and not item and lead is not None and lead.endswith(":"):  # "tasks: 1. pay Bob."
                 found.append(Sentence(a + marker.end(), b, lead))
                 continue
             found.append(Sentence(a, b, lead if item else None))
             if not item:
-                lead = text[a:b] if text[a:b].endswith(":") else None
+                lead = text[a:b]
     return tuple(found)
 
 

@@ -4,9 +4,11 @@ The request grammar reads a time as words ("Friday", "3pm", "the 9th", "tomorrow
 event's argument holds a date-time ("2026-12-04T14:00"). A time the user named *holds* the argument when
 every part the user said agrees with it: a weekday with the date's weekday, a day of the month, a month, a
 time of day with the hour and minute, "today", "tomorrow" and "tonight" with the date of the check (its
-``now``). What the user did not say (the minute of "3pm" aside) is not compared; a part code cannot read
-("next week", "the weekend") holds nothing, so the argument stays unknown. The words of weekdays, months
-and parts of the day live in the language pack.
+``now``). What the user did not say (the minute of "3pm" aside) is not compared, but the date must be the
+next one that fits: a weekday within a week of the check, a day of the month within a month, a month
+within a year, a time of day alone today or tomorrow. A part code cannot read ("next week", "the
+weekend") holds nothing, so the argument stays unknown; so does any time when the check has no date.
+The words of weekdays, months and parts of the day live in the language pack.
 """
 
 from __future__ import annotations
@@ -68,13 +70,15 @@ def holds_time(said: Sequence[str], value: object, now: datetime | None = None) 
     """Whether the times the user said (each as the grammar read it: "friday", "3pm", "the 9th") all hold the
     argument ``value`` (an ISO date or date-time), and at least one part was compared."""
     at = _moment(value)
-    if at is None:
-        return False
+    if at is None or now is None:
+        return False  # no date of the check: "Friday" cannot be placed
     has_time = isinstance(value, str) and ("T" in value or " " in value.strip())
+    words = english().times
+    horizon = 1  # a time of day alone: today's or tomorrow's
     compared = False
     for phrase in said:
         for word in phrase.lower().replace(",", " ").split():
-            if word in english().times["fillers"]:
+            if word in words["fillers"]:
                 continue
             held = _part_holds(word, at, has_time, now)
             if held is None:
@@ -82,4 +86,20 @@ def holds_time(said: Sequence[str], value: object, now: datetime | None = None) 
             if not held:
                 return False
             compared = True
-    return compared
+            horizon = max(horizon, _horizon(word))
+    # the user names no year: the time is the next one that fits, not a Friday years away
+    days = (at.replace(tzinfo=None).date() - now.replace(tzinfo=None).date()).days
+    return compared and 0 <= days <= horizon
+
+
+def _horizon(word: str) -> int:
+    """How many days ahead the next time a word names can be: a weekday within a week, a day of the month
+    within a month, a month within a year."""
+    words = english().times
+    if word in words["weekdays"]:
+        return 7
+    if word in words["months"]:
+        return 366
+    if _ORDINAL.match(word) or (word.isdigit() and 1 <= int(word) <= 31):
+        return 31
+    return 1

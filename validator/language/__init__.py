@@ -110,6 +110,10 @@ class LanguagePack:
     untyped_roles: frozenset[str]
     back_pronouns: frozenset[str]
     """Pronouns that may point back at an action ("… and then cancel it")."""
+    pointing: frozenset[str]
+    """Words that point at something said before ("it", "that", "him", "their")."""
+    additive: frozenset[str]
+    """Openers of a later request that add to what was asked ("also"), not correct it ("oh", "ok")."""
     not_verbs: frozenset[str]
     identity: frozenset[str]
     """The words of a person's identity ("I am USR001" fills ``user_id``, ``username``)."""
@@ -196,6 +200,8 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         purpose_roles=frozenset(data["roles"]["purpose"]),
         untyped_roles=frozenset(data["roles"]["untyped"]),
         back_pronouns=frozenset(data["roles"]["back"]),
+        pointing=frozenset(data["roles"]["pointing"]),
+        additive=frozenset(data["roles"]["additive"]),
         not_verbs=frozenset(data["roles"]["not_verbs"]),
         identity=frozenset(data["roles"]["identity"]),
         time_prepositions=frozenset(data["roles"]["time_prepositions"]),
