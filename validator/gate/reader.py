@@ -366,8 +366,6 @@ def not_alone(action: Action, tool: ToolSense, words: Sequence[Word], request: S
         return "names the kind of thing the request acts on"
     if action.negated and any(same_value(v, r) for p in _phrases(action) for v in p.values for r in request):
         return "forbids a value of the request"
-    if any(p.form == "pronoun" for p in _phrases(action)):
-        return "points back"
     return None
 
 

@@ -163,8 +163,8 @@ def _harmless(
     mine = read_parse(parse, tool)
     if mine is not None and mine.proof == "disproved":
         return _negation(parse, fills)
-    if not all(r.kind == "request" for r in parse.readings) or _corrects(parse):
-        return "unknown", ""
+    if not all(r.kind in ("request", "negated") for r in parse.readings) or _corrects(parse):
+        return "unknown", ""  # (a negation of another tool's action is read as a request for it is)
     values = [f.value for f in fills]
     for reading in parse.readings:
         for action in reading.actions:
@@ -204,9 +204,9 @@ def _declares_argument(reading: Reading, tool: ToolSense, others: Sequence[ToolS
     username is …", "My number is …"): its noun names an argument of a tool, or a kind of the pack's; "My
     answer is 'no'." declares none."""
     pack = english()
-    known = pack.identity.union(*(k.words for k in pack.arguments))
-    kinds = frozenset[str]().union(*(k.kinds for k in pack.arguments)) - {"name", "quoted"}
-    arguments = [a for t in (tool, *others) for a in t.arguments]
+    kinds = pack.declared_kinds
+    known = pack.identity.union(*(k.words for k in pack.arguments if k.kinds & kinds))
+    arguments = [a for t in (tool, *others) for a in t.arguments if a.kind is None or a.kind.kinds & kinds]
     return bool(reading.declarations) and all(
         bool(words & known)
         or any(a.words <= words for a in arguments)

@@ -113,6 +113,8 @@ class LanguagePack:
     pointing: frozenset[str]
     """Words that point at something said before ("it", "that", "him", "their")."""
     additive: frozenset[str]
+    declared_kinds: frozenset[str]
+    """Kinds of noun whose value a user may declare their own ("My balance is …"), harmless after a request."""
     """Openers of a later request that add to what was asked ("also"), not correct it ("oh", "ok")."""
     not_verbs: frozenset[str]
     identity: frozenset[str]
@@ -202,6 +204,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         back_pronouns=frozenset(data["roles"]["back"]),
         pointing=frozenset(data["roles"]["pointing"]),
         additive=frozenset(data["roles"]["additive"]),
+        declared_kinds=frozenset(data["roles"]["declared"]),
         not_verbs=frozenset(data["roles"]["not_verbs"]),
         identity=frozenset(data["roles"]["identity"]),
         time_prepositions=frozenset(data["roles"]["time_prepositions"]),
