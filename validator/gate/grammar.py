@@ -56,7 +56,7 @@ MAX_READINGS = 48
 _CACHE = 4096
 """Parse trees kept, by the sentence's shape."""
 
-ReadingKind = Literal["request", "negated", "social", "fragment", "list_lead", "declared"]
+ReadingKind = Literal["request", "negated", "social", "fragment", "list_lead", "declared", "stated"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,6 +371,33 @@ class _Reader:
         actions = frame.data[1] + tuple(replace(a, negated=True) for p in negated for a in p.data)
         declared = tuple(d for p in self.parts(kids, "declaration") for d in p.data)
         return Reading("request", frame.data[0], actions, declarations=declared)
+
+    def r_stated(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        """A statement: each clause an action of its verb ("be" for a state) with its phrases, so that what it
+        is about can be compared with a request (validator.gate.requests)."""
+        return Reading("stated", "stated", self.parts(kids, "statement")[0].data)
+
+    def r_statement(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "statement")
+        return _Part(
+            "statement", (earlier[0].data if earlier else ()) + tuple(k for k in kids if isinstance(k, Action))
+        )
+
+    def r_state_of(self, node: Tree[Any], kids: list[Any]) -> Action:
+        start, end = self.span(node)
+        phrases = tuple(self.phrases(kids)) + tuple(p for s in self.parts(kids, "state") for p in s.data)
+        return Action("be", phrases, (), False, start, end)
+
+    def r_state(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return _Part("state", tuple(self.phrases(kids)))
+
+    def r_did(self, node: Tree[Any], kids: list[Any]) -> Action | None:
+        verb = next(w for w in self.tokens(kids) if w.classes & {"VBN", "VBG"} and w.verb)
+        objects = self.parts(kids, "objects")[0].data
+        if objects[1]:
+            return None  # a particle: "I checked in" is a phrasal verb this form does not read
+        start, end = self.span(node)
+        return Action(verb.verb, objects[0], self._mods(kids), False, start, end)
 
     def r_declared(self, node: Tree[Any], kids: list[Any]) -> Reading:
         return Reading("declared", "declared", declarations=self.parts(kids, "declaration")[0].data)

@@ -370,10 +370,14 @@ def not_alone(action: Action, tool: ToolSense, words: Sequence[Word], request: S
 
 
 def _part_of_message(action: Action, tool: ToolSense) -> bool:
-    """Whether a verb of saying beside a request for a tool that sends content is the same message ("email
-    Marta the report and tell her it is ready", "reply to Ann and say yes"): it says it to no one, or to a
-    person pronoun."""
-    if not action.says or action.negated or not _theme_kinds(tool):
+    """Whether a verb beside a request for a tool that sends content is the same message: a verb of saying
+    to no one or to a person pronoun ("email Marta the report and tell her it is ready", "reply to Ann and
+    say yes"), or a verb that adds content ("… and include the board link")."""
+    if action.negated or not _theme_kinds(tool):
+        return False
+    if action.verb in english().content_verbs:  # "… and include the board link"
+        return not any(p.form == "pronoun" for p in _phrases(action))
+    if not action.says:
         return False
     return all(p.form == "pronoun" and p.head not in english().back_pronouns for p in action.objects)
 

@@ -108,7 +108,7 @@ def _earlier(
     for s in _user_sentences(transcript, sentence.message, rules):
         if s.end > sentence.start:
             break
-        verdict = _harmless(_parse(s.text, s.original, tool, others), tool, others, fills)
+        verdict = _harmless(_parse(s.text, s.original, tool, others), tool, others, fills, after=False)
         if verdict is not None:
             proof, detail = verdict
             return Read(proof, "negated" if proof == "disproved" else "earlier_words", detail or s.original)
@@ -147,7 +147,7 @@ def _later(
 
 
 def _harmless(
-    parse: Parse, tool: ToolSense, others: Sequence[ToolSense], fills: Sequence[Fill]
+    parse: Parse, tool: ToolSense, others: Sequence[ToolSense], fills: Sequence[Fill], *, after: bool = True
 ) -> tuple[Proof, str] | None:
     """None when a later sentence cannot take the request back; else ``(proof, detail)``. Harmless are only:
     social talk; the user's own value declared for an argument ("My username is dr_smith."); a negation of
@@ -158,8 +158,10 @@ def _harmless(
         return "unknown", ""
     if all(r.kind in ("social", "list_lead") for r in parse.readings):
         return None  # thanks, a greeting, a list's lead-in (its items are read as requests of their own)
-    if all(r.kind == "declared" for r in parse.readings):
-        return None if all(_declares_argument(r, tool, others) for r in parse.readings) else ("unknown", "")
+    if all(r.kind in ("stated", "declared") for r in parse.readings):  # "The lease is sorted.", "My id is …"
+        stated_ok = not after or not _about(parse, tool, fills)
+        declared_ok = all(_declares_argument(r, tool, others) for r in parse.readings if r.kind == "declared")
+        return None if stated_ok and declared_ok else ("unknown", "")
     mine = read_parse(parse, tool)
     if mine is not None and mine.proof == "disproved":
         return _negation(parse, fills)
@@ -183,6 +185,22 @@ def _harmless(
             elif not any(fits(reading, action, o) for o in others):
                 return "unknown", ""
     return None
+
+
+def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill]) -> bool:
+    """Whether a statement after a request may be about it ("The payment is cancelled.", "I paid Bob
+    already."): a clause of it does not stand on its own, or names a value of the request."""
+    values = [f.value for f in fills]
+    for reading in parse.readings:
+        if reading.kind != "stated":
+            continue
+        for clause in reading.actions:
+            if not_alone(clause, tool, parse.words, values) is not None:
+                return True
+            phrases = (*clause.objects, *(m.phrase for m in clause.mods if m.phrase))
+            if any(same_value(v, r) for p in phrases for v in p.values for r in values):
+                return True
+    return False
 
 
 def _negation(parse: Parse, fills: Sequence[Fill]) -> tuple[Proof, str] | None:

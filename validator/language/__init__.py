@@ -114,6 +114,8 @@ class LanguagePack:
     """Words that point at something said before ("it", "that", "him", "their")."""
     additive: frozenset[str]
     declared_kinds: frozenset[str]
+    content_verbs: frozenset[str]
+    """Verbs that add content to a message ("include the link"): beside a sending request, the same message."""
     """Kinds of noun whose value a user may declare their own ("My balance is …"), harmless after a request."""
     """Openers of a later request that add to what was asked ("also"), not correct it ("oh", "ok")."""
     not_verbs: frozenset[str]
@@ -205,6 +207,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         pointing=frozenset(data["roles"]["pointing"]),
         additive=frozenset(data["roles"]["additive"]),
         declared_kinds=frozenset(data["roles"]["declared"]),
+        content_verbs=frozenset(data["roles"]["content_verbs"]),
         not_verbs=frozenset(data["roles"]["not_verbs"]),
         identity=frozenset(data["roles"]["identity"]),
         time_prepositions=frozenset(data["roles"]["time_prepositions"]),
