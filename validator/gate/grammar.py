@@ -749,11 +749,12 @@ class _Reader:
 
     def r_quoted(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         w = self.tokens(kids, "QUOTED")[0]
+        kind = "mention" if self.tokens(kids, "DET") else "quoted"  # "the “minutes”": a thing's name, not a text
         return Phrase(
             "quoted",
             frozenset({"quoted"}),
             None,
-            (Value("quoted", str(w.value), w.start, w.end),),
+            (Value(kind, str(w.value), w.start, w.end),),
             (),
             (),
             False,

@@ -308,22 +308,56 @@ def _fill_holds(
         return _holds(fill.text, value, entity, currency)
     if not isinstance(value, str | int):
         return False
-    a, b = normalize(str(value)).strip(" '\"."), normalize(fill.text).strip(" '\".")
-    if fill.kind in ("text", "quoted") and b:  # the user's text, word for word, in what the call says
-        return _holds_phrase(a, b)
-    return bool(a) and a == b
+    if fill.kind in _EXACT:  # a path or a file name is itself: "./build" is not "/build", "Report.pdf" not "report.pdf"
+        return str(value).strip() == fill.text
+    a, b = normalize(str(value)).strip(" '\""), normalize(fill.text).strip(" '\"")
+    if fill.kind == "text" and b:  # the user's text, word for word, framed by a greeting at most
+        return _framed(a, b.rstrip(".!?"), _names(str(value)))
+    if fill.kind == "mention" and b:  # "email the “minutes”": the message names the thing
+        return _mentions(a, b)
+    return bool(a) and a.rstrip(".") == b.rstrip(".")
 
 
-def _holds_phrase(text: str, phrase: str) -> bool:
-    """Whether ``phrase`` stands in ``text`` as whole words (the agent may frame the user's text: "Hi Marta,
-    <the user's words>.")."""
+def _mentions(text: str, name: str) -> bool:
+    """Whether ``name`` stands in ``text`` as whole words."""
+    pos = text.find(name)
+    while pos != -1:
+        end = pos + len(name)
+        if (pos == 0 or not text[pos - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        pos = text.find(name, pos + 1)
+    return False
+
+
+_EXACT = frozenset({"path", "filename"})
+"""Value kinds compared exactly as written (a file system's names are case- and dot-sensitive)."""
+
+
+def _names(text: str) -> frozenset[str]:
+    """The capitalised words of a text, lower-cased (the names a greeting may hold: "Hi Marta")."""
+    return frozenset(w.lower() for w in _WORD.findall(text) if w[:1].isupper())
+
+
+_WORD = re.compile(r"[^\W\d_]+|\d+")
+
+
+def _framed(text: str, phrase: str, names: frozenset[str]) -> bool:
+    """Whether ``text`` is the user's ``phrase``, whole words, with nothing around it but a greeting or a
+    closing: names, the pack's greetings, interjections and thanks, punctuation ("Hi Marta, <the user's
+    words>. Thanks!"). "The launch is on hold" does not frame "the launch is on"."""
     pos = text.find(phrase)
     while pos != -1:
         end = pos + len(phrase)
-        if (pos == 0 or not text[pos - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+        whole = (pos == 0 or not text[pos - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
+        if whole and _only_framing(text[:pos], names) and _only_framing(text[end:], names):
             return True
         pos = text.find(phrase, pos + 1)
     return False
+
+
+def _only_framing(text: str, names: frozenset[str]) -> bool:
+    framing = english().framing
+    return all(w in framing or w in names for w in (w.lower() for w in _WORD.findall(text)))
 
 
 def _under(path: str, target: str) -> bool:

@@ -42,6 +42,7 @@ __all__ = [
     "Read",
     "ToolSense",
     "argument_words",
+    "beside",
     "fits",
     "forbidden_spans",
     "not_alone",
@@ -308,7 +309,7 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
     action = matches[0]
     intent = tool.intent_of(action)
     assert intent is not None
-    problem = _unfit(reading, action, tool)
+    problem = _unfit(reading, action, tool) or _split(action, tool)
     if problem is not None:
         return _Outcome("unknown", problem[0], problem[1], key=problem)
     described = [v for a in matches for p in _phrases(a) for v in p.excluded if v.kind == "described"]
@@ -316,15 +317,13 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
         return _Outcome("unknown", "object_kind", f"not {described[0].text}", key=("excluded", described[0].text))
     positive = [a for a in matches if not a.negated]
     at = reading.actions.index(action)
-    beside = [  # the verbs after the request, and every negated verb: each must stand on its own
-        a
-        for n, a in enumerate(reading.actions)
-        if tool.intent_of(a) is None and not _names_argument(a, tool) and (n > at or a.negated)
-    ]
-    for other in beside:
-        if _part_of_message(other, tool):
+    values = [v for a in positive for p in _phrases(a) for v in p.values]
+    for n, other in enumerate(reading.actions):
+        if other not in beside(reading, tool):
             continue
-        why = not_alone(other, tool, words, [v for a in positive for p in _phrases(a) for v in p.values])
+        # after the request, or negated: it must stand on its own; before it ("find the draft and email it"),
+        # it may give the request its object, but may not point back or say what nobody reads
+        why = not_alone(other, tool, words, values) if n > at or other.negated else _unread(other, words)
         if why is not None:
             return _Outcome("unknown", "beside_words", f"'{other.verb}' {why}", key=("beside", other.verb, why))
     for other in positive[1:]:  # "pay X 5 EUR and pay Y 5 EUR": each verb of the tool must fit as well
@@ -351,17 +350,38 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
     )
 
 
-def not_alone(action: Action, tool: ToolSense, words: Sequence[Word], request: Sequence[Value]) -> str | None:
-    """Why a verb beside the request may be about it (None when it stands on its own): a word of it points
-    back ("… but don't do it", "Remove him from it"), it says free text no one reads ("… and tell Ann that
-    …"), its object is the kind of thing the request acts on ("… but don't complete the payment"), or,
-    negated, it names a value of the request."""
+def beside(reading: Reading, tool: ToolSense) -> list[Action]:
+    """The verbs of a request's sentence that are not the tool's own: each must be a request of its own
+    (another tool's, :mod:`validator.gate.requests`), standing on its own. A verb naming an argument ("cc
+    Ann") and a verb that is part of the message ("… and tell her …") are the request's."""
+    return [
+        a
+        for a in reading.actions
+        if tool.intent_of(a) is None and not _names_argument(a, tool) and not _part_of_message(a, tool)
+    ]
+
+
+def _unread(action: Action, words: Sequence[Word]) -> str | None:
+    """Why a verb may carry what nobody reads: a word pointing back, free text, a quoted passage."""
     pointing = english().pointing
     word = next((w for w in words if action.start <= w.start < action.end and w.norm in pointing), None)
     if word is not None:
         return f"points back ('{word.text}')"
     if any(m.role == "text" for m in action.mods):
         return "says free text that is not read"
+    if any(v.kind in ("quoted", "mention") for p in _phrases(action) for v in p.values):
+        return "holds a quoted text that is not read"
+    return None
+
+
+def not_alone(action: Action, tool: ToolSense, words: Sequence[Word], request: Sequence[Value]) -> str | None:
+    """Why a verb beside the request may be about it (None when it stands on its own): a word of it points
+    back ("… but don't do it", "Remove him from it"), it says free text no one reads ("… and tell Ann that
+    …"), its object is the kind of thing the request acts on ("… but don't complete the payment"), or,
+    negated, it names a value of the request."""
+    unread = _unread(action, words)
+    if unread is not None:
+        return unread
     if any(p.form == "described" and _theme(p, tool) for p in _phrases(action)):
         return "names the kind of thing the request acts on"
     if action.negated and any(same_value(v, r) for p in _phrases(action) for v in p.values for r in request):
@@ -509,14 +529,12 @@ def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str]
             phrase = before
         if any(_fits(role, phrase, mod, a) for a in tool.arguments):
             continue
-        if phrase is not None and not phrase.values and _theme(phrase, tool):
+        if phrase is not None and not phrase.values and _theme(phrase, tool) and role in pack.theme_roles:
             continue  # "start the engine", "email Bob the minutes", "invite Ann to a sync": what the tool acts on
         if role in pack.purpose_roles and phrase is not None and not (phrase.kinds & _RECEIVER_KINDS):
             continue  # a purpose ("for the workshop"); a person here would be a receiver of its own
-        if tool.open and role != "object":
+        if tool.open:
             continue  # another tool's phrase: its arguments are not at hand, and nothing of it is compared
-        if tool.open and phrase is not None and phrase.values:
-            continue
         what = mod.text if mod is not None and phrase is None else (_shown(phrase) if phrase is not None else role)
         return ("object_kind", f"{role}: {what}")
     return None
@@ -539,6 +557,28 @@ def acted_on_kinds(tool: ToolSense) -> frozenset[str]:
 def fits(reading: Reading, action: Action, tool: ToolSense) -> bool:
     """Whether ``action`` is a request for ``tool`` whose every object and phrase fits an argument."""
     return tool.intent_of(action) is not None and _unfit(reading, action, tool) is None
+
+
+def _split(action: Action, tool: ToolSense) -> tuple[str, str] | None:
+    """An argument claimed by a described object and by a phrase's value ("delete *the old files* in
+    /photos": the files are in /photos, the folder is not what is deleted): which is the argument's value,
+    code cannot tell."""
+    slots = _slots(action, tool)
+    made = _made(action, tool)  # "share the summary *in report.pdf*": the summary's phrase claims it too
+    for arg in tool.arguments:
+        described = [
+            p
+            for r, p, m in slots
+            if r in ("object", "indirect") and p and p.form == "described" and not p.values and _fits(r, p, m, arg)
+        ]
+        valued = [
+            p
+            for r, p, m in (*slots, *made)
+            if r not in ("object", "indirect") and p and p.values and _fits(r, p, m, arg)
+        ]
+        if described and valued:
+            return ("object_kind", f"{arg.path}: {_shown(described[0])} or {_shown(valued[0])}")
+    return None
 
 
 def _theme_kinds(tool: ToolSense) -> frozenset[str]:
@@ -569,8 +609,14 @@ def _fills_of(reading: Reading, action: Action, tool: ToolSense) -> list[tuple[s
             if mod is not None and role in ("text", "time"):
                 out.append((arg.path, Value(role, mod.text, mod.start, mod.end)))
             elif phrase is not None:
-                out += [(arg.path, v) for v in phrase.values]
+                text = arg.kind is not None and arg.kind.name == "text"  # a quoted passage as a message's text
+                out += [(arg.path, _as_text(v) if text else v) for v in phrase.values]
     return out
+
+
+def _as_text(value: Value) -> Value:
+    """A quoted passage in a message's text argument is the text it must say."""
+    return replace(value, kind="text") if value.kind == "quoted" else value
 
 
 def declared(parse: Parse, tool: ToolSense) -> tuple[Fill, ...]:

@@ -22,6 +22,7 @@ from validator.gate.reader import (
     Fill,
     Read,
     ToolSense,
+    beside,
     declared,
     fits,
     forbidden_values,
@@ -67,9 +68,11 @@ _PRIORITY: dict[str, int] = {
 }
 
 
-_PROVABLE = frozenset(get_args(EntityKind)) | {"path", "filename", "id", "handle", "hashtag"}
+_PROVABLE = frozenset(get_args(EntityKind)) | {"id", "handle", "hashtag"}
 """Kinds of value two of which are provably different when they differ as values (a name is not: "Bob" may
-be "Bob Smith"; nor an amount: "€50" is "50 EUR")."""
+be "Bob Smith"; nor an amount: "€50" is "50 EUR"; nor a path: /docs holds /docs/report.pdf)."""
+_NOT_TARGETS = frozenset({"money", "number", "measure", "time", "text"})
+"""Kinds of a request's values a forbidden address or account is never compared with."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +96,17 @@ def _parse(text: str, original: str, tool: ToolSense, others: Sequence[ToolSense
     verbs = tool.verbs.union(*(o.verbs for o in others))
     phrasal = tool.phrasal.union(*(o.phrasal for o in others))
     return grammar().parse(text, original=original, verbs=verbs, phrasal=phrasal)
+
+
+def _others_requested(parse: Parse, tool: ToolSense, others: Sequence[ToolSense]) -> Read | None:
+    """Every verb beside the request in its sentence must be a request for another tool the policy knows
+    ("find the draft and email it", "pay Bob and email Ann the receipt"); a verb no tool has ("…, then
+    cancel.", "Wait for my message, then pay Bob") leaves the request unknown."""
+    for reading in parse.readings:
+        for action in beside(reading, tool):
+            if not any(fits(reading, action, o) for o in others):
+                return Read("unknown", "beside_words", f"'{action.verb}' is no request of a tool the policy knows")
+    return None
 
 
 def _earlier(
@@ -131,6 +145,11 @@ def _later(
     for i in range(sentence.message, len(transcript.messages)):
         if transcript.messages[i].role != "user":
             continue
+        own = own_words(transcript, i, rules)
+        pasted = own.find("\x00", sentence.end if i == sentence.message else 0)
+        if pasted != -1:  # text after the request that is not the user's own: what it says is not read
+            content = transcript.messages[i].content
+            return Read("unknown", "later_words", "pasted or quoted text after it: " + content[pasted : pasted + 80])
         for s in _user_sentences(transcript, i, rules):
             if i == sentence.message and s.start < sentence.end:
                 continue
@@ -160,7 +179,12 @@ def _harmless(
         return None  # thanks, a greeting, a list's lead-in (its items are read as requests of their own)
     if all(r.kind in ("stated", "declared") for r in parse.readings):  # "The lease is sorted.", "My id is …"
         stated_ok = not after or not _about(parse, tool, fills)
-        declared_ok = all(_declares_argument(r, tool, others) for r in parse.readings if r.kind == "declared")
+        declared_ok = all(
+            _declares_argument(r, tool, others)
+            and not (after and any(same_value(v, f.value) for _, v in r.declarations for f in fills))
+            for r in parse.readings
+            if r.kind == "declared"
+        )  # "I'm Bob." after "Pay Bob 50 EUR.": about the request
         return None if stated_ok and declared_ok else ("unknown", "")
     mine = read_parse(parse, tool)
     if mine is not None and mine.proof == "disproved":
@@ -212,8 +236,11 @@ def _negation(parse: Parse, fills: Sequence[Fill]) -> tuple[Proof, str] | None:
     if not named or any(same_value(v, f.value) for v in named for f in fills):
         return "disproved", ""
     pointing = english().pointing
-    if any(v.kind not in _PROVABLE for v in named) or any(w.norm in pointing for w in parse.words):
+    if any(w.norm in pointing for w in parse.words):
         return "unknown", ""  # "Don't pay him from DE44…": about this payment, in a way code cannot compare
+    compared = [f.value for f in fills if f.value.kind not in _NOT_TARGETS]
+    if any(v.kind not in _PROVABLE or any(c.kind != v.kind for c in compared) for v in named):
+        return "unknown", ""  # "Never pay bob@acme.example." after "Pay Bob …": a name is not provably another
     return None
 
 
@@ -322,6 +349,8 @@ def read_request(
                 reading = Read("unknown", "not_a_request", sentence.lead)
         if reading is None:
             continue
+        if reading.proof == "proved" and rules.on("whole-context"):
+            reading = _others_requested(parse, tool, others) or reading
         completed = reading.proof == "proved" and reading.pronoun
         if completed:
             reading = _complete(transcript, sentence, reading, tool, rules)

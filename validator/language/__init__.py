@@ -115,6 +115,10 @@ class LanguagePack:
     additive: frozenset[str]
     declared_kinds: frozenset[str]
     content_verbs: frozenset[str]
+    framing: frozenset[str]
+    theme_roles: frozenset[str]
+    """Roles in which the thing a tool acts on may stand described ("email Bob the minutes")."""
+    """Words that may frame the user's text in a message ("Hi", "Thanks"): nothing else may stand around it."""
     """Verbs that add content to a message ("include the link"): beside a sending request, the same message."""
     """Kinds of noun whose value a user may declare their own ("My balance is …"), harmless after a request."""
     """Openers of a later request that add to what was asked ("also"), not correct it ("oh", "ok")."""
@@ -208,6 +212,8 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         additive=frozenset(data["roles"]["additive"]),
         declared_kinds=frozenset(data["roles"]["declared"]),
         content_verbs=frozenset(data["roles"]["content_verbs"]),
+        framing=frozenset(data["roles"]["framing"]),
+        theme_roles=frozenset(data["roles"]["theme"]),
         not_verbs=frozenset(data["roles"]["not_verbs"]),
         identity=frozenset(data["roles"]["identity"]),
         time_prepositions=frozenset(data["roles"]["time_prepositions"]),
