@@ -362,8 +362,11 @@ def beside(reading: Reading, tool: ToolSense) -> list[Action]:
 
 
 def _unread(action: Action, words: Sequence[Word]) -> str | None:
-    """Why a verb may carry what nobody reads: a word pointing back, free text, a quoted passage."""
-    pointing = english().pointing
+    """Why a verb may carry what nobody reads: a word pointing back, free text, a quoted passage. Telling a
+    person with nothing said ("… and let him know") points at no request."""
+    pack = english()
+    silent = action.says and not any(m.role == "text" for m in action.mods)
+    pointing = pack.pointing - pack.person_pronouns if silent else pack.pointing
     word = next((w for w in words if action.start <= w.start < action.end and w.norm in pointing), None)
     if word is not None:
         return f"points back ('{word.text}')"

@@ -117,6 +117,8 @@ class LanguagePack:
     content_verbs: frozenset[str]
     framing: frozenset[str]
     theme_roles: frozenset[str]
+    person_pronouns: frozenset[str]
+    """Pronouns of a person ("him", "her"): told something with nothing said, they point at no request."""
     """Roles in which the thing a tool acts on may stand described ("email Bob the minutes")."""
     """Words that may frame the user's text in a message ("Hi", "Thanks"): nothing else may stand around it."""
     """Verbs that add content to a message ("include the link"): beside a sending request, the same message."""
@@ -214,6 +216,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         content_verbs=frozenset(data["roles"]["content_verbs"]),
         framing=frozenset(data["roles"]["framing"]),
         theme_roles=frozenset(data["roles"]["theme"]),
+        person_pronouns=frozenset(data["roles"]["persons"]),
         not_verbs=frozenset(data["roles"]["not_verbs"]),
         identity=frozenset(data["roles"]["identity"]),
         time_prepositions=frozenset(data["roles"]["time_prepositions"]),
