@@ -47,7 +47,7 @@ def _inputs(n: int) -> list[tuple[dict[str, Any], bool]]:
     for i in range(n):  # distinct inputs: no verdict reuse between them
         if i % 2:
             email = json.loads(json.dumps(EMAIL))
-            email["action"]["args"]["body"] += f" ({i})"
+            email["action"]["args"]["subject"] = f"Q3 report ({i})"  # the body is the user's words, framed
             out.append((email, True))
         else:
             blocked = json.loads(json.dumps(invoice))

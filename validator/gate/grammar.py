@@ -56,7 +56,7 @@ MAX_READINGS = 48
 _CACHE = 4096
 """Parse trees kept, by the sentence's shape."""
 
-ReadingKind = Literal["request", "negated", "social", "fragment", "list_lead", "declared", "stated"]
+ReadingKind = Literal["request", "negated", "social", "fragment", "list_lead", "declared", "stated", "answered"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,6 +371,9 @@ class _Reader:
         actions = frame.data[1] + tuple(replace(a, negated=True) for p in negated for a in p.data)
         declared = tuple(d for p in self.parts(kids, "declaration") for d in p.data)
         return Reading("request", frame.data[0], actions, declarations=declared)
+
+    def r_answered(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("answered", "answered")
 
     def r_stated(self, node: Tree[Any], kids: list[Any]) -> Reading:
         """A statement: each clause an action of its verb ("be" for a state) with its phrases, so that what it

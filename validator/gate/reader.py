@@ -385,8 +385,8 @@ def not_alone(action: Action, tool: ToolSense, words: Sequence[Word], request: S
     unread = _unread(action, words)
     if unread is not None:
         return unread
-    if any(p.form == "described" and _theme(p, tool) for p in _phrases(action)):
-        return "names the kind of thing the request acts on"
+    if any(p.form == "described" and _theme(p, tool) and _bare(p, words) for p in _phrases(action)):
+        return "names the kind of thing the request acts on"  # "… but don't complete the payment"
     if action.negated and any(same_value(v, r) for p in _phrases(action) for v in p.values for r in request):
         return "forbids a value of the request"
     return None
@@ -403,6 +403,13 @@ def _part_of_message(action: Action, tool: ToolSense) -> bool:
     if not action.says:
         return False
     return all(p.form == "pronoun" and p.head not in english().back_pronouns for p in action.objects)
+
+
+def _bare(phrase: Phrase, words: Sequence[Word]) -> bool:
+    """Whether a described thing is only a determiner and its noun ("the payment", "the file"): it may be
+    the request's own thing; "the printer thread" names another."""
+    inside = [w for w in words if phrase.start <= w.start < phrase.end]
+    return all("DET" in w.classes or w.norm == phrase.head or w.lemma == phrase.head for w in inside)
 
 
 def same_value(a: Value, b: Value) -> bool:

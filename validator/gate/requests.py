@@ -102,8 +102,11 @@ def _others_requested(parse: Parse, tool: ToolSense, others: Sequence[ToolSense]
     """Every verb beside the request in its sentence must be a request for another tool the policy knows
     ("find the draft and email it", "pay Bob and email Ann the receipt"); a verb no tool has ("…, then
     cancel.", "Wait for my message, then pay Bob") leaves the request unknown."""
+    own_work = english().own_work
     for reading in parse.readings:
         for action in beside(reading, tool):
+            if action.verb in own_work and not action.negated:
+                continue  # "Summarize my inbox, then email Bob the summary": reaches no one
             if not any(fits(reading, action, o) for o in others):
                 return Read("unknown", "beside_words", f"'{action.verb}' is no request of a tool the policy knows")
     return None
@@ -177,6 +180,8 @@ def _harmless(
         return "unknown", ""
     if all(r.kind in ("social", "list_lead") for r in parse.readings):
         return None  # thanks, a greeting, a list's lead-in (its items are read as requests of their own)
+    if all(r.kind == "answered" for r in parse.readings):  # "No." answers what came before the request
+        return ("unknown", "") if after else None
     if all(r.kind in ("stated", "declared") for r in parse.readings):  # "The lease is sorted.", "My id is …"
         stated_ok = not after or not _about(parse, tool, fills)
         declared_ok = all(

@@ -118,6 +118,8 @@ class LanguagePack:
     framing: frozenset[str]
     theme_roles: frozenset[str]
     person_pronouns: frozenset[str]
+    own_work: frozenset[str]
+    """The assistant's own work ("summarize", "find"): beside a request it needs no tool of the policy."""
     """Pronouns of a person ("him", "her"): told something with nothing said, they point at no request."""
     """Roles in which the thing a tool acts on may stand described ("email Bob the minutes")."""
     """Words that may frame the user's text in a message ("Hi", "Thanks"): nothing else may stand around it."""
@@ -217,6 +219,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         framing=frozenset(data["roles"]["framing"]),
         theme_roles=frozenset(data["roles"]["theme"]),
         person_pronouns=frozenset(data["roles"]["persons"]),
+        own_work=frozenset(data["roles"]["own_work"]),
         not_verbs=frozenset(data["roles"]["not_verbs"]),
         identity=frozenset(data["roles"]["identity"]),
         time_prepositions=frozenset(data["roles"]["time_prepositions"]),
