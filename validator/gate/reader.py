@@ -228,7 +228,7 @@ class _Outcome:
     problem: str | None = None
     detail: str = ""
     matched: str | None = None
-    fills: frozenset[tuple[str, str, str, Any, Any]] = frozenset()
+    fills: frozenset[tuple[str, str, str, Any, Any, int]] = frozenset()
     pronoun: bool = False
     multiple: bool = False
     key: tuple[Any, ...] = field(default=(), compare=True)
