@@ -81,7 +81,9 @@ def transcript_from_adk(session: Session, *, pending: str | None = None) -> Tran
                 if answer.name == CONFIRMATION or (pending is not None and answer.id == pending):
                     continue
                 name = answer.name or names.get(answer.id or "", "")
-                messages.append(Message("tool", _response_text(answer.response), (), answer.id, name or None))
+                failed = isinstance(answer.response, Mapping) and "error" in answer.response  # ADK's failed call
+                text = _response_text(answer.response)
+                messages.append(Message("tool", text, (), answer.id, name or None, None, failed))
             elif part.text and not part.thought:
                 texts.append(part.text)
         if event.author == "user" and content.role == "user":

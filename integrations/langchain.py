@@ -76,7 +76,12 @@ def message_from_langchain(msg: BaseMessage, *, authors: Authors = None, index: 
         return Message(role="assistant", content=text, tool_calls=calls)
     if isinstance(msg, ToolMessage):
         return Message(
-            role="tool", content=text, tool_call_id=msg.tool_call_id, name=msg.name, author=_author(msg, authors)
+            role="tool",
+            content=text,
+            tool_call_id=msg.tool_call_id,
+            name=msg.name,
+            author=_author(msg, authors),
+            is_error=msg.status == "error",
         )
     if isinstance(msg, SystemMessage):
         return Message(role="system", content=text)
@@ -112,7 +117,8 @@ def _reads(msg: BaseMessage) -> object:
         return ("ai", found, cast(AIMessage, msg).tool_calls)  # compared by value, never hashed
     if kind is ToolMessage or isinstance(msg, ToolMessage):
         tool = cast(ToolMessage, msg)
-        return ("tool", found, tool.tool_call_id, tool.name, _author(tool, None))  # a string: no host dict kept
+        # strings only: no host dict kept
+        return ("tool", found, tool.tool_call_id, tool.name, _author(tool, None), tool.status)
     return (kind.__name__, found)
 
 

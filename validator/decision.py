@@ -284,6 +284,15 @@ def request_used(verdict: Verdict, spent_by: str) -> Verdict:
     return _to_the_user(verdict, Code.REQUEST_ALREADY_USED, why + "actions it names, once.")
 
 
+def request_carried_out(verdict: Verdict, call_id: str) -> Verdict:
+    """An approval whose request the transcript shows carried out already (by call ``call_id``)."""
+    why = (
+        f"The transcript shows the user's request already carried out (call {call_id}, answered without an "
+        "error); one request authorizes the actions it names, once."
+    )
+    return _to_the_user(verdict, Code.REQUEST_ALREADY_USED, why)
+
+
 def ledger_unavailable(verdict: Verdict, detail: str) -> Verdict:
     """An approval whose request could not be checked against the ledger: it goes to the user."""
     why = f"Whether the user's request was already spent could not be checked ({detail})."

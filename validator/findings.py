@@ -273,6 +273,9 @@ class IntentFinding:
     user's choice only as one of these (not in another phrase, clause or sentence of the cited words)."""
     forbidden: tuple[tuple[int, int, int], ...] = ()
     """``(message, start, end)`` of each value the request forbids ("…, not eve@…")."""
+    requested_in: tuple[int, ...] = ()
+    """For a proved request: the user messages whose sentences proved it (a call the transcript shows carried
+    out after the last of them spent it: :mod:`validator.state.ledger`)."""
     step_of: str | None = None
     """The tool whose proved request proves this one, when the policy declares this tool a step of it
     (``step_of``) and the user's words name this one neither as a request nor under a negation."""

@@ -248,3 +248,23 @@ def test_anthropic_judge_options_are_checked() -> None:
     assert result.exit_code == 2 and "needs --model or --agent-request" in result.stderr
     result = runner.invoke(app, ["check", "--model", "claude-haiku-4-5", str(EXAMPLES / "vendor_invoice.json")])
     assert result.exit_code == 2 and "need --judge anthropic" in result.stderr
+
+
+def test_a_payment_the_transcript_shows_done_goes_to_the_user_with_no_store(tmp_path: Path) -> None:
+    """The CLI keeps nothing between runs: the transcript is its ledger."""
+    ask = "Pay 50 EUR to DE89370400440532013000 for the invoice."
+    args = {"recipient": "DE89370400440532013000", "amount": 50, "currency": "EUR"}
+    action = {"tool": "send_money", "args": args, "call_id": "c2"}
+    action["justification"] = {"reason": "The user asked.", "evidence": [{"quote": ask}]}
+    first: dict[str, Any] = {"messages": [{"role": "user", "content": ask}], "action": action}
+    done = [
+        {"role": "assistant", "tool_calls": [{"id": "c1", "name": "send_money", "args": args}]},
+        {"role": "tool", "tool_call_id": "c1", "name": "send_money", "content": "Transfer executed"},
+        {"role": "user", "content": "Thanks!"},
+    ]
+    again = {**first, "messages": [*first["messages"], *done]}
+    failed = {**first, "messages": [*first["messages"], {**done[0]}, {**done[1], "is_error": True}]}
+    policy = str(EXAMPLES / "policy.toml")
+    for data, exit_code, code in ((first, 0, "APPROVED"), (again, 4, "REQUEST_ALREADY_USED"), (failed, 0, "APPROVED")):
+        result = runner.invoke(app, ["check", "--json", "--policy", policy, "-"], input=json.dumps(data))
+        assert (result.exit_code, json.loads(result.stdout)["code"]) == (exit_code, code), result.output

@@ -117,17 +117,19 @@ def test_the_digest_is_pinned_to_its_scheme() -> None:
         [
             Message("user", "Pay Bob 5 €\x01"),
             Message("assistant", "", (ToolCall("c1", "pay", {"to": "Bob", "big": 1e16, "amount": 5.5}),)),
-            Message("tool", "done", (), "c1", "pay", "bank"),
+            Message("tool", "done", (), "c1", "pay", "bank", is_error=True),
         ]
     )
     canonical = (
-        "transcript-digest/2\n"
-        '{"author":null,"content":"Pay Bob 5 €\\u0001","name":null,"role":"user","tool_call_id":null,"tool_calls":[]}\n'
-        '{"author":null,"content":"","name":null,"role":"assistant","tool_call_id":null,'
+        "transcript-digest/3\n"
+        '{"author":null,"content":"Pay Bob 5 €\\u0001","is_error":false,"name":null,"role":"user",'
+        '"tool_call_id":null,"tool_calls":[]}\n'
+        '{"author":null,"content":"","is_error":false,"name":null,"role":"assistant","tool_call_id":null,'
         '"tool_calls":[{"args":{"amount":5.5,"big":1e16,"to":"Bob"},"id":"c1","name":"pay"}]}\n'
-        '{"author":"bank","content":"done","name":"pay","role":"tool","tool_call_id":"c1","tool_calls":[]}\n'
+        '{"author":"bank","content":"done","is_error":true,"name":"pay","role":"tool","tool_call_id":"c1",'
+        '"tool_calls":[]}\n'
     )
-    assert DIGEST_SCHEME == "transcript-digest/2"
+    assert DIGEST_SCHEME == "transcript-digest/3"
     assert t.digest == hashlib.sha256(canonical.encode()).hexdigest()
 
 

@@ -38,7 +38,7 @@ def anthropic_messages(transcript: Transcript) -> tuple[list[dict[str, Any]], st
             messages.append({"role": "assistant", "content": content or [{"type": "text", "text": "(no text)"}]})
         else:
             block: dict[str, Any] = (
-                {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content}
+                {"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.content, "is_error": m.is_error}
                 if m.role == "tool"
                 else {"type": "text", "text": m.content}
             )

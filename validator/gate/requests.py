@@ -369,6 +369,7 @@ def read_request(
             proved.append((sentence, reading))
     if proved:
         sentence, reading = proved[0]
+        requested_in = tuple(sorted({s.message for s, _ in proved}))
         given = [  # "…; my username is dr_smith": the user's own values, in the arguments they name
             (s, Read("proved", fills=declared(_parse(s.text, _original(transcript, s), tool), tool)))
             for s in sentences_
@@ -383,6 +384,7 @@ def read_request(
             clauses=tuple(_span(s, r) for s, r in proved),
             fills=_numbered(proved),
             forbidden=tuple(f for s, r in proved for f in _forbidden(s, r)),
+            requested_in=requested_in,
         )
     if not found:
         return IntentFinding(intents, problem="not_named")

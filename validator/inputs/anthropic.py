@@ -47,7 +47,8 @@ def _user(blocks: Sequence[Any], names: Callable[[], dict[str, str]], authors: A
             name = names().get(use_id, "")
             content = content_text(block.get("content", ""))
             author = _author(authors, use_id, name)
-            group.append(Message("tool", content, (), use_id, name or None, author))
+            failed = block.get("is_error") is True  # the call failed: it did not run
+            group.append(Message("tool", content, (), use_id, name or None, author, failed))
         elif kind == "text":
             texts.append(str(block.get("text", "")))
     if texts:

@@ -251,6 +251,7 @@ def _transcript(messages: list[fastdecode.MessageIn], before: Transcript | None 
             m.tool_call_id,
             m.name,
             m.author,
+            m.is_error,
         )
         for m in messages
     ]

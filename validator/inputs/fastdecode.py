@@ -62,6 +62,7 @@ class MessageIn(_Record):
     tool_call_id: str | None = None
     name: str | None = None
     author: str | None = None
+    is_error: bool = False
 
 
 class ActionIn(_Record):

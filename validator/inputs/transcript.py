@@ -64,6 +64,9 @@ class Message(msgspec.Struct, frozen=True):
     """For a tool message: the tool's name."""
     author: str | None = None
     """For a tool message: the outside party whose words it returned, if known."""
+    is_error: bool = False
+    """For a tool message: the host says the call failed (it did not run). A call answered without it counts as
+    carried out: a request it carried out is spent (:mod:`validator.state.ledger`)."""
 
     @property
     def speaker(self) -> str:
@@ -78,7 +81,7 @@ class Message(msgspec.Struct, frozen=True):
         return f"{tool} (from {self.author})" if self.author else tool
 
 
-DIGEST_SCHEME = "transcript-digest/2"
+DIGEST_SCHEME = "transcript-digest/3"
 """The name of the digest's canonical form; it changes whenever the form does (see :func:`_lines`)."""
 
 _ENCODER = msgspec.json.Encoder(order="sorted", enc_hook=str)
@@ -96,7 +99,7 @@ def _lines(messages: Sequence[Message]) -> bytes:
     """The digest's canonical form of ``messages``: one line of JSON each.
 
     A line is the message as an object with its keys sorted (``author``, ``content``, ``name``,
-    ``role``, ``tool_call_id``, ``tool_calls``, each call's ``args``, ``id`` and ``name``), absent
+    ``is_error``, ``role``, ``tool_call_id``, ``tool_calls``, each call's ``args``, ``id`` and ``name``), absent
     values as ``null``, no spaces, UTF-8, numbers in their shortest round-trip form, anything not
     JSON as its ``str``. It depends on the values only: not on dict order or how the input was
     spelled. msgspec writes it in one C pass; a test pins it to a hand-written vector, so a
@@ -263,7 +266,13 @@ def _structure_problems(messages: tuple[Message, ...], offset: int, seen_calls: 
     """Problems of ``messages`` (at ``offset`` in their transcript); adds their calls to ``seen_calls``."""
     problems: list[FieldProblem] = []
     for i, m in enumerate(messages, offset):
-        if m.role in _PLAIN and not m.tool_calls and m.tool_call_id is None and type(m.content) is str:
+        if (
+            m.role in _PLAIN
+            and not m.tool_calls
+            and m.tool_call_id is None
+            and type(m.content) is str
+            and m.is_error is False
+        ):
             continue  # the common case, checked in one line
         where = f"messages[{i}]"
         if m.role not in ROLES:
@@ -293,6 +302,8 @@ def _structure_problems(messages: tuple[Message, ...], offset: int, seen_calls: 
                 )
         elif m.tool_call_id is not None:
             problems.append(FieldProblem(f"{where}.tool_call_id", "only tool messages answer a tool call"))
+        if m.is_error is not False and (m.role != "tool" or m.is_error is not True):
+            problems.append(FieldProblem(f"{where}.is_error", "only a tool message can be an error (true or false)"))
     return problems
 
 

@@ -10,16 +10,29 @@ turn) goes to the user instead, unless the request itself asks for several ("pay
 "every month"). The same action judged again (a retry, a graph resume) spends nothing new. The
 ledger lives in the store, so two workers can never both spend one request; a ledger that cannot
 answer never lets the action through.
+
+**The transcript is a ledger too**, and it needs no store: a call of the same tool after the request's
+last message, answered by a tool message the host did not mark as an error, carried the request out. A
+request for one action is then spent by a call with its values (the values the request put in the
+call's arguments); a request for several ("pay each of …", "every month") by a call with the very same
+arguments, once per named action (the transcript has no clock: a periodic action already in it goes to
+the user too). Approving it again needs a new request. Both ledgers are asked; either one spent is
+enough.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Hashable, Mapping
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from validator import decision
 from validator.exceptions import StoreError
+from validator.gate.paths import lookup
 from validator.gate.reader import words as read_words
+from validator.inputs.transcript import Fact, ToolCall, Transcript
 from validator.judges.base import JudgeRequest
 from validator.language import english
 from validator.rules import ALL_ON, Rules
@@ -27,7 +40,7 @@ from validator.state.keys import grant_key, request_key, spender
 from validator.store.base import RequestLedger
 from validator.verdict import Verdict
 
-__all__ = ["SPENT_TTL", "spend"]
+__all__ = ["CARRIED_OUT", "SPENT_TTL", "carried_out", "spend"]
 
 log = logging.getLogger("validator.state.ledger")
 SPENT_TTL = timedelta(days=30)
@@ -69,6 +82,68 @@ def _grant_keys(request: JudgeRequest, now: datetime) -> list[str]:
     return keys
 
 
+def _carried_out(transcript: Transcript, key: Hashable = None) -> tuple[tuple[int, ToolCall], ...]:
+    failed = {m.tool_call_id for m in transcript.messages if m.role == "tool" and m.is_error}
+    answered = {m.tool_call_id for m in transcript.messages if m.role == "tool"} - failed
+    return tuple(
+        (i, call)
+        for i, m in enumerate(transcript.messages)
+        if m.role == "assistant"
+        for call in m.tool_calls
+        if call.id in answered
+    )
+
+
+CARRIED_OUT: Fact[tuple[tuple[int, ToolCall], ...]] = Fact("carried out", _carried_out)
+"""``(message, call)`` of every call a tool message answered without an error (the host's mark): it ran."""
+
+
+def _plain(value: Any) -> Any:
+    """A value as compared across two calls: text case- and space-folded, a number (or a numeric text) as a
+    decimal, containers element by element."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        value = str(value)
+    if isinstance(value, str):
+        folded = " ".join(value.casefold().split())
+        try:
+            number = Decimal(folded.replace(",", ""))
+        except InvalidOperation:
+            return folded
+        return number.normalize() if number.is_finite() else folded  # "nan" is a text: NaN equals nothing
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), repr(_plain(v))) for k, v in value.items() if k != "justification"))
+    if isinstance(value, list | tuple):
+        return tuple(repr(_plain(v)) for v in value)
+    return repr(value)
+
+
+def _at(args: Mapping[str, Any], path: str) -> tuple[str, Any]:
+    found, value = lookup(args, path)
+    return found, _plain(value)
+
+
+def carried_out(request: JudgeRequest) -> ToolCall | None:
+    """The call of the transcript that already carried out the request the action rests on, or None."""
+    intent = request.findings.intent
+    if intent is None or not intent.requested or not intent.requested_in:
+        return None
+    action = request.action
+    after = max(intent.requested_in)
+    paths = None if intent.multiple else sorted({f.path for f in intent.fills if f.call != -1})
+    for i, call in request.transcript.fact(CARRIED_OUT):
+        if i <= after or call.name != action.tool or call.id == action.call_id:
+            continue
+        if paths is None:
+            same = _plain(call.args) == _plain(action.args)
+        else:  # a request naming no value ("Do it.") was carried out by any call of its tool
+            same = all(_at(call.args, p) == _at(action.args, p) for p in paths)
+        if same:
+            return call
+    return None
+
+
 def spend(
     verdict: Verdict,
     request: JudgeRequest,
@@ -80,7 +155,12 @@ def spend(
     """``verdict``, or the question to the user when its request (or grant) was already spent by another
     action."""
     intent = request.findings.intent
-    if not rules.on("one-request") or ledger is None or not verdict.approved or request.tool_policy.risk != "dangerous":
+    if not rules.on("one-request") or not verdict.approved or request.tool_policy.risk != "dangerous":
+        return verdict
+    done = carried_out(request)
+    if done is not None:
+        return decision.request_carried_out(verdict, done.id)
+    if ledger is None:
         return verdict
     if intent is not None and intent.requested:
         keys = [] if intent.multiple else _request_keys(request)

@@ -1,0 +1,127 @@
+"""The transcript is the ledger: a request the transcript shows carried out is spent, with no store at all."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from validator import Code, Decision, Message, Policy, ToolPolicy, Transcript, Validator
+from validator.exceptions import InputError
+from validator.inputs.checkinput import parse_transcript
+from validator.inputs.transcript import ToolCall
+
+POLICY = Policy(
+    {
+        "send_money": ToolPolicy(risk="dangerous", targets=("recipient",), amounts=("amount",)),
+        "delete_file": ToolPolicy(risk="dangerous", targets=("path",)),
+    }
+)
+IBAN = "DE44500105175407324931"
+OTHER = "DE89370400440532013000"
+RENT = {"recipient": IBAN, "amount": 900, "currency": "EUR"}
+FEE = {"recipient": OTHER, "amount": 50, "currency": "EUR"}
+ASK = "Pay 900 EUR to DE44500105175407324931."
+
+
+def _ran(call: str, args: dict[str, Any], result: str = "Transfer executed", *, error: bool = False) -> list[Message]:
+    return [
+        Message("assistant", "", (ToolCall(call, "send_money", args),)),
+        Message("tool", result, (), call, "send_money", is_error=error),
+    ]
+
+
+def _check(messages: list[Message], args: dict[str, Any], quote: str, call: str = "c9") -> Any:
+    action = {
+        "tool": "send_money",
+        "args": args,
+        "call_id": call,
+        "justification": {"reason": "The user asked.", "evidence": [{"quote": quote}]},
+    }
+    # a fresh validator each time, its ledger empty: the CLI, a stateless service
+    return Validator(POLICY).validate(Transcript(messages), action, user_id="u-1")
+
+
+def test_a_payment_the_transcript_shows_done_is_not_approved_again() -> None:
+    assert _check([Message("user", ASK)], RENT, ASK).approved
+    verdict = _check([Message("user", ASK), *_ran("c1", RENT), Message("user", "Thanks!")], RENT, ASK)
+    assert verdict.decision == Decision.ASK_USER
+    assert verdict.code == Code.REQUEST_ALREADY_USED
+    assert "call c1" in verdict.reasoning
+
+
+def test_the_same_values_however_spelled_are_the_same_action() -> None:
+    spelled = {"recipient": IBAN.lower(), "amount": "900.00", "currency": "eur", "justification": "x"}
+    verdict = _check([Message("user", ASK), *_ran("c1", spelled)], RENT, ASK)
+    assert verdict.code == Code.REQUEST_ALREADY_USED
+
+
+def test_a_call_the_host_marked_failed_did_not_run() -> None:
+    failed = _ran("c1", RENT, "Insufficient funds", error=True)
+    assert _check([Message("user", ASK), *failed], RENT, ASK).approved
+
+
+def test_a_call_not_yet_answered_spends_nothing_here() -> None:
+    unanswered = [Message("user", ASK), Message("assistant", "", (ToolCall("c1", "send_money", RENT),))]
+    assert _check(unanswered, RENT, ASK).approved  # parallel calls are the store ledger's
+
+
+def test_a_new_request_after_the_call_is_a_new_request() -> None:
+    again = "Pay 900 EUR to DE44500105175407324931 again, please."
+    messages = [Message("user", ASK), *_ran("c1", RENT), Message("user", again)]
+    assert _check(messages, RENT, again).approved
+    assert not _check(messages, RENT, ASK).approved  # the old one, restated later, is no proof on its own
+
+
+def test_a_request_for_two_payments_approves_each_once() -> None:
+    both = "Pay 900 EUR to DE44500105175407324931 and pay 50 EUR to DE89370400440532013000."
+    messages = [Message("user", both), *_ran("c1", RENT)]
+    assert _check(messages, FEE, both).approved
+    assert _check(messages, RENT, both).code == Code.REQUEST_ALREADY_USED
+    done = [*messages, *_ran("c2", FEE)]
+    assert _check(done, FEE, both).code == Code.REQUEST_ALREADY_USED
+
+
+def test_a_call_of_the_request_before_it_spends_nothing() -> None:
+    messages = [Message("user", "Hi."), *_ran("c1", RENT), Message("user", ASK)]
+    assert _check(messages, RENT, ASK).approved
+
+
+def test_the_retry_of_the_same_call_is_not_another_action() -> None:
+    pending = [Message("user", ASK), Message("assistant", "", (ToolCall("c9", "send_money", RENT),))]
+    assert _check(pending, RENT, ASK, call="c9").approved
+
+
+def test_another_tools_call_spends_nothing() -> None:
+    other = [
+        Message("user", ASK),
+        Message("assistant", "", (ToolCall("d1", "delete_file", {"path": "/tmp/x"}),)),
+        Message("tool", "deleted", (), "d1", "delete_file"),
+    ]
+    assert _check(other, RENT, ASK).approved
+
+
+def test_the_check_input_carries_the_hosts_error_mark() -> None:
+    data = [
+        {"role": "user", "content": ASK},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "name": "send_money", "args": RENT}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "Insufficient funds", "is_error": True},
+    ]
+    assert parse_transcript(data).messages[2].is_error is True
+
+
+@pytest.mark.parametrize("role", ["user", "assistant", "system"])
+def test_only_a_tool_message_can_be_an_error(role: str) -> None:
+    with pytest.raises(InputError) as exc:
+        Transcript([Message(role, "hi", is_error=True)])  # type: ignore[arg-type]
+    assert [str(p) for p in exc.value.problems] == [
+        "messages[0].is_error: only a tool message can be an error (true or false)"
+    ]
+
+
+@pytest.mark.parametrize("amount", ["nan", "NaN", "sNaN", "inf", "-Infinity", float("nan"), float("inf")])
+def test_a_value_no_number_equals_is_still_the_same_value(amount: Any) -> None:
+    """Not-a-number equals nothing as a number: compared as text, a repeat of it is still the same action."""
+    from validator.state.ledger import _plain
+
+    assert _plain({"amount": amount}) == _plain({"amount": amount})
