@@ -6,7 +6,8 @@ non-Latin punctuation character inserted), words drawn from wordfreq's public li
 pack). The property: no variant is proved. The tests run a seeded sample (tests/gate/test_grammar_properties.py).
 
 Run: ``python bench/properties.py [--per-seed N] [--no-bfcl]``; the last line is
-``properties: N seeds, M variants, V still proved``.
+``properties: N seeds, M variants, V still proved``. ``--context [--lines N]``: the whole-context properties
+instead (validator.devtools.context_properties: lines of a public corpus after and before each seed's request).
 """
 
 from __future__ import annotations
@@ -71,7 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-seed", type=int, default=40, help="variants of each kind per proved request")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-bfcl", action="store_true", help="the packaged seeds only")
+    parser.add_argument("--context", action="store_true", help="the whole-context properties (corpus lines around)")
+    parser.add_argument("--lines", type=int, default=None, help="with --context: corpus lines per language")
     args = parser.parse_args(argv)
+    if args.context:
+        return _context(args.lines)
     started = time.perf_counter()
     extra = () if args.no_bfcl else tuple(bfcl_proved())
     all_seeds = [s for s in seeds(extra) if proved(s)]
@@ -84,6 +89,28 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(len(v) for v in found.values())
     print(f"({len(extra)} proved BFCL requests among the seeds; {time.perf_counter() - started:.1f} s)")
     print(f"properties: {len(all_seeds)} seeds, {tried * len(found)} variants, {total} still proved")
+    return 0
+
+
+def _context(lines: int | None) -> int:
+    """The whole-context properties over the packaged seeds (validator.devtools.context_properties)."""
+    from validator.devtools.context_properties import violations as context_violations
+
+    started = time.perf_counter()
+    all_seeds = [s for s in seeds() if proved(s)]
+    found = context_violations(all_seeds, limit=lines)
+    for name, tried in found.tried.items():
+        cases = found.violations.get(name, [])
+        print(f"{name:<17} {tried:>7} placed, {len(cases)} violations")
+        for seed, line in cases[:5]:
+            print(f"    {seed!r} with {line!r}")
+    kept = sorted(found.kept.items(), key=lambda kv: (-kv[1], kv[0]))
+    print(f"lines after a request that left it proved ({len(kept)}; read each):")
+    for line, n in kept:
+        print(f"    {n:>3}  {line!r}")
+    total = sum(len(v) for v in found.violations.values())
+    print(f"({time.perf_counter() - started:.1f} s)")
+    print(f"context properties: {len(all_seeds)} seeds, {sum(found.tried.values())} placements, {total} violations")
     return 0
 
 

@@ -35,3 +35,14 @@ def test_the_words_are_the_public_lists_not_the_pack() -> None:
     words = unknown_words("en")
     known = english().word_classes()
     assert len(words) > 5_000 and not any(w in known for w in words[:2_000])
+
+
+def test_corpus_lines_around_a_request_never_prove_what_they_should_not(the_seeds: list[Seed]) -> None:
+    """A sample of the whole-context properties (bench/properties.py --context runs them all): lines of a public
+    corpus the grammar cannot read, or that say no, after a request leave it unproved; unread lines before it do
+    too; a greeting of its own before it leaves it proved."""
+    from validator.devtools.context_properties import violations as context_violations
+
+    found = context_violations(the_seeds[::5], languages=("english", "german", "russian"), limit=60)
+    assert {name: cases for name, cases in found.violations.items() if cases} == {}
+    assert found.tried["unread after"] > 500 and found.tried["withdrawal after"] > 20

@@ -16,8 +16,9 @@ last message, answered by a tool message the host did not mark as an error, carr
 request for one action is then spent by a call with its values (the values the request put in the
 call's arguments); a request for several ("pay each of …", "every month") by a call with the very same
 arguments, once per named action (the transcript has no clock: a periodic action already in it goes to
-the user too). Approving it again needs a new request. Both ledgers are asked; either one spent is
-enough.
+the user too). Approving it again needs a new request. This holds for every guarded tool (the same
+email sent twice reaches its reader twice); the store's ledger, for what the transcript cannot show
+(parallel calls, other processes), for dangerous ones. Both are asked; either one spent is enough.
 """
 
 from __future__ import annotations
@@ -155,12 +156,12 @@ def spend(
     """``verdict``, or the question to the user when its request (or grant) was already spent by another
     action."""
     intent = request.findings.intent
-    if not rules.on("one-request") or not verdict.approved or request.tool_policy.risk != "dangerous":
+    if not rules.on("one-request") or not verdict.approved or request.tool_policy.exempt:
         return verdict
-    done = carried_out(request)
+    done = carried_out(request)  # every guarded tool: the same email sent twice reaches someone twice
     if done is not None:
         return decision.request_carried_out(verdict, done.id)
-    if ledger is None:
+    if ledger is None or request.tool_policy.risk != "dangerous":
         return verdict
     if intent is not None and intent.requested:
         keys = [] if intent.multiple else _request_keys(request)
