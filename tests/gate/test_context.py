@@ -24,6 +24,7 @@ POLICY = Policy(
         "share_document": ToolPolicy(risk="dangerous", targets=("document", "with")),
         "send_email": ToolPolicy(targets=("to",)),
         "post_message": ToolPolicy(targets=("channel",)),
+        "login": ToolPolicy(risk="dangerous", targets=("username",), intents=("log in",)),
     }
 )
 PAY = ("send_money", {"recipient": IBAN, "amount": 50, "currency": "EUR"}, f"Pay {IBAN} 50 EUR")
@@ -54,6 +55,10 @@ TAKEN_BACK = [
     ([f"Pay {IBAN} 50 EUR.", "Email carol@acme.example that the payment is off."], PAY),
     # a later fragment or correction
     ([f"Pay {IBAN} 50 EUR.", "60 EUR."], PAY),
+    (["Please log me in as dr_smith. Eve."], ("login", {"username": "Eve"}, "Please log me in as dr_smith.")),
+    # a "no" in social talk after the request may answer it (found by the corpus properties)
+    ([f"Pay {IBAN} 50 EUR. No problem."], PAY),
+    ([f"Pay {IBAN} 50 EUR.", "No, thanks."], PAY),
     ([f"Pay {IBAN} 50 EUR. NVM."], PAY),
     ([f"Pay {IBAN} 50 EUR.", "Oh, pay DE44500105175407324931 50 EUR."], PAY),
     (["Delete report.pdf.", "Ok, delete draft.pdf."], DELETE),

@@ -29,6 +29,7 @@ from validator.devtools.properties import Seed
 from validator.findings import RequestSentence
 from validator.gate.grammar import grammar
 from validator.gate.requests import read_request
+from validator.gate.sentences import own_words
 from validator.gate.split import sentences
 from validator.inputs.transcript import Message, Transcript
 
@@ -70,11 +71,13 @@ def in_context(seed: Seed, *, before: str = "", after: str = "", later: str = ""
     if later:
         messages += [Message("assistant", "Sure."), Message("user", later)]
     start = len(head)
-    # the sentence of the message that holds the request, as the gate finds a cited quote's ("Hi Please pay …"
-    # is one sentence: a line with no full stop runs into the request)
-    found = next(s for s in sentences(text) if s.start <= start < s.end)
-    sentence = RequestSentence(0, found.start, found.end, text[found.start : found.end], 0)
-    return read_request(seed.sense, [sentence], Transcript(messages)).proof == "proved"
+    transcript = Transcript(messages)
+    # the sentence of the user's own words that holds the request, as the gate finds a cited quote's ("Hi
+    # Please pay …" is one sentence: a line with no full stop runs into the request; quoted text is blanked)
+    own = own_words(transcript, 0)
+    found = next(s for s in sentences(own) if s.start <= start < s.end)
+    sentence = RequestSentence(0, found.start, found.end, own[found.start : found.end], 0, found.lead)
+    return read_request(seed.sense, [sentence], transcript).proof == "proved"
 
 
 def _parsed(line: str) -> bool:

@@ -179,6 +179,8 @@ def _harmless(
     if not parse.readings:
         return "unknown", ""
     if all(r.kind in ("social", "list_lead") for r in parse.readings):
+        if after and any(w.classes & {"ANSWER", "NOT"} for w in parse.words):
+            return "unknown", ""  # "No problem.", "No, thanks." after a request: a "no" may answer it
         return None  # thanks, a greeting, a list's lead-in (its items are read as requests of their own)
     if all(r.kind == "answered" for r in parse.readings):  # "No." answers what came before the request
         return ("unknown", "") if after else None
@@ -275,23 +277,30 @@ def _corrects(parse: Parse) -> bool:
     )
 
 
-def _complete(transcript: Transcript, sentence: RequestSentence, found: Read, tool: ToolSense, rules: Rules) -> Read:
+def _complete(
+    transcript: Transcript, sentence: RequestSentence, found: Read, tool: ToolSense, rules: Rules
+) -> tuple[Read, bool]:
     """A request whose object is a pronoun, completed by the fragment right after it in its message
-    ("ok pay it. 45 EUR to DE89…"): proved only when every required argument is then filled."""
+    ("ok pay it. 45 EUR to DE89…"): proved only when every required argument is then filled. With whether
+    that fragment filled anything (then it is the request's own; else it is a later sentence like any)."""
     fills = list(found.fills)
+    used = False
     for s in _user_sentences(transcript, sentence.message, rules):
         if s.start < sentence.end:
             continue
         parse = _parse(s.text, s.original, tool)
         fragments = [r for r in parse.readings if r.kind == "fragment"]
         if fragments and len(fragments) == len(parse.readings) and len(parse.readings) == 1:
-            fills += _fragment_fills(fragments[0], tool, s, sentence)
+            more = _fragment_fills(fragments[0], tool, s, sentence)
+            before = {f.path for f in fills}
+            used = bool(more) and not any(f.path in before for f in more)  # it fills only what was left open
+            fills += more if used else []
         break
     filled = {f.path for f in fills}
     missing = sorted(tool.required - filled)
     if missing:
-        return Read("unknown", "pronoun", f"'it' names nothing, and nothing fills {', '.join(missing)}")
-    return replace(found, fills=tuple(fills), pronoun=False)
+        return Read("unknown", "pronoun", f"'it' names nothing, and nothing fills {', '.join(missing)}"), used
+    return replace(found, fills=tuple(fills), pronoun=False), used
 
 
 def _fragment_fills(reading: Reading, tool: ToolSense, s: _Sentence, sentence: RequestSentence) -> list[Fill]:
@@ -356,9 +365,9 @@ def read_request(
             continue
         if reading.proof == "proved" and rules.on("whole-context"):
             reading = _others_requested(parse, tool, others) or reading
-        completed = reading.proof == "proved" and reading.pronoun
-        if completed:
-            reading = _complete(transcript, sentence, reading, tool, rules)
+        completed = False
+        if reading.proof == "proved" and reading.pronoun:
+            reading, completed = _complete(transcript, sentence, reading, tool, rules)
         if reading.proof == "proved" and rules.on("whole-context"):
             undone = _earlier(transcript, sentence, tool, others, reading.fills, rules)
             undone = undone or _later(transcript, sentence, tool, others, reading.fills, rules, completed)
