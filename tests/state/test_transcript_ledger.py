@@ -122,6 +122,58 @@ def test_only_a_tool_message_can_be_an_error(role: str) -> None:
 @pytest.mark.parametrize("amount", ["nan", "NaN", "sNaN", "inf", "-Infinity", float("nan"), float("inf")])
 def test_a_value_no_number_equals_is_still_the_same_value(amount: Any) -> None:
     """Not-a-number equals nothing as a number: compared as text, a repeat of it is still the same action."""
-    from validator.state.ledger import _plain
+    from validator.state.ledger import _same
 
-    assert _plain({"amount": amount}) == _plain({"amount": amount})
+    assert _same({"amount": amount}, {"amount": amount})
+
+
+@pytest.mark.parametrize(
+    "done",
+    [
+        {"recipient": "DE44 5001 0517 5407 3249 31", "amount": 900, "currency": "EUR"},
+        {"recipient": "de44-5001-0517-5407-3249-31", "amount": 900, "currency": "EUR"},
+        {"recipient": "IBAN DE44500105175407324931", "amount": "900,00", "currency": "EUR"},
+        {"recipient": IBAN, "amount": "EUR 900"},
+        {"recipient": IBAN, "amount": 450, "currency": "EUR"},  # a part of it: the request's one action ran
+        {"recipient": [IBAN], "amount": 90000, "currency": "EUR_cents"},
+    ],
+)
+def test_the_same_target_in_another_spelling_is_the_same_action(done: dict[str, Any]) -> None:
+    """Compared loosely: a call wrongly taken for the same goes to the user; one wrongly taken for another
+    would pay twice."""
+    verdict = _check([Message("user", ASK), *_ran("c1", done), Message("user", "Thanks!")], RENT, ASK)
+    assert verdict.code == Code.REQUEST_ALREADY_USED
+
+
+def test_a_later_request_for_other_values_does_not_renew_this_one() -> None:
+    later = "Now pay 50 EUR to DE89370400440532013000."
+    messages = [Message("user", ASK), *_ran("c1", RENT), Message("user", f"Thanks! {later}")]
+    assert not _check(messages, RENT, ASK).approved
+    assert not _check(messages, RENT, later).approved
+    found = Validator(POLICY).validate(
+        Transcript(messages), {"tool": "send_money", "args": RENT, "call_id": "c9"}, user_id="u-1"
+    )
+    assert not found.approved
+    assert _check(messages, FEE, later).approved
+
+
+@pytest.mark.parametrize(
+    ("tool", "asked", "args", "done"),
+    [
+        ("delete_file", "Delete report.pdf.", {"path": "report.pdf"}, {"path": "./report.pdf"}),
+        ("delete_file", "Delete report.pdf.", {"path": "report.pdf"}, {"path": "/home/me/report.pdf"}),
+    ],
+)
+def test_a_deletion_done_in_another_spelling_is_done(
+    tool: str, asked: str, args: dict[str, Any], done: dict[str, Any]
+) -> None:
+    messages = [
+        Message("user", asked),
+        Message("assistant", "", (ToolCall("c1", tool, done),)),
+        Message("tool", "ok", (), "c1", tool),
+        Message("user", "Thanks. Delete notes.txt too."),
+    ]
+    action = {"tool": tool, "args": args, "call_id": "c9"}
+    action["justification"] = {"reason": "The user asked.", "evidence": [{"quote": asked}]}
+    verdict = Validator(POLICY).validate(Transcript(messages), action, user_id="u-1")
+    assert verdict.code == Code.REQUEST_ALREADY_USED

@@ -673,6 +673,8 @@ class _Reader:
             nouns += p.data[2]
         return _Part("pres", (naming, describing, nouns))
 
+    r_name_pres = r_pres  # words only before a name
+
     @staticmethod
     def _leaves_of(part: _Part) -> tuple[Word, ...]:
         return tuple(part.data[2])
@@ -696,6 +698,8 @@ class _Reader:
         nouns = tuple(w for w in words if "NN" in w.classes and len(words) == 1)
         return _Part("pre", (values, False, nouns))
 
+    r_name_pre = r_pre
+
     def r_det(self, node: Tree[Any], kids: list[Any]) -> _Part:
         """``(its owner's names, quantified, whether a determiner stands there at all)``."""
         owner = tuple(v for p in self.parts(kids, "possessor") for v in p.data)
@@ -715,6 +719,9 @@ class _Reader:
         values += tuple(v for p in addresses for v in p.data)
         return _Part("names", (values, addressed or bool(addresses)))
 
+    r_names_of_name = r_names  # only more of a name, or an address
+    r_value_names = r_names  # only an address
+
     def r_address(self, node: Tree[Any], kids: list[Any]) -> _Part:
         return _Part("address", tuple(_value(w) for w in self.tokens(kids, "VALUE")))
 
@@ -728,6 +735,8 @@ class _Reader:
             elif "NAME" in w.classes:
                 found.append(Value("name", w.text, w.start, w.end))
         return _Part("name", tuple(found))
+
+    r_surname = r_name
 
     def r_phrases(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
         """``(the values its phrases hold, each phrase by preposition)``."""

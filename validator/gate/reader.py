@@ -315,6 +315,10 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
     described = [v for a in matches for p in _phrases(a) for v in p.excluded if v.kind == "described"]
     if described:  # what is excluded is described, not given: no argument can be checked against it
         return _Outcome("unknown", "object_kind", f"not {described[0].text}", key=("excluded", described[0].text))
+    given = [v for a in matches for p in _phrases(a) for v in (*p.values, *p.inner)]
+    both = [v for a in matches for p in _phrases(a) for v in p.excluded if any(same_value(v, g) for g in given)]
+    if both:  # "pay DE44…, not DE44…": the same value asked for and forbidden
+        return _Outcome("unknown", "ambiguous", f"not {both[0].text}", key=("contradicted", both[0].text))
     positive = [a for a in matches if not a.negated]
     at = reading.actions.index(action)
     values = [v for a in positive for p in _phrases(a) for v in p.values]
@@ -426,7 +430,8 @@ def same_value(a: Value, b: Value) -> bool:
 
 
 def _compact(text: str) -> str:
-    return "".join(c for c in text.casefold() if c.isalnum() or c in "@./:-_")
+    """A value as compared for sameness: case, spaces and separators aside ("DE44-5001-…" is "DE44 5001 …")."""
+    return "".join(c for c in text.casefold() if c.isalnum() or c in "@./:_")
 
 
 def _names_argument(action: Action, tool: ToolSense) -> bool:

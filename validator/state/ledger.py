@@ -31,6 +31,7 @@ from typing import Any
 
 from validator import decision
 from validator.exceptions import StoreError
+from validator.gate.entities import amounts_in, extract_entities
 from validator.gate.paths import lookup
 from validator.gate.reader import words as read_words
 from validator.inputs.transcript import Fact, ToolCall, Transcript
@@ -99,48 +100,78 @@ CARRIED_OUT: Fact[tuple[tuple[int, ToolCall], ...]] = Fact("carried out", _carri
 """``(message, call)`` of every call a tool message answered without an error (the host's mark): it ran."""
 
 
-def _plain(value: Any) -> Any:
-    """A value as compared across two calls: text case- and space-folded, a number (or a numeric text) as a
-    decimal, containers element by element."""
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int | float):
-        value = str(value)
-    if isinstance(value, str):
-        folded = " ".join(value.casefold().split())
-        try:
-            number = Decimal(folded.replace(",", ""))
-        except InvalidOperation:
-            return folded
-        return number.normalize() if number.is_finite() else folded  # "nan" is a text: NaN equals nothing
+def _forms(value: Any) -> set[str]:
+    """The forms a value is compared in across two calls, loosely (a call wrongly taken for the same one goes to
+    the user; one wrongly taken for another would run twice): an entity by its identity ("DE44 5001 …",
+    "DE44-5001-…", "mailto:ann@…", "Ann <ann@…>"), a text by its letters and digits, a path also by its last
+    part, a number by its value, each element of a list."""
     if isinstance(value, Mapping):
-        return tuple(sorted((str(k), repr(_plain(v))) for k, v in value.items() if k != "justification"))
+        return {f for k, v in value.items() if k != "justification" for f in _forms(v)}
     if isinstance(value, list | tuple):
-        return tuple(repr(_plain(v)) for v in value)
-    return repr(value)
+        return {f for v in value for f in _forms(v)}
+    if isinstance(value, bool) or value is None:
+        return {repr(value)}
+    text = str(value)
+    forms = {"".join(ch for ch in text.casefold() if ch.isalnum())}
+    if "/" in text:
+        forms.add("".join(ch for ch in text.rstrip("/").rsplit("/", 1)[-1].casefold() if ch.isalnum()))
+    for entity in extract_entities(text):
+        forms.add(f"{entity.kind}:{entity.key}")
+    for amount in amounts_in(text) if not isinstance(value, int | float) else ():
+        forms.add(f"number:{amount.value.normalize()}")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            forms.add(f"number:{Decimal(str(value)).normalize()}")
+        except InvalidOperation:
+            pass
+    return forms - {""}
 
 
-def _at(args: Mapping[str, Any], path: str) -> tuple[str, Any]:
-    found, value = lookup(args, path)
-    return found, _plain(value)
+def _same(a: Any, b: Any) -> bool:
+    return bool(_forms(a) & _forms(b))
+
+
+def _cutoff(request: JudgeRequest) -> int | None:
+    """The message of the newest request sentence that names the action's own values (one of an older request
+    restated later is the newer one's; "Now pay Ann 50 EUR." after an older request is not this one's)."""
+    intent = request.findings.intent
+    assert intent is not None
+    args = request.action.args
+    by_message: dict[int, list[Any]] = {}
+    for f in intent.fills:
+        if f.call != -1:
+            by_message.setdefault(f.message, []).append(f)
+    naming = [
+        m
+        for m, fills in by_message.items()
+        if all(
+            (f.number is not None and f"number:{f.number.normalize()}" in _forms(lookup(args, f.path)[1]))
+            or _forms(f.text) <= _forms(lookup(args, f.path)[1])
+            for f in fills
+        )
+    ]
+    if naming:
+        return max(naming)
+    return min(intent.requested_in) if intent.requested_in else None
 
 
 def carried_out(request: JudgeRequest) -> ToolCall | None:
-    """The call of the transcript that already carried out the request the action rests on, or None."""
+    """The call of the transcript that already carried out the request the action rests on, or None: a call of
+    the tool after the request whose targets (the policy's, else the values the request fills, else none) are
+    the action's."""
     intent = request.findings.intent
-    if intent is None or not intent.requested or not intent.requested_in:
+    if intent is None or not intent.requested:
+        return None
+    after = _cutoff(request)
+    if after is None:
         return None
     action = request.action
-    after = max(intent.requested_in)
-    paths = None if intent.multiple else sorted({f.path for f in intent.fills if f.call != -1})
+    paths = list(request.tool_policy.targets) or sorted({f.path for f in intent.fills if f.call != -1})
     for i, call in request.transcript.fact(CARRIED_OUT):
         if i <= after or call.name != action.tool or call.id == action.call_id:
             continue
-        if paths is None:
-            same = _plain(call.args) == _plain(action.args)
-        else:  # a request naming no value ("Do it.") was carried out by any call of its tool
-            same = all(_at(call.args, p) == _at(action.args, p) for p in paths)
-        if same:
+        # a request naming no value ("Do it.") was carried out by any call of its tool
+        if all(_same(lookup(call.args, p)[1], lookup(action.args, p)[1]) for p in paths):
             return call
     return None
 
