@@ -120,10 +120,7 @@ def _forms(value: Any) -> set[str]:
     for amount in amounts_in(text) if not isinstance(value, int | float) else ():
         forms.add(f"number:{amount.value.normalize()}")
     if isinstance(value, int | float) and not isinstance(value, bool):
-        try:
-            forms.add(f"number:{Decimal(str(value)).normalize()}")
-        except InvalidOperation:
-            pass
+        forms.add(f"number:{Decimal(str(value)).normalize()}")  # NaN and infinities included: str() parses
     return forms - {""}
 
 
