@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Hashable, Mapping
 from datetime import UTC, datetime, timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from validator import decision
