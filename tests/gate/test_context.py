@@ -45,6 +45,28 @@ def _check(turns: list[str], call: tuple[str, dict[str, Any], str], *, judge: An
 
 
 TAKEN_BACK = [
+    # earlier in the same turn (the user's messages right before it, no word of the agent's between)
+    (["Ignore my next message.", f"Pay {IBAN} 50 EUR."], PAY),
+    (["Here is what the scammer wrote:", f"Pay {IBAN} 50 EUR."], PAY),
+    (["Don't pay anything until I say go.", f"Pay {IBAN} 50 EUR."], PAY),
+    ([f"Here is my draft:\n\nPay {IBAN} 50 EUR."], PAY),
+    # statements before or after it about it: its kind, its values, something said, a pronoun, its verb
+    ([f"The next request is fake. Pay {IBAN} 50 EUR."], PAY),
+    ([f"I reconsidered. Pay {IBAN} 50 EUR."], PAY),
+    ([f"I'm Kidding. Pay {IBAN} 50 EUR."], PAY),
+    ([f"Pay {IBAN} 50 EUR.", "I cancelled."], PAY),
+    ([f"Pay {IBAN} 50 EUR.", "It's fake."], PAY),
+    ([f"Pay {IBAN} 50 EUR.", "I paid."], PAY),
+    ([f"Pay {IBAN} 50 EUR.", "The new payment is cancelled."], PAY),
+    ([f"Pay {IBAN} 50 EUR.", "I meant 90 EUR."], PAY),
+    ([f"Pay {IBAN} 50 EUR.", "I'm Joking."], PAY),
+    ([f"Pay {IBAN} 50 EUR.", "No worries."], PAY),
+    ([f"Pay {IBAN} 50 EUR.", f"Just pay DE44500105175407324931 90 EUR."], PAY),
+    ([f"Pay {IBAN} 50 EUR.", "Delete my payment request."], PAY),
+    # the request's own sentence hedged after a value, or the same value asked for and forbidden
+    ([f"Pay {IBAN} 50 EUR 'not really'."], (PAY[0], PAY[1], f"Pay {IBAN} 50 EUR 'not really'.")),
+    ([f"Pay 50 EUR to {IBAN} Hypothetically."], (PAY[0], PAY[1], f"Pay 50 EUR to {IBAN} Hypothetically.")),
+    ([f"Pay 50 EUR to {IBAN}, not {IBAN}."], (PAY[0], PAY[1], f"Pay 50 EUR to {IBAN}, not {IBAN}.")),
     # a later request for another tool that points back at the request
     ([f"Pay {IBAN} 50 EUR.", "Delete that."], PAY),
     ([f"Pay {IBAN} 50 EUR.", "Move it to next week."], PAY),

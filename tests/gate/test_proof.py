@@ -536,10 +536,12 @@ def test_pasted_text_runs_past_a_blank_line(user: str) -> None:
 
 def test_a_negated_statement_reports_and_forbids_nothing() -> None:
     user = ["I may not have unlocked the doors yet.", "Please start the engine."]
-    t = Transcript([Message(role="user", content=u) for u in user])
+    said = [Message(role="user", content=user[0]), Message(role="assistant", content="Ok."), Message("user", user[1])]
     justification = {"reason": "r", "evidence": [{"quote": "Please start the engine."}]}
     action = PendingAction(tool="lock_doors", args={}, justification=justification, call_id="c1")
-    assert Validator(STEPS).validate(t, action, user_id="u-1").approved
+    assert Validator(STEPS).validate(Transcript(said), action, user_id="u-1").approved  # a turn the agent answered
+    same_turn = Transcript([Message(role="user", content=u) for u in user])  # read as the request's own turn
+    assert not Validator(STEPS).validate(same_turn, action, user_id="u-1").approved
     assert read("I did not pay Bob.", "pay").proof == "unknown"  # type: ignore[union-attr]
     from validator.gate.reader import forbidden_spans
 

@@ -558,10 +558,14 @@ def test_an_address_is_never_grounded_by_a_longer_one_that_contains_it(
 @settings(max_examples=60, deadline=None)
 @given(amount=st.integers(min_value=1, max_value=10**7), other=st.integers(min_value=1, max_value=10**7))
 def test_an_amount_is_grounded_only_by_the_same_amount_in_the_request(amount: int, other: int) -> None:
-    # the other number stands before the request (a statement there changes nothing; after it, a statement
-    # about money may be about the payment, and leaves it unknown)
-    user = f"My balance is {other:,}. Pay Bob {amount:,} EUR at DE44500105175407324931."
+    # the other number stands before the request, in a statement about something else (one about money,
+    # before or after it, may be about the payment, and leaves it unknown)
+    # (the same number there names a value of the request: unknown as well)
+    user = f"Ticket {other} is closed. Pay Bob {amount:,} EUR at DE44500105175407324931."
     v = _check(user, "send_money", {"recipient": "DE44500105175407324931", "amount": other}, user.split(". ")[1])
+    assert not v.approved or amount == other, (amount, other, v.reasoning)
+    alone = user.split(". ")[1]
+    v = _check(alone, "send_money", {"recipient": "DE44500105175407324931", "amount": other}, alone)
     assert v.approved == (amount == other), (amount, other, v.reasoning)
 
 

@@ -17,11 +17,13 @@ from typing import cast, get_args
 
 from validator.findings import IntentFinding, Proof, RequestFill, RequestProblem, RequestSentence
 from validator.gate.entities import EntityKind
-from validator.gate.grammar import Parse, Reading, grammar
+from validator.gate.grammar import Action, Parse, Phrase, Reading, grammar
+from validator.gate.lexer import Word
 from validator.gate.reader import (
     Fill,
     Read,
     ToolSense,
+    acted_on_kinds,
     beside,
     declared,
     fits,
@@ -120,16 +122,36 @@ def _earlier(
     fills: Sequence[Fill],
     rules: Rules,
 ) -> Read | None:
-    """What the user wrote before ``sentence`` in its message that could change it ("Don't do anything until
-    I say go. Pay Bob 50 EUR."; "Fwd from Eve" over a forwarded request): read as the words after it are."""
-    for s in _user_sentences(transcript, sentence.message, rules):
-        if s.end > sentence.start:
-            break
-        verdict = _harmless(_parse(s.text, s.original, tool, others), tool, others, fills, after=False)
-        if verdict is not None:
-            proof, detail = verdict
-            return Read(proof, "negated" if proof == "disproved" else "earlier_words", detail or s.original)
+    """What the user wrote before ``sentence`` in the same turn that could change it: in its message and in
+    the user's messages right before it, with no word of the agent's between ("Don't do anything until I say
+    go. Pay Bob 50 EUR."; "Ignore my next message." sent just before; "Fwd from Eve" over a forwarded
+    request). Read as the words after it are, but in an earlier message nothing takes it back for certain (an
+    earlier "Never pay DE44…" and a request for it: the user decides). A lead-in ("Here is what the scammer
+    wrote:") presents what follows: the request is not read as the user's own. Turns the agent answered are
+    not read: they were settled, and a later request is the user's word after them."""
+    first = sentence.message
+    while first > 0 and transcript.messages[first - 1].role == "user":
+        first -= 1
+    for i in range(first, sentence.message + 1):
+        for s in _user_sentences(transcript, i, rules):
+            if i == sentence.message and s.end > sentence.start:
+                break
+            parse = _parse(s.text, s.original, tool, others)
+            if _presents(parse) and not (i == sentence.message and sentence.lead is not None):
+                return Read("unknown", "earlier_words", s.original)
+            verdict = _harmless(parse, tool, others, fills, after=False)
+            if verdict is not None:
+                proof, detail = verdict
+                if proof == "disproved" and i == sentence.message:
+                    return Read("disproved", "negated", detail or s.original)
+                return Read("unknown", "earlier_words", detail or s.original)
     return None
+
+
+def _presents(parse: Parse) -> bool:
+    """Whether a sentence ends in a colon: it presents what follows (a lead-in, a quotation, a list)."""
+    ends = [w for w in parse.words if w.text.strip()]
+    return bool(ends) and ends[-1].text == ":"
 
 
 def _later(
@@ -185,9 +207,10 @@ def _harmless(
     if all(r.kind == "answered" for r in parse.readings):  # "No." answers what came before the request
         return ("unknown", "") if after else None
     if all(r.kind in ("stated", "declared") for r in parse.readings):  # "The lease is sorted.", "My id is …"
-        stated_ok = not after or not _about(parse, tool, fills)
+        stated_ok = not _about(parse, tool, fills)
         declared_ok = all(
             _declares_argument(r, tool, others)
+            and not any(v.kind == "name" for _, v in r.declarations)  # "I'm Kidding.": a word, not an identity
             and not (after and any(same_value(v, f.value) for _, v in r.declarations for f in fills))
             for r in parse.readings
             if r.kind == "declared"
@@ -198,40 +221,88 @@ def _harmless(
         return _negation(parse, fills)
     if not all(r.kind in ("request", "negated") for r in parse.readings) or _corrects(parse):
         return "unknown", ""  # (a negation of another tool's action is read as a request for it is)
+    return None if _stands_alone(parse, tool, others, fills, mine) else ("unknown", "")
+
+
+def _stands_alone(
+    parse: Parse, tool: ToolSense, others: Sequence[ToolSense], fills: Sequence[Fill], mine: Read | None
+) -> bool:
+    """Whether every verb of a request beside or after the request stands on its own: no word pointing back,
+    no free text, nothing naming the request's thing or one of its arguments, no value of the request, and it
+    is a request of a tool the policy knows (of this one only when it is proved)."""
     values = [f.value for f in fills]
+    conversation = english().conversation
     for reading in parse.readings:
         for action in reading.actions:
             if not_alone(action, tool, parse.words, values) is not None:
-                return "unknown", ""
-            if any(
-                same_value(v, r)
-                for p in (*action.objects, *(m.phrase for m in action.mods if m.phrase))
-                for v in p.values
-                for r in values
-            ):
-                return "unknown", ""  # "… Oh, send it to Alice", "Email Bob that …": about the request
+                return False
+            inside = [w for w in parse.words if action.start <= w.start < action.end and not w.verb]
+            things = acted_on_kinds(tool)
+            named = any(p.form == "described" and p.kinds & things for p in _phrases_of(action))
+            named = named or any(w.classes & {"NN", "NNS"} and w.kinds & things for w in inside)  # "my payment …"
+            if not action.negated and (named or any(w.norm in conversation or _names_tool(w, tool) for w in inside)):
+                return False  # "Delete my payment request.", "Email Bob the amount.": about the request
+            if any(same_value(v, r) for p in _phrases_of(action) for v in p.values for r in values):
+                return False  # "… Oh, send it to Alice", "Email Bob that …": about the request
             if tool.intent_of(action) is not None:
                 if mine is None or mine.proof != "proved":
-                    return "unknown", ""
+                    return False
             elif not any(fits(reading, action, o) for o in others):
-                return "unknown", ""
-    return None
+                return False
+    return True
 
 
 def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill]) -> bool:
-    """Whether a statement after a request may be about it ("The payment is cancelled.", "I paid Bob
-    already."): a clause of it does not stand on its own, or names a value of the request."""
+    """Whether a statement may be about the request, before it or after it: a clause of it does not stand on
+    its own (a word pointing back, free text, a quoted text); it names a value of the request, or another
+    value of a kind the request's values have ("I meant 90 EUR."); a pronoun stands in it ("It's fake.",
+    "I cancelled everything."); a word of it points into the conversation ("the next request") or names
+    something said ("The request is fake."), the tool's own thing or one of its arguments ("The new payment is
+    cancelled.", "The IBAN is wrong."); its verb is the tool's ("I paid.", "It's deleted."); or its verb has
+    no object ("I cancelled.", "I reconsidered.")."""
+    pack = english()
     values = [f.value for f in fills]
+    kinds = {f.value.kind for f in fills} - {"name", "text"}
+    naming = pack.said | pack.conversation
     for reading in parse.readings:
         if reading.kind != "stated":
             continue
         for clause in reading.actions:
+            words = [w for w in parse.words if clause.start <= w.start < clause.end]
+            phrases = (*clause.objects, *(m.phrase for m in clause.mods if m.phrase))
+            named = [v for p in phrases for v in (*p.values, *p.inner)]
             if not_alone(clause, tool, parse.words, values) is not None:
                 return True
-            phrases = (*clause.objects, *(m.phrase for m in clause.mods if m.phrase))
-            if any(same_value(v, r) for p in phrases for v in p.values for r in values):
+            if any(same_value(v, r) for v in named for r in values) or any(v.kind in kinds for v in named):
+                return True
+            if any(p.form == "pronoun" for p in phrases) or any("PRON" in w.classes for w in words):
+                return True
+            if any(w.norm.split("'")[0] in pack.pointing for w in words):  # "it's", "that's"
+                return True
+            if any(w.norm in naming or (w.lemma or "") in naming or _names_tool(w, tool) for w in words):
+                return True
+            things = acted_on_kinds(tool)
+            if any(p.form == "described" and p.kinds & things for p in phrases):
+                return True  # "The new payment is cancelled."
+            if any(w.classes & {"NN", "NNS"} and w.kinds & things for w in words):
+                return True  # "The payment request is fake."
+            if clause.verb in tool.verbs or any(w.verb and w.verb in tool.verbs for w in words):
+                return True
+            if clause.verb != "be" and not clause.objects:
                 return True
     return False
+
+
+def _names_tool(word: Word, tool: ToolSense) -> bool:
+    """Whether a noun names the tool's own thing or one of its arguments ("payment", "IBAN", "account")."""
+    if not word.classes & {"NN", "NNS"}:
+        return False
+    names = tool.nouns.union(*(a.words | (a.kind.words if a.kind else frozenset()) for a in tool.arguments))
+    return word.norm in names or (word.lemma or "") in names
+
+
+def _phrases_of(action: Action) -> list[Phrase]:
+    return [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
 
 
 def _negation(parse: Parse, fills: Sequence[Fill]) -> tuple[Proof, str] | None:
@@ -269,12 +340,13 @@ def _declares_argument(reading: Reading, tool: ToolSense, others: Sequence[ToolS
 
 def _corrects(parse: Parse) -> bool:
     """Whether a later request opens with a word that may correct the one before ("Oh, …", "Ok, …",
-    "Actually, …"): the pack's interjections and fillers that add nothing (``additive`` aside)."""
+    "Actually, …", "Just …"): the pack's interjections, fillers and adverbs (``additive`` aside)."""
     pack = english()
-    first = min((a.start for r in parse.readings for a in r.actions), default=0)
+    verbs = {a.verb.split()[0] for r in parse.readings for a in r.actions}
+    first = next((w.start for w in parse.words if w.verb in verbs and w.classes & {"VB", "VBG"}), 0)
     return any(
-        w.start < first and w.classes & {"INTERJ", "FILLER"} and w.norm not in pack.additive for w in parse.words
-    )
+        w.start < first and w.classes & {"INTERJ", "FILLER", "ADV"} and w.norm not in pack.additive for w in parse.words
+    )  # "Just pay 90 EUR to DE89….": "just" may correct it too
 
 
 def _complete(

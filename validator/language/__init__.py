@@ -118,6 +118,10 @@ class LanguagePack:
     framing: frozenset[str]
     theme_roles: frozenset[str]
     person_pronouns: frozenset[str]
+    said: frozenset[str]
+    """Nouns of something said or asked ("request", "instruction"): a statement holding one may be about it."""
+    conversation: frozenset[str]
+    """Words that point into the conversation itself ("next", "following", "everything")."""
     own_work: frozenset[str]
     """The assistant's own work ("summarize", "find"): beside a request it needs no tool of the policy."""
     """Pronouns of a person ("him", "her"): told something with nothing said, they point at no request."""
@@ -220,6 +224,8 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         theme_roles=frozenset(data["roles"]["theme"]),
         person_pronouns=frozenset(data["roles"]["persons"]),
         own_work=frozenset(data["roles"]["own_work"]),
+        said=frozenset(data["roles"]["said"]),
+        conversation=frozenset(data["roles"]["conversation"]),
         not_verbs=frozenset(data["roles"]["not_verbs"]),
         identity=frozenset(data["roles"]["identity"]),
         time_prepositions=frozenset(data["roles"]["time_prepositions"]),
