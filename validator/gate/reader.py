@@ -49,6 +49,7 @@ __all__ = [
     "read",
     "read_parse",
     "same_value",
+    "unread",
 ]
 
 _SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -327,7 +328,7 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
             continue
         # after the request, or negated: it must stand on its own; before it ("find the draft and email it"),
         # it may give the request its object, but may not point back or say what nobody reads
-        why = not_alone(other, tool, words, values) if n > at or other.negated else _unread(other, words)
+        why = not_alone(other, tool, words, values) if n > at or other.negated else unread(other, words)
         if why is not None:
             return _Outcome("unknown", "beside_words", f"'{other.verb}' {why}", key=("beside", other.verb, why))
     for other in positive[1:]:  # "pay X 5 EUR and pay Y 5 EUR": each verb of the tool must fit as well
@@ -365,7 +366,7 @@ def beside(reading: Reading, tool: ToolSense) -> list[Action]:
     ]
 
 
-def _unread(action: Action, words: Sequence[Word]) -> str | None:
+def unread(action: Action, words: Sequence[Word]) -> str | None:
     """Why a verb may carry what nobody reads: a word pointing back, free text, a quoted passage. Telling a
     person with nothing said ("… and let him know") points at no request."""
     pack = english()
@@ -386,9 +387,9 @@ def not_alone(action: Action, tool: ToolSense, words: Sequence[Word], request: S
     back ("… but don't do it", "Remove him from it"), it says free text no one reads ("… and tell Ann that
     …"), its object is the kind of thing the request acts on ("… but don't complete the payment"), or,
     negated, it names a value of the request."""
-    unread = _unread(action, words)
-    if unread is not None:
-        return unread
+    found = unread(action, words)
+    if found is not None:
+        return found
     if any(p.form == "described" and _theme(p, tool) and _bare(p, words) for p in _phrases(action)):
         return "names the kind of thing the request acts on"  # "… but don't complete the payment"
     if action.negated and any(same_value(v, r) for p in _phrases(action) for v in p.values for r in request):

@@ -32,6 +32,7 @@ from validator.gate.reader import (
     not_alone,
     read_parse,
     same_value,
+    unread,
 )
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
@@ -207,7 +208,7 @@ def _harmless(
     if all(r.kind == "answered" for r in parse.readings):  # "No." answers what came before the request
         return ("unknown", "") if after else None
     if all(r.kind in ("stated", "declared") for r in parse.readings):  # "The lease is sorted.", "My id is …"
-        stated_ok = not _about(parse, tool, fills)
+        stated_ok = not _about(parse, tool, fills, after=after)
         declared_ok = all(
             _declares_argument(r, tool, others)
             and not any(v.kind == "name" for _, v in r.declarations)  # "I'm Kidding.": a word, not an identity
@@ -252,14 +253,15 @@ def _stands_alone(
     return True
 
 
-def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill]) -> bool:
+def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill], *, after: bool) -> bool:
     """Whether a statement may be about the request, before it or after it: a clause of it does not stand on
     its own (a word pointing back, free text, a quoted text); it names a value of the request, or another
     value of a kind the request's values have ("I meant 90 EUR."); a pronoun stands in it ("It's fake.",
     "I cancelled everything."); a word of it points into the conversation ("the next request") or names
-    something said ("The request is fake."), the tool's own thing or one of its arguments ("The new payment is
-    cancelled.", "The IBAN is wrong."); its verb is the tool's ("I paid.", "It's deleted."); or its verb has
-    no object ("I cancelled.", "I reconsidered.")."""
+    something said ("The request is fake."); after it, the tool's own thing or one of its arguments ("The new
+    payment is cancelled.", "The IBAN is wrong."; before it, a statement describing the thing frames it:
+    "That lottery email is spam."); its verb is the tool's ("I paid.", "It's deleted."); or its verb has no
+    object ("I cancelled.", "I reconsidered.")."""
     pack = english()
     values = [f.value for f in fills]
     kinds = {f.value.kind for f in fills} - {"name", "text"}
@@ -271,21 +273,28 @@ def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill]) -> bool:
             words = [w for w in parse.words if clause.start <= w.start < clause.end]
             phrases = (*clause.objects, *(m.phrase for m in clause.mods if m.phrase))
             named = [v for p in phrases for v in (*p.values, *p.inner)]
-            if not_alone(clause, tool, parse.words, values) is not None:
+            if after:
+                alone = not_alone(clause, tool, parse.words, values)
+            else:  # before it, a thing described frames it ("That lottery email is spam."): only what is unread
+                starts = {p.start for p in phrases if p.form == "described"}
+                words_ = [w for w in parse.words if not ("DET" in w.classes and w.start in starts)]
+                alone = unread(clause, words_)
+            if alone is not None:
                 return True
             if any(same_value(v, r) for v in named for r in values) or any(v.kind in kinds for v in named):
                 return True
-            if any(p.form == "pronoun" for p in phrases) or any("PRON" in w.classes for w in words):
+            if any(p.form == "pronoun" for p in phrases):  # ("That lottery email …": a determiner, not one)
                 return True
-            if any(w.norm.split("'")[0] in pack.pointing for w in words):  # "it's", "that's"
+            if any("'" in w.norm and w.norm.split("'")[0] in pack.pointing for w in words):  # "it's", "that's"
                 return True
-            if any(w.norm in naming or (w.lemma or "") in naming or _names_tool(w, tool) for w in words):
+            if any(w.norm in naming or (w.lemma or "") in naming for w in words):
                 return True
             things = acted_on_kinds(tool)
-            if any(p.form == "described" and p.kinds & things for p in phrases):
-                return True  # "The new payment is cancelled."
-            if any(w.classes & {"NN", "NNS"} and w.kinds & things for w in words):
-                return True  # "The payment request is fake."
+            if after and (
+                any(_names_tool(w, tool) or (w.classes & {"NN", "NNS"} and w.kinds & things) for w in words)
+                or any(p.form == "described" and p.kinds & things for p in phrases)
+            ):  # "The new payment is cancelled.", "The IBAN is wrong." (before it: "That lottery email is spam.")
+                return True
             if clause.verb in tool.verbs or any(w.verb and w.verb in tool.verbs for w in words):
                 return True
             if clause.verb != "be" and not clause.objects:
