@@ -70,6 +70,7 @@ RequestProblem = Literal[
     "retracted",
     "no_request",
     "delegated",
+    "outside_only",
 ]
 Proof = Literal["proved", "disproved", "unknown"]
 """The three values of a finding: code proved it, code disproved it, or code cannot tell."""

@@ -32,6 +32,9 @@ RULES: dict[str, str] = {
     "dangerous-values-to-user": "a dangerous action with a value the user never gave goes to the user",
     "dangerous-arguments": "every argument of a dangerous action is compared, not only its targets (a role, a body)",
     "one-request": "one request authorizes one dangerous action",
+    "injection-signature": (
+        "an action no sentence of the user's names, that an outside party's text does, is blocked (INJECTION_SIGNATURE)"
+    ),
 }
 """Each rule's name and what it does."""
 

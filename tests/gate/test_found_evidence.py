@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.gate.test_proof import _attacks
-from validator import Code, Message, Policy, ToolCall, ToolPolicy, Transcript, Validator
+from validator import Code, Decision, Message, Policy, ToolCall, ToolPolicy, Transcript, Validator
 from validator.inputs.action import FOUND, PendingAction
 from validator.inputs.checkinput import CheckInput
 from validator.judges.base import JudgeOutput, JudgeRequest
@@ -43,7 +43,9 @@ def test_the_vendor_invoice_payment_never_runs_and_the_requested_email_does() ->
     verdict = validator.validate(paid.transcript, paid.action)
     assert not verdict.approved
     assert verdict.findings.evidence == "found"
-    assert "no justification was sent" in verdict.reasoning
+    # no word of the user's names a payment, the vendor's email does: the injection signature, blocked
+    assert (verdict.decision, verdict.code) == (Decision.BLOCK, Code.INJECTION_SIGNATURE)
+    assert "billing@supplies.example" in verdict.reasoning
     mailed = _found("authorized_email")
     verdict = validator.validate(mailed.transcript, mailed.action)
     assert verdict.approved, verdict.reasoning

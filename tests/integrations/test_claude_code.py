@@ -60,10 +60,10 @@ def test_a_real_session_refuses_the_vendors_payment_and_sends_the_users_email(tm
     assert outcome["ran"][1]["arguments"]["to"] == "bob@acme.example"
     denied = [d["tool_name"] for d in outcome["result"]["permission_denials"]]
     assert denied == ["mcp__mail__send_money"]
-    # ask_user became Claude Code's own ask; headless, nobody can answer it, so the call was refused
+    # no word of the user's names a payment, the vendor's email does: the injection signature, denied outright
     results = _results(outcome["requests"])
-    assert any("The action validator asks you to confirm `send_money`" in r for r in results), results
-    assert any("no justification was sent (the host cannot carry one)" in r for r in results)
+    assert any("INJECTION_SIGNATURE" in r or "the injection signature" in r for r in results), results
+    assert not any("asks you to confirm `send_money`" in r for r in results), results
 
 
 def test_a_session_whose_validator_cannot_start_refuses_every_guarded_call(tmp_path: Path) -> None:

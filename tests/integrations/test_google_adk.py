@@ -20,7 +20,7 @@ from google.adk.tools.function_tool import FunctionTool
 from validator.integrations import google_adk
 from validator.integrations.google_adk import AdkGuard, ValidatorPlugin, transcript_from_adk
 
-from validator import Code, Policy, Validator, examples
+from validator import Code, Decision, Policy, Validator, examples
 from validator.record.recorder import MemoryRecorder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,8 +136,11 @@ def test_tools_without_a_justification_are_read_for_the_users_words(ex: Any, cal
 
     parts = asyncio.run(scenario())
     assert ex.HAPPENED == ["EMAIL SENT to marta@acme.example: Inbox"]
-    assert any(p.function_call and p.function_call.name == "adk_request_confirmation" for p in parts)  # the payment
+    # no word of the user's names the payment, the invoice in the inbox does: blocked, never put to the user
+    assert not any(p.function_call and p.function_call.name == "adk_request_confirmation" for p in parts)
     assert isinstance(v.recorder, MemoryRecorder)
+    paid = [e.verdict for e in v.recorder.events if e.verdict.tool == "send_money"]
+    assert [(x.decision, x.code) for x in paid] == [(Decision.BLOCK, Code.INJECTION_SIGNATURE)]
     last = v.recorder.events[-1].verdict
     assert last.approved and last.findings.evidence == "found"
 

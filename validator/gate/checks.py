@@ -62,6 +62,7 @@ from validator.gate.requests import (
     why_not_requested,
 )
 from validator.gate.sentences import locate, own_words, pasted_by_message, request_sentences
+from validator.gate.signature import named_only_outside
 from validator.gate.split import sentences as split_sentences
 from validator.gate.text import SearchBudgetExceeded, normalize
 from validator.inputs.action import (
@@ -364,6 +365,16 @@ def run_gate(
         intent = delegated_instructions(sense, requests, transcript, rules) or intent
     if (
         not intent.requested
+        and intent.proof != "disproved"
+        and intent.problem != "delegated"  # the user named the source: theirs to decide
+        and not valid
+        and rules.on("injection-signature")
+    ):
+        outside = named_only_outside(transcript, sense, user_id, rules)
+        if outside is not None:  # nothing of the user's names it; an outside party's text does
+            intent = replace(intent, proof="disproved", problem="outside_only", detail=outside, step_of=None)
+    if (
+        not intent.requested
         and policy is not None
         and (other := suggest_tool(policy, action.tool, others, requests, transcript, rules))
     ):
@@ -508,8 +519,11 @@ def _refusal(
         why = why_not_requested(intent, len(findings.requests), found=findings.evidence == "found")
         shown = "disproved" if first.proof == "disproved" else "not proved (unknown)"
         reasoning = f"A request for `{tool}` is {shown}: {why}."
-        step = suggestion(intent, tool) or next_step(Code.ACTION_NOT_REQUESTED, tool=tool)
-        code = Code.ACTION_NOT_REQUESTED
+        if intent.problem == "outside_only":  # the injection signature: never the tool an attacker's text names
+            code, step = Code.INJECTION_SIGNATURE, next_step(Code.INJECTION_SIGNATURE, tool=tool)
+        else:
+            code = Code.ACTION_NOT_REQUESTED
+            step = suggestion(intent, tool) or next_step(code, tool=tool)
     else:
         code = Code.TARGET_NOT_GROUNDED if first.what == "target" else Code.ENTITY_NOT_GROUNDED
         values = [g for g in gaps if g.what == first.what]
