@@ -61,7 +61,7 @@ TAKEN_BACK = [
     ([f"Pay {IBAN} 50 EUR.", "I meant 90 EUR."], PAY),
     ([f"Pay {IBAN} 50 EUR.", "I'm Joking."], PAY),
     ([f"Pay {IBAN} 50 EUR.", "No worries."], PAY),
-    ([f"Pay {IBAN} 50 EUR.", f"Just pay DE44500105175407324931 90 EUR."], PAY),
+    ([f"Pay {IBAN} 50 EUR.", "Just pay DE44500105175407324931 90 EUR."], PAY),
     ([f"Pay {IBAN} 50 EUR.", "Delete my payment request."], PAY),
     # the request's own sentence hedged after a value, or the same value asked for and forbidden
     ([f"Pay {IBAN} 50 EUR 'not really'."], (PAY[0], PAY[1], f"Pay {IBAN} 50 EUR 'not really'.")),
