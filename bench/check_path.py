@@ -186,6 +186,10 @@ def timed(validator: Validator, own: list[float]) -> Any:
     return Timed(validator)
 
 
+def _args(i: int, justification: dict[str, Any]) -> dict[str, Any]:
+    return {"to": f"person{i}@acme.example", "body": "the report", "justification": justification}
+
+
 def agent_loop(size: int, steps: int, repeats: int) -> tuple[float, float, float]:
     """A ``create_agent`` loop on a ``size``-message history: its own milliseconds per step without the
     validator, and the validator's own time per guarded call (inside the middleware, the tool's run
@@ -206,8 +210,11 @@ def agent_loop(size: int, steps: int, repeats: int) -> tuple[float, float, float
             history.append(AIMessage(m.content, tool_calls=calls))
         else:
             history.append(ToolMessage(m.content, tool_call_id=m.tool_call_id or "", name=m.name))
-    history.append(HumanMessage("Please email person0@acme.example the report."))
-    justification = {"reason": "The user asked.", "evidence": [{"quote": "email person0@acme.example the report"}]}
+    # one email a step, each asked for in a sentence of its own (the same email again would be the request spent)
+    history.append(HumanMessage(" ".join(f"Please email person{i}@acme.example the report." for i in range(steps))))
+
+    def justification(i: int) -> dict[str, Any]:
+        return {"reason": "The user asked.", "evidence": [{"quote": f"email person{i}@acme.example the report"}]}
 
     @tool
     def send_email(to: str, body: str = "", justification: dict[str, Any] | None = None) -> str:
@@ -215,8 +222,10 @@ def agent_loop(size: int, steps: int, repeats: int) -> tuple[float, float, float
         return f"sent to {to}"
 
     def script() -> list[AIMessage]:
-        args = {"to": "person0@acme.example", "body": "the report", "justification": justification}
-        turns = [AIMessage("", tool_calls=[{"id": f"s{i}", "name": "send_email", "args": args}]) for i in range(steps)]
+        turns = [
+            AIMessage("", tool_calls=[{"id": f"s{i}", "name": "send_email", "args": _args(i, justification(i))}])
+            for i in range(steps)
+        ]
         return [*turns, AIMessage("done")]
 
     def run(guarded: bool) -> float:

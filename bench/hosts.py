@@ -52,6 +52,14 @@ ASK = "Please email person0@acme.example the report."
 QUOTE = "email person0@acme.example the report"
 JUSTIFICATION = {"reason": "The user asked.", "evidence": [{"quote": QUOTE}]}
 ARGS = {"to": "person0@acme.example", "body": "the report"}
+ASK_THREE = " ".join(f"Please email person{k}@acme.example the report." for k in range(3))
+"""A turn asking for three emails (one email sent twice would be its request spent)."""
+
+
+def _email(k: int) -> dict[str, Any]:
+    quote = f"email person{k}@acme.example the report"
+    justification = {"reason": "The user asked.", "evidence": [{"quote": quote}]}
+    return {"to": f"person{k}@acme.example", "body": "the report", "justification": justification}
 
 
 def median_ms(fn: Callable[[], Any], repeats: int) -> float:
@@ -122,10 +130,9 @@ def checkpointed(size: int, saver_name: str, turns: int) -> tuple[float, float, 
 
     own: list[float] = []
     script: list[AIMessage] = [AIMessage("Ready.")]
-    for t in range(turns + 1):
-        args = {**ARGS, "justification": JUSTIFICATION}
+    for t in range(turns + 1):  # three emails a turn, each asked for in its own sentence
         script += [
-            AIMessage("", tool_calls=[{"id": f"t{t}c{k}", "name": "send_email", "args": args}]) for k in range(3)
+            AIMessage("", tool_calls=[{"id": f"t{t}c{k}", "name": "send_email", "args": _email(k)}]) for k in range(3)
         ]
         script.append(AIMessage("Done."))
 
@@ -144,7 +151,7 @@ def checkpointed(size: int, saver_name: str, turns: int) -> tuple[float, float, 
     for t in range(turns + 1):
         own.clear()
         start = time.perf_counter()
-        out = agent.invoke({"messages": [HumanMessage(ASK)]}, config)
+        out = agent.invoke({"messages": [HumanMessage(ASK_THREE)]}, config)
         wall = (time.perf_counter() - start) * 1000
         results = [m for m in out["messages"][-7:] if isinstance(m, ToolMessage)]
         assert len(results) == 3 and all(r.status == "success" for r in results), results

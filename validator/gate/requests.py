@@ -131,8 +131,11 @@ def _earlier(
     wrote:") presents what follows: the request is not read as the user's own. Turns the agent answered are
     not read: they were settled, and a later request is the user's word after them."""
     first = sentence.message
-    while first > 0 and transcript.messages[first - 1].role == "user":
-        first -= 1
+    author = transcript.messages[first].author
+    while (
+        first > 0 and transcript.messages[first - 1].role == "user" and transcript.messages[first - 1].author == author
+    ):
+        first -= 1  # (another author's message in a group chat is not this user's turn)
     for i in range(first, sentence.message + 1):
         for s in _user_sentences(transcript, i, rules):
             if i == sentence.message and s.end > sentence.start:
@@ -235,13 +238,18 @@ def _stands_alone(
     conversation = english().conversation
     for reading in parse.readings:
         for action in reading.actions:
-            if not_alone(action, tool, parse.words, values) is not None:
+            mine_too = tool.intent_of(action) is not None and not action.negated
+            # another request of its own names its kind of thing as it does ("Email Ann the report. Email Bob
+            # the report."): only what is unread there is about it
+            alone = unread(action, parse.words) if mine_too else not_alone(action, tool, parse.words, values)
+            if alone is not None:
                 return False
             inside = [w for w in parse.words if action.start <= w.start < action.end and not w.verb]
             things = acted_on_kinds(tool)
             named = any(p.form == "described" and p.kinds & things for p in _phrases_of(action))
             named = named or any(w.classes & {"NN", "NNS"} and w.kinds & things for w in inside)  # "my payment …"
-            if not action.negated and (named or any(w.norm in conversation or _names_tool(w, tool) for w in inside)):
+            about = named or any(_names_tool(w, tool) for w in inside)
+            if not action.negated and ((about and not mine_too) or any(w.norm in conversation for w in inside)):
                 return False  # "Delete my payment request.", "Email Bob the amount.": about the request
             if any(same_value(v, r) for p in _phrases_of(action) for v in p.values for r in values):
                 return False  # "… Oh, send it to Alice", "Email Bob that …": about the request
