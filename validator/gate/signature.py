@@ -12,8 +12,11 @@ through).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from validator.gate.grammar import grammar
 from validator.gate.index import is_users
+from validator.gate.lexer import Word
 from validator.gate.reader import ToolSense
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
@@ -32,22 +35,23 @@ def _stems(tool: ToolSense) -> frozenset[str]:
     """The intent verbs' heads, and their stems for the nouns made from them ("pay" → "payment", "delete" →
     "deletion"): matched loosely, so that a user's word of the action is never missed."""
     heads = {i.verb.split()[0] for i in tool.intents}
-    return frozenset({h for h in heads} | {h[:-1] for h in heads if h.endswith("e") and len(h) > 3})
+    return frozenset(heads | {h[:-1] for h in heads if h.endswith("e") and len(h) > 3})
 
 
-def _names(text: str, tool: ToolSense, stems: frozenset[str]) -> bool:
-    for w in grammar().words(text, verbs=tool.verbs):
+def _names(words: Sequence[Word], stems: frozenset[str]) -> bool:
+    prefixes = tuple(s for s in stems if len(s) >= 3)
+    for w in words:
         forms = (w.verb or "", w.lemma or "", w.norm)
-        if any(f and (f in stems or any(f.startswith(s) for s in stems if len(s) >= 3)) for f in forms):
+        if any(f and (f in stems or f.startswith(prefixes)) for f in forms):
             return True
     return False
 
 
-def _covered(text: str) -> bool:
+def _covered(words: Sequence[Word]) -> bool:
     """Whether a sentence is in the pack's language: most of its words are ones the pack knows."""
-    words = [w for w in grammar().words(text) if any(c.isalpha() for c in w.text)]
-    known = [w for w in words if w.classes - {"NAME", "TEXT"}]
-    return not words or len(known) >= COVERED * len(words)
+    lettered = [w for w in words if any(c.isalpha() for c in w.text)]
+    known = [w for w in lettered if w.classes - {"NAME", "TEXT"}]
+    return not lettered or len(known) >= COVERED * len(lettered)
 
 
 def named_only_outside(
@@ -63,8 +67,8 @@ def named_only_outside(
             continue
         own = own_words(transcript, i, rules)
         for s in sentences(own):
-            text = own[s.start : s.end]
-            if _names(text, tool, stems) or not _covered(text):
+            words = grammar().words(own[s.start : s.end], verbs=tool.verbs)
+            if _names(words, stems) or not _covered(words):
                 return None
     for i, m in enumerate(transcript.messages):
         if m.role != "tool" or m.name == tool.tool:
@@ -72,6 +76,6 @@ def named_only_outside(
         content = m.content[:_READ]
         for s in sentences(content):
             text = content[s.start : s.end]
-            if _names(text, tool, stems):
+            if _names(grammar().words(text, verbs=tool.verbs), stems):
                 return f"message #{i}, {m.speaker}: {' '.join(text.split())[:80]}"
     return None

@@ -11,14 +11,14 @@ turn) goes to the user instead, unless the request itself asks for several ("pay
 ledger lives in the store, so two workers can never both spend one request; a ledger that cannot
 answer never lets the action through.
 
-**The transcript is a ledger too**, and it needs no store: a call of the same tool after the request's
-last message, answered by a tool message the host did not mark as an error, carried the request out. A
-request for one action is then spent by a call with its values (the values the request put in the
-call's arguments); a request for several ("pay each of …", "every month") by a call with the very same
-arguments, once per named action (the transcript has no clock: a periodic action already in it goes to
-the user too). Approving it again needs a new request. This holds for every guarded tool (the same
-email sent twice reaches its reader twice); the store's ledger, for what the transcript cannot show
-(parallel calls, other processes), for dangerous ones. Both are asked; either one spent is enough.
+**The transcript is a ledger too**, and it needs no store: a call of the same tool after the newest
+request sentence naming the action's values, answered by a tool message the host did not mark as an
+error, whose targets are the action's (compared loosely: see :func:`_forms`), carried the request out;
+approving it again needs a new request. A request for two payments to two payees approves each once;
+the transcript has no clock, so a periodic action already in it goes to the user too. This holds for
+every guarded tool (the same email sent twice reaches its reader twice); the store's ledger, for what
+the transcript cannot show (parallel calls, other processes), for dangerous ones. Both are asked;
+either one spent is enough.
 """
 
 from __future__ import annotations
@@ -86,13 +86,12 @@ def _grant_keys(request: JudgeRequest, now: datetime) -> list[str]:
 
 def _carried_out(transcript: Transcript, key: Hashable = None) -> tuple[tuple[int, ToolCall], ...]:
     failed = {m.tool_call_id for m in transcript.messages if m.role == "tool" and m.is_error}
-    answered = {m.tool_call_id for m in transcript.messages if m.role == "tool"} - failed
     return tuple(
         (i, call)
         for i, m in enumerate(transcript.messages)
         if m.role == "assistant"
         for call in m.tool_calls
-        if call.id in answered
+        if transcript.answered(call.id) and call.id not in failed
     )
 
 
@@ -117,15 +116,11 @@ def _forms(value: Any) -> set[str]:
         forms.add("".join(ch for ch in text.rstrip("/").rsplit("/", 1)[-1].casefold() if ch.isalnum()))
     for entity in extract_entities(text):
         forms.add(f"{entity.kind}:{entity.key}")
-    for amount in amounts_in(text) if not isinstance(value, int | float) else ():
-        forms.add(f"number:{amount.value.normalize()}")
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        forms.add(f"number:{Decimal(str(value)).normalize()}")  # NaN and infinities included: str() parses
+    if isinstance(value, int | float):
+        forms.add(f"number:{Decimal(text).normalize()}")  # NaN and infinities included: str() parses
+    else:
+        forms |= {f"number:{amount.value.normalize()}" for amount in amounts_in(text)}
     return forms - {""}
-
-
-def _same(a: Any, b: Any) -> bool:
-    return bool(_forms(a) & _forms(b))
 
 
 def _cutoff(request: JudgeRequest) -> int | None:
@@ -138,12 +133,13 @@ def _cutoff(request: JudgeRequest) -> int | None:
     for f in intent.fills:
         if f.call != -1:
             by_message.setdefault(f.message, []).append(f)
+    held = {f.path: _forms(lookup(args, f.path)[1]) for fills in by_message.values() for f in fills}
     naming = [
         m
         for m, fills in by_message.items()
         if all(
-            (f.number is not None and f"number:{f.number.normalize()}" in _forms(lookup(args, f.path)[1]))
-            or _forms(f.text) <= _forms(lookup(args, f.path)[1])
+            (f.number is not None and f"number:{f.number.normalize()}" in held[f.path])
+            or _forms(f.text) <= held[f.path]
             for f in fills
         )
     ]
@@ -164,11 +160,12 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
         return None
     action = request.action
     paths = list(request.tool_policy.targets) or sorted({f.path for f in intent.fills if f.call != -1})
+    mine = {p: _forms(lookup(action.args, p)[1]) for p in paths}  # once, not once per call of the transcript
     for i, call in request.transcript.fact(CARRIED_OUT):
         if i <= after or call.name != action.tool or call.id == action.call_id:
             continue
         # a request naming no value ("Do it.") was carried out by any call of its tool
-        if all(_same(lookup(call.args, p)[1], lookup(action.args, p)[1]) for p in paths):
+        if all(_forms(lookup(call.args, p)[1]) & mine[p] for p in paths):
             return call
     return None
 
