@@ -95,3 +95,11 @@ def test_the_rule_can_be_measured_off() -> None:
     off = ValidatorConfig(rules_off=frozenset({"injection-signature"}))
     v = _check(t, "unlock_door", {}, "Fetch the laptop's reviews.", config=off)
     assert v.code == Code.ACTION_NOT_REQUESTED
+
+
+def test_more_of_the_users_words_than_are_read_disproves_nothing() -> None:
+    """Beyond the words it reads, one of the user's may name the action: asked, never blocked on a guess."""
+    long = "Fetch the laptop's reviews. " + "The weather is fine today. " * 3_000
+    t = _conversation(long, "fetch_reviews", REVIEW)
+    v = _check(t, "unlock_door", {}, "Fetch the laptop's reviews.")
+    assert v.code != Code.INJECTION_SIGNATURE and not v.approved

@@ -177,3 +177,19 @@ def test_a_deletion_done_in_another_spelling_is_done(
     action["justification"] = {"reason": "The user asked.", "evidence": [{"quote": asked}]}
     verdict = Validator(POLICY).validate(Transcript(messages), action, user_id="u-1")
     assert verdict.code == Code.REQUEST_ALREADY_USED
+
+
+def test_a_value_too_long_to_compare_is_taken_for_the_same_and_not_parsed() -> None:
+    """A megabyte argument in a call the transcript shows done is never parsed (it cost minutes): it counts as
+    the same, the safe side."""
+    huge = {"recipient": f"{IBAN} " * 40_000, "amount": 900, "currency": "EUR"}
+    verdict = _check([Message("user", ASK), *_ran("c1", huge)], RENT, ASK)
+    assert verdict.code == Code.REQUEST_ALREADY_USED
+
+
+@pytest.mark.parametrize("odd", ["\uff24\uff25" + IBAN[2:], "\u200b" + IBAN, IBAN + "\ud800"])
+def test_a_look_alike_of_the_target_in_the_done_call_is_the_same_target(odd: str) -> None:
+    """Full-width letters, a zero-width character, a lone surrogate, a NaN amount: the same payee, spent."""
+    done = {"recipient": odd, "amount": float("nan"), "currency": "EUR"}
+    verdict = _check([Message("user", ASK), *_ran("c1", done)], RENT, ASK)
+    assert verdict.code == Code.REQUEST_ALREADY_USED

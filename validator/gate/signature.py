@@ -29,6 +29,9 @@ COVERED = 0.5
 """The share of a user sentence's words the pack must know for it to be in the pack's language."""
 _READ = 20_000
 """Characters of each tool output read for the action's name."""
+_USERS_READ = 50_000
+"""Characters of the user's own words read for it: beyond them, what the rest says is not known, and nothing is
+disproved."""
 
 
 def _stems(tool: ToolSense) -> frozenset[str]:
@@ -62,10 +65,14 @@ def named_only_outside(
     stems = _stems(tool)
     if not stems:
         return None
+    left = _USERS_READ
     for i, m in enumerate(transcript.messages):
         if not is_users(m, user_id):
             continue
         own = own_words(transcript, i, rules)
+        left -= len(own)
+        if left < 0:
+            return None  # more of the user's words than are read: one of them may name it
         for s in sentences(own):
             words = grammar().words(own[s.start : s.end], verbs=tool.verbs)
             if _names(words, stems) or not _covered(words):

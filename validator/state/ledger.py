@@ -24,6 +24,7 @@ either one spent is enough.
 from __future__ import annotations
 
 import logging
+import unicodedata
 from collections.abc import Hashable, Mapping
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -99,6 +100,11 @@ CARRIED_OUT: Fact[tuple[tuple[int, ToolCall], ...]] = Fact("carried out", _carri
 """``(message, call)`` of every call a tool message answered without an error (the host's mark): it ran."""
 
 
+LONGEST = 1_000
+"""A value longer than this is not parsed: it is taken for the same as any (the safe side, the user is asked)."""
+ANY = "\x00any"
+
+
 def _forms(value: Any) -> set[str]:
     """The forms a value is compared in across two calls, loosely (a call wrongly taken for the same one goes to
     the user; one wrongly taken for another would run twice): an entity by its identity ("DE44 5001 …",
@@ -110,7 +116,9 @@ def _forms(value: Any) -> set[str]:
         return {f for v in value for f in _forms(v)}
     if isinstance(value, bool) or value is None:
         return {repr(value)}
-    text = str(value)
+    text = unicodedata.normalize("NFKC", str(value))  # full-width letters are plain ones to a bank
+    if len(text) > LONGEST:
+        return {ANY}  # too long to compare as a value (and to parse, on every check): taken for the same
     forms = {"".join(ch for ch in text.casefold() if ch.isalnum())}
     if "/" in text:
         forms.add("".join(ch for ch in text.rstrip("/").rsplit("/", 1)[-1].casefold() if ch.isalnum()))
@@ -121,6 +129,10 @@ def _forms(value: Any) -> set[str]:
     else:
         forms |= {f"number:{amount.value.normalize()}" for amount in amounts_in(text)}
     return forms - {""}
+
+
+def _overlap(a: set[str], b: set[str]) -> bool:
+    return bool(a & b) or ANY in a or ANY in b
 
 
 def _cutoff(request: JudgeRequest) -> int | None:
@@ -165,7 +177,7 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
         if i <= after or call.name != action.tool or call.id == action.call_id:
             continue
         # a request naming no value ("Do it.") was carried out by any call of its tool
-        if all(_forms(lookup(call.args, p)[1]) & mine[p] for p in paths):
+        if all(_overlap(_forms(lookup(call.args, p)[1]), mine[p]) for p in paths):
             return call
     return None
 
