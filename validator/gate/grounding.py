@@ -271,7 +271,8 @@ def ground_value(
         return ValueFinding(path, value, status, kind, _locations(transcript, elsewhere), note=note)
     found = _find(other_index(transcript, user_id, rules), transcript, value, entity, currency)
     if found and rules.on("provenance"):
-        flow, why = _delegated(transcript, requests, value, found, currency, rules, user_id)
+        slot = [f for f in fills if _under(path, f.path) or _under(f.path, path)] if target else []
+        flow, why = _delegated(transcript, requests, value, found, currency, rules, user_id, slot)
         if flow is not None:
             hops = [h.message for h in flow.hops]
             return ValueFinding(
@@ -416,10 +417,13 @@ def _delegated(
     currency: str | None,
     rules: Rules,
     user_id: str | None,
+    slot: Sequence[RequestFill] = (),
 ) -> tuple[Trace | None, str | None]:
     """The lookup flow that brought ``value`` from the user's words (an amount with its currency): the
     lookup's arguments stand in the cited request or, failing that, in the user's own words of any turn
-    ("retweet the tweet I just posted": the post's text is the user's, from the turn before)."""
+    ("retweet the tweet I just posted": the post's text is the user's, from the turn before). When the
+    request names the argument's value itself (``slot``: "email *Bob* the minutes"), one of the lookups
+    must have asked for what the user named there: a search for "minutes" does not designate Bob."""
 
     negation = rules.on("negation")
 
@@ -437,9 +441,33 @@ def _delegated(
         ]
 
     flow, why = trace(transcript, value, found, users)
+    if flow is not None and slot and not any(_designates(f, a) for h in flow.hops for a in h.args for f in slot):
+        named = ", ".join(sorted({repr(f.text) for f in slot}))
+        return None, f"looked up by {flow.hops[0].tool}({flow.hops[0].call}), not by what the user named for it ({named})"
     if flow is not None and currency and not has_field(transcript, flow.hops[0].message, currency):
         return None, f"its currency {currency} is not in the result it was looked up in"
     return flow, why
+
+
+_DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their"})
+
+
+def _designates(fill: RequestFill, query: str) -> bool:
+    """Whether a lookup's argument asks for what the request names in the slot: the same value, or whole
+    words of the user's phrase ("Introductory meeting" for "the Introductory meeting"); never more words
+    than the user's ("Bob Stone" for "Bob" adds what the user did not say)."""
+    words = normalize(fill.text).casefold().strip(" '\"“”‘’.").split()
+    while words and words[0] in _DETERMINERS:
+        words = words[1:]
+    named, asked = " ".join(words), " ".join(normalize(query).casefold().strip(" '\"“”‘’.").split())
+    if not asked or not named:
+        return False
+    if asked == named:
+        return True
+    entity = parse_entity(query)
+    if entity is not None and _holds(fill.text, query, entity, None):
+        return True
+    return _mentions(named, asked)
 
 
 def _in_request(requests: Sequence[RequestSentence], text: str, negation: bool) -> list[int]:

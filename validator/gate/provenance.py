@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from validator.gate.entities import parse_entity
 from validator.gate.paths import string_leaves
@@ -54,6 +54,8 @@ class Hop:
     """The call's string arguments, shown (``query='Introductory meeting'``)."""
     field: str
     """Where in the result the value stands (``[0].participants[1]``)."""
+    args: tuple[str, ...] = ()
+    """The call's string arguments, as sent."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,15 +136,43 @@ def _records(node: Any) -> list[Any] | None:
     return items if len(dicts) >= 2 else None
 
 
+def _matches(texts: Sequence[str], name: str) -> Literal["exact", "partial", ""]:
+    """How a record's texts hold one of the call's arguments: one of them *is* it, one holds it, or none."""
+    key = normalize(name).casefold().strip()
+    if not key:
+        return ""
+    folded = [normalize(t).casefold().strip() for t in texts]
+    if key in folded:
+        return "exact"
+    return "partial" if any(key in t for t in folded) else ""
+
+
+def _selects(records: Sequence[Any], keys: Sequence[str], chosen: int, names: Sequence[str]) -> bool:
+    """Whether the call's arguments select record ``chosen`` among ``records``: for one of its arguments, it is
+    the only record that holds it exactly, or, when none does, the only one that holds it at all. A record the
+    agent picked among several partial matches ("water bill March", "water bill (new account)") is not."""
+    texts = [
+        [t for _, t in string_leaves(r, "")] + ([keys[i]] if keys else []) for i, r in enumerate(records)
+    ]
+    for name in names:
+        found = [_matches(t, name) for t in texts]
+        exact = [i for i, m in enumerate(found) if m == "exact"]
+        loose = [i for i, m in enumerate(found) if m]
+        if exact == [chosen] or (not exact and loose == [chosen]):
+            return True
+    return False
+
+
 def _designated(root: Any, path: tuple[Step, ...], names: Sequence[str]) -> bool:
-    """Whether every record the path passes through is the one the call's arguments name (a record
-    keyed by an id counts its key as one of its texts)."""
+    """Whether every record the path passes through is the one the call's arguments select (a record keyed
+    by an id counts its key as one of its texts)."""
     node = root
     for n, step in enumerate(path):
         if _records(node) is not None:
-            record = node[step]
-            texts = [t for _, t in string_leaves(record, "")] + ([str(step)] if isinstance(node, dict) else [])
-            if not any(name.casefold() in normalize(t).casefold() for name in names for t in texts):
+            keys = [str(k) for k in node] if isinstance(node, dict) else []
+            records = list(node.values()) if isinstance(node, dict) else list(node)
+            chosen = keys.index(str(step)) if keys else int(step)
+            if not _selects(records, keys, chosen, names):
                 return False
         if n < len(path) - 1:
             node = node[step]
@@ -182,7 +212,7 @@ def trace(
         for path, _ in fields:
             if _designated(root, path, names):
                 shown = ", ".join(f"{p}={t!r}" for p, t in string_leaves(dict(call.args), ""))
-                hop = Hop(message, call.name, shown, _shown(path))
+                hop = Hop(message, call.name, shown, _shown(path), tuple(t for _, t in string_leaves(dict(call.args), "")))
                 return Trace((hop, *earlier), at), None
         why = why or f"in a record of the result of {call.name} (message #{message}) its arguments do not name"
     return None, why
