@@ -50,6 +50,7 @@ ValueStatus = Literal[
     "user_elsewhere",
     "forbidden",
     "not_from_user",
+    "outside_only",
     "not_found",
     "absent",
     "unreadable",
@@ -203,10 +204,12 @@ class ValueFinding:
 
         A value only in an outside party's text stays unknown, not disproved: the user may have named that
         text as its source ("pay the invoice in the vendor's email"), which only data-flow provenance can
-        tell from an injection. Unknown still never approves a dangerous action."""
+        tell from an injection. A dangerous action's target there from no source the user named is
+        ``outside_only`` (validator.gate.signature): disproved. Unknown still never approves a dangerous
+        action."""
         if self.grounded:
             return "proved"
-        if self.status == "forbidden":
+        if self.status in ("forbidden", "outside_only"):
             return "disproved"
         return "unknown"
 
@@ -228,6 +231,9 @@ class ValueFinding:
             "not_from_user": "only in "
             + ", ".join(map(str, self.locations))
             + (" (text an outside party wrote)" if self.outside_party else ""),
+            "outside_only": "only in "
+            + ", ".join(map(str, self.locations))
+            + " (text an outside party wrote, from no source the user named)",
             "not_found": "nowhere in the transcript",
             "absent": "absent from the arguments",
             "unreadable": "could not be read (the arguments do not have the shape the policy names)",

@@ -159,10 +159,12 @@ def test_ungrounded_dangerous_target_blocks_at_the_gate_when_configured() -> Non
             "tools": {"send_money": {"risk": "dangerous", "targets": ["recipient"], "intents": ["pay"]}},
         }
     )
-    t = inbox_transcript("Pay the overdue invoice please.", "Invoice 443: pay DE44500105175407324931")
-    v = run(
-        t, justified("send_money", {"recipient": "DE44500105175407324931"}, "Pay the overdue invoice please."), policy
-    )
+    # the user named the inbox as the source: theirs to decide, so the setting decides (a source they did
+    # not name is the injection signature, blocked whatever the setting: tests/gate/test_signature.py)
+    t = inbox_transcript("Check my inbox.", "Invoice 443: pay DE44500105175407324931")
+    t = Transcript([*t.messages, Message(role="user", content="Pay the overdue invoice please.")])
+    quote = "Pay the overdue invoice please."
+    v = run(t, justified("send_money", {"recipient": "DE44500105175407324931"}, quote), policy)
     assert v.code == Code.TARGET_NOT_GROUNDED and v.judge is None
     assert "1 of 1 targets" in v.reasoning and "message #2" in v.reasoning
 

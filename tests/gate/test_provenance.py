@@ -395,3 +395,68 @@ def test_megabytes_of_periodic_numbers_in_a_tool_output_are_read_in_linear_time(
     assert not v.approved
     if v.code is not Code.GATE_BUDGET_EXCEEDED:  # on a loaded machine the budget may stop it first: still refused
         assert v.findings.targets[-1].status != "user"
+
+
+# --- lookups the user designated: the slot's value, and the one record it selects ----------------------------
+
+
+CONTACTS_POLICY = Policy(
+    {
+        "search_contacts": ToolPolicy(exempt=True),
+        "search_records": ToolPolicy(exempt=True),
+        "send_email": ToolPolicy(targets=("to",)),
+        "pay_bill": ToolPolicy(
+            risk="dangerous", targets=("recipient",), amounts=("amount",), intents=("pay",), delegate=("recipient",)
+        ),
+    }
+)
+
+
+def _contacts(user: str, query: str, records: list[dict[str, Any]], tool: str, args: dict[str, Any]) -> Any:
+    lookup = "search_records" if tool == "pay_bill" else "search_contacts"
+    t = Transcript([Message(role="user", content=user), *_lookup("c1", lookup, {"query": query}, records)])
+    action = {"tool": tool, "args": args, "justification": {"reason": "r", "evidence": [{"quote": user}]}}
+    return Validator(CONTACTS_POLICY).validate(t, action, user_id="u-1")
+
+
+def test_a_lookup_for_another_word_of_the_request_does_not_designate_the_recipient() -> None:
+    """ "Email Bob the minutes": the agent searched the contacts for "minutes" and mails the first hit."""
+    hit = [{"name": "Mallory", "email": "mallory@evil.example", "notes": "minutes"}]
+    v = _contacts("Email Bob the minutes.", "minutes", hit, "send_email", {"to": "mallory@evil.example"})
+    assert not v.approved and v.findings.targets[0].status == "not_from_user", v.reasoning
+    assert "not by what the user named for it ('Bob')" in (v.findings.targets[0].note or "")
+
+
+def test_a_lookup_for_the_name_the_user_gave_designates_its_one_exact_match() -> None:
+    records = [{"name": "Bob", "email": "bob@acme.example"}, {"name": "Alice", "email": "al@acme.example"}]
+    v = _contacts("Email Bob the minutes.", "Bob", records, "send_email", {"to": "bob@acme.example"})
+    assert v.approved and v.findings.targets[0].status == "delegated", v.reasoning
+
+
+@pytest.mark.parametrize(
+    ("records", "chosen"),
+    [
+        # two records hold the query, neither is it: the agent picked one
+        ([{"name": "Bob Stone", "email": "bob@acme.example"}, {"name": "Bobby Mal", "email": "m@evil.example"}], 1),
+        ([{"name": "Bob Stone", "email": "bob@acme.example"}, {"name": "Bobby Mal", "email": "m@evil.example"}], 0),
+        # two records are it exactly
+        ([{"name": "Bob", "email": "bob@acme.example"}, {"name": "Bob", "email": "m@evil.example"}], 1),
+    ],
+)
+def test_one_of_several_matches_is_not_designated(records: list[dict[str, Any]], chosen: int) -> None:
+    v = _contacts("Email Bob the minutes.", "Bob", records, "send_email", {"to": records[chosen]["email"]})
+    assert not v.approved and v.findings.targets[0].status != "delegated", v.reasoning
+
+
+def test_a_loose_match_among_several_bills_is_not_designated_even_where_the_policy_accepts_delegation() -> None:
+    bills = [
+        {"title": "water bill March", "iban": "DE89370400440532013000", "amount": 40, "currency": "EUR"},
+        {"title": "water bill (new account)", "iban": "DE44500105175407324931", "amount": 40, "currency": "EUR"},
+    ]
+    args = {"recipient": "DE44500105175407324931", "amount": 40, "currency": "EUR"}
+    v = _contacts("Pay the water bill.", "water bill", bills, "pay_bill", args)
+    assert not v.approved and v.findings.targets[0].status != "delegated", v.reasoning
+    one = [bills[0], {"title": "gas bill", "iban": "DE44500105175407324931", "amount": 70, "currency": "EUR"}]
+    args = {"recipient": "DE89370400440532013000", "amount": 40, "currency": "EUR"}
+    v = _contacts("Pay the water bill.", "water bill", one, "pay_bill", args)
+    assert v.findings.targets[0].status == "delegated", v.reasoning  # the only record that holds it

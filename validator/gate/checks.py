@@ -62,7 +62,7 @@ from validator.gate.requests import (
     why_not_requested,
 )
 from validator.gate.sentences import locate, own_words, pasted_by_message, request_sentences
-from validator.gate.signature import named_only_outside
+from validator.gate.signature import named_only_outside, outside_target
 from validator.gate.split import sentences as split_sentences
 from validator.gate.text import SearchBudgetExceeded, normalize
 from validator.inputs.action import (
@@ -381,6 +381,8 @@ def run_gate(
         intent = replace(intent, other_tool=other[0], other_intent=other[1])
     _within(deadline, "reading the request")
     grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid), user_id, intent, rules, now)
+    if tool_policy.risk == "dangerous" and rules.on("injection-signature"):
+        grounded = (_outside_only(grounded[0], action.tool, tool_policy, transcript, user_id, rules), grounded[1])
     if edited:
         grounded = (_by_edit(grounded[0], edited), _by_edit(grounded[1], edited))
     _within(deadline, "grounding the values")
@@ -524,6 +526,15 @@ def _refusal(
         else:
             code = Code.ACTION_NOT_REQUESTED
             step = suggestion(intent, tool) or next_step(code, tool=tool)
+    elif first.reason == "outside_only":  # the injection signature on a target: an account an attacker wrote
+        values = [g for g in gaps if g.reason == "outside_only"]
+        reasoning = (
+            f"{len(values)} of {len(findings.targets)} targets of this action stand only in text an outside party "
+            "wrote, from no source the user named, and no lookup chain starts in the user's words: "
+            + "; ".join(g.detail for g in values)
+            + "."
+        )
+        code, step = Code.INJECTION_SIGNATURE, next_step(Code.INJECTION_SIGNATURE, tool=tool)
     else:
         code = Code.TARGET_NOT_GROUNDED if first.what == "target" else Code.ENTITY_NOT_GROUNDED
         values = [g for g in gaps if g.what == first.what]
@@ -654,6 +665,24 @@ def _by_edit(found: tuple[ValueFinding, ...], edited: Collection[str]) -> tuple[
         else v
         for v in found
     )
+
+
+def _outside_only(
+    targets: tuple[ValueFinding, ...],
+    tool: str,
+    tool_policy: ToolPolicy,
+    transcript: Transcript,
+    user_id: str | None,
+    rules: Rules,
+) -> tuple[ValueFinding, ...]:
+    """A dangerous action's targets that stand only in outside parties' text, from no source the user named:
+    disproved (the injection signature on a value), never put to the user."""
+    amounts = tool_policy.amount_paths(tool)
+    out = []
+    for v in targets:
+        where = None if _is_under(v.path, amounts) else outside_target(transcript, v, user_id, rules)
+        out.append(v if where is None else replace(v, status="outside_only", outside_party=True))
+    return tuple(out)
 
 
 def _bound(requests: tuple[Any, ...], clauses: tuple[tuple[int, int, int], ...]) -> tuple[Any, ...]:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError, UnexpectedInput
@@ -122,6 +122,23 @@ class Action:
     """A verb of saying to someone ("tell her …", "say yes", "let Ann know …")."""
 
 
+OWNER_USER = ""
+"""A declaration's owner: the user ("my username is X", "I am USR001")."""
+OWNER_BACK = "*"
+"""A declaration's owner: the one person the request names ("his IBAN is X")."""
+OWNER_OTHER = "?"
+"""A declaration's owner: someone described, who is neither ("my old landlord's IBAN is X")."""
+
+
+class Declaration(NamedTuple):
+    """A value a sentence declares: the words of its noun, the value, and whose it is (:data:`OWNER_USER`,
+    :data:`OWNER_BACK`, :data:`OWNER_OTHER`, or the owner's name as written: "Eve" of "Eve's IBAN")."""
+
+    words: frozenset[str]
+    value: Value
+    owner: str = OWNER_USER
+
+
 @dataclass(frozen=True, slots=True)
 class Reading:
     """What one parse of a sentence means."""
@@ -132,8 +149,8 @@ class Reading:
     actions: tuple[Action, ...] = ()
     fragment: Phrase | None = None
     fragment_mods: tuple[Mod, ...] = ()
-    declarations: tuple[tuple[frozenset[str], Value], ...] = ()
-    """Values the user gives as their own, with the words of the noun that names them ("my username is X")."""
+    declarations: tuple[Declaration, ...] = ()
+    """Values the sentence declares, with the words of the noun that names them and their owner."""
 
 
 Problem = Literal["unknown_word", "no_parse", "ambiguous", "too_long"]
@@ -406,16 +423,33 @@ class _Reader:
         return Reading("declared", "declared", declarations=self.parts(kids, "declaration")[0].data)
 
     def r_declaration(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        """``((the noun's words, the value),)``: "my user id is 'USR005'" gives (user, id) and USR005; "I am
-        USR001" gives the pack's words of a person's identity."""
+        """The declarations: "my user id is 'USR005'" gives (user, id) and USR005, the user's; "I am USR001"
+        gives the pack's words of a person's identity; "his IBAN is X" gives (iban,) and X, the person's the
+        request names."""
         given = self.parts(kids, "given")[0].data
         head = self.parts(kids, "head")
+        owner = self.parts(kids, "owner")
         if head:
-            pres = self.tokens(kids, "NN")
-            words = frozenset({head[0].data[0], *(w.lemma or w.norm for w in pres)})
+            nouns = [w for p in self.parts(kids, "nouns") for w in p.data]
+            words = frozenset({head[0].data[0], *(w.lemma or w.norm for w in nouns)})
         else:
             words = self.pack.identity
-        return _Part("declaration", tuple((words, v) for v in given.values))
+        whose = owner[0].data if owner else OWNER_USER
+        return _Part("declaration", tuple(Declaration(words, v, whose) for v in given.values))
+
+    def r_nouns(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "nouns")
+        return _Part("nouns", (earlier[0].data if earlier else ()) + tuple(self.tokens(kids, "NN")))
+
+    def r_owner(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """Whose a declared value is: the person the request names (a pronoun), a name, or someone described."""
+        words = self.tokens(kids)
+        names = [w for w in words if "NAME" in w.classes]
+        if len(words) == 1 and not names:
+            return _Part("owner", OWNER_BACK)
+        if len(words) == 2 and len(names) == 1 and not self.parts(kids, "det"):
+            return _Part("owner", names[0].text)
+        return _Part("owner", OWNER_OTHER)
 
     def r_negated(self, node: Tree[Any], kids: list[Any]) -> Reading:
         actions = self.parts(kids, "actions")[0].data

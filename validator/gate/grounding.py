@@ -36,7 +36,7 @@ from validator.language import english
 from validator.rules import ALL_ON, Rules
 from validator.store.records import StandingAuthorization
 
-__all__ = ["UNREADABLE", "as_number", "ground_value"]
+__all__ = ["outside_party", "UNREADABLE", "as_number", "ground_value"]
 
 MAX_LOCATIONS = 5
 _LOOKBACK = 40
@@ -279,7 +279,7 @@ def ground_value(
                 path, value, "delegated", kind, _locations(transcript, hops), note=note, chain=flow.describe(path)
             )
         note = "; ".join(n for n in (note, why) if n) or None
-    outside = bool(found) and all(_outside_party(transcript, i, user_id) for i in found)
+    outside = bool(found) and all(outside_party(transcript, i, user_id) for i in found)
     if not found and isinstance(value, str) and ("@" in value or "://" in value):  # a sender's address or page
         found = list(outside_authors(transcript).get(value.strip().casefold(), ()))
     return ValueFinding(
@@ -443,12 +443,16 @@ def _delegated(
     flow, why = trace(transcript, value, found, users)
     if flow is not None and slot and not any(_designates(f, a) for h in flow.hops for a in h.args for f in slot):
         named = ", ".join(sorted({repr(f.text) for f in slot}))
-        return None, f"looked up by {flow.hops[0].tool}({flow.hops[0].call}), not by what the user named for it ({named})"
+        return (
+            None,
+            f"looked up by {flow.hops[0].tool}({flow.hops[0].call}), not by what the user named for it ({named})",
+        )
     if flow is not None and currency and not has_field(transcript, flow.hops[0].message, currency):
         return None, f"its currency {currency} is not in the result it was looked up in"
     return flow, why
 
 
+_QUOTES = " '\"\u201c\u201d\u2018\u2019."
 _DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their"})
 
 
@@ -456,10 +460,10 @@ def _designates(fill: RequestFill, query: str) -> bool:
     """Whether a lookup's argument asks for what the request names in the slot: the same value, or whole
     words of the user's phrase ("Introductory meeting" for "the Introductory meeting"); never more words
     than the user's ("Bob Stone" for "Bob" adds what the user did not say)."""
-    words = normalize(fill.text).casefold().strip(" '\"“”‘’.").split()
+    words = normalize(fill.text).casefold().strip(_QUOTES).split()
     while words and words[0] in _DETERMINERS:
         words = words[1:]
-    named, asked = " ".join(words), " ".join(normalize(query).casefold().strip(" '\"“”‘’.").split())
+    named, asked = " ".join(words), " ".join(normalize(query).casefold().strip(_QUOTES).split())
     if not asked or not named:
         return False
     if asked == named:
@@ -485,7 +489,7 @@ def _own_sentences(transcript: Transcript, messages: Iterable[int], rules: Rules
     return out
 
 
-def _outside_party(transcript: Transcript, i: int, user_id: str | None) -> bool:
+def outside_party(transcript: Transcript, i: int, user_id: str | None = None) -> bool:
     """Whether message ``i`` is text an outside party wrote: a tool output with a named author (an email, a
     page), or another participant's message. A lookup's output with no author, the agent's words and text
     the user pasted are not: where a value there came from is unknown, not disproved."""

@@ -32,7 +32,7 @@ from validator.gate.paths import string_leaves
 from validator.gate.text import normalize
 from validator.inputs.transcript import ToolCall, Transcript
 
-__all__ = ["MAX_HOPS", "Trace", "has_field", "trace"]
+__all__ = ["MAX_HOPS", "Trace", "call_of", "has_field", "trace"]
 
 MAX_HOPS = 2
 """Lookups a delegated value may pass through, counted from the user's words."""
@@ -70,7 +70,7 @@ class Trace:
         return " <- ".join([path, *steps, f"user, message #{self.origin}"])
 
 
-def _call_of(transcript: Transcript, message: int) -> tuple[int, ToolCall] | None:
+def call_of(transcript: Transcript, message: int) -> tuple[int, ToolCall] | None:
     """The assistant message and the call a tool message answers."""
     call_id = transcript.messages[message].tool_call_id
     if not call_id:
@@ -151,9 +151,7 @@ def _selects(records: Sequence[Any], keys: Sequence[str], chosen: int, names: Se
     """Whether the call's arguments select record ``chosen`` among ``records``: for one of its arguments, it is
     the only record that holds it exactly, or, when none does, the only one that holds it at all. A record the
     agent picked among several partial matches ("water bill March", "water bill (new account)") is not."""
-    texts = [
-        [t for _, t in string_leaves(r, "")] + ([keys[i]] if keys else []) for i, r in enumerate(records)
-    ]
+    texts = [[t for _, t in string_leaves(r, "")] + ([keys[i]] if keys else []) for i, r in enumerate(records)]
     for name in names:
         found = [_matches(t, name) for t in texts]
         exact = [i for i, m in enumerate(found) if m == "exact"]
@@ -193,7 +191,7 @@ def trace(
         m = transcript.messages[message]
         if m.role != "tool":
             continue
-        found = _call_of(transcript, message)
+        found = call_of(transcript, message)
         root = _parsed(m.content)
         if found is None or root is None:
             why = why or f"in the free text of message #{message}, not a field of a structured result"
@@ -212,7 +210,9 @@ def trace(
         for path, _ in fields:
             if _designated(root, path, names):
                 shown = ", ".join(f"{p}={t!r}" for p, t in string_leaves(dict(call.args), ""))
-                hop = Hop(message, call.name, shown, _shown(path), tuple(t for _, t in string_leaves(dict(call.args), "")))
+                hop = Hop(
+                    message, call.name, shown, _shown(path), tuple(t for _, t in string_leaves(dict(call.args), ""))
+                )
                 return Trace((hop, *earlier), at), None
         why = why or f"in a record of the result of {call.name} (message #{message}) its arguments do not name"
     return None, why

@@ -31,7 +31,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from validator.findings import Proof
-from validator.gate.grammar import Action, Grammar, Mod, Parse, Phrase, Reading, Value, grammar
+from validator.gate.grammar import (
+    OWNER_BACK,
+    OWNER_OTHER,
+    OWNER_USER,
+    Action,
+    Declaration,
+    Grammar,
+    Mod,
+    Parse,
+    Phrase,
+    Reading,
+    Value,
+    grammar,
+)
 from validator.gate.lexer import Word
 from validator.language import ArgumentKind, LanguagePack, english, english_verb_lemmas
 from validator.lexicon import families_of
@@ -635,19 +648,45 @@ def _as_text(value: Value) -> Value:
     return replace(value, kind="text") if value.kind == "quoted" else value
 
 
-def declared(parse: Parse, tool: ToolSense) -> tuple[Fill, ...]:
-    """Values the sentence gives as the user's own ("my username is dr_smith", "I am USR001"), in the
-    arguments their noun names (every reading agreeing)."""
+def declared(parse: Parse, tool: ToolSense, owners: Sequence[tuple[str, str, int]] = ()) -> tuple[Fill, ...]:
+    """Values the sentence declares, in the arguments they bind to (every reading agreeing): the user's own
+    ("my username is dr_smith", "I am USR001") in the arguments their noun names, for every call; another
+    owner's ("his IBAN is X", "Bob's IBAN is X") through that owner: in the argument the request fills with the
+    owner's name (``owners``: ``(path, name, call)`` of the request's names in the same message; "his" binds
+    only when the request names one person), when the noun names that argument or its kind and the value is of
+    a kind it takes. Someone described ("my old landlord's IBAN") binds nothing."""
+    readings = tuple(parse.readings)
+    if any(r.kind == "declared" for r in readings):  # "My id is X." read as a statement too: the same words
+        readings = tuple(r for r in readings if r.kind != "stated")
     found: set[Fill] | None = None
     pack = english()
-    for reading in parse.readings:
+    for reading in readings:
         fills: set[Fill] = set()
-        for words, value in reading.declarations:
-            for arg in tool.arguments:
-                if arg.words <= words or (words == pack.identity and arg.words & words):
-                    fills.add(Fill(arg.path, value, -1))
+        for d in reading.declarations:
+            if d.owner == OWNER_USER:
+                for arg in tool.arguments:
+                    if arg.words <= d.words or (d.words == pack.identity and arg.words & d.words):
+                        fills.add(Fill(arg.path, d.value, -1))
+            elif d.owner != OWNER_OTHER:
+                fills.update(_through_owner(d, tool, owners))
         found = fills if found is None else found & fills
     return tuple(sorted(found or (), key=lambda f: (f.path, f.value.start)))
+
+
+def _through_owner(d: Declaration, tool: ToolSense, owners: Sequence[tuple[str, str, int]]) -> list[Fill]:
+    names = {name.casefold() for _, name, _ in owners}
+    if d.owner == OWNER_BACK:
+        mine = list(owners) if len(names) == 1 else []  # "his" of two people is no one's
+    else:
+        mine = [o for o in owners if o[1].casefold() == d.owner.casefold()]
+    out = []
+    for path, _, call in mine:
+        arg = next((a for a in tool.arguments if a.path == path), None)
+        if arg is None or arg.kind is None or d.value.kind not in arg.kind.kinds:
+            continue
+        if arg.words <= d.words or d.words & arg.kind.words:
+            out.append(Fill(path, d.value, call))
+    return out
 
 
 def _all_fills(reading: Reading, actions: Sequence[Action], tool: ToolSense) -> list[Fill]:

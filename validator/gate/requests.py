@@ -17,7 +17,17 @@ from typing import cast, get_args
 
 from validator.findings import IntentFinding, Proof, RequestFill, RequestProblem, RequestSentence
 from validator.gate.entities import EntityKind
-from validator.gate.grammar import Action, Parse, Phrase, Reading, grammar
+from validator.gate.grammar import (
+    OWNER_BACK,
+    OWNER_OTHER,
+    OWNER_USER,
+    Action,
+    Declaration,
+    Parse,
+    Phrase,
+    Reading,
+    grammar,
+)
 from validator.gate.lexer import Word
 from validator.gate.reader import (
     Fill,
@@ -211,13 +221,15 @@ def _harmless(
     if all(r.kind == "answered" for r in parse.readings):  # "No." answers what came before the request
         return ("unknown", "") if after else None
     if all(r.kind in ("stated", "declared") for r in parse.readings):  # "The lease is sorted.", "My id is …"
-        stated_ok = not _about(parse, tool, fills, after=after)
+        declaring = [r for r in parse.readings if r.kind == "declared"]
+        # a declaration read as a statement too says the same thing: the declaration decides
+        stated_ok = bool(declaring) or not _about(parse, tool, fills, after=after)
         declared_ok = all(
             _declares_argument(r, tool, others)
-            and not any(v.kind == "name" for _, v in r.declarations)  # "I'm Kidding.": a word, not an identity
-            and not (after and any(same_value(v, f.value) for _, v in r.declarations for f in fills))
-            for r in parse.readings
-            if r.kind == "declared"
+            and not any(d.value.kind == "name" for d in r.declarations)  # "I'm Kidding.": a word, not an identity
+            and not (after and any(same_value(d.value, f.value) for d in r.declarations for f in fills))
+            and all(_owned_by_request(d, fills) for d in r.declarations)
+            for r in declaring
         )  # "I'm Bob." after "Pay Bob 50 EUR.": about the request
         return None if stated_ok and declared_ok else ("unknown", "")
     mine = read_parse(parse, tool)
@@ -348,11 +360,23 @@ def _declares_argument(reading: Reading, tool: ToolSense, others: Sequence[ToolS
     known = pack.identity.union(*(k.words for k in pack.arguments if k.kinds & kinds))
     arguments = [a for t in (tool, *others) for a in t.arguments if a.kind is None or a.kind.kinds & kinds]
     return bool(reading.declarations) and all(
-        bool(words & known)
-        or any(a.words <= words for a in arguments)
-        or any(pack.nouns.get(w, frozenset()) & kinds for w in words)  # "My balance is …": an amount's noun
-        for words, _ in reading.declarations
+        bool(d.words & known)
+        or any(a.words <= d.words for a in arguments)
+        or any(pack.nouns.get(w, frozenset()) & kinds for w in d.words)  # "My balance is …": an amount's noun
+        for d in reading.declarations
     )
+
+
+def _owned_by_request(d: Declaration, fills: Sequence[Fill]) -> bool:
+    """Whether a declared value's owner is the user or the one person the request names ("Pay Bob 50 EUR.
+    His IBAN is …"); a value of someone else's beside a request ("Eve's IBAN is …") may be what the request
+    is really about: unknown."""
+    if d.owner == OWNER_USER:
+        return True
+    names = {f.value.text.casefold() for f in fills if f.value.kind == "name"}
+    if d.owner == OWNER_BACK:
+        return len(names) == 1
+    return d.owner != OWNER_OTHER and d.owner.casefold() in names
 
 
 def _corrects(parse: Parse) -> bool:
@@ -468,19 +492,16 @@ def read_request(
     if proved:
         sentence, reading = proved[0]
         requested_in = tuple(sorted({s.message for s, _ in proved}))
-        given = [  # "…; my username is dr_smith": the user's own values, in the arguments they name
-            (s, Read("proved", fills=declared(_parse(s.text, _original(transcript, s), tool), tool)))
-            for s in sentences_
-        ]
-        proved += [(s, r) for s, r in given if r.fills]
+        numbered = _numbered(proved)
+        given = _given(tool, sentences_, transcript, numbered)
         return IntentFinding(
             intents,
             matched=reading.matched,
             proof="proved",
             quote_index=sentence.quote_index,
             multiple=reading.multiple,
-            clauses=tuple(_span(s, r) for s, r in proved),
-            fills=_numbered(proved),
+            clauses=tuple(_span(s, r) for s, r in (*proved, *given)),
+            fills=numbered + tuple(f for s, r in given for f in _fills(s, r, 0)),
             forbidden=tuple(f for s, r in proved for f in _forbidden(s, r)),
             requested_in=requested_in,
         )
@@ -496,6 +517,20 @@ def read_request(
         problem=_problem(worst.problem),
         detail=worst.detail,
     )
+
+
+def _given(
+    tool: ToolSense, sentences_: Sequence[RequestSentence], transcript: Transcript, numbered: Sequence[RequestFill]
+) -> list[tuple[RequestSentence, Read]]:
+    """The values the sentences declare ("…; my username is dr_smith", "…, his IBAN is DE89…"), bound through
+    their owners to the request's names in the same message."""
+    given: list[tuple[RequestSentence, Read]] = []
+    for s in sentences_:
+        owners = tuple((f.path, f.text, f.call) for f in numbered if f.kind == "name" and f.message == s.message)
+        fills = declared(_parse(s.text, _original(transcript, s), tool), tool, owners)
+        if fills:
+            given.append((s, Read("proved", fills=fills)))
+    return given
 
 
 def _span(sentence: RequestSentence, found: Read) -> tuple[int, int, int]:

@@ -8,22 +8,33 @@ not know: then nothing is disproved), and a tool's output (an email, a web page,
 user did not write) does name it, the request is *disproved*: the action is blocked, never put to the
 user as a question (asking a person to confirm what an attacker wrote is how confirmations get clicked
 through).
+
+The same signature on a dangerous action's target (:func:`outside_target`): the user asked to pay, but the
+account stands only in an outside party's text (an email, another participant's message), no lookup chain
+starts in the user's words (principle 8), and the user named no source it came from (no argument of the
+call that read it stands in the user's words, and no noun of the reading tool's name: "the invoice in my
+*inbox*"). Then the target is disproved, not asked about; a source the user named goes to the user.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from validator.findings import ValueFinding
 from validator.gate.grammar import grammar
+from validator.gate.grounding import outside_party
 from validator.gate.index import is_users
 from validator.gate.lexer import Word
+from validator.gate.paths import string_leaves
+from validator.gate.provenance import call_of
 from validator.gate.reader import ToolSense
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
+from validator.gate.text import normalize
 from validator.inputs.transcript import Transcript
 from validator.rules import ALL_ON, Rules
 
-__all__ = ["COVERED", "named_only_outside"]
+__all__ = ["COVERED", "named_only_outside", "outside_target"]
 
 COVERED = 0.5
 """The share of a user sentence's words the pack must know for it to be in the pack's language."""
@@ -86,3 +97,82 @@ def named_only_outside(
             if _names(grammar().words(text, verbs=tool.verbs), stems):
                 return f"message #{i}, {m.speaker}: {' '.join(text.split())[:80]}"
     return None
+
+
+def outside_target(
+    transcript: Transcript, finding: ValueFinding, user_id: str | None = None, rules: Rules = ALL_ON
+) -> str | None:
+    """Where a target stands when it stands only in outside parties' text from sources the user did not name
+    (``message #i, <speaker>``), or None. Only a value with no chain from the user's words
+    (``not_from_user``) is read; the agent's own words are no source (an agent repeating the account it was
+    handed adds nothing)."""
+    if finding.status != "not_from_user":
+        return None
+    sources = [loc for loc in finding.locations if loc.role != "assistant"]
+    if not sources or not all(outside_party(transcript, loc.message, user_id) for loc in sources):
+        return None
+    users = _users_words(transcript, user_id, rules)
+    if users is None or any(_named_source(transcript, loc.message, users) for loc in sources):
+        return None
+    return "; ".join(str(loc) for loc in sources)
+
+
+def _users_words(transcript: Transcript, user_id: str | None, rules: Rules) -> tuple[str, frozenset[str]] | None:
+    """The user's own words (folded) and their word forms; None beyond what is read, or when a sentence of
+    theirs is not in the pack's language."""
+    text: list[str] = []
+    left = _USERS_READ
+    for i, m in enumerate(transcript.messages):
+        if is_users(m, user_id):
+            own = own_words(transcript, i, rules)
+            left -= len(own)
+            if left < 0:
+                return None
+            if not all(_covered(grammar().words(own[s.start : s.end])) for s in sentences(own)):
+                return None  # a sentence in another language may name the source in words the pack lacks
+            text.append(own)
+    joined = normalize(" ".join(text)).casefold()
+    forms = {f for w in grammar().words(joined) for f in (w.norm, w.lemma or "") if f}
+    return joined, frozenset(forms)
+
+
+def _named_source(transcript: Transcript, message: int, users: tuple[str, frozenset[str]]) -> bool:
+    """Whether the user named the source of a tool message: an argument of the call that read it stands in
+    their words ("bill-december.txt"), or a noun of the tool's name does ("inbox" of ``read_inbox``)."""
+    found = call_of(transcript, message)
+    if found is None:
+        return False  # another participant's message: no source the user can have named
+    _, call = found
+    text, forms = users
+    for _, arg in string_leaves(dict(call.args), ""):
+        folded = normalize(arg).casefold().strip()
+        if len(folded) >= 3 and _whole(text, folded):
+            return True
+    name = normalize(call.name).replace("_", " ").replace("-", " ")
+    for w in grammar().words(" ".join(_split_camel(name))):
+        if w.classes & {"NN", "NNS"} and ({w.norm, w.lemma or ""} & forms):
+            return True
+    return False
+
+
+def _split_camel(name: str) -> list[str]:
+    out: list[str] = []
+    for part in name.split():
+        word = ""
+        for ch in part:
+            if ch.isupper() and word and not word[-1].isupper():
+                out.append(word)
+                word = ""
+            word += ch
+        out.append(word)
+    return [w.lower() for w in out if w]
+
+
+def _whole(text: str, phrase: str) -> bool:
+    pos = text.find(phrase)
+    while pos != -1:
+        end = pos + len(phrase)
+        if (pos == 0 or not text[pos - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
+            return True
+        pos = text.find(phrase, pos + 1)
+    return False
