@@ -18,6 +18,7 @@ call that read it stands in the user's words, and no noun of the reading tool's 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from validator.findings import ValueFinding
@@ -137,13 +138,17 @@ def _users_words(transcript: Transcript, user_id: str | None, rules: Rules) -> t
 
 
 def _named_source(transcript: Transcript, message: int, users: tuple[str, frozenset[str]]) -> bool:
-    """Whether the user named the source of a tool message: an argument of the call that read it stands in
-    their words ("bill-december.txt"), or a noun of the tool's name does ("inbox" of ``read_inbox``)."""
+    """Whether the user named the source of a message: a word of its author's name or address stands in their
+    words ("Northwind"), an argument of the call that read it does ("bill-december.txt"), or a noun of the
+    tool's name does ("inbox" of ``read_inbox``)."""
+    text, forms = users
+    author = transcript.messages[message].author or ""
+    if any(len(w) >= 4 and w not in _GENERIC and _whole(text, w) for w in re.split(r"[^\w]+", author.casefold())):
+        return True  # "the invoice from Northwind", read from billing@northwind.example
     found = call_of(transcript, message)
     if found is None:
         return False  # another participant's message: no source the user can have named
     _, call = found
-    text, forms = users
     for _, arg in string_leaves(dict(call.args), ""):
         folded = normalize(arg).casefold().strip()
         if len(folded) >= 3 and _whole(text, folded):
@@ -153,6 +158,10 @@ def _named_source(transcript: Transcript, message: int, users: tuple[str, frozen
         if w.classes & {"NN", "NNS"} and ({w.norm, w.lemma or ""} & forms):
             return True
     return False
+
+
+_GENERIC = frozenset({"example", "mail", "email", "info", "noreply", "reply", "support", "team", "billing", "http"})
+"""Words of an address that name no one in particular."""
 
 
 def _split_camel(name: str) -> list[str]:
