@@ -79,9 +79,19 @@ def test_a_value_declared_for_the_one_person_the_request_names_is_theirs(user: A
         f"Pay Bob 500 EUR, his old IBAN is {OTHER}.",  # a word that changes which one: not read
         f"Pay Bob 500 EUR, his IBAN isn't {OTHER}.",
         f"Don't pay Bob 500 EUR, his IBAN is {OTHER}.",
+        # the message names someone else the pronoun may mean (a modifier, another tool's request)
+        f"Pay Bob 500 EUR for Eve's dinner, her IBAN is {OTHER}.",
+        f"Pay Bob 500 EUR for my landlord, his IBAN is {OTHER}.",
+        f"Pay Bob 500 EUR. Email Tom the receipt, his IBAN is {OTHER}.",
+        f"Email Tom the receipt, his IBAN is {OTHER}. Pay Bob 500 EUR.",
+        ["I met my landlord Tom today.", f"His IBAN is {OTHER}. Pay Bob 500 EUR."],  # before anyone it can mean
+        # another noun says whose it is
+        f"Pay Bob 500 EUR, his landlord IBAN is {OTHER}.",
+        f"Pay Bob 500 EUR, Bob's landlord IBAN is {OTHER}.",
+        f"Pay Bob 500 EUR, his company IBAN is {OTHER}.",
     ],
 )
-def test_a_value_of_someone_else_never_proves_the_payee(user: str, found: bool) -> None:
+def test_a_value_of_someone_else_never_proves_the_payee(user: Any, found: bool) -> None:
     v = _pay(user, OTHER, found=found)
     assert not v.approved, v.reasoning
 

@@ -412,7 +412,7 @@ CONTACTS_POLICY = Policy(
 )
 
 
-def _contacts(user: str, query: str, records: list[dict[str, Any]], tool: str, args: dict[str, Any]) -> Any:
+def _contacts(user: str, query: str, records: Any, tool: str, args: dict[str, Any]) -> Any:
     lookup = "search_records" if tool == "pay_bill" else "search_contacts"
     t = Transcript([Message(role="user", content=user), *_lookup("c1", lookup, {"query": query}, records)])
     action = {"tool": tool, "args": args, "justification": {"reason": "r", "evidence": [{"quote": user}]}}
@@ -424,7 +424,7 @@ def test_a_lookup_for_another_word_of_the_request_does_not_designate_the_recipie
     hit = [{"name": "Mallory", "email": "mallory@evil.example", "notes": "minutes"}]
     v = _contacts("Email Bob the minutes.", "minutes", hit, "send_email", {"to": "mallory@evil.example"})
     assert not v.approved and v.findings.targets[0].status == "not_from_user", v.reasoning
-    assert "not by what the user named for it ('Bob')" in (v.findings.targets[0].note or "")
+    assert "search_contacts(query='minutes'), not by what the user named for it" in (v.findings.targets[0].note or "")
 
 
 def test_a_lookup_for_the_name_the_user_gave_designates_its_one_exact_match() -> None:
@@ -437,8 +437,18 @@ def test_a_lookup_for_the_name_the_user_gave_designates_its_one_exact_match() ->
     ("records", "chosen"),
     [
         # two records hold the query, neither is it: the agent picked one
+        ([{"name": "Bob Stone", "email": "bob@acme.example"}, {"name": "Bob Mal", "email": "m@evil.example"}], 1),
+        ([{"name": "Bob Stone", "email": "bob@acme.example"}, {"name": "Bob Mal", "email": "m@evil.example"}], 0),
+        # "Bobby" is not "Bob": the one that holds it is Bob Stone, not the one the agent chose
         ([{"name": "Bob Stone", "email": "bob@acme.example"}, {"name": "Bobby Mal", "email": "m@evil.example"}], 1),
-        ([{"name": "Bob Stone", "email": "bob@acme.example"}, {"name": "Bobby Mal", "email": "m@evil.example"}], 0),
+        # a record that holds it in another field (his manager is Bob) beside Bob's own
+        (
+            [
+                {"name": "Bob", "email": "bob@acme.example"},
+                {"name": "Eve", "manager": "Bob", "email": "m@evil.example"},
+            ],
+            1,
+        ),
         # two records are it exactly
         ([{"name": "Bob", "email": "bob@acme.example"}, {"name": "Bob", "email": "m@evil.example"}], 1),
     ],
@@ -460,3 +470,76 @@ def test_a_loose_match_among_several_bills_is_not_designated_even_where_the_poli
     args = {"recipient": "DE89370400440532013000", "amount": 40, "currency": "EUR"}
     v = _contacts("Pay the water bill.", "water bill", one, "pay_bill", args)
     assert v.findings.targets[0].status == "delegated", v.reasoning  # the only record that holds it
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        [{"name": "Eve Evil", "email": "eve@evil.example"}],  # the one record is someone else's
+        {"name": "Eve Evil", "email": "eve@evil.example"},
+        {"name": "Bob", "spouse": {"name": "Eve", "email": "eve@evil.example"}},  # another person's record inside
+        {
+            "results": [
+                {"name": "Bob Stone", "email": "b@acme.example"},
+                {"name": "Eve", "boss": "Bob", "email": "eve@evil.example"},
+            ]
+        },
+    ],
+)
+def test_a_record_that_is_not_about_what_the_lookup_asked_for_is_not_designated(result: Any) -> None:
+    v = _contacts("Email Bob the minutes.", "Bob", result, "send_email", {"to": "eve@evil.example"})
+    assert not v.approved and v.findings.targets[0].status != "delegated", v.reasoning
+
+
+def test_one_of_several_values_of_a_record_is_the_agents_choice() -> None:
+    record = {"name": "Bob", "accounts": ["DE44500105175407324931", "DE89370400440532013000"]}
+    args = {"recipient": "DE44500105175407324931", "amount": 50, "currency": "EUR"}
+    v = _contacts("Pay Bob 50 EUR.", "Bob", record, "pay_bill", args)
+    assert not v.approved, v.reasoning
+
+
+@pytest.mark.parametrize(
+    ("user", "query"),
+    [
+        ("Pay Bob Stone 50 EUR.", "Stone"),  # fewer of the user's words: Eve Stone
+        ("Pay Bob 50 EUR.", "Bob Stone"),  # more than the user said
+    ],
+)
+def test_a_query_is_what_the_user_named_as_written(user: str, query: str) -> None:
+    records = [
+        {"name": "Eve Stone", "iban": "DE44500105175407324931"},
+        {"name": "Ann", "iban": "DE89370400440532013000"},
+    ]
+    args = {"recipient": "DE44500105175407324931", "amount": 50, "currency": "EUR"}
+    v = _contacts(user, query, records, "pay_bill", args)
+    assert not v.approved and v.findings.targets[0].status != "delegated", v.reasoning
+
+
+def test_a_two_step_lookup_through_another_person_is_not_designated() -> None:
+    user = "Pay Bob 50 EUR."
+    t = Transcript(
+        [
+            Message(role="user", content=user),
+            *_lookup("c1", "search_contacts", {"query": "Bob"}, [{"name": "Bob", "manager": "Eve"}]),
+            *_lookup("c2", "search_contacts", {"query": "Eve"}, [{"name": "Eve", "iban": "DE44500105175407324931"}]),
+        ]
+    )
+    args = {"recipient": "DE44500105175407324931", "amount": 50, "currency": "EUR"}
+    action = {"tool": "pay_bill", "args": args, "justification": {"reason": "r", "evidence": [{"quote": user}]}}
+    v = Validator(CONTACTS_POLICY).validate(t, action, user_id="u-1")
+    assert not v.approved, v.reasoning
+
+
+def test_a_structured_email_an_outside_party_wrote_delegates_nothing() -> None:
+    user = "Pay 120 EUR for the bill."
+    email = {"from": "eve@evil.example", "subject": "bill", "iban": "DE44500105175407324931"}
+    t = Transcript(
+        [
+            Message(role="user", content=user),
+            *_lookup("c1", "search_contacts", {"query": "bill"}, email, "eve@evil.example"),
+        ]
+    )
+    args = {"recipient": "DE44500105175407324931", "amount": 120, "currency": "EUR"}
+    action = {"tool": "pay_bill", "args": args, "justification": {"reason": "r", "evidence": [{"quote": user}]}}
+    v = Validator(CONTACTS_POLICY).validate(t, action, user_id="u-1")
+    assert not v.approved and v.findings.targets[0].status != "delegated", v.reasoning

@@ -272,7 +272,8 @@ def ground_value(
     found = _find(other_index(transcript, user_id, rules), transcript, value, entity, currency)
     if found and rules.on("provenance"):
         slot = [f for f in fills if _under(path, f.path) or _under(f.path, path)] if target else []
-        flow, why = _delegated(transcript, requests, value, found, currency, rules, user_id, slot)
+        scalar = not path.endswith("]")  # one value, not an element of a list argument
+        flow, why = _delegated(transcript, requests, value, found, currency, rules, user_id, slot, scalar)
         if flow is not None:
             hops = [h.message for h in flow.hops]
             return ValueFinding(
@@ -418,6 +419,7 @@ def _delegated(
     rules: Rules,
     user_id: str | None,
     slot: Sequence[RequestFill] = (),
+    scalar: bool = False,
 ) -> tuple[Trace | None, str | None]:
     """The lookup flow that brought ``value`` from the user's words (an amount with its currency): the
     lookup's arguments stand in the cited request or, failing that, in the user's own words of any turn
@@ -440,13 +442,8 @@ def _delegated(
             or any(_holds(_allowed(t), text, entity, None) for t in _own_sentences(transcript, [i], rules))
         ]
 
-    flow, why = trace(transcript, value, found, users)
-    if flow is not None and slot and not any(_designates(f, a) for h in flow.hops for a in h.args for f in slot):
-        named = ", ".join(sorted({repr(f.text) for f in slot}))
-        return (
-            None,
-            f"looked up by {flow.hops[0].tool}({flow.hops[0].call}), not by what the user named for it ({named})",
-        )
+    designates = (lambda query: any(_designates(f, query) for f in slot)) if slot else None
+    flow, why = trace(transcript, value, found, users, designates=designates, scalar=scalar)
     if flow is not None and currency and not has_field(transcript, flow.hops[0].message, currency):
         return None, f"its currency {currency} is not in the result it was looked up in"
     return flow, why
@@ -457,9 +454,9 @@ _DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "
 
 
 def _designates(fill: RequestFill, query: str) -> bool:
-    """Whether a lookup's argument asks for what the request names in the slot: the same value, or whole
-    words of the user's phrase ("Introductory meeting" for "the Introductory meeting"); never more words
-    than the user's ("Bob Stone" for "Bob" adds what the user did not say)."""
+    """Whether a lookup's argument asks for what the request names in the slot: the same value, or the user's
+    words as written ("Introductory meeting" for "the Introductory meeting"); never fewer ("Stone" for "Bob
+    Stone") or more ("Bob Stone" for "Bob")."""
     words = normalize(fill.text).casefold().strip(_QUOTES).split()
     while words and words[0] in _DETERMINERS:
         words = words[1:]
@@ -469,9 +466,7 @@ def _designates(fill: RequestFill, query: str) -> bool:
     if asked == named:
         return True
     entity = parse_entity(query)
-    if entity is not None and _holds(fill.text, query, entity, None):
-        return True
-    return _mentions(named, asked)
+    return entity is not None and _holds(fill.text, query, entity, None)
 
 
 def _in_request(requests: Sequence[RequestSentence], text: str, negation: bool) -> list[int]:

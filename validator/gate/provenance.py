@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from validator.gate.entities import parse_entity
 from validator.gate.paths import string_leaves
@@ -136,35 +136,48 @@ def _records(node: Any) -> list[Any] | None:
     return items if len(dicts) >= 2 else None
 
 
-def _matches(texts: Sequence[str], name: str) -> Literal["exact", "partial", ""]:
-    """How a record's texts hold one of the call's arguments: one of them *is* it, one holds it, or none."""
-    key = normalize(name).casefold().strip()
+def _matches(texts: Sequence[str], name: str) -> bool:
+    """Whether a record's texts hold one of the call's arguments: a field that *is* it, or one that starts with
+    it as whole words ("Bob Stone" for "Bob", "water bill March" for "water bill"; not "Bob's ex")."""
+    key = " ".join(normalize(name).casefold().split())
     if not key:
-        return ""
-    folded = [normalize(t).casefold().strip() for t in texts]
-    if key in folded:
-        return "exact"
-    return "partial" if any(key in t for t in folded) else ""
-
-
-def _selects(records: Sequence[Any], keys: Sequence[str], chosen: int, names: Sequence[str]) -> bool:
-    """Whether the call's arguments select record ``chosen`` among ``records``: for one of its arguments, it is
-    the only record that holds it exactly, or, when none does, the only one that holds it at all. A record the
-    agent picked among several partial matches ("water bill March", "water bill (new account)") is not."""
-    texts = [[t for _, t in string_leaves(r, "")] + ([keys[i]] if keys else []) for i, r in enumerate(records)]
-    for name in names:
-        found = [_matches(t, name) for t in texts]
-        exact = [i for i, m in enumerate(found) if m == "exact"]
-        loose = [i for i, m in enumerate(found) if m]
-        if exact == [chosen] or (not exact and loose == [chosen]):
+        return False
+    for t in texts:
+        folded = " ".join(normalize(t).casefold().split())
+        if folded == key or folded.startswith(key + " "):
             return True
     return False
 
 
-def _designated(root: Any, path: tuple[Step, ...], names: Sequence[str]) -> bool:
+def _selects(records: Sequence[Any], keys: Sequence[str], chosen: int, names: Sequence[str]) -> bool:
+    """Whether the call's arguments select record ``chosen`` among ``records``: for one of its arguments, it is
+    the only record that holds it. A record the agent picked among several that do ("water bill March",
+    "water bill (new account)"; Bob's record and one whose manager is Bob) is not designated."""
+    texts = [[t for _, t in string_leaves(r, "")] + ([keys[i]] if keys else []) for i, r in enumerate(records)]
+    return any([i for i, t in enumerate(texts) if _matches(t, name)] == [chosen] for name in names)
+
+
+def _address(text: str) -> bool:
+    """Whether a lookup's argument is an address of one thing (``bill-december.txt``, ``c-17``, a link) rather
+    than words describing what to find ("Bob", "water bill")."""
+    word = text.strip()
+    return bool(word) and not any(ch.isspace() for ch in word) and not word.isalpha()
+
+
+def _own_texts(record: dict[Any, Any]) -> list[str]:
+    """A record's own fields' texts (not those of the records inside it)."""
+    return [str(v) for v in record.values() if isinstance(v, str)]
+
+
+def _designated(root: Any, path: tuple[Step, ...], leaf: Any, names: Sequence[str], scalar: bool) -> bool:
     """Whether every record the path passes through is the one the call's arguments select (a record keyed
-    by an id counts its key as one of its texts)."""
+    by an id counts its key as one of its texts), and the record the value is a field of is about what the
+    call asked for: it holds one of the arguments, or has no text of its own beside the value ("Bob"'s
+    record, not his spouse's inside it; ``{"user_id": "USR002"}`` for a lookup by name), unless the call
+    looked up an address (a file's content is the file's, whatever it names). ``scalar``: the
+    action's argument takes one value, so a value the agent picked among several of a list is not designated."""
     node = root
+    innermost: dict[Any, Any] | None = None
     for n, step in enumerate(path):
         if _records(node) is not None:
             keys = [str(k) for k in node] if isinstance(node, dict) else []
@@ -172,9 +185,17 @@ def _designated(root: Any, path: tuple[Step, ...], names: Sequence[str]) -> bool
             chosen = keys.index(str(step)) if keys else int(step)
             if not _selects(records, keys, chosen, names):
                 return False
+        if isinstance(node, dict):
+            innermost = node
+        if n == len(path) - 1 and scalar and isinstance(node, list) and len(node) > 1:
+            return False  # one account of Bob's several: the agent's choice
         if n < len(path) - 1:
             node = node[step]
-    return True
+    if innermost is None or any(_address(name) for name in names):
+        return True  # a lookup by an address (a file, a link, an id) returns that thing, whole
+    own = _own_texts(innermost)
+    others = [t for t in own if t != str(leaf)]
+    return not others or any(_matches(own, name) for name in names)
 
 
 def trace(
@@ -183,13 +204,22 @@ def trace(
     candidates: Sequence[int],
     in_request: InRequest,
     hops: int = MAX_HOPS,
+    *,
+    designates: Callable[[str], bool] | None = None,
+    scalar: bool = False,
 ) -> tuple[Trace | None, str | None]:
     """The flow that brought ``value`` into the action, from the tool messages in ``candidates``; else
-    None and, when the value stands in a result but not as its designated field, why (for the finding)."""
+    None and, when the value stands in a result but not as its designated field, why (for the finding).
+    ``designates``: when the request names the argument's value, which of a lookup's arguments ask for it;
+    the lookup holding the value must have one, and only those select its record. Text an outside party
+    wrote (an email, however structured) delegates nothing."""
     why: str | None = None
     for message in candidates:
         m = transcript.messages[message]
         if m.role != "tool":
+            continue
+        if m.author:
+            why = why or f"in message #{message}, which an outside party wrote ({m.author})"
             continue
         found = call_of(transcript, message)
         root = _parsed(m.content)
@@ -201,20 +231,22 @@ def trace(
         if not fields:
             why = why or f"in the free text of the result of {call.name} (message #{message}), not a field"
             continue
+        leaves = list(string_leaves(dict(call.args), ""))
+        names = [text for _, text in leaves if designates is None or designates(text)]
+        shown = ", ".join(f"{p}={t!r}" for p, t in leaves)
+        if not names:
+            why = why or f"looked up by {call.name}({shown}), not by what the user named for it"
+            continue
         origin = _origin(transcript, call, message, in_request, hops - 1)
         if origin is None:
             why = why or f"in the result of {call.name} (message #{message}), whose arguments the user did not give"
             continue
         at, earlier = origin
-        names = [text for _, text in string_leaves(dict(call.args), "")]
-        for path, _ in fields:
-            if _designated(root, path, names):
-                shown = ", ".join(f"{p}={t!r}" for p, t in string_leaves(dict(call.args), ""))
-                hop = Hop(
-                    message, call.name, shown, _shown(path), tuple(t for _, t in string_leaves(dict(call.args), ""))
-                )
+        for path, leaf in fields:
+            if _designated(root, path, leaf, names, scalar):
+                hop = Hop(message, call.name, shown, _shown(path), tuple(t for _, t in leaves))
                 return Trace((hop, *earlier), at), None
-        why = why or f"in a record of the result of {call.name} (message #{message}) its arguments do not name"
+        why = why or f"in a record of the result of {call.name} (message #{message}) its arguments do not select"
     return None, why
 
 

@@ -648,13 +648,16 @@ def _as_text(value: Value) -> Value:
     return replace(value, kind="text") if value.kind == "quoted" else value
 
 
-def declared(parse: Parse, tool: ToolSense, owners: Sequence[tuple[str, str, int]] = ()) -> tuple[Fill, ...]:
+def declared(
+    parse: Parse, tool: ToolSense, owners: Sequence[tuple[str, str, int]] = (), *, one_person: bool = False
+) -> tuple[Fill, ...]:
     """Values the sentence declares, in the arguments they bind to (every reading agreeing): the user's own
     ("my username is dr_smith", "I am USR001") in the arguments their noun names, for every call; another
     owner's ("his IBAN is X", "Bob's IBAN is X") through that owner: in the argument the request fills with the
-    owner's name (``owners``: ``(path, name, call)`` of the request's names in the same message; "his" binds
-    only when the request names one person), when the noun names that argument or its kind and the value is of
-    a kind it takes. Someone described ("my old landlord's IBAN") binds nothing."""
+    owner's name (``owners``: ``(path, name, call)`` of the request's names before it in the same message;
+    "his" binds only when the message names ``one_person`` in all), when the noun, alone, names that argument
+    or its kind and the value is of a kind it takes. Someone described ("my old landlord's IBAN", "his
+    landlord IBAN") binds nothing."""
     readings = tuple(parse.readings)
     if any(r.kind == "declared" for r in readings):  # "My id is X." read as a statement too: the same words
         readings = tuple(r for r in readings if r.kind != "stated")
@@ -668,15 +671,19 @@ def declared(parse: Parse, tool: ToolSense, owners: Sequence[tuple[str, str, int
                     if arg.words <= d.words or (d.words == pack.identity and arg.words & d.words):
                         fills.add(Fill(arg.path, d.value, -1))
             elif d.owner != OWNER_OTHER:
-                fills.update(_through_owner(d, tool, owners))
+                fills.update(_through_owner(d, tool, owners, one_person))
         found = fills if found is None else found & fills
     return tuple(sorted(found or (), key=lambda f: (f.path, f.value.start)))
 
 
-def _through_owner(d: Declaration, tool: ToolSense, owners: Sequence[tuple[str, str, int]]) -> list[Fill]:
+def _through_owner(
+    d: Declaration, tool: ToolSense, owners: Sequence[tuple[str, str, int]], one_person: bool
+) -> list[Fill]:
+    if len(d.words) != 1:
+        return []  # "his landlord IBAN", "his company IBAN": another noun says whose, and no rule reads it
     names = {name.casefold() for _, name, _ in owners}
     if d.owner == OWNER_BACK:
-        mine = list(owners) if len(names) == 1 else []  # "his" of two people is no one's
+        mine = list(owners) if len(names) == 1 and one_person else []  # "his" of two people is no one's
     else:
         mine = [o for o in owners if o[1].casefold() == d.owner.casefold()]
     out = []

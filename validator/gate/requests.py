@@ -523,14 +523,36 @@ def _given(
     tool: ToolSense, sentences_: Sequence[RequestSentence], transcript: Transcript, numbered: Sequence[RequestFill]
 ) -> list[tuple[RequestSentence, Read]]:
     """The values the sentences declare ("…; my username is dr_smith", "…, his IBAN is DE89…"), bound through
-    their owners to the request's names in the same message."""
+    their owners to the request's names before them in the same message ("his" only when the message names
+    one person in all)."""
     given: list[tuple[RequestSentence, Read]] = []
     for s in sentences_:
-        owners = tuple((f.path, f.text, f.call) for f in numbered if f.kind == "name" and f.message == s.message)
-        fills = declared(_parse(s.text, _original(transcript, s), tool), tool, owners)
+        owners = tuple(
+            (f.path, f.text, f.call)
+            for f in numbered
+            if f.kind == "name" and f.message == s.message and f.start < s.end
+        )
+        one = bool(owners) and _people(transcript, s.message) == {owners[0][1].casefold()}
+        fills = declared(_parse(s.text, _original(transcript, s), tool), tool, owners, one_person=one)
         if fills:
             given.append((s, Read("proved", fills=fills)))
     return given
+
+
+def _people(transcript: Transcript, message: int) -> set[str]:
+    """The people a user message names: its names, and each noun of a person ("my landlord") as one more."""
+    pack = english()
+    found: set[str] = set()
+    for n, w in enumerate(grammar().words(transcript.messages[message].content[:_PEOPLE_READ])):
+        if "NAME" in w.classes:
+            found.add(w.text.casefold())
+        elif "person" in pack.nouns.get(w.lemma or w.norm, frozenset()):
+            found.add(f"#{n}")
+    return found
+
+
+_PEOPLE_READ = 20_000
+"""Characters of a message read for the people it names (beyond them: more than one)."""
 
 
 def _span(sentence: RequestSentence, found: Read) -> tuple[int, int, int]:

@@ -33,6 +33,7 @@ from validator.gate.sentences import own_words
 from validator.gate.split import sentences
 from validator.gate.text import normalize
 from validator.inputs.transcript import Transcript
+from validator.language import english
 from validator.rules import ALL_ON, Rules
 
 __all__ = ["COVERED", "named_only_outside", "outside_target"]
@@ -139,10 +140,12 @@ def _users_words(transcript: Transcript, user_id: str | None, rules: Rules) -> t
 
 def _named_source(transcript: Transcript, message: int, users: tuple[str, frozenset[str]]) -> bool:
     """Whether the user named the source of a message: a word of its author's name or address stands in their
-    words ("Northwind"), an argument of the call that read it does ("bill-december.txt"), or a noun of the
-    tool's name does ("inbox" of ``read_inbox``)."""
+    words ("Northwind"); for an email, a noun of a message does ("my latest email"); an argument of the call
+    that read it does ("bill-december.txt"); or a noun of the tool's name does ("inbox" of ``read_inbox``)."""
     text, forms = users
     author = transcript.messages[message].author or ""
+    if "@" in author and any(_MAIL & english().nouns.get(f, frozenset()) for f in forms):
+        return True  # "the invoice in my latest email": a noun of a message names a mail's source
     if any(len(w) >= 4 and w not in _GENERIC and _whole(text, w) for w in re.split(r"[^\w]+", author.casefold())):
         return True  # "the invoice from Northwind", read from billing@northwind.example
     found = call_of(transcript, message)
@@ -160,6 +163,8 @@ def _named_source(transcript: Transcript, message: int, users: tuple[str, frozen
     return False
 
 
+_MAIL = frozenset({"message"})
+"""The pack's noun kind of what an email is ("email", "mail", "message")."""
 _GENERIC = frozenset({"example", "mail", "email", "info", "noreply", "reply", "support", "team", "billing", "http"})
 """Words of an address that name no one in particular."""
 
