@@ -144,7 +144,7 @@ def _named_source(transcript: Transcript, message: int, users: tuple[str, frozen
     that read it does ("bill-december.txt"); or a noun of the tool's name does ("inbox" of ``read_inbox``)."""
     text, forms = users
     author = transcript.messages[message].author or ""
-    if "@" in author and any(_MAIL & english().nouns.get(f, frozenset()) for f in forms):
+    if "@" in author and any(_MAIL <= english().nouns.get(f, frozenset()) for f in forms):
         return True  # "the invoice in my latest email": a noun of a message names a mail's source
     if any(len(w) >= 4 and w not in _GENERIC and _whole(text, w) for w in re.split(r"[^\w]+", author.casefold())):
         return True  # "the invoice from Northwind", read from billing@northwind.example
@@ -163,8 +163,8 @@ def _named_source(transcript: Transcript, message: int, users: tuple[str, frozen
     return False
 
 
-_MAIL = frozenset({"message"})
-"""The pack's noun kind of what an email is ("email", "mail", "message")."""
+_MAIL = frozenset({"message", "thread"})
+"""The pack's noun kinds of what an email is ("email", "mail", "message"; a "reminder" is a message, not a mail)."""
 _GENERIC = frozenset({"example", "mail", "email", "info", "noreply", "reply", "support", "team", "billing", "http"})
 """Words of an address that name no one in particular."""
 
