@@ -139,6 +139,14 @@ def sticky_approval(tool: str, reasoning: str) -> str:
     )
 
 
+def call_id_in_batch(call_id: str) -> str:
+    """Why a copy of a call under an id an earlier check of the same batch carries is refused."""
+    return (
+        f"The tool call id {call_id[:80]!r} stands more than once in this batch: only its first copy is checked, "
+        "and a copy is never approved beside it."
+    )
+
+
 def call_id_reused(call_id: str) -> str:
     """Why a call whose id the conversation already answered is refused."""
     return (

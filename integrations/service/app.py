@@ -71,6 +71,7 @@ from validator.inputs.held import Held, HeldConversations
 from validator.inputs.sent import CONVERSATION, CONVERSATION_AFTER, CONVERSATION_COUNT, CONVERSATION_DIGEST
 from validator.inputs.transcript import Transcript
 from validator.judges.base import Judge
+from validator.refusals import call_id_in_batch, next_step
 from validator.schemas import schema
 from validator.store import open_store, tenant_url
 from validator.store.base import Store, redacted
@@ -311,7 +312,12 @@ class _Service:
         return found
 
     async def body(self, request: Request) -> bytes:
-        """The body, refused (413) as soon as it is over the limit, before it is read whole."""
+        """The body, refused (415) unless it is declared JSON, and (413) as soon as it is over the limit, before
+        it is read whole."""
+        media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if media != "application/json":
+            shown = media[:60] or "none"
+            raise HTTPException(415, f"the body must be sent as Content-Type: application/json (got {shown})")
         limit = self.config.max_body_bytes
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
@@ -388,14 +394,31 @@ class _Service:
         if len(checks) > 1:  # each check of a batch costs what a check costs (the first was paid for)
             await self.charge(_bearer(request), len(checks) - 1, f"a batch of {len(checks)} checks")
 
-        async def one(raw: Any) -> dict[str, Any]:
+        items: list[CheckInput | dict[str, Any]] = []
+        seen: set[tuple[str | None, str]] = set()
+        for raw in checks:  # the first copy under a call id is checked; the rest reuse its id
             try:
                 item = self.parsed(who, raw)
             except InputError as exc:
-                return {"error": exc.to_dict()}
-            return {"verdict": (await self.judged(who, item))[1]}
+                items.append({"error": exc.to_dict()})
+                continue
+            call = (item.user_id, item.action.call_id or "")
+            if call[1] and call in seen:
+                copy = Verdict.blocked(
+                    item.action.tool,
+                    call_id_in_batch(call[1]),
+                    code=Code.TOOL_CALL_ID_REUSED,
+                    suggested_next_step=next_step(Code.TOOL_CALL_ID_REUSED),
+                )
+                items.append({"verdict": copy.to_dict()})
+                continue
+            seen.add(call)
+            items.append(item)
 
-        return JSONResponse({"results": list(await asyncio.gather(*(one(c) for c in checks)))})
+        async def one(item: CheckInput | dict[str, Any]) -> dict[str, Any]:
+            return item if isinstance(item, dict) else {"verdict": (await self.judged(who, item))[1]}
+
+        return JSONResponse({"results": list(await asyncio.gather(*(one(i) for i in items)))})
 
     async def answer(self, request: Request) -> JSONResponse:
         """Record the user's answer to an ``ask_user`` verdict: ``{"check": <check input>, "answer":
@@ -559,7 +582,7 @@ def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None =
 
     check_input = schema("check-input")
     verdict = {"content": {"application/json": {"schema": schema("verdict")}}}
-    refusals: dict[int | str, dict[str, Any]] = {400: {}, 401: {}, 403: {}, 413: {}, 429: {}, 503: {}}
+    refusals: dict[int | str, dict[str, Any]] = {400: {}, 401: {}, 403: {}, 413: {}, 415: {}, 429: {}, 503: {}}
     batch = {"type": "array", "items": check_input, "minItems": 1, "maxItems": config.max_batch}
     batch_schema = {
         "type": "object",
@@ -607,11 +630,19 @@ AUTH_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 """A standing authorization id (``auth_`` and 16 hex digits when the validator makes one)."""
 USER_ID = re.compile(r"[^\x00-\x1f\x7f]{1,256}")
 """A user id: 1 to 256 characters, no control characters."""
+_ARG_PATH = re.compile(r"[A-Za-z_$][\w$-]*(?:\[[0-9]{1,6}\])*(?:\.[A-Za-z_$][\w$-]*(?:\[[0-9]{1,6}\])*)*")
+"""An argument path a grant's ``where`` names (``recipient``, ``message.to[0]``)."""
+
+
+_STREAM_PART = 2**64 - 1
+"""The largest part of a Redis stream id."""
 
 
 def _bad_id(field: str, value: str, pattern: re.Pattern[str]) -> JSONResponse | None:
     """The 400 of an id its route does not accept (never spliced into a store key), else None."""
-    if pattern.fullmatch(value):
+    if pattern.fullmatch(value) and (
+        pattern is not ENTRY_ID or all(int(part) <= _STREAM_PART for part in value.split("-"))
+    ):
         return None
     shown = value[:40].encode("unicode_escape").decode("ascii")
     problem = f"{shown!r} is not a valid {field} (expected {pattern.pattern})"
@@ -669,9 +700,17 @@ def _authorization(data: Any) -> StandingAuthorization:
         raise ValueError(f"unknown fields: {sorted(set(data) - allowed)}")
     days = data.get("expires_in_days")
     now = datetime.now(UTC)
-    where = data.get("where") or {}
-    if not isinstance(where, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in where.items()):
+    where = data.get("where", {})
+    if "where" in data and (not isinstance(where, dict) or not where):
+        raise TypeError("where must be a non-empty object mapping argument paths to patterns (or be left out)")
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in where.items()):
         raise TypeError("where must map argument paths to patterns")
+    for path in where:
+        if not _ARG_PATH.fullmatch(path):
+            raise ValueError(f"where: {path[:40]!r} is not an argument path (names and [n] indices, dotted)")
+    user = data.get("user_id")
+    if isinstance(user, str) and (len(user) > 256 or not user.isprintable()):
+        raise ValueError("user_id must be 1 to 256 printable characters")
     for path, pattern in where.items():
         if not path.strip() or not pattern or (pattern.lstrip().startswith(("<", ">", "==")) and not is_bound(pattern)):
             raise ValueError(f"where.{path}: {pattern!r} is not a glob or a bound such as <=500")

@@ -144,7 +144,7 @@ def _named_source(transcript: Transcript, message: int, users: tuple[str, frozen
     that read it does ("bill-december.txt"); or a noun of the tool's name does ("inbox" of ``read_inbox``)."""
     text, forms = users
     author = transcript.messages[message].author or ""
-    if "@" in author and any(_MAIL <= english().nouns.get(f, frozenset()) for f in forms):
+    if "@" in author and any(english().nouns.get(f, frozenset()) >= _MAIL for f in forms):
         return True  # "the invoice in my latest email": a noun of a message names a mail's source
     if any(len(w) >= 4 and w not in _GENERIC and _whole(text, w) for w in re.split(r"[^\w]+", author.casefold())):
         return True  # "the invoice from Northwind", read from billing@northwind.example
