@@ -494,17 +494,23 @@ def test_a_host_in_any_language_records_the_users_answer(answer: dict[str, Any],
     policy = Policy.load(examples.policy_path())
     running = start(ServiceConfig(policy=policy))
     try:
-        status, asked = call(running.url, "/v1/check", running.token, _asked_check())
-        assert status == 200 and asked["decision"] == "ask_user"
-        status, decided = call(running.url, "/v1/answer", running.token, {"check": _asked_check(), "answer": answer})
+        agent = running.tenants.create("acme", ["check"])
+        person = running.tenants.create("acme", ["answer"])
+        status, asked = call(running.url, "/v1/check", agent, _asked_check())
+        assert status == 200 and asked["decision"] == "ask_user" and asked["question_id"].startswith("q_")
+        question = asked["question_id"]
+        status, shown = call(running.url, f"/v1/questions/{question}", person)
+        assert status == 200 and shown["tool"] == "send_email" and shown["args"]["to"] == "carol@acme.example"
+        assert shown["code"] == asked["code"] and "messages" not in shown
+        status, decided = call(running.url, "/v1/answer", person, {"question_id": question, "answer": answer})
         assert status == 200 and decided["code"] == code, decided
         assert decided["approved"] is (code == "APPROVED_BY_USER")
         status, entries = call(running.url, "/v1/audit", running.token)
         assert entries[-1]["verdict"]["code"] == code  # recorded
-        agent = running.tenants.create("acme")  # check only
-        assert call(running.url, "/v1/answer", agent, {"check": _asked_check(), "answer": answer})[0] == 403
-        nothing = call(running.url, "/v1/answer", running.token, {"check": EMAIL, "answer": {"type": "approve"}})
-        assert nothing[0] == 409  # only an ask_user verdict is answered; the caller never supplies the verdict
+        again = call(running.url, "/v1/answer", person, {"question_id": question, "answer": answer})
+        assert again[0] == 409 and again[1]["error"] == "question_answered"  # answered once
+        assert call(running.url, "/v1/answer", agent, {"question_id": question, "answer": answer})[0] == 403
+        assert call(running.url, "/v1/answer", running.token, {"question_id": question, "answer": answer})[0] == 403
     finally:
         running.stop()
 
@@ -668,3 +674,101 @@ def test_a_store_given_twice_or_from_nowhere_is_one_line() -> None:
         [validator_cli, "serve", "--store-env", "NO_SUCH_VARIABLE_HERE"], capture_output=True, text=True, timeout=60
     )
     assert unset.returncode == 2 and "NO_SUCH_VARIABLE_HERE" in unset.stderr and "Traceback" not in unset.stderr
+
+
+def _asking_service() -> tuple[Running, str, str]:
+    from validator import Policy
+
+    running = start(ServiceConfig(policy=Policy.load(examples.policy_path()), question_seconds=60))
+    return running, running.tenants.create("acme", ["check"]), running.tenants.create("acme", ["answer"])
+
+
+def test_an_answer_is_only_ever_to_a_question_the_service_asked() -> None:
+    running, agent, person = _asking_service()
+    try:
+        approve = {"type": "approve"}
+        # the old form, the check inline: refused, pointing to question_id (it approved checks nobody asked about)
+        old = call(running.url, "/v1/answer", person, {"check": _asked_check(), "answer": approve})
+        assert old[0] == 400 and "question_id" in json.dumps(old[1])
+        # an approvable check never becomes a question, so nothing can answer it and nothing is spent
+        status, verdict = call(running.url, "/v1/check", agent, EMAIL)
+        assert status == 200 and verdict["approved"] and verdict.get("question_id") is None
+        # unknown, malformed
+        unknown = call(running.url, "/v1/answer", person, {"question_id": "q_" + "A" * 32, "answer": approve})
+        assert unknown[0] == 404 and unknown[1]["error"] == "question_not_found"
+        bad = call(running.url, "/v1/answer", person, {"question_id": "../x", "answer": approve})
+        assert bad[0] == 400 and bad[1]["problems"][0]["path"] == "question_id"
+        # another tenant's question: its record is in another namespace
+        status, asked = call(running.url, "/v1/check", agent, _asked_check())
+        other = running.tenants.create("globex", ["answer"])
+        foreign = call(running.url, "/v1/answer", other, {"question_id": asked["question_id"], "answer": approve})
+        assert foreign[0] == 404
+        assert call(running.url, f"/v1/questions/{asked['question_id']}", other)[0] == 404
+        # an answer that cannot be read is a rejection (fail closed), and it is the question's one answer
+        wrong = call(running.url, "/v1/answer", person, {"question_id": asked["question_id"], "answer": {"type": "x"}})
+        assert wrong[0] == 200 and wrong[1]["code"] == "REJECTED_BY_USER", wrong
+        late = call(running.url, "/v1/answer", person, {"question_id": asked["question_id"], "answer": approve})
+        assert late[0] == 409
+    finally:
+        running.stop()
+
+
+def test_replayed_answers_approve_once() -> None:
+    running, agent, person = _asking_service()
+    try:
+        _, asked = call(running.url, "/v1/check", agent, _asked_check())
+        body_ = {"question_id": asked["question_id"], "answer": {"type": "approve"}}
+        codes = [call(running.url, "/v1/answer", person, body_) for _ in range(3)]
+        assert [c[0] for c in codes] == [200, 409, 409]
+        _, entries = call(running.url, "/v1/audit?count=1000", running.token)
+        assert sum(e["verdict"]["code"] == "APPROVED_BY_USER" for e in entries) == 1
+    finally:
+        running.stop()
+
+
+def test_an_expired_question_cannot_be_answered() -> None:
+    from validator import Policy
+
+    running = start(ServiceConfig(policy=Policy.load(examples.policy_path()), question_seconds=0.5))
+    try:
+        agent = running.tenants.create("acme", ["check"])
+        person = running.tenants.create("acme", ["answer"])
+        _, asked = call(running.url, "/v1/check", agent, _asked_check())
+        time.sleep(1.0)
+        late = call(
+            running.url, "/v1/answer", person, {"question_id": asked["question_id"], "answer": {"type": "approve"}}
+        )
+        assert late[0] == 404 and late[1]["error"] == "question_not_found"
+    finally:
+        running.stop()
+
+
+def test_an_edit_answers_with_the_edited_calls_verdict_and_closes_the_question() -> None:
+    running, agent, person = _asking_service()
+    try:
+        status, asked = call(running.url, "/v1/check", agent, _asked_check())
+        edit = {
+            "type": "edit",
+            "edited_action": {"name": "send_email", "args": {"to": "marta@acme.example", "body": "R"}},
+        }
+        status, decided = call(running.url, "/v1/answer", person, {"question_id": asked["question_id"], "answer": edit})
+        assert status == 200 and decided["approved"] and decided["tool"] == "send_email"
+        again = call(running.url, "/v1/answer", person, {"question_id": asked["question_id"], "answer": edit})
+        assert again[0] == 409
+    finally:
+        running.stop()
+
+
+def test_a_batch_puts_a_question_for_each_call_it_asks_about() -> None:
+    running, agent, person = _asking_service()
+    try:
+        _, answer = call(running.url, "/v1/check:batch", agent, {"checks": [_asked_check(), EMAIL]})
+        first, second = (r["verdict"] for r in answer["results"])
+        assert first["decision"] == "ask_user" and first["question_id"].startswith("q_")
+        assert second.get("question_id") is None
+        done = call(
+            running.url, "/v1/answer", person, {"question_id": first["question_id"], "answer": {"type": "reject"}}
+        )
+        assert done[0] == 200 and done[1]["code"] == "REJECTED_BY_USER"
+    finally:
+        running.stop()

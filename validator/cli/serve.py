@@ -203,8 +203,9 @@ def serve(
         tenants = service.MemoryTenants()
         print(
             "validator serve: bearer tokens of tenant 'default' (shown once): for agents (check): "
-            f"{tenants.create('default', ['check'])}; for the operator (check, answer, grant, admin): "
-            f"{tenants.create('default', service.SCOPES)}",
+            f"{tenants.create('default', ['check'])}; for the user's answers (answer): "
+            f"{tenants.create('default', ['answer'])}; for the operator (grant, admin): "
+            f"{tenants.create('default', ['grant', 'admin'])}",
             file=sys.stderr,
         )
         config = service.ServiceConfig(
