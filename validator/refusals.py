@@ -139,6 +139,26 @@ def sticky_approval(tool: str, reasoning: str) -> str:
     )
 
 
+NO_QUESTION = (
+    "The service put no question with this verdict (it carries no question_id), so there is nothing to answer: "
+    "the call does not run."
+)
+"""Why an answer to a verdict that put no question is refused (the service asks by id, and only it)."""
+NO_ANSWER_TOKEN = (
+    "This validator holds no answer token (RemoteValidator(answer_token=...)): the user's answer cannot be "
+    "recorded, so the call does not run."
+)
+ANSWER_AGAIN = "Check the call again and answer the question its ask_user verdict carries."
+
+
+def call_id_in_batch(call_id: str) -> str:
+    """Why a copy of a call under an id an earlier check of the same batch carries is refused."""
+    return (
+        f"The tool call id {call_id[:80]!r} stands more than once in this batch: only its first copy is checked, "
+        "and a copy is never approved beside it."
+    )
+
+
 def call_id_reused(call_id: str) -> str:
     """Why a call whose id the conversation already answered is refused."""
     return (

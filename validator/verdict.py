@@ -142,6 +142,9 @@ class Verdict:
     authorization_id: str | None = None
     """The standing authorization the verdict rests on, when one was used (cited, found, or just created
     from the user's answer)."""
+    question_id: str | None = None
+    """The question an ``ask_user`` verdict of the decision service puts to the user, kept until it is
+    answered once (``POST /v1/answer {"question_id", "answer"}``; :mod:`validator.state.questions`)."""
 
     def __post_init__(self) -> None:
         if self.approved != (self.decision is Decision.APPROVE):

@@ -66,12 +66,14 @@ from validator.decision import service_unavailable
 from validator.exceptions import FieldProblem, SetupError, StoreError, ValidatorError
 from validator.gate.authorizations import is_bound
 from validator.inputs import sent, strictjson
-from validator.inputs.checkinput import DEFAULT_LIMITS
+from validator.inputs.checkinput import DEFAULT_LIMITS, check_input_data
 from validator.inputs.held import Held, HeldConversations
 from validator.inputs.sent import CONVERSATION, CONVERSATION_AFTER, CONVERSATION_COUNT, CONVERSATION_DIGEST
 from validator.inputs.transcript import Transcript
 from validator.judges.base import Judge
+from validator.refusals import call_id_in_batch, next_step
 from validator.schemas import schema
+from validator.state import questions
 from validator.store import open_store, tenant_url
 from validator.store.base import Store, redacted
 from validator.store.records import new_authorization_id
@@ -119,6 +121,8 @@ class ServiceConfig:
     :mod:`~validator.inputs.held` counts it (twice their messages' JSON, and 4 KiB each);
     the least recently used are let go past it (their next check is a 409, and the client sends the
     whole input). 0 holds nothing."""
+    question_seconds: float = questions.QUESTION_TTL.total_seconds()
+    """How long an ``ask_user`` verdict's question waits for the user's answer (24 hours)."""
     request_policy_tenants: frozenset[str] = frozenset()
     """Tenants whose check inputs may carry their own ``policy`` (the operator's choice, per tenant). For
     every other tenant the service applies its own policy (``policy``, else the empty one: every tool
@@ -273,6 +277,10 @@ class _Service:
         if scope not in found.scopes:
             granted = ", ".join(sorted(found.scopes))
             raise HTTPException(403, f"this token may {granted}; this route needs the {scope!r} scope")
+        if scope == "answer" and "check" in found.scopes:
+            raise HTTPException(
+                403, "a token that may check can never answer: the agent must not approve its own questions"
+            )
         await self.charge(token, 1, check=check)
         return found.tenant
 
@@ -311,7 +319,12 @@ class _Service:
         return found
 
     async def body(self, request: Request) -> bytes:
-        """The body, refused (413) as soon as it is over the limit, before it is read whole."""
+        """The body, refused (415) unless it is declared JSON, and (413) as soon as it is over the limit, before
+        it is read whole."""
+        media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if media != "application/json":
+            shown = media[:60] or "none"
+            raise HTTPException(415, f"the body must be sent as Content-Type: application/json (got {shown})")
         limit = self.config.max_body_bytes
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > limit):
@@ -369,6 +382,7 @@ class _Service:
         except InputError as exc:
             return JSONResponse(exc.to_dict(), status_code=400)
         status, verdict = await self.judged(who, item)
+        status, verdict = await self.questioned(who, item, status, verdict)
         headers = {"Retry-After": "1"} if status == 503 else {}
         if chain is not None:
             headers |= {CONVERSATION_DIGEST: chain.digest, CONVERSATION_COUNT: str(chain.count)}
@@ -388,39 +402,98 @@ class _Service:
         if len(checks) > 1:  # each check of a batch costs what a check costs (the first was paid for)
             await self.charge(_bearer(request), len(checks) - 1, f"a batch of {len(checks)} checks")
 
-        async def one(raw: Any) -> dict[str, Any]:
+        items: list[CheckInput | dict[str, Any]] = []
+        seen: set[tuple[str | None, str]] = set()
+        for raw in checks:  # the first copy under a call id is checked; the rest reuse its id
             try:
                 item = self.parsed(who, raw)
             except InputError as exc:
-                return {"error": exc.to_dict()}
-            return {"verdict": (await self.judged(who, item))[1]}
+                items.append({"error": exc.to_dict()})
+                continue
+            call = (item.user_id, item.action.call_id or "")
+            if call[1] and call in seen:
+                copy = Verdict.blocked(
+                    item.action.tool,
+                    call_id_in_batch(call[1]),
+                    code=Code.TOOL_CALL_ID_REUSED,
+                    suggested_next_step=next_step(Code.TOOL_CALL_ID_REUSED),
+                )
+                items.append({"verdict": copy.to_dict()})
+                continue
+            seen.add(call)
+            items.append(item)
 
-        return JSONResponse({"results": list(await asyncio.gather(*(one(c) for c in checks)))})
+        async def one(item: CheckInput | dict[str, Any]) -> dict[str, Any]:
+            if isinstance(item, dict):
+                return item
+            status, verdict = await self.judged(who, item)
+            return {"verdict": (await self.questioned(who, item, status, verdict))[1]}
+
+        return JSONResponse({"results": list(await asyncio.gather(*(one(i) for i in items)))})
+
+    async def questioned(
+        self, tenant: str, item: CheckInput, status: int, verdict: dict[str, Any]
+    ) -> tuple[int, dict[str, Any]]:
+        """An ``ask_user`` verdict with the question it puts kept in the tenant's store, and its id added; a store
+        that cannot keep it turns the question into a refusal (a question no one can answer asks nothing)."""
+        if status != 200 or verdict.get("decision") != Decision.ASK_USER.value:
+            return status, verdict
+        asked = Verdict.from_dict(verdict)
+        check = check_input_data(item.transcript, item.action, item.user_id)
+        ttl = timedelta(seconds=self.config.question_seconds)
+
+        def keep(store: Store) -> str:
+            return questions.ask(
+                store,
+                check,
+                asked,
+                user_id=item.user_id,
+                call_id=item.action.call_id,
+                args=item.action.args,
+                ttl=ttl,
+            )
+
+        try:
+            question_id = await self.stored(tenant, keep)
+        except HTTPException as exc:
+            return 503, _refusal(item.action.tool, f"the question could not be kept ({exc.detail})")
+        return 200, {**verdict, "question_id": question_id}
 
     async def answer(self, request: Request) -> JSONResponse:
-        """Record the user's answer to an ``ask_user`` verdict: ``{"check": <check input>, "answer":
-        <decision>}`` (LangChain's shapes: approve, with ``remember``; edit; reject; read strictly). The check
-        is validated again here, never taken from the caller: only an ``ask_user`` verdict is answered (409
-        otherwise), an edit is validated as a new call, and the decided verdict comes back."""
+        """Record the user's answer to a question the service asked: ``{"question_id": …, "answer": <decision>}``
+        (LangChain's shapes: approve, with ``remember``; edit; reject; read strictly). The question is the
+        service's own record (the check it asked about and the verdict that asked), answered once: an unknown,
+        expired or other tenant's id is a 404, a second answer a 409, and a token that may check can never
+        answer (an agent must not approve its own questions). An edit is validated as a new call and its
+        verdict closes the question. This route never checks a call nobody asked the user about."""
         who = await self.tenant(request, "answer")
         try:
             data = strict_json(await self.body(request))
-            if not isinstance(data, dict) or set(data) != {"check", "answer"}:
-                raise InputError([FieldProblem("", 'expected {"check": <check input>, "answer": <decision>}')])
-            item = self.parsed(who, data["check"])
+            if isinstance(data, dict) and "check" in data:
+                raise InputError([FieldProblem("check", ANSWER_BY_ID)])
+            if not isinstance(data, dict) or set(data) != {"question_id", "answer"}:
+                raise InputError(
+                    [FieldProblem("", 'expected {"question_id": <the ask_user verdict\'s id>, "answer": …}')]
+                )
+            question_id = data["question_id"]
+            if not isinstance(question_id, str) or not questions.QUESTION_ID.fullmatch(question_id):
+                raise InputError([FieldProblem("question_id", "is not a question id (q_ and 32 characters)")])
         except InputError as exc:
             return JSONResponse(exc.to_dict(), status_code=400)
-        status, verdict = await self.judged(who, item)
-        if status != 200:
-            return JSONResponse(verdict, status_code=status)
-        asked = Verdict.from_dict(verdict)
-        if asked.decision is not Decision.ASK_USER:
-            return _error(409, "not_asked", {"verdict": verdict})
-        review = read_review(data["answer"], call_id=item.action.call_id or "", tool=item.action.tool)
+        question = await self.stored(who, lambda store: questions.pending(store, question_id))
+        if question is None:
+            return _error(404, "question_not_found", QUESTION_NOT_FOUND)
+        try:
+            item = self.parsed(who, dict(question.check))
+            review = read_review(data["answer"], call_id=question.call_id or "", tool=question.tool)
+        except InputError as exc:
+            return JSONResponse(exc.to_dict(), status_code=400)
+        if not await self.stored(who, lambda store: questions.close(store, question_id)):
+            return _error(409, "question_answered", "this question was answered already: each is answered once")
         checker, _ = self.validator_of(who)
         try:
             decided = await checker.aanswer(
-                asked,
+                Verdict.from_dict(dict(question.verdict)),
                 review.approved,
                 review.reason,
                 messages=item.transcript,
@@ -431,9 +504,21 @@ class _Service:
             )
         except Exception as exc:  # the service's own glue failing: nothing runs
             log.exception("answer failed for tenant %s", who)
-            return JSONResponse(_refusal(item.action.tool, f"the answer was not recorded ({type(exc).__name__})"), 503)
+            return JSONResponse(_refusal(question.tool, f"the answer was not recorded ({type(exc).__name__})"), 503)
         self.verdicts.labels(decided.code.value).inc()
         return JSONResponse(decided.to_dict())
+
+    async def question(self, request: Request, question_id: str) -> JSONResponse:
+        """What a person answering a question is shown: the tool, the arguments, the reason code and text."""
+        found = await self._by_id(
+            request,
+            "answer",
+            ("question_id", question_id, questions.QUESTION_ID),
+            lambda store: questions.pending(store, question_id),
+        )
+        if isinstance(found, JSONResponse):
+            return found
+        return _error(404, "question_not_found", QUESTION_NOT_FOUND) if found is None else JSONResponse(found.shown())
 
     async def grant(self, request: Request) -> JSONResponse:
         """Grant a standing authorization (the CLI's ``auth grant``)."""
@@ -559,7 +644,7 @@ def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None =
 
     check_input = schema("check-input")
     verdict = {"content": {"application/json": {"schema": schema("verdict")}}}
-    refusals: dict[int | str, dict[str, Any]] = {400: {}, 401: {}, 403: {}, 413: {}, 429: {}, 503: {}}
+    refusals: dict[int | str, dict[str, Any]] = {400: {}, 401: {}, 403: {}, 413: {}, 415: {}, 429: {}, 503: {}}
     batch = {"type": "array", "items": check_input, "minItems": 1, "maxItems": config.max_batch}
     batch_schema = {
         "type": "object",
@@ -589,7 +674,8 @@ def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None =
     route(
         "/v1/check:batch", service.check_batch, methods=["POST"], openapi_extra=body(batch_schema), responses=refusals
     )
-    route("/v1/answer", service.answer, methods=["POST"], responses={200: verdict, 409: {}, **refusals})
+    route("/v1/answer", service.answer, methods=["POST"], responses={200: verdict, 404: {}, 409: {}, **refusals})
+    route("/v1/questions/{question_id}", service.question, methods=["GET"], responses={404: {}, **refusals})
     route("/v1/authorizations", service.grant, methods=["POST"], status_code=201, responses=refusals)
     route("/v1/authorizations", service.authorizations, methods=["GET"], responses=refusals)
     route("/v1/authorizations/{auth_id}/revoke", service.revoke, methods=["POST"], responses={404: {}, **refusals})
@@ -607,11 +693,19 @@ AUTH_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 """A standing authorization id (``auth_`` and 16 hex digits when the validator makes one)."""
 USER_ID = re.compile(r"[^\x00-\x1f\x7f]{1,256}")
 """A user id: 1 to 256 characters, no control characters."""
+_ARG_PATH = re.compile(r"[A-Za-z_$][\w$-]*(?:\[[0-9]{1,6}\])*(?:\.[A-Za-z_$][\w$-]*(?:\[[0-9]{1,6}\])*)*")
+"""An argument path a grant's ``where`` names (``recipient``, ``message.to[0]``)."""
+
+
+_STREAM_PART = 2**64 - 1
+"""The largest part of a Redis stream id."""
 
 
 def _bad_id(field: str, value: str, pattern: re.Pattern[str]) -> JSONResponse | None:
     """The 400 of an id its route does not accept (never spliced into a store key), else None."""
-    if pattern.fullmatch(value):
+    if pattern.fullmatch(value) and (
+        pattern is not ENTRY_ID or all(int(part) <= _STREAM_PART for part in value.split("-"))
+    ):
         return None
     shown = value[:40].encode("unicode_escape").decode("ascii")
     problem = f"{shown!r} is not a valid {field} (expected {pattern.pattern})"
@@ -645,6 +739,13 @@ def check_persistence(config: ServiceConfig) -> None:
         )
 
 
+ANSWER_BY_ID = (
+    'an answer names the question it answers: {"question_id": <the id the ask_user verdict carries>, "answer": '
+    "…}; the service no longer takes the check inline (it answered questions nobody had asked)"
+)
+QUESTION_NOT_FOUND = "no question waits under this id for this tenant: it is unknown, expired, or another tenant's"
+
+
 POLICY_REFUSED = (
     "this service applies its own policy; a check input may carry one only for a tenant the operator allows "
     "(validator serve --allow-request-policy TENANT)"
@@ -669,9 +770,17 @@ def _authorization(data: Any) -> StandingAuthorization:
         raise ValueError(f"unknown fields: {sorted(set(data) - allowed)}")
     days = data.get("expires_in_days")
     now = datetime.now(UTC)
-    where = data.get("where") or {}
-    if not isinstance(where, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in where.items()):
+    where = data.get("where", {})
+    if "where" in data and (not isinstance(where, dict) or not where):
+        raise TypeError("where must be a non-empty object mapping argument paths to patterns (or be left out)")
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in where.items()):
         raise TypeError("where must map argument paths to patterns")
+    for path in where:
+        if not _ARG_PATH.fullmatch(path):
+            raise ValueError(f"where: {path[:40]!r} is not an argument path (names and [n] indices, dotted)")
+    user = data.get("user_id")
+    if isinstance(user, str) and (len(user) > 256 or not user.isprintable()):
+        raise ValueError("user_id must be 1 to 256 printable characters")
     for path, pattern in where.items():
         if not path.strip() or not pattern or (pattern.lstrip().startswith(("<", ">", "==")) and not is_bound(pattern)):
             raise ValueError(f"where.{path}: {pattern!r} is not a glob or a bound such as <=500")

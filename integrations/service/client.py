@@ -123,9 +123,9 @@ def _conversation_call(check_input: Mapping[str, Any] | str | bytes, name: str, 
     )
 
 
-def _answer_call(check_input: Mapping[str, Any], decision: Any) -> _Call[Verdict]:
-    body = _encoded({"check": dict(check_input), "answer": decision})
-    return _Call("/v1/answer", body, partial(_one, _tool(check_input)))
+def _answer_call(question_id: str, tool: str, decision: Any) -> _Call[Verdict]:
+    body = _encoded({"question_id": question_id, "answer": decision})
+    return _Call("/v1/answer", body, partial(_one, tool))
 
 
 def _batch_call(check_inputs: list[Mapping[str, Any]]) -> _Call[list[Verdict]]:
@@ -236,10 +236,11 @@ class ServiceClient(_Base[httpx.BaseTransport, httpx.Client]):
         self._learn(conversation, plan, status, headers)
         return plan.first.read(status, body)
 
-    def answer(self, check_input: Mapping[str, Any], decision: Any) -> Verdict:
-        """Record the user's answer (LangChain's decision shapes) to the ``ask_user`` verdict on ``check_input``
-        (``POST /v1/answer``, scope ``answer``): the decided verdict; a refusal on any failure."""
-        return self._call(_answer_call(check_input, decision))
+    def answer(self, question_id: str, tool: str, decision: Any) -> Verdict:
+        """Record the user's answer (LangChain's decision shapes) to the question an ``ask_user`` verdict on
+        ``tool`` put (its ``question_id``; ``POST /v1/answer``, scope ``answer``): the decided verdict; a
+        refusal on any failure."""
+        return self._call(_answer_call(question_id, tool, decision))
 
     def check_batch(self, check_inputs: list[Mapping[str, Any]]) -> list[Verdict]:
         """The verdicts on several check inputs, in order; each a refusal on any failure."""
@@ -291,8 +292,8 @@ class AsyncServiceClient(_Base[httpx.AsyncBaseTransport, httpx.AsyncClient]):
         self._learn(conversation, plan, status, headers)
         return plan.first.read(status, body)
 
-    async def answer(self, check_input: Mapping[str, Any], decision: Any) -> Verdict:
-        return await self._call(_answer_call(check_input, decision))
+    async def answer(self, question_id: str, tool: str, decision: Any) -> Verdict:
+        return await self._call(_answer_call(question_id, tool, decision))
 
     async def check_batch(self, check_inputs: list[Mapping[str, Any]]) -> list[Verdict]:
         return await self._call(_batch_call(check_inputs))

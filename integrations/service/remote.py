@@ -25,15 +25,18 @@ from validator.integrations.service.client import AsyncServiceClient, ServiceCli
 
 from validator.engine.pipeline import ActionInput, AnswerOptions, CallOptions, CheckOptions, MessagesInput, Validator
 from validator.exceptions import UsageError
-from validator.inputs.checkinput import read_action, read_messages
+from validator.inputs.checkinput import check_input_data, read_action, read_messages
 from validator.policy import Policy
-from validator.verdict import Verdict
+from validator.refusals import ANSWER_AGAIN, NO_ANSWER_TOKEN, NO_QUESTION
+from validator.verdict import Code, Verdict
 
 __all__ = ["RemoteValidator"]
 
 
 class RemoteValidator(Validator):
-    """See the module docstring. ``token`` needs the ``check`` scope, and ``answer`` to record answers."""
+    """See the module docstring. ``token`` needs the ``check`` scope. ``answer_token`` (the ``answer`` scope, and
+    never ``check``: the service refuses a token that may check to answer) records the user's answers; without
+    it an answer is a refusal and the call does not run."""
 
     def __init__(
         self,
@@ -41,6 +44,7 @@ class RemoteValidator(Validator):
         token: str,
         *,
         policy: Policy,
+        answer_token: str | None = None,
         timeout: float = 10.0,
         transport: httpx.BaseTransport | None = None,
         async_transport: httpx.AsyncBaseTransport | None = None,
@@ -48,6 +52,10 @@ class RemoteValidator(Validator):
         super().__init__(policy)
         self.client = ServiceClient(url, token, timeout=timeout, transport=transport)
         self.async_client = AsyncServiceClient(url, token, timeout=timeout, transport=async_transport)
+        answering = answer_token or ""
+        self.answer_client = ServiceClient(url, answering, timeout=timeout, transport=transport)
+        self.async_answer_client = AsyncServiceClient(url, answering, timeout=timeout, transport=async_transport)
+        self.answers = answer_token is not None
 
     def validate(self, messages: MessagesInput, action: ActionInput, **options: Unpack[CheckOptions]) -> Verdict:
         return self.client.check(check_input(messages, action, options.get("user_id"), options.get("agent_request")))
@@ -59,14 +67,18 @@ class RemoteValidator(Validator):
     def answer(
         self, verdict: Verdict, approved: bool, reason: str | None = None, **options: Unpack[AnswerOptions]
     ) -> Verdict:
-        body, answer = _answer(approved, reason, options)
-        return self.client.answer(body, answer)
+        if verdict.question_id is None or not self.answers:
+            return _unasked(verdict, self.answers)
+        return self.answer_client.answer(verdict.question_id, verdict.tool, _answer(verdict, approved, reason, options))
 
     async def aanswer(
         self, verdict: Verdict, approved: bool, reason: str | None = None, **options: Unpack[AnswerOptions]
     ) -> Verdict:
-        body, answer = _answer(approved, reason, options)
-        return await self.async_client.answer(body, answer)
+        if verdict.question_id is None or not self.answers:
+            return _unasked(verdict, self.answers)
+        return await self.async_answer_client.answer(
+            verdict.question_id, verdict.tool, _answer(verdict, approved, reason, options)
+        )
 
     def feedback(
         self, verdict: Verdict, approved: bool, reason: str | None = None, **options: Unpack[CallOptions]
@@ -76,11 +88,16 @@ class RemoteValidator(Validator):
         raise UsageError("RemoteValidator cannot record feedback yet: the service has no feedback route")
 
 
-def _answer(approved: bool, reason: str | None, options: AnswerOptions) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``POST /v1/answer``'s two parts: the call's check input and the user's decision on it."""
-    body = check_input(options["messages"], options["action"], options.get("user_id"), options.get("agent_request"))
-    tool = body["action"]["tool"]
-    return body, decision(approved, reason, options.get("remember"), options.get("edit"), tool)
+def _answer(verdict: Verdict, approved: bool, reason: str | None, options: AnswerOptions) -> dict[str, Any]:
+    """``POST /v1/answer``'s decision: the user's answer to the question the verdict carries."""
+    return decision(approved, reason, options.get("remember"), options.get("edit"), verdict.tool)
+
+
+def _unasked(verdict: Verdict, answers: bool) -> Verdict:
+    """The refusal of an answer this validator cannot give: the verdict put no question (the service asks by
+    id, and only it), or no answer token was given."""
+    why = NO_QUESTION if answers else NO_ANSWER_TOKEN
+    return Verdict.blocked(verdict.tool, why, code=Code.SERVICE_UNAVAILABLE, suggested_next_step=ANSWER_AGAIN)
 
 
 def check_input(
@@ -88,24 +105,7 @@ def check_input(
 ) -> dict[str, Any]:
     """The check input (the service's wire format) of one call: messages, action (with its call id), user."""
     transcript, pending = read_messages(messages, agent_request), read_action(action)
-    out: list[dict[str, Any]] = []
-    for m in transcript.messages:
-        item: dict[str, Any] = {"role": m.role, "content": m.content}
-        if m.tool_calls:
-            item["tool_calls"] = [{"id": c.id, "name": c.name, "args": dict(c.args)} for c in m.tool_calls]
-        for key in ("tool_call_id", "name", "author"):
-            if getattr(m, key) is not None:
-                item[key] = getattr(m, key)
-        out.append(item)
-    wire: dict[str, Any] = {"tool": pending.tool, "args": dict(pending.args)}
-    if pending.justification is not None:
-        wire["justification"] = pending.justification
-    if pending.call_id:
-        wire["call_id"] = pending.call_id
-    body: dict[str, Any] = {"messages": out, "action": wire}
-    if user_id is not None:
-        body["user_id"] = user_id
-    return body
+    return check_input_data(transcript, pending, user_id)
 
 
 def decision(

@@ -142,6 +142,7 @@ def test_a_conversation_the_process_does_not_hold_answers_409_and_the_client_rec
 def post_after(url: str, token: str, conversation: str, after: str) -> httpx.Response:
     """A raw incremental check: one new message after the digest ``after``."""
     headers = {"Authorization": f"Bearer {token}", sent.CONVERSATION: conversation, sent.CONVERSATION_AFTER: after}
+    headers["Content-Type"] = "application/json"
     return httpx.post(url + "/v1/check", content=json.dumps(check(history(["chat"]))), headers=headers)
 
 
@@ -165,7 +166,11 @@ def test_a_bad_conversation_name_is_a_400_naming_the_header(running: Running) ->
     answer = httpx.post(
         running.url + "/v1/check",
         content=json.dumps(check(history(["request"]))),
-        headers={"Authorization": f"Bearer {running.token}", sent.CONVERSATION: "no spaces/here"},
+        headers={
+            "Authorization": f"Bearer {running.token}",
+            "Content-Type": "application/json",
+            sent.CONVERSATION: "no spaces/here",
+        },
     )
     assert answer.status_code == 400 and sent.CONVERSATION in answer.text
 
@@ -246,7 +251,11 @@ def test_a_digest_without_its_conversation_is_a_400(running: Running) -> None:
     answer = httpx.post(
         running.url + "/v1/check",
         content=json.dumps(check(history(["request"]))),
-        headers={"Authorization": f"Bearer {running.token}", sent.CONVERSATION_AFTER: "0" * 64},
+        headers={
+            "Authorization": f"Bearer {running.token}",
+            "Content-Type": "application/json",
+            sent.CONVERSATION_AFTER: "0" * 64,
+        },
     )
     assert answer.status_code == 400 and sent.CONVERSATION in answer.text
 

@@ -40,7 +40,9 @@ def _agent(validator: Any, to: str, sent: list[str]) -> Any:
 def test_checks_and_answers_go_to_the_service_and_what_it_refuses_never_runs() -> None:
     running = start(ServiceConfig(policy=POLICY))
     try:
-        remote = RemoteValidator(running.url, running.token, policy=POLICY)
+        agent_token = running.tenants.create("acme", ["check"])
+        answering = running.tenants.create("acme", ["answer"])
+        remote = RemoteValidator(running.url, agent_token, policy=POLICY, answer_token=answering)
         cfg = {"configurable": {"thread_id": "t", "user_id": "u-1"}}
         sent: list[str] = []
         _agent(remote, "marta@acme.example", sent).invoke({"messages": [HumanMessage(USER)]}, cfg)

@@ -494,16 +494,281 @@ def test_a_host_in_any_language_records_the_users_answer(answer: dict[str, Any],
     policy = Policy.load(examples.policy_path())
     running = start(ServiceConfig(policy=policy))
     try:
-        status, asked = call(running.url, "/v1/check", running.token, _asked_check())
-        assert status == 200 and asked["decision"] == "ask_user"
-        status, decided = call(running.url, "/v1/answer", running.token, {"check": _asked_check(), "answer": answer})
+        agent = running.tenants.create("acme", ["check"])
+        person = running.tenants.create("acme", ["answer"])
+        status, asked = call(running.url, "/v1/check", agent, _asked_check())
+        assert status == 200 and asked["decision"] == "ask_user" and asked["question_id"].startswith("q_")
+        question = asked["question_id"]
+        status, shown = call(running.url, f"/v1/questions/{question}", person)
+        assert status == 200 and shown["tool"] == "send_email" and shown["args"]["to"] == "carol@acme.example"
+        assert shown["code"] == asked["code"] and "messages" not in shown
+        status, decided = call(running.url, "/v1/answer", person, {"question_id": question, "answer": answer})
         assert status == 200 and decided["code"] == code, decided
         assert decided["approved"] is (code == "APPROVED_BY_USER")
         status, entries = call(running.url, "/v1/audit", running.token)
         assert entries[-1]["verdict"]["code"] == code  # recorded
-        agent = running.tenants.create("acme")  # check only
-        assert call(running.url, "/v1/answer", agent, {"check": _asked_check(), "answer": answer})[0] == 403
-        nothing = call(running.url, "/v1/answer", running.token, {"check": EMAIL, "answer": {"type": "approve"}})
-        assert nothing[0] == 409  # only an ask_user verdict is answered; the caller never supplies the verdict
+        again = call(running.url, "/v1/answer", person, {"question_id": question, "answer": answer})
+        assert again[0] == 409 and again[1]["error"] == "question_answered"  # answered once
+        assert call(running.url, "/v1/answer", agent, {"question_id": question, "answer": answer})[0] == 403
+        assert call(running.url, "/v1/answer", running.token, {"question_id": question, "answer": answer})[0] == 403
+    finally:
+        running.stop()
+
+
+# --- issue 43: a batch's copies, strict edges, secrets off the command line -------------------------------
+
+
+def test_copies_of_one_call_in_a_batch_are_checked_once(service: Running) -> None:
+    """Five copies of one email under one call id: the first is checked, the rest reuse its id."""
+    one = json.loads(json.dumps(EMAIL))
+    one["action"]["call_id"] = "call_1"
+    other = json.loads(json.dumps(EMAIL))
+    other["action"]["call_id"] = "call_2"
+    status, answer = call(service.url, "/v1/check:batch", service.token, {"checks": [one] * 5 + [other]})
+    assert status == 200, answer
+    codes = [r["verdict"]["code"] for r in answer["results"]]
+    assert codes[0] == "APPROVED" and codes[1:5] == ["TOOL_CALL_ID_REUSED"] * 4, codes
+    assert all(not r["verdict"]["approved"] for r in answer["results"][1:5])
+    assert "more than once in this batch" in answer["results"][1]["verdict"]["reasoning"]
+
+
+@pytest.mark.parametrize("media", [None, "text/plain", "application/xml", "application/x-www-form-urlencoded"])
+def test_a_body_not_declared_json_is_a_415(service: Running, media: str | None) -> None:
+    request = urllib.request.Request(service.url + "/v1/check", data=json.dumps(EMAIL).encode(), method="POST")
+    request.add_header("Authorization", f"Bearer {service.token}")
+    if media is not None:
+        request.add_header("Content-Type", media)
+    else:
+        request.remove_header("Content-type")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            status, answer = response.status, _parsed(response.read())
+    except urllib.error.HTTPError as exc:
+        status, answer = exc.code, _parsed(exc.read())
+    if media is None:  # urllib sends form-encoded when told nothing
+        assert status == 415, answer
+    else:
+        assert status == 415 and "application/json" in answer["error"], answer
+    ok = call(service.url, "/v1/check", service.token, EMAIL)  # with its charset too
+    assert ok[0] == 200
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v1/audit/99999999999999999999-99999999999999999999",
+        "/v1/audit?after=99999999999999999999-1",
+        "/v1/audit/18446744073709551616-0",
+    ],
+)
+def test_an_audit_id_beyond_a_stream_ids_range_is_a_400(service: Running, path: str) -> None:
+    status, answer = call(service.url, path, service.token)
+    assert status == 400 and answer["problems"][0]["path"] in ("entry_id", "after"), answer
+    assert call(service.url, "/v1/audit/18446744073709551615-0", service.token)[0] == 404  # in range: not found
+
+
+GRANT = {"user_id": "u-1", "tool": "send_email", "quote": "Always email Acme."}
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"where": []}, "non-empty object"),
+        ({"where": False}, "non-empty object"),
+        ({"where": 0}, "non-empty object"),
+        ({"where": ""}, "non-empty object"),
+        ({"where": None}, "non-empty object"),
+        ({"where": {}}, "non-empty object"),
+        ({"where": {"to;rm": "*"}}, "argument path"),
+        ({"user_id": "\u0000"}, "printable"),
+        ({"user_id": "u" * 100_000}, "printable"),
+        ({"user_id": "a\u2028b"}, "printable"),
+    ],
+)
+def test_a_grant_with_no_real_constraint_or_an_unlistable_user_is_a_400(
+    service: Running, change: dict[str, Any], words: str
+) -> None:
+    status, answer = call(service.url, "/v1/authorizations", service.token, {**GRANT, **change})
+    assert status == 400 and words in json.dumps(answer), answer
+    ok = call(service.url, "/v1/authorizations", service.token, {**GRANT, "where": {"to": "*@acme.example"}})
+    assert ok[0] == 201
+
+
+@pytest.mark.parametrize("number", ["1e-400", "-1e-400", "0.5e-330"])
+def test_a_number_that_underflows_is_refused_with_its_path_as_one_that_overflows_is(
+    service: Running, number: str
+) -> None:
+    raw = json.dumps(EMAIL).replace('"to": ', f'"amount": {number}, "to": ', 1).encode()
+    status, answer = call(service.url, "/v1/check", service.token, raw)
+    assert status == 400 and "action.args.amount" in json.dumps(answer), answer
+    assert "underflows" in json.dumps(answer)
+    status, answer = call(service.url, "/v1/check", service.token, raw.replace(number.encode(), b"1e400"))
+    assert status == 400 and "action.args.amount" in json.dumps(answer), answer
+
+
+@pytest.mark.parametrize("how", ["file", "env"])
+def test_the_store_password_stays_off_the_command_line_and_out_of_the_environment(tmp_path: Path, how: str) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.redis_server import RedisServer
+
+    secret = "s3cret-Pa55-never-in-ps"
+    server = RedisServer(tmp_path, extra=("--requirepass", secret))
+    server.start()
+    url = f"redis://:{secret}@127.0.0.1:{server.port}/0"
+    port = free_port()
+    env = dict(os.environ)
+    if how == "file":
+        (tmp_path / "store-url").write_text(url + "\n")
+        source = ["--store-file", str(tmp_path / "store-url")]
+    else:
+        env["MY_STORE"] = url
+        source = ["--store-env", "MY_STORE"]
+    validator_cli = str(Path(sys.executable).with_name("validator"))
+    process = subprocess.Popen(
+        [validator_cli, "serve", *source, "--port", str(port), "--workers", "2"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.2)
+        else:
+            raise AssertionError("the service did not become ready")
+        children = subprocess.run(["pgrep", "-f", f"--port {port}"], capture_output=True, text=True).stdout.split()
+        workers = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+        for pid in {str(process.pid), *children, *workers}:
+            for part in ("cmdline", "environ"):
+                try:
+                    seen = Path(f"/proc/{pid}/{part}").read_bytes()
+                except OSError:
+                    continue  # gone meanwhile
+                if part == "environ" and how == "env" and pid == str(process.pid):
+                    continue  # the operator's own variable as the command started (the workers never get it)
+                assert secret.encode() not in seen, (pid, part)
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+        server.stop()
+
+
+def test_a_store_given_twice_or_from_nowhere_is_one_line() -> None:
+    import subprocess
+    import sys
+
+    validator_cli = str(Path(sys.executable).with_name("validator"))
+    twice = subprocess.run(
+        [validator_cli, "serve", "--store", "memory://", "--store-env", "X"], capture_output=True, text=True, timeout=60
+    )
+    assert twice.returncode == 2 and "give the store once" in twice.stderr
+    unset = subprocess.run(
+        [validator_cli, "serve", "--store-env", "NO_SUCH_VARIABLE_HERE"], capture_output=True, text=True, timeout=60
+    )
+    assert unset.returncode == 2 and "NO_SUCH_VARIABLE_HERE" in unset.stderr and "Traceback" not in unset.stderr
+
+
+def _asking_service() -> tuple[Running, str, str]:
+    from validator import Policy
+
+    running = start(ServiceConfig(policy=Policy.load(examples.policy_path()), question_seconds=60))
+    return running, running.tenants.create("acme", ["check"]), running.tenants.create("acme", ["answer"])
+
+
+def test_an_answer_is_only_ever_to_a_question_the_service_asked() -> None:
+    running, agent, person = _asking_service()
+    try:
+        approve = {"type": "approve"}
+        # the old form, the check inline: refused, pointing to question_id (it approved checks nobody asked about)
+        old = call(running.url, "/v1/answer", person, {"check": _asked_check(), "answer": approve})
+        assert old[0] == 400 and "question_id" in json.dumps(old[1])
+        # an approvable check never becomes a question, so nothing can answer it and nothing is spent
+        status, verdict = call(running.url, "/v1/check", agent, EMAIL)
+        assert status == 200 and verdict["approved"] and verdict.get("question_id") is None
+        # unknown, malformed
+        unknown = call(running.url, "/v1/answer", person, {"question_id": "q_" + "A" * 32, "answer": approve})
+        assert unknown[0] == 404 and unknown[1]["error"] == "question_not_found"
+        bad = call(running.url, "/v1/answer", person, {"question_id": "../x", "answer": approve})
+        assert bad[0] == 400 and bad[1]["problems"][0]["path"] == "question_id"
+        # another tenant's question: its record is in another namespace
+        status, asked = call(running.url, "/v1/check", agent, _asked_check())
+        other = running.tenants.create("globex", ["answer"])
+        foreign = call(running.url, "/v1/answer", other, {"question_id": asked["question_id"], "answer": approve})
+        assert foreign[0] == 404
+        assert call(running.url, f"/v1/questions/{asked['question_id']}", other)[0] == 404
+        # an answer that cannot be read is a rejection (fail closed), and it is the question's one answer
+        wrong = call(running.url, "/v1/answer", person, {"question_id": asked["question_id"], "answer": {"type": "x"}})
+        assert wrong[0] == 200 and wrong[1]["code"] == "REJECTED_BY_USER", wrong
+        late = call(running.url, "/v1/answer", person, {"question_id": asked["question_id"], "answer": approve})
+        assert late[0] == 409
+    finally:
+        running.stop()
+
+
+def test_replayed_answers_approve_once() -> None:
+    running, agent, person = _asking_service()
+    try:
+        _, asked = call(running.url, "/v1/check", agent, _asked_check())
+        body_ = {"question_id": asked["question_id"], "answer": {"type": "approve"}}
+        codes = [call(running.url, "/v1/answer", person, body_) for _ in range(3)]
+        assert [c[0] for c in codes] == [200, 409, 409]
+        _, entries = call(running.url, "/v1/audit?count=1000", running.token)
+        assert sum(e["verdict"]["code"] == "APPROVED_BY_USER" for e in entries) == 1
+    finally:
+        running.stop()
+
+
+def test_an_expired_question_cannot_be_answered() -> None:
+    from validator import Policy
+
+    running = start(ServiceConfig(policy=Policy.load(examples.policy_path()), question_seconds=0.5))
+    try:
+        agent = running.tenants.create("acme", ["check"])
+        person = running.tenants.create("acme", ["answer"])
+        _, asked = call(running.url, "/v1/check", agent, _asked_check())
+        time.sleep(1.0)
+        late = call(
+            running.url, "/v1/answer", person, {"question_id": asked["question_id"], "answer": {"type": "approve"}}
+        )
+        assert late[0] == 404 and late[1]["error"] == "question_not_found"
+    finally:
+        running.stop()
+
+
+def test_an_edit_answers_with_the_edited_calls_verdict_and_closes_the_question() -> None:
+    running, agent, person = _asking_service()
+    try:
+        status, asked = call(running.url, "/v1/check", agent, _asked_check())
+        edit = {
+            "type": "edit",
+            "edited_action": {"name": "send_email", "args": {"to": "marta@acme.example", "body": "R"}},
+        }
+        status, decided = call(running.url, "/v1/answer", person, {"question_id": asked["question_id"], "answer": edit})
+        assert status == 200 and decided["approved"] and decided["tool"] == "send_email"
+        again = call(running.url, "/v1/answer", person, {"question_id": asked["question_id"], "answer": edit})
+        assert again[0] == 409
+    finally:
+        running.stop()
+
+
+def test_a_batch_puts_a_question_for_each_call_it_asks_about() -> None:
+    running, agent, person = _asking_service()
+    try:
+        _, answer = call(running.url, "/v1/check:batch", agent, {"checks": [_asked_check(), EMAIL]})
+        first, second = (r["verdict"] for r in answer["results"])
+        assert first["decision"] == "ask_user" and first["question_id"].startswith("q_")
+        assert second.get("question_id") is None
+        done = call(
+            running.url, "/v1/answer", person, {"question_id": first["question_id"], "answer": {"type": "reject"}}
+        )
+        assert done[0] == 200 and done[1]["code"] == "REJECTED_BY_USER"
     finally:
         running.stop()

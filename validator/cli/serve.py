@@ -45,7 +45,7 @@ def app_from_environment() -> Any:
     policy = Policy.load(settings["policy"]) if settings.get("policy") else None
     _structured_logs()
     config = service.ServiceConfig(
-        store_url=settings["store"],
+        store_url=_resolved(settings["store"]),
         policy=policy,
         rate_per_second=settings["rate"],
         burst=settings["burst"],
@@ -53,6 +53,56 @@ def app_from_environment() -> Any:
         allow_volatile_store=bool(settings.get("allow_volatile_store")),
     )
     return service.create_app(config)
+
+
+def _resolved(store: Any) -> str:
+    """The store URL a worker opens: given whole, or read from the file or environment variable the command
+    named (so that a password never stands on a command line or in the settings a worker inherits)."""
+    if isinstance(store, str):
+        return store
+    if "file" in store:
+        return _first_line(Path(store["file"]).read_text(encoding="utf-8"))
+    return os.environ[store["env"]].strip()
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _store_source(store: str | None, store_file: Path | None, store_env: str | None) -> tuple[str, Any]:
+    """``(url, what the settings carry)``: the URL, and either the URL itself or where to read it again."""
+    given = [x for x in (store, store_file, store_env) if x]
+    if len(given) > 1:
+        raise UsageError("give the store once: --store, --store-file or --store-env")
+    if store_file is not None:
+        try:
+            url = _first_line(store_file.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise UsageError(f"--store-file {store_file}: {exc.strerror or exc}") from None
+        if not url:
+            raise UsageError(f"--store-file {store_file}: the file holds no store URL")
+        return url, {"file": str(store_file.resolve())}
+    if store_env is not None:
+        url = os.environ.pop(store_env, "").strip()  # the workers inherit the environment: not this
+        if not url:
+            raise UsageError(f"--store-env {store_env}: that environment variable is not set or empty")
+        return url, {"file": _private_copy(url)}
+    url = store or "memory://"
+    return url, url
+
+
+def _private_copy(url: str) -> str:
+    """A file only this user reads, holding ``url`` for the workers, removed when the command ends."""
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="validator-serve-")  # mode 0700
+    path = Path(folder) / "store-url"
+    path.touch(mode=0o600)
+    path.write_text(url + "\n", encoding="utf-8")
+    atexit.register(shutil.rmtree, folder, True)
+    return str(path)
 
 
 def _structured_logs() -> None:
@@ -71,6 +121,20 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to bind: loopback unless told otherwise.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8321,
     store: StoreOption = None,
+    store_file: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="PATH",
+            help="A file whose first line is the store URL (with its password): kept off the command line.",
+        ),
+    ] = None,
+    store_env: Annotated[
+        str | None,
+        typer.Option(
+            metavar="NAME",
+            help="An environment variable holding the store URL (with its password): kept off the command line.",
+        ),
+    ] = None,
     policy: Annotated[Path | None, typer.Option(help="Policy file (TOML or JSON).")] = None,
     workers: Annotated[int, typer.Option(help="Worker processes (more than one needs --store redis://...).")] = 1,
     judge: Annotated[str, typer.Option(help="Judge: strict (offline, the embedded default).")] = "strict",
@@ -96,7 +160,11 @@ def serve(
     service = _service()
     import uvicorn
 
-    url = store or "memory://"
+    try:
+        url, source = _store_source(store, store_file, store_env)
+    except UsageError as exc:
+        _err(str(exc))
+        raise typer.Exit(2) from None
     if judge != "strict":
         _err("validator serve runs the strict judge; a model judge is configured in code (ServiceConfig.judge)")
         raise typer.Exit(2)
@@ -114,7 +182,7 @@ def serve(
             raise typer.Exit(2) from None
     allowed = sorted(set(allow_request_policy or ()))
     settings = {
-        "store": url,
+        "store": source,
         "policy": str(policy) if policy else None,
         "rate": rate,
         "burst": burst,
@@ -135,8 +203,9 @@ def serve(
         tenants = service.MemoryTenants()
         print(
             "validator serve: bearer tokens of tenant 'default' (shown once): for agents (check): "
-            f"{tenants.create('default', ['check'])}; for the operator (check, answer, grant, admin): "
-            f"{tenants.create('default', service.SCOPES)}",
+            f"{tenants.create('default', ['check'])}; for the user's answers (answer): "
+            f"{tenants.create('default', ['answer'])}; for the operator (grant, admin): "
+            f"{tenants.create('default', ['grant', 'admin'])}",
             file=sys.stderr,
         )
         config = service.ServiceConfig(

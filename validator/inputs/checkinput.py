@@ -32,6 +32,7 @@ from validator.policy import Policy
 
 __all__ = [
     "CheckInput",
+    "check_input_data",
     "Limits",
     "parse_action",
     "parse_transcript",
@@ -354,3 +355,30 @@ def read_action(action: Any) -> PendingAction:
         raise
     except Exception as exc:
         raise InputError([FieldProblem("action", f"cannot be read: {type(exc).__name__}: {exc}")]) from exc
+
+
+def check_input_data(transcript: Transcript, action: PendingAction, user_id: str | None) -> dict[str, Any]:
+    """One call as check-input JSON data (the service's wire format, read back by :meth:`CheckInput.from_dict`):
+    the messages, the action with its justification and call id, the user."""
+    messages: list[dict[str, Any]] = []
+    for m in transcript.messages:
+        message: dict[str, Any] = {"role": m.role, "content": m.content}
+        if m.tool_calls:
+            message["tool_calls"] = [{"id": c.id, "name": c.name, "args": dict(c.args)} for c in m.tool_calls]
+        for name in ("tool_call_id", "name", "author"):
+            if getattr(m, name) is not None:
+                message[name] = getattr(m, name)
+        if m.is_error:
+            message["is_error"] = True
+        messages.append(message)
+    wire: dict[str, Any] = {"tool": action.tool, "args": dict(action.args)}
+    if action.justification is not None:
+        wire["justification"] = action.justification
+    if action.call_id:
+        wire["call_id"] = action.call_id
+    if action.find_evidence:
+        wire["find_evidence"] = True
+    data: dict[str, Any] = {"messages": messages, "action": wire}
+    if user_id is not None:
+        data["user_id"] = user_id
+    return data

@@ -1,7 +1,8 @@
 """Strict JSON in: what ``json.loads`` lets through and this library refuses, each with its field path.
 
 - duplicate keys (a consumer that keeps the first would act on another value than the one judged);
-- ``NaN``, ``Infinity``, ``-Infinity`` and numbers out of a float's range (``1e400``);
+- ``NaN``, ``Infinity``, ``-Infinity`` and numbers out of a float's range (``1e400``, and ``1e-400``, which
+  would be read as 0);
 - lone surrogates (``"\\ud800"``): valid JSON escapes, but not Unicode text; nothing downstream
   could hash, record or print them faithfully;
 - nesting deeper than the limit.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import jiter
@@ -50,7 +52,15 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _float(text: str) -> Any:
     value = float(text)
+    if value == 0.0 and _NONZERO.search(text.partition("e")[0].partition("E")[0]):
+        return _NotFinite(text)  # 1e-400: a number JSON allows that a float cannot hold, read as 0
     return value if math.isfinite(value) else _NotFinite(text)
+
+
+_NONZERO = re.compile(r"[1-9]")
+_TINY = re.compile(rb"[eE]-0*[0-9]{3,}|\.0{300,}")
+"""What a number that may underflow looks like (an exponent of three digits below zero, 300 zeros after the
+point); only a body holding one is read again, slowly, to tell."""
 
 
 def loads(text: str | bytes) -> Any:
@@ -87,7 +97,9 @@ def problems(value: Any, *, max_depth: int = 64, root: str = "") -> list[FieldPr
             found.append(FieldProblem(path, f"nests deeper than {max_depth} levels"))
             continue
         if isinstance(item, _NotFinite):
-            found.append(FieldProblem(path, f"{str(item)!r} is not a finite number"))
+            tiny = float(item) == 0.0
+            why = "underflows: out of a float's range (it would be read as 0)" if tiny else "is not a finite number"
+            found.append(FieldProblem(path, f"{str(item)[:40]!r} {why}"))
         elif isinstance(item, str):
             if has_surrogate(item):
                 found.append(FieldProblem(path, "holds a lone surrogate: not valid Unicode text"))
@@ -126,9 +138,22 @@ def unmarked(value: Any) -> Any:
 
 
 def fast(raw: bytes) -> Any:
-    """``raw`` by these rules' fast pass (``jiter``: a duplicate key, ``NaN`` or a lone surrogate refused), with
-    no place named; raises :class:`ValueError`."""
-    return jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True)
+    """``raw`` by these rules' fast pass (``jiter``: a duplicate key, ``NaN``, a lone surrogate or a number that
+    underflows refused), with no place named; raises :class:`ValueError`."""
+    value = jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True)
+    if _TINY.search(raw) and _underflows(loads(raw)):
+        raise ValueError("a number underflows: out of a float's range")
+    return value
+
+
+def _underflows(value: Any) -> bool:
+    if isinstance(value, _NotFinite):
+        return True
+    if isinstance(value, dict):
+        return any(_underflows(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_underflows(v) for v in value)
+    return False
 
 
 def read(raw: bytes, *, max_depth: int) -> Any:

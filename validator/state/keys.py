@@ -26,7 +26,7 @@ from validator.inputs.transcript import Transcript
 from validator.policy import ToolPolicy
 from validator.record.recorder import hash_args
 
-__all__ = ["cited_ids", "grant_key", "request_key", "retry_key", "spender", "verdict_key"]
+__all__ = ["cited_ids", "grant_key", "request_key", "retry_key", "spender", "verdict_key", "question_key"]
 
 
 def _sha(text: str) -> str:
@@ -94,3 +94,8 @@ def cited_ids(action: PendingAction) -> list[str]:
     if justification is None:
         return []
     return [e.authorization_id for e in justification.evidence if isinstance(e, AuthorizationEvidence)]
+
+
+def question_key(question_id: str) -> str:
+    """The key of a pending question (:mod:`validator.state.questions`): its record, and its one answer's mark."""
+    return f"question:{question_id}"
