@@ -7,6 +7,11 @@ inputs then run through ``Validator.check`` in this process, one thread. Prints 
 p50/p99 for both and their ratios, the errors (a refusal that is not the expected verdict), and the
 audit count read back over the API (every verdict exactly once). Bounded in count and time.
 
+Then the concurrency row: ``--at-once`` (400) checks sent at the same moment, each on a connection of its
+own, while a thread polls ``/healthz``: the statuses (every one a 200, or a 429 with ``Retry-After``; never
+a 5xx), p50 / p99, and the slowest ``/healthz`` during the load. ``--store redis://...`` runs it all on a
+Redis (a persistent one: the service refuses a volatile store), its tokens made with ``validator token``.
+
 Run: ``python bench/service_load.py`` (``--quick`` for a short run).
 """
 
@@ -21,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -61,38 +67,87 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _start(store: str | None) -> tuple[subprocess.Popen[str], str, str]:
+def _start(store: str | None) -> tuple[subprocess.Popen[str], str, str, str]:
+    """The service, its URL, a token that may check and one that may read the audit."""
     port = _port()
-    cmd = [
-        str(Path(sys.executable).parent / "validator"),
-        "serve",
-        "--port",
-        str(port),
-        "--rate",
-        "1e9",
-        "--burst",
-        "1000000",
-    ]
+    cli = str(Path(sys.executable).parent / "validator")
+    cmd = [cli, "serve", "--port", str(port), "--rate", "1e9", "--burst", "1000000"]
+    tokens: list[str] = []
     if store:
         cmd += ["--store", store]
+        for scope in ("check", "admin"):
+            made = subprocess.run(
+                [cli, "token", "create", "--tenant", "bench", "--store", store, "--scope", scope],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            tokens += re.findall(r"vt_[A-Za-z0-9_-]+", made.stdout + made.stderr)[-1:]
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)  # read until it runs; then left to the pipe
     assert proc.stderr is not None
-    token = ""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         line = proc.stderr.readline()
-        found = re.findall(r"vt_[A-Za-z0-9_-]+", line)
-        if found:
-            token = found[-1]  # the operator's token (every scope: checks and the audit)
+        if not store:
+            tokens += re.findall(r"vt_[A-Za-z0-9_-]+", line)  # the agent's (check) first, the operator's last
         if "Uvicorn running" in line or "Application startup complete" in line:
             break
     threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()  # keep the pipe drained
-    if not token:
+    if len(tokens) < 2:
         proc.terminate()
-        raise SystemExit("no token: run with the memory store, or pass --token for a Redis-backed service")
+        raise SystemExit("no tokens: the service printed none")
     url = f"http://127.0.0.1:{port}"
     _wait_ready(url, deadline, proc)
-    return proc, url, token
+    return proc, url, tokens[0], tokens[-1]
+
+
+def _at_once(url: str, token: str, n: int) -> None:
+    """``n`` checks at the same moment, each on a connection of its own, with /healthz polled meanwhile."""
+    gate = threading.Barrier(n + 1, timeout=120)
+    done = threading.Event()
+    health: list[float] = []
+
+    def one(i: int) -> tuple[int, float, bool]:
+        body = {**EMAIL, "user_id": f"once-{i}", "action": {**EMAIL["action"], "call_id": f"once-{i}"}}
+        request = urllib.request.Request(url + "/v1/check", data=json.dumps(body).encode(), method="POST")
+        request.add_header("Authorization", f"Bearer {token}")
+        request.add_header("Content-Type", "application/json")
+        gate.wait()
+        started = time.perf_counter()
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                status, retry = response.status, True
+        except urllib.error.HTTPError as exc:
+            status, retry = exc.code, bool(exc.headers.get("Retry-After"))
+        return status, time.perf_counter() - started, retry
+
+    def poll() -> None:
+        gate.wait()
+        while not done.is_set():
+            started = time.perf_counter()
+            with urllib.request.urlopen(url + "/healthz", timeout=60):
+                health.append(time.perf_counter() - started)
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=poll, daemon=True)
+    watcher.start()
+    with ThreadPoolExecutor(n) as pool:
+        answers = list(pool.map(one, range(n)))
+    done.set()
+    watcher.join(timeout=60)
+    statuses: dict[int, int] = {}
+    for status, _, _ in answers:
+        statuses[status] = statuses.get(status, 0) + 1
+    times = [t for _, t, _ in answers]
+    shown = ", ".join(f"{k} x {v}" for k, v in sorted(statuses.items()))
+    told = all(retry for status, _, retry in answers if status != 200)
+    p50, p99 = _percentile(times, 0.5) * 1000, _percentile(times, 0.99) * 1000
+    slowest = max(health, default=0.0) * 1000
+    print(
+        f"{n} checks at once: {shown}; p50 {p50:.0f} ms, p99 {p99:.0f} ms; slowest /healthz meanwhile {slowest:.0f} ms"
+    )
+    failed = sum(v for k, v in statuses.items() if k >= 500)
+    print(f"  every answer not a 200 carries Retry-After: {told}; a 5xx: {failed}")
 
 
 def _wait_ready(url: str, deadline: float, proc: subprocess.Popen[str]) -> None:
@@ -116,10 +171,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="200 checks")
     parser.add_argument("--checks", type=int, default=2000)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--at-once", type=int, default=None, help="checks sent at the same moment (400; --quick 50)")
+    parser.add_argument("--store", default=None, help="a persistent Redis (redis://...); default: memory")
     args = parser.parse_args(argv)
     n = 200 if args.quick else args.checks
     inputs = _inputs(n)
-    proc, url, token = _start(None)
+    proc, url, token, admin = _start(args.store)
     warm: list[tuple[dict[str, Any], bool]] = []
     try:
         client = ServiceClient(url, token, timeout=30)
@@ -141,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         while True:
             request = urllib.request.Request(
                 f"{url}/v1/audit?count=1000" + (f"&after={after}" if after else ""),
-                headers={"Authorization": f"Bearer {token}"},
+                headers={"Authorization": f"Bearer {admin}"},
             )
             with urllib.request.urlopen(request, timeout=30) as response:
                 page = json.loads(response.read())
@@ -149,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
                 break
             audited += len(page)
             after = page[-1]["entry_id"]
+        at_once = args.at_once if args.at_once is not None else (50 if args.quick else 400)
+        if at_once:
+            _at_once(url, token, at_once)
     finally:
         proc.terminate()
         proc.wait(timeout=30)

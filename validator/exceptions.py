@@ -163,6 +163,11 @@ class StoreError(ValidatorError):
     """A store failed to read or write (unreachable, corrupt record)."""
 
 
+class StoreBusy(StoreError):
+    """Every pooled connection to the store stayed in use until the wait ran out: the store is busy, not down
+    (the service answers 429 with ``Retry-After``, never 503)."""
+
+
 class ActionBlocked(Exception):
     """Signal: a guarded tool was called and the validator did not approve it; the tool did not run.
 

@@ -63,7 +63,7 @@ from validator import (
 )
 from validator._json import dumps
 from validator.decision import service_unavailable
-from validator.exceptions import FieldProblem, SetupError, StoreError, ValidatorError
+from validator.exceptions import FieldProblem, SetupError, StoreBusy, StoreError, ValidatorError
 from validator.gate.authorizations import is_bound
 from validator.inputs import sent, strictjson
 from validator.inputs.checkinput import DEFAULT_LIMITS, check_input_data
@@ -163,6 +163,14 @@ TOKEN_STORE_PAUSE = 1.0
 """Seconds token lookups refuse at once after the token store failed (an outage refuses quickly)."""
 TOKEN_CACHE_SIZE = 10_000
 """Identities a process keeps at most (the oldest goes first)."""
+
+
+def _busy(exc: Exception) -> HTTPException:
+    log.warning("store busy: %s", exc)
+    return HTTPException(429, STORE_BUSY, headers={"Retry-After": "1"})
+
+
+STORE_BUSY = "store_busy: every connection to the store stayed in use while this request waited; try again"
 
 
 class _Unavailable(Exception):
@@ -266,6 +274,8 @@ class _Service:
         if scheme.lower() == "bearer" and token:
             try:
                 found = await self.lookup(token)
+            except StoreBusy as exc:
+                raise _busy(exc) from None
             except StoreError as exc:
                 log.warning("token store unavailable: %s", exc)
                 why = "the token store is unavailable, so nothing is checked"
@@ -289,6 +299,8 @@ class _Service:
         it has not got them, 503 when the store cannot say (with a blocking verdict on a check route)."""
         try:
             granted = await self.state.tenants.atake(token, cost, self.config.rate_per_second, self.config.burst)
+        except StoreBusy as exc:
+            raise _busy(exc) from None
         except StoreError as exc:
             log.warning("rate store unavailable: %s", exc)
             why = "the token store is unavailable, so nothing is checked"
@@ -307,6 +319,8 @@ class _Service:
             raise StoreError("the token store failed less than a second ago")
         try:
             found = await self.state.tenants.aidentity_of(token)
+        except StoreBusy:
+            raise  # busy is not down: no pause
         except StoreError:
             self.state.tokens_down_until = time.monotonic() + TOKEN_STORE_PAUSE
             raise
@@ -359,6 +373,8 @@ class _Service:
         _, store = self.validator_of(tenant)
         try:
             return await asyncio.to_thread(call, store)
+        except StoreBusy as exc:
+            raise _busy(exc) from None
         except StoreError as exc:
             raise HTTPException(503, f"the store is unavailable: {exc}") from None
 

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from validator.exceptions import StoreError, UsageError
+from validator.exceptions import StoreBusy, StoreError, UsageError
 from validator.store import check_tenant, url_namespace
 from validator.store.base import redact_in
 from validator.store.loops import PerLoop
@@ -195,12 +195,9 @@ class RedisTenants:
     def __init__(self, url: str, *, namespace: str = "validator-service", timeout: float = 1.0) -> None:
         import redis
 
-        self._options: dict[str, Any] = {
-            "socket_timeout": timeout,
-            "socket_connect_timeout": timeout,
-            "decode_responses": True,
-            "retry_on_timeout": False,
-        }
+        from validator.store.redis import client_options
+
+        self._options: dict[str, Any] = client_options(timeout)
         try:
             self._redis = redis.Redis.from_url(url, **self._options)
         except ValueError as exc:
@@ -249,9 +246,9 @@ class RedisTenants:
         return self._async.get()
 
     def _new_client(self) -> tuple[Any, Any]:
-        import redis.asyncio
+        from validator.store.redis import async_client
 
-        client = redis.asyncio.Redis.from_url(self._url, **self._options)
+        client = async_client(self._url, self._options)
         return client, client.register_script(_TAKE)
 
     async def aclose(self) -> None:
@@ -277,7 +274,10 @@ class RedisTenants:
             raise self._fail(exc) from exc
 
     def _fail(self, exc: Exception) -> StoreError:
-        return StoreError(f"token store: {type(exc).__name__}: {redact_in(str(exc), self._url)}")
+        from validator.store.redis import busy
+
+        kind = StoreBusy if busy(exc) else StoreError
+        return kind(f"token store: {type(exc).__name__}: {redact_in(str(exc), self._url)}")
 
 
 _TAKE = """

@@ -772,3 +772,68 @@ def test_a_batch_puts_a_question_for_each_call_it_asks_about() -> None:
         assert done[0] == 200 and done[1]["code"] == "REJECTED_BY_USER"
     finally:
         running.stop()
+
+
+def test_400_checks_at_once_on_a_healthy_redis_are_answered_or_told_to_wait_never_a_5xx(tmp_path: Path) -> None:
+    """A busy store is not a down store: the connections are pooled, a request waits for one, and only a
+    store that fails is a 503 (before: 100 x 200 and 300 x 503 "Timeout connecting to server")."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.redis_server import RedisServer
+
+    server = RedisServer(tmp_path)
+    server.start()
+    running = start(ServiceConfig(store_url=server.url, rate_per_second=10_000, burst=10_000), tenants_for(server.url))
+    try:
+        agent = running.tenants.create("acme", ["check"])
+        checks = []
+        for i in range(400):
+            one = json.loads(json.dumps(EMAIL))
+            one["action"]["call_id"] = f"call-{i}"
+            one["user_id"] = f"u-{i}"
+            checks.append(one)
+        gate = threading.Barrier(400, timeout=60)
+
+        def one(check: dict[str, Any]) -> tuple[int, dict[str, str]]:
+            raw = json.dumps(check).encode()
+            request = urllib.request.Request(running.url + "/v1/check", data=raw, method="POST")
+            request.add_header("Authorization", f"Bearer {agent}")
+            request.add_header("Content-Type", "application/json")
+            gate.wait()
+            try:
+                with urllib.request.urlopen(request, timeout=120) as response:
+                    return response.status, dict(response.headers)
+            except urllib.error.HTTPError as exc:
+                return exc.code, dict(exc.headers)
+
+        with ThreadPoolExecutor(400) as pool:
+            answers = list(pool.map(one, checks))
+        statuses = [s for s, _ in answers]
+        assert not [s for s in statuses if s >= 500], sorted(set(statuses))
+        assert all(h.get("Retry-After") for s, h in answers if s != 200)
+        assert set(statuses) <= {200, 429} and statuses.count(200) > 0
+    finally:
+        running.stop()
+        server.stop()
+
+
+def test_checks_recover_at_once_after_a_redis_restart(tmp_path: Path) -> None:
+    """Pooled connections from before a restart are replaced, not failed on."""
+    from tests.redis_server import RedisServer
+
+    server = RedisServer(tmp_path)
+    server.start()
+    running = start(ServiceConfig(store_url=server.url), tenants_for(server.url))
+    try:
+        agent = running.tenants.create("acme", ["check"])
+        assert call(running.url, "/v1/check", agent, EMAIL)[0] == 200
+        server.stop()
+        server.start()
+        again = json.loads(json.dumps(EMAIL))
+        again["action"]["call_id"] = "call-after-restart"
+        status, verdict = call(running.url, "/v1/check", agent, again)
+        assert status == 200, verdict
+    finally:
+        running.stop()
+        server.stop()

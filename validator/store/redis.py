@@ -40,7 +40,7 @@ try:
 except ImportError as exc:
     raise missing_extra("redis", "validator.store.redis", exc) from None
 
-from validator.exceptions import StoreError
+from validator.exceptions import StoreBusy, StoreError
 from validator.store.base import (
     DEFAULT_NAMESPACE,
     Buckets,
@@ -101,6 +101,54 @@ class _Session:
     writes: list[tuple[str, Queued]] = field(default_factory=list)
 
 
+ASYNC_CONNECTIONS = 64
+"""Connections each event loop's client keeps to the server at most: a burst of requests waits for one of them
+instead of opening a connection each (400 at once timed out connecting, and read as a store that is down)."""
+POOL_WAIT = 10.0
+"""Seconds a request waits for a pooled connection before the store is called busy (:class:`StoreBusy`)."""
+HEALTH_CHECK_SECONDS = 5
+"""A pooled connection idle this long is pinged before use (one left from before a server restart is replaced,
+not failed on)."""
+
+
+def client_options(timeout: float) -> dict[str, Any]:
+    """The options of every client: short socket timeouts, and one retry of a command whose connection broke
+    (a pooled connection the server closed in a restart), after reconnecting; never of a timeout (a hung
+    server is answered for within the timeout, not twice it)."""
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    return {
+        "socket_timeout": timeout,
+        "socket_connect_timeout": timeout,
+        "decode_responses": True,
+        "retry_on_timeout": False,
+        "retry": Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,)),
+        "retry_on_error": [redis.exceptions.ConnectionError],
+        "health_check_interval": HEALTH_CHECK_SECONDS,
+    }
+
+
+def async_client(url: str, options: dict[str, Any]) -> redis.asyncio.Redis:
+    """An event loop's client: at most :data:`ASYNC_CONNECTIONS` connections, each request waiting up to
+    :data:`POOL_WAIT` for one, and the same one retry (the asyncio kind)."""
+    from redis.asyncio.retry import Retry
+    from redis.backoff import NoBackoff
+
+    pool = redis.asyncio.BlockingConnectionPool.from_url(
+        url,
+        max_connections=ASYNC_CONNECTIONS,
+        timeout=POOL_WAIT,
+        **{**options, "retry": Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,))},
+    )
+    return redis.asyncio.Redis.from_pool(pool)  # it owns the pool: closing the client closes its connections
+
+
+def busy(exc: BaseException) -> bool:
+    """Whether a failure says every pooled connection stayed in use (busy), not that the server failed."""
+    return isinstance(exc, redis.exceptions.ConnectionError) and "No connection available" in str(exc)
+
+
 class RedisStore:
     """The :class:`~validator.store.base.Store` on a Redis server; see the module docstring."""
 
@@ -118,20 +166,13 @@ class RedisStore:
         self.ns = namespace
         self.retention = retention
         self._timeout = timeout
-        options: dict[str, Any] = {
-            "socket_timeout": timeout,
-            "socket_connect_timeout": timeout,
-            "decode_responses": True,
-            "retry_on_timeout": False,
-        }
+        options = client_options(timeout)
         self._options = options
         try:
             self._redis = redis.Redis.from_url(url, **options)
         except ValueError as exc:
             raise StoreError(f"bad store URL {redacted(url)!r}: {exc}") from None
-        self._async_clients: PerLoop[redis.asyncio.Redis] = PerLoop(
-            lambda: redis.asyncio.Redis.from_url(url, **options)
-        )
+        self._async_clients: PerLoop[redis.asyncio.Redis] = PerLoop(lambda: async_client(url, options))
         self._append = self._redis.register_script(_APPEND)
         self._list = self._redis.register_script(_LIST)
         self._loaded: set[str] = set()
@@ -159,7 +200,8 @@ class RedisStore:
         return ":".join((self.ns, *parts))
 
     def _fail(self, what: str, exc: Exception) -> StoreError:
-        return StoreError(
+        kind = StoreBusy if busy(exc) else StoreError
+        return kind(
             f"redis {what} failed ({redacted(self.url)}): {type(exc).__name__}: {redact_in(str(exc), self.url)}"
         )
 
