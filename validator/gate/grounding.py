@@ -36,7 +36,7 @@ from validator.language import english
 from validator.rules import ALL_ON, Rules
 from validator.store.records import StandingAuthorization
 
-__all__ = ["outside_party", "UNREADABLE", "as_number", "ground_value"]
+__all__ = ["mentions", "outside_party", "UNREADABLE", "as_number", "ground_value"]
 
 MAX_LOCATIONS = 5
 _LOOKBACK = 40
@@ -316,11 +316,11 @@ def _fill_holds(
     if fill.kind == "text" and b:  # the user's text, word for word, framed by a greeting at most
         return _framed(a, b.rstrip(".!?"), _names(str(value)))
     if fill.kind == "mention" and b:  # "email the “minutes”": the message names the thing
-        return _mentions(a, b)
+        return mentions(a, b)
     return bool(a) and a.rstrip(".") == b.rstrip(".")
 
 
-def _mentions(text: str, name: str) -> bool:
+def mentions(text: str, name: str) -> bool:
     """Whether ``name`` stands in ``text`` as whole words."""
     pos = text.find(name)
     while pos != -1:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from validator.findings import ValueFinding
 from validator.gate.grammar import grammar
-from validator.gate.grounding import outside_party
+from validator.gate.grounding import mentions, outside_party
 from validator.gate.index import is_users
 from validator.gate.lexer import Word
 from validator.gate.paths import string_leaves
@@ -146,7 +146,7 @@ def _named_source(transcript: Transcript, message: int, users: tuple[str, frozen
     author = transcript.messages[message].author or ""
     if "@" in author and any(english().nouns.get(f, frozenset()) >= _MAIL for f in forms):
         return True  # "the invoice in my latest email": a noun of a message names a mail's source
-    if any(len(w) >= 4 and w not in _GENERIC and _whole(text, w) for w in re.split(r"[^\w]+", author.casefold())):
+    if any(len(w) >= 4 and w not in _GENERIC and mentions(text, w) for w in re.split(r"[^\w]+", author.casefold())):
         return True  # "the invoice from Northwind", read from billing@northwind.example
     found = call_of(transcript, message)
     if found is None:
@@ -154,7 +154,7 @@ def _named_source(transcript: Transcript, message: int, users: tuple[str, frozen
     _, call = found
     for _, arg in string_leaves(dict(call.args), ""):
         folded = normalize(arg).casefold().strip()
-        if len(folded) >= 3 and _whole(text, folded):
+        if len(folded) >= 3 and mentions(text, folded):
             return True
     name = normalize(call.name).replace("_", " ").replace("-", " ")
     for w in grammar().words(" ".join(_split_camel(name))):
@@ -180,13 +180,3 @@ def _split_camel(name: str) -> list[str]:
             word += ch
         out.append(word)
     return [w.lower() for w in out if w]
-
-
-def _whole(text: str, phrase: str) -> bool:
-    pos = text.find(phrase)
-    while pos != -1:
-        end = pos + len(phrase)
-        if (pos == 0 or not text[pos - 1].isalnum()) and (end == len(text) or not text[end].isalnum()):
-            return True
-        pos = text.find(phrase, pos + 1)
-    return False
