@@ -211,7 +211,7 @@ def service(sizes: tuple[int, ...], repeats: int) -> list[tuple[int, float, floa
     last four messages (a user turn) are new to the service."""
     from validator.integrations.service import ServiceClient
 
-    proc, url, token = _start(None)
+    proc, url, token, _ = _start(None)  # the agent's token (check)
     try:
         client = ServiceClient(url, token, timeout=60, keep_alive=True)
         validator = Validator(recorder=MemoryRecorder())  # the service's own default policy, in process
