@@ -41,6 +41,7 @@ def test_every_exception_is_exported_and_pickles() -> None:
         exceptions.JudgeTransportError("anthropic", "overloaded", 529),
         exceptions.JudgeRequestRejected("anthropic", "bad request", 400),
         exceptions.StoreError("down"),
+        exceptions.StoreBusy("busy"),
         exceptions.SetupError("no key"),
         exceptions.UsageError("misuse"),
     ]
