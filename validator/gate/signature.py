@@ -19,7 +19,7 @@ call that read it stands in the user's words, and no noun of the reading tool's 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from validator.findings import ValueFinding
 from validator.gate.grammar import grammar
@@ -70,6 +70,23 @@ def _covered(words: Sequence[Word]) -> bool:
     return not lettered or len(known) >= COVERED * len(lettered)
 
 
+def _users_messages(
+    transcript: Transcript, user_id: str | None, rules: Rules, verbs: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, list[tuple[Word, ...]]] | None]:
+    """The user's own words, message by message, with each sentence's words; last, None when more of them
+    exist than are read (then what the rest says is not known)."""
+    left = _USERS_READ
+    for i, m in enumerate(transcript.messages):
+        if not is_users(m, user_id):
+            continue
+        own = own_words(transcript, i, rules)
+        left -= len(own)
+        if left < 0:
+            yield None
+            return
+        yield own, [grammar().words(own[s.start : s.end], verbs=verbs) for s in sentences(own)]
+
+
 def named_only_outside(
     transcript: Transcript, tool: ToolSense, user_id: str | None = None, rules: Rules = ALL_ON
 ) -> str | None:
@@ -78,18 +95,11 @@ def named_only_outside(
     stems = _stems(tool)
     if not stems:
         return None
-    left = _USERS_READ
-    for i, m in enumerate(transcript.messages):
-        if not is_users(m, user_id):
-            continue
-        own = own_words(transcript, i, rules)
-        left -= len(own)
-        if left < 0:
+    for message in _users_messages(transcript, user_id, rules, tool.verbs):
+        if message is None:
             return None  # more of the user's words than are read: one of them may name it
-        for s in sentences(own):
-            words = grammar().words(own[s.start : s.end], verbs=tool.verbs)
-            if _names(words, stems) or not _covered(words):
-                return None
+        if any(_names(words, stems) or not _covered(words) for words in message[1]):
+            return None
     for i, m in enumerate(transcript.messages):
         if m.role != "tool" or m.name == tool.tool:
             continue
@@ -123,16 +133,10 @@ def _users_words(transcript: Transcript, user_id: str | None, rules: Rules) -> t
     """The user's own words (folded) and their word forms; None beyond what is read, or when a sentence of
     theirs is not in the pack's language."""
     text: list[str] = []
-    left = _USERS_READ
-    for i, m in enumerate(transcript.messages):
-        if is_users(m, user_id):
-            own = own_words(transcript, i, rules)
-            left -= len(own)
-            if left < 0:
-                return None
-            if not all(_covered(grammar().words(own[s.start : s.end])) for s in sentences(own)):
-                return None  # a sentence in another language may name the source in words the pack lacks
-            text.append(own)
+    for message in _users_messages(transcript, user_id, rules):
+        if message is None or not all(_covered(words) for words in message[1]):
+            return None  # a sentence in another language may name the source in words the pack lacks
+        text.append(message[0])
     joined = normalize(" ".join(text)).casefold()
     forms = {f for w in grammar().words(joined) for f in (w.norm, w.lemma or "") if f}
     return joined, frozenset(forms)
