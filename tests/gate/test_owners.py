@@ -113,3 +113,13 @@ def test_a_step_takes_no_value_from_what_its_parent_writes() -> None:
         t, {"tool": "login", "args": {"username": "dr_evil"}, "justification": justification}
     )
     assert not v.approved, v.reasoning
+
+
+def test_a_message_longer_than_is_read_for_people_names_more_than_one() -> None:
+    """ "His" binds only when the message names one person in all; past what is read, another may be named."""
+    from validator.gate.requests import _PEOPLE_READ, _people
+
+    short = Transcript([Message("user", "Pay Bob 500 EUR, his IBAN is DE89370400440532013000.")])
+    assert _people(short, 0) == {"bob"}
+    long = Transcript([Message("user", "Pay Bob 500 EUR. " + "The weather is fine. " * (_PEOPLE_READ // 20))])
+    assert len(_people(long, 0)) > 1

@@ -26,7 +26,7 @@ invoice *bob@… sent*") fills nothing; a value a negation excludes ("…, not e
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -676,20 +676,29 @@ def declared(
     return tuple(sorted(found or (), key=lambda f: (f.path, f.value.start)))
 
 
+def owned_by(d: Declaration, names: Collection[str]) -> frozenset[str]:
+    """The names (folded) among the request's ``names`` a declared value's owner refers to: "his" the one name
+    when there is exactly one, "Bob's" Bob when the request names him; the user's own and someone described's
+    refer to none of them."""
+    if d.owner == OWNER_BACK:
+        return frozenset(names) if len(names) == 1 else frozenset()  # "his" of two people is no one's
+    if d.owner in (OWNER_USER, OWNER_OTHER):
+        return frozenset()
+    return frozenset(names) & {d.owner.casefold()}
+
+
 def _through_owner(
     d: Declaration, tool: ToolSense, owners: Sequence[tuple[str, str, int]], one_person: bool
 ) -> list[Fill]:
     if len(d.words) != 1:
         return []  # "his landlord IBAN", "his company IBAN": another noun says whose, and no rule reads it
-    names = {name.casefold() for _, name, _ in owners}
-    if d.owner == OWNER_BACK:
-        mine = list(owners) if len(names) == 1 and one_person else []  # "his" of two people is no one's
-    else:
-        mine = [o for o in owners if o[1].casefold() == d.owner.casefold()]
+    if d.owner == OWNER_BACK and not one_person:
+        return []  # the message names someone else "his" may mean
+    meant = owned_by(d, {name.casefold() for _, name, _ in owners})
     out = []
-    for path, _, call in mine:
+    for path, name, call in owners:
         arg = next((a for a in tool.arguments if a.path == path), None)
-        if arg is None or arg.kind is None or d.value.kind not in arg.kind.kinds:
+        if name.casefold() not in meant or arg is None or arg.kind is None or d.value.kind not in arg.kind.kinds:
             continue
         if arg.words <= d.words or d.words & arg.kind.words:
             out.append(Fill(path, d.value, call))

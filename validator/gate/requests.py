@@ -19,7 +19,6 @@ from validator.findings import IntentFinding, Proof, RequestFill, RequestProblem
 from validator.gate.entities import EntityKind
 from validator.gate.grammar import (
     OWNER_BACK,
-    OWNER_OTHER,
     OWNER_USER,
     Action,
     Declaration,
@@ -40,6 +39,7 @@ from validator.gate.reader import (
     forbidden_values,
     fragment_fills,
     not_alone,
+    owned_by,
     read_parse,
     same_value,
     unread,
@@ -371,12 +371,8 @@ def _owned_by_request(d: Declaration, fills: Sequence[Fill]) -> bool:
     """Whether a declared value's owner is the user or the one person the request names ("Pay Bob 50 EUR.
     His IBAN is …"); a value of someone else's beside a request ("Eve's IBAN is …") may be what the request
     is really about: unknown."""
-    if d.owner == OWNER_USER:
-        return True
     names = {f.value.text.casefold() for f in fills if f.value.kind == "name"}
-    if d.owner == OWNER_BACK:
-        return len(names) == 1
-    return d.owner != OWNER_OTHER and d.owner.casefold() in names
+    return d.owner == OWNER_USER or bool(owned_by(d, names))
 
 
 def _corrects(parse: Parse) -> bool:
@@ -526,24 +522,35 @@ def _given(
     their owners to the request's names before them in the same message ("his" only when the message names
     one person in all)."""
     given: list[tuple[RequestSentence, Read]] = []
+    people: dict[int, set[str]] = {}
     for s in sentences_:
+        parse = _parse(s.text, _original(transcript, s), tool)
+        declarations = [d for r in parse.readings for d in r.declarations]
+        if not declarations:
+            continue
         owners = tuple(
             (f.path, f.text, f.call)
             for f in numbered
             if f.kind == "name" and f.message == s.message and f.start < s.end
         )
-        one = bool(owners) and _people(transcript, s.message) == {owners[0][1].casefold()}
-        fills = declared(_parse(s.text, _original(transcript, s), tool), tool, owners, one_person=one)
+        one = False
+        if owners and any(d.owner == OWNER_BACK for d in declarations):  # who else "his" may mean: read once
+            if s.message not in people:
+                people[s.message] = _people(transcript, s.message)
+            one = people[s.message] == {owners[0][1].casefold()}
+        fills = declared(parse, tool, owners, one_person=one)
         if fills:
             given.append((s, Read("proved", fills=fills)))
     return given
 
 
 def _people(transcript: Transcript, message: int) -> set[str]:
-    """The people a user message names: its names, and each noun of a person ("my landlord") as one more."""
+    """The people a user message names: its names, and each noun of a person ("my landlord") as one more;
+    a message longer than is read names someone more too (what the rest names is not known)."""
     pack = english()
-    found: set[str] = set()
-    for n, w in enumerate(grammar().words(transcript.messages[message].content[:_PEOPLE_READ])):
+    content = transcript.messages[message].content
+    found: set[str] = {"#unread"} if len(content) > _PEOPLE_READ else set()
+    for n, w in enumerate(grammar().words(content[:_PEOPLE_READ])):
         if "NAME" in w.classes:
             found.add(w.text.casefold())
         elif "person" in pack.nouns.get(w.lemma or w.norm, frozenset()):
@@ -552,7 +559,7 @@ def _people(transcript: Transcript, message: int) -> set[str]:
 
 
 _PEOPLE_READ = 20_000
-"""Characters of a message read for the people it names (beyond them: more than one)."""
+"""Characters of a message read for the people it names."""
 
 
 def _span(sentence: RequestSentence, found: Read) -> tuple[int, int, int]:
