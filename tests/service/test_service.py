@@ -837,3 +837,50 @@ def test_checks_recover_at_once_after_a_redis_restart(tmp_path: Path) -> None:
     finally:
         running.stop()
         server.stop()
+
+
+def test_a_payment_whose_record_the_store_refuses_spends_nothing(tmp_path: Path) -> None:
+    """The request is spent in the script that records the approval: a record the server refuses (the audit
+    stream's key holding a string: XADD fails inside the script) leaves the request unspent."""
+    import redis
+
+    from tests.redis_server import RedisServer
+    from validator import Policy
+
+    server = RedisServer(tmp_path)
+    server.start()
+    policy = Policy.load(examples.policy_path())  # send_money: dangerous, its request spent once
+    running = start(ServiceConfig(store_url=server.url, policy=policy), tenants_for(server.url))
+    client = redis.Redis.from_url(server.url, decode_responses=True)
+    iban = "DE89370400440532013000"
+    pay = {
+        "messages": [{"role": "user", "content": f"Please pay {iban} 50 EUR for the lunch."}],
+        "action": {
+            "tool": "send_money",
+            "call_id": "call-pay-1",
+            "args": {"recipient": iban, "amount": 50, "currency": "EUR"},
+            "justification": {"reason": "asked", "evidence": [{"quote": f"pay {iban} 50 EUR"}]},
+        },
+        "user_id": "u-1",
+    }
+    try:
+        agent = running.tenants.create("acme", ["check"])
+        assert call(running.url, "/v1/check", agent, body())[0] == 200  # the tenant's audit stream exists
+        [stream] = [k for k in client.keys("*:audit") if client.type(k) == "stream"]
+        client.delete(stream)
+        client.set(stream, "not a stream")
+        status, verdict = call(running.url, "/v1/check", agent, pay)
+        assert not verdict["approved"], verdict
+        assert verdict["code"] == Code.REQUEST_LEDGER_UNAVAILABLE.value, (status, verdict)
+        assert client.keys("*:spent:*") == []
+        client.delete(stream)
+        status, verdict = call(running.url, "/v1/check", agent, pay)
+        assert (status, verdict["code"]) == (200, "APPROVED"), verdict
+        assert len(client.keys("*:spent:*")) == 1
+        second = json.loads(json.dumps(pay))
+        second["action"]["call_id"] = "call-pay-2"
+        assert call(running.url, "/v1/check", agent, second)[1]["code"] == "REQUEST_ALREADY_USED"
+    finally:
+        client.close()
+        running.stop()
+        server.stop()

@@ -59,7 +59,7 @@ from validator.judges.runner import Attempts, Limits, describe, judging
 from validator.judges.strict import StrictJudge
 from validator.policy import Policy
 from validator.record import lastresort
-from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder, through
+from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder, appends_to, through
 from validator.refusals import (
     call_id_reused,
     edit_approved,
@@ -70,6 +70,7 @@ from validator.refusals import (
 )
 from validator.rules import Rules
 from validator.shells import Io, Steps, arun, run
+from validator.state import ledger
 from validator.state.keys import cited_ids
 from validator.state.ledger import spend
 from validator.state.lookup import aresolve, resolve, standing, with_standing
@@ -81,6 +82,7 @@ from validator.store.base import (
     CheckSessions,
     ReadAhead,
     RequestLedger,
+    SpendLost,
     VerdictCache,
 )
 from validator.store.memory import MemoryLedger
@@ -418,11 +420,20 @@ class Validator:
             verdict = self._internal_error(pending, exc)
         if plan is not None:
             yield from Io(partial(count_block, stores.counter, plan.retry_key, verdict))
-        verdict = self._shaped(verdict, started)
+        decided, verdict = verdict, self._shaped(verdict, started)
+        if not verdict.approved and stores.session is not None:
+            stores.session.drop_spends()  # only an approval spends (an "ask: always" spends nothing)
         event = self._event(transcript, pending, user_id, verdict)
         recorder = stores.recorder
         try:
             yield from Io(partial(recorder.record, event), partial(recorder.arecord, event))
+        except SpendLost as lost:  # neither spent nor recorded: the refusal it becomes is recorded instead
+            verdict = self._shaped(ledger.lost(decided, lost), started)
+            event = self._event(transcript, pending, user_id, verdict)
+            try:
+                yield from Io(partial(recorder.record, event), partial(recorder.arecord, event))
+            except Exception as exc:
+                verdict = self._not_recorded(event, exc)
         except Exception as exc:
             verdict = self._not_recorded(event, exc)
         if stores.session is not None:
@@ -703,6 +714,7 @@ class _Stores:
                     block_key=plan.retry_key,
                     verdict_key=plan.verdict_key if shared_reuse else None,
                     user_id=plan.user_id if shared_auth else None,
+                    carry_spends=appends_to(self.recorder, store),
                 )
             )
         except Exception as exc:

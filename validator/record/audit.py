@@ -27,7 +27,7 @@ from typing import Any, Literal
 from validator._json import dumps
 from validator.exceptions import StoreError
 from validator.record.recorder import AuditEvent
-from validator.store.base import Store
+from validator.store.base import CheckSessions, Store
 
 __all__ = ["AuditRecorder"]
 
@@ -94,6 +94,9 @@ class AuditRecorder:
             spool = os.environ.get("VALIDATOR_SPOOL") or spool_folder() / f"audit-spool-{tag}.jsonl"
         self.spool = Path(spool)
         self._lock = threading.Lock()
+        self._home = store
+        """Where spooled records go: the store itself, never one check's session of it (whose record alone
+        carries that check's writes)."""
 
     def through(self, store: object, view: object) -> AuditRecorder:
         """This recorder appending through ``view`` (one check's session of ``store``: the check's queued
@@ -104,6 +107,10 @@ class AuditRecorder:
         bound = copy.copy(self)
         bound.store = view
         return bound
+
+    def appends_to(self, store: object) -> bool:
+        """Whether this recorder appends to ``store``."""
+        return store is self.store
 
     def _spooled(self) -> list[dict[str, Any]]:
         """The spooled records, in order. A line that does not parse (a write cut short by a crash) is
@@ -150,18 +157,18 @@ class AuditRecorder:
             fh.flush()
             os.fsync(fh.fileno())
 
-    def _send(self, item: dict[str, Any]) -> bool:
+    def _send(self, item: dict[str, Any], store: Store | None = None) -> bool:
         at = _time(item)
         if at is None:  # checked when the spool is read; a record built here always has its time
             raise StoreError(f"audit record {item.get('id')!r} has no readable time")
-        return self.store.append_audit(item["id"], item, at)
+        return (store or self.store).append_audit(item["id"], item, at)
 
     def _flush_locked(self) -> int:
         pending = self._spooled()
         done = added = 0
         try:
             for item in pending:
-                added += self._send(item)  # False: the store had it already (a replayed flush)
+                added += self._send(item, self._home)  # False: the store had it already (a replayed flush)
                 done += 1
         finally:
             if done:
@@ -189,18 +196,25 @@ class AuditRecorder:
         if self._direct:  # no spool: the store takes it, or the record fails
             self._send(item)
             return
+        # A record that spends a user's request is the store's or nothing (never spooled): what is spooled
+        # goes first, and a store that cannot take it fails this record too.
+        carries = isinstance(self.store, CheckSessions) and self.store.carries_spends()
         with self._lock:
             if not self.spool.exists():  # the usual case: nothing spooled, no file touched
                 try:
                     self._send(item)
                     return
                 except StoreError as exc:
+                    if carries:
+                        raise
                     log.warning("audit store unavailable, spooling %s: %s", event.id, exc)
             with _SpoolLock(self.spool):  # one writer at a time, across processes too
                 try:
                     self._flush_locked()
                     self._send(item)
                 except StoreError as exc:
+                    if carries:
+                        raise
                     log.warning("audit store unavailable, spooling %s: %s", event.id, exc)
                     self._append_spool(item)  # an OSError here propagates: the verdict was not recorded
 

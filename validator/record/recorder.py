@@ -22,7 +22,7 @@ from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Transcript
 from validator.verdict import Verdict
 
-__all__ = ["AuditEvent", "MemoryRecorder", "Recorder", "Recorders", "hash_args", "through"]
+__all__ = ["AuditEvent", "MemoryRecorder", "Recorder", "Recorders", "appends_to", "hash_args", "through"]
 
 
 def _digest(data: Any) -> str:
@@ -99,6 +99,13 @@ def through(recorder: Recorder, store: object, view: object) -> Recorder:
     return recorder if bind is None else cast(Recorder, bind(store, view))
 
 
+def appends_to(recorder: Recorder, store: object) -> bool:
+    """Whether ``recorder`` appends each record to ``store`` before any other recorder sees it (so a check's
+    spend of the user's request can be made with its record, in one transaction)."""
+    check = getattr(recorder, "appends_to", None)
+    return bool(check is not None and check(store))
+
+
 class Recorders:
     """Several recorders as one, in order; the first that raises stops the rest and fails the record."""
 
@@ -108,6 +115,10 @@ class Recorders:
     def through(self, store: object, view: object) -> Recorders:
         """These recorders, each writing through ``view`` where it writes to ``store``."""
         return Recorders(*(through(r, store, view) for r in self.recorders))
+
+    def appends_to(self, store: object) -> bool:
+        """Whether the first recorder appends to ``store`` (a recorder that raises stops the rest)."""
+        return bool(self.recorders) and appends_to(self.recorders[0], store)
 
     def record(self, event: AuditEvent) -> None:
         for r in self.recorders:

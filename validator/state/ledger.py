@@ -9,7 +9,9 @@ action citing the same sentence (a second payment in parallel, the same payment 
 turn) goes to the user instead, unless the request itself asks for several ("pay each of",
 "every month"). The same action judged again (a retry, a graph resume) spends nothing new. The
 ledger lives in the store, so two workers can never both spend one request; a ledger that cannot
-answer never lets the action through.
+answer never lets the action through. Where the check's audit record goes to the same store (Redis), the
+spend is made in the same transaction as the record of the approval: a record that is not written spends
+nothing, and a request is never spent by an approval the audit does not show.
 
 **The transcript is a ledger too**, and it needs no store: a call of the same tool after the newest
 request sentence naming the action's values, answered by a tool message the host did not mark as an
@@ -40,10 +42,10 @@ from validator.judges.base import JudgeRequest
 from validator.language import english
 from validator.rules import ALL_ON, Rules
 from validator.state.keys import grant_key, request_key, spender
-from validator.store.base import RequestLedger
+from validator.store.base import RequestLedger, SpendLost
 from validator.verdict import Verdict
 
-__all__ = ["CARRIED_OUT", "SPENT_TTL", "carried_out", "spend"]
+__all__ = ["CARRIED_OUT", "SPENT_TTL", "carried_out", "lost", "spend"]
 
 log = logging.getLogger("validator.state.ledger")
 SPENT_TTL = timedelta(days=30)
@@ -216,3 +218,12 @@ def spend(
         if held is not None:
             return decision.request_used(verdict, held)
     return verdict
+
+
+def lost(verdict: Verdict, spend: SpendLost) -> Verdict:
+    """The approval whose spend the store did not make with its record (a store that carries spends with the
+    audit append: :class:`~validator.store.base.SpendLost`): another action spent the request first, or the
+    store failed. It goes to the user, as when the ledger said so before the record."""
+    if spend.held is not None:
+        return decision.request_used(verdict, spend.held)
+    return decision.ledger_unavailable(verdict, spend.reason)

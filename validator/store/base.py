@@ -29,6 +29,7 @@ __all__ = [
     "BlockCounter",
     "CheckSessions",
     "ReadAhead",
+    "SpendLost",
     "Buckets",
     "Counters",
     "Entries",
@@ -123,6 +124,24 @@ class ReadAhead:
     """A verdict kept for reuse."""
     user_id: str | None = None
     """Whose standing authorizations are listed."""
+    carry_spends: bool = False
+    """The check's record is appended through the session: the request ledger's spends wait for it and are
+    made with it, in one transaction, or not at all (:class:`SpendLost`)."""
+
+
+class SpendLost(Exception):
+    """The record of an approval carried the spend of the user's request, and the store made neither: another
+    action spent the request first (``held`` names it), or the store failed (``reason``). Nothing was spent
+    and nothing recorded. Not a :class:`StoreError`, so a recorder never spools such a record: the approval
+    does not run."""
+
+    def __init__(self, held: str | None, reason: str = "") -> None:
+        super().__init__(f"the request was spent by {held}" if held else reason)
+        self.held = held
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type[SpendLost], tuple[str | None, str]]:
+        return type(self), (self.held, self.reason)
 
 
 @runtime_checkable
@@ -135,6 +154,15 @@ class CheckSessions(Protocol):
 
     def end_session(self) -> None:
         """Send the writes the check's store still holds (call it on the store :meth:`session` returned)."""
+        ...
+
+    def carries_spends(self) -> bool:
+        """Whether the next audit append through this session carries a spend of the user's request (that
+        record is then the store's or nothing: never spooled)."""
+        ...
+
+    def drop_spends(self) -> None:
+        """Forget the spends waiting for the record: the verdict it records does not approve."""
         ...
 
 

@@ -16,7 +16,10 @@ Keys, all under a namespace (``validator`` by default):
 ==============================================  =================================================
 
 Appends to the audit log are idempotent: a Lua script adds the event id to ``{ns}:audit:ids`` and
-the entry to the stream in one step, only when the id is new, and trims both to the retention.
+the entry to the stream in one step, only when the id is new, and trims both to the retention. The
+record of an approval that spends a user's request carries the spend (``{ns}:spent:{key}``) into the
+same script: the request is spent exactly when the record is written, and a record that cannot be
+written spends nothing (see :meth:`RedisStore.spend`).
 Timeouts are short (one second) so an outage fails fast; every Redis error becomes
 :class:`~validator.exceptions.StoreError`.
 """
@@ -46,6 +49,7 @@ from validator.store.base import (
     Buckets,
     Entries,
     ReadAhead,
+    SpendLost,
     authorization_from_json,
     authorization_to_json,
     hour,
@@ -60,15 +64,34 @@ from validator.store.records import StandingAuthorization
 __all__ = ["RedisStore"]
 
 _APPEND = """
+local spends = (#ARGV - 3) / 2
+local fresh = {}
+for i = 1, spends do
+  local held = redis.call('GET', KEYS[2 + i])
+  if held and held ~= ARGV[2 + 2 * i] then return {0, held} end
+  if not held then fresh[#fresh + 1] = KEYS[2 + i] end
+end
+for i = 1, spends do
+  redis.call('SET', KEYS[2 + i], ARGV[2 + 2 * i], 'PX', ARGV[3 + 2 * i])
+end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local added = redis.call('ZADD', KEYS[2], 'NX', now, ARGV[1])
-if added == 0 then return 0 end
-redis.call('XADD', KEYS[1], '*', 'event_id', ARGV[1], 'data', ARGV[2])
+local added = redis.pcall('ZADD', KEYS[2], 'NX', now, ARGV[1])
+if type(added) == 'table' and added.err then
+  for _, key in ipairs(fresh) do redis.call('DEL', key) end
+  return added
+end
+if added == 0 then return {1, 0} end
+local entry = redis.pcall('XADD', KEYS[1], '*', 'event_id', ARGV[1], 'data', ARGV[2])
+if type(entry) == 'table' and entry.err then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  for _, key in ipairs(fresh) do redis.call('DEL', key) end
+  return entry
+end
 local oldest = now - tonumber(ARGV[3])
 redis.call('XTRIM', KEYS[1], 'MINID', oldest)
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. oldest)
-return 1
+return {1, 1}
 """
 _SPEND = """
 local held = redis.call('GET', KEYS[1])
@@ -98,7 +121,11 @@ class _Session:
 
     reads: dict[str, Any]
     """Raw values by Redis key, or the exception the read ahead raised."""
+    carry: bool = False
+    """Whether the check's spends of the request ledger go with its audit append (:meth:`RedisStore.spend`)."""
     writes: list[tuple[str, Queued]] = field(default_factory=list)
+    spends: list[tuple[str, str, int]] = field(default_factory=list)
+    """``(key, action, ttl in ms)`` of each spend waiting for the record of the approval that makes it."""
 
 
 ASYNC_CONNECTIONS = 64
@@ -238,15 +265,24 @@ class RedisStore:
             except redis.RedisError as exc:
                 read = dict.fromkeys(keys, exc)
         view = copy.copy(self)
-        view._current = _Session(read)
+        view._current = _Session(read, carry=reads.carry_spends)
         return view
 
     def end_session(self) -> None:
         """Send the writes this check's session still holds (none outside a session)."""
         session = self._current
+        if session is not None:
+            session.spends = []  # a spend no record took is not made: that verdict was not recorded
         if session is not None and session.writes:
             writes, session.writes = session.writes, []
             self._send(writes)
+
+    def carries_spends(self) -> bool:
+        return self._current is not None and bool(self._current.spends)
+
+    def drop_spends(self) -> None:
+        if self._current is not None:
+            self._current.spends = []
 
     def _ahead(self, key: str, what: str) -> tuple[bool, Any]:
         """``(True, value)`` when the session read ``key`` ahead (once: a later read goes out)."""
@@ -362,18 +398,31 @@ class RedisStore:
             int(self.retention.total_seconds() * 1000),
         ]
         session = self._current
+        spends: list[tuple[str, str, int]] = []
+        if session is not None:
+            spends, session.spends = session.spends, []
+        for name, action, px in spends:
+            keys.append(name)
+            args += [action, px]
         try:
             if session is None or not session.writes:
-                return bool(self._append(keys=keys, args=args))
-            writes, session.writes = session.writes, []
-            self._ensure_loaded(self._append)
-            try:  # the check's queued writes and the append: one round trip
-                added = self._send(writes, lambda pipe: pipe.evalsha(self._append.sha, len(keys), *keys, *args))
-            except redis.exceptions.NoScriptError:  # the server lost its scripts (a restart): once more, loading it
-                added = self._append(keys=keys, args=args)
+                result = self._append(keys=keys, args=args)
+            else:
+                writes, session.writes = session.writes, []
+                self._ensure_loaded(self._append)
+                try:  # the check's queued writes and the append: one round trip
+                    result = self._send(writes, lambda pipe: pipe.evalsha(self._append.sha, len(keys), *keys, *args))
+                except redis.exceptions.NoScriptError:  # the server lost its scripts (a restart): once more, loading it
+                    result = self._append(keys=keys, args=args)
         except redis.RedisError as exc:
-            raise self._fail("audit append", exc) from exc
-        return bool(added)
+            failed = self._fail("audit append", exc)
+            if spends:  # not a StoreError: a record that carries a spend is never spooled
+                raise SpendLost(None, str(failed)) from exc
+            raise failed from exc
+        made, value = result
+        if not made:
+            raise SpendLost(str(value))
+        return bool(value)
 
     def _ensure_loaded(self, script: Any) -> None:
         if script.sha not in self._loaded:
@@ -454,8 +503,25 @@ class RedisStore:
     # -- one request, one action ------------------------------------------------------------
 
     def spend(self, key: str, action: str, ttl: timedelta) -> str | None:
+        """Spend request ``key`` for ``action`` (see the protocol). In a session that carries spends (the check's
+        record is appended through it: :attr:`ReadAhead.carry_spends`) the request is only read now: when
+        another action holds it, that one is named; else the spend waits for the check's audit append and is
+        made in the same script, or not at all (:class:`~validator.store.base.SpendLost`)."""
+        name, px = self._key("spent", key), int(ttl.total_seconds() * 1000)
+        session = self._current
+        if session is not None and session.carry:
+            try:
+                held = self._get(name, "request ledger")
+            except StoreError:
+                session.spends = []  # the approval goes to the user: it spends nothing
+                raise
+            if held is not None and str(held) != action:
+                session.spends = []
+                return str(held)
+            session.spends.append((name, action, px))
+            return None
         try:
-            held = self._spend(keys=[self._key("spent", key)], args=[action, int(ttl.total_seconds() * 1000)])
+            held = self._spend(keys=[name], args=[action, px])
         except redis.RedisError as exc:
             raise self._fail("request ledger", exc) from exc
         return None if held is None else str(held)
