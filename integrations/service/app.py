@@ -264,7 +264,11 @@ class _Service:
             )
 
     async def tenant(self, request: Request, scope: str = "check") -> str:
-        """The tenant of the request's bearer token (401 without one, 429 over its rate). The token store is
+        """The tenant of the request's bearer token (see :meth:`identity`)."""
+        return (await self.identity(request, scope)).tenant
+
+    async def identity(self, request: Request, scope: str = "check") -> Identity:
+        """Who the request's bearer token is (401 without one, 429 over its rate). The token store is
         read off the event loop; when it cannot answer, a 503 (with a blocking verdict on a check route),
         and for a second after a failure every lookup refuses at once instead of waiting on it again."""
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -292,7 +296,7 @@ class _Service:
                 403, "a token that may check can never answer: the agent must not approve its own questions"
             )
         await self.charge(token, 1, check=check)
-        return found.tenant
+        return found
 
     async def charge(self, token: str, cost: int, what: str = "a check", *, check: bool = True) -> None:
         """Spend ``cost`` checks of the token's rate (shared by every process on the token store): 429 when
@@ -482,7 +486,8 @@ class _Service:
         expired or other tenant's id is a 404, a second answer a 409, and a token that may check can never
         answer (an agent must not approve its own questions). An edit is validated as a new call and its
         verdict closes the question. This route never checks a call nobody asked the user about."""
-        who = await self.tenant(request, "answer")
+        identity = await self.identity(request, "answer")
+        who = identity.tenant
         try:
             data = strict_json(await self.body(request))
             if isinstance(data, dict) and "check" in data:
@@ -497,7 +502,7 @@ class _Service:
         except InputError as exc:
             return JSONResponse(exc.to_dict(), status_code=400)
         question = await self.stored(who, lambda store: questions.pending(store, question_id))
-        if question is None:
+        if question is None or not _answers_for(identity, question):
             return _error(404, "question_not_found", QUESTION_NOT_FOUND)
         try:
             item = self.parsed(who, dict(question.check))
@@ -526,15 +531,14 @@ class _Service:
 
     async def question(self, request: Request, question_id: str) -> JSONResponse:
         """What a person answering a question is shown: the tool, the arguments, the reason code and text."""
-        found = await self._by_id(
-            request,
-            "answer",
-            ("question_id", question_id, questions.QUESTION_ID),
-            lambda store: questions.pending(store, question_id),
-        )
-        if isinstance(found, JSONResponse):
-            return found
-        return _error(404, "question_not_found", QUESTION_NOT_FOUND) if found is None else JSONResponse(found.shown())
+        identity = await self.identity(request, "answer")
+        bad = _bad_id("question_id", question_id, questions.QUESTION_ID)
+        if bad is not None:
+            return bad
+        found = await self.stored(identity.tenant, lambda store: questions.pending(store, question_id))
+        if found is None or not _answers_for(identity, found):
+            return _error(404, "question_not_found", QUESTION_NOT_FOUND)
+        return JSONResponse(found.shown())
 
     async def grant(self, request: Request) -> JSONResponse:
         """Grant a standing authorization (the CLI's ``auth grant``)."""
@@ -776,6 +780,12 @@ def strict_json(raw: bytes) -> Any:
 
 def _bearer(request: Request) -> str:
     return request.headers.get("authorization", "").partition(" ")[2].strip()
+
+
+def _answers_for(identity: Identity, question: questions.Question) -> bool:
+    """Whether the token may see and answer ``question``: any of its tenant's, or only its user's (a token
+    bound to one user; another user's question is "not found" to it, as another tenant's is)."""
+    return identity.user is None or question.user_id == identity.user
 
 
 def _authorization(data: Any) -> StandingAuthorization:

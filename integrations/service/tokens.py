@@ -1,16 +1,19 @@
 """Bearer tokens of the decision service: each names a tenant; only the token's SHA-256 is ever stored.
 
 A token is ``vt_`` and 43 URL-safe characters (256 random bits), printed once when it is made. The
-store keeps ``sha256(token) -> tenant|scopes``: in memory for one process, or in Redis (``{ns}:tokens``)
-so every service process behind a load balancer accepts the same tokens, and a revocation reaches all
-of them at once. The service reads it on the event loop (``aidentity_of``, ``atake``: the redis asyncio
-client, with one-second timeouts), never in a worker thread that a hung Redis could hold.
+store keeps ``sha256(token) -> tenant|scopes`` (``tenant|answer|user``, bound to one user): in memory
+for one process, or in Redis (``{ns}:tokens``) so every service process behind a load balancer accepts
+the same tokens, and a revocation reaches all of them at once. The service reads it on the event loop
+(``aidentity_of``, ``atake``: the redis asyncio client, with one-second timeouts), never in a worker
+thread that a hung Redis could hold.
 
 Scopes (:data:`SCOPES`) say what a token may do: ``check`` (``/v1/check``, ``/v1/check:batch``),
 ``answer`` (record the user's answer to an ``ask_user`` verdict), ``grant`` (create, list and revoke
 standing authorizations), ``admin`` (the audit and ``/metrics``). A token made without scopes gets
 ``check`` only (:data:`DEFAULT_SCOPES`), and so does a token stored before scopes existed: the token an
-agent checks with can never grant itself a standing authorization.
+agent checks with can never grant itself a standing authorization. An ``answer`` token may be bound to one
+user (:attr:`Identity.user`): it answers that user's questions only (the person's own device or inbox link),
+and may do nothing else.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ __all__ = [
     "Tenants",
     "check_scopes",
     "check_tenant",
+    "check_user",
     "new_token",
     "tenants_for",
     "token_hash",
@@ -75,25 +79,43 @@ class Identity:
 
     tenant: str
     scopes: frozenset[str]
+    user: str | None = None
+    """The one user whose questions this token answers (None: any user of its tenant)."""
 
 
-def _record(tenant: str, scopes: Iterable[str]) -> str:
-    return f"{check_tenant(tenant)}|{','.join(check_scopes(scopes))}"
+def check_user(user: str, scopes: Iterable[str]) -> str:
+    """A user a token is bound to: 1-256 printable characters, on a token that only answers; else
+    :class:`UsageError` saying which."""
+    if not 1 <= len(user) <= 256 or not user.isprintable():
+        raise UsageError("a token's user is 1 to 256 printable characters")
+    if tuple(scopes) != ("answer",):
+        raise UsageError("a token bound to a user may only answer (scope answer): it answers that user's questions")
+    return user
+
+
+def _record(tenant: str, scopes: Iterable[str], user: str | None = None) -> str:
+    granted = check_scopes(scopes)
+    bound = "" if user is None else f"|{check_user(user, granted)}"
+    return f"{check_tenant(tenant)}|{','.join(granted)}{bound}"
 
 
 def _identity(record: str | None) -> Identity | None:
     if not record:
         return None
-    tenant, _, scopes = record.partition("|")
+    tenant, _, rest = record.partition("|")
+    scopes, bound, user = rest.partition("|")  # the user last: it may hold a "|" of its own
     granted = frozenset(s for s in scopes.split(",") if s in SCOPES) if scopes else frozenset(DEFAULT_SCOPES)
+    if bound:
+        return Identity(tenant, granted & {"answer"}, user)
     return Identity(tenant, granted)
 
 
 class Tenants(Protocol):
     """Where the service looks up which tenant a token belongs to, and what it may do."""
 
-    def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES) -> str:
-        """A new token for ``tenant`` with ``scopes`` (returned once)."""
+    def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES, user: str | None = None) -> str:
+        """A new token for ``tenant`` with ``scopes`` (returned once); ``user``: an answer token bound to that
+        user's questions."""
         ...
 
     def identity_of(self, token: str) -> Identity | None: ...
@@ -146,9 +168,9 @@ class MemoryTenants:
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
-    def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES) -> str:
+    def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES, user: str | None = None) -> str:
         token = new_token()
-        record = _record(tenant, scopes)
+        record = _record(tenant, scopes, user)
         with self._lock:
             self._tenants[token_hash(token)] = record
         return token
@@ -208,9 +230,9 @@ class RedisTenants:
         self._async: PerLoop[tuple[Any, Any]] = PerLoop(self._new_client)
         """Each event loop's redis.asyncio client and its bucket script (EVALSHA, loaded on first use)."""
 
-    def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES) -> str:
+    def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES, user: str | None = None) -> str:
         token = new_token()
-        record = _record(tenant, scopes)
+        record = _record(tenant, scopes, user)
         self._call(lambda: self._redis.hset(self._key, token_hash(token), record))
         return token
 

@@ -884,3 +884,56 @@ def test_a_payment_whose_record_the_store_refuses_spends_nothing(tmp_path: Path)
         client.close()
         running.stop()
         server.stop()
+
+
+def test_an_answer_token_bound_to_a_user_answers_only_that_users_questions() -> None:
+    from validator.exceptions import UsageError
+
+    running, agent, _ = _asking_service()
+    try:
+        mine = running.tenants.create("acme", ["answer"], user="u-1")
+        theirs = running.tenants.create("acme", ["answer"], user="u-2")
+        status, asked = call(running.url, "/v1/check", agent, _asked_check())  # u-1's question
+        assert status == 200 and asked["question_id"]
+        qid = asked["question_id"]
+        approve = {"question_id": qid, "answer": {"type": "approve"}}
+        assert call(running.url, f"/v1/questions/{qid}", theirs)[0] == 404  # as if it did not exist
+        assert call(running.url, "/v1/answer", theirs, approve)[0] == 404
+        assert call(running.url, f"/v1/questions/{qid}", mine)[1]["user_id"] == "u-1"
+        status, answered = call(running.url, "/v1/answer", mine, approve)
+        assert (status, answered["code"]) == (200, "APPROVED_BY_USER")
+        # a bound token does nothing else
+        assert call(running.url, "/v1/check", mine, _asked_check())[0] == 403
+        assert call(running.url, "/v1/authorizations?user_id=u-1", mine)[0] == 403
+        assert call(running.url, "/v1/audit", mine)[0] == 403
+        for scopes in (["check"], ["answer", "grant"], ["answer", "check"]):
+            with pytest.raises(UsageError, match="may only answer"):
+                running.tenants.create("acme", scopes, user="u-1")
+        for user in ("", "a\nb", "x" * 257):
+            with pytest.raises(UsageError, match="printable"):
+                running.tenants.create("acme", ["answer"], user=user)
+    finally:
+        running.stop()
+
+
+def test_a_bound_token_keeps_its_user_in_the_redis_token_store(tmp_path: Path) -> None:
+    from validator.integrations.service.tokens import token_hash
+
+    from tests.redis_server import RedisServer
+
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        tenants = tenants_for(server.url)
+        token = tenants.create("acme", ["answer"], user="ann|the second")  # a "|" of its own
+        who = tenants.identity_of(token)
+        assert who is not None and (who.tenant, who.scopes, who.user) == (
+            "acme",
+            frozenset({"answer"}),
+            "ann|the second",
+        )
+        assert dict(tenants.list())[token_hash(token)].user == "ann|the second"
+        plain = tenants.identity_of(tenants.create("acme", ["check"]))
+        assert plain is not None and plain.user is None
+    finally:
+        server.stop()

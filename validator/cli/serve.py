@@ -248,6 +248,14 @@ def create(
             "so an agent's token can never grant itself a standing authorization.",
         ),
     ] = None,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            metavar="USER_ID",
+            help="Bind an answer token to one user: it sees and answers only that user's questions "
+            "(needs --scope answer and nothing else).",
+        ),
+    ] = None,
 ) -> None:
     """Make a token for TENANT and print it (once: the store keeps only its hash)."""
     url = store or "memory://"
@@ -255,7 +263,7 @@ def create(
         _err("a token in memory:// dies with this command; pass --store redis://... (validator serve prints its own)")
         raise typer.Exit(2)
     try:
-        print(_service().tenants_for(url).create(tenant, scope or ["check"]))
+        print(_service().tenants_for(url).create(tenant, scope or ["check"], user))
     except (StoreError, UsageError) as exc:
         _err(str(exc))
         raise typer.Exit(2) from None
@@ -289,13 +297,14 @@ def list_tokens(
         _err(str(exc))
         raise typer.Exit(2) from None
     if as_json:
-        rows = [{"sha256": h, "tenant": who.tenant, "scopes": sorted(who.scopes)} for h, who in found]
+        rows = [{"sha256": h, "tenant": who.tenant, "scopes": sorted(who.scopes), "user": who.user} for h, who in found]
         print(json.dumps(rows, indent=2))
         return
     if not found:
         _err("no tokens" + (f" of tenant {tenant}" if tenant else ""))
     for digest, who in found:  # one line each, whatever the terminal's width: the hash is what revoke takes
-        print(f"{digest}  {who.tenant}  {','.join(s for s in _service().SCOPES if s in who.scopes)}")
+        bound = "" if who.user is None else f"  user={who.user!r}"
+        print(f"{digest}  {who.tenant}  {','.join(s for s in _service().SCOPES if s in who.scopes)}{bound}")
 
 
 @token_app.command("revoke")
