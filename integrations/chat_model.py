@@ -1,7 +1,9 @@
 """A judge over any LangChain chat model with tool calling (ChatAnthropic, ChatOpenAI, ChatOllama).
 
-It binds the verdict tool, sends the validator prompt as a system message and the conversation
-(as data) with the validation request as a user message, and applies the same guard as every
+It binds the verdict tool, sends the validator prompt as a system message and, in the default
+``blind`` view, the user's messages, the call and code's facts (never a tool output or the agent's
+prose: :mod:`validator.judges.blind`), or in the ``shared_prefix`` view the conversation as data, with
+the validation request as a user message, and applies the same guard as every
 model judge: exactly one call, to the verdict tool, with a verdict that parses. Its calls are
 tagged ``nostream`` so its tokens never reach the user through LangGraph's ``stream_mode="messages"``.
 It makes no prompt-cache guarantee, and each verdict says so (``usage.cache``). Requires
@@ -21,8 +23,9 @@ try:
 except ImportError as exc:
     raise missing_extra("langchain", "validator.integrations.chat_model", exc) from None
 
-from validator.exceptions import JudgeError, JudgeOutputError, JudgeServiceError, JudgeTimeout
+from validator.exceptions import JudgeError, JudgeOutputError, JudgeServiceError, JudgeTimeout, UsageError
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
+from validator.judges.blind import VIEWS, View, render_blind
 from validator.judges.model import (
     DEFAULT_VALIDATOR_TOOL,
     VERDICT_DESCRIPTION,
@@ -55,8 +58,17 @@ class ChatModelJudge(Judge):
         tool_name: str = DEFAULT_VALIDATOR_TOOL,
         quality: bool = True,
         prompt: str = "validator",
+        view: View = "blind",
+        blind_prompt: str = "validator_blind",
     ) -> None:
+        """``view``: ``blind`` (the default: the user's words, the call and code's facts, never a tool output
+        or the agent's prose; with ``blind_prompt``), or ``shared_prefix`` (the whole transcript as data, with
+        ``prompt``: a chat model shares no prefix with the agent)."""
+        if view not in VIEWS:
+            raise UsageError(f"view is one of {', '.join(VIEWS)}; got {view!r}")
         self.model = model
+        self.view = view
+        self.blind_prompt = blind_prompt
         self.prompt = prompt
         self.tool_name = tool_name
         self.quality = quality
@@ -69,6 +81,9 @@ class ChatModelJudge(Judge):
         return f"chat_model:{named or self.model._llm_type}"
 
     def _messages(self, request: JudgeRequest) -> list[Any]:
+        if self.view == "blind":
+            lines, ask = render_blind(request, tool_name=self.tool_name, quality=self.quality)
+            return [SystemMessage(load_prompt(self.blind_prompt)), HumanMessage("\n".join(lines) + "\n\n" + ask)]
         text = (
             render_transcript(request.transcript)
             + "\n\n"

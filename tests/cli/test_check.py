@@ -237,7 +237,7 @@ def test_anthropic_judge_from_the_cli_honours_the_sdk_environment(tmp_path: Path
             check=False,
         )
         assert proc.returncode == 0, proc.stderr
-        assert json.loads(proc.stdout)["usage"]["cache"] == "standalone" and seen[1]["model"] == "claude-haiku-4-5"
+        assert json.loads(proc.stdout)["usage"]["cache"] == "blind" and seen[1]["model"] == "claude-haiku-4-5"
     finally:
         server.shutdown()
         server.server_close()

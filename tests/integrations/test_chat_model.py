@@ -34,8 +34,27 @@ def test_binds_the_verdict_tool_and_sends_prompt_and_transcript_as_data() -> Non
     assert tool["function"]["parameters"]["required"] == ["approved", "reasoning", "confidence"]
     system, human = model.calls[0]
     assert "ONLY THE USER CAN AUTHORIZE" in system.content
-    assert '"author": "tool read_inbox (from billing@supplies.example)"' in human.content
+    # the blind view (the default): the user's words and facts about the rest, never the tool output's text
+    assert '"text": "Please email bob@acme.example the minutes."' in human.content
+    assert 'tool "read_inbox" (from "billing@supplies.example")' in human.content
+    assert "Minutes: all good." not in human.content
     assert v.usage is not None and v.usage.cache == "not shared (generic chat model: no prompt-cache guarantee)"
+
+
+def test_the_shared_prefix_view_sends_the_transcript_as_data() -> None:
+    model = ScriptedChatModel(responses=[verdict()])
+    Validator(POLICY, judge=ChatModelJudge(model, view="shared_prefix")).validate(T, ACTION)
+    system, human = model.calls[0]
+    assert "ONLY THE USER CAN AUTHORIZE" in system.content
+    assert '"author": "tool read_inbox (from billing@supplies.example)"' in human.content
+    assert "Minutes: all good." in human.content
+
+
+def test_an_unknown_view_is_a_usage_error() -> None:
+    from validator.exceptions import UsageError
+
+    with pytest.raises(UsageError, match="view is one of blind, shared_prefix"):
+        ChatModelJudge(ScriptedChatModel(responses=[]), view="open")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

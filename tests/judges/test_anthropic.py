@@ -263,7 +263,7 @@ def test_thinking_refusal_of_the_fabricated_turn_falls_back_in_the_same_attempt(
 
 def test_standalone_request_without_an_agent_request() -> None:
     api = MockAPI([message([verdict_call()])])
-    verdict = _run(api, None, model="claude-haiku-4-5")
+    verdict = _run(api, None, model="claude-haiku-4-5", view="shared_prefix")
     body = api.bodies[0]
     assert body["model"] == "claude-haiku-4-5"
     # A first check has no breakpoint anywhere: nothing it could write would be read back.
@@ -285,19 +285,25 @@ def _conversation(turns: int) -> list[dict[str, Any]]:
     return out
 
 
-def _standalone_checks(times: list[float], api: MockAPI | None = None, **caching: Any) -> list[list[str]]:
+def _standalone_checks(
+    times: list[float], api: MockAPI | None = None, view: str = "shared_prefix", **caching: Any
+) -> list[list[str]]:
     """One standalone check of a growing conversation (two more messages each time) at each of ``times``;
     the breakpoints of every request, read back from the bytes the SDK sent."""
     now = [0.0]
     api = api or MockAPI([message([verdict_call()]) for _ in times])
     judge = AnthropicJudge(
-        "claude-sonnet-4-6", client=api.client(), standalone_caching=StandaloneCaching(lambda: now[0], **caching)
+        "claude-sonnet-4-6",
+        client=api.client(),
+        standalone_caching=StandaloneCaching(lambda: now[0], **caching),
+        view=view,  # type: ignore[arg-type]
     )
     validator = Validator(POLICY, judge=judge)
     for turns, at in enumerate(times, start=1):
         now[0] = at
         verdict = validator.validate(_conversation(turns), ACTION)
-        assert verdict.approved and verdict.usage is not None and verdict.usage.cache == "standalone"
+        expected = "standalone" if view == "shared_prefix" else "blind"
+        assert verdict.approved and verdict.usage is not None and verdict.usage.cache == expected
     return [[str(b) for b in breakpoints(json.loads(r.content))] for r in api.requests]
 
 
@@ -310,6 +316,12 @@ def test_standalone_caches_its_transcript_from_the_third_close_check_on_its_last
     # checks 1-2: uncached; 3-4: the run of close checks goes on, so the transcript's last block
     # (header + 1 + 2n messages: block 2n + 1) carries a breakpoint; 5: 320 s later, the run starts over.
     assert marks == [[], [], ["messages[0].content[7] (5m)"], ["messages[0].content[9] (5m)"], [], []]
+
+
+def test_the_blind_view_caches_the_users_messages_as_the_transcript_view_does() -> None:
+    marks = _standalone_checks([0, 60, 120, 180, 500], view="blind")
+    # one block a user message after the header (the agent's turns are not sent): check n has n + 1 of them
+    assert marks == [[], [], ["messages[0].content[4] (5m)"], ["messages[0].content[5] (5m)"], []]
 
 
 def test_standalone_breakpoints_reach_back_twenty_blocks_at_a_time_and_stay_within_four() -> None:

@@ -274,14 +274,25 @@ def own_words(transcript: Transcript, i: int, rules: Rules = ALL_ON) -> str:
     :data:`~validator.gate.lexer.OPAQUE` (it stays in its sentence as one quoted passage, whose words are never
     read as a request: "Post a tweet saying '…'"). The text requests are read from."""
     text = transcript.messages[i].content
+    hidden, quoted = attributed(transcript, i, rules)
+    out = blank(text, hidden)
+    return blank(out, quoted, OPAQUE) if quoted else out
+
+
+def attributed(
+    transcript: Transcript, i: int, rules: Rules = ALL_ON
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The parts of user message ``i`` that are not provably the user's own words, as ``(hidden, quoted)``:
+    pasted text and the rest of unclear authorship (merged spans), and passages in quotation marks outside
+    them (which stay in their sentence as one quoted passage)."""
+    text = transcript.messages[i].content
     hidden = list(pasted_by_message(transcript, rules).get(i, []))
     quoted: list[tuple[int, int]] = []
     if rules.on("pasted-text"):
         unclear = transcript.fact(UNCLEAR).get(i, [])
         quoted = [(a, b) for a, b in unclear if text[a : a + 1] in _PAIRS and not _covered(a, b, hidden)]
         hidden += [span for span in unclear if span not in quoted]
-    out = blank(text, _merge(hidden))
-    return blank(out, quoted, OPAQUE) if quoted else out
+    return _merge(hidden), quoted
 
 
 def _covered(a: int, b: int, spans: list[tuple[int, int]]) -> bool:

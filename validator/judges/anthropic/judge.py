@@ -54,11 +54,13 @@ from validator.judges.anthropic.pricing import PriceTable
 from validator.judges.anthropic.requests import (
     NotShareable,
     StandaloneCaching,
+    blind_request,
     shared_request,
     standalone_request,
 )
 from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
+from validator.judges.blind import View
 from validator.judges.model import DEFAULT_VALIDATOR_TOOL, guard_calls, parse_verdict
 from validator.verdict import Usage
 
@@ -130,6 +132,8 @@ class AnthropicJudge(Judge):
         prompt: str = "validator",
         standalone_caching: StandaloneCaching | None = None,
         check_model: bool = True,
+        view: View | None = None,
+        blind_prompt: str = "validator_blind",
     ) -> None:
         """``model`` is used for standalone requests; a shared request always uses the agent's model
         (the cache is per model). ``standalone_caching`` decides when a standalone request caches
@@ -153,6 +157,13 @@ class AnthropicJudge(Judge):
         self.prompt = prompt
         """The validator prompt: a file of ``prompts/`` (``validator``, ``validator_v2``, ...)."""
         self.standalone_caching = standalone_caching or StandaloneCaching()
+        self.view = view
+        """What the model reads: None (the default) shares the agent's own request where one is given and
+        ``share_prefix`` allows it, and is ``blind`` everywhere else; ``blind`` never shares (the user's words,
+        the call and code's facts: :mod:`validator.judges.blind`); ``shared_prefix`` shares where it can and
+        sends the whole transcript as data where it cannot."""
+        self.blind_prompt = blind_prompt
+        """The prompt of the blind view (a file of ``prompts/``)."""
         from_environment = client is None and async_client is None  # the SDK reads its set-up from there
         if from_environment:
             _check_environment()
@@ -172,7 +183,7 @@ class AnthropicJudge(Judge):
     def plan(self, request: JudgeRequest) -> _Plan:
         """The request this judge sends for ``request``, and how it uses the cache."""
         agent = request.agent_request
-        if agent is not None and self.share_prefix:
+        if agent is not None and self.share_prefix and self.view != "blind":
             try:
                 body = shared_request(
                     agent,
@@ -183,7 +194,7 @@ class AnthropicJudge(Judge):
                     prompt=self.prompt,
                 )
             except NotShareable as exc:
-                return self._standalone(request, f"not shared ({exc.reason})")
+                return self._alone(request, f"not shared ({exc.reason})")
             if "thinking" not in body and isinstance(body.get("max_tokens"), int):
                 # max_tokens does not touch the cache key; a verdict needs little, and a huge value
                 # makes the SDK demand streaming. With thinking on, its budget must stay below it.
@@ -193,12 +204,28 @@ class AnthropicJudge(Judge):
             if betas:
                 headers["anthropic-beta"] = ",".join(betas)
             return _Plan(body, headers, "shared")
-        return self._standalone(request, "standalone" if agent is None else "not shared (prefix sharing is off)")
+        if agent is None:
+            why = "standalone"
+        else:
+            why = "not shared (the blind view)" if self.view == "blind" else "not shared (prefix sharing is off)"
+        return self._alone(request, why)
 
-    def _standalone(self, request: JudgeRequest, note: str) -> _Plan:
+    def _alone(self, request: JudgeRequest, note: str) -> _Plan:
+        """A request of the judge's own: the blind view, or the transcript as data (``view="shared_prefix"``)."""
         model = self.model or (request.agent_request or {}).get("model")
         if not isinstance(model, str) or not model:
             raise JudgeRequestRejected(self.label, "no model: pass AnthropicJudge(model=...) or an agent request")
+        if self.view != "shared_prefix":
+            body = blind_request(
+                request,
+                model=model,
+                max_tokens=self.max_tokens,
+                validator_name=self.validator_name,
+                quality=self.quality,
+                prompt=self.blind_prompt,
+                caching=self.standalone_caching,
+            )
+            return _Plan(body, {}, "blind" if note == "standalone" else f"{note}; blind view")
         body = standalone_request(
             request,
             model=model,
@@ -256,7 +283,7 @@ class AnthropicJudge(Judge):
     def _thinking_fallback(self, request: JudgeRequest, plan: _Plan, exc: JudgeError) -> _Plan | None:
         """A shared request the API refused over thinking blocks is sent again standalone, once."""
         if plan.cache == "shared" and isinstance(exc, JudgeRequestRejected) and "thinking" in exc.detail.lower():
-            return self._standalone(request, f"not shared (the API refused the fabricated turn: {exc.detail})")
+            return self._alone(request, f"not shared (the API refused the fabricated turn: {exc.detail})")
         return None
 
     # -- the calls: the only I/O ----------------------------------------------------------------

@@ -12,7 +12,10 @@ with three blocks appended::
 The API expands the reference into the deferred validator tool's definition; the prefix, and with
 it the prompt cache, is untouched.
 
-**Standalone** (no agent request, or one that cannot be shared): the validator prompt as
+**Blind** (the default wherever the agent's own request is not shared; :func:`blind_request`): the user's
+messages, the call and code's facts, never a tool output or the agent's prose (:mod:`validator.judges.blind`).
+
+**Standalone** (the ``shared_prefix`` view where no agent request can be shared): the validator prompt as
 ``system``, the transcript as data in the first user message (one text block a message, so the
 next check of the same conversation repeats this one's blocks byte for byte), the validation
 request after it. Cache breakpoints go on the transcript only when :class:`StandaloneCaching`
@@ -30,10 +33,18 @@ from typing import Any
 
 from validator.judges.anthropic.tools import validator_tool
 from validator.judges.base import JudgeRequest
+from validator.judges.blind import render_blind
 from validator.judges.model import render_request, render_transcript
 from validator.prompts import load_prompt
 
-__all__ = ["NotShareable", "StandaloneCaching", "breakpoints", "shared_request", "standalone_request"]
+__all__ = [
+    "NotShareable",
+    "StandaloneCaching",
+    "blind_request",
+    "breakpoints",
+    "shared_request",
+    "standalone_request",
+]
 
 MAX_BREAKPOINTS = 4
 """Anthropic allows four cache breakpoints a request, the automatic one included."""
@@ -337,6 +348,38 @@ def standalone_request(
         "tools": [validator_tool(validator_name, quality=quality, deferred=False)],
         "tool_choice": {"type": "auto"},
         "messages": [{"role": "user", "content": [*transcript, {"type": "text", "text": ask}]}],
+    }
+
+
+def blind_request(
+    request: JudgeRequest,
+    *,
+    model: str,
+    max_tokens: int,
+    validator_name: str,
+    quality: bool,
+    prompt: str = "validator_blind",
+    caching: StandaloneCaching | None = None,
+) -> dict[str, Any]:
+    """A request of the blind view (:mod:`validator.judges.blind`): the blind prompt as ``system``, the user's
+    messages as data (one text block a message, with breakpoints as :func:`standalone_request` places them on
+    its transcript), the validation request after them. No tool output, agent prose or outside text."""
+    lines, ask = render_blind(request, tool_name=validator_name, quality=quality)
+    cache = caching is not None and caching.decide(lines)
+    marked = set(transcript_breakpoints(len(lines))) if cache else set()
+    shown: list[dict[str, Any]] = []
+    for i, line in enumerate(lines):
+        block: dict[str, Any] = {"type": "text", "text": line}
+        if i in marked:
+            block["cache_control"] = dict(EPHEMERAL)
+        shown.append(block)
+    return {
+        "model": model,
+        "max_tokens": max_tokens,
+        "system": [{"type": "text", "text": load_prompt(prompt)}],
+        "tools": [validator_tool(validator_name, quality=quality, deferred=False)],
+        "tool_choice": {"type": "auto"},
+        "messages": [{"role": "user", "content": [*shown, {"type": "text", "text": ask}]}],
     }
 
 
