@@ -154,7 +154,11 @@ def _argument(path: str, value: Any, users: _Users, findings: Findings) -> str:
     own = users.where(text)
     if own is not None:
         return f"- {path} = {_j(text)} (in the user's own words, message #{own}){code}"
-    fact = f"- {path}: a string of {len(text)} characters, {len(text.split())} words, not in the user's own words"
+    words = len(text.split())
+    fact = (
+        f"- {path}: a string of {len(text)} characters, {words} word{'' if words == 1 else 's'}, "
+        "not in the user's own words"
+    )
     if len(text) > _LOCATE_LIMIT:
         return f"{fact}; too long to locate{code}"
     places = _stands_in(transcript, text)
