@@ -19,6 +19,7 @@ from validator.evals.emulated import emulated_model
 from validator.evals.recording import RecordingTransport
 from validator.evals.report import write_report
 from validator.evals.runner import PROMPTS, Summary, recorded_judges, regressions, run_matrix
+from validator.judges.blind import VIEWS
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = packaged.cases_path()
@@ -240,7 +241,7 @@ def test_cli_eval_on_the_committed_suite_passes_and_lists_no_regressions() -> No
 def _record(tmp_path: Path, judges: list[str], cases: list[Any]) -> Any:
     import anthropic
 
-    from validator.evals.runner import slug
+    from validator.evals.runner import judge_view, slug
     from validator.judges.anthropic.judge import AnthropicJudge
 
     def factory(spec: str, prompt: str) -> Any:
@@ -249,9 +250,9 @@ def _record(tmp_path: Path, judges: list[str], cases: list[Any]) -> Any:
         client = anthropic.Anthropic(
             api_key="sk-emulated", max_retries=0, http_client=httpx2.Client(transport=transport)
         )
-        return AnthropicJudge(spec.split(":", 1)[1], client=client, prompt=prompt), None
+        return AnthropicJudge(spec.split(":", 1)[1], client=client, **judge_view(prompt)), None
 
-    return run_matrix(cases, judges=judges, prompts=list(PROMPTS), factory=factory)
+    return run_matrix(cases, judges=judges, prompts=list(PROMPTS), factory=factory, views=VIEWS)
 
 
 def test_replay_gives_identical_results_without_network_or_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -260,10 +261,11 @@ def test_replay_gives_identical_results_without_network_or_key(tmp_path: Path, m
     judges = ["anthropic:emulated-small", "anthropic:emulated-large"]
     recorded = _record(tmp_path, judges, cases)
     assert recorded_judges(tmp_path) == sorted(judges)
-    replayed = run_matrix(cases, judges=judges, prompts=list(PROMPTS), replay=True, recordings=tmp_path)
+    replayed = run_matrix(cases, judges=judges, prompts=list(PROMPTS), replay=True, recordings=tmp_path, views=VIEWS)
     assert replayed.missing_recordings == {}
     assert [r.to_dict() for r in replayed.runs] == [r.to_dict() for r in recorded.runs]
-    assert len(replayed.runs) == 2 * 3 * 12
+    assert len(replayed.runs) == 2 * (1 + 3) * 12  # the blind view's row and the shared prefix's three prompts
+    assert {r.prompt for r in replayed.runs} == {"validator_blind", *PROMPTS}
 
 
 def test_missing_recordings_and_missing_key_fail_clearly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -50,6 +50,7 @@ from validator.evals.runner import ablate as run_ablation
 from validator.exceptions import FieldProblem, InputError, StoreError
 from validator.extras import install_hint
 from validator.inputs.checkinput import CheckInput
+from validator.judges.blind import VIEWS, View
 from validator.policy import Policy
 from validator.prompts import prompt_names
 from validator.record.recorder import hash_args
@@ -192,8 +193,20 @@ def run(
     concurrency: Annotated[int, typer.Option(help="Runs at a time.")] = 8,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     shared_prefix: Annotated[
-        bool, typer.Option(help="Send model judges each case as the agent's own request, as production does.")
+        bool,
+        typer.Option(
+            help="In the shared_prefix view, send model judges each case as the agent's own request, as production "
+            "does (else the transcript as data)."
+        ),
     ] = False,
+    view: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="VIEW",
+            help="What model judges read: blind (the user's words, the call, code's facts) or shared_prefix (the "
+            "agent's own request); repeat for both (default: both). The worst-case row runs in each.",
+        ),
+    ] = None,
     ablate: Annotated[
         bool, typer.Option(help="Also run the suite with each rule off in turn and report what each rule earns.")
     ] = False,
@@ -208,6 +221,7 @@ def run(
     if report is not None:
         inputs.take(_can_chart)
     chosen = inputs.take(_prompts, prompt)
+    views = inputs.take(_views, view)
     old = inputs.take(_baseline, baseline)
     suite_policy = inputs.take(_policy, policy, cases)
     loaded = inputs.take(load_cases, cases or packaged.cases_path(), suite_policy)
@@ -238,6 +252,7 @@ def run(
                 concurrency=concurrency,
                 on_progress=lambda done, total: bar.update(task, completed=done, total=total),
                 shared_prefix=shared_prefix,
+                views=views or list(VIEWS),
             )
         if ablate:
             matrix.ablation = run_ablation(loaded, concurrency=concurrency)
@@ -280,6 +295,14 @@ def _ablation_table(matrix: Matrix) -> Table:
     for a in matrix.ablation:
         table.add_row(a.rule, f"{len(a.prevented)} {', '.join(a.prevented)}", f"{len(a.caused)} {', '.join(a.caused)}")
     return table
+
+
+def _views(names: list[str] | None) -> list[View]:
+    unknown = [n for n in names or [] if n not in VIEWS]
+    if unknown:
+        problem = f"no view named {', '.join(map(repr, unknown))}; the views: {', '.join(VIEWS)}"
+        raise InputError([FieldProblem("--view", problem)], source="eval")
+    return [v for v in VIEWS if v in (names or VIEWS)]
 
 
 def _prompts(names: list[str] | None) -> list[str]:

@@ -15,7 +15,10 @@ import httpx2
 
 __all__ = ["emulated_model"]
 
-_OUTSIDE = re.compile(r"quote \d+ .*?: (not_from_user|not_found)")
+_OUTSIDE = re.compile(
+    r"quote \d+ .*?: (not_from_user|not_found)"  # the shared prefix's request text
+    r"|quote \d+: \d+ characters, not the user's own words \((not_from_user|not_found)"  # the blind view's
+)
 
 
 def emulated_model(request: httpx2.Request) -> httpx2.Response:

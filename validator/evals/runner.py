@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -44,6 +44,7 @@ from validator.evals.agentrequest import agent_request
 from validator.evals.cases import EvalCase
 from validator.exceptions import FieldProblem, InputError
 from validator.judges.base import Judge
+from validator.judges.blind import View
 from validator.judges.strict import StrictJudge
 from validator.rules import RULES
 from validator.verdict import Code, Decision, Verdict
@@ -335,7 +336,35 @@ def make_judge(spec: str, prompt: str, *, replay: bool, recordings: Path) -> tup
             )
         transport = RecordingTransport(path, label=spec)
     client = anthropic.Anthropic(api_key=key, max_retries=0, http_client=httpx2.Client(transport=transport))
-    return AnthropicJudge(model, client=client, prompt=prompt), transport if replay else None
+    return AnthropicJudge(model, client=client, **judge_view(prompt)), transport if replay else None
+
+
+BLIND_PROMPT = "validator_blind"
+
+
+def view_of(prompt: str) -> View:
+    """The view a row's prompt stands for: a blind prompt (``validator_blind…``) is the blind view; the others
+    (``validator``, ``validator_v2``, ``validator_v3``; ``-`` for the worst case's own row) the shared prefix."""
+    return "blind" if prompt.startswith(BLIND_PROMPT) else "shared_prefix"
+
+
+def judge_view(prompt: str) -> dict[str, Any]:
+    """The Anthropic judge's view and prompt for a row of ``prompt``."""
+    if view_of(prompt) == "blind":
+        return {"view": "blind", "blind_prompt": prompt}
+    return {"view": "shared_prefix", "prompt": "validator" if prompt == "-" else prompt}
+
+
+def row_prompts(spec: str, prompts: list[str], views: Sequence[View]) -> list[str]:
+    """The rows of a judge: the strict judge one (it reads no prompt); a model judge its blind prompt in the blind
+    view and each of ``prompts`` in the shared-prefix view; the worst case one a view (``-`` for the shared
+    prefix, the blind prompt for the blind view)."""
+    if spec == "strict":
+        return ["-"]
+    blind = [BLIND_PROMPT] if "blind" in views else []
+    if spec == WORST_CASE:
+        return [*blind, *(["-"] if "shared_prefix" in views else [])]
+    return [*blind, *([p for p in prompts if view_of(p) == "shared_prefix"] if "shared_prefix" in views else [])]
 
 
 _APPROVE_ALL = {
@@ -371,7 +400,7 @@ def worst_case_judge(prompt: str = "validator", model: str = WORST_CASE_MODEL) -
         max_retries=0,
         http_client=httpx2.Client(transport=CacheEmulator(approve).transport()),
     )
-    return AnthropicJudge(model, client=client, prompt="validator" if prompt == "-" else prompt)
+    return AnthropicJudge(model, client=client, **judge_view(prompt))
 
 
 def run_matrix(
@@ -386,15 +415,18 @@ def run_matrix(
     factory: JudgeFactory | None = None,
     rules_off: tuple[str, ...] = (),
     shared_prefix: bool = False,
+    views: Sequence[View] = ("shared_prefix",),
 ) -> Matrix:
-    """Run every case under every judge x prompt, ``concurrency`` at a time (``rules_off``: an ablation)."""
+    """Run every case under every judge x view x prompt, ``concurrency`` at a time (``rules_off``: an ablation).
+    The view is a dimension of the rows (:func:`row_prompts`); ``shared_prefix``: the shared-prefix rows send
+    each case as the agent's own request, as production does (else the transcript as data)."""
     folder = recordings if recordings is not None else packaged.recordings_path()
     build = factory or (lambda spec, prompt: make_judge(spec, prompt, replay=replay, recordings=folder))
-    # the strict judge reads no prompt, and the worst case's answer is scripted: one row each
+    # the strict judge reads no prompt, and the worst case's answer is scripted: one row each (a view)
     built = {
         (spec, prompt): (worst_case_judge(prompt), None) if spec == WORST_CASE else build(spec, prompt)
         for spec in judges
-        for prompt in (["-"] if spec in ("strict", WORST_CASE) else prompts)
+        for prompt in row_prompts(spec, prompts, views)
     }
     tasks = [(case, spec, prompt) for (spec, prompt) in built for case in cases]
     config = ValidatorConfig(clock=lambda: EVAL_NOW, rules_off=frozenset(rules_off))
@@ -405,7 +437,8 @@ def run_matrix(
         validator = Validator(case.policy, judge=judge, authorizations=case.store(), config=config)
         # the shared-prefix path: a model judge gets the agent's own request, as in production
         model = spec.partition(":")[2]
-        request = agent_request(case, model) if shared_prefix and model else None
+        shared = shared_prefix and model and view_of(prompt) == "shared_prefix"
+        request = agent_request(case, model) if shared else None
         verdict = validator.validate(
             case.check.transcript, case.check.action, user_id=case.check.user_id, agent_request=request
         )
