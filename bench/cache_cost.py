@@ -16,7 +16,15 @@ tool, caching its system prompt and its newest message; every 5th turn it propos
   first version);
 - **v1_cached**: those very bytes with breakpoints on the transcript on every check (the last
   block and every 20th before it), so a check reads the previous check's prefix while it is
-  alive: a V1 that caches its own transcript block by block.
+  alive: a V1 that caches its own transcript block by block;
+- **blind**: the default wherever the prefix is not shared (``view="blind"``): the user's messages, the
+  call and code's facts (``validator.judges.blind``), never the tool results, with breakpoints as
+  the standalone request places them.
+
+A second table prices one check of each of the eval suite's conversations (the packaged
+``validator/evals/suite``, each built as the agent's own request by ``validator.evals.agentrequest``)
+in three ways: the shared prefix read from the cache the agent's own call just wrote, the same
+request uncached, and the blind request (the first check of a conversation: nothing to read).
 
 The agent's own calls are billed on the shared emulator directly (only what they write to the
 cache matters here); the shared and standalone checks go through the real SDK and judge.
@@ -50,7 +58,9 @@ MODEL = "claude-sonnet-4-6"
 EVERY = 5
 TURNS = (10, 50, 200)
 GAPS = (15.0, 75.0)
-KINDS = ("shared", "v1_uncached", "v1_cached", "standalone")
+KINDS = ("shared", "v1_uncached", "v1_cached", "standalone", "blind")
+VERDICT_TOKENS = 60
+"""Output tokens of a verdict, in the suite's table (the same for every kind)."""
 RESULTS = Path(__file__).parent / "results"
 WORDS = "meeting invoice schedule budget client quarterly review report team project contract draft agenda".split()
 PRICES = PriceTable()
@@ -159,6 +169,10 @@ def run(turns: int, gap: float, seed: int = 7) -> Run:
             client=_client(apis["standalone"]),
             share_prefix=False,
             standalone_caching=StandaloneCaching(lambda: now[0]),
+            view="shared_prefix",  # its own request, the whole transcript as data
+        ),
+        "blind": AnthropicJudge(
+            MODEL, client=_client(apis["blind"]), view="blind", standalone_caching=StandaloneCaching(lambda: now[0])
         ),
     }
     validators = {kind: Validator(POLICY, judge=judge) for kind, judge in judges.items()}
@@ -241,6 +255,7 @@ def row(r: Run, turns: int) -> dict[str, Any]:
         "v1_cached_vs_v1_uncached": round(cost["v1_cached"] / cost["v1_uncached"], 3),
         "standalone_vs_v1_uncached": round(cost["standalone"] / cost["v1_uncached"], 3),
         "standalone_vs_v1_cached": round(cost["standalone"] / cost["v1_cached"], 3),
+        "blind_vs_shared": round(cost["blind"] / cost["shared"], 3),
         "shared_read_share": round(reads / total, 3),
     }
 
@@ -248,16 +263,18 @@ def row(r: Run, turns: int) -> dict[str, Any]:
 def table(rows: list[dict[str, Any]]) -> str:
     head = (
         f"{'turns':>5} {'gap':>4} {'checks':>6} {'shared $':>9} {'v1 uncached $':>13} {'v1 cached $':>11} "
-        f"{'standalone $':>12} | {'to v1 uncached: shared':>22} {'v1 cached':>9} {'standalone':>10} "
-        f"| {'to v1 cached: shared':>20} {'standalone':>10}"
+        f"{'standalone $':>12} {'blind $':>8} | {'to v1 uncached: shared':>22} {'v1 cached':>9} {'standalone':>10} "
+        f"| {'to v1 cached: shared':>20} {'standalone':>10} | {'blind to shared':>15}"
     )
     lines = [head]
     for r in rows:
         lines.append(
             f"{r['turns']:>5} {r['gap_s']:>3.0f}s {r['checks']:>6} {r['shared']:>9.4f} {r['v1_uncached']:>13.4f} "
-            f"{r['v1_cached']:>11.4f} {r['standalone']:>12.4f} | {r['shared_vs_v1_uncached']:>21.3f}x "
+            f"{r['v1_cached']:>11.4f} {r['standalone']:>12.4f} {r['blind']:>8.4f} "
+            f"| {r['shared_vs_v1_uncached']:>21.3f}x "
             f"{r['v1_cached_vs_v1_uncached']:>8.3f}x {r['standalone_vs_v1_uncached']:>9.3f}x "
-            f"| {r['shared_vs_v1_cached']:>19.3f}x {r['standalone_vs_v1_cached']:>9.3f}x"
+            f"| {r['shared_vs_v1_cached']:>19.3f}x {r['standalone_vs_v1_cached']:>9.3f}x "
+            f"| {r['blind_vs_shared']:>14.3f}x"
         )
     return "\n".join(lines)
 
@@ -276,11 +293,12 @@ def plot(runs: list[Run], path: Path) -> bool:
         "v1_cached": "V1 caching its own transcript",
         "standalone": "library standalone mode",
         "shared": "shared agent prefix",
+        "blind": "blind view (the default unshared)",
     }
     fig, axes = plt.subplots(1, len(runs), figsize=(6 * len(runs), 4), sharey=True)
     for ax, r in zip(axes if len(runs) > 1 else [axes], runs, strict=True):
-        for kind in ("v1_uncached", "v1_cached", "standalone", "shared"):
-            style = "--" if kind == "standalone" else "-"
+        for kind in ("v1_uncached", "v1_cached", "standalone", "shared", "blind"):
+            style = "--" if kind in ("standalone", "blind") else "-"
             ax.plot(r.check_turns, [c * 100 for c in r.cost[kind]], style, label=labels[kind])
         ax.set_title(f"{r.gap:.0f} s between turns ({r.gap * EVERY:.0f} s between checks)")
         ax.set_xlabel("agent turns so far")
@@ -291,6 +309,79 @@ def plot(runs: list[Run], path: Path) -> bool:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     return True
+
+
+def suite() -> dict[str, Any]:
+    """One check of each eval-suite conversation the gate leaves to the judge, priced three ways (see the module
+    docstring): mean input tokens and USD per check, and how many cases were priced."""
+    from validator.evals import packaged
+    from validator.evals.agentrequest import agent_request
+    from validator.evals.cases import load_cases
+    from validator.judges.base import JudgeRequest
+
+    shared_judge = AnthropicJudge(client=_client(CacheEmulator(_answer)))
+    blind_judge = AnthropicJudge(MODEL, client=_client(CacheEmulator(_answer)), view="blind")
+    tokens: dict[str, list[int]] = {"shared_cached": [], "shared_uncached": [], "blind": []}
+    cost: dict[str, list[float]] = {k: [] for k in tokens}
+    cases = load_cases(packaged.cases_path(), Policy.load(packaged.policy_path()))
+    for case in cases:
+        agent = agent_request(case, MODEL)
+        checker = Validator(case.policy, authorizations=case.store())
+        shared = checker.prepare(
+            case.check.transcript, case.check.action, user_id=case.check.user_id, agent_request=agent
+        )
+        blind = checker.prepare(case.check.transcript, case.check.action, user_id=case.check.user_id)
+        if not isinstance(shared, JudgeRequest) or not isinstance(blind, JudgeRequest):
+            continue  # decided by code: no judge request at all
+        cache = CacheEmulator(_answer, clock=lambda: 0.0)
+        cache.usage(agent)  # the agent's own call wrote its prefix
+        bodies = {
+            "shared_cached": (cache, shared_judge.plan(shared).body),
+            "shared_uncached": (CacheEmulator(_answer, enabled=False), shared_judge.plan(shared).body),
+            "blind": (CacheEmulator(_answer, enabled=False), blind_judge.plan(blind).body),
+        }
+        for kind, (api, body) in bodies.items():
+            usage = {**api.usage(body), "output_tokens": VERDICT_TOKENS}
+            tokens[kind].append(
+                int(usage["input_tokens"])
+                + int(usage["cache_read_input_tokens"])
+                + int(usage["cache_creation_input_tokens"])
+            )
+            priced = PRICES.cost(MODEL, usage)
+            assert priced is not None
+            cost[kind].append(priced)
+    price = PRICES.price(MODEL)
+    assert price is not None
+    means = {k: _mean(v) for k, v in cost.items()}
+    return {
+        "cases": len(cases),
+        "priced": len(cost["blind"]),
+        "input_tokens": {k: round(_mean([float(t) for t in v]), 1) for k, v in tokens.items()},
+        "usd_per_check": {k: round(v, 6) for k, v in means.items()},
+        "blind_vs_shared_cached": round(means["blind"] / means["shared_cached"], 3),
+        "blind_vs_shared_uncached": round(means["blind"] / means["shared_uncached"], 3),
+        "price_per_mtok": {
+            "input": price.input,
+            "cache_write_5m": price.cache_write_5m,
+            "cache_read": round(price.cache_read, 6),
+            "output": price.output,
+        },
+    }
+
+
+def suite_table(found: dict[str, Any]) -> str:
+    lines = [
+        f"eval suite: {found['priced']} of {found['cases']} conversations reach the judge; one check each, "
+        f"{VERDICT_TOKENS} output tokens; {MODEL} at "
+        + ", ".join(f"{k} {v:g}" for k, v in found["price_per_mtok"].items())
+        + " USD/MTok",
+        f"{'request':>16} {'input tokens':>12} {'USD per check':>13}",
+    ]
+    for kind in ("shared_cached", "shared_uncached", "blind"):
+        lines.append(f"{kind:>16} {found['input_tokens'][kind]:>12.0f} {found['usd_per_check'][kind]:>13.5f}")
+    cached, uncached = found["blind_vs_shared_cached"], found["blind_vs_shared_uncached"]
+    lines.append(f"blind to shared, cached: {cached:.3f}x; uncached: {uncached:.3f}x")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -311,8 +402,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     ok = all(r["standalone"] <= r["v1_uncached"] for r in rows)
     print(f"standalone mode <= uncached V1 in every row: {'yes' if ok else 'NO'}")
+    found = suite()
+    print(suite_table(found))
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    document = {"model": MODEL, "check_every_turns": EVERY, "unit": "USD per check", "rows": rows}
+    document = {"model": MODEL, "check_every_turns": EVERY, "unit": "USD per check", "rows": rows, "suite": found}
     args.json.write_text(json.dumps(document, indent=2) + "\n")
     print(f"json: {args.json}")
     if not args.no_plot:

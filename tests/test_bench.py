@@ -86,7 +86,12 @@ def test_cache_cost_benchmark_writes_its_rows_and_standalone_never_costs_more_th
     assert "standalone mode <= uncached V1 in every row: yes" in proc.stdout, proc.stdout
     rows = json.loads((tmp_path / "cache_cost.json").read_text())["rows"]
     assert [(r["turns"], r["gap_s"]) for r in rows] == [(n, g) for g in (15.0, 75.0) for n in (10, 50, 200)]
-    kinds = ("shared", "v1_uncached", "v1_cached", "standalone")
+    kinds = ("shared", "v1_uncached", "v1_cached", "standalone", "blind")
+    document = json.loads((tmp_path / "cache_cost.json").read_text())
+    suite = document["suite"]  # the blind request against the shared prefix, on the eval suite's conversations
+    assert suite["priced"] > 10 and set(suite["usd_per_check"]) == {"shared_cached", "shared_uncached", "blind"}
+    assert suite["input_tokens"]["blind"] < suite["input_tokens"]["shared_uncached"]
+    assert "blind to shared, cached:" in proc.stdout
     for r in rows:
         assert all(isinstance(r[k], float) and r[k] > 0 for k in kinds), r
         assert r["standalone"] <= r["v1_uncached"] and r["shared"] < r["v1_cached"] < 1.3 * r["v1_uncached"], r
