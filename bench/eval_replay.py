@@ -27,8 +27,9 @@ from validator.evals import packaged  # noqa: E402
 from validator.evals.cases import load_cases  # noqa: E402
 from validator.evals.emulated import emulated_model  # noqa: E402
 from validator.evals.recording import RecordingTransport  # noqa: E402
-from validator.evals.runner import PROMPTS, run_matrix, slug  # noqa: E402
+from validator.evals.runner import PROMPTS, judge_view, run_matrix, slug  # noqa: E402
 from validator.judges.anthropic.judge import AnthropicJudge  # noqa: E402
+from validator.judges.blind import VIEWS  # noqa: E402
 
 MODELS = ["anthropic:emulated-small", "anthropic:emulated-medium", "anthropic:emulated-large"]
 
@@ -47,18 +48,20 @@ def main() -> int:
         client = anthropic.Anthropic(
             api_key="sk-emulated", max_retries=0, http_client=httpx2.Client(transport=transport)
         )
-        return AnthropicJudge(spec.split(":", 1)[1], client=client, prompt=prompt), None
+        return AnthropicJudge(spec.split(":", 1)[1], client=client, **judge_view(prompt)), None
 
-    run_matrix(cases, judges=MODELS, prompts=list(PROMPTS), factory=record)
+    run_matrix(cases, judges=MODELS, prompts=list(PROMPTS), factory=record, views=VIEWS)
     start = time.perf_counter()
-    replayed = run_matrix(cases, judges=MODELS, prompts=list(PROMPTS), replay=True, recordings=folder)
+    replayed = run_matrix(cases, judges=MODELS, prompts=list(PROMPTS), replay=True, recordings=folder, views=VIEWS)
     replay_s = time.perf_counter() - start
     start = time.perf_counter()
     strict = run_matrix(cases, judges=["strict"], prompts=list(PROMPTS))
     strict_s = time.perf_counter() - start
     assert not replayed.missing_recordings, replayed.missing_recordings
     n = len(replayed.runs)
-    print(f"{len(cases)} cases x {len(PROMPTS)} prompts x {len(MODELS)} emulated models = {n} replayed runs")
+    rows = 1 + len(PROMPTS)  # the blind view's row and the shared prefix's prompts
+    shape = f"{len(cases)} cases x {rows} rows (blind + {len(PROMPTS)} prompts) x {len(MODELS)} emulated models"
+    print(f"{shape} = {n} replayed runs")
     per_run = replay_s / n * 1000
     print(f"replayed matrix: {replay_s:.2f} s ({per_run:.1f} ms a run)")
     print(f"strict judge, {len(strict.runs)} runs: {strict_s:.2f} s")

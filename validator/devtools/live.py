@@ -118,7 +118,7 @@ def _check(turn: int, shared: Verdict, alone: Verdict, latency_ms: float) -> Liv
 def run_live(client: Any, model: str, *, turns: int = 3, emulated: bool = False) -> LiveReport:
     """Run the scripted conversation with ``client`` (an ``anthropic.Anthropic``); see the module docstring."""
     shared = Validator(POLICY, judge=AnthropicJudge(client=client))
-    alone = Validator(POLICY, judge=AnthropicJudge(model, client=client, share_prefix=False))
+    alone = Validator(POLICY, judge=AnthropicJudge(model, client=client, share_prefix=False, view="shared_prefix"))
     system = [{"type": "text", "text": AGENT_SYSTEM, "cache_control": dict(EPHEMERAL)}]
     tools = prepare_tools([SEND_EMAIL], policy=POLICY)
     history: list[dict[str, Any]] = []
