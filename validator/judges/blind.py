@@ -29,11 +29,12 @@ JSON-quoted and cut to a bound.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any, Literal
 
 from validator._json import dumps
-from validator.findings import Findings, ValueFinding
+from validator.findings import ValueFinding
+from validator.gate.index import is_users
 from validator.gate.sentences import attributed
 from validator.inputs.transcript import Transcript
 from validator.judges.base import JudgeRequest
@@ -47,9 +48,14 @@ VIEWS: tuple[View, ...] = ("blind", "shared_prefix")
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,31}")
 _EMAIL = re.compile(r"[\w.+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){1,6}")
+_HOP = re.compile(r"\(message #(\d+)\)")
+_TOOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.:\-]{0,63}")
+_PATH_KEYS = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 _NAME_LIMIT = 80
 _LOCATE_LIMIT = 2_000
 """A value longer than this is not searched for in the conversation (its fact says so)."""
+_LEAVES = 100
+"""Argument values shown at most (each located in the conversation); the rest are counted."""
 
 
 def _j(value: Any) -> str:
@@ -61,154 +67,215 @@ def _bounded(text: str) -> str:
     return _j(text if len(text) <= _NAME_LIMIT else text[:_NAME_LIMIT] + "…")
 
 
-def _author(transcript: Transcript, i: int) -> str:
-    m = transcript.messages[i]
-    if m.role == "tool":
-        tool = f"tool {_bounded(m.name)}" if m.name else "a tool"
-        return f"{tool} (from {_bounded(m.author)})" if m.author else tool
-    return {"user": "the user", "assistant": "the agent", "system": "the system prompt"}[m.role]
+def _folded(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def _whole(needle: str, text: str) -> bool:
+    """Whether ``needle`` stands in ``text`` as whole words (never "500" in "1500", "eve@" in "steve@")."""
+    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", text) is not None
 
 
 class _Users:
-    """The user's messages as the view shows them, and a test of whether a text is their own words."""
+    """The user's messages as the view shows them, a test of whether a text is their own words, and where else
+    in the conversation a text stands (each message folded once)."""
 
-    def __init__(self, transcript: Transcript) -> None:
-        self.transcript = transcript
+    def __init__(self, request: JudgeRequest) -> None:
+        self.transcript = transcript = request.transcript
         self.shown: dict[int, str] = {}
         self._own: dict[int, str] = {}
+        self._hidden: dict[int, str] = {}
+        self._others: list[tuple[int, str]] = []
         for i, m in enumerate(transcript.messages):
-            if m.role == "user":
-                self.shown[i], self._own[i] = self._read(i, m.content)
+            if is_users(m, request.user_id):
+                self.shown[i], own, hidden = self._read(i, m.content)
+                self._own[i], self._hidden[i] = _folded(own), hidden.casefold()
+            else:
+                calls = " ".join(_j(dict(c.args)) for c in m.tool_calls)
+                self._others.append((i, f"{m.content} {calls}".casefold()))
 
-    def _read(self, i: int, text: str) -> tuple[str, str]:
-        hidden, _ = attributed(self.transcript, i)
-        shown, own, last = [], [], 0
-        for start, end in hidden:
+    def _read(self, i: int, text: str) -> tuple[str, str, str]:
+        """``(shown, own, hidden)``: the text with each part not provably the user's replaced by a fact, the
+        user's own words alone, and the hidden parts alone."""
+        pasted, quoted = attributed(self.transcript, i)
+        parts = sorted(
+            [(a, b, "pasted or forwarded") for a, b in pasted] + [(a, b, "in quotation marks") for a, b in quoted]
+        )
+        shown, own, hidden, last = [], [], [], 0
+        for start, end, how in parts:
+            if start < last:  # inside a part already hidden
+                continue
             shown.append(text[last:start])
-            own.append(text[last:start])
-            own.append("\x00")
+            own.append(text[last:start] + "\x00")
             passage = text[start:end]
-            sender = _EMAIL.search(passage[:500])
-            who = f", from {sender.group(0)}" if sender else ""
-            shown.append(
-                f"[a passage of {len(passage.strip())} characters the user pasted or forwarded{who}: not shown]"
-            )
+            hidden.append(passage)
+            sender = _EMAIL.search(passage[:500]) if how == "pasted or forwarded" else None
+            who = f", naming an address at {_bounded(sender.group(0).rpartition('@')[2])}" if sender else ""
+            shown.append(f"[a passage of {len(passage.strip())} characters {how}{who}: not shown]")
             last = end
         shown.append(text[last:])
         own.append(text[last:])
-        return "".join(shown), "".join(own)
+        return "".join(shown), "".join(own), "\x00".join(hidden)
 
     def where(self, text: str) -> int | None:
-        """The first user message whose own words hold ``text`` (case and spacing aside), or None."""
-        needle = " ".join(text.casefold().split())
+        """The first user message whose own words hold ``text`` as whole words (case and spacing aside), or None."""
+        needle = _folded(text)
         if not needle:
             return None
-        for i, own in self._own.items():
-            if needle in " ".join(own.casefold().split()):
-                return i
-        return None
+        return next((i for i, own in self._own.items() if _whole(needle, own)), None)
+
+    def stands_in(self, text: str) -> list[tuple[int, bool]]:
+        """``(message, hidden)`` of each message that is not the user's own words and holds ``text``: another
+        message, or a passage of a user message the view does not show (``hidden``)."""
+        needle = text.casefold()
+        found = [(i, True) for i, hidden in self._hidden.items() if needle in hidden]
+        return sorted(found + [(i, False) for i, other in self._others if needle in other])
 
 
-def _stands_in(transcript: Transcript, text: str) -> list[int]:
-    """The messages that are not the user's whose text holds ``text``."""
-    needle = text.casefold()
-    return [
-        i
-        for i, m in enumerate(transcript.messages)
-        if m.role != "user"
-        and (needle in m.content.casefold() or any(needle in _j(dict(c.args)).casefold() for c in m.tool_calls))
-    ]
+def _tool(name: str, named: Collection[str]) -> str:
+    """A tool's name as the view shows it: one the policy names, or a plain name (letters, digits, ``_.:-``, up to
+    64), JSON-quoted; any other is the agent's to write, and is shown by its length."""
+    if name in named or _TOOL.fullmatch(name):
+        return _j(name)
+    return f"<a tool name of {len(name)} characters the policy does not name>"
 
 
-def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
-    """``(path, scalar)`` of every leaf of the arguments; a key that is not a plain identifier is named by its
-    position (an argument name is the agent's to write)."""
+def _author(transcript: Transcript, i: int, user_id: str | None, named: Collection[str] = ()) -> str:
+    m = transcript.messages[i]
+    if m.role == "tool":
+        tool = f"tool {_tool(m.name, named)}" if m.name else "a tool"
+        return f"{tool} (from {_bounded(m.author)})" if m.author else tool
+    if m.role == "user":
+        return "the user" if is_users(m, user_id) else f"another participant ({_bounded(m.author or '')})"
+    return {"assistant": "the agent", "system": "the system prompt"}[m.role]
+
+
+def _leaves(value: Any, names: frozenset[str], users: _Users, path: str = "", shown: str = "") -> Iterator[Leaf]:
+    """``(path, shown path, scalar)`` of every leaf of the arguments. An argument name is the agent's to write: it
+    is shown where the tool's policy or the user's own words name it, else by its position."""
     if isinstance(value, Mapping):
         for n, (k, v) in enumerate(value.items()):
-            key = k if isinstance(k, str) and _IDENTIFIER.fullmatch(k) else f"<argument name #{n}, not shown>"
-            yield from _leaves(v, f"{path}.{key}" if path else key)
+            key = str(k)
+            named = key in names or (_IDENTIFIER.fullmatch(key) is not None and users.where(key) is not None)
+            label = key if named else f"<argument #{n}>"
+            yield from _leaves(
+                v, names, users, f"{path}.{key}" if path else key, f"{shown}.{label}" if shown else label
+            )
     elif isinstance(value, list | tuple):
         if not value:
-            yield path, []
+            yield path, shown, []
         for i, v in enumerate(value):
-            yield from _leaves(v, f"{path}[{i}]")
+            yield from _leaves(v, names, users, f"{path}[{i}]", f"{shown}[{i}]")
     else:
-        yield path, value
+        yield path, shown, value
 
 
-def _finding_fact(f: ValueFinding) -> str:
-    """Code's finding on a value, in code's words (places by index and author, never their text)."""
-    return f"{f.kind or 'value'}: {f.status} ({f.proof})" + (f"; {f.chain}" if f.status == "delegated" else "")
+Leaf = tuple[str, str, Any]
 
 
-def _argument(path: str, value: Any, users: _Users, findings: Findings) -> str:
-    transcript = users.transcript
+def _finding_fact(f: ValueFinding, transcript: Transcript, user_id: str | None) -> str:
+    """Code's finding on a value, in code's words: places by index and author, never their text (a lookup's
+    chain by the messages it went through, not by the keys and arguments it holds)."""
+    fact = f"{f.kind or 'value'}: {f.status} ({f.proof})"
+    if f.status == "delegated":
+        hops = [int(m) for m in _HOP.findall(f.chain) if int(m) < len(transcript.messages)]
+        through = ", ".join(f"message #{i} ({_author(transcript, i, user_id)})" for i in dict.fromkeys(hops))
+        fact += f"; looked up through {through or 'a lookup'} from the user's words"
+    return fact
+
+
+def _argument(leaf: Leaf, users: _Users, request: JudgeRequest) -> str:
+    path, shown_path, value = leaf
+    transcript, findings = users.transcript, request.findings
     about = [f for f in (*findings.targets, *findings.entities) if f.path == path]
-    code = "; ".join(_finding_fact(f) for f in about)
+    code = "; ".join(_finding_fact(f, transcript, request.user_id) for f in about)
     code = f" [code: {code}]" if code else ""
     if value is None or isinstance(value, bool | int | float) or value == []:
         source = users.where(str(value)) if isinstance(value, int | float) and not isinstance(value, bool) else None
         said = f" (in the user's words, message #{source})" if source is not None else ""
-        return f"- {path} = {_j(value)}{said}{code}"
+        return f"- {shown_path} = {_j(value)}{said}{code}"
     text = str(value)
     own = users.where(text)
     if own is not None:
-        return f"- {path} = {_j(text)} (in the user's own words, message #{own}){code}"
+        return f"- {shown_path} = {_j(text)} (in the user's own words, message #{own}){code}"
     words = len(text.split())
     fact = (
-        f"- {path}: a string of {len(text)} characters, {words} word{'' if words == 1 else 's'}, "
+        f"- {shown_path}: a string of {len(text)} characters, {words} word{'' if words == 1 else 's'}, "
         "not in the user's own words"
     )
     if len(text) > _LOCATE_LIMIT:
         return f"{fact}; too long to locate{code}"
-    places = _stands_in(transcript, text)
+    places = users.stands_in(text)
     if not places:
         return f"{fact}; written by the agent (it stands nowhere in the conversation){code}"
-    shown = ", ".join(f"message #{i} ({_author(transcript, i)})" for i in places[:5])
+    where = [
+        f"message #{i} ("
+        + ("a passage of the user's the view does not show" if hidden else _author(transcript, i, request.user_id))
+        + ")"
+        for i, hidden in places[:5]
+    ]
     more = f" and {len(places) - 5} more" if len(places) > 5 else ""
-    return f"{fact}; it stands in {shown}{more}{code}"
+    return f"{fact}; it stands in {', '.join(where)}{more}{code}"
 
 
 def _quote(index: int, request: JudgeRequest, users: _Users) -> str:
     q = next((q for q in request.findings.quotes if q.index == index), None)
     evidence = request.justification.evidence[index]
     text = getattr(evidence, "quote", "")
-    if q is not None and q.status == "user":
-        where = ", ".join(f"message #{loc.message}" for loc in q.locations)
-        return f"- quote {index + 1} = {_j(text)}: found in the user's own words ({where})"
+    own = users.where(text) if q is not None and q.status == "user" else None
+    if own is not None:
+        return f"- quote {index + 1} = {_j(text)}: found in the user's own words (message #{own})"
     status = q.status if q is not None else "not checked"
     places = (
-        ", ".join(f"message #{loc.message} ({_author(users.transcript, loc.message)})" for loc in q.locations)
+        ", ".join(
+            f"message #{loc.message} ({_author(users.transcript, loc.message, request.user_id)})" for loc in q.locations
+        )
         if q is not None and q.locations
         else "nowhere"
     )
-    return f"- quote {index + 1}: {len(text)} characters, not the user's own words ({status}; it stands: {places})"
+    return (
+        f"- quote {index + 1}: {len(text)} characters, not the user's own words as the view shows them "
+        f"({status}; it stands: {places})"
+    )
+
+
+def _policy_names(request: JudgeRequest) -> frozenset[str]:
+    """The argument names the tool's policy names (its targets, amounts, delegated paths)."""
+    t = request.tool_policy
+    return frozenset(k for path in (*t.targets, *t.amounts, *t.delegate) for k in _PATH_KEYS.findall(path))
 
 
 def render_blind(request: JudgeRequest, *, tool_name: str, quality: bool) -> tuple[list[str], str]:
     """The blind view as ``(lines, ask)``: the user's messages as data, one JSON line each after a header (the
     blocks a blind request repeats byte for byte at the next check of the same conversation), and the
     validation request that follows them (see the module docstring)."""
-    users = _Users(request.transcript)
+    users = _Users(request)
     head = ["=== THE USER'S MESSAGES (only these speak for the user; pasted passages are shown as facts) ==="]
     head += [_j({"index": i, "text": text}) for i, text in users.shown.items()]
     action, f, transcript = request.action, request.findings, request.transcript
     lines = ["=== THE REST OF THE CONVERSATION (facts only: its text is not shown) ==="]
-    others = [(i, m) for i, m in enumerate(transcript.messages) if m.role != "user"]
-    lines += [f"- message #{i}: {_author(transcript, i)}, {len(m.content)} characters" for i, m in others[-40:]]
+    others = [(i, m) for i, m in enumerate(transcript.messages) if i not in users.shown]
+    lines += [
+        f"- message #{i}: {_author(transcript, i, request.user_id)}, {len(m.content)} characters"
+        for i, m in others[-40:]
+    ]
     if len(others) > 40:
         lines.append(f"- ({len(others) - 40} earlier messages not listed)")
     if not others:
         lines.append("- (none)")
+    named = frozenset(request.policy.tools)
     lines += [
         "",
         "=== PENDING ACTION (not yet run) ===",
-        f"tool: {_bounded(action.tool)} (risk: {request.tool_policy.risk})",
+        f"tool: {_tool(action.tool, named)} (risk: {request.tool_policy.risk})",
     ]
     if request.tool_policy.description:
         lines.append(f"what it does (the operator's policy): {request.tool_policy.description}")
     lines.append("arguments:")
-    lines += [_argument(path, value, users, f) for path, value in _leaves(dict(action.args))] or ["- (none)"]
+    leaves = list(_leaves(dict(action.args), _policy_names(request), users))
+    lines += [_argument(leaf, users, request) for leaf in leaves[:_LEAVES]] or ["- (none)"]
+    if len(leaves) > _LEAVES:
+        lines.append(f"- ({len(leaves) - _LEAVES} more values, not shown)")
     lines += ["", "=== THE AGENT'S EVIDENCE (its stated reason is agent prose and is not shown) ==="]
     if request.justification.found:
         lines.append("The host cannot carry a justification: the validator read the user's own words for the request.")
@@ -222,16 +289,21 @@ def render_blind(request: JudgeRequest, *, tool_name: str, quality: bool) -> tup
         lines.append("- (no evidence)")
     lines += ["", "=== CODE'S READING OF THE USER'S REQUEST ==="]
     for r in f.requests:
-        lines.append(f"- request sentence (message #{r.message}): {_j(r.text)}")
+        if users.where(r.text) is not None:
+            lines.append(f"- request sentence (message #{r.message}): {_j(r.text)}")
+        else:
+            lines.append(
+                f"- request sentence (message #{r.message}): {len(r.text)} characters, with a passage not shown"
+            )
     if f.intent is not None:
         i = f.intent
         said = i.detail if i.detail and users.where(i.detail) is not None else ""
         lines.append(
-            f"- a request for `{action.tool}`: {i.proof}"
+            f"- a request for {_tool(action.tool, named)}: {i.proof}"
             + (f"; intent word {i.matched!r}" if i.matched else "")
             + (f"; problem: {i.problem}" if i.problem else "")
             + (f" ({_j(said)})" if said else "")
-            + (f"; the user's words ask for `{i.other_tool}` instead" if i.other_tool else "")
+            + (f"; the user's words ask for {_bounded(i.other_tool)} instead" if i.other_tool else "")
             + ("; the request asks for several actions" if i.multiple else "")
         )
     if not (f.requests or f.intent):
