@@ -10,33 +10,55 @@ the false blocks it causes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from validator.exceptions import UsageError
 
-__all__ = ["ALL_ON", "RULES", "Rules"]
+__all__ = ["ALL_ON", "RULES", "Rule", "Rules"]
 
-RULES: dict[str, str] = {
-    "outside-quotes": "a quote found only outside the user's own words blocks (EVIDENCE_NOT_FROM_USER)",
-    "fabricated-quotes": "a quote found nowhere blocks (EVIDENCE_NOT_FOUND)",
-    "pasted-text": "pasted, forwarded and quoted text in a user message is not the user's",
-    "request-grammar": (
+
+class Rule(StrEnum):
+    """A rule's name: a member, so a misspelt rule fails where it is written (a string would be silently off)."""
+
+    OUTSIDE_QUOTES = "outside-quotes"
+    FABRICATED_QUOTES = "fabricated-quotes"
+    PASTED_TEXT = "pasted-text"
+    REQUEST_GRAMMAR = "request-grammar"
+    WHOLE_CONTEXT = "whole-context"
+    NEGATION = "negation"
+    VALUE_IDENTITY = "value-identity"
+    PROVENANCE = "provenance"
+    EGRESS = "egress"
+    DANGEROUS_VALUES_TO_USER = "dangerous-values-to-user"
+    DANGEROUS_ARGUMENTS = "dangerous-arguments"
+    ONE_REQUEST = "one-request"
+    INJECTION_SIGNATURE = "injection-signature"
+
+
+RULES: dict[Rule, str] = {
+    Rule.OUTSIDE_QUOTES: "a quote found only outside the user's own words blocks (EVIDENCE_NOT_FROM_USER)",
+    Rule.FABRICATED_QUOTES: "a quote found nowhere blocks (EVIDENCE_NOT_FOUND)",
+    Rule.PASTED_TEXT: "pasted, forwarded and quoted text in a user message is not the user's",
+    Rule.REQUEST_GRAMMAR: (
         "a request for the action must be proved: a complete parse of the whole sentence, every parse agreeing"
     ),
-    "whole-context": (
+    Rule.WHOLE_CONTEXT: (
         "every sentence after the request, in its message and later, is read: anything not harmless makes it unknown"
     ),
-    "negation": "a negation governs what follows it (requests and values under it do not count)",
-    "value-identity": "targets and entities must stand in the user's request, compared as values",
-    "provenance": "a value looked up in the record the user named is delegated, not unknown",
-    "egress": "an exempt call whose link carries the user's words to a host they never named goes to the user",
-    "dangerous-values-to-user": "a dangerous action with a value the user never gave goes to the user",
-    "dangerous-arguments": "every argument of a dangerous action is compared, not only its targets (a role, a body)",
-    "one-request": "one request authorizes one dangerous action",
-    "injection-signature": (
+    Rule.NEGATION: "a negation governs what follows it (requests and values under it do not count)",
+    Rule.VALUE_IDENTITY: "targets and entities must stand in the user's request, compared as values",
+    Rule.PROVENANCE: "a value looked up in the record the user named is delegated, not unknown",
+    Rule.EGRESS: "an exempt call whose link carries the user's words to a host they never named goes to the user",
+    Rule.DANGEROUS_VALUES_TO_USER: "a dangerous action with a value the user never gave goes to the user",
+    Rule.DANGEROUS_ARGUMENTS: (
+        "every argument of a dangerous action is compared, not only its targets (a role, a body)"
+    ),
+    Rule.ONE_REQUEST: "one request authorizes one dangerous action",
+    Rule.INJECTION_SIGNATURE: (
         "an action no sentence of the user's names, that an outside party's text does, is blocked (INJECTION_SIGNATURE)"
     ),
 }
-"""Each rule's name and what it does."""
+"""Each rule and what it does (a rule's name is its value: ``rules_off`` takes names)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +72,7 @@ class Rules:
         if unknown:
             raise UsageError(f"unknown rules: {', '.join(unknown)}")
 
-    def on(self, rule: str) -> bool:
+    def on(self, rule: Rule) -> bool:
         """Whether ``rule`` is on (always, outside an ablation)."""
         return rule not in self.off
 

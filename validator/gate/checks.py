@@ -76,7 +76,7 @@ from validator.inputs.action import (
 from validator.inputs.transcript import Transcript
 from validator.policy import Policy, PolicySettings, ToolPolicy
 from validator.refusals import next_step
-from validator.rules import ALL_ON, Rules
+from validator.rules import ALL_ON, Rule, Rules
 from validator.store.records import StandingAuthorization
 from validator.verdict import Code, Decision
 
@@ -368,7 +368,7 @@ def run_gate(
         and intent.proof != "disproved"
         and intent.problem != "delegated"  # the user named the source: theirs to decide
         and not valid
-        and rules.on("injection-signature")
+        and rules.on(Rule.INJECTION_SIGNATURE)
     ):
         outside = named_only_outside(transcript, sense, user_id, rules)
         if outside is not None:  # nothing of the user's names it; an outside party's text does
@@ -381,7 +381,7 @@ def run_gate(
         intent = replace(intent, other_tool=other[0], other_intent=other[1])
     _within(deadline, "reading the request")
     grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid), user_id, intent, rules, now)
-    if tool_policy.risk == "dangerous" and rules.on("injection-signature"):
+    if tool_policy.risk == "dangerous" and rules.on(Rule.INJECTION_SIGNATURE):
         grounded = (_outside_only(grounded[0], action.tool, tool_policy, transcript, user_id, rules), grounded[1])
     if edited:
         grounded = (_by_edit(grounded[0], edited), _by_edit(grounded[1], edited))
@@ -628,7 +628,7 @@ def _grounded_by(
         if value is not None
     )
     covered = tuple(tuple(p.split(".")) for p in (*declared, *amounts))
-    if tool_policy.risk == "dangerous" and rules.on("dangerous-arguments"):
+    if tool_policy.risk == "dangerous" and rules.on(Rule.DANGEROUS_ARGUMENTS):
         given = any(lookup(action.args, a)[0] == "found" for a in amounts)
         targets += tuple(
             _noted(ground(path, value, kind="argument"), note) for path, value, note in _chosen(action, covered, given)
@@ -719,7 +719,7 @@ def _gate_decision(
     outside = [q for q in findings.quotes if q.status == "not_from_user"]
     missing = [q for q in findings.quotes if q.status == "not_found"]
     refused = None
-    if outside and rules.on("outside-quotes"):
+    if outside and rules.on(Rule.OUTSIDE_QUOTES):
         q = outside[0]
         refused = (
             Code.EVIDENCE_NOT_FROM_USER,
@@ -730,7 +730,7 @@ def _gate_decision(
             "parties cannot.",
             ask,
         )
-    elif missing and rules.on("fabricated-quotes"):
+    elif missing and rules.on(Rule.FABRICATED_QUOTES):
         q = missing[0]
         refused = (
             Code.EVIDENCE_NOT_FOUND,
@@ -774,7 +774,7 @@ def _gate_decision(
         return _refusal(findings, justification, action, disproved, Decision.BLOCK)
     if tool_policy.risk == "dangerous" and gaps:  # unknown on a dangerous action: the user decides
         values = any(g.what != "request" for g in gaps)
-        blocking = values and settings.ungrounded_targets == "block" and rules.on("dangerous-values-to-user")
-        if rules.on("dangerous-values-to-user") or any(g.what == "request" for g in gaps):
+        blocking = values and settings.ungrounded_targets == "block" and rules.on(Rule.DANGEROUS_VALUES_TO_USER)
+        if rules.on(Rule.DANGEROUS_VALUES_TO_USER) or any(g.what == "request" for g in gaps):
             return _refusal(findings, justification, action, gaps, Decision.BLOCK if blocking else Decision.ASK_USER)
     return GateResult(findings, justification)

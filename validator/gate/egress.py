@@ -20,7 +20,7 @@ from validator.gate.entities import extract_entities
 from validator.gate.index import other_index, user_index
 from validator.gate.paths import string_leaves
 from validator.inputs.transcript import Transcript
-from validator.rules import ALL_ON, Rules
+from validator.rules import ALL_ON, Rule, Rules
 
 __all__ = ["Egress", "egress"]
 
@@ -41,7 +41,7 @@ def egress(
     transcript: Transcript, args: Mapping[str, Any], user_id: str | None = None, rules: Rules = ALL_ON
 ) -> Egress | None:
     """The first link in ``args`` that carries the user's words to a host the user never named, if any."""
-    if not rules.on("egress"):
+    if not rules.on(Rule.EGRESS):
         return None
     users, others = user_index(transcript, user_id, rules), other_index(transcript, user_id, rules)
 

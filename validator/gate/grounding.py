@@ -33,7 +33,7 @@ from validator.gate.text import TextIndex, normalize
 from validator.gate.times import holds_time
 from validator.inputs.transcript import Transcript
 from validator.language import english
-from validator.rules import ALL_ON, Rules
+from validator.rules import ALL_ON, Rule, Rules
 from validator.store.records import StandingAuthorization
 
 __all__ = ["mentions", "outside_party", "UNREADABLE", "as_number", "ground_value"]
@@ -239,11 +239,11 @@ def ground_value(
             return ValueFinding(path, value, "authorization", kind, authorization_id=auth.id, note=note)
     if isinstance(value, bool):
         return ValueFinding(path, value, "not_found", kind, note=note)
-    if not rules.on("value-identity"):
+    if not rules.on(Rule.VALUE_IDENTITY):
         return ValueFinding(path, value, "user", kind, note=note)
     if isinstance(value, str) and len(value) > MAX_VALUE:  # bounded work: a 20,000-character "cc" is not searched
         return ValueFinding(path, value[:MAX_VALUE], "unreadable", kind, note=f"longer than {MAX_VALUE} characters")
-    negation = rules.on("negation")
+    negation = rules.on(Rule.NEGATION)
     found_in = _request_holds(
         transcript,
         requests,
@@ -256,7 +256,7 @@ def ground_value(
         scope_path or path,
         target,
         now,
-        rules.on("request-grammar"),
+        rules.on(Rule.REQUEST_GRAMMAR),
     )
     if found_in is not None:
         return ValueFinding(path, value, found_in[0], kind, _locations(transcript, found_in[1]), note=note)
@@ -270,7 +270,7 @@ def ground_value(
             status = "forbidden"  # the user named it only to forbid it ("Never send anything to eve@...")
         return ValueFinding(path, value, status, kind, _locations(transcript, elsewhere), note=note)
     found = _find(other_index(transcript, user_id, rules), transcript, value, entity, currency)
-    if found and rules.on("provenance"):
+    if found and rules.on(Rule.PROVENANCE):
         slot = [f for f in fills if _under(path, f.path) or _under(f.path, path)] if target else []
         scalar = not path.endswith("]")  # one value, not an element of a list argument
         flow, why = _delegated(transcript, requests, value, found, currency, rules, user_id, slot, scalar)
@@ -427,7 +427,7 @@ def _delegated(
     request names the argument's value itself (``slot``: "email *Bob* the minutes"), one of the lookups
     must have asked for what the user named there: a search for "minutes" does not designate Bob."""
 
-    negation = rules.on("negation")
+    negation = rules.on(Rule.NEGATION)
 
     def users(text: str) -> list[int]:
         hits = _in_request(requests, text, negation)

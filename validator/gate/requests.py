@@ -49,7 +49,7 @@ from validator.gate.split import sentences
 from validator.inputs.transcript import Transcript
 from validator.language import english
 from validator.policy import Policy
-from validator.rules import ALL_ON, Rules
+from validator.rules import ALL_ON, Rule, Rules
 
 __all__ = [
     "delegated_instructions",
@@ -455,7 +455,7 @@ def read_request(
     """Whether one of ``sentences_`` requests ``tool``'s action: proved, disproved or unknown. ``others``: the
     policy's other tools (a later request for one of them takes nothing back)."""
     intents = tuple(i.text for i in tool.intents)
-    if not rules.on("request-grammar") and sentences_:
+    if not rules.on(Rule.REQUEST_GRAMMAR) and sentences_:
         return IntentFinding(
             intents, matched="(request grammar off)", proof="proved", quote_index=sentences_[0].quote_index
         )
@@ -472,12 +472,12 @@ def read_request(
                 reading = Read("unknown", "not_a_request", sentence.lead)
         if reading is None:
             continue
-        if reading.proof == "proved" and rules.on("whole-context"):
+        if reading.proof == "proved" and rules.on(Rule.WHOLE_CONTEXT):
             reading = _others_requested(parse, tool, others) or reading
         completed = False
         if reading.proof == "proved" and reading.pronoun:
             reading, completed = _complete(transcript, sentence, reading, tool, rules)
-        if reading.proof == "proved" and rules.on("whole-context"):
+        if reading.proof == "proved" and rules.on(Rule.WHOLE_CONTEXT):
             undone = _earlier(transcript, sentence, tool, others, reading.fills, rules)
             undone = undone or _later(transcript, sentence, tool, others, reading.fills, rules, completed)
             if undone is not None:

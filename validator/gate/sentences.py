@@ -30,7 +30,7 @@ from validator.gate.split import sentences
 from validator.gate.text import QUOTE_MARKS, find_bounded, normalize
 from validator.inputs.transcript import Fact, Transcript
 from validator.language import english
-from validator.rules import ALL_ON, Rules
+from validator.rules import ALL_ON, Rule, Rules
 
 __all__ = [
     "locate",
@@ -263,7 +263,7 @@ UNCLEAR = _by_message("text of unclear authorship by message", unclear_spans)
 def pasted_by_message(transcript: Transcript, rules: Rules = ALL_ON) -> Spans:
     """The attributed (pasted) parts of every user message that has any, found once per transcript (none
     when the ``pasted-text`` rule is off)."""
-    if not rules.on("pasted-text"):
+    if not rules.on(Rule.PASTED_TEXT):
         return {}
     return transcript.fact(PASTED)
 
@@ -288,7 +288,7 @@ def attributed(
     text = transcript.messages[i].content
     hidden = list(pasted_by_message(transcript, rules).get(i, []))
     quoted: list[tuple[int, int]] = []
-    if rules.on("pasted-text"):
+    if rules.on(Rule.PASTED_TEXT):
         unclear = transcript.fact(UNCLEAR).get(i, [])
         quoted = [(a, b) for a, b in unclear if text[a : a + 1] in _PAIRS and not _covered(a, b, hidden)]
         hidden += [span for span in unclear if span not in quoted]

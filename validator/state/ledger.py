@@ -40,7 +40,7 @@ from validator.gate.reader import words as read_words
 from validator.inputs.transcript import Fact, ToolCall, Transcript
 from validator.judges.base import JudgeRequest
 from validator.language import english
-from validator.rules import ALL_ON, Rules
+from validator.rules import ALL_ON, Rule, Rules
 from validator.state.keys import grant_key, request_key, spender
 from validator.store.base import RequestLedger, SpendLost
 from validator.verdict import Verdict
@@ -195,7 +195,7 @@ def spend(
     """``verdict``, or the question to the user when its request (or grant) was already spent by another
     action."""
     intent = request.findings.intent
-    if not rules.on("one-request") or not verdict.approved or request.tool_policy.exempt:
+    if not rules.on(Rule.ONE_REQUEST) or not verdict.approved or request.tool_policy.exempt:
         return verdict
     done = carried_out(request)  # every guarded tool: the same email sent twice reaches someone twice
     if done is not None:
