@@ -85,3 +85,30 @@ def test_remember_this_pins_every_argument_the_user_saw(arg: str, value: Any) ->
     changed = {**seen.args, arg: value}
     assert scope_problems(grant, "send_money", changed, tool_risk="dangerous", targets=("recipient",))
     assert not scope_problems(grant, "send_money", dict(seen.args), tool_risk="dangerous", targets=("recipient",))
+
+
+def test_a_dangerous_action_the_user_approves_when_asked_spends_the_request_it_cites() -> None:
+    """The user's yes is an approval like any other: a second payment citing the same request goes to the user."""
+    from validator.testing import FunctionJudge
+
+    policy = Policy(
+        {"send_money": ToolPolicy(risk="dangerous", targets=("recipient",), amounts=("amount",), intents=("pay",))}
+    )
+    answers = iter(["medium", "high"])  # the first check is unsure (it asks); the second would approve
+
+    def judge(request: Any) -> dict[str, Any]:
+        return {"approved": True, "reasoning": "The user asked to pay.", "confidence": next(answers)}
+
+    validator = Validator(policy, judge=FunctionJudge(judge))
+    messages = [Message(role="user", content=f"Please pay {IBAN} 50 EUR for the lunch.")]
+
+    def pay(call: str) -> PendingAction:
+        quote = {"reason": "asked", "evidence": [{"quote": f"pay {IBAN} 50 EUR"}]}
+        return PendingAction("send_money", {"recipient": IBAN, "amount": 50, "currency": "EUR"}, quote, call)
+
+    asked = validator.validate(messages, pay("c1"), user_id="u-1")
+    assert asked.decision is Decision.ASK_USER and asked.code is Code.LOW_CONFIDENCE
+    yes = validator.answer(asked, True, messages=messages, action=pay("c1"), user_id="u-1")
+    assert yes.code is Code.APPROVED_BY_USER
+    again = validator.validate(messages, pay("c2"), user_id="u-1")
+    assert (again.approved, again.code) == (False, Code.REQUEST_ALREADY_USED)

@@ -339,6 +339,8 @@ class Validator:
     ) -> Verdict:
         if decided.approved and remember is not None and user_id is not None:
             decided = self._remembered(decided, pending, user_id, remember, reason)
+        tool_policy = self.policy.for_tool(pending.tool)
+        ledger.spend_answered(decided, transcript, pending, tool_policy, user_id, self.ledger, rules=self.config.rules)
         event = self._event(transcript, pending, user_id, decided)
         try:
             self.recorder.record(event)

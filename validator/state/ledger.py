@@ -34,18 +34,21 @@ from typing import Any
 
 from validator import decision
 from validator.exceptions import StoreError
+from validator.findings import Findings
 from validator.gate.entities import amounts_in, extract_entities
 from validator.gate.paths import lookup
 from validator.gate.reader import words as read_words
+from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Fact, ToolCall, Transcript
 from validator.judges.base import JudgeRequest
 from validator.language import english
+from validator.policy import ToolPolicy
 from validator.rules import ALL_ON, Rule, Rules
 from validator.state.keys import grant_key, request_key, spender
 from validator.store.base import RequestLedger, SpendLost
 from validator.verdict import Verdict
 
-__all__ = ["CARRIED_OUT", "SPENT_TTL", "carried_out", "lost", "spend"]
+__all__ = ["CARRIED_OUT", "SPENT_TTL", "carried_out", "lost", "spend", "spend_answered"]
 
 log = logging.getLogger("validator.state.ledger")
 SPENT_TTL = timedelta(days=30)
@@ -53,13 +56,15 @@ SPENT_TTL = timedelta(days=30)
 
 
 def _request_keys(request: JudgeRequest) -> list[str]:
-    intent = request.findings.intent
-    step = request.action.tool if intent is not None and intent.step_of else ""
-    messages = request.transcript.messages
-    return [
-        request_key(request.user_id, messages[r.message].content, r.start, r.end, step)
-        for r in request.findings.requests
-    ]
+    return _keys_of(request.findings, request.transcript, request.action.tool, request.user_id)
+
+
+def _keys_of(findings: Findings, transcript: Transcript, tool: str, user_id: str | None) -> list[str]:
+    """The ledger's key of each request sentence ``findings`` cite (a step's own, for a step of another tool)."""
+    intent = findings.intent
+    step = tool if intent is not None and intent.step_of else ""
+    messages = transcript.messages
+    return [request_key(user_id, messages[r.message].content, r.start, r.end, step) for r in findings.requests]
 
 
 def _period(quote: str | None) -> str | None:
@@ -227,3 +232,32 @@ def lost(verdict: Verdict, spend: SpendLost) -> Verdict:
     if spend.held is not None:
         return decision.request_used(verdict, spend.held)
     return decision.ledger_unavailable(verdict, spend.reason)
+
+
+def spend_answered(
+    decided: Verdict,
+    transcript: Transcript,
+    action: PendingAction,
+    tool_policy: ToolPolicy,
+    user_id: str | None,
+    ledger: RequestLedger | None,
+    ttl: timedelta = SPENT_TTL,
+    rules: Rules = ALL_ON,
+) -> None:
+    """The user approved, when asked, a dangerous action whose verdict cites a request of theirs: the request is
+    spent by it, as by any approval, so another action citing it goes to the user. The user's yes stands
+    whatever the ledger says (it is their decision); a ledger that cannot answer is logged."""
+    intent = decided.findings.intent
+    if not rules.on(Rule.ONE_REQUEST) or not decided.approved or ledger is None:
+        return
+    if tool_policy.risk != "dangerous" or tool_policy.exempt or (intent is not None and intent.multiple):
+        return
+    spent_by = spender(action, transcript)
+    for key in _keys_of(decided.findings, transcript, action.tool, user_id):
+        try:
+            held = ledger.spend(key, spent_by, ttl)
+        except (StoreError, OSError) as exc:
+            log.error("request ledger unavailable: the user's approval of %s was not spent: %s", action.tool, exc)
+            return
+        if held is not None:
+            log.info("the user approved %s on a request another action had spent (%s)", action.tool, held)
