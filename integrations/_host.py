@@ -30,9 +30,11 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import pending_action
 from validator.prompts import load_prompt
+from validator.refusals import next_step
 from validator.verdict import REFUSAL_TEMPLATE, Code, Verdict
 
 __all__ = [
+    "reserved_tool",
     "JUSTIFICATION",
     "RUNTIME",
     "REFUSAL_TEMPLATE",
@@ -206,3 +208,13 @@ def reused_id(tool: str, call_id: str) -> Verdict:
 def unreadable_history(tool: str, problem: str) -> Verdict:
     """The refusal of a call whose conversation could not be read."""
     return Verdict.blocked(tool, f"The conversation could not be read, so the call is refused: {problem}")
+
+
+def reserved_tool(tool: str) -> Verdict:
+    """The refusal of a call to one of the validator's own tools (offered to the model, never the agent's)."""
+    return Verdict.blocked(
+        tool,
+        "This tool belongs to the action validator; the agent cannot call it.",
+        code=Code.RESERVED_TOOL,
+        suggested_next_step=next_step(Code.RESERVED_TOOL),
+    )

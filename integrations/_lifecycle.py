@@ -27,6 +27,7 @@ from typing import Any
 from validator.integrations._host import (
     Remembered,
     pending_from_call,
+    reserved_tool,
     reused_id,
     split_justification,
     unreadable_history,
@@ -145,7 +146,7 @@ class ToolCallGuard:
         call_id = str(call_id or "")
         bare = PendingAction(tool=tool, call_id=call_id)
         if tool in self.reserved:
-            refusal = Verdict.blocked(tool, "This tool belongs to the action validator; the agent cannot call it.")
+            refusal = reserved_tool(tool)
             return GuardedCall(bare, None, refusal=refusal)
         if call_id and call_id in used:
             return GuardedCall(bare, None, refusal=reused_id(tool, call_id))

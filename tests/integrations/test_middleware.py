@@ -78,6 +78,7 @@ def test_model_sees_justification_on_guarded_tools_only_and_blocked_calls_never_
     assert results["c1"].status == "success" and results["c3"].status == "success"
     assert results["c2"].status == "error" and "EVIDENCE_NOT_FOUND" in results["c2"].content
     assert results["c4"].status == "error" and "belongs to the action validator" in results["c4"].content
+    assert "(RESERVED_TOOL)" in results["c4"].content  # its own code, not INTERNAL_ERROR
     assert sorted(log) == [("read_inbox",), ("send_email", "bob@acme.example")]
 
 
