@@ -331,23 +331,37 @@ def standalone_request(
     same conversation sends the same blocks and more, and reads this one's prefix. Otherwise the
     request has no breakpoint at all.
     """
-    lines = transcript_blocks(request)
+    ask = render_request(request, tool_name=validator_name, quality=quality, prompt=None)
+    return _own_request(transcript_blocks(request), ask, model, max_tokens, validator_name, quality, prompt, caching)
+
+
+def _own_request(
+    lines: list[str],
+    ask: str,
+    model: str,
+    max_tokens: int,
+    validator_name: str,
+    quality: bool,
+    prompt: str,
+    caching: StandaloneCaching | None,
+) -> dict[str, Any]:
+    """A request of the judge's own: ``prompt`` as ``system``, ``lines`` as data (one text block each, with
+    breakpoints when ``caching`` expects them read back: :func:`transcript_breakpoints`), then ``ask``."""
     cache = caching is not None and caching.decide(lines)
     marked = set(transcript_breakpoints(len(lines))) if cache else set()
-    transcript: list[dict[str, Any]] = []
+    data: list[dict[str, Any]] = []
     for i, line in enumerate(lines):
         block: dict[str, Any] = {"type": "text", "text": line}
         if i in marked:
             block["cache_control"] = dict(EPHEMERAL)
-        transcript.append(block)
-    ask = render_request(request, tool_name=validator_name, quality=quality, prompt=None)
+        data.append(block)
     return {
         "model": model,
         "max_tokens": max_tokens,
         "system": [{"type": "text", "text": load_prompt(prompt)}],
         "tools": [validator_tool(validator_name, quality=quality, deferred=False)],
         "tool_choice": {"type": "auto"},
-        "messages": [{"role": "user", "content": [*transcript, {"type": "text", "text": ask}]}],
+        "messages": [{"role": "user", "content": [*data, {"type": "text", "text": ask}]}],
     }
 
 
@@ -365,22 +379,7 @@ def blind_request(
     messages as data (one text block a message, with breakpoints as :func:`standalone_request` places them on
     its transcript), the validation request after them. No tool output, agent prose or outside text."""
     lines, ask = render_blind(request, tool_name=validator_name, quality=quality)
-    cache = caching is not None and caching.decide(lines)
-    marked = set(transcript_breakpoints(len(lines))) if cache else set()
-    shown: list[dict[str, Any]] = []
-    for i, line in enumerate(lines):
-        block: dict[str, Any] = {"type": "text", "text": line}
-        if i in marked:
-            block["cache_control"] = dict(EPHEMERAL)
-        shown.append(block)
-    return {
-        "model": model,
-        "max_tokens": max_tokens,
-        "system": [{"type": "text", "text": load_prompt(prompt)}],
-        "tools": [validator_tool(validator_name, quality=quality, deferred=False)],
-        "tool_choice": {"type": "auto"},
-        "messages": [{"role": "user", "content": [*shown, {"type": "text", "text": ask}]}],
-    }
+    return _own_request(lines, ask, model, max_tokens, validator_name, quality, prompt, caching)
 
 
 def blocks(request: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
