@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from validator import refusals as texts
 from validator._types import Risk
 from validator.exceptions import UsageError
 from validator.findings import Findings
@@ -121,7 +122,7 @@ def exempt(tool: str, risk: Risk) -> Verdict:
         decision=Decision.APPROVE,
         code=Code.EXEMPT,
         confidence="high",
-        reasoning=f"`{tool}` is exempt by policy: it stays between the agent and the user. No judge ran.",
+        reasoning=texts.exempt(tool),
         tool=tool,
         risk=risk,
         exempt=True,
@@ -165,22 +166,16 @@ def judged(
     reasoning, next_step = output.reasoning, output.suggested_next_step
     gap = unproved(request.findings)
     if gap is not None and decision is not Decision.APPROVE and output.approved:
-        held = "Refused" if decision is Decision.BLOCK else "Held for the user"
-        reasoning += f" [The judge approved, but code could not prove it: {gap[1]}. {held}.]"
+        reasoning += texts.judge_overheld(gap[1], refused=decision is Decision.BLOCK)
         next_step = next_step or next_step_for(gap[0], tool=request.action.tool, paths=_paths(request.findings))
     elif gap is not None and decision is Decision.APPROVE:
-        reasoning += f" [Code could not prove everything ({gap[1]}); the model judge decided this general action.]"
+        reasoning += texts.judge_decided_unknown(gap[1])
     if code is Code.QUALITY_CONCERN:
-        reasoning += (
-            " [Approved, but held for the user because of quality notes: " + "; ".join(output.quality_notes) + "]"
-        )
-        next_step = next_step or "Show the user the quality notes and ask them to confirm."
+        reasoning += texts.quality_held(output.quality_notes)
+        next_step = next_step or next_step_for(Code.QUALITY_CONCERN)
     if code is Code.LOW_CONFIDENCE:
-        reasoning += (
-            f" [The judge approved with {output.confidence} confidence; a {request.tool_policy.risk} action "
-            f"needs {'high' if request.tool_policy.risk == 'dangerous' else 'at least medium'}.]"
-        )
-        next_step = next_step or f"Ask the user to confirm `{request.action.tool}`."
+        reasoning += texts.low_confidence(output.confidence, request.tool_policy.risk)
+        next_step = next_step or next_step_for(Code.LOW_CONFIDENCE, tool=request.action.tool)
     findings = request.findings if output.intent is None else replace(request.findings, intent=output.intent)
     return Verdict(
         approved=decision is Decision.APPROVE,
@@ -208,10 +203,8 @@ def judge_unavailable(
         decision=Decision.BLOCK,
         code=Code.JUDGE_UNAVAILABLE,
         confidence="low",
-        reasoning=(
-            f"The judge could not decide after {len(errors)} attempts, so the action is blocked: " + " | ".join(errors)
-        ),
-        suggested_next_step="Try again later, or ask the user to confirm the action directly.",
+        reasoning=texts.judge_unavailable(errors),
+        suggested_next_step=next_step_for(Code.JUDGE_UNAVAILABLE),
         tool=request.action.tool,
         risk=request.tool_policy.risk,
         findings=request.findings,
@@ -225,9 +218,9 @@ def internal_error(tool: str, risk: Risk, detail: str) -> Verdict:
     """A bug in this library: the action is blocked."""
     return Verdict.blocked(
         tool,
-        f"The validator failed while checking this action, so it is blocked: {detail}",
+        texts.internal_error(detail),
         risk=risk,
-        suggested_next_step="Report this to the developers; ask the user to confirm the action directly.",
+        suggested_next_step=next_step_for(Code.INTERNAL_ERROR),
     )
 
 
@@ -241,9 +234,8 @@ def not_recorded(verdict: Verdict, detail: str) -> Verdict:
         approved=False,
         decision=Decision.BLOCK,
         code=Code.RECORDER_UNAVAILABLE,
-        reasoning=f"The action was approved but the verdict could not be recorded ({detail}); "
-        "an unrecorded action does not run.",
-        suggested_next_step="Try again once the audit store is reachable.",
+        reasoning=texts.not_recorded(detail),
+        suggested_next_step=next_step_for(Code.RECORDER_UNAVAILABLE),
         recorded=False,
     )
 
@@ -274,29 +266,23 @@ def _to_the_user(verdict: Verdict, code: Code, why: str) -> Verdict:
         decision=Decision.ASK_USER,
         code=code,
         reasoning=f"{why} {verdict.reasoning}",
-        suggested_next_step="Ask the user whether they want this action done.",
+        suggested_next_step=next_step_for(code),
     )
 
 
 def request_used(verdict: Verdict, spent_by: str) -> Verdict:
     """An approval whose request already authorized another action: it goes to the user instead."""
-    why = f"The user's request was already spent on another action ({spent_by}); one request authorizes the "
-    return _to_the_user(verdict, Code.REQUEST_ALREADY_USED, why + "actions it names, once.")
+    return _to_the_user(verdict, Code.REQUEST_ALREADY_USED, texts.request_used(spent_by))
 
 
 def request_carried_out(verdict: Verdict, call_id: str) -> Verdict:
     """An approval whose request the transcript shows carried out already (by call ``call_id``)."""
-    why = (
-        f"The transcript shows the user's request already carried out (call {call_id}, answered without an "
-        "error); one request authorizes the actions it names, once."
-    )
-    return _to_the_user(verdict, Code.REQUEST_ALREADY_USED, why)
+    return _to_the_user(verdict, Code.REQUEST_ALREADY_USED, texts.request_carried_out(call_id))
 
 
 def ledger_unavailable(verdict: Verdict, detail: str) -> Verdict:
     """An approval whose request could not be checked against the ledger: it goes to the user."""
-    why = f"Whether the user's request was already spent could not be checked ({detail})."
-    return _to_the_user(verdict, Code.REQUEST_LEDGER_UNAVAILABLE, why)
+    return _to_the_user(verdict, Code.REQUEST_LEDGER_UNAVAILABLE, texts.ledger_unavailable(detail))
 
 
 def by_policy(verdict: Verdict, tool_policy: ToolPolicy, settings: PolicySettings) -> Verdict:
@@ -305,18 +291,15 @@ def by_policy(verdict: Verdict, tool_policy: ToolPolicy, settings: PolicySetting
         return verdict
     if tool_policy.ask == "always" and verdict.approved:
         verdict = replace(
-            _to_the_user(
-                verdict, Code.POLICY_ASKS_USER, f"The policy asks the user before every `{verdict.tool}` call."
-            ),
-            reasoning=f"The policy asks the user before every `{verdict.tool}` call (the validator found: "
-            f"{verdict.reasoning})",
+            _to_the_user(verdict, Code.POLICY_ASKS_USER, ""),
+            reasoning=texts.policy_asks(verdict.tool, verdict.reasoning),
         )
     elif tool_policy.ask == "never" and verdict.decision is Decision.ASK_USER:
         verdict = replace(
             verdict,
             decision=Decision.BLOCK,
-            reasoning=f"{verdict.reasoning} The policy never asks the user about `{verdict.tool}`, so it is blocked.",
-            suggested_next_step="Do not run it; tell the user what you would need to go ahead.",
+            reasoning=f"{verdict.reasoning} {texts.policy_never_asks(verdict.tool)}",
+            suggested_next_step=texts.NEVER_ASKED,
         )
     if settings.enforce or verdict.approved:
         return verdict
@@ -326,8 +309,7 @@ def by_policy(verdict: Verdict, tool_policy: ToolPolicy, settings: PolicySetting
         decision=Decision.APPROVE,
         code=Code.NOT_ENFORCED,
         shadow_of=verdict.code,
-        reasoning=f"Shadow mode (enforce = false): this action would have been refused ({verdict.decision.value}, "
-        f"{verdict.code.value}) and runs anyway. {verdict.reasoning}",
+        reasoning=texts.shadow(verdict.decision.value, verdict.code.value, verdict.reasoning),
     )
 
 
@@ -335,7 +317,7 @@ def service_unavailable(tool: str, why: str) -> Verdict:
     """No verdict came over the wire (unreachable, a timeout, a non-2xx, a check over its time): refused."""
     return Verdict.blocked(
         tool,
-        f"The decision service gave no verdict, so the action is refused: {why}.",
+        texts.service_unavailable(why),
         code=Code.SERVICE_UNAVAILABLE,
-        suggested_next_step="Do not run it; try again when the decision service answers.",
+        suggested_next_step=next_step_for(Code.SERVICE_UNAVAILABLE),
     )

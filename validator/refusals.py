@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from validator.verdict import Code
 
 __all__ = [
+    "NEVER_ASKED",
     "NEXT_STEPS",
     "call_id_reused",
     "REQUEST_REASONS",
@@ -20,6 +21,21 @@ __all__ = [
     "edit_refused",
     "edit_unreadable",
     "egress_reason",
+    "exempt",
+    "judge_unavailable",
+    "internal_error",
+    "not_recorded",
+    "request_used",
+    "request_carried_out",
+    "ledger_unavailable",
+    "policy_asks",
+    "policy_never_asks",
+    "shadow",
+    "service_unavailable",
+    "judge_overheld",
+    "judge_decided_unknown",
+    "quality_held",
+    "low_confidence",
     "next_step",
     "overruled",
     "request_reason",
@@ -176,3 +192,85 @@ def overruled(approved: bool, decision: str, reason: str | None, reasoning: str)
         f"The user {verb} this action after the validator's {decision}, overruling it.{said} "
         f"(Feedback only: nothing ran or was granted by it. The validator had said: {reasoning})"
     )
+
+
+# -- the decision's own texts (validator.decision builds the verdicts) ---------------------------------------
+
+
+def judge_overheld(gap: str, *, refused: bool) -> str:
+    """What a judge's approval that code could not prove adds (it is refused, or held for the user)."""
+    return (
+        f" [The judge approved, but code could not prove it: {gap}. {'Refused' if refused else 'Held for the user'}.]"
+    )
+
+
+def judge_decided_unknown(gap: str) -> str:
+    return f" [Code could not prove everything ({gap}); the model judge decided this general action.]"
+
+
+def quality_held(notes: Sequence[str]) -> str:
+    return " [Approved, but held for the user because of quality notes: " + "; ".join(notes) + "]"
+
+
+def low_confidence(confidence: str, risk: str) -> str:
+    needs = "high" if risk == "dangerous" else "at least medium"
+    return f" [The judge approved with {confidence} confidence; a {risk} action needs {needs}.]"
+
+
+def exempt(tool: str) -> str:
+    return f"`{tool}` is exempt by policy: it stays between the agent and the user. No judge ran."
+
+
+def judge_unavailable(errors: Sequence[str]) -> str:
+    return f"The judge could not decide after {len(errors)} attempts, so the action is blocked: " + " | ".join(errors)
+
+
+def internal_error(detail: str) -> str:
+    return f"The validator failed while checking this action, so it is blocked: {detail}"
+
+
+def not_recorded(detail: str) -> str:
+    return (
+        f"The action was approved but the verdict could not be recorded ({detail}); an unrecorded action does not run."
+    )
+
+
+def request_used(spent_by: str) -> str:
+    return (
+        f"The user's request was already spent on another action ({spent_by}); one request authorizes the "
+        "actions it names, once."
+    )
+
+
+def request_carried_out(call_id: str) -> str:
+    return (
+        f"The transcript shows the user's request already carried out (call {call_id}, answered without an "
+        "error); one request authorizes the actions it names, once."
+    )
+
+
+def ledger_unavailable(detail: str) -> str:
+    return f"Whether the user's request was already spent could not be checked ({detail})."
+
+
+def policy_asks(tool: str, reasoning: str) -> str:
+    return f"The policy asks the user before every `{tool}` call (the validator found: {reasoning})"
+
+
+def policy_never_asks(tool: str) -> str:
+    return f"The policy never asks the user about `{tool}`, so it is blocked."
+
+
+NEVER_ASKED = "Do not run it; tell the user what you would need to go ahead."
+"""The next step of a question the policy turns into a block (``ask = "never"``)."""
+
+
+def shadow(decision: str, code: str, reasoning: str) -> str:
+    return (
+        f"Shadow mode (enforce = false): this action would have been refused ({decision}, {code}) and runs anyway. "
+        f"{reasoning}"
+    )
+
+
+def service_unavailable(why: str) -> str:
+    return f"The decision service gave no verdict, so the action is refused: {why}."
