@@ -66,7 +66,11 @@ from validator.refusals import (
     edit_refused,
     edit_unreadable,
     egress_reason,
+    gate_gave_up,
+    grant_kept,
+    grant_not_kept,
     next_step,
+    retry_capped,
 )
 from validator.rules import Rules
 from validator.shells import Io, Steps, arun, run
@@ -384,15 +388,12 @@ class Validator:
             store.put(grant)
         except Exception as exc:
             log.warning("the user's 'always' was not kept: %s", describe(exc))
-            return replace(
-                verdict, reasoning=f"{verdict.reasoning} (Not kept as a standing authorization: {describe(exc)}.)"
-            )
+            return replace(verdict, reasoning=f"{verdict.reasoning} {grant_not_kept(describe(exc))}")
         until = grant.expires.date().isoformat() if grant.expires else "revoked"
         return replace(
             verdict,
             authorization_id=grant.id,
-            reasoning=f"{verdict.reasoning} Kept as standing authorization {grant.id} until {until}: "
-            f"{grant.tool} with {dict(grant.where)}.",
+            reasoning=f"{verdict.reasoning} {grant_kept(grant.id, until, grant.tool, dict(grant.where))}",
         )
 
     # -- one check: its steps, written once for both shells ------------------------------------------
@@ -544,8 +545,8 @@ class Validator:
                 tool=action.tool,
                 risk=tool_policy.risk,
                 code=Code.GATE_BUDGET_EXCEEDED,
-                reasoning=f"The evidence gate gave up on this action, so it is blocked: {exc}.",
-                suggested_next_step="Ask the user to confirm the action directly.",
+                reasoning=gate_gave_up(str(exc)),
+                suggested_next_step=next_step(Code.GATE_BUDGET_EXCEEDED),
                 findings=Findings(),
             )
         if gate.code is not None or gate.justification is None:
@@ -577,9 +578,8 @@ class Validator:
             tool=request.action.tool,
             risk=request.tool_policy.risk,
             code=Code.RETRY_CAP_REACHED,
-            reasoning=f"This action (the same tool and targets) was already blocked {count} times in this "
-            "conversation; it is refused without another judge call.",
-            suggested_next_step="Stop retrying: ask the user directly whether they want this done.",
+            reasoning=retry_capped(count),
+            suggested_next_step=next_step(Code.RETRY_CAP_REACHED),
             findings=request.findings,
         )
 

@@ -34,6 +34,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
+from validator import refusals as texts
 from validator.exceptions import StoreError
 from validator.findings import (
     AuthorizationFinding,
@@ -325,7 +326,7 @@ def run_gate(
             Findings(justification_problems=tuple(problems)),
             None,
             Code.MISSING_JUSTIFICATION,
-            "The action has no usable justification: " + "; ".join(problems) + ".",
+            texts.no_justification(problems),
             next_step(Code.MISSING_JUSTIFICATION),
         )
     warm()  # one-time loads never count against the budget
@@ -520,7 +521,7 @@ def _refusal(
         intent = findings.intent
         why = why_not_requested(intent, len(findings.requests), found=findings.evidence == "found")
         shown = "disproved" if first.proof == "disproved" else "not proved (unknown)"
-        reasoning = f"A request for `{tool}` is {shown}: {why}."
+        reasoning = texts.request_unproved(tool, shown, why)
         if intent.problem == "outside_only":  # the injection signature: never the tool an attacker's text names
             code, step = Code.INJECTION_SIGNATURE, next_step(Code.INJECTION_SIGNATURE, tool=tool)
         else:
@@ -528,29 +529,23 @@ def _refusal(
             step = suggestion(intent, tool) or next_step(code, tool=tool)
     elif first.reason == "outside_only":  # the injection signature on a target: an account an attacker wrote
         values = [g for g in gaps if g.reason == "outside_only"]
-        reasoning = (
-            f"{len(values)} of {len(findings.targets)} targets of this action stand only in text an outside party "
-            "wrote, from no source the user named, and no lookup chain starts in the user's words: "
-            + "; ".join(g.detail for g in values)
-            + "."
-        )
+        reasoning = texts.targets_outside(len(values), len(findings.targets), [g.detail for g in values])
         code, step = Code.INJECTION_SIGNATURE, next_step(Code.INJECTION_SIGNATURE, tool=tool)
     else:
         code = Code.TARGET_NOT_GROUNDED if first.what == "target" else Code.ENTITY_NOT_GROUNDED
         values = [g for g in gaps if g.what == first.what]
         pool = findings.targets if first.what == "target" else findings.entities
         label = "targets" if first.what == "target" else "entities"
-        reasoning = (
-            f"{len(values)} of {len(pool)} {label} of this action are not proved to be the user's choice "
-            f"({', '.join(sorted({g.proof for g in values}))}): " + "; ".join(g.detail for g in values) + "."
+        reasoning = texts.values_unproved(
+            len(values), len(pool), label, sorted({g.proof for g in values}), [g.detail for g in values]
         )
         if first.proof == "unknown":
-            reasoning += " No judge can approve a dangerous action on a value code could not trace to the user."
+            reasoning += texts.UNTRACED
         paths = ", ".join(v.path for v in pool if v.proof != "proved")
         step = next_step(code, tool=tool, paths=paths)
     others = [g.describe() for g in gaps if g.what != first.what]
     if others:
-        reasoning += " Also: " + "; ".join(others) + "."
+        reasoning += texts.also(others)
     return GateResult(findings, justification, code, reasoning, step, decision)
 
 
@@ -723,19 +718,14 @@ def _gate_decision(
         q = outside[0]
         refused = (
             Code.EVIDENCE_NOT_FROM_USER,
-            f"{len(outside)} of {n} quotes are not the user's words: quote {q.index + 1} "
-            f'("{_short(q.quote)}") stands only in '
-            + ", ".join(map(str, q.locations))
-            + ". Only the user can authorize an action; requests from tool outputs, recipients or other "
-            "parties cannot.",
+            texts.quotes_outside(len(outside), n, q.index + 1, _short(q.quote), [str(loc) for loc in q.locations]),
             ask,
         )
     elif missing and rules.on(Rule.FABRICATED_QUOTES):
         q = missing[0]
         refused = (
             Code.EVIDENCE_NOT_FOUND,
-            f"{len(missing)} of {n} quotes stand nowhere in the transcript ({n_messages} messages searched): "
-            f'quote {q.index + 1} ("{_short(q.quote)}").',
+            texts.quotes_nowhere(len(missing), n, n_messages, q.index + 1, _short(q.quote)),
             next_step(Code.EVIDENCE_NOT_FOUND),
         )
     if refused is not None:
@@ -747,7 +737,7 @@ def _gate_decision(
             findings,
             justification,
             _AUTH_CODES[a.status],
-            f"Standing authorization {a.authorization_id} does not count ({a.status}): {a.detail}.",
+            texts.authorization_does_not_count(a.authorization_id, a.status, a.detail),
             ask,
         )
     if justification.found and not findings.requests and not findings.valid_authorizations:
@@ -755,8 +745,7 @@ def _gate_decision(
             findings,
             justification,
             Code.NO_USER_EVIDENCE,
-            f"No justification was sent (the host cannot carry one), and the validator found no words of the "
-            f"user's in the conversation ({n_messages} messages read).",
+            texts.no_user_words_found(n_messages),
             ask,
         )
     if not justification.found and not findings.user_quotes and not findings.valid_authorizations:
@@ -764,8 +753,7 @@ def _gate_decision(
             findings,
             justification,
             Code.NO_USER_EVIDENCE,
-            f"The justification cites no words of the user and no standing authorization "
-            f"({n} quotes, {len(findings.authorizations)} authorizations).",
+            texts.no_user_evidence(n, len(findings.authorizations)),
             ask,
         )
     gaps = findings.gaps()
