@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import pending_action
 from validator.prompts import load_prompt
-from validator.refusals import next_step
+from validator.refusals import RESERVED, call_id_used, conversation_unreadable, next_step
 from validator.verdict import REFUSAL_TEMPLATE, Code, Verdict
 
 __all__ = [
@@ -198,23 +198,22 @@ def reused_id(tool: str, call_id: str) -> Verdict:
     """The refusal of a call whose id an earlier call of the conversation already used."""
     return Verdict.blocked(
         tool,
-        f"The tool call id {call_id!r} was already used earlier in this conversation; a call is never "
-        "validated against a history that answers it already.",
+        call_id_used(call_id),
         code=Code.TOOL_CALL_ID_REUSED,
-        suggested_next_step="Call the tool again with a fresh call id.",
+        suggested_next_step=next_step(Code.TOOL_CALL_ID_REUSED),
     )
 
 
 def unreadable_history(tool: str, problem: str) -> Verdict:
     """The refusal of a call whose conversation could not be read."""
-    return Verdict.blocked(tool, f"The conversation could not be read, so the call is refused: {problem}")
+    return Verdict.blocked(tool, conversation_unreadable(problem))
 
 
 def reserved_tool(tool: str) -> Verdict:
     """The refusal of a call to one of the validator's own tools (offered to the model, never the agent's)."""
     return Verdict.blocked(
         tool,
-        "This tool belongs to the action validator; the agent cannot call it.",
+        RESERVED,
         code=Code.RESERVED_TOOL,
         suggested_next_step=next_step(Code.RESERVED_TOOL),
     )

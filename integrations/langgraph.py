@@ -55,6 +55,7 @@ from validator.integrations.langchain import (
 
 from validator import Decision, Policy, Validator, Verdict
 from validator.record.recorder import hash_args
+from validator.refusals import ARGUMENTS_CHANGED, NO_VERDICT_RECORDED
 
 __all__ = ["ValidatorState", "add_validator", "justified_tools", "merge_verdicts"]
 
@@ -205,9 +206,9 @@ class _Nodes:
         for call in _pending(state):
             data = saved.get(call["id"])
             if not data:
-                verdict = Verdict.blocked(call["name"], "No verdict was recorded for this call.")
+                verdict = Verdict.blocked(call["name"], NO_VERDICT_RECORDED)
             elif data.get(CALL_KEY) != _call_hash(call):  # the call was changed after it was judged
-                verdict = Verdict.blocked(call["name"], "The call's arguments changed after it was validated.")
+                verdict = Verdict.blocked(call["name"], ARGUMENTS_CHANGED)
             else:
                 verdict = _verdict(data)
             if verdict.approved:

@@ -49,6 +49,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from validator.extras import missing_extra
+from validator.refusals import NOT_APPROVED, validator_failed
 
 try:
     from agents import Agent, AgentHooks, FunctionTool, Handoff, RunContextWrapper, RunHooks, Tool, ToolApprovalItem
@@ -376,7 +377,7 @@ class ToolGuard:
             if self._cleared.get(ctx.tool_call_id) != input:  # the guardrail did not run: check here
                 verdict = await self._decide(ctx)
                 if verdict is None or not verdict.approved:
-                    return (verdict or Verdict.blocked(tool.name, "The call was not approved.")).message_for_agent()
+                    return (verdict or Verdict.blocked(tool.name, NOT_APPROVED)).message_for_agent()
             self._cleared.pop(ctx.tool_call_id)
             return await invoke(ctx, _stripped(input))
 
@@ -466,7 +467,7 @@ class ToolGuard:
         except Exception as exc:
             if self.guard.passes(exc):
                 raise
-            verdict = Verdict.blocked(ctx.tool_name, f"The validator failed on this call: {exc}")
+            verdict = Verdict.blocked(ctx.tool_name, validator_failed(exc))
         if verdict is None:
             return ToolGuardrailFunctionOutput.allow()
         if verdict.approved:

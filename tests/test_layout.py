@@ -212,3 +212,34 @@ def test_tests_mirror_the_package() -> None:
     packages = {m.rsplit(".", 1)[-1] for m, p in _modules().items() if p.name == "__init__.py"}
     folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert folders <= packages, sorted(folders - packages)
+
+
+def _worded(node: ast.expr) -> bool:
+    """Whether an expression writes words of its own: a string, or an f-string or sum whose literal parts hold a
+    letter (``f"{why} {reasoning}"`` only composes texts written elsewhere)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and any(c.isalpha() for c in node.value)
+    if isinstance(node, ast.JoinedStr):
+        return any(_worded(v) for v in node.values if isinstance(v, ast.Constant))
+    if isinstance(node, ast.BinOp):
+        return _worded(node.left) or _worded(node.right)
+    return False
+
+
+def test_one_module_writes_refusal_texts() -> None:
+    """A verdict's reasoning and next step are written in validator/refusals.py: every other module composes them
+    from there, so one code reads the same on every path (the gate, the judges, the decision, the engine, the
+    adapters, the service)."""
+    found = []
+    for module, path in _modules().items():
+        if module in ("validator.refusals",) or ".devtools" in module or ".evals" in module:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            texts = [kw.value for kw in node.keywords if kw.arg in ("reasoning", "suggested_next_step")]
+            called = ast.unparse(node.func)
+            if called.endswith(("blocked", "GateResult", "_to_the_user", "_refusal", "service_unavailable")):
+                texts += node.args[1:2]
+            found += [f"{module}:{node.lineno}" for text in texts if _worded(text)]
+    assert found == []

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from validator.verdict import Code
+from validator.codes import Code
 
 __all__ = [
     "NEVER_ASKED",
@@ -52,6 +52,25 @@ __all__ = [
     "request_unproved",
     "targets_outside",
     "values_unproved",
+    "ARGUMENTS_CHANGED",
+    "NOT_APPROVED",
+    "NO_VERDICT_RECORDED",
+    "RESERVED",
+    "SAID_NO",
+    "STRICT_PREFIX",
+    "answered",
+    "call_id_used",
+    "conversation_unreadable",
+    "quotes_verified",
+    "strict_approved",
+    "strict_not_requested",
+    "strict_ungrounded",
+    "validator_failed",
+    "words_read_itself",
+    "answer_not_recorded",
+    "check_ran_over",
+    "could_not_check",
+    "question_not_kept",
     "next_step",
     "overruled",
     "request_reason",
@@ -378,3 +397,95 @@ UNTRACED = " No judge can approve a dangerous action on a value code could not t
 
 def also(others: Sequence[str]) -> str:
     return " Also: " + "; ".join(others) + "."
+
+
+# -- the strict judge's ----------------------------------------------------------------------------------------
+
+STRICT_PREFIX = "Strict offline judge (code checks only, no model): "
+
+
+def strict_not_requested(tool: str, shown: str, why: str, looked: str) -> str:
+    return f"{STRICT_PREFIX}a request for `{tool}` is {shown}: {why} (intent words looked for: {looked})."
+
+
+def strict_ungrounded(count: int, of: int, kind: str, described: Sequence[str]) -> str:
+    return (
+        f"{STRICT_PREFIX}{count} of {of} {kind} are not in the user's request or a cited standing authorization: "
+        + "; ".join(described)
+        + "."
+    )
+
+
+def quotes_verified(count: int) -> str:
+    return f"{count} quote(s) verified in the user's own words"
+
+
+def words_read_itself(sentences: int) -> str:
+    return (
+        "No justification (the host cannot carry one): the validator read the user's own words itself, "
+        f"{sentences} sentence(s)"
+    )
+
+
+def strict_approved(evidence: str, counts: Mapping[str, int], matched: str, step_of: str | None) -> str:
+    step = f", as a declared step of `{step_of}`" if step_of else ""
+    return (
+        f"{STRICT_PREFIX}no violation found by its checks. {evidence}, {counts['authorizations_valid']} standing "
+        f"authorization(s) valid; a request for this action proved ({matched}{step}); "
+        f"{counts['targets_grounded']}/{counts['targets_checked']} targets and "
+        f"{counts['entities_grounded']}/{counts['entities_checked']} entities in the user's request. It did not "
+        "judge meaning beyond these checks."
+    )
+
+
+# -- the adapters' own (before or around a check) ----------------------------------------------------------------
+
+
+def call_id_used(call_id: str) -> str:
+    return (
+        f"The tool call id {call_id!r} was already used earlier in this conversation; a call is never validated "
+        "against a history that answers it already."
+    )
+
+
+def conversation_unreadable(problem: str) -> str:
+    return f"The conversation could not be read, so the call is refused: {problem}"
+
+
+RESERVED = "This tool belongs to the action validator; the agent cannot call it."
+NOT_APPROVED = "The call was not approved."
+NO_VERDICT_RECORDED = "No verdict was recorded for this call."
+ARGUMENTS_CHANGED = "The call's arguments changed after it was validated."
+
+
+def validator_failed(exc: object) -> str:
+    return f"The validator failed on this call: {exc}"
+
+
+def answered(approved: bool, reason: str | None, reasoning: str) -> str:
+    """What the user's answer to a question says (``APPROVED_BY_USER`` / ``REJECTED_BY_USER``)."""
+    said = f" The user said: {reason}" if reason else ""
+    verb = "approved" if approved else "rejected"
+    return f"The user {verb} this action when asked.{said} (The validator had asked because: {reasoning})"
+
+
+SAID_NO = "The user said no: do not retry this action."
+
+
+# -- the decision service's (the reason its refusal gives: refusals read "... is refused: {why}.") ---------------
+
+
+def check_ran_over(seconds: float) -> str:
+    return f"the check ran over {seconds:g} s"
+
+
+def could_not_check(error: str) -> str:
+    return f"the service could not check it ({error})"
+
+
+def question_not_kept(detail: str) -> str:
+    return f"the question could not be kept ({detail})"
+
+
+def answer_not_recorded(error: str) -> str:
+    return f"the answer was not recorded ({error})"

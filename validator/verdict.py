@@ -9,13 +9,14 @@ figures.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from typing import Any
 
 from pydantic import TypeAdapter
 
+from validator import refusals
 from validator._json import dumps
 from validator._types import Confidence, Risk
+from validator.codes import Code, Decision
 from validator.exceptions import UsageError
 from validator.findings import Findings
 
@@ -24,53 +25,6 @@ __all__ = ["REFUSAL_TEMPLATE", "Code", "Confidence", "Decision", "Usage", "Verdi
 REFUSAL_TEMPLATE = "Action `{tool}` was not run ({code}): {reasoning}"
 """What an agent reads when its call did not run (every integration sends this text)."""
 NEXT_STEP_TEMPLATE = "Suggested next step: {step}"
-
-
-class Decision(StrEnum):
-    """What happens to the action."""
-
-    APPROVE = "approve"
-    BLOCK = "block"
-    ASK_USER = "ask_user"
-
-
-class Code(StrEnum):
-    """Which check decided. ``APPROVED``, ``EXEMPT``, ``APPROVED_BY_USER`` and ``NOT_ENFORCED`` (shadow mode) run
-    the action; no other code does."""
-
-    APPROVED = "APPROVED"
-    EXEMPT = "EXEMPT"
-    APPROVED_BY_USER = "APPROVED_BY_USER"
-    REJECTED_BY_USER = "REJECTED_BY_USER"
-    MISSING_JUSTIFICATION = "MISSING_JUSTIFICATION"
-    EVIDENCE_NOT_FOUND = "EVIDENCE_NOT_FOUND"
-    EVIDENCE_NOT_FROM_USER = "EVIDENCE_NOT_FROM_USER"
-    NO_USER_EVIDENCE = "NO_USER_EVIDENCE"
-    AUTHORIZATION_NOT_FOUND = "AUTHORIZATION_NOT_FOUND"
-    AUTHORIZATION_WRONG_USER = "AUTHORIZATION_WRONG_USER"
-    AUTHORIZATION_EXPIRED = "AUTHORIZATION_EXPIRED"
-    AUTHORIZATION_REVOKED = "AUTHORIZATION_REVOKED"
-    AUTHORIZATION_OUT_OF_SCOPE = "AUTHORIZATION_OUT_OF_SCOPE"
-    AUTHORIZATION_UNAVAILABLE = "AUTHORIZATION_UNAVAILABLE"
-    ACTION_NOT_REQUESTED = "ACTION_NOT_REQUESTED"
-    INJECTION_SIGNATURE = "INJECTION_SIGNATURE"
-    REQUEST_ALREADY_USED = "REQUEST_ALREADY_USED"
-    REQUEST_LEDGER_UNAVAILABLE = "REQUEST_LEDGER_UNAVAILABLE"
-    TARGET_NOT_GROUNDED = "TARGET_NOT_GROUNDED"
-    ENTITY_NOT_GROUNDED = "ENTITY_NOT_GROUNDED"
-    JUDGE_REJECTED = "JUDGE_REJECTED"
-    LOW_CONFIDENCE = "LOW_CONFIDENCE"
-    QUALITY_CONCERN = "QUALITY_CONCERN"
-    GATE_BUDGET_EXCEEDED = "GATE_BUDGET_EXCEEDED"
-    TOOL_CALL_ID_REUSED = "TOOL_CALL_ID_REUSED"
-    RESERVED_TOOL = "RESERVED_TOOL"
-    RETRY_CAP_REACHED = "RETRY_CAP_REACHED"
-    JUDGE_UNAVAILABLE = "JUDGE_UNAVAILABLE"
-    RECORDER_UNAVAILABLE = "RECORDER_UNAVAILABLE"
-    INTERNAL_ERROR = "INTERNAL_ERROR"
-    POLICY_ASKS_USER = "POLICY_ASKS_USER"
-    SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
-    NOT_ENFORCED = "NOT_ENFORCED"
 
 
 RUNS = frozenset({Code.APPROVED, Code.EXEMPT, Code.APPROVED_BY_USER, Code.NOT_ENFORCED})
@@ -197,17 +151,13 @@ class Verdict:
         """This ``ask_user`` verdict, decided by the user: ``APPROVED_BY_USER`` or ``REJECTED_BY_USER``."""
         if self.decision is not Decision.ASK_USER:
             raise UsageError(f"only an ask_user verdict can be answered by the user, not a {self.decision.value} one")
-        said = f" The user said: {reason}" if reason else ""
         return replace(
             self,
             approved=approved,
             decision=Decision.APPROVE if approved else Decision.BLOCK,
             code=Code.APPROVED_BY_USER if approved else Code.REJECTED_BY_USER,
-            reasoning=(
-                f"The user {'approved' if approved else 'rejected'} this action when asked.{said} "
-                f"(The validator had asked because: {self.reasoning})"
-            ),
-            suggested_next_step=None if approved else "The user said no: do not retry this action.",
+            reasoning=refusals.answered(approved, reason, self.reasoning),
+            suggested_next_step=None if approved else refusals.SAID_NO,
         )
 
     def message_for_agent(self) -> str:

@@ -61,6 +61,7 @@ from validator import (
     Verdict,
     stateful_validator,
 )
+from validator import refusals as texts
 from validator._json import dumps
 from validator.decision import service_unavailable
 from validator.exceptions import FieldProblem, SetupError, StoreBusy, StoreError, ValidatorError
@@ -364,11 +365,11 @@ class _Service:
             running = asyncio.ensure_future(asyncio.to_thread(checker.check, item))
             done, _ = await asyncio.wait({running}, timeout=timeout)
             if not done:  # it may still finish and be recorded; the caller has its refusal either way
-                return 503, _refusal(item.action.tool, f"the check ran over {timeout:g} s")
+                return 503, _refusal(item.action.tool, texts.check_ran_over(timeout))
             verdict = running.result()
         except Exception as exc:  # the validator never raises here; this is the service's own glue failing
             log.exception("check failed for tenant %s", tenant)
-            return 503, _refusal(item.action.tool, f"the service could not check it ({type(exc).__name__})")
+            return 503, _refusal(item.action.tool, texts.could_not_check(type(exc).__name__))
         self.verdicts.labels(verdict.code.value).inc()
         return 503 if verdict.code in STORE_FAULTS else 200, verdict.to_dict()
 
@@ -476,7 +477,7 @@ class _Service:
         try:
             question_id = await self.stored(tenant, keep)
         except HTTPException as exc:
-            return 503, _refusal(item.action.tool, f"the question could not be kept ({exc.detail})")
+            return 503, _refusal(item.action.tool, texts.question_not_kept(str(exc.detail)))
         return 200, {**verdict, "question_id": question_id}
 
     async def answer(self, request: Request) -> JSONResponse:
@@ -525,7 +526,7 @@ class _Service:
             )
         except Exception as exc:  # the service's own glue failing: nothing runs
             log.exception("answer failed for tenant %s", who)
-            return JSONResponse(_refusal(question.tool, f"the answer was not recorded ({type(exc).__name__})"), 503)
+            return JSONResponse(_refusal(question.tool, texts.answer_not_recorded(type(exc).__name__)), 503)
         self.verdicts.labels(decided.code.value).inc()
         return JSONResponse(decided.to_dict())
 

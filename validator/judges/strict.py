@@ -30,7 +30,7 @@ from validator.verdict import Code
 
 __all__ = ["StrictJudge"]
 
-PREFIX = "Strict offline judge (code checks only, no model): "
+PREFIX = refusals.STRICT_PREFIX
 
 
 def _shown(proof: str) -> str:
@@ -60,8 +60,7 @@ class StrictJudge(Judge):
             code=Code.ACTION_NOT_REQUESTED,
             escalate=intent.proof != "disproved",
             intent=intent,
-            reasoning=f"{PREFIX}a request for `{tool}` is {_shown(intent.proof)}: {why} (intent words looked for: "
-            f"{looked}).",
+            reasoning=refusals.strict_not_requested(tool, _shown(intent.proof), why, looked),
             suggested_next_step=next_step,
         )
 
@@ -90,30 +89,18 @@ class StrictJudge(Judge):
                     code=code,
                     escalate=all(v.proof == "unknown" for v in bad),
                     intent=intent,
-                    reasoning=(
-                        f"{PREFIX}{len(bad)} of {len(values)} {kind} are not in the user's request or a cited "
-                        "standing authorization: " + "; ".join(v.describe() for v in bad) + "."
-                    ),
+                    reasoning=refusals.strict_ungrounded(len(bad), len(values), kind, [v.describe() for v in bad]),
                     suggested_next_step=refusals.next_step(code, paths=", ".join(v.path for v in bad)),
                 )
         counts = f.counts()
-        step = f", as a declared step of `{intent.step_of}`" if intent.step_of else ""
         evidence = (
-            f"{counts['quotes_from_user']} quote(s) verified in the user's own words"
+            refusals.quotes_verified(counts["quotes_from_user"])
             if f.evidence == "cited"
-            else f"No justification (the host cannot carry one): the validator read the user's own words itself, "
-            f"{len(f.requests)} sentence(s)"
+            else refusals.words_read_itself(len(f.requests))
         )
         return JudgeOutput(
             approved=True,
             confidence="high",
             intent=intent,
-            reasoning=(
-                f"{PREFIX}no violation found by its checks. {evidence}, "
-                f"{counts['authorizations_valid']} standing authorization(s) valid; a request for "
-                f"this action proved ({intent.matched!r}{step}); "
-                f"{counts['targets_grounded']}/{counts['targets_checked']} "
-                f"targets and {counts['entities_grounded']}/{counts['entities_checked']} entities in the user's "
-                "request. It did not judge meaning beyond these checks."
-            ),
+            reasoning=refusals.strict_approved(evidence, counts, repr(intent.matched), intent.step_of),
         )
