@@ -22,7 +22,7 @@ tool, caching its system prompt and its newest message; every 5th turn it propos
   the standalone request places them.
 
 A second table prices one check of each of the eval suite's conversations (the packaged
-``validator/evals/suite``, each built as the agent's own request by ``validator.evals.agentrequest``)
+``evals/suite`` (``validator.evals``), each built as the agent's own request by ``validator.evals.agentrequest``)
 in three ways: the shared prefix read from the cache the agent's own call just wrote, the same
 request uncached, and the blind request (the first check of a conversation: nothing to read).
 
@@ -317,6 +317,7 @@ def suite() -> dict[str, Any]:
     from validator.evals import packaged
     from validator.evals.agentrequest import agent_request
     from validator.evals.cases import load_cases
+
     from validator.judges.base import JudgeRequest
 
     shared_judge = AnthropicJudge(client=_client(CacheEmulator(_answer)))

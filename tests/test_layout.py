@@ -17,7 +17,8 @@ FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "langchain_anthropic",
 
 def _modules() -> dict[str, Path]:
     found: dict[str, Path] = {}
-    for base, prefix in ((ROOT / "validator", "validator"), (ROOT / "integrations", "validator.integrations")):
+    mapped = ((ROOT / "validator", "validator"), (ROOT / "integrations", "validator.integrations"))
+    for base, prefix in (*mapped, (ROOT / "evals", "validator.evals")):
         for path in base.rglob("*.py"):
             parts = list(path.relative_to(base).with_suffix("").parts)
             if parts[-1] == "__init__":
@@ -199,7 +200,7 @@ def test_the_readme_layout_lists_every_module_on_a_line_of_its_own() -> None:
             listed.add(package + name)
     shipped = {
         str(p.relative_to(ROOT))
-        for folder in ("validator", "integrations")
+        for folder in ("validator", "integrations", "evals")
         for p in (ROOT / folder).rglob("*.py")
         if p.name != "__init__.py" and "__pycache__" not in p.parts
     }

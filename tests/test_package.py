@@ -102,10 +102,9 @@ def test_wheel_ships_packages_and_prompts(tmp_path: Path) -> None:
     } <= names
     # every module of the tree is in the wheel (a package missing from pyproject's list is not)
     tree = {f"validator/{p.relative_to(ROOT / 'validator').as_posix()}" for p in (ROOT / "validator").rglob("*.py")}
-    tree |= {
-        f"validator/integrations/{p.relative_to(ROOT / 'integrations').as_posix()}"
-        for p in (ROOT / "integrations").rglob("*.py")
-    }
+    for folder in ("integrations", "evals"):  # the top-level folders the package maps
+        tree |= {f"validator/{folder}/{p.relative_to(ROOT / folder).as_posix()}" for p in (ROOT / folder).rglob("*.py")}
+    assert "validator/evals/suite/cases.jsonl" in names
     assert {n for n in tree if "__pycache__" not in n} - names == set()
     # one import namespace: nothing but validator (and its metadata) goes into site-packages
     assert {n.split("/")[0] for n in names} - {"validator"} == {n.split("/")[0] for n in names if ".dist-info/" in n}

@@ -127,7 +127,7 @@ def test_the_shipped_policies_lint_clean() -> None:
     from validator.lint import lint
 
     root = Path(__file__).resolve().parent.parent
-    for path in ("validator/examples/policy.toml", "validator/evals/suite/policy.toml"):
+    for path in ("validator/examples/policy.toml", "evals/suite/policy.toml"):
         assert lint(Policy.load(root / path)) == [], path
 
 

@@ -38,10 +38,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from validator.engine import Validator, ValidatorConfig
 from validator.evals import packaged
 from validator.evals.agentrequest import agent_request
 from validator.evals.cases import EvalCase
+
+from validator.engine import Validator, ValidatorConfig
 from validator.exceptions import FieldProblem, InputError
 from validator.judges.base import Judge
 from validator.judges.blind import View
@@ -312,8 +313,8 @@ def make_judge(spec: str, prompt: str, *, replay: bool, recordings: Path) -> tup
         )
     import anthropic
     import httpx2
-
     from validator.evals.recording import RecordingTransport, ReplayTransport
+
     from validator.judges.anthropic.judge import AnthropicJudge
 
     path = recordings / slug(spec) / f"{slug(prompt)}.jsonl"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.evals.runner import Matrix, Summary, split, usd
+
 from validator.extras import missing_extra
 
 __all__ = ["write_report"]

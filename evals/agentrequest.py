@@ -13,6 +13,7 @@ import copy
 from typing import Any
 
 from validator.evals.cases import EvalCase
+
 from validator.inputs.transcript import Transcript
 from validator.judges.anthropic.tools import prepare_tools
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-
 from validator.evals._files import json_lines, read_text
+
 from validator.exceptions import FieldProblem, InputError
 
 __all__ = ["MissingRecording", "RecordingTransport", "ReplayTransport", "read_recording", "request_key"]

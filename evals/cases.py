@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from validator.evals._files import json_items
 
 from validator._errors import problems_from_pydantic
-from validator.evals._files import json_items
 from validator.exceptions import FieldProblem, InputError
 from validator.inputs.checkinput import CheckInput
 from validator.policy import Policy
