@@ -22,12 +22,13 @@ import httpx2
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from validator import Policy  # noqa: E402
 from validator.evals import packaged  # noqa: E402
 from validator.evals.cases import load_cases  # noqa: E402
 from validator.evals.emulated import emulated_model  # noqa: E402
 from validator.evals.recording import RecordingTransport  # noqa: E402
 from validator.evals.runner import PROMPTS, judge_view, run_matrix, slug  # noqa: E402
+
+from validator import Policy  # noqa: E402
 from validator.judges.anthropic.judge import AnthropicJudge  # noqa: E402
 from validator.judges.blind import VIEWS  # noqa: E402
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from validator.evals import packaged
 
 from tests.conftest import POLICY, inbox_transcript, justified
 from validator import (
@@ -26,7 +27,6 @@ from validator import (
     ValidatorConfig,
     decide,
 )
-from validator.evals import packaged
 from validator.record.recorder import AuditEvent
 from validator.testing import FunctionJudge, ScriptedJudge, ScriptError
 
@@ -381,6 +381,7 @@ def test_an_ablation_leaves_nothing_behind_for_the_next_check() -> None:
 
     from validator.evals.cases import load_cases
     from validator.evals.runner import EVAL_NOW
+
     from validator.rules import RULES
 
     cases = load_cases(packaged.cases_path())[:40]

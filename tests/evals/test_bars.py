@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from validator.evals import packaged
 from validator.evals.cases import load_cases
 from validator.evals.runner import WORST_CASE, ablate, run_matrix
+
 from validator.judges.base import JudgeOutput, JudgeRequest
 from validator.policy import Policy
 from validator.rules import RULES
@@ -123,9 +123,10 @@ def test_ablation_names_what_each_rule_prevents_and_causes() -> None:
 
 
 def test_the_shared_prefix_mode_sends_what_production_sends() -> None:
+    from validator.evals.agentrequest import agent_request
+
     from tests.anthropic_mock import MockAPI, message, verdict_call
     from validator.devtools.doctor import diagnose
-    from validator.evals.agentrequest import agent_request
     from validator.judges.anthropic import AnthropicJudge
 
     cases = [c for c in CASES if c.id in ("plain-email-no-intents", "meaning-reply-adds-commitment")]

@@ -10,15 +10,15 @@ from typing import Any
 import httpx2
 import pytest
 from typer.testing import CliRunner
-
-from validator import InputError, Policy
-from validator.cli import app
 from validator.evals import packaged
 from validator.evals.cases import load_cases
 from validator.evals.emulated import emulated_model
 from validator.evals.recording import RecordingTransport
 from validator.evals.report import write_report
 from validator.evals.runner import PROMPTS, Summary, recorded_judges, regressions, run_matrix
+
+from validator import InputError, Policy
+from validator.cli import app
 from validator.judges.blind import VIEWS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -240,8 +240,8 @@ def test_cli_eval_on_the_committed_suite_passes_and_lists_no_regressions() -> No
 
 def _record(tmp_path: Path, judges: list[str], cases: list[Any]) -> Any:
     import anthropic
-
     from validator.evals.runner import judge_view, slug
+
     from validator.judges.anthropic.judge import AnthropicJudge
 
     def factory(spec: str, prompt: str) -> Any:

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 from typer.testing import CliRunner
+from validator.evals.cases import load_cases
+from validator.evals.propose import propose
 
 from tests.conftest import justified
 from validator import Decision, Policy, ToolPolicy, UsageError, stateful_validator
 from validator.cli import app
-from validator.evals.cases import load_cases
-from validator.evals.propose import propose
 from validator.store import open_store
 
 POLICY = Policy(

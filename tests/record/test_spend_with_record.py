@@ -7,6 +7,7 @@ audit shows the approval that spent it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -69,12 +70,17 @@ def _codes(store: RedisStore) -> list[str]:
     return [p["verdict"]["code"] for _, p in store.audit_after(None, 100)]
 
 
-@pytest.mark.parametrize("spool", [False, "spool"], ids=["service", "spooling-library"])
+@pytest.mark.parametrize(
+    "spool", [False, "spool", "earlier"], ids=["service", "spooling-library", "spooling-library-with-a-spool"]
+)
 def test_a_kill_between_the_ledger_and_the_record_spends_nothing(
     server: RedisServer, tmp_path: Path, spool: str | bool
 ) -> None:
     store = _Hooked(server.url, namespace="tx", timeout=0.5)
     spool_path: Any = False if spool is False else str(tmp_path / "spool.jsonl")
+    if spool == "earlier":  # records of an earlier outage wait in the spool: they go first, or the record fails
+        earlier = {"id": "earlier-1", "time": "2026-12-01T00:00:00+00:00", "verdict": {"code": "EARLIER"}}
+        (tmp_path / "spool.jsonl").write_text(json.dumps(earlier) + "\n")
     checker = stateful_validator(store, policy=POLICY, spool=spool_path, reuse_ttl=None)
     try:
 
@@ -97,8 +103,10 @@ def test_a_kill_between_the_ledger_and_the_record_spends_nothing(
         assert len(_spent(server)) == 1
         codes = _codes(store)
         assert codes[-1] == "APPROVED" and codes.count("APPROVED") == 1
-        if spool is not False:
+        if spool == "spool":
             assert codes == ["REQUEST_LEDGER_UNAVAILABLE", "APPROVED"]  # the spooled refusal went first
+        if spool == "earlier":
+            assert codes == ["EARLIER", "REQUEST_LEDGER_UNAVAILABLE", "APPROVED"]
     finally:
         _Hooked.before_append = None
         store.close()

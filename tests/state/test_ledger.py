@@ -112,3 +112,24 @@ def test_a_dangerous_action_the_user_approves_when_asked_spends_the_request_it_c
     assert yes.code is Code.APPROVED_BY_USER
     again = validator.validate(messages, pay("c2"), user_id="u-1")
     assert (again.approved, again.code) == (False, Code.REQUEST_ALREADY_USED)
+
+
+def test_an_answer_whose_spend_cannot_be_computed_is_still_recorded() -> None:
+    """The user's yes is recorded whatever the ledger's step meets (here, a verdict citing a message the answer's
+    conversation does not hold): the spend is logged as not made, nothing raises."""
+    from dataclasses import replace as changed
+
+    from validator.findings import Findings, IntentFinding, RequestSentence
+    from validator.state.ledger import spend_answered
+    from validator.store.memory import MemoryLedger
+    from validator.verdict import Verdict
+
+    policy = ToolPolicy(risk="dangerous", targets=("recipient",), intents=("pay",))
+    findings = Findings(
+        requests=(RequestSentence(message=5, start=0, end=3, text="Pay", quote_index=0),),
+        intent=IntentFinding(intents=("pay",), matched="pay", proof="proved"),
+    )
+    asked = Verdict.blocked("send_money", "asked", code=Code.LOW_CONFIDENCE, decision=Decision.ASK_USER)
+    decided = changed(asked.answered_by_user(True), findings=findings)
+    action = PendingAction("send_money", {"recipient": IBAN}, None, "c1")
+    spend_answered(decided, Transcript([Message(role="user", content="Pay.")]), action, policy, "u-1", MemoryLedger())

@@ -344,7 +344,16 @@ class Validator:
         if decided.approved and remember is not None and user_id is not None:
             decided = self._remembered(decided, pending, user_id, remember, reason)
         tool_policy = self.policy.for_tool(pending.tool)
-        ledger.spend_answered(decided, transcript, pending, tool_policy, user_id, self.ledger, rules=self.config.rules)
+        ledger.spend_answered(
+            decided,
+            transcript,
+            pending,
+            tool_policy,
+            user_id,
+            self.ledger,
+            rules=self.config.rules,
+            now=self.config.clock(),
+        )
         event = self._event(transcript, pending, user_id, decided)
         try:
             self.recorder.record(event)
@@ -431,6 +440,8 @@ class Validator:
         try:
             yield from Io(partial(recorder.record, event), partial(recorder.arecord, event))
         except SpendLost as lost:  # neither spent nor recorded: the refusal it becomes is recorded instead
+            if stores.session is not None:
+                stores.session.drop_spends()  # a refusal spends nothing (and is spooled if it must be)
             verdict = self._shaped(ledger.lost(decided, lost), started)
             event = self._event(transcript, pending, user_id, verdict)
             try:

@@ -27,7 +27,7 @@ from typing import Any, Literal
 from validator._json import dumps
 from validator.exceptions import StoreError
 from validator.record.recorder import AuditEvent
-from validator.store.base import CheckSessions, Store
+from validator.store.base import CheckSessions, SpendLost, Store
 
 __all__ = ["AuditRecorder"]
 
@@ -205,16 +205,16 @@ class AuditRecorder:
                     self._send(item)
                     return
                 except StoreError as exc:
-                    if carries:
-                        raise
+                    if carries:  # not spooled: the approval and its spend are the store's or nothing
+                        raise SpendLost(None, str(exc)) from exc
                     log.warning("audit store unavailable, spooling %s: %s", event.id, exc)
             with _SpoolLock(self.spool):  # one writer at a time, across processes too
                 try:
                     self._flush_locked()
                     self._send(item)
                 except StoreError as exc:
-                    if carries:
-                        raise
+                    if carries:  # the spool could not be flushed first: the store is down, so nothing was spent
+                        raise SpendLost(None, str(exc)) from exc
                     log.warning("audit store unavailable, spooling %s: %s", event.id, exc)
                     self._append_spool(item)  # an OSError here propagates: the verdict was not recorded
 

@@ -81,14 +81,18 @@ _BUCKETS = {"day": "%Y-%m-%d", "week": "%G-W%V", "month": "%Y-%m", "year": "%Y"}
 
 
 def _grant_keys(request: JudgeRequest, now: datetime) -> list[str]:
+    return _grants_of(request.findings, request.user_id, now)
+
+
+def _grants_of(findings: Findings, user_id: str | None, now: datetime) -> list[str]:
     """One key per standing authorization the approval rests on, for its period ("once": one key)."""
     keys = []
-    for a in request.findings.valid_authorizations:
+    for a in findings.valid_authorizations:
         period = _period(a.quote)
         if period == "unlimited":
             continue
         bucket = now.strftime(_BUCKETS[period]) if period else "once"
-        keys.append(grant_key(request.user_id, a.authorization_id, bucket))
+        keys.append(grant_key(user_id, a.authorization_id, bucket))
     return keys
 
 
@@ -243,6 +247,7 @@ def spend_answered(
     ledger: RequestLedger | None,
     ttl: timedelta = SPENT_TTL,
     rules: Rules = ALL_ON,
+    now: datetime | None = None,
 ) -> None:
     """The user approved, when asked, a dangerous action whose verdict cites a request of theirs: the request is
     spent by it, as by any approval, so another action citing it goes to the user. The user's yes stands
@@ -252,12 +257,15 @@ def spend_answered(
         return
     if tool_policy.risk != "dangerous" or tool_policy.exempt or (intent is not None and intent.multiple):
         return
-    spent_by = spender(action, transcript)
-    for key in _keys_of(decided.findings, transcript, action.tool, user_id):
-        try:
+    try:
+        if intent is not None and intent.requested:
+            keys = _keys_of(decided.findings, transcript, action.tool, user_id)
+        else:  # approved on a standing authorization: the grant is what the approval spends
+            keys = _grants_of(decided.findings, user_id, now or datetime.now(UTC))
+        spent_by = spender(action, transcript)
+        for key in keys:
             held = ledger.spend(key, spent_by, ttl)
-        except (StoreError, OSError) as exc:
-            log.error("request ledger unavailable: the user's approval of %s was not spent: %s", action.tool, exc)
-            return
-        if held is not None:
-            log.info("the user approved %s on a request another action had spent (%s)", action.tool, held)
+            if held is not None:
+                log.info("the user approved %s on a request another action had spent (%s)", action.tool, held)
+    except Exception as exc:  # the user's answer is recorded whatever happens here
+        log.error("the user's approval of %s did not spend its request: %s", action.tool, exc)
