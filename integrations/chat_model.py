@@ -23,9 +23,9 @@ try:
 except ImportError as exc:
     raise missing_extra("langchain", "validator.integrations.chat_model", exc) from None
 
-from validator.exceptions import JudgeError, JudgeOutputError, JudgeServiceError, JudgeTimeout, UsageError
+from validator.exceptions import JudgeError, JudgeOutputError, JudgeServiceError, JudgeTimeout
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
-from validator.judges.blind import VIEWS, View, render_blind
+from validator.judges.blind import View, check_view, render_blind
 from validator.judges.model import (
     DEFAULT_VALIDATOR_TOOL,
     VERDICT_DESCRIPTION,
@@ -64,8 +64,7 @@ class ChatModelJudge(Judge):
         """``view``: ``blind`` (the default: the user's words, the call and code's facts, never a tool output
         or the agent's prose; with ``blind_prompt``), or ``shared_prefix`` (the whole transcript as data, with
         ``prompt``: a chat model shares no prefix with the agent)."""
-        if view not in VIEWS:
-            raise UsageError(f"view is one of {', '.join(VIEWS)}; got {view!r}")
+        check_view(view)
         self.model = model
         self.view = view
         self.blind_prompt = blind_prompt

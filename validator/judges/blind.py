@@ -33,13 +33,16 @@ from collections.abc import Collection, Iterator, Mapping
 from typing import Any, Literal
 
 from validator._json import dumps
+from validator.exceptions import UsageError
 from validator.findings import ValueFinding
+from validator.gate.entities import extract_entities
 from validator.gate.index import is_users
 from validator.gate.sentences import attributed
+from validator.gate.text import SearchBudgetExceeded, find_bounded, normalize
 from validator.inputs.transcript import Transcript
 from validator.judges.base import JudgeRequest
 
-__all__ = ["VIEWS", "View", "render_blind"]
+__all__ = ["VIEWS", "View", "check_view", "render_blind"]
 
 View = Literal["blind", "shared_prefix"]
 """What a model judge reads: ``blind`` (this module) or ``shared_prefix`` (the agent's own request, or the
@@ -47,7 +50,6 @@ whole transcript as data where none can be shared)."""
 VIEWS: tuple[View, ...] = ("blind", "shared_prefix")
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,31}")
-_EMAIL = re.compile(r"[\w.+\-]{1,64}@[A-Za-z0-9\-]{1,63}(?:\.[A-Za-z0-9\-]{1,63}){1,6}")
 _HOP = re.compile(r"\(message #(\d+)\)")
 _TOOL = re.compile(r"[A-Za-z_][A-Za-z0-9_.:\-]{0,63}")
 _PATH_KEYS = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
@@ -67,13 +69,19 @@ def _bounded(text: str) -> str:
     return _j(text if len(text) <= _NAME_LIMIT else text[:_NAME_LIMIT] + "…")
 
 
-def _folded(text: str) -> str:
-    return " ".join(text.casefold().split())
+def check_view(view: str | None) -> None:
+    """A judge's ``view``: one of :data:`VIEWS` (or None, the judge's default); else :class:`UsageError`."""
+    if view is not None and view not in VIEWS:
+        raise UsageError(f"view is one of {', '.join(VIEWS)}; got {view!r}")
 
 
 def _whole(needle: str, text: str) -> bool:
-    """Whether ``needle`` stands in ``text`` as whole words (never "500" in "1500", "eve@" in "steve@")."""
-    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", text) is not None
+    """Whether ``needle`` stands in ``text`` as whole words (never "500" in "1500", "eve@" in "steve@"); text
+    too periodic to search within the gate's budget is not the user's words (the safe side: a fact)."""
+    try:
+        return find_bounded(text, needle) != -1
+    except SearchBudgetExceeded:
+        return False
 
 
 class _Users:
@@ -89,7 +97,7 @@ class _Users:
         for i, m in enumerate(transcript.messages):
             if is_users(m, request.user_id):
                 self.shown[i], own, hidden = self._read(i, m.content)
-                self._own[i], self._hidden[i] = _folded(own), hidden.casefold()
+                self._own[i], self._hidden[i] = normalize(own), hidden.casefold()
             else:
                 calls = " ".join(_j(dict(c.args)) for c in m.tool_calls)
                 self._others.append((i, f"{m.content} {calls}".casefold()))
@@ -109,8 +117,9 @@ class _Users:
             own.append(text[last:start] + "\x00")
             passage = text[start:end]
             hidden.append(passage)
-            sender = _EMAIL.search(passage[:500]) if how == "pasted or forwarded" else None
-            who = f", naming an address at {_bounded(sender.group(0).rpartition('@')[2])}" if sender else ""
+            found = extract_entities(passage[:500]) if how == "pasted or forwarded" else []
+            sender = next((e.key for e in found if e.kind == "email"), None)
+            who = f", naming an address at {_bounded(sender.rpartition('@')[2])}" if sender else ""
             shown.append(f"[a passage of {len(passage.strip())} characters {how}{who}: not shown]")
             last = end
         shown.append(text[last:])
@@ -119,7 +128,7 @@ class _Users:
 
     def where(self, text: str) -> int | None:
         """The first user message whose own words hold ``text`` as whole words (case and spacing aside), or None."""
-        needle = _folded(text)
+        needle = normalize(text)
         if not needle:
             return None
         return next((i for i, own in self._own.items() if _whole(needle, own)), None)
@@ -140,10 +149,10 @@ def _tool(name: str, named: Collection[str]) -> str:
     return f"<a tool name of {len(name)} characters the policy does not name>"
 
 
-def _author(transcript: Transcript, i: int, user_id: str | None, named: Collection[str] = ()) -> str:
+def _author(transcript: Transcript, i: int, user_id: str | None) -> str:
     m = transcript.messages[i]
     if m.role == "tool":
-        tool = f"tool {_tool(m.name, named)}" if m.name else "a tool"
+        tool = f"tool {_tool(m.name, ())}" if m.name else "a tool"
         return f"{tool} (from {_bounded(m.author)})" if m.author else tool
     if m.role == "user":
         return "the user" if is_users(m, user_id) else f"another participant ({_bounded(m.author or '')})"

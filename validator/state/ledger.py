@@ -55,14 +55,16 @@ SPENT_TTL = timedelta(days=30)
 """How long a spent request stays spent."""
 
 
-def _request_keys(request: JudgeRequest) -> list[str]:
-    return _keys_of(request.findings, request.transcript, request.action.tool, request.user_id)
-
-
-def _keys_of(findings: Findings, transcript: Transcript, tool: str, user_id: str | None) -> list[str]:
-    """The ledger's key of each request sentence ``findings`` cite (a step's own, for a step of another tool)."""
+def _keys(findings: Findings, transcript: Transcript, tool: str, user_id: str | None, now: datetime) -> list[str]:
+    """The ledger keys an approval on ``findings`` spends: each request sentence it cites (a step's own, for a
+    step of another tool; none for a request of several actions), else each standing authorization it rests
+    on, for its period."""
     intent = findings.intent
-    step = tool if intent is not None and intent.step_of else ""
+    if intent is None or not intent.requested:
+        return _grants_of(findings, user_id, now)
+    if intent.multiple:
+        return []
+    step = tool if intent.step_of else ""
     messages = transcript.messages
     return [request_key(user_id, messages[r.message].content, r.start, r.end, step) for r in findings.requests]
 
@@ -78,10 +80,6 @@ def _period(quote: str | None) -> str | None:
 
 
 _BUCKETS = {"day": "%Y-%m-%d", "week": "%G-W%V", "month": "%Y-%m", "year": "%Y"}
-
-
-def _grant_keys(request: JudgeRequest, now: datetime) -> list[str]:
-    return _grants_of(request.findings, request.user_id, now)
 
 
 def _grants_of(findings: Findings, user_id: str | None, now: datetime) -> list[str]:
@@ -203,7 +201,6 @@ def spend(
 ) -> Verdict:
     """``verdict``, or the question to the user when its request (or grant) was already spent by another
     action."""
-    intent = request.findings.intent
     if not rules.on(Rule.ONE_REQUEST) or not verdict.approved or request.tool_policy.exempt:
         return verdict
     done = carried_out(request)  # every guarded tool: the same email sent twice reaches someone twice
@@ -211,10 +208,7 @@ def spend(
         return decision.request_carried_out(verdict, done.id)
     if ledger is None or request.tool_policy.risk != "dangerous":
         return verdict
-    if intent is not None and intent.requested:
-        keys = [] if intent.multiple else _request_keys(request)
-    else:
-        keys = _grant_keys(request, now or datetime.now(UTC))
+    keys = _keys(request.findings, request.transcript, request.action.tool, request.user_id, now or datetime.now(UTC))
     if not keys:
         return verdict
     action = spender(request.action, request.transcript)
@@ -252,16 +246,12 @@ def spend_answered(
     """The user approved, when asked, a dangerous action whose verdict cites a request of theirs: the request is
     spent by it, as by any approval, so another action citing it goes to the user. The user's yes stands
     whatever the ledger says (it is their decision); a ledger that cannot answer is logged."""
-    intent = decided.findings.intent
     if not rules.on(Rule.ONE_REQUEST) or not decided.approved or ledger is None:
         return
-    if tool_policy.risk != "dangerous" or tool_policy.exempt or (intent is not None and intent.multiple):
+    if tool_policy.risk != "dangerous" or tool_policy.exempt:
         return
     try:
-        if intent is not None and intent.requested:
-            keys = _keys_of(decided.findings, transcript, action.tool, user_id)
-        else:  # approved on a standing authorization: the grant is what the approval spends
-            keys = _grants_of(decided.findings, user_id, now or datetime.now(UTC))
+        keys = _keys(decided.findings, transcript, action.tool, user_id, now or datetime.now(UTC))
         spent_by = spender(action, transcript)
         for key in keys:
             held = ledger.spend(key, spent_by, ttl)

@@ -270,9 +270,8 @@ class RedisStore:
 
     def end_session(self) -> None:
         """Send the writes this check's session still holds (none outside a session)."""
+        self.drop_spends()  # a spend no record took is not made: that verdict was not recorded
         session = self._current
-        if session is not None:
-            session.spends = []  # a spend no record took is not made: that verdict was not recorded
         if session is not None and session.writes:
             writes, session.writes = session.writes, []
             self._send(writes)
@@ -509,14 +508,9 @@ class RedisStore:
         made in the same script, or not at all (:class:`~validator.store.base.SpendLost`)."""
         name, px = self._key("spent", key), int(ttl.total_seconds() * 1000)
         session = self._current
-        if session is not None and session.carry:
-            try:
-                held = self._get(name, "request ledger")
-            except StoreError:
-                session.spends = []  # the approval goes to the user: it spends nothing
-                raise
+        if session is not None and session.carry:  # a refusal it leads to drops the spends (only approvals spend)
+            held = self._get(name, "request ledger")
             if held is not None and str(held) != action:
-                session.spends = []
                 return str(held)
             session.spends.append((name, action, px))
             return None

@@ -60,7 +60,7 @@ from validator.judges.anthropic.requests import (
 )
 from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
-from validator.judges.blind import View
+from validator.judges.blind import View, check_view
 from validator.judges.model import DEFAULT_VALIDATOR_TOOL, guard_calls, parse_verdict
 from validator.verdict import Usage
 
@@ -157,6 +157,7 @@ class AnthropicJudge(Judge):
         self.prompt = prompt
         """The validator prompt: a file of ``prompts/`` (``validator``, ``validator_v2``, ...)."""
         self.standalone_caching = standalone_caching or StandaloneCaching()
+        check_view(view)
         self.view = view
         """What the model reads: None (the default) shares the agent's own request where one is given and
         ``share_prefix`` allows it, and is ``blind`` everywhere else; ``blind`` never shares (the user's words,
@@ -215,26 +216,19 @@ class AnthropicJudge(Judge):
         model = self.model or (request.agent_request or {}).get("model")
         if not isinstance(model, str) or not model:
             raise JudgeRequestRejected(self.label, "no model: pass AnthropicJudge(model=...) or an agent request")
-        if self.view != "shared_prefix":
-            body = blind_request(
-                request,
-                model=model,
-                max_tokens=self.max_tokens,
-                validator_name=self.validator_name,
-                quality=self.quality,
-                prompt=self.blind_prompt,
-                caching=self.standalone_caching,
-            )
-            return _Plan(body, {}, "blind" if note == "standalone" else f"{note}; blind view")
-        body = standalone_request(
+        blind = self.view != "shared_prefix"
+        build, prompt = (blind_request, self.blind_prompt) if blind else (standalone_request, self.prompt)
+        body = build(
             request,
             model=model,
             max_tokens=self.max_tokens,
             validator_name=self.validator_name,
             quality=self.quality,
-            prompt=self.prompt,
+            prompt=prompt,
             caching=self.standalone_caching,
         )
+        if blind:
+            note = "blind" if note == "standalone" else f"{note}; blind view"
         return _Plan(body, {}, note)
 
     def _kwargs(self, plan: _Plan) -> dict[str, Any]:
