@@ -110,7 +110,7 @@ def stages(size: int, repeats: int) -> list[Row]:
         return user_index(fresh, "u"), other_index(fresh, "u")
 
     def gate() -> Any:
-        return run_gate(transcript, action, tool_policy, POLICY.settings, user_id="u", now=NOW)
+        return run_gate(transcript, action, tool_policy, user_id="u", now=NOW)
 
     def check_line() -> str:
         return dumps({"line": 1, "verdict": validator.check(CheckInput.from_json(line)).to_dict()})

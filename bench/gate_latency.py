@@ -131,7 +131,7 @@ def measure(case: Case, repeats: int, *, warm: bool = False) -> list[float]:
                 transcript = shared if warm else Transcript(case.messages)
                 start = time.perf_counter()
                 tool_policy = POLICY.for_tool(action.tool)
-                run_gate(transcript, action, tool_policy, POLICY.settings, user_id="u", now=NOW)
+                run_gate(transcript, action, tool_policy, user_id="u", now=NOW)
                 times.append((time.perf_counter() - start) * 1000)
     finally:
         gc.enable()

@@ -126,6 +126,20 @@ def test_store_imports_no_stage_above_it() -> None:
         assert [d for d in deps if d.startswith(above) or d == "validator"] == [], module
 
 
+def test_the_gate_returns_findings_and_one_function_decides() -> None:
+    """The gate finds; :func:`validator.decision.decide` decides (principle 7's table in one place): no module of
+    the gate imports a code, a decision, a verdict or a refusal text (a reason in words for a finding is read
+    from the refusals module inside the function that words it, so the gate's import graph stays clean)."""
+    modules = _modules()
+    deciding = ("validator.codes", "validator.verdict", "validator.decision", "validator.refusals")
+    for module in [m for m in modules if m.startswith("validator.gate")]:
+        tree = ast.parse(modules[module].read_text(encoding="utf-8"))
+        top = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+        names = [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
+        names += [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
+        assert not [n for n in names if n.startswith(deciding)], module
+
+
 CONTEXT_STATE = {"validator.integrations._host"}
 """Modules that may keep a context variable: ``validation_context(...)``, the documented block a hand-written
 loop opens so ``@guarded`` tools find their conversation (the host opts in, by name, around its own calls)."""

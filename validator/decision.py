@@ -1,38 +1,40 @@
-"""The decision: what a judge's answer becomes, and every verdict the engine builds.
+"""The decision: the whole table of principle 7, and every verdict the engine builds.
 
-:func:`decide` is the decision policy, a pure function: ``dangerous`` actions need ``approved``
-with high confidence; an unsure verdict becomes ``ask_user`` or ``block`` as the policy's
-``low_confidence`` setting says. The named constructors below are the only places a
-:class:`~validator.verdict.Verdict` is spelled out, one per way a check ends (as openai-agents'
-``ToolGuardrailFunctionOutput.allow()`` / ``.reject_content()``), so no two paths can disagree on
-what a verdict of a kind carries.
+:func:`decide` is the one decision, a pure function of the findings, the judge's answer (or none yet) and
+the policy: a finding about the call itself refuses it; then the evidence (no justification, quotes that
+are not the user's, an authorization that does not count, no user evidence); then any **disproved**
+finding blocks and a **dangerous** action with an **unknown** one goes to the user; past that the judge's
+answer decides (``dangerous`` needs ``approved`` with high confidence, an unsure verdict follows
+``low_confidence``). Every text comes from :mod:`validator.refusals` by code. The named constructors below
+are the only other places a :class:`~validator.verdict.Verdict` is spelled out, one per way a check ends
+outside the table (as openai-agents' ``ToolGuardrailFunctionOutput.allow()`` / ``.reject_content()``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import overload
 
 from validator import refusals as texts
 from validator._types import Risk
 from validator.exceptions import UsageError
-from validator.findings import Findings
-from validator.gate.requests import why_not_requested
-from validator.judges.base import JudgeOutput, JudgeRequest
-from validator.policy import PolicySettings, ToolPolicy
+from validator.findings import CheckFinding, Findings, Gap, ValueFinding
+from validator.gate.requests import suggestion, why_not_requested
+from validator.judges.base import JudgeOutput
+from validator.policy import Policy, PolicySettings, ToolPolicy
 from validator.refusals import next_step as next_step_for
 from validator.refusals import overruled as overruled_text
+from validator.rules import ALL_ON, Rule, Rules
 from validator.verdict import Code, Decision, Usage, Verdict
 
 __all__ = [
+    "Judged",
     "by_policy",
     "service_unavailable",
     "decide",
     "exempt",
-    "gate_block",
     "internal_error",
-    "judged",
-    "judge_unavailable",
     "ledger_unavailable",
     "not_recorded",
     "overruled",
@@ -48,6 +50,34 @@ _GAP_CODES = {
     "entity": Code.ENTITY_NOT_GROUNDED,
 }
 
+_AUTH_CODES = {
+    "not_found": Code.AUTHORIZATION_NOT_FOUND,
+    "wrong_user": Code.AUTHORIZATION_WRONG_USER,
+    "expired": Code.AUTHORIZATION_EXPIRED,
+    "revoked": Code.AUTHORIZATION_REVOKED,
+    "out_of_scope": Code.AUTHORIZATION_OUT_OF_SCOPE,
+    "unavailable": Code.AUTHORIZATION_UNAVAILABLE,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """What the judge answered: its usable output (None when every attempt failed), who judged, and the failed
+    attempts' errors and billed usage."""
+
+    output: JudgeOutput | None
+    judge: str
+    errors: Sequence[str] = ()
+    spent: Sequence[Usage] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Refusal:
+    code: Code
+    reasoning: str
+    next_step: str | None
+    decision: Decision = Decision.BLOCK
+
 
 def unproved(findings: Findings) -> tuple[Code, str] | None:
     """The first finding code could not prove (a disproved one first), as its code and the reason in words."""
@@ -62,10 +92,18 @@ def unproved(findings: Findings) -> tuple[Code, str] | None:
     return _GAP_CODES[gap.what], "; ".join(g.detail for g in gaps if g.what == gap.what)
 
 
+@overload
 def decide(
-    output: JudgeOutput, tool_policy: ToolPolicy, settings: PolicySettings, findings: Findings | None = None
-) -> tuple[Decision, Code]:
-    """The decision table (the design's principle 7), over the gate's findings and the judge's answer.
+    findings: Findings, judged: None, policy: Policy, *, tool: str, messages: int, rules: Rules = ALL_ON
+) -> Verdict | None: ...
+@overload
+def decide(
+    findings: Findings, judged: Judged, policy: Policy, *, tool: str, messages: int, rules: Rules = ALL_ON
+) -> Verdict: ...
+def decide(
+    findings: Findings, judged: Judged | None, policy: Policy, *, tool: str, messages: int, rules: Rules = ALL_ON
+) -> Verdict | None:
+    """The decision table (the design's principle 7), over the findings and the judge's answer.
 
     ============================  =====================  ===========================  ==========================
     findings                      strict judge           model judge                  dangerous, any judge
@@ -75,14 +113,153 @@ def decide(
     any disproved                 block                  block                        block
     ============================  =====================  ===========================  ==========================
 
-    The strict judge's own answers carry its column (it approves only what is proved, and asks on
-    unknown); this function holds every judge to the rest: no judge overrides a disproved finding,
-    and no judge approves a dangerous action with an unknown one. Past that, ``dangerous`` needs
-    ``approved`` with high confidence; an unsure verdict follows ``settings.low_confidence``.
+    Before any judge (``judged`` None): the refusal the findings alone decide, or None when the judge must
+    answer. With the judge's answer: the verdict. The strict judge's own answers carry its column (it
+    approves only what is proved, and asks on unknown); this function holds every judge to the rest: no
+    judge overrides a disproved finding, and no judge approves a dangerous action with an unknown one.
+    ``messages`` is how many messages the conversation has (a fabricated quote's refusal says so);
+    ``rules`` the rules in force (all, outside an ablation).
     """
+    tool_policy = policy.for_tool(tool)
+    refusal = _refused(findings, tool, tool_policy, policy.settings, messages, rules)
+    if refusal is not None:
+        return Verdict.blocked(
+            tool,
+            refusal.reasoning,
+            code=refusal.code,
+            risk=tool_policy.risk,
+            suggested_next_step=refusal.next_step,
+            decision=refusal.decision,
+            confidence="high",
+            findings=findings,
+        )
+    if judged is None:
+        return None
+    if judged.output is None:
+        return _judge_unavailable(findings, tool, tool_policy.risk, judged)
+    return _judged(findings, tool, tool_policy, policy.settings, judged, judged.output)
+
+
+def _refused(
+    findings: Findings, tool: str, tool_policy: ToolPolicy, settings: PolicySettings, messages: int, rules: Rules
+) -> _Refusal | None:
+    """The refusal the findings decide before any judge: the call itself, then the evidence, then the proof."""
+    if findings.check is not None:
+        return _check_refusal(findings.check, tool)
+    if findings.justification_problems:
+        return _Refusal(
+            Code.MISSING_JUSTIFICATION,
+            texts.no_justification(findings.justification_problems),
+            next_step_for(Code.MISSING_JUSTIFICATION),
+        )
+    n = len(findings.quotes)
+    ask = next_step_for(Code.EVIDENCE_NOT_FROM_USER, tool=tool)
+    outside = [q for q in findings.quotes if q.status == "not_from_user"]
+    missing = [q for q in findings.quotes if q.status == "not_found"]
+    if outside and rules.on(Rule.OUTSIDE_QUOTES):
+        q = outside[0]
+        return _Refusal(
+            Code.EVIDENCE_NOT_FROM_USER,
+            texts.quotes_outside(len(outside), n, q.index + 1, _short(q.quote), [str(loc) for loc in q.locations]),
+            ask,
+        )
+    if missing and rules.on(Rule.FABRICATED_QUOTES):
+        q = missing[0]
+        return _Refusal(
+            Code.EVIDENCE_NOT_FOUND,
+            texts.quotes_nowhere(len(missing), n, messages, q.index + 1, _short(q.quote)),
+            next_step_for(Code.EVIDENCE_NOT_FOUND),
+        )
+    bad_auth = [a for a in findings.authorizations if a.status != "valid"]
+    if bad_auth:
+        a = bad_auth[0]
+        return _Refusal(
+            _AUTH_CODES[a.status], texts.authorization_does_not_count(a.authorization_id, a.status, a.detail), ask
+        )
+    found = findings.evidence == "found"
+    if found and not findings.requests and not findings.valid_authorizations:
+        return _Refusal(Code.NO_USER_EVIDENCE, texts.no_user_words_found(messages), ask)
+    if not found and not findings.user_quotes and not findings.valid_authorizations:
+        return _Refusal(Code.NO_USER_EVIDENCE, texts.no_user_evidence(n, len(findings.authorizations)), ask)
+    gaps = findings.gaps()
+    disproved = [g for g in gaps if g.proof == "disproved"]
+    if disproved:  # a strong local signal against the action: blocked, whatever any judge would say
+        return _gap_refusal(findings, tool, disproved, Decision.BLOCK)
+    if tool_policy.risk == "dangerous" and gaps:  # unknown on a dangerous action: the user decides
+        values = any(g.what != "request" for g in gaps)
+        blocking = values and settings.ungrounded_targets == "block" and rules.on(Rule.DANGEROUS_VALUES_TO_USER)
+        if rules.on(Rule.DANGEROUS_VALUES_TO_USER) or any(g.what == "request" for g in gaps):
+            return _gap_refusal(findings, tool, gaps, Decision.BLOCK if blocking else Decision.ASK_USER)
+    return None
+
+
+def _check_refusal(check: CheckFinding, tool: str) -> _Refusal:
+    if check.problem == "call_id_reused":  # it ran already: this is not a retry of it
+        code = Code.TOOL_CALL_ID_REUSED
+        return _Refusal(code, texts.call_id_reused(check.detail), next_step_for(code))
+    if check.problem == "egress":
+        code = Code.ENTITY_NOT_GROUNDED
+        return _Refusal(
+            code,
+            texts.egress_reason(tool, check.detail, check.host, check.carried),
+            next_step_for(code, paths=check.detail),
+            Decision.ASK_USER,
+        )
+    if check.problem == "deadline":
+        code = Code.GATE_BUDGET_EXCEEDED
+        return _Refusal(code, texts.gate_gave_up(check.detail), next_step_for(code))
+    code = Code.RETRY_CAP_REACHED
+    return _Refusal(code, texts.retry_capped(check.count), next_step_for(code))
+
+
+def _short(text: str, n: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _gap_refusal(findings: Findings, tool: str, gaps: Sequence[Gap], decision: Decision) -> _Refusal:
+    """A refusal (a block, or a question to the user) naming every finding that is not proved."""
+    first = gaps[0]
+    if first.what == "request" and findings.intent is not None:
+        intent = findings.intent
+        why = why_not_requested(intent, len(findings.requests), found=findings.evidence == "found")
+        shown = "disproved" if first.proof == "disproved" else "not proved (unknown)"
+        reasoning = texts.request_unproved(tool, shown, why)
+        if intent.problem == "outside_only":  # the injection signature: never the tool an attacker's text names
+            code, step = Code.INJECTION_SIGNATURE, next_step_for(Code.INJECTION_SIGNATURE, tool=tool)
+        else:
+            code = Code.ACTION_NOT_REQUESTED
+            step = suggestion(intent, tool) or next_step_for(code, tool=tool)
+    elif first.reason == "outside_only":  # the injection signature on a target: an account an attacker wrote
+        values = [g for g in gaps if g.reason == "outside_only"]
+        reasoning = texts.targets_outside(len(values), len(findings.targets), [g.detail for g in values])
+        code, step = Code.INJECTION_SIGNATURE, next_step_for(Code.INJECTION_SIGNATURE, tool=tool)
+    else:
+        code = Code.TARGET_NOT_GROUNDED if first.what == "target" else Code.ENTITY_NOT_GROUNDED
+        values = [g for g in gaps if g.what == first.what]
+        pool = findings.targets if first.what == "target" else findings.entities
+        label = "targets" if first.what == "target" else "entities"
+        reasoning = texts.values_unproved(
+            len(values), len(pool), label, sorted({g.proof for g in values}), [g.detail for g in values]
+        )
+        if first.proof == "unknown":
+            reasoning += texts.UNTRACED
+        step = next_step_for(code, tool=tool, paths=_paths(findings, pool))
+    others = [g.describe() for g in gaps if g.what != first.what]
+    if others:
+        reasoning += texts.also(others)
+    return _Refusal(code, reasoning, step, decision)
+
+
+def _table(
+    output: JudgeOutput, tool_policy: ToolPolicy, settings: PolicySettings, findings: Findings
+) -> tuple[Decision, Code]:
+    """The judge's answer held to the table: no judge overrides a disproved finding or approves a dangerous
+    action with an unknown one; ``dangerous`` needs ``approved`` with high confidence; an unsure verdict
+    follows ``settings.low_confidence``."""
     unsure = Decision.ASK_USER if settings.low_confidence == "ask_user" else Decision.BLOCK
-    gap = unproved(findings) if findings is not None else None
-    gaps = findings.gaps() if findings is not None else ()
+    gap = unproved(findings)
+    gaps = findings.gaps()
     if gap is not None and gaps[0].proof == "disproved":
         return Decision.BLOCK, gap[0]
     if output.approved:
@@ -101,8 +278,9 @@ def decide(
     return Decision.BLOCK, code
 
 
-def _paths(findings: Findings) -> str:
-    return ", ".join(v.path for v in (*findings.targets, *findings.entities) if v.proof != "proved")
+def _paths(findings: Findings, pool: Sequence[ValueFinding] | None = None) -> str:
+    values = (*findings.targets, *findings.entities) if pool is None else pool
+    return ", ".join(v.path for v in values if v.proof != "proved")
 
 
 def total_usage(usages: Sequence[Usage]) -> Usage | None:
@@ -129,54 +307,29 @@ def exempt(tool: str, risk: Risk) -> Verdict:
     )
 
 
-def gate_block(
-    *,
-    tool: str,
-    risk: Risk,
-    code: Code,
-    reasoning: str,
-    suggested_next_step: str | None,
+def _judged(
     findings: Findings,
-    decision: Decision = Decision.BLOCK,
-) -> Verdict:
-    """The evidence gate refused the action (or sent it to the user) before any judge looked at it."""
-    return Verdict.blocked(
-        tool,
-        reasoning,
-        code=code,
-        risk=risk,
-        suggested_next_step=suggested_next_step,
-        decision=decision,
-        confidence="high",
-        findings=findings,
-    )
-
-
-def judged(
-    request: JudgeRequest,
-    output: JudgeOutput,
-    *,
-    judge: str,
+    tool: str,
+    tool_policy: ToolPolicy,
     settings: PolicySettings,
-    errors: Sequence[str] = (),
-    spent: Sequence[Usage] = (),
+    judged: Judged,
+    output: JudgeOutput,
 ) -> Verdict:
-    """A judge's usable answer, turned into a decision by :func:`decide`."""
-    decision, code = decide(output, request.tool_policy, settings, request.findings)
+    """A judge's usable answer, held to the table."""
+    decision, code = _table(output, tool_policy, settings, findings)
     reasoning, next_step = output.reasoning, output.suggested_next_step
-    gap = unproved(request.findings)
+    gap = unproved(findings)
     if gap is not None and decision is not Decision.APPROVE and output.approved:
         reasoning += texts.judge_overheld(gap[1], refused=decision is Decision.BLOCK)
-        next_step = next_step or next_step_for(gap[0], tool=request.action.tool, paths=_paths(request.findings))
+        next_step = next_step or next_step_for(gap[0], tool=tool, paths=_paths(findings))
     elif gap is not None and decision is Decision.APPROVE:
         reasoning += texts.judge_decided_unknown(gap[1])
     if code is Code.QUALITY_CONCERN:
         reasoning += texts.quality_held(output.quality_notes)
         next_step = next_step or next_step_for(Code.QUALITY_CONCERN)
     if code is Code.LOW_CONFIDENCE:
-        reasoning += texts.low_confidence(output.confidence, request.tool_policy.risk)
-        next_step = next_step or next_step_for(Code.LOW_CONFIDENCE, tool=request.action.tool)
-    findings = request.findings if output.intent is None else replace(request.findings, intent=output.intent)
+        reasoning += texts.low_confidence(output.confidence, tool_policy.risk)
+        next_step = next_step or next_step_for(Code.LOW_CONFIDENCE, tool=tool)
     return Verdict(
         approved=decision is Decision.APPROVE,
         decision=decision,
@@ -184,33 +337,31 @@ def judged(
         reasoning=reasoning,
         confidence=output.confidence,
         suggested_next_step=None if decision is Decision.APPROVE else next_step,
-        tool=request.action.tool,
-        risk=request.tool_policy.risk,
-        findings=findings,
-        judge=judge,
-        usage=total_usage([*spent, output.usage] if output.usage else spent),
-        judge_errors=tuple(errors),
+        tool=tool,
+        risk=tool_policy.risk,
+        findings=findings if output.intent is None else replace(findings, intent=output.intent),
+        judge=judged.judge,
+        usage=total_usage([*judged.spent, output.usage] if output.usage else judged.spent),
+        judge_errors=tuple(judged.errors),
         quality_notes=output.quality_notes,
     )
 
 
-def judge_unavailable(
-    request: JudgeRequest, *, judge: str, errors: Sequence[str], spent: Sequence[Usage] = ()
-) -> Verdict:
+def _judge_unavailable(findings: Findings, tool: str, risk: Risk, judged: Judged) -> Verdict:
     """Every attempt of the judge failed: the action is blocked, and the verdict lists why."""
     return Verdict(
         approved=False,
         decision=Decision.BLOCK,
         code=Code.JUDGE_UNAVAILABLE,
         confidence="low",
-        reasoning=texts.judge_unavailable(errors),
+        reasoning=texts.judge_unavailable(judged.errors),
         suggested_next_step=next_step_for(Code.JUDGE_UNAVAILABLE),
-        tool=request.action.tool,
-        risk=request.tool_policy.risk,
-        findings=request.findings,
-        judge=judge,
-        usage=total_usage(spent),
-        judge_errors=tuple(errors),
+        tool=tool,
+        risk=risk,
+        findings=findings,
+        judge=judged.judge,
+        usage=total_usage(judged.spent),
+        judge_errors=tuple(judged.errors),
     )
 
 

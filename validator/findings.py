@@ -26,6 +26,8 @@ from validator._types import Role
 __all__ = [
     "AuthorizationFinding",
     "AuthorizationStatus",
+    "CheckFinding",
+    "CheckProblem",
     "Findings",
     "Gap",
     "Proof",
@@ -307,6 +309,24 @@ class Gap:
         return f"{self.what} {label} ({self.reason}){': ' + self.detail if self.detail else ''}"
 
 
+CheckProblem = Literal["call_id_reused", "egress", "deadline", "retry_cap"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckFinding:
+    """What the check found about the call itself, outside the evidence: a call id the conversation answered
+    already (``call_id_reused``: ``detail`` is the id), an exempt call whose link carries the user's words to a
+    host they never named (``egress``: ``detail`` the argument path, with ``host`` and ``carried``), the gate's
+    deadline passed (``deadline``: ``detail`` the step it was in), the retry cap reached (``retry_cap``:
+    ``count`` blocks so far). Each refuses, whatever else was found (:func:`validator.decision.decide`)."""
+
+    problem: CheckProblem
+    detail: str = ""
+    host: str = ""
+    carried: tuple[str, ...] = ()
+    count: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class Findings:
     """Everything the checks found for one action."""
@@ -322,6 +342,8 @@ class Findings:
     evidence: Literal["cited", "found"] = "cited"
     """``cited``: the agent's justification pointed to the user's words; ``found``: the host could not carry a
     justification, and the validator read every sentence of the user's own words for the request itself."""
+    check: CheckFinding | None = None
+    """A finding about the call itself that refuses it before its evidence counts (see :class:`CheckFinding`)."""
 
     @property
     def user_quotes(self) -> tuple[QuoteFinding, ...]:

@@ -27,6 +27,8 @@ from validator import (
     ValidatorConfig,
     decide,
 )
+from validator.decision import Judged
+from validator.findings import Findings, QuoteFinding
 from validator.record.recorder import AuditEvent
 from validator.testing import FunctionJudge, ScriptedJudge, ScriptError
 
@@ -226,7 +228,10 @@ def test_decision_policy(
     approved: bool, confidence: str, escalate: bool, tool_policy: ToolPolicy, low: str, expected: tuple[Decision, Code]
 ) -> None:
     out = JudgeOutput(approved=approved, reasoning="r", confidence=confidence, escalate=escalate)  # type: ignore[arg-type]
-    assert decide(out, tool_policy, PolicySettings(low_confidence=low)) == expected  # type: ignore[arg-type]
+    policy = Policy(tools={"t": tool_policy}, settings=PolicySettings(low_confidence=low))  # type: ignore[arg-type]
+    findings = Findings(quotes=(QuoteFinding(0, "do t", "user"),))  # the gate let it through to the judge
+    verdict = decide(findings, Judged(out, "model"), policy, tool="t", messages=1)
+    assert (verdict.decision, verdict.code) == expected
 
 
 def test_low_confidence_approval_of_dangerous_action_explains_itself() -> None:

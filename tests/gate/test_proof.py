@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from validator import Code, Decision, Message, Policy, ToolPolicy, Transcript, Validator
-from validator.decision import decide
-from validator.findings import Findings, IntentFinding, ValueFinding
+from validator.decision import Judged, decide
+from validator.findings import CheckFinding, Findings, IntentFinding, QuoteFinding, ValueFinding
 from validator.gate.reader import Read, ToolSense
 from validator.gate.reader import read as read_sense
 from validator.gate.split import sentences
@@ -240,11 +241,18 @@ def test_a_list_item_is_read_under_its_lead_in() -> None:
 
 SETTINGS = PolicySettings()
 YES = JudgeOutput(approved=True, reasoning="fine", confidence="high")
+QUOTED = (QuoteFinding(0, "pay Bob", "user"),)
 
 
 def _findings(proof: str) -> Findings:
     intent = IntentFinding(("pay",), matched="pay" if proof == "proved" else None, proof=proof)  # type: ignore[arg-type]
-    return Findings(intent=intent)
+    return Findings(quotes=QUOTED, intent=intent)
+
+
+def _decided(findings: Findings, risk: str = "general") -> tuple[Decision, Code]:
+    policy = Policy(tools={"pay": ToolPolicy(risk=risk)}, settings=SETTINGS)  # type: ignore[arg-type]
+    verdict = decide(findings, Judged(YES, "rubber_stamp"), policy, tool="pay", messages=1)
+    return verdict.decision, verdict.code
 
 
 @pytest.mark.parametrize(
@@ -259,15 +267,37 @@ def _findings(proof: str) -> Findings:
     ],
 )
 def test_decide_is_the_table(proof: str, risk: str, expected: Decision) -> None:
-    assert decide(YES, ToolPolicy(risk=risk), SETTINGS, _findings(proof))[0] is expected  # type: ignore[arg-type]
+    assert _decided(_findings(proof), risk)[0] is expected
+
+
+def test_decide_before_the_judge_refuses_only_what_the_table_refuses_without_one() -> None:
+    policy = Policy(tools={"pay": ToolPolicy(risk="dangerous")}, settings=SETTINGS)
+    before = {p: decide(_findings(p), None, policy, tool="pay", messages=1) for p in ("proved", "unknown", "disproved")}
+    assert before["proved"] is None  # the judge answers
+    assert before["unknown"] is not None and before["unknown"].decision is Decision.ASK_USER
+    assert before["disproved"] is not None and before["disproved"].decision is Decision.BLOCK
+
+
+def test_a_finding_about_the_call_refuses_whatever_the_judge() -> None:
+    checks = {
+        "call_id_reused": Code.TOOL_CALL_ID_REUSED,
+        "egress": Code.ENTITY_NOT_GROUNDED,
+        "deadline": Code.GATE_BUDGET_EXCEEDED,
+        "retry_cap": Code.RETRY_CAP_REACHED,
+    }
+    for problem, code in checks.items():
+        findings = replace(_findings("proved"), check=CheckFinding(problem, "x"))  # type: ignore[arg-type]
+        verdict = _decided(findings)
+        assert verdict[1] is code and verdict[0] is not Decision.APPROVE
 
 
 def test_a_forbidden_value_blocks_whatever_the_judge() -> None:
     findings = Findings(
+        quotes=QUOTED,
         intent=IntentFinding(("pay",), matched="pay", proof="proved"),
         targets=(ValueFinding("recipient", "eve", "forbidden"),),
     )
-    assert decide(YES, ToolPolicy(), SETTINGS, findings) == (Decision.BLOCK, Code.TARGET_NOT_GROUNDED)
+    assert _decided(findings) == (Decision.BLOCK, Code.TARGET_NOT_GROUNDED)
 
 
 def test_an_approve_everything_judge_never_approves_an_unproved_dangerous_action() -> None:

@@ -84,7 +84,7 @@ def _gate(t: Transcript, user: str | None) -> Any:
     for a in actions:
         action = pending_action(a["tool"], a["args"], a["justification"])
         tool_policy = POLICY.for_tool(action.tool)
-        results.append(run_gate(t, action, tool_policy, POLICY.settings, user_id=user, now=NOW, policy=POLICY))
+        results.append(run_gate(t, action, tool_policy, user_id=user, now=NOW, policy=POLICY))
     return results
 
 

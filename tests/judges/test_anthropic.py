@@ -32,7 +32,9 @@ from validator import (
     Validator,
     decide,
 )
+from validator.decision import Judged
 from validator.exceptions import JudgeError, JudgeOutputError
+from validator.findings import Findings, QuoteFinding
 from validator.judges.anthropic import AnthropicJudge, PriceTable, breakpoints, prepare_tools
 from validator.judges.anthropic.judge import map_sdk_error
 from validator.judges.anthropic.requests import StandaloneCaching, transcript_breakpoints
@@ -575,8 +577,14 @@ def test_quality_notes_never_change_a_safety_decision(
     escalate = escalate and not approved
     plain = JudgeOutput(approved=approved, reasoning="r", confidence=confidence, escalate=escalate)  # type: ignore[arg-type]
     noted = plain.model_copy(update={"quality_notes": tuple(notes)})
-    tool, settings = ToolPolicy(risk=risk), PolicySettings(low_confidence=low)  # type: ignore[arg-type]
-    assert decide(plain, tool, settings) == decide(noted, tool, settings)
+    policy = Policy(tools={"t": ToolPolicy(risk=risk)}, settings=PolicySettings(low_confidence=low))  # type: ignore[arg-type]
+    findings = Findings(quotes=(QuoteFinding(0, "do t", "user"),))
+
+    def decided(output: JudgeOutput) -> tuple[Decision, Code]:
+        verdict = decide(findings, Judged(output, "model"), policy, tool="t", messages=1)
+        return verdict.decision, verdict.code
+
+    assert decided(plain) == decided(noted)
 
 
 # --- live smoke test ---------------------------------------------------------------------

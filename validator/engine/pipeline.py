@@ -41,9 +41,10 @@ from functools import partial
 from typing import Any, Required, TypeAlias, TypedDict, Unpack, cast
 
 from validator import decision
+from validator.decision import Judged
 from validator.engine.plan import CheckPlan
 from validator.exceptions import InputError, StoreError, UsageError, is_control_flow
-from validator.findings import Findings
+from validator.findings import CheckFinding, Findings
 from validator.gate.authorizations import Resolved, grant_from_answer
 from validator.gate.checks import run_gate
 from validator.gate.egress import egress
@@ -61,16 +62,11 @@ from validator.policy import Policy
 from validator.record import lastresort
 from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder, appends_to, through
 from validator.refusals import (
-    call_id_reused,
     edit_approved,
     edit_refused,
     edit_unreadable,
-    egress_reason,
-    gate_gave_up,
     grant_kept,
     grant_not_kept,
-    next_step,
-    retry_capped,
 )
 from validator.rules import Rules
 from validator.shells import Io, Steps, arun, run
@@ -90,7 +86,7 @@ from validator.store.base import (
     VerdictCache,
 )
 from validator.store.memory import MemoryLedger
-from validator.verdict import Code, Decision, Verdict
+from validator.verdict import Decision, Verdict
 
 __all__ = [
     "ActionInput",
@@ -513,98 +509,66 @@ class Validator:
         agent_request: Mapping[str, Any] | None,
         edited: Collection[str] = (),
     ) -> Verdict | JudgeRequest:
-        """Policy and gate: a verdict when either decides, else the judge's request."""
+        """Policy and gate: a verdict when the findings decide, else the judge's request."""
         tool_policy = self.policy.for_tool(action.tool)
         if action.call_id and transcript.answered(action.call_id):  # it ran already: this is not a retry of it
-            return decision.gate_block(
-                tool=action.tool,
-                risk=tool_policy.risk,
-                code=Code.TOOL_CALL_ID_REUSED,
-                reasoning=call_id_reused(action.call_id),
-                suggested_next_step=next_step(Code.TOOL_CALL_ID_REUSED),
-                findings=Findings(),
-            )
-        if tool_policy.exempt:
+            findings = Findings(check=CheckFinding("call_id_reused", action.call_id))
+        elif tool_policy.exempt:
             leak = egress(transcript, action.args, user_id, self.config.rules)
-            if leak is not None:
-                return decision.gate_block(
-                    tool=action.tool,
-                    risk=tool_policy.risk,
-                    code=Code.ENTITY_NOT_GROUNDED,
-                    reasoning=egress_reason(action.tool, leak.path, leak.host, leak.carried),
-                    suggested_next_step=next_step(Code.ENTITY_NOT_GROUNDED, paths=leak.path),
-                    findings=Findings(),
-                    decision=Decision.ASK_USER,
+            if leak is None:
+                return decision.exempt(action.tool, tool_policy.risk)
+            findings = Findings(check=CheckFinding("egress", leak.path, leak.host, tuple(leak.carried)))
+        else:
+            try:
+                findings = run_gate(
+                    transcript,
+                    action,
+                    tool_policy,
+                    user_id=user_id,
+                    resolved=resolved,
+                    now=self.config.clock(),
+                    policy=self.policy,
+                    budget=self.config.gate_budget,
+                    edited=edited,
+                    rules=self.config.rules,
                 )
-            return decision.exempt(action.tool, tool_policy.risk)
-        try:
-            gate = run_gate(
-                transcript,
-                action,
-                tool_policy,
-                self.policy.settings,
-                user_id=user_id,
-                resolved=resolved,
-                now=self.config.clock(),
-                policy=self.policy,
-                budget=self.config.gate_budget,
-                edited=edited,
-                rules=self.config.rules,
-            )
-        except SearchBudgetExceeded as exc:
-            return decision.gate_block(
-                tool=action.tool,
-                risk=tool_policy.risk,
-                code=Code.GATE_BUDGET_EXCEEDED,
-                reasoning=gate_gave_up(str(exc)),
-                suggested_next_step=next_step(Code.GATE_BUDGET_EXCEEDED),
-                findings=Findings(),
-            )
-        if gate.code is not None or gate.justification is None:
-            return decision.gate_block(
-                tool=action.tool,
-                risk=tool_policy.risk,
-                code=gate.code or Code.MISSING_JUSTIFICATION,
-                reasoning=gate.reasoning,
-                suggested_next_step=gate.suggested_next_step,
-                findings=gate.findings,
-                decision=gate.decision,
-            )
+            except SearchBudgetExceeded as exc:
+                findings = Findings(check=CheckFinding("deadline", str(exc)))
+        refused = self._decide(findings, None, action.tool, len(transcript))
+        if refused is not None or action.parsed is None:
+            return refused or decision.internal_error(action.tool, tool_policy.risk, "no justification to judge")
         return JudgeRequest(
             transcript=transcript,
             action=action,
-            justification=gate.justification,
+            justification=action.parsed,
             tool_policy=tool_policy,
             policy=self.policy,
-            findings=gate.findings,
+            findings=findings,
             user_id=user_id,
             agent_request=agent_request,
         )
+
+    def _decide(self, findings: Findings, judged: Judged | None, tool: str, messages: int) -> Verdict | None:
+        return decision.decide(findings, judged, self.policy, tool=tool, messages=messages, rules=self.config.rules)
 
     # -- the verdicts the steps decide (pure) -------------------------------------------------------
 
     def _capped(self, request: JudgeRequest, count: int) -> Verdict:
         """The refusal of an action blocked ``retry_cap`` times in this conversation already (no judge call)."""
-        return decision.gate_block(
-            tool=request.action.tool,
-            risk=request.tool_policy.risk,
-            code=Code.RETRY_CAP_REACHED,
-            reasoning=retry_capped(count),
-            suggested_next_step=next_step(Code.RETRY_CAP_REACHED),
-            findings=request.findings,
-        )
+        findings = replace(request.findings, check=CheckFinding("retry_cap", count=count))
+        capped = self._decide(findings, None, request.action.tool, len(request.transcript))
+        assert capped is not None  # a finding about the call always refuses
+        return capped
 
     def _verdict(self, request: JudgeRequest, attempts: Attempts) -> Verdict:
-        label = self.judge.label
-        if attempts.output is None:
-            return decision.judge_unavailable(request, judge=label, errors=attempts.errors, spent=attempts.spent)
-        return decision.judged(
-            request,
-            attempts.output,
-            judge=label,
-            settings=self.policy.settings,
-            errors=attempts.errors,
-            spent=attempts.spent,
+        judged = Judged(attempts.output, self.judge.label, attempts.errors, attempts.spent)
+        return decision.decide(
+            request.findings,
+            judged,
+            self.policy,
+            tool=request.action.tool,
+            messages=len(request.transcript),
+            rules=self.config.rules,
         )
 
     # -- after the verdict -------------------------------------------------------------------------

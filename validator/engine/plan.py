@@ -53,7 +53,7 @@ class CheckPlan:
         edited: Collection[str] = (),
     ) -> CheckPlan:
         tool_policy = policy.for_tool(action.tool)
-        justification, _ = action.parsed_justification()
+        justification = action.parsed
         kept = None
         if reuse and justification is not None:
             kept = verdict_key(

@@ -8,6 +8,6 @@
 - :mod:`.paths`: dotted argument paths and their leaves.
 """
 
-from validator.gate.checks import GateResult, run_gate
+from validator.gate.checks import run_gate
 
-__all__ = ["GateResult", "run_gate"]
+__all__ = ["run_gate"]

@@ -17,11 +17,9 @@ For one pending action it checks, with no model:
   request, or a cited authorization), disproved (forbidden by the request, or only in an outside
   party's text), or unknown.
 
-Then, by the decision table of principle 7: any **disproved** finding blocks, whatever any judge
-would say; a **dangerous** action with an **unknown** finding goes to the user ("confirm exactly
-these values"; ``ungrounded_targets = "block"`` blocks a value instead). Everything else goes to the
-judge: the strict judge approves only what is proved and asks on unknown; a model judge decides
-a general action, told what is unknown. The gate never approves.
+It returns findings only: what they come to (any **disproved** finding blocks, a **dangerous** action
+with an **unknown** one goes to the user, everything else goes to the judge) is the decision table of
+principle 7, in one place (:func:`validator.decision.decide`). The gate never approves.
 """
 
 from __future__ import annotations
@@ -29,17 +27,15 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from typing import Any
 
-from validator import refusals as texts
 from validator.exceptions import StoreError
 from validator.findings import (
     AuthorizationFinding,
     Findings,
-    Gap,
     IntentFinding,
     Location,
     QuoteFinding,
@@ -59,8 +55,6 @@ from validator.gate.requests import (
     negated_anywhere,
     read_request,
     suggest_tool,
-    suggestion,
-    why_not_requested,
 )
 from validator.gate.sentences import locate, own_words, pasted_by_message, request_sentences
 from validator.gate.signature import named_only_outside, outside_target
@@ -75,44 +69,14 @@ from validator.inputs.action import (
     QuoteEvidence,
 )
 from validator.inputs.transcript import Transcript
-from validator.policy import Policy, PolicySettings, ToolPolicy
-from validator.refusals import next_step
+from validator.policy import Policy, ToolPolicy
 from validator.rules import ALL_ON, Rule, Rules
 from validator.store.records import StandingAuthorization
-from validator.verdict import Code, Decision
 
-__all__ = ["GateResult", "run_gate"]
+__all__ = ["run_gate"]
 
 MAX_LOCATIONS = 5
 """Locations reported per quote or value (the search stops there)."""
-
-_AUTH_CODES = {
-    "not_found": Code.AUTHORIZATION_NOT_FOUND,
-    "wrong_user": Code.AUTHORIZATION_WRONG_USER,
-    "expired": Code.AUTHORIZATION_EXPIRED,
-    "revoked": Code.AUTHORIZATION_REVOKED,
-    "out_of_scope": Code.AUTHORIZATION_OUT_OF_SCOPE,
-    "unavailable": Code.AUTHORIZATION_UNAVAILABLE,
-}
-
-
-@dataclass(frozen=True, slots=True)
-class GateResult:
-    """The gate's findings, and its block when it has one."""
-
-    findings: Findings
-    justification: Justification | None
-    code: Code | None = None
-    """A refusing code, or None when the action goes on to the judge."""
-    reasoning: str = ""
-    suggested_next_step: str | None = None
-    decision: Decision = Decision.BLOCK
-    """What the refusal is: a block, or a question to the user (a dangerous value to confirm)."""
-
-
-def _short(text: str, n: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _locations(transcript: Transcript, hits: list[int], *, outside: bool = False) -> tuple[Location, ...]:
@@ -306,7 +270,6 @@ def run_gate(
     transcript: Transcript,
     action: PendingAction,
     tool_policy: ToolPolicy,
-    settings: PolicySettings,
     *,
     user_id: str | None = None,
     resolved: Resolved | None = None,
@@ -315,20 +278,15 @@ def run_gate(
     budget: float | None = None,
     edited: Collection[str] = (),
     rules: Rules = ALL_ON,
-) -> GateResult:
-    """Run every code check on one action; see the module docstring. ``policy`` (the whole policy) lets
-    a refusal suggest the tool the user did ask for. ``edited``: argument paths the user set themselves by
+) -> Findings:
+    """Run every code check on one action and return what they found (:func:`validator.decision.decide` decides
+    what it comes to); see the module docstring. ``policy`` (the whole policy) lets a refusal suggest the tool
+    the user did ask for. ``edited``: argument paths the user set themselves by
     editing the call when asked (their edit is the user's words for exactly those values). ``rules``: the
     rules it runs with (all, outside an ablation)."""
-    justification, problems = action.parsed_justification()
+    justification = action.parsed
     if justification is None:
-        return GateResult(
-            Findings(justification_problems=tuple(problems)),
-            None,
-            Code.MISSING_JUSTIFICATION,
-            texts.no_justification(problems),
-            next_step(Code.MISSING_JUSTIFICATION),
-        )
+        return Findings(justification_problems=action.problems or ("the justification does not parse",))
     warm()  # one-time loads never count against the budget
     deadline = None if budget is None else time.perf_counter() + budget
     quotes = _check_quotes(transcript, justification, user_id, rules)
@@ -396,7 +354,7 @@ def run_gate(
         intent=intent,
         evidence="found" if justification.found else "cited",
     )
-    return _gate_decision(findings, justification, action, tool_policy, settings, len(transcript), rules)
+    return findings
 
 
 FOUND_CHARS = MAX_QUOTES * MAX_QUOTE_CHARS
@@ -505,48 +463,6 @@ def _as_step(
             own = _declared_fills(sense, requests, transcript)
             return replace(found, intents=intent.intents, step_of=parent, fills=own, forbidden=())
     return intent
-
-
-def _refusal(
-    findings: Findings,
-    justification: Justification,
-    action: PendingAction,
-    gaps: Sequence[Gap],
-    decision: Decision,
-) -> GateResult:
-    """A refusal (a block, or a question to the user) naming every finding that is not proved."""
-    first = gaps[0]
-    tool = action.tool
-    if first.what == "request" and findings.intent is not None:
-        intent = findings.intent
-        why = why_not_requested(intent, len(findings.requests), found=findings.evidence == "found")
-        shown = "disproved" if first.proof == "disproved" else "not proved (unknown)"
-        reasoning = texts.request_unproved(tool, shown, why)
-        if intent.problem == "outside_only":  # the injection signature: never the tool an attacker's text names
-            code, step = Code.INJECTION_SIGNATURE, next_step(Code.INJECTION_SIGNATURE, tool=tool)
-        else:
-            code = Code.ACTION_NOT_REQUESTED
-            step = suggestion(intent, tool) or next_step(code, tool=tool)
-    elif first.reason == "outside_only":  # the injection signature on a target: an account an attacker wrote
-        values = [g for g in gaps if g.reason == "outside_only"]
-        reasoning = texts.targets_outside(len(values), len(findings.targets), [g.detail for g in values])
-        code, step = Code.INJECTION_SIGNATURE, next_step(Code.INJECTION_SIGNATURE, tool=tool)
-    else:
-        code = Code.TARGET_NOT_GROUNDED if first.what == "target" else Code.ENTITY_NOT_GROUNDED
-        values = [g for g in gaps if g.what == first.what]
-        pool = findings.targets if first.what == "target" else findings.entities
-        label = "targets" if first.what == "target" else "entities"
-        reasoning = texts.values_unproved(
-            len(values), len(pool), label, sorted({g.proof for g in values}), [g.detail for g in values]
-        )
-        if first.proof == "unknown":
-            reasoning += texts.UNTRACED
-        paths = ", ".join(v.path for v in pool if v.proof != "proved")
-        step = next_step(code, tool=tool, paths=paths)
-    others = [g.describe() for g in gaps if g.what != first.what]
-    if others:
-        reasoning += texts.also(others)
-    return GateResult(findings, justification, code, reasoning, step, decision)
 
 
 def _within(deadline: float | None, stage: str) -> None:
@@ -698,71 +614,3 @@ def _confirm(finding: ValueFinding, tool_policy: ToolPolicy) -> ValueFinding:
     if finding.status != "delegated" or _is_under(finding.path, tool_policy.delegate):
         return finding
     return replace(finding, needs_user=True)
-
-
-def _gate_decision(
-    findings: Findings,
-    justification: Justification,
-    action: PendingAction,
-    tool_policy: ToolPolicy,
-    settings: PolicySettings,
-    n_messages: int,
-    rules: Rules,
-) -> GateResult:
-    n = len(findings.quotes)
-    ask = next_step(Code.EVIDENCE_NOT_FROM_USER, tool=action.tool)
-    outside = [q for q in findings.quotes if q.status == "not_from_user"]
-    missing = [q for q in findings.quotes if q.status == "not_found"]
-    refused = None
-    if outside and rules.on(Rule.OUTSIDE_QUOTES):
-        q = outside[0]
-        refused = (
-            Code.EVIDENCE_NOT_FROM_USER,
-            texts.quotes_outside(len(outside), n, q.index + 1, _short(q.quote), [str(loc) for loc in q.locations]),
-            ask,
-        )
-    elif missing and rules.on(Rule.FABRICATED_QUOTES):
-        q = missing[0]
-        refused = (
-            Code.EVIDENCE_NOT_FOUND,
-            texts.quotes_nowhere(len(missing), n, n_messages, q.index + 1, _short(q.quote)),
-            next_step(Code.EVIDENCE_NOT_FOUND),
-        )
-    if refused is not None:
-        return GateResult(findings, justification, *refused)
-    bad_auth = [a for a in findings.authorizations if a.status != "valid"]
-    if bad_auth:
-        a = bad_auth[0]
-        return GateResult(
-            findings,
-            justification,
-            _AUTH_CODES[a.status],
-            texts.authorization_does_not_count(a.authorization_id, a.status, a.detail),
-            ask,
-        )
-    if justification.found and not findings.requests and not findings.valid_authorizations:
-        return GateResult(
-            findings,
-            justification,
-            Code.NO_USER_EVIDENCE,
-            texts.no_user_words_found(n_messages),
-            ask,
-        )
-    if not justification.found and not findings.user_quotes and not findings.valid_authorizations:
-        return GateResult(
-            findings,
-            justification,
-            Code.NO_USER_EVIDENCE,
-            texts.no_user_evidence(n, len(findings.authorizations)),
-            ask,
-        )
-    gaps = findings.gaps()
-    disproved = [g for g in gaps if g.proof == "disproved"]
-    if disproved:  # a strong local signal against the action: blocked, whatever any judge would say
-        return _refusal(findings, justification, action, disproved, Decision.BLOCK)
-    if tool_policy.risk == "dangerous" and gaps:  # unknown on a dangerous action: the user decides
-        values = any(g.what != "request" for g in gaps)
-        blocking = values and settings.ungrounded_targets == "block" and rules.on(Rule.DANGEROUS_VALUES_TO_USER)
-        if rules.on(Rule.DANGEROUS_VALUES_TO_USER) or any(g.what == "request" for g in gaps):
-            return _refusal(findings, justification, action, gaps, Decision.BLOCK if blocking else Decision.ASK_USER)
-    return GateResult(findings, justification)

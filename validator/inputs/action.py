@@ -97,12 +97,19 @@ class PendingAction:
     with no justification, the validator finds the user's request in their own words itself. A
     justification the agent did send is read as usual."""
 
-    def parsed_justification(self) -> tuple[Justification | None, list[str]]:
-        """The justification as :func:`parse_justification` reads it; the found one (:data:`FOUND`) when the
-        host cannot carry one and none was sent."""
-        if self.justification is None and self.find_evidence:
-            return FOUND, []
-        return parse_justification(self.justification)
+    parsed: Justification | None = field(init=False, repr=False, compare=False)
+    """The justification as :func:`parse_justification` reads it, parsed once when the action is made (the
+    found one, :data:`FOUND`, when the host cannot carry one and none was sent); None when it does not parse."""
+    problems: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    """Why it does not parse (empty when it does)."""
+
+    def __post_init__(self) -> None:
+        parsed: Justification | None = FOUND
+        problems: list[str] = []
+        if self.justification is not None or not self.find_evidence:
+            parsed, problems = parse_justification(self.justification)
+        object.__setattr__(self, "parsed", parsed)
+        object.__setattr__(self, "problems", tuple(problems))
 
 
 FOUND = Justification(

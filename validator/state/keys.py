@@ -90,7 +90,7 @@ def spender(action: PendingAction, transcript: Transcript) -> str:
 
 def cited_ids(action: PendingAction) -> list[str]:
     """The authorization ids the action's justification cites (none when it does not parse)."""
-    justification, _ = action.parsed_justification()
+    justification = action.parsed
     if justification is None:
         return []
     return [e.authorization_id for e in justification.evidence if isinstance(e, AuthorizationEvidence)]
