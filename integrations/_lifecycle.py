@@ -16,11 +16,19 @@ Every adapter only translates its host's shapes to these steps and back:
    (:func:`~validator.integrations._review.read_review`), recorded through :meth:`Validator.answer`,
    and the :class:`Outcome`: the verdict and the arguments that may run. An edit is a new call,
    validated again; what runs is what was checked.
+
+:meth:`ToolCallGuard.run` / :meth:`~ToolCallGuard.arun` run 2-4 in one go for a host that asks the person
+while the call waits (a callback, LangGraph's ``interrupt``). A host that pauses the run to ask and brings
+the answer back later (Pydantic AI's deferred approvals, the OpenAI Agents SDK's interruptions, Google ADK's
+confirmations, the Claude Agent SDK's ``can_use_tool``) keeps the question here with :meth:`~ToolCallGuard.pose`
+and answers it with :meth:`~ToolCallGuard.answer` / :meth:`~ToolCallGuard.aanswer`: the questions waiting
+for a person live in one store, the guard's, never in an adapter.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+import inspect
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +54,10 @@ from validator.verdict import Decision, Verdict
 __all__ = ["GuardedCall", "Outcome", "ToolCallGuard"]
 
 Messages = Transcript | Callable[[], Transcript]
+Ask = Callable[[dict[str, Any]], Any]
+"""The host's way of asking the person: called with the approval request, it returns their answer (or raises
+the host's control flow, as LangGraph's ``interrupt`` does before the answer exists)."""
+AsyncAsk = Callable[[dict[str, Any]], Awaitable[Any] | Any]
 NOT_RECORDED = "The user's answer could not be recorded, so the call does not run"
 
 
@@ -113,6 +125,8 @@ class ToolCallGuard:
         self._verdicts: Remembered[str, Verdict] = Remembered(remembered)
         self._settled: Remembered[str, Outcome] = Remembered(remembered)
         """Outcomes by call and answer: a host that re-runs an answered step never records it twice."""
+        self._questions: Remembered[str, tuple[GuardedCall, Verdict]] = Remembered(remembered)
+        """The questions put to the person and not answered yet, by call id (:meth:`pose`)."""
 
     def passes(self, exc: BaseException) -> bool:
         """Whether ``exc`` is the host's control flow (re-raise it), not a failure to check."""
@@ -227,6 +241,63 @@ class ToolCallGuard:
     def scope(self, call: GuardedCall) -> dict[str, Any]:
         """What a "remember this" answer would keep: the tool and every argument pinned, and its lifetime."""
         return remember_scope(call.action, self.validator.policy.for_tool(call.tool))
+
+    # -- 2-4 in one go ---------------------------------------------------------------------------
+
+    def run(self, call: GuardedCall, ask: Ask | None = None) -> Outcome:
+        """What happens to ``call``: its verdict, and for an ``ask_user`` verdict the person's answer through
+        ``ask`` (called outside any ``try``, so a host's interrupt passes), recorded. Without ``ask`` an
+        ``ask_user`` verdict does not run."""
+        verdict = self.decide(call)
+        if ask is None or verdict.decision is not Decision.ASK_USER:
+            return self.outcome(call, verdict)
+        return self.settle(call, verdict, ask(self.request(call, verdict)))
+
+    async def arun(self, call: GuardedCall, ask: AsyncAsk | None = None) -> Outcome:
+        """Async twin of :meth:`run` (``ask`` may return an awaitable)."""
+        verdict = await self.adecide(call)
+        if ask is None or verdict.decision is not Decision.ASK_USER:
+            return self.outcome(call, verdict)
+        answer = ask(self.request(call, verdict))
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return await self.asettle(call, verdict, answer)
+
+    # -- a question the host brings back later -----------------------------------------------------
+
+    def pose(self, call: GuardedCall, verdict: Verdict) -> dict[str, Any]:
+        """Keep the question about ``call`` until its answer comes back, and return the approval request."""
+        self._questions.put(call.call_id, (call, verdict))
+        return self.request(call, verdict)
+
+    def question(self, call_id: str, call: GuardedCall | None = None) -> tuple[GuardedCall, Verdict] | None:
+        """The question kept for ``call_id`` and not answered yet; with ``call``, only when it was put about
+        that very call (same tool, arguments, justification, user and conversation)."""
+        asked = self._questions.get(call_id)
+        if asked is None or (call is not None and asked[0].key != call.key):
+            return None
+        return asked
+
+    def answer(self, call_id: str, answer: Any) -> Outcome | None:
+        """The person's answer to the question kept for ``call_id``, recorded (the question closed); None when
+        this guard kept none (a question asked elsewhere: :meth:`run` decides the call again, and only an
+        ``ask_user`` verdict takes the answer)."""
+        asked = self._take(call_id)
+        return None if asked is None else self.settle(*asked, answer)
+
+    async def aanswer(self, call_id: str, answer: Any) -> Outcome | None:
+        """Async twin of :meth:`answer`."""
+        asked = self._take(call_id)
+        return None if asked is None else await self.asettle(*asked, answer)
+
+    def _take(self, call_id: str) -> tuple[GuardedCall, Verdict] | None:
+        asked = self._questions.get(call_id)
+        self._questions.pop(call_id)
+        return asked
+
+    def forget(self, call_id: str) -> None:
+        """Close the question kept for ``call_id`` unanswered (the host will not bring its answer back)."""
+        self._questions.pop(call_id)
 
     # -- 4. settle ----------------------------------------------------------------------------
 

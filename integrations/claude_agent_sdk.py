@@ -41,8 +41,8 @@ try:
     )
 except ImportError as exc:
     raise missing_extra("claude-agent-sdk", "validator.integrations.claude_agent_sdk", exc) from None
-from validator.integrations._host import JUSTIFICATION, Remembered, split_justification
-from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
+from validator.integrations._host import JUSTIFICATION, split_justification
+from validator.integrations._lifecycle import ToolCallGuard
 from validator.integrations._review import Review
 from validator.integrations.claude_code import decide_call, failure_reason, hook_output, permission
 
@@ -80,7 +80,6 @@ class ClaudeAgentGuard:
         self.fallback = fallback
         self.user_id = user_id
         self.matcher = matcher
-        self._asked: Remembered[str, tuple[GuardedCall, Verdict]] = Remembered(256)
 
     # -- the hook -------------------------------------------------------------------------------
 
@@ -94,7 +93,7 @@ class ClaudeAgentGuard:
             return _answer("deny", failure_reason(exc))
         decision, reason = permission(verdict)
         if decision == "ask":
-            self._asked.put(call.call_id, (call, verdict))
+            self.guard.pose(call, verdict)
         return _answer(decision, reason)
 
     # -- the permission flow -------------------------------------------------------------------
@@ -104,20 +103,22 @@ class ClaudeAgentGuard:
     ) -> PermissionResult:
         """The ``can_use_tool`` callback: the person's answer to a call the hook asked about."""
         try:
-            asked = self._asked.get(context.tool_use_id or "")
+            asked = self.guard.question(context.tool_use_id or "")
             if asked is None:
                 if self.fallback is not None:
                     return await self.fallback(tool_name, tool_input, context)
                 return PermissionResultDeny(
                     message=f"The action validator did not check `{tool_name}`; it does not run."
                 )
-            self._asked.pop(context.tool_use_id or "")
             call, verdict = asked
             if self.ask is None:
+                self.guard.forget(call.call_id)
                 return PermissionResultDeny(message=verdict.message_for_agent())
             given = await self.ask(tool_name, dict(tool_input), verdict)
             review = given if isinstance(given, Review) else Review(bool(given))
-            outcome = await self.guard.asettle(call, verdict, review)
+            outcome = await self.guard.aanswer(call.call_id, review)
+            if outcome is None:  # answered meanwhile: this answer does not run it
+                return PermissionResultDeny(message=verdict.message_for_agent())
         except Exception as exc:  # a failure to ask or to record: the call does not run
             return PermissionResultDeny(message=f"The action validator could not settle this call: {exc!r}")
         if outcome.runs:  # the person's edit, checked, runs (the justification kept: the schema requires it)

@@ -36,7 +36,7 @@ try:
     from google.genai import types
 except ImportError as exc:
     raise missing_extra("google-adk", "validator.integrations.google_adk", exc) from None
-from validator.integrations._host import JUSTIFICATION, Remembered
+from validator.integrations._host import JUSTIFICATION
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
 
@@ -107,7 +107,6 @@ class AdkGuard:
         self.find_evidence = find_evidence
         """Whether a call without a justification is read for the user's words (tools the application
         cannot extend); False refuses it with MISSING_JUSTIFICATION, as the other adapters do."""
-        self._asked: Remembered[str, tuple[GuardedCall, Verdict]] = Remembered(256)
 
     def _start(self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext) -> GuardedCall:
         call_id = tool_context.function_call_id or ""
@@ -136,8 +135,7 @@ class AdkGuard:
         call = self._start(tool, args, tool_context)
         verdict = await self.guard.adecide(call)
         if verdict.decision is Decision.ASK_USER:
-            self._asked.put(call.call_id, (call, verdict))
-            request = self.guard.request(call, verdict)
+            request = self.guard.pose(call, verdict)
             hint = f"The action validator asks you to confirm `{tool.name}`: {verdict.reasoning}"
             tool_context.request_confirmation(hint=hint, payload=_plain(request))
             return {"status": "waiting for the user's confirmation", "reason": verdict.reasoning}
@@ -149,15 +147,6 @@ class AdkGuard:
         """The person's answer to a confirmation this guard asked for, recorded."""
         confirmation = tool_context.tool_confirmation
         assert confirmation is not None
-        call_id = tool_context.function_call_id or ""
-        asked = self._asked.get(call_id)
-        if asked is None:  # asked by another process: decided again, and only a question is answered
-            call = self._start(tool, args, tool_context)
-            verdict = await self.guard.adecide(call)
-            if verdict.decision is not Decision.ASK_USER:
-                return self._ran(self.guard.outcome(call, verdict).verdict, args)
-            asked = (call, verdict)
-        self._asked.pop(call_id)
         payload = confirmation.payload if isinstance(confirmation.payload, Mapping) else {}
         reason = payload.get("reason") if isinstance(payload.get("reason"), str) else None
         remember = payload.get("remember")
@@ -165,7 +154,10 @@ class AdkGuard:
             review = Review(False, "'remember' must be an object: treated as a rejection", unreadable=True)
         else:
             review = Review(bool(confirmation.confirmed), reason, remember=remember)
-        return self._ran((await self.guard.asettle(asked[0], asked[1], review)).verdict, args)
+        outcome = await self.guard.aanswer(tool_context.function_call_id or "", review)
+        if outcome is None:  # asked by another process: decided again, and only a question takes the answer
+            outcome = await self.guard.arun(self._start(tool, args, tool_context), lambda _: review)
+        return self._ran(outcome.verdict, args)
 
     @staticmethod
     def _ran(verdict: Verdict, args: dict[str, Any]) -> dict[str, Any] | None:

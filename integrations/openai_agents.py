@@ -240,14 +240,6 @@ class _AgentHooks(AgentHooks[Any]):
 # -- the guard ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Judged:
-    """A call's verdict, kept from ``needs_approval`` to the guardrail (and to the user's answer)."""
-
-    call: GuardedCall
-    verdict: Verdict
-
-
 def _justified_schema(tool: FunctionTool) -> dict[str, Any]:
     schema = json.loads(json.dumps(tool.params_json_schema))
     properties = schema.setdefault("properties", {})
@@ -307,8 +299,6 @@ class ToolGuard:
         self.hooks = ValidatorHooks(self)
         self.guard = ToolCallGuard(self.validator, remembered=remembered, signals=SIGNALS)
         self._history = _History(remembered)
-        self._judged: Remembered[str, _Judged] = Remembered(remembered)
-        self._asked: Remembered[str, _Judged] = Remembered(remembered)
         self._cleared: Remembered[str, str] = Remembered(remembered)
         self._guardrail: ToolInputGuardrail[Any] = ToolInputGuardrail(self._check, name=GUARDRAIL_NAME)
 
@@ -382,11 +372,11 @@ class ToolGuard:
             return await invoke(ctx, _stripped(input))
 
         async def needs_approval(ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
-            judged = await self._judge(ctx, tool.name, params, call_id)
-            if judged.verdict.decision is Decision.ASK_USER:
-                self._asked.put(call_id, judged)
+            call, verdict = await self._judge(ctx, tool.name, params, call_id)
+            if verdict.decision is Decision.ASK_USER:
+                self.guard.pose(call, verdict)
                 return True
-            if not judged.verdict.approved:
+            if not verdict.approved:
                 return False  # the guardrail refuses it: the user need not be asked
             if isinstance(own_approval, bool):
                 return own_approval
@@ -406,18 +396,19 @@ class ToolGuard:
         """Why the validator asks about an interruption: the per-call approval request of
         :mod:`validator.integrations._review` (reasons under ``action_validator``); None if not ours."""
         raw = _plain(item.raw_item)
-        asked = self._asked.get(str(raw.get("call_id")))
-        if asked is None:
-            return None
-        return self.guard.request(asked.call, asked.verdict)
+        asked = self.guard.question(str(raw.get("call_id")))
+        return None if asked is None else self.guard.request(*asked)
 
     # -- validation -------------------------------------------------------------------------------
 
     def _user(self, ctx: RunContextWrapper[Any]) -> str | None:
         return user_of(self.user_id, ctx, ctx.context)
 
-    async def _judge(self, ctx: RunContextWrapper[Any], tool: str, args: Mapping[str, Any], call_id: str) -> _Judged:
-        """The verdict on this call (kept for its call id); a failure of our own code blocks it."""
+    async def _judge(
+        self, ctx: RunContextWrapper[Any], tool: str, args: Mapping[str, Any], call_id: str
+    ) -> tuple[GuardedCall, Verdict]:
+        """The call and its verdict (the lifecycle keeps it for this very call, from ``needs_approval`` to the
+        guardrail); a failure of our own code blocks it."""
         seen = self._history.calls.get(call_id)
         call = {"type": "function_call", "call_id": call_id, "name": tool, "arguments": json.dumps(dict(args))}
         if seen is not None and any(_same_call(i, tool, args) for i in map(_plain, seen.output)):
@@ -432,32 +423,24 @@ class ToolGuard:
             user_id=lambda: self._user(ctx),
             used=_call_ids(before),
         )
-        kept = self._judged.get(call_id)
-        if kept is not None and kept.call.key == started.key:  # asked twice (approval, then guardrail)
-            return kept
-        return self._judged.put(call_id, _Judged(started, await self.guard.adecide(started)))
+        return started, await self.guard.adecide(started)
 
     async def _decide(self, ctx: ToolContext[Any]) -> Verdict | None:
         """The verdict this very call runs under (the user's, when they were asked); None: let the SDK ask."""
-        judged = await self._judge(ctx, ctx.tool_name, _args(ctx.tool_arguments), ctx.tool_call_id)
-        verdict = judged.verdict
+        call, verdict = await self._judge(ctx, ctx.tool_name, _args(ctx.tool_arguments), ctx.tool_call_id)
         if verdict.decision is not Decision.ASK_USER:
-            self._judged.pop(ctx.tool_call_id)
-            return self.guard.outcome(judged.call, verdict).verdict
+            return self.guard.outcome(call, verdict).verdict
         if ctx.is_tool_approved(ctx.tool_name, ctx.tool_call_id) is not True:
             execution = ctx.run_config.tool_execution if ctx.run_config is not None else None
             if execution is not None and execution.pre_approval_tool_input_guardrails:
                 return None  # the guardrail runs before the approval interruption: the SDK asks the user next
             return verdict  # the user did not approve it: it never runs
-        asked = self._asked.get(ctx.tool_call_id)
-        shown = asked is not None and asked.call.key == judged.call.key  # this very call, not an old one of that id
+        shown = self.guard.question(ctx.tool_call_id, call) is not None  # this very call, not an old one of that id
         if not shown and _sticky(ctx, ctx.tool_name):
             # an "always approve" the user gave for the tool earlier: the SDK never showed them this call
-            self._judged.pop(ctx.tool_call_id)
             return replace(verdict, reasoning=sticky_approval(ctx.tool_name, verdict.reasoning))
-        self._judged.pop(ctx.tool_call_id)
-        self._asked.pop(ctx.tool_call_id)
-        return (await self.guard.asettle(judged.call, verdict, Review(True))).verdict
+        self.guard.forget(ctx.tool_call_id)
+        return (await self.guard.asettle(call, verdict, Review(True))).verdict
 
     async def _check(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         """The tool input guardrail: allow, or refuse (``tell_model``) / stop the run (``halt``)."""
@@ -485,10 +468,4 @@ class ToolGuard:
         for item in map(_plain, items):
             if item.get("type") != "function_call_output":
                 continue
-            call_id = str(item.get("call_id"))
-            asked = self._asked.get(call_id)
-            if asked is None:
-                continue
-            self._asked.pop(call_id)
-            self._judged.pop(call_id)
-            await self.guard.asettle(asked.call, asked.verdict, Review(False, _text(item.get("output"))))
+            await self.guard.aanswer(str(item.get("call_id")), Review(False, _text(item.get("output"))))

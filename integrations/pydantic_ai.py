@@ -61,7 +61,7 @@ try:
     from pydantic_core import from_json, to_json
 except ImportError as exc:
     raise missing_extra("pydantic-ai", "validator.integrations.pydantic_ai", exc) from None
-from validator.integrations._host import JUSTIFICATION, Remembered, split_justification, user_of
+from validator.integrations._host import JUSTIFICATION, split_justification, user_of
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
 
@@ -204,22 +204,6 @@ def _justified(tool: ToolsetTool[AgentDepsT]) -> ToolsetTool[AgentDepsT]:
 # -- the toolset ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Asked:
-    """A call escalated to the user, kept until their answer comes back."""
-
-    call: GuardedCall
-    verdict: Verdict
-
-
-@dataclass
-class _Memory:
-    """What outlives one run (the toolset is copied per run): the lifecycle and the calls waiting for the user."""
-
-    guard: ToolCallGuard
-    asked: Remembered[str, _Asked] = field(default_factory=lambda: Remembered[str, _Asked](256))
-
-
 def _used_ids(messages: Sequence[ModelMessage], call_id: str) -> frozenset[str]:
     """Tool call ids the history used before the response that made this call (a call or its return)."""
     own = next(
@@ -250,16 +234,17 @@ class ValidatedToolset(WrapperToolset[AgentDepsT]):
     validator: Validator = field(default_factory=Validator)
     user_id: UserId = None
     """The user's id: a string, or a function of the run context; None reads ``deps`` (``user_id``)."""
-    memory: _Memory | None = field(default=None, repr=False)
+    guard: ToolCallGuard | None = field(default=None, repr=False)
+    """The lifecycle, shared by the copies the agent makes per run (the questions waiting for the user live in it)."""
 
     def __post_init__(self) -> None:
-        if self.memory is None:
-            self.memory = _Memory(ToolCallGuard(self.validator, signals=SIGNALS))
+        if self.guard is None:
+            self.guard = ToolCallGuard(self.validator, signals=SIGNALS)
 
     @property
-    def _memory(self) -> _Memory:
-        assert self.memory is not None
-        return self.memory
+    def _guard(self) -> ToolCallGuard:
+        assert self.guard is not None
+        return self.guard
 
     def _guarded(self, name: str, tool: ToolsetTool[Any]) -> bool:
         return self._runs_here(tool) and not self.validator.policy.for_tool(name).exempt
@@ -290,7 +275,7 @@ class ValidatedToolset(WrapperToolset[AgentDepsT]):
 
     def _start(self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT]) -> GuardedCall:
         call_id = ctx.tool_call_id or ""
-        return self._memory.guard.start(
+        return self._guard.start(
             name,
             tool_args,
             call_id=call_id,
@@ -300,49 +285,40 @@ class ValidatedToolset(WrapperToolset[AgentDepsT]):
         )
 
     async def _verdict(self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT]) -> Verdict:
-        """The verdict on this call: the validator's, or the user's when they were asked."""
-        memory = self._memory
-        call = self._start(name, tool_args, ctx)
-        asked = memory.asked.get(call.call_id) if ctx.tool_call_approved else None
-        if asked is not None and asked.call.tool == name and asked.call.user_id == call.user_id:
-            memory.asked.pop(call.call_id)
-            return await self._approved(asked, tool_args, ctx)
-        verdict = await memory.guard.adecide(call)
+        """The verdict on this call: the validator's, or the user's when they were asked (an approval of a
+        question kept elsewhere, another process, is decided again: only a question takes the answer)."""
+        guard, call = self._guard, self._start(name, tool_args, ctx)
+        if ctx.tool_call_approved:
+            asked = guard.question(call.call_id)
+            if asked is not None and (asked[0].tool != name or asked[0].user_id != call.user_id):
+                asked = None
+            review = self._review(asked[0] if asked is not None else call, tool_args, ctx)
+            answered = await guard.aanswer(call.call_id, review) if asked is not None else None
+            return (answered or await guard.arun(call, lambda _: review)).verdict
+        verdict = await guard.adecide(call)
         if verdict.decision is not Decision.ASK_USER:
-            return memory.guard.outcome(call, verdict).verdict
-        if ctx.tool_call_approved:  # approved, but its question was not kept here (another process)
-            return await self._approved(_Asked(call, verdict), tool_args, ctx)
-        memory.asked.put(call.call_id, _Asked(call, verdict))
-        raise ApprovalRequired(metadata=memory.guard.request(call, verdict))
+            return guard.outcome(call, verdict).verdict
+        raise ApprovalRequired(metadata=guard.pose(call, verdict))
 
-    async def _approved(self, asked: _Asked, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT]) -> Verdict:
+    def _review(self, asked: GuardedCall, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT]) -> Review:
         """The user's approval (``ToolApproved(override_args=...)``: their edit, validated as a new call)."""
         meta = ctx.tool_call_metadata if isinstance(ctx.tool_call_metadata, Mapping) else {}
         remember = meta.get("remember")
         if remember is True:
             remember = {}
         if remember is not None and not isinstance(remember, Mapping):
-            review = Review(False, "'remember' must be true or an object: treated as a rejection", unreadable=True)
-        else:
-            args, _ = split_justification(tool_args)
-            edit = args if args != asked.call.args else None
-            review = Review(True, remember=remember, edited_args=edit)
-        return (await self._memory.guard.asettle(asked.call, asked.verdict, review)).verdict
+            return Review(False, "'remember' must be true or an object: treated as a rejection", unreadable=True)
+        args, _ = split_justification(tool_args)
+        return Review(True, remember=remember, edited_args=args if args != asked.args else None)
 
     async def _record_denials(self, ctx: RunContext[AgentDepsT]) -> None:
         """Record the user's refusals of escalated calls (``ToolDenied`` never reaches a toolset)."""
-        memory = self._memory
         for message in ctx.messages:
             if not isinstance(message, ModelRequest):
                 continue
             for part in message.parts:
-                if not (isinstance(part, ToolReturnPart) and part.outcome == "denied"):
-                    continue
-                asked = memory.asked.get(part.tool_call_id)
-                if asked is None:
-                    continue
-                memory.asked.pop(part.tool_call_id)
-                await memory.guard.asettle(asked.call, asked.verdict, Review(False, part.model_response_str()))
+                if isinstance(part, ToolReturnPart) and part.outcome == "denied":
+                    await self._guard.aanswer(part.tool_call_id, Review(False, part.model_response_str()))
 
 
 def _prompt(ctx: RunContext[Any]) -> str | None:

@@ -47,7 +47,7 @@ from validator.integrations._host import (
 )
 from validator.integrations._lifecycle import GuardedCall, Outcome, ToolCallGuard
 
-from validator import ActionBlocked, Decision, Validator, Verdict
+from validator import ActionBlocked, Validator, Verdict
 from validator.exceptions import UsageError
 from validator.inputs import Message, Transcript, parse_transcript
 
@@ -131,29 +131,18 @@ class Guard:
             agent_request=ctx.agent_request,
         )
 
-    def _asking(self, verdict: Verdict, runtime: Any) -> ModuleType | None:
-        """The graph to ask the person through: an ``ask_user`` verdict, ``on_ask="interrupt"``, in a graph."""
-        if verdict.decision is Decision.ASK_USER and self.on_ask == "interrupt":
-            return self._in(runtime)
-        return None
+    def _ask(self, runtime: Any) -> Callable[[dict[str, Any]], Any] | None:
+        """How to ask the person: LangGraph's ``interrupt`` with ``on_ask="interrupt"`` in a graph, else not."""
+        graph = self._in(runtime) if self.on_ask == "interrupt" else None
+        return graph.ask if graph is not None else None
 
     def check(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> Outcome:
         """What happens to this call; under LangGraph with ``on_ask="interrupt"`` an ``ask_user`` verdict
         asks the person (``interrupt``, outside any try) and their answer decides."""
-        call = self._start(args, justification, runtime)
-        verdict = self.guard.decide(call)
-        graph = self._asking(verdict, runtime)
-        if graph is not None:
-            return self.guard.settle(call, verdict, graph.ask(self.guard.request(call, verdict)))
-        return self.guard.outcome(call, verdict)
+        return self.guard.run(self._start(args, justification, runtime), self._ask(runtime))
 
     async def acheck(self, args: Mapping[str, Any], justification: Any, runtime: Any) -> Outcome:
-        call = self._start(args, justification, runtime)
-        verdict = await self.guard.adecide(call)
-        graph = self._asking(verdict, runtime)
-        if graph is not None:
-            return await self.guard.asettle(call, verdict, graph.ask(self.guard.request(call, verdict)))
-        return self.guard.outcome(call, verdict)
+        return await self.guard.arun(self._start(args, justification, runtime), self._ask(runtime))
 
     def refusal(self, verdict: Verdict, runtime: Any) -> Any:
         """What a blocked call returns: an error the agent reads (a ``ToolMessage``) inside a LangGraph graph;

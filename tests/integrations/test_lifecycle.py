@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 from pydantic_ai.toolsets import FunctionToolset
+from validator.integrations._lifecycle import ToolCallGuard
 from validator.integrations.anthropic import acheck_tool_uses, check_tool_uses
 from validator.integrations.langgraph import ValidatorState, add_validator, justified_tools
 from validator.integrations.middleware import ActionValidatorMiddleware
@@ -43,10 +45,13 @@ from validator.integrations.tools import guarded
 from validator import (
     ActionBlocked,
     Code,
+    Decision,
     MemoryAuthorizationStore,
     MemoryRecorder,
+    Message,
     Policy,
     ToolPolicy,
+    Transcript,
     Validator,
     examples,
 )
@@ -715,3 +720,56 @@ def test_an_old_question_under_a_reused_id_never_lets_always_approve_run_a_new_c
     state.approve(first.interruptions[0], always_approve=True)
     Runner.run_sync(agent, state)
     assert ran.emails == [("carol@acme.example", "Once.", "")]  # never mallory's
+
+
+# -- ToolCallGuard.run and the questions it keeps -----------------------------------------------------------
+
+
+def _asked_guard() -> tuple[ToolCallGuard, Any, MemoryRecorder]:
+    policy = Policy({"send_email": ToolPolicy(targets=("to",), intents=("email",), ask="always")})
+    recorder = MemoryRecorder()
+    guard = ToolCallGuard(Validator(policy, recorder=recorder))
+    user = "Please email marta@acme.example that the Q3 report is ready."
+    args = {"to": "marta@acme.example", "body": "The Q3 report is ready.", "justification": QUOTE}
+    call = guard.start(
+        "send_email", args, call_id="c9", messages=Transcript([Message(role="user", content=user)]), user_id="u"
+    )
+    return guard, call, recorder
+
+
+def test_run_asks_through_the_hosts_callback_and_records_the_answer() -> None:
+    guard, call, recorder = _asked_guard()
+    requests: list[dict[str, Any]] = []
+    outcome = guard.run(call, lambda request: requests.append(request) or {"type": "approve"})
+    assert outcome.runs and outcome.verdict.code is Code.APPROVED_BY_USER
+    assert requests[0]["action_validator"]["code"] == "POLICY_ASKS_USER"
+    assert [e.verdict.code for e in recorder.events] == [Code.POLICY_ASKS_USER, Code.APPROVED_BY_USER]
+    unasked = guard.run(_asked_guard()[1])  # no way to ask: the question is not an approval
+    assert not unasked.runs and unasked.verdict.decision is Decision.ASK_USER
+
+
+def test_arun_takes_an_async_callback_and_a_no_refuses() -> None:
+    guard, call, _ = _asked_guard()
+
+    async def ask(request: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "reject", "message": "not now"}
+
+    outcome = asyncio.run(guard.arun(call, ask))
+    assert not outcome.runs and outcome.verdict.code is Code.REJECTED_BY_USER
+
+
+def test_a_posed_question_is_answered_once_and_only_for_its_own_call() -> None:
+    guard, call, recorder = _asked_guard()
+    verdict = guard.decide(call)
+    request = guard.pose(call, verdict)
+    assert request["action_validator"]["code"] == "POLICY_ASKS_USER"
+    _, other, _ = _asked_guard()
+    assert guard.question("c9", call) is not None and guard.question("nope") is None
+    assert guard.question("c9", replace(other, key="another call")) is None  # not this very call
+    outcome = guard.answer("c9", {"type": "approve"})
+    assert outcome is not None and outcome.runs
+    assert guard.answer("c9", {"type": "approve"}) is None and guard.question("c9") is None  # closed
+    assert [e.verdict.code for e in recorder.events][-1] is Code.APPROVED_BY_USER
+    guard.pose(call, verdict)
+    guard.forget("c9")
+    assert asyncio.run(guard.aanswer("c9", {"type": "approve"})) is None
