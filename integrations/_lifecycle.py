@@ -127,6 +127,8 @@ class ToolCallGuard:
         """Outcomes by call and answer: a host that re-runs an answered step never records it twice."""
         self._questions: Remembered[str, tuple[GuardedCall, Verdict]] = Remembered(remembered)
         """The questions put to the person and not answered yet, by call id (:meth:`pose`)."""
+        self._ahead: Remembered[str, Review] = Remembered(remembered)
+        """Answers given before their call runs, by call (:meth:`hold`)."""
 
     def passes(self, exc: BaseException) -> bool:
         """Whether ``exc`` is the host's control flow (re-raise it), not a failure to check."""
@@ -249,19 +251,42 @@ class ToolCallGuard:
         ``ask`` (called outside any ``try``, so a host's interrupt passes), recorded. Without ``ask`` an
         ``ask_user`` verdict does not run."""
         verdict = self.decide(call)
-        if ask is None or verdict.decision is not Decision.ASK_USER:
+        if verdict.decision is not Decision.ASK_USER:
             return self.outcome(call, verdict)
-        return self.settle(call, verdict, ask(self.request(call, verdict)))
+        answer: Any = self._held(call)
+        if answer is None:
+            if ask is None:
+                return self.outcome(call, verdict)
+            answer = ask(self.request(call, verdict))
+        return self.settle(call, verdict, answer)
 
     async def arun(self, call: GuardedCall, ask: AsyncAsk | None = None) -> Outcome:
         """Async twin of :meth:`run` (``ask`` may return an awaitable)."""
         verdict = await self.adecide(call)
-        if ask is None or verdict.decision is not Decision.ASK_USER:
+        if verdict.decision is not Decision.ASK_USER:
             return self.outcome(call, verdict)
-        answer = ask(self.request(call, verdict))
-        if inspect.isawaitable(answer):
-            answer = await answer
+        answer: Any = self._held(call)
+        if answer is None:
+            if ask is None:
+                return self.outcome(call, verdict)
+            answer = ask(self.request(call, verdict))
+            if inspect.isawaitable(answer):
+                answer = await answer
         return await self.asettle(call, verdict, answer)
+
+    def hold(self, call: GuardedCall, review: Review) -> None:
+        """Keep the person's answer about ``call``, given before the call runs (LangChain's batched request for
+        a whole model turn): :meth:`run` settles the call with it instead of asking again."""
+        self._ahead.put(call.key, review)
+
+    def holds(self, call: GuardedCall) -> bool:
+        """Whether an answer about this very call is held (:meth:`hold`)."""
+        return self._ahead.get(call.key) is not None
+
+    def _held(self, call: GuardedCall) -> Review | None:
+        review = self._ahead.get(call.key)
+        self._ahead.pop(call.key)
+        return review
 
     # -- a question the host brings back later -----------------------------------------------------
 

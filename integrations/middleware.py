@@ -45,7 +45,7 @@ except ImportError as exc:
     raise missing_extra("langchain", "validator.integrations.middleware", exc) from None
 from validator.integrations._host import JUSTIFICATION, Remembered, split_justification, user_id_from
 from validator.integrations._lifecycle import GuardedCall, Outcome, ToolCallGuard
-from validator.integrations._review import Review, batched_request
+from validator.integrations._review import batched_request
 from validator.integrations.claude import PayloadCapture, claude_request, is_claude, with_validator_tools
 from validator.integrations.langchain import (
     SIGNALS,
@@ -107,7 +107,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
         """Each guarded tool's justified twin, by the tool's id with the tool itself kept beside it (an id is
         only unique while its object lives), at most ``REMEMBERED`` of them."""
         self._requests: Remembered[str, dict[str, Any]] = Remembered(REMEMBERED)
-        self._reviews: Remembered[str, Review] = Remembered(REMEMBERED)
+        """The body the agent's own model call sent, by its answer's id (the judge shares its prompt cache)."""
         self.guard = ToolCallGuard(self.validator, reserved=self._ours, remembered=REMEMBERED, signals=SIGNALS)
 
     # -- the model call ----------------------------------------------------------------------
@@ -212,15 +212,6 @@ class ActionValidatorMiddleware(AgentMiddleware):
             return _refusal(outcome.verdict, call)
         return request.override(tool_call={**call, "args": outcome.args})
 
-    def _answer(self, c: GuardedCall, verdict: Verdict) -> Any:
-        """The person's answer: given with the whole turn (batched), else asked now (outside any try:
-        GraphInterrupt must reach the graph)."""
-        review = self._reviews.get(c.key)
-        if review is not None:
-            self._reviews.pop(c.key)
-            return review
-        return interrupt(self.guard.request(c, verdict))
-
     # -- a whole model turn at once (batched) --------------------------------------------------------
 
     def _turn(self, state: Any, runtime: Any) -> list[GuardedCall]:
@@ -235,12 +226,12 @@ class ActionValidatorMiddleware(AgentMiddleware):
 
     def _ask_turn(self, judged: list[tuple[GuardedCall, Verdict]]) -> None:
         """One interrupt for every escalated call of the turn; each call's decision kept for its tool call."""
-        asked = [(c, v) for c, v in judged if v.decision is Decision.ASK_USER and self._reviews.get(c.key) is None]
+        asked = [(c, v) for c, v in judged if v.decision is Decision.ASK_USER and not self.guard.holds(c)]
         if not asked:
             return
         answer = interrupt(batched_request([self.guard.item(c, v) for c, v in asked]))
         for i, (c, _) in enumerate(asked):
-            self._reviews.put(c.key, self.guard.review(c, answer, index=i))
+            self.guard.hold(c, self.guard.review(c, answer, index=i))
 
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         self._ask_turn([(c, self.guard.decide(c)) for c in self._turn(state, runtime)])
@@ -252,18 +243,14 @@ class ActionValidatorMiddleware(AgentMiddleware):
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]) -> ToolResult:
         c = self._start(request.tool_call, request.state, lambda: self._user_id(request))
-        verdict = self.guard.decide(c)
-        answer = self._answer(c, verdict) if verdict.decision is Decision.ASK_USER else None
-        settled = self._settled(request, self.guard.settle(c, verdict, answer))
+        settled = self._settled(request, self.guard.run(c, interrupt))  # interrupt: outside any try
         return settled if isinstance(settled, ToolMessage) else handler(self._as_checked(settled, c))
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[ToolResult]]
     ) -> ToolResult:
         c = self._start(request.tool_call, request.state, lambda: self._user_id(request))
-        verdict = await self.guard.adecide(c)
-        answer = self._answer(c, verdict) if verdict.decision is Decision.ASK_USER else None
-        settled = self._settled(request, await self.guard.asettle(c, verdict, answer))
+        settled = self._settled(request, await self.guard.arun(c, interrupt))
         return settled if isinstance(settled, ToolMessage) else await handler(self._as_checked(settled, c))
 
     # -- what runs is what was checked, whatever runs inside us --------------------------------------
@@ -329,19 +316,14 @@ class ActionValidatorMiddleware(AgentMiddleware):
         ready, again, injected = self._again(running, call)
         if again is None:
             return ready
-        verdict = self.guard.decide(again)
-        answer = self._answer(again, verdict) if verdict.decision is Decision.ASK_USER else None
-        return self._ran({**ready, "name": running.inner.name}, self.guard.settle(again, verdict, answer), injected)
+        return self._ran({**ready, "name": running.inner.name}, self.guard.run(again, interrupt), injected)
 
     async def _arecheck(self, running: _AsChecked, call: dict[str, Any]) -> dict[str, Any] | ToolMessage:
         """Async twin of :meth:`_recheck`."""
         ready, again, injected = self._again(running, call)
         if again is None:
             return ready
-        verdict = await self.guard.adecide(again)
-        answer = self._answer(again, verdict) if verdict.decision is Decision.ASK_USER else None
-        settled = await self.guard.asettle(again, verdict, answer)
-        return self._ran({**ready, "name": running.inner.name}, settled, injected)
+        return self._ran({**ready, "name": running.inner.name}, await self.guard.arun(again, interrupt), injected)
 
 
 class _AsChecked(BaseTool):
