@@ -42,7 +42,7 @@ from validator.integrations._host import (
 )
 from validator.integrations._review import Review, approval_request, read_review
 
-from validator.engine import Validator
+from validator.engine import BaseValidator
 from validator.exceptions import is_control_flow
 from validator.gate.authorizations import remember_scope
 from validator.gate.paths import changed
@@ -113,7 +113,7 @@ class ToolCallGuard:
 
     def __init__(
         self,
-        validator: Validator,
+        validator: BaseValidator,
         *,
         reserved: Collection[str] = (),
         remembered: int = 256,

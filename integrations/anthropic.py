@@ -31,7 +31,7 @@ from typing import Any
 from validator.integrations._host import split_justification
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 
-from validator.engine import Validator
+from validator.engine import BaseValidator
 from validator.exceptions import InputError, UsageError
 from validator.inputs.anthropic import transcript_from_anthropic
 from validator.inputs.transcript import Transcript
@@ -178,21 +178,21 @@ def _start(guard: ToolCallGuard, p: _Prepared, block: Mapping[str, Any], user_id
 
 
 def check_tool_uses(
-    response: Any, request: Mapping[str, Any], validator: Validator, *, user_id: str | None = None
+    response: Any, request: Mapping[str, Any], validator: BaseValidator, *, user_id: str | None = None
 ) -> CheckedToolUses:
     """Validate each ``tool_use`` of ``response`` (produced by ``request``); see the module docstring."""
     return run(_checking(response, request, validator, user_id))
 
 
 async def acheck_tool_uses(
-    response: Any, request: Mapping[str, Any], validator: Validator, *, user_id: str | None = None
+    response: Any, request: Mapping[str, Any], validator: BaseValidator, *, user_id: str | None = None
 ) -> CheckedToolUses:
     """Async twin of :func:`check_tool_uses` (the validator's async path: no blocked event loop)."""
     return await arun(_checking(response, request, validator, user_id))
 
 
 def _checking(
-    response: Any, request: Mapping[str, Any], validator: Validator, user_id: str | None
+    response: Any, request: Mapping[str, Any], validator: BaseValidator, user_id: str | None
 ) -> Steps[CheckedToolUses]:
     p, guard = _prepare(response, request), ToolCallGuard(validator)
     out = CheckedToolUses(_guard=guard)

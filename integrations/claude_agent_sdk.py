@@ -46,7 +46,7 @@ from validator.integrations._lifecycle import ToolCallGuard
 from validator.integrations._review import Review
 from validator.integrations.claude_code import decide_call, failure_reason, hook_output, permission
 
-from validator.engine import Validator
+from validator.engine import BaseValidator, Validator
 from validator.exceptions import UsageError
 from validator.inputs.action import justification_schema
 from validator.verdict import Verdict
@@ -67,7 +67,7 @@ class ClaudeAgentGuard:
 
     def __init__(
         self,
-        validator: Validator | None = None,
+        validator: BaseValidator | None = None,
         *,
         ask: Ask | None = None,
         fallback: Fallback | None = None,

@@ -34,7 +34,7 @@ from typing import Any
 
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 
-from validator.engine import Validator
+from validator.engine import BaseValidator
 from validator.exceptions import FieldProblem, InputError
 from validator.inputs.anthropic import convert_grouped
 from validator.inputs.transcript import Message, Transcript
@@ -310,6 +310,6 @@ def hook_answer(data: Any, guard: ToolCallGuard, *, user_id: str | None = None) 
     return hook_output(*permission(verdict))
 
 
-def validator_guard(validator: Validator) -> ToolCallGuard:
+def validator_guard(validator: BaseValidator) -> ToolCallGuard:
     """The lifecycle a Claude Code hook decides through."""
     return ToolCallGuard(validator)

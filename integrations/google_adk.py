@@ -41,7 +41,7 @@ from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
 
 from validator._json import dumps
-from validator.engine import Validator
+from validator.engine import BaseValidator, Validator
 from validator.exceptions import UsageError
 from validator.inputs.action import justification_schema
 from validator.inputs.transcript import Message, ToolCall, Transcript
@@ -101,7 +101,7 @@ def _refused(verdict: Verdict) -> dict[str, Any]:
 class AdkGuard:
     """The validation of an ADK agent's tool calls; see the module docstring."""
 
-    def __init__(self, validator: Validator | None = None, *, find_evidence: bool = True) -> None:
+    def __init__(self, validator: BaseValidator | None = None, *, find_evidence: bool = True) -> None:
         self.validator = validator or Validator()
         self.guard = ToolCallGuard(self.validator)
         self.find_evidence = find_evidence
@@ -173,7 +173,7 @@ class ValidatorPlugin(BasePlugin):
     """The guard as an ADK plugin: every tool call of every agent the ``Runner`` runs is validated."""
 
     def __init__(
-        self, validator: Validator | None = None, *, name: str = "action_validator", find_evidence: bool = True
+        self, validator: BaseValidator | None = None, *, name: str = "action_validator", find_evidence: bool = True
     ) -> None:
         super().__init__(name=name)
         self.adk_guard = AdkGuard(validator, find_evidence=find_evidence)

@@ -53,7 +53,7 @@ from validator.integrations.langchain import (
     used_before,
 )
 
-from validator import Decision, Policy, Validator, Verdict
+from validator import BaseValidator, Decision, Policy, Verdict
 from validator.record.recorder import hash_args
 from validator.refusals import ARGUMENTS_CHANGED, NO_VERDICT_RECORDED
 
@@ -111,7 +111,7 @@ def _pending(state: Any) -> list[dict[str, Any]]:
 
 class _Nodes:
     def __init__(
-        self, validator: Validator, *, tools: str, model: str, user_id_key: str, agent_request: AgentRequest | None
+        self, validator: BaseValidator, *, tools: str, model: str, user_id_key: str, agent_request: AgentRequest | None
     ):
         self.validator = validator
         self.guard = ToolCallGuard(validator, signals=SIGNALS)
@@ -239,7 +239,7 @@ def _verdict(data: dict[str, Any]) -> Verdict:
 
 def add_validator(
     builder: StateGraph[Any, Any, Any, Any],
-    validator: Validator,
+    validator: BaseValidator,
     *,
     name: str = "validator",
     tools: str = "tools",

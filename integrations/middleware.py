@@ -57,7 +57,7 @@ from validator.integrations.langchain import (
     used_before,
 )
 
-from validator import Decision, Validator, Verdict
+from validator import BaseValidator, Decision, Validator, Verdict
 from validator.exceptions import ActionBlocked, UsageError
 from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL
 
@@ -78,7 +78,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
 
     def __init__(
         self,
-        validator: Validator | None = None,
+        validator: BaseValidator | None = None,
         *,
         user_id_key: str = "user_id",
         share_prefix: bool = True,

@@ -65,7 +65,7 @@ from validator.integrations._host import JUSTIFICATION, Remembered, split_justif
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
 
-from validator import Decision, Message, ToolCall, Transcript, Validator, Verdict
+from validator import BaseValidator, Decision, Message, ToolCall, Transcript, Validator, Verdict
 from validator.exceptions import UsageError
 from validator.inputs.action import justification_schema
 from validator.inputs.transcript import Role, content_text
@@ -279,7 +279,7 @@ class ToolGuard:
 
     def __init__(
         self,
-        validator: Validator | None = None,
+        validator: BaseValidator | None = None,
         *,
         user_id: UserId = None,
         on_block: OnBlock = "tell_model",

@@ -65,7 +65,7 @@ from validator.integrations._host import JUSTIFICATION, split_justification, use
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
 
-from validator import Decision, Message, ToolCall, Transcript, Validator, Verdict
+from validator import BaseValidator, Decision, Message, ToolCall, Transcript, Validator, Verdict
 from validator.exceptions import UsageError
 from validator.inputs.transcript import content_text
 from validator.judges.anthropic.tools import justify
@@ -231,7 +231,7 @@ def _used_ids(messages: Sequence[ModelMessage], call_id: str) -> frozenset[str]:
 class ValidatedToolset(WrapperToolset[AgentDepsT]):
     """Validates every guarded tool call of the wrapped toolset; see the module docstring."""
 
-    validator: Validator = field(default_factory=Validator)
+    validator: BaseValidator = field(default_factory=Validator)
     user_id: UserId = None
     """The user's id: a string, or a function of the run context; None reads ``deps`` (``user_id``)."""
     guard: ToolCallGuard | None = field(default=None, repr=False)
@@ -326,7 +326,7 @@ def _prompt(ctx: RunContext[Any]) -> str | None:
 
 
 def validated_tools(
-    tools: Sequence[Callable[..., Any]], validator: Validator | None = None, *, user_id: UserId = None
+    tools: Sequence[Callable[..., Any]], validator: BaseValidator | None = None, *, user_id: UserId = None
 ) -> ValidatedToolset[Any]:
     """Plain functions (or Pydantic AI ``Tool`` objects) as a validated toolset."""
     return ValidatedToolset(FunctionToolset(list(tools)), validator or Validator(), user_id)

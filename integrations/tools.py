@@ -47,7 +47,7 @@ from validator.integrations._host import (
 )
 from validator.integrations._lifecycle import GuardedCall, Outcome, ToolCallGuard
 
-from validator import ActionBlocked, Validator, Verdict
+from validator import ActionBlocked, BaseValidator, Validator, Verdict
 from validator.exceptions import UsageError
 from validator.inputs import Message, Transcript, parse_transcript
 
@@ -99,7 +99,7 @@ def _transcript(messages: Any) -> Transcript:
 class Guard:
     """Validates one tool's calls; shared by the function and the LangChain tool wrappers."""
 
-    def __init__(self, tool_name: str, validator: Validator, on_ask: OnAsk) -> None:
+    def __init__(self, tool_name: str, validator: BaseValidator, on_ask: OnAsk) -> None:
         self.tool_name = tool_name
         self.graph = _graph()
         self.guard = ToolCallGuard(validator, signals=self.graph.SIGNALS if self.graph else ())
@@ -156,7 +156,9 @@ class Guard:
 # -- plain functions ---------------------------------------------------------------------------
 
 
-def _guard_function(fn: Callable[..., R], validator: Validator, name: str | None, on_ask: OnAsk) -> Callable[..., R]:
+def _guard_function(
+    fn: Callable[..., R], validator: BaseValidator, name: str | None, on_ask: OnAsk
+) -> Callable[..., R]:
     signature = inspect.signature(fn)
     if JUSTIFICATION in signature.parameters or RUNTIME in signature.parameters:
         raise UsageError(f"{fn.__name__} already has a parameter named {JUSTIFICATION!r} or {RUNTIME!r}")
@@ -257,18 +259,22 @@ class Guarding(Protocol):
 
 @overload
 def guarded(
-    tool: Callable[P, R], *, validator: Validator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
+    tool: Callable[P, R],
+    *,
+    validator: BaseValidator | None = None,
+    name: str | None = None,
+    on_ask: OnAsk = "tell_model",
 ) -> GuardedFunction[R]: ...
 @overload
 def guarded(
-    tool: BaseTool, *, validator: Validator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
+    tool: BaseTool, *, validator: BaseValidator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
 ) -> GuardedTool: ...
 @overload
 def guarded(
-    tool: None = None, *, validator: Validator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
+    tool: None = None, *, validator: BaseValidator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
 ) -> Guarding: ...
 def guarded(
-    tool: Any = None, *, validator: Validator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
+    tool: Any = None, *, validator: BaseValidator | None = None, name: str | None = None, on_ask: OnAsk = "tell_model"
 ) -> Any:
     """Guard a tool: a plain function (sync or async; the base install) or a LangChain tool (the
     ``[langchain]`` extra); usable bare (``@guarded``) or configured (``@guarded(validator=...)``).

@@ -20,7 +20,16 @@ Typical usage::
 
 from validator._types import Confidence, Risk, Role
 from validator.decision import decide
-from validator.engine import ActionInput, MessagesInput, Validator, ValidatorConfig, avalidate, check, validate
+from validator.engine import (
+    ActionInput,
+    BaseValidator,
+    MessagesInput,
+    Validator,
+    ValidatorConfig,
+    avalidate,
+    check,
+    validate,
+)
 from validator.engine.stateful import stateful_validator
 from validator.exceptions import (
     ActionBlocked,
@@ -74,6 +83,7 @@ __all__ = [
     "AuthorizationFinding",
     "AuthorizationStore",
     "avalidate",
+    "BaseValidator",
     "check",
     "CheckInput",
     "Code",

@@ -1,5 +1,5 @@
-"""A :class:`~validator.Validator` that decides through ``validator serve``: the integrations take it wherever
-they take a ``Validator``.
+"""A validator (:class:`~validator.engine.BaseValidator`) that decides through ``validator serve``: the
+integrations take it wherever they take a ``Validator``.
 
 ``RemoteValidator(url, token, policy=...)`` sends each check to the service (``POST /v1/check``) and each
 answer of the user to it (``POST /v1/answer``), through the fail-closed clients: a service that cannot be
@@ -23,7 +23,15 @@ from typing import Any, Unpack
 import httpx
 from validator.integrations.service.client import AsyncServiceClient, ServiceClient
 
-from validator.engine.pipeline import ActionInput, AnswerOptions, CallOptions, CheckOptions, MessagesInput, Validator
+from validator.engine.base import (
+    ActionInput,
+    AnswerOptions,
+    BaseValidator,
+    CallOptions,
+    CheckOptions,
+    MessagesInput,
+    ValidatorConfig,
+)
 from validator.exceptions import UsageError
 from validator.inputs.checkinput import check_input_data, read_action, read_messages
 from validator.policy import Policy
@@ -33,7 +41,7 @@ from validator.verdict import Code, Verdict
 __all__ = ["RemoteValidator"]
 
 
-class RemoteValidator(Validator):
+class RemoteValidator(BaseValidator):
     """See the module docstring. ``token`` needs the ``check`` scope. ``answer_token`` (the ``answer`` scope, and
     never ``check``: the service refuses a token that may check to answer) records the user's answers; without
     it an answer is a refusal and the call does not run."""
@@ -49,7 +57,8 @@ class RemoteValidator(Validator):
         transport: httpx.BaseTransport | None = None,
         async_transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        super().__init__(policy)
+        self.policy = policy
+        self.config = ValidatorConfig()
         self.client = ServiceClient(url, token, timeout=timeout, transport=transport)
         self.async_client = AsyncServiceClient(url, token, timeout=timeout, transport=async_transport)
         answering = answer_token or ""

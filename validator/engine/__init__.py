@@ -1,5 +1,7 @@
 """The engine: policy, justification, evidence gate, judge, decision, record, in one check.
 
+- :mod:`validator.engine.base`: :class:`BaseValidator`, what every validator is (the surface the host adapters
+  take), with its options and :class:`ValidatorConfig`;
 - :mod:`validator.engine.pipeline`: :class:`Validator` and its one-call forms (``validate``, ``avalidate``,
   ``check``);
 - :mod:`validator.engine.plan`: a check planned once (tool policy, parsed justification, every store key);
@@ -9,14 +11,16 @@
 
 from __future__ import annotations
 
-from validator.engine.pipeline import (
-    ActionInput,
-    MessagesInput,
-    Validator,
-    ValidatorConfig,
-    avalidate,
-    check,
-    validate,
-)
+from validator.engine.base import ActionInput, BaseValidator, MessagesInput, ValidatorConfig
+from validator.engine.pipeline import Validator, avalidate, check, validate
 
-__all__ = ["ActionInput", "MessagesInput", "Validator", "ValidatorConfig", "avalidate", "check", "validate"]
+__all__ = [
+    "ActionInput",
+    "BaseValidator",
+    "MessagesInput",
+    "Validator",
+    "ValidatorConfig",
+    "avalidate",
+    "check",
+    "validate",
+]

@@ -35,13 +35,22 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, Required, TypeAlias, TypedDict, Unpack, cast
+from typing import Any, TypedDict, Unpack, cast
 
 from validator import decision
 from validator.decision import Judged
+from validator.engine.base import (
+    ActionInput,
+    AnswerOptions,
+    BaseValidator,
+    CallOptions,
+    CheckData,
+    CheckOptions,
+    MessagesInput,
+    ValidatorConfig,
+)
 from validator.engine.plan import CheckPlan
 from validator.exceptions import InputError, StoreError, UsageError, is_control_flow
 from validator.findings import CheckFinding, Findings
@@ -54,7 +63,7 @@ from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import CheckInput, read_action, read_messages
 from validator.inputs.held import HeldConversations
 from validator.inputs.held import check_input as held_input
-from validator.inputs.transcript import Message, Transcript
+from validator.inputs.transcript import Transcript
 from validator.judges.base import Judge, JudgeRequest
 from validator.judges.runner import Attempts, Limits, describe, judging
 from validator.judges.strict import StrictJudge
@@ -68,7 +77,6 @@ from validator.refusals import (
     grant_kept,
     grant_not_kept,
 )
-from validator.rules import Rules
 from validator.shells import Io, Steps, arun, run
 from validator.state import ledger
 from validator.state.keys import cited_ids
@@ -88,94 +96,12 @@ from validator.store.base import (
 from validator.store.memory import MemoryLedger
 from validator.verdict import Decision, Verdict
 
-__all__ = [
-    "ActionInput",
-    "AnswerOptions",
-    "CallOptions",
-    "CheckOptions",
-    "Defaults",
-    "MessagesInput",
-    "Validator",
-    "ValidatorConfig",
-    "avalidate",
-    "check",
-    "validate",
-]
+__all__ = ["Defaults", "Validator", "avalidate", "check", "validate"]
 
 log = logging.getLogger("validator")
 
-MessagesInput: TypeAlias = Transcript | list[Message] | list[dict[str, Any]] | None
-"""A conversation: a :class:`Transcript`, its messages, or message dicts in the check-input format
-(None when ``agent_request`` carries it)."""
-ActionInput: TypeAlias = PendingAction | Mapping[str, Any]
-"""A pending action: a :class:`PendingAction`, or ``{"tool", "args", "justification"}``."""
-CheckData: TypeAlias = CheckInput | Mapping[str, Any] | str | bytes
 
-
-class CheckOptions(TypedDict, total=False):
-    """The keywords of :meth:`Validator.validate` and :meth:`Validator.avalidate` (documented there)."""
-
-    user_id: str | None
-    agent_request: Mapping[str, Any] | None
-    edited: Collection[str]
-
-
-class CallOptions(TypedDict, total=False):
-    """The call a person answered: the keywords of :meth:`Validator.feedback`."""
-
-    messages: Required[MessagesInput]
-    action: Required[ActionInput]
-    user_id: str | None
-
-
-class AnswerOptions(CallOptions, total=False):
-    """The keywords of :meth:`Validator.answer` and :meth:`Validator.aanswer` (documented there)."""
-
-    remember: Mapping[str, Any] | None
-    edit: Mapping[str, Any] | None
-    agent_request: Mapping[str, Any] | None
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ValidatorConfig:
-    """How the engine runs judges."""
-
-    judge_timeout: float | None = 60.0
-    """Seconds one judge attempt may take; None waits forever (not recommended)."""
-    judge_attempts: int = 2
-    """Attempts before ``JUDGE_UNAVAILABLE``: the first call and one retry."""
-    clock: Callable[[], datetime] = _utcnow
-    """Current time (standing authorizations expire against it)."""
-    retry_cap: int | None = 2
-    """Blocks of the same action (tool and targets) in one conversation before it is refused without a
-    judge call (``RETRY_CAP_REACHED``); None: no cap."""
-    control_flow: tuple[type[BaseException], ...] = ()
-    """A host framework's control-flow signals a judge may raise (a judge that interrupts a LangGraph run to
-    ask a person: ``validator.integrations.langchain.SIGNALS``): re-raised untouched, never a verdict.
-    Any other exception of a judge is a failed attempt."""
-    gate_budget: float = 5.0
-    """Seconds the evidence gate may take on one action; past it the action is blocked
-    (``GATE_BUDGET_EXCEEDED``). Its searches are linear; this bounds what an input could still cost."""
-    max_held_bytes: int = 64 * 1024 * 1024
-    """Memory for the conversations :meth:`Validator.check` holds when it is given a ``conversation`` name
-    (:mod:`validator.inputs.held`; twice their messages' JSON and 4 KiB each), the least recent let go."""
-    rules_off: frozenset[str] = frozenset()
-    """For measuring only (the eval's ablation): rules of :data:`validator.rules.RULES` switched off for this
-    validator's checks. Never set it in production."""
-
-    rules: Rules = field(init=False, repr=False, compare=False)
-    """The rules this validator's checks run with (built from ``rules_off``, which it checks against
-    :data:`validator.rules.RULES`), handed to the gate and the ledger with each check."""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "rules", Rules(frozenset(self.rules_off)))
-
-
-class Validator:
+class Validator(BaseValidator):
     """Validates pending actions against a transcript; see the module docstring."""
 
     def __init__(
