@@ -41,6 +41,7 @@ from typing import Any, TypedDict, Unpack, cast
 
 from validator import decision
 from validator.decision import Judged
+from validator.engine.answers import answering
 from validator.engine.base import (
     ActionInput,
     AnswerOptions,
@@ -52,12 +53,11 @@ from validator.engine.base import (
     ValidatorConfig,
 )
 from validator.engine.plan import CheckPlan
-from validator.exceptions import InputError, StoreError, UsageError, is_control_flow
+from validator.exceptions import StoreError, is_control_flow
 from validator.findings import CheckFinding, Findings
-from validator.gate.authorizations import Resolved, grant_from_answer
+from validator.gate.authorizations import Resolved
 from validator.gate.checks import run_gate
 from validator.gate.egress import egress
-from validator.gate.paths import changed
 from validator.gate.text import SearchBudgetExceeded
 from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import CheckInput, read_action, read_messages
@@ -70,13 +70,6 @@ from validator.judges.strict import StrictJudge
 from validator.policy import Policy
 from validator.record import lastresort
 from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder, appends_to, through
-from validator.refusals import (
-    edit_approved,
-    edit_refused,
-    edit_unreadable,
-    grant_kept,
-    grant_not_kept,
-)
 from validator.shells import Io, Steps, arun, run
 from validator.state import ledger
 from validator.state.keys import cited_ids
@@ -94,7 +87,7 @@ from validator.store.base import (
     VerdictCache,
 )
 from validator.store.memory import MemoryLedger
-from validator.verdict import Decision, Verdict
+from validator.verdict import Verdict
 
 __all__ = ["Defaults", "Validator", "avalidate", "check", "validate"]
 
@@ -205,13 +198,13 @@ class Validator(BaseValidator):
         edited ones, after an edit) is created in the validator's authorization store, and the verdict
         names it.
         """
-        return run(self._answering(verdict, approved, reason, options))
+        return run(answering(self, verdict, approved, reason, options))
 
     async def aanswer(
         self, verdict: Verdict, approved: bool, reason: str | None = None, **options: Unpack[AnswerOptions]
     ) -> Verdict:
         """Async twin of :meth:`answer`: the same steps, async I/O (an edit is validated on the async path)."""
-        return await arun(self._answering(verdict, approved, reason, options))
+        return await arun(answering(self, verdict, approved, reason, options))
 
     def feedback(
         self, verdict: Verdict, approved: bool, reason: str | None = None, **options: Unpack[CallOptions]
@@ -233,99 +226,6 @@ class Validator(BaseValidator):
             self.recorder.record(event)
         except Exception as exc:
             raise StoreError(f"the user's feedback was not recorded: {describe(exc)}") from exc
-
-    def _answering(
-        self, verdict: Verdict, approved: bool, reason: str | None, options: AnswerOptions
-    ) -> Steps[Verdict]:
-        transcript, pending = read_messages(options["messages"]), read_action(options["action"])
-        user_id, edit, agent_request = options.get("user_id"), options.get("edit"), options.get("agent_request")
-        decided = verdict.answered_by_user(approved, reason)
-        made = self._edit(pending, verdict, edit) if approved and edit is not None else None
-        if isinstance(made, Verdict):
-            decided = made
-        elif made is not None:  # the edited call, checked as a new one
-            edited, paths = made
-            checked = yield from self._checked(
-                transcript, edited, {"user_id": user_id, "agent_request": agent_request, "edited": paths}
-            )
-            decided, pending, refused = self._edit_outcome(verdict, reason, edited, paths, checked)
-            if refused:  # its own check refused it, and recorded that
-                return decided
-        remember = options.get("remember")
-        return (yield from Io(partial(self._answered, transcript, pending, user_id, decided, remember, reason)))
-
-    def _answered(
-        self,
-        transcript: Transcript,
-        pending: PendingAction,
-        user_id: str | None,
-        decided: Verdict,
-        remember: Mapping[str, Any] | None,
-        reason: str | None,
-    ) -> Verdict:
-        if decided.approved and remember is not None and user_id is not None:
-            decided = self._remembered(decided, pending, user_id, remember, reason)
-        tool_policy = self.policy.for_tool(pending.tool)
-        ledger.spend_answered(
-            decided,
-            transcript,
-            pending,
-            tool_policy,
-            user_id,
-            self.ledger,
-            rules=self.config.rules,
-            now=self.config.clock(),
-        )
-        event = self._event(transcript, pending, user_id, decided)
-        try:
-            self.recorder.record(event)
-        except Exception as exc:
-            return self._not_recorded(event, exc)
-        return decided
-
-    def _edit(self, pending: PendingAction, verdict: Verdict, edit: Any) -> tuple[PendingAction, list[str]] | Verdict:
-        """The edited call and the paths the edit changed, or the rejection of an edit that cannot be read
-        (the user's rejection of the call they were asked about, saying why)."""
-        try:
-            if not isinstance(edit, Mapping):
-                raise UsageError(f"an edit is an object of arguments, got {type(edit).__name__}")
-            args = {k: v for k, v in edit.items() if k != "justification"}
-            edited = read_action(PendingAction(pending.tool, args, pending.justification, pending.call_id))
-        except (InputError, UsageError) as exc:
-            problem = "; ".join(map(str, exc.problems)) if isinstance(exc, InputError) else str(exc)
-            return verdict.answered_by_user(False, edit_unreadable(problem[:300]))
-        return edited, changed(dict(pending.args), dict(edited.args))
-
-    def _edit_outcome(
-        self, verdict: Verdict, reason: str | None, edited: PendingAction, paths: list[str], checked: Verdict
-    ) -> tuple[Verdict, PendingAction, bool]:
-        """``(decided verdict, the call it decides, whether the edited call's own check refused it)``."""
-        if checked.decision is Decision.BLOCK:
-            return replace(checked, reasoning=edit_refused(edited.tool, paths, checked.reasoning)), edited, True
-        decided = verdict.answered_by_user(True, reason)
-        return replace(decided, reasoning=decided.reasoning + edit_approved(paths, checked.reasoning)), edited, False
-
-    def _remembered(
-        self, verdict: Verdict, action: PendingAction, user_id: str, remember: Mapping[str, Any], reason: str | None
-    ) -> Verdict:
-        """The approved verdict, kept as a standing authorization when the store can keep one."""
-        store = self.authorizations
-        try:
-            grant = grant_from_answer(
-                action, self.policy.for_tool(action.tool), user_id, remember, reason, self.config.clock()
-            )
-            if store is None or not hasattr(store, "put"):
-                raise UsageError("this validator has no authorization store to keep the grant in")
-            store.put(grant)
-        except Exception as exc:
-            log.warning("the user's 'always' was not kept: %s", describe(exc))
-            return replace(verdict, reasoning=f"{verdict.reasoning} {grant_not_kept(describe(exc))}")
-        until = grant.expires.date().isoformat() if grant.expires else "revoked"
-        return replace(
-            verdict,
-            authorization_id=grant.id,
-            reasoning=f"{verdict.reasoning} {grant_kept(grant.id, until, grant.tool, dict(grant.where))}",
-        )
 
     # -- one check: its steps, written once for both shells ------------------------------------------
 
