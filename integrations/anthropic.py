@@ -33,7 +33,8 @@ from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 
 from validator.engine import BaseValidator
 from validator.exceptions import InputError, UsageError
-from validator.inputs.anthropic import transcript_from_anthropic
+from validator.inputs.anthropic import conversations, transcript_from_anthropic
+from validator.inputs.conversations import Conversations
 from validator.inputs.transcript import Transcript
 from validator.shells import Io, Steps, arun, run
 from validator.verdict import Decision, Verdict
@@ -135,7 +136,7 @@ class _Prepared:
     request: Mapping[str, Any]
 
 
-def _prepare(response: Any, request: Mapping[str, Any]) -> _Prepared:
+def _prepare(response: Any, request: Mapping[str, Any], cache: Conversations[Any]) -> _Prepared:
     """The response's blocks, the ids the history already used, and the transcript to check them in."""
     reply = _plain(response)
     content = [dict(b) for b in reply.get("content", []) if isinstance(b, Mapping)]
@@ -151,7 +152,7 @@ def _prepare(response: Any, request: Mapping[str, Any]) -> _Prepared:
         request = {**request, "messages": earlier}
     history = [*earlier, {"role": "assistant", "content": content}]
     try:
-        transcript = transcript_from_anthropic(history, system=request.get("system"))
+        transcript = transcript_from_anthropic(history, system=request.get("system"), cache=cache)
         problem = ""
     except InputError as exc:  # every call is refused, none crashes the loop
         transcript, problem = None, "; ".join(map(str, exc.problems))[:500]
@@ -194,7 +195,8 @@ async def acheck_tool_uses(
 def _checking(
     response: Any, request: Mapping[str, Any], validator: BaseValidator, user_id: str | None
 ) -> Steps[CheckedToolUses]:
-    p, guard = _prepare(response, request), ToolCallGuard(validator)
+    p = _prepare(response, request, validator.transcripts.of("anthropic", conversations))
+    guard = ToolCallGuard(validator)
     out = CheckedToolUses(_guard=guard)
     for block in p.content:
         if block.get("type") == "tool_use":

@@ -26,6 +26,7 @@ except ImportError as exc:
 from pydantic import BaseModel
 from validator.integrations._host import justified_model
 
+from validator.engine.base import BaseValidator
 from validator.exceptions import FieldProblem, InputError
 from validator.inputs.checkinput import parse_transcript
 from validator.inputs.conversations import Conversations
@@ -33,13 +34,14 @@ from validator.inputs.transcript import Message, ToolCall, Transcript, content_t
 from validator.verdict import Verdict
 
 __all__ = [
-    "SIGNALS",
+    "conversations",
     "justified_tool",
     "message_from_langchain",
     "model_fields",
-    "refusal_message",
-    "transcript_from_langchain",
     "proposed_call",
+    "refusal_message",
+    "SIGNALS",
+    "transcript_from_langchain",
     "transcript_from_state",
     "used_before",
 ]
@@ -122,8 +124,10 @@ def _reads(msg: BaseMessage) -> object:
     return (kind.__name__, found)
 
 
-CONVERSATIONS: Conversations[BaseMessage] = Conversations(_convert, content=attrgetter("content"), reads=_reads)
-"""The transcripts of the conversations this process checks, grown by each turn's new messages."""
+def conversations() -> Conversations[BaseMessage]:
+    """A cache of LangChain conversations, grown by each turn's new messages (a validator owns one:
+    :attr:`validator.engine.BaseValidator.transcripts`; :func:`transcript_from_state` reads through it)."""
+    return Conversations(_convert, content=attrgetter("content"), reads=_reads)
 
 
 def _conversation_key(messages: Sequence[BaseMessage]) -> Hashable:
@@ -131,8 +135,12 @@ def _conversation_key(messages: Sequence[BaseMessage]) -> Hashable:
     return ("langchain", first.id if isinstance(first.id, str) else id(first))
 
 
-def transcript_from_state(state: Any, messages_key: str = "messages") -> Transcript:
-    """The transcript from a LangGraph state, a list of LangChain messages, or check-input dicts."""
+def transcript_from_state(
+    state: Any, messages_key: str = "messages", *, validator: BaseValidator | None = None
+) -> Transcript:
+    """The transcript from a LangGraph state, a list of LangChain messages, or check-input dicts; with a
+    ``validator``, LangChain messages are read through its conversation cache (only a turn's new messages are
+    converted)."""
     messages = state
     if isinstance(state, Mapping):
         messages = state.get(messages_key)
@@ -141,8 +149,9 @@ def transcript_from_state(state: Any, messages_key: str = "messages") -> Transcr
     if isinstance(messages, Transcript):
         return messages
     if isinstance(messages, Sequence) and messages and not isinstance(messages[0], Mapping | Message):
-        if isinstance(messages[0], BaseMessage):  # a message of another type is named by the conversion
-            return CONVERSATIONS.transcript(messages, key=_conversation_key(messages))
+        if isinstance(messages[0], BaseMessage) and validator is not None:  # another type: the conversion names it
+            cache = validator.transcripts.of("langchain", conversations)
+            return cache.transcript(messages, key=_conversation_key(messages))
         return transcript_from_langchain(list(messages))
     if messages is None:
         raise InputError([FieldProblem(messages_key, "no messages in the state: nothing to validate against")])

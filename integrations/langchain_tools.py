@@ -46,7 +46,7 @@ def start(guard: ToolCallGuard, tool_name: str, given: dict[str, Any], runtime: 
         tool_name,
         given,
         call_id=call_id,
-        messages=lambda: transcript_from_state(state),
+        messages=lambda: transcript_from_state(state, validator=guard.validator),
         user_id=lambda: user_id_from("user_id", (runtime.config or {}).get("configurable"), runtime.context),
         used=used_before(messages, call_id) if call_id else (),
     )

@@ -123,7 +123,7 @@ class _Nodes:
     def _calls(self, state: Any, config: RunnableConfig | None, calls: list[dict[str, Any]]) -> list[GuardedCall]:
         """The calls as the guard sees them (one reading of the conversation for all of them)."""
         try:
-            transcript: Any = transcript_from_state(state)
+            transcript: Any = transcript_from_state(state, validator=self.guard.validator)
         except Exception as exc:
             if self.guard.passes(exc):
                 raise

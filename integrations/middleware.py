@@ -196,7 +196,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
             call["name"],
             call.get("args"),
             call_id=call_id,
-            messages=lambda: transcript_from_state(state),
+            messages=lambda: transcript_from_state(state, validator=self.validator),
             user_id=user,
             agent_request=self._agent_request(state, call_id) if isinstance(state, Mapping) else None,
             used=used_before(messages, call_id),

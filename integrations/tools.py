@@ -79,7 +79,7 @@ def _graph() -> ModuleType | None:
     return importlib.import_module("validator.integrations.langchain_tools")
 
 
-def _transcript(messages: Any) -> Transcript:
+def _transcript(messages: Any, validator: BaseValidator) -> Transcript:
     """The conversation of ``validation_context``: check-input dicts or a transcript need no framework;
     LangChain messages (or a graph state) are read by the LangChain adapter."""
     if isinstance(messages, Transcript):
@@ -92,7 +92,7 @@ def _transcript(messages: Any) -> Transcript:
             "validation_context(messages): give check-input dicts or a Transcript "
             "(LangChain messages need the [langchain] extra)"
         )
-    transcript: Transcript = graph.transcript_from_state(messages)
+    transcript: Transcript = graph.transcript_from_state(messages, validator=validator)
     return transcript
 
 
@@ -126,7 +126,7 @@ class Guard:
             self.tool_name,
             given,
             call_id=None,
-            messages=lambda: _transcript(ctx.messages),
+            messages=lambda: _transcript(ctx.messages, self.guard.validator),
             user_id=ctx.user_id,
             agent_request=ctx.agent_request,
         )

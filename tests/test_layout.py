@@ -160,6 +160,25 @@ def test_no_hidden_state_in_the_core_or_the_adapters() -> None:
                 assert not called.startswith(("register", "add_")) and ".register" not in called, (module, called)
 
 
+CACHES = ("Conversations", "HeldConversations", "TranscriptCaches", "Remembered", "OrderedDict", "WeakValueDictionary")
+
+
+def test_no_module_level_caches() -> None:
+    """A cache of what checks read (conversations, verdicts, questions) belongs to the validator (or the adapter
+    object) that made it, never to a module: two validators in one process share nothing, and a cache dies
+    with its owner. (Memos of pure functions, ``functools.cache``, are not state: they return what the function
+    would.) Context variables: only the documented one (``CONTEXT_STATE``)."""
+    for module, path in _modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+            if not isinstance(value, ast.Call):
+                continue
+            called = ast.unparse(value.func).split("[")[0].rsplit(".", 1)[-1]
+            assert called not in CACHES, (module, node.lineno, called)
+            assert called != "ContextVar" or module in CONTEXT_STATE, (module, node.lineno)
+
+
 def test_the_engine_has_one_pipeline_and_two_thin_shells() -> None:
     """``validate``/``avalidate`` (and ``answer``/``aanswer``) run the same generator of steps; the only
     difference between the shells is :func:`validator.shells.run` against :func:`validator.shells.arun`."""

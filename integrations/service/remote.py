@@ -57,8 +57,7 @@ class RemoteValidator(BaseValidator):
         transport: httpx.BaseTransport | None = None,
         async_transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.policy = policy
-        self.config = ValidatorConfig()
+        super().__init__(policy, ValidatorConfig())
         self.client = ServiceClient(url, token, timeout=timeout, transport=transport)
         self.async_client = AsyncServiceClient(url, token, timeout=timeout, transport=async_transport)
         answering = answer_token or ""

@@ -156,15 +156,21 @@ def test_a_recycled_identity_never_mixes_two_conversations() -> None:
 def test_the_cache_never_keeps_host_messages_alive() -> None:
     """LangChain's messages (and any the cache can refer to weakly) die with the host's list (issue 26)."""
     from langchain_core.messages import AIMessage, HumanMessage
-    from validator.integrations.langchain import CONVERSATIONS, transcript_from_state
+    from validator.integrations.langchain import conversations, transcript_from_state
 
+    from validator import Validator
+
+    validator = Validator()
     messages = [HumanMessage("Please pay Bob 50 EUR.", id="h-1"), AIMessage("On it.", id="a-1")]
     gone = [weakref.ref(m) for m in messages]
     for _ in range(3):
-        transcript = transcript_from_state({"messages": messages})
-    assert len(CONVERSATIONS) >= 1 and transcript.messages[0].content == "Please pay Bob 50 EUR."
+        transcript = transcript_from_state({"messages": messages}, validator=validator)
+    cache = validator.transcripts.of("langchain", conversations)
+    assert len(cache) == 1 and transcript.messages[0].content == "Please pay Bob 50 EUR."
     del messages
     gc.collect()
     assert all(r() is None for r in gone)
     again = [HumanMessage("Please pay Bob 50 EUR.", id="h-1"), AIMessage("On it.", id="a-1")]
-    assert transcript_from_state({"messages": again}) == transcript  # found again by id, reads and content
+    assert transcript_from_state({"messages": again}, validator=validator) == transcript  # by id, reads, content
+    assert cache.builds == 1  # found again, not rebuilt
+    assert len(Validator().transcripts.of("langchain", conversations)) == 0  # another validator's are its own

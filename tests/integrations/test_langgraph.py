@@ -241,7 +241,7 @@ def test_judge_tokens_never_reach_the_stream(mode: str) -> None:
 def test_an_exception_in_our_code_blocks_every_call(monkeypatch: pytest.MonkeyPatch) -> None:
     import validator.integrations.langgraph as node
 
-    def broken(state: Any) -> Any:
+    def broken(state: Any, **_: Any) -> Any:
         raise RuntimeError("glue bug")
 
     monkeypatch.setattr(node, "transcript_from_state", broken)

@@ -129,7 +129,7 @@ def test_async_twins_and_the_hosts_interrupt_is_never_swallowed() -> None:
 def test_an_exception_in_our_code_blocks_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
     import validator.integrations.middleware as mw
 
-    def broken(state: Any) -> Any:
+    def broken(state: Any, **_: Any) -> Any:
         raise RuntimeError("bug in the validator glue")
 
     monkeypatch.setattr(mw, "transcript_from_state", broken)
@@ -180,11 +180,11 @@ def test_one_build_per_ai_message_and_later_turns_convert_only_their_new_message
     log: list[Any] = []
     calls = [("c1", "send_email", {"to": "bob@acme.example", "justification": GOOD})]
     three = [(f"d{i}", "send_email", {"to": "bob@acme.example", "justification": GOOD}) for i in range(3)]
-    agent, _ = _agent([_ai(*calls), _ai(*three), AIMessage("done")], log, checkpointer=InMemorySaver())
-    before = (lc.CONVERSATIONS.builds, lc.CONVERSATIONS.extensions)
+    validator = Validator(POLICY)
+    agent, _ = _agent([_ai(*calls), _ai(*three), AIMessage("done")], log, validator, checkpointer=InMemorySaver())
+    cache = validator.transcripts.of("langchain", lc.conversations)  # the validator's own
     agent.invoke({"messages": [HumanMessage(USER)]}, {"configurable": {"thread_id": "conv"}})
-    builds = lc.CONVERSATIONS.builds - before[0]
-    extensions = lc.CONVERSATIONS.extensions - before[1]
+    builds, extensions = cache.builds, cache.extensions
     # The first AI message builds the conversation; the second (three calls) extends it once.
     assert (builds, extensions) == (1, 1)
     # the same email again, after the transcript shows it sent, is the request spent: only the first runs

@@ -17,6 +17,7 @@ from typing import Any, Required, TypeAlias, TypedDict, Unpack
 
 from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import CheckInput
+from validator.inputs.conversations import TranscriptCaches
 from validator.inputs.transcript import Message, Transcript
 from validator.policy import Policy
 from validator.rules import Rules
@@ -107,9 +108,13 @@ class ValidatorConfig:
 class BaseValidator(ABC):
     """The validator a host adapter takes: a policy, a configuration, checks and the user's answers."""
 
-    policy: Policy
-    """The tools it guards, and how (adapters read it to shape the tools)."""
-    config: ValidatorConfig
+    def __init__(self, policy: Policy, config: ValidatorConfig) -> None:
+        self.policy = policy
+        """The tools it guards, and how (adapters read it to shape the tools)."""
+        self.config = config
+        self.transcripts = TranscriptCaches()
+        """The conversations this validator's checks read, kept per host's message format and grown by each
+        turn's new messages (the adapters read a host's conversation through them): the validator's own."""
 
     @abstractmethod
     def validate(self, messages: MessagesInput, action: ActionInput, **options: Unpack[CheckOptions]) -> Verdict:

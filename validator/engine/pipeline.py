@@ -60,6 +60,7 @@ from validator.gate.checks import run_gate
 from validator.gate.egress import egress
 from validator.gate.text import SearchBudgetExceeded
 from validator.inputs.action import PendingAction
+from validator.inputs.anthropic import conversations as anthropic_conversations
 from validator.inputs.checkinput import CheckInput, read_action, read_messages
 from validator.inputs.held import HeldConversations
 from validator.inputs.held import check_input as held_input
@@ -108,15 +109,14 @@ class Validator(BaseValidator):
         ledger: RequestLedger | None = None,
         config: ValidatorConfig | None = None,
     ) -> None:
+        super().__init__(policy if policy is not None else Policy(), config or ValidatorConfig())
         self._policy_given = policy is not None
-        self.policy = policy if policy is not None else Policy()
         self.reuse = reuse
         self.judge: Judge = judge if judge is not None else StrictJudge()
         self.recorder: Recorder = recorder if recorder is not None else MemoryRecorder()
         self.authorizations = authorizations
         self.ledger: RequestLedger = ledger if ledger is not None else MemoryLedger()
         """Where spent requests are kept (one request, one dangerous action); in memory by default."""
-        self.config = config or ValidatorConfig()
         self.conversations = HeldConversations(self.config.max_held_bytes)
         """The conversations :meth:`check` holds by name (JSON text only)."""
         self.shadow_passes: Counter[tuple[str, str]] = Counter()
@@ -234,8 +234,8 @@ class Validator(BaseValidator):
         first, before anything is judged)."""
         started = time.perf_counter()
         user_id, agent_request = options.get("user_id"), options.get("agent_request")
-        transcript, pending = read_messages(messages, agent_request), read_action(action)
-        stores, plan = self._stores, None
+        transcript = read_messages(messages, agent_request, self.transcripts.of("anthropic", anthropic_conversations))
+        pending, stores, plan = read_action(action), self._stores, None
         try:
             plan = CheckPlan.of(
                 transcript,

@@ -12,7 +12,7 @@ from validator.exceptions import FieldProblem, InputError
 from validator.inputs.conversations import Conversations, flat
 from validator.inputs.transcript import Message, ToolCall, Transcript, content_text
 
-__all__ = ["convert", "convert_grouped", "transcript_from_anthropic"]
+__all__ = ["conversations", "convert", "convert_grouped", "transcript_from_anthropic"]
 
 Authors = Mapping[str, str] | Callable[[str, str], str | None] | None
 
@@ -114,10 +114,10 @@ def convert_grouped(messages: Sequence[Mapping[str, Any]], *, authors: Authors =
     return _groups([None, *messages], 0, (), authors)[1:]
 
 
-CONVERSATIONS: Conversations[Any] = Conversations(
-    _groups, content=lambda m: m.get("content") if isinstance(m, Mapping) else m
-)
-"""The transcripts of the conversations this process checks, grown by each turn's new messages."""
+def conversations() -> Conversations[Any]:
+    """A cache of Messages API conversations, grown by each turn's new messages (a validator owns one:
+    :attr:`validator.engine.BaseValidator.transcripts`)."""
+    return Conversations(_groups, content=lambda m: m.get("content") if isinstance(m, Mapping) else m)
 
 
 def transcript_from_anthropic(
@@ -125,6 +125,7 @@ def transcript_from_anthropic(
     *,
     system: str | Sequence[Mapping[str, Any]] | None = None,
     authors: Authors = None,
+    cache: Conversations[Any] | None = None,
 ) -> Transcript:
     """A transcript from an Anthropic Messages API request's ``messages`` (and ``system``).
 
@@ -133,9 +134,9 @@ def transcript_from_anthropic(
     ``authors`` names the outside party behind a tool result: a mapping from ``tool_use_id`` or a
     function ``(tool_use_id, tool_name) -> author``.
 
-    Without ``authors``, a conversation checked again a few messages later converts only its new
-    messages (:class:`~validator.inputs.conversations.Conversations`).
+    With a ``cache`` (:func:`conversations`) and without ``authors``, a conversation checked again a few
+    messages later converts only its new messages (:class:`~validator.inputs.conversations.Conversations`).
     """
-    if authors is None and messages:
-        return CONVERSATIONS.transcript([system, *messages], key=("anthropic", id(messages[0])), anchor=messages[0])
+    if cache is not None and authors is None and messages:
+        return cache.transcript([system, *messages], key=("anthropic", id(messages[0])), anchor=messages[0])
     return Transcript(convert(messages, system=system, authors=authors))

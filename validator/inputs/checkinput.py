@@ -26,6 +26,7 @@ from validator.exceptions import FieldProblem, InputError, PolicyError
 from validator.inputs import fastdecode, strictjson
 from validator.inputs.action import PendingAction
 from validator.inputs.anthropic import transcript_from_anthropic
+from validator.inputs.conversations import Conversations
 from validator.inputs.plain import to_plain
 from validator.inputs.transcript import CHARS, Message, ToolCall, Transcript
 from validator.policy import Policy
@@ -331,15 +332,19 @@ def _size_problems(doc: fastdecode.CheckIn, limits: Limits, before: Transcript |
     return problems
 
 
-def read_messages(messages: Any, agent_request: Mapping[str, Any] | None = None) -> Transcript:
+def read_messages(
+    messages: Any, agent_request: Mapping[str, Any] | None = None, cache: Conversations[Any] | None = None
+) -> Transcript:
     """The transcript of a check, from whatever the caller passed; a typed error for anything unreadable.
 
     A :class:`Transcript` passes through untouched (integrations build it once); message dicts in
-    the check-input format are parsed; with ``messages=None`` the agent's Anthropic request is read.
+    the check-input format are parsed; with ``messages=None`` the agent's Anthropic request is read
+    (through ``cache``, the validator's, when given).
     """
     try:
         if messages is None and agent_request is not None:
-            return transcript_from_anthropic(agent_request.get("messages") or [], system=agent_request.get("system"))
+            body = agent_request.get("messages") or []
+            return transcript_from_anthropic(body, system=agent_request.get("system"), cache=cache)
         return parse_transcript(messages)
     except InputError:
         raise

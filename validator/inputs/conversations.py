@@ -40,7 +40,7 @@ from typing import Any, Generic, TypeVar
 
 from validator.inputs.transcript import CHARS, Message, Transcript
 
-__all__ = ["Conversations", "Convert", "Reads", "flat"]
+__all__ = ["Conversations", "Convert", "Reads", "TranscriptCaches", "flat"]
 
 S = TypeVar("S")
 
@@ -222,3 +222,20 @@ def flat(groups: list[list[Message]]) -> list[Message]:
 
 def _ends(groups: list[list[Message]], offset: int) -> tuple[int, ...]:
     return tuple(accumulate((len(g) for g in groups), initial=offset))[1:]
+
+
+class TranscriptCaches:
+    """The conversation caches one validator owns, one per host's message format, each made on its first use
+    (:class:`Conversations`): a validator's checks share them, and nothing outlives the validator."""
+
+    def __init__(self) -> None:
+        self._made: dict[str, Conversations[Any]] = {}
+        self._lock = threading.Lock()
+
+    def of(self, kind: str, make: Callable[[], Conversations[Any]]) -> Conversations[Any]:
+        """The cache of the ``kind`` messages (made by ``make`` the first time)."""
+        with self._lock:
+            found = self._made.get(kind)
+            if found is None:
+                found = self._made[kind] = make()
+            return found
