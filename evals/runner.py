@@ -47,7 +47,7 @@ from validator.exceptions import FieldProblem, InputError
 from validator.judges.base import Judge
 from validator.judges.blind import View
 from validator.judges.strict import StrictJudge
-from validator.rules import RULES
+from validator.language.rules import RULES
 from validator.verdict import Code, Decision, Verdict
 
 __all__ = [

@@ -30,8 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import pending_action
 from validator.prompts import load_prompt
-from validator.refusals import RESERVED, call_id_used, conversation_unreadable, next_step
 from validator.verdict import REFUSAL_TEMPLATE, Code, Verdict
+from validator.verdict.refusals import RESERVED, call_id_used, conversation_unreadable, next_step
 
 __all__ = [
     "reserved_tool",

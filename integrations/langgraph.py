@@ -55,7 +55,7 @@ from validator.integrations.langchain import (
 
 from validator import BaseValidator, Decision, Policy, Verdict
 from validator.record.recorder import hash_args
-from validator.refusals import ARGUMENTS_CHANGED, NO_VERDICT_RECORDED
+from validator.verdict.refusals import ARGUMENTS_CHANGED, NO_VERDICT_RECORDED
 
 __all__ = ["ValidatorState", "add_validator", "justified_tools", "merge_verdicts"]
 

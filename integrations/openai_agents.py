@@ -49,7 +49,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from validator.extras import missing_extra
-from validator.refusals import NOT_APPROVED, validator_failed
+from validator.verdict.refusals import NOT_APPROVED, validator_failed
 
 try:
     from agents import Agent, AgentHooks, FunctionTool, Handoff, RunContextWrapper, RunHooks, Tool, ToolApprovalItem
@@ -69,7 +69,7 @@ from validator import BaseValidator, Decision, Message, ToolCall, Transcript, Va
 from validator.exceptions import UsageError
 from validator.inputs.action import justification_schema
 from validator.inputs.transcript import Role, content_text
-from validator.refusals import sticky_approval
+from validator.verdict.refusals import sticky_approval
 
 __all__ = ["ToolGuard", "ValidatorHooks", "transcript_from_items"]
 

@@ -127,17 +127,17 @@ def test_store_imports_no_stage_above_it() -> None:
 
 
 def test_the_gate_returns_findings_and_one_function_decides() -> None:
-    """The gate finds; :func:`validator.decision.decide` decides (principle 7's table in one place): no module of
-    the gate imports a code, a decision, a verdict or a refusal text (a reason in words for a finding is read
-    from the refusals module inside the function that words it, so the gate's import graph stays clean)."""
+    """The gate finds; :func:`validator.verdict.decision.decide` decides (principle 7's table in one place): no
+    module of the gate imports a code, a decision, a verdict or a refusal text, only the findings' types (a
+    reason in words for a finding is read from the refusals inside the function that words it)."""
     modules = _modules()
-    deciding = ("validator.codes", "validator.verdict", "validator.decision", "validator.refusals")
     for module in [m for m in modules if m.startswith("validator.gate")]:
         tree = ast.parse(modules[module].read_text(encoding="utf-8"))
         top = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
         names = [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
         names += [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
-        assert not [n for n in names if n.startswith(deciding)], module
+        deciding = [n for n in names if n.startswith("validator.verdict") and n != "validator.verdict.findings"]
+        assert deciding == [], module
 
 
 CONTEXT_STATE = {"validator.integrations._host"}
@@ -266,7 +266,7 @@ def test_one_module_writes_refusal_texts() -> None:
     adapters, the service)."""
     found = []
     for module, path in _modules().items():
-        if module in ("validator.refusals",) or ".devtools" in module or ".evals" in module:
+        if module in ("validator.verdict.refusals",) or ".devtools" in module or ".evals" in module:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.Call):
@@ -277,3 +277,15 @@ def test_one_module_writes_refusal_texts() -> None:
                 texts += node.args[1:2]
             found += [f"{module}:{node.lineno}" for text in texts if _worded(text)]
     assert found == []
+
+
+def test_at_most_ten_loose_modules() -> None:
+    """What belongs together is a package (the verdict: its codes, findings, refusals and the decision; the
+    language: the pack, the lexicon, the rules; the policy and its lint); at most ten modules stand alone."""
+    loose = sorted(p.name for p in (ROOT / "validator").glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+    assert len(loose) <= 10, loose
+
+
+def test_evals_live_at_the_top_level_mapped_to_validator_evals() -> None:
+    assert (ROOT / "evals" / "__init__.py").exists() and not (ROOT / "validator" / "evals").exists()
+    assert _modules()["validator.evals.runner"] == ROOT / "evals" / "runner.py"

@@ -102,7 +102,7 @@ def test_python_policy_is_checked_too() -> None:
 
 
 def test_policy_lint_names_each_hole_with_its_reason() -> None:
-    from validator.lint import lint
+    from validator.policy.lint import lint
 
     policy = Policy(
         {
@@ -124,7 +124,7 @@ def test_policy_lint_names_each_hole_with_its_reason() -> None:
 
 
 def test_the_shipped_policies_lint_clean() -> None:
-    from validator.lint import lint
+    from validator.policy.lint import lint
 
     root = Path(__file__).resolve().parent.parent
     for path in ("validator/examples/policy.toml", "evals/suite/policy.toml"):

@@ -19,7 +19,6 @@ Typical usage::
 """
 
 from validator._types import Confidence, Risk, Role
-from validator.decision import decide
 from validator.engine import (
     ActionInput,
     BaseValidator,
@@ -49,7 +48,6 @@ from validator.exceptions import (
     ValidatorError,
     is_control_flow,
 )
-from validator.findings import AuthorizationFinding, Findings, IntentFinding, Location, QuoteFinding, ValueFinding
 from validator.inputs import (
     AuthorizationEvidence,
     CheckInput,
@@ -67,13 +65,22 @@ from validator.inputs import (
     transcript_from_anthropic,
 )
 from validator.judges import Judge, JudgeOutput, JudgeRequest, StrictJudge
-from validator.lexicon import default_intents
+from validator.language.lexicon import default_intents
 from validator.policy import Policy, PolicySettings, ToolPolicy
 from validator.prompts import load_prompt
 from validator.record import AuditEvent, MemoryRecorder, Recorder
 from validator.store import AuthorizationStore, MemoryAuthorizationStore
 from validator.store.records import StandingAuthorization
 from validator.verdict import Code, Decision, Usage, Verdict
+from validator.verdict.decision import decide
+from validator.verdict.findings import (
+    AuthorizationFinding,
+    Findings,
+    IntentFinding,
+    Location,
+    QuoteFinding,
+    ValueFinding,
+)
 
 __all__ = [
     "ActionBlocked",

@@ -61,9 +61,7 @@ from validator import (
     Verdict,
     stateful_validator,
 )
-from validator import refusals as texts
 from validator._json import dumps
-from validator.decision import service_unavailable
 from validator.exceptions import FieldProblem, SetupError, StoreBusy, StoreError, ValidatorError
 from validator.gate.authorizations import is_bound
 from validator.inputs import sent, strictjson
@@ -72,12 +70,14 @@ from validator.inputs.held import Held, HeldConversations
 from validator.inputs.sent import CONVERSATION, CONVERSATION_AFTER, CONVERSATION_COUNT, CONVERSATION_DIGEST
 from validator.inputs.transcript import Transcript
 from validator.judges.base import Judge
-from validator.refusals import call_id_in_batch, next_step
 from validator.schemas import schema
 from validator.state import questions
 from validator.store import open_store, tenant_url
 from validator.store.base import Store, redacted
 from validator.store.records import new_authorization_id
+from validator.verdict import refusals as texts
+from validator.verdict.decision import service_unavailable
+from validator.verdict.refusals import call_id_in_batch, next_step
 
 T = TypeVar("T")
 __all__ = ["ServiceConfig", "create_app"]

@@ -40,9 +40,9 @@ import httpx
 import jiter
 import msgspec
 
-from validator.decision import service_unavailable
 from validator.inputs import sent
 from validator.verdict import Verdict, verdict_adapter
+from validator.verdict.decision import service_unavailable
 
 __all__ = ["AsyncServiceClient", "ServiceClient"]
 

@@ -35,8 +35,8 @@ from validator.engine.base import (
 from validator.exceptions import UsageError
 from validator.inputs.checkinput import check_input_data, read_action, read_messages
 from validator.policy import Policy
-from validator.refusals import ANSWER_AGAIN, NO_ANSWER_TOKEN, NO_QUESTION
 from validator.verdict import Code, Verdict
+from validator.verdict.refusals import ANSWER_AGAIN, NO_ANSWER_TOKEN, NO_QUESTION
 
 __all__ = ["RemoteValidator"]
 

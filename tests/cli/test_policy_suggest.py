@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from validator import Policy
 from validator.cli import app
-from validator.lexicon import suggest_intents
+from validator.language.lexicon import suggest_intents
 
 
 def test_it_proposes_verbs_from_the_name_and_description_of_each_tool_without_intents(tmp_path: Path) -> None:

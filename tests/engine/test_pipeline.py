@@ -27,10 +27,10 @@ from validator import (
     ValidatorConfig,
     decide,
 )
-from validator.decision import Judged
-from validator.findings import Findings, QuoteFinding
 from validator.record.recorder import AuditEvent
 from validator.testing import FunctionJudge, ScriptedJudge, ScriptError
+from validator.verdict.decision import Judged
+from validator.verdict.findings import Findings, QuoteFinding
 
 T = inbox_transcript("Please email bob@acme.example the minutes.", "nothing")
 ACTION = justified("send_email", {"to": "bob@acme.example"}, "email bob@acme.example the minutes")
@@ -387,7 +387,7 @@ def test_an_ablation_leaves_nothing_behind_for_the_next_check() -> None:
     from validator.evals.cases import load_cases
     from validator.evals.runner import EVAL_NOW
 
-    from validator.rules import RULES
+    from validator.language.rules import RULES
 
     cases = load_cases(packaged.cases_path())[:40]
 

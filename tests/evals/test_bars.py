@@ -10,8 +10,8 @@ from validator.evals.cases import load_cases
 from validator.evals.runner import WORST_CASE, ablate, run_matrix
 
 from validator.judges.base import JudgeOutput, JudgeRequest
+from validator.language.rules import RULES
 from validator.policy import Policy
-from validator.rules import RULES
 from validator.testing import FunctionJudge
 
 ROOT = Path(__file__).resolve().parents[2]

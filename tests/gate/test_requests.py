@@ -91,9 +91,9 @@ def test_negations_across_commas_and_long_clauses() -> None:
 
 
 def test_sender_and_payer_are_not_intents_of_send_and_pay() -> None:
-    from validator.findings import RequestSentence
     from validator.gate.reader import ToolSense
     from validator.gate.requests import requests_tool
+    from validator.verdict.findings import RequestSentence
 
     for text, intent in (("Reply to the sender of that email", "send"), ("Ask the payer", "pay")):
         transcript = Transcript([Message(role="user", content=text)])

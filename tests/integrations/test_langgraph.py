@@ -14,12 +14,12 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command
-from validator.integrations.chat_model import ChatModelJudge
 from validator.integrations.langgraph import ValidatorState, add_validator, justified_tools
 from validator.integrations.testing import ScriptedChatModel
 
 from tests.conftest import POLICY
 from validator import JudgeRequest, StrictJudge, Validator
+from validator.judges.chat_model import ChatModelJudge
 from validator.testing import FunctionJudge
 
 USER = "Please email bob@acme.example the minutes and archive the printer thread."

@@ -165,7 +165,8 @@ def test_the_cli_one_shot(endpoint: Any, tmp_path: Path) -> None:
 
 def test_the_chat_model_judge_over_chatanthropic(endpoint: Any) -> None:
     from langchain_anthropic import ChatAnthropic
-    from validator.integrations.chat_model import ChatModelJudge
+
+    from validator.judges.chat_model import ChatModelJudge
 
     url, raws, _ = endpoint
     model = ChatAnthropic(model="claude-haiku-4-5", api_key="sk-test", base_url=url, max_retries=0)  # type: ignore[call-arg]
@@ -290,10 +291,10 @@ def test_no_word_an_outside_party_or_the_agent_wrote_is_rendered(
 ) -> None:
     from dataclasses import replace
 
-    from validator.findings import Location, QuoteFinding
     from validator.inputs.action import parse_justification
     from validator.judges.base import JudgeRequest
     from validator.judges.blind import render_blind
+    from validator.verdict.findings import Location, QuoteFinding
 
     read = {"id": "c1", "name": "read_inbox", "args": {}}
     messages = [

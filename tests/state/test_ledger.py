@@ -119,10 +119,10 @@ def test_an_answer_whose_spend_cannot_be_computed_is_still_recorded() -> None:
     conversation does not hold): the spend is logged as not made, nothing raises."""
     from dataclasses import replace as changed
 
-    from validator.findings import Findings, IntentFinding, RequestSentence
     from validator.state.ledger import spend_answered
     from validator.store.memory import MemoryLedger
     from validator.verdict import Verdict
+    from validator.verdict.findings import Findings, IntentFinding, RequestSentence
 
     policy = ToolPolicy(risk="dangerous", targets=("recipient",), intents=("pay",))
     findings = Findings(

@@ -13,9 +13,9 @@ from rich.table import Table
 from validator import examples
 from validator.cli._common import EXIT_BAD_INPUT, bad_input, err, new_app, out
 from validator.exceptions import InputError
-from validator.lexicon import suggest_intents
-from validator.lint import lint
+from validator.language.lexicon import suggest_intents
 from validator.policy import Policy
+from validator.policy.lint import lint
 from validator.schemas import SCHEMAS, schema_json
 
 __all__ = ["register"]

@@ -23,10 +23,10 @@ from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import read_action, read_messages
 from validator.inputs.transcript import Transcript
 from validator.judges.runner import describe
-from validator.refusals import edit_approved, edit_refused, edit_unreadable, grant_kept, grant_not_kept
 from validator.shells import Io, Steps
 from validator.state import ledger
 from validator.verdict import Decision, Verdict
+from validator.verdict.refusals import edit_approved, edit_refused, edit_unreadable, grant_kept, grant_not_kept
 
 if TYPE_CHECKING:
     from validator.engine.pipeline import Validator

@@ -19,8 +19,8 @@ from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import CheckInput
 from validator.inputs.conversations import TranscriptCaches
 from validator.inputs.transcript import Message, Transcript
+from validator.language.rules import Rules
 from validator.policy import Policy
-from validator.rules import Rules
 from validator.verdict import Verdict
 
 __all__ = [
@@ -94,12 +94,12 @@ class ValidatorConfig:
     """Memory for the conversations :meth:`Validator.check` holds when it is given a ``conversation`` name
     (:mod:`validator.inputs.held`; twice their messages' JSON and 4 KiB each), the least recent let go."""
     rules_off: frozenset[str] = frozenset()
-    """For measuring only (the eval's ablation): rules of :data:`validator.rules.RULES` switched off for this
+    """For measuring only (the eval's ablation): rules of :data:`validator.language.rules.RULES` switched off for this
     validator's checks. Never set it in production."""
 
     rules: Rules = field(init=False, repr=False, compare=False)
     """The rules this validator's checks run with (built from ``rules_off``, which it checks against
-    :data:`validator.rules.RULES`), handed to the gate and the ledger with each check."""
+    :data:`validator.language.rules.RULES`), handed to the gate and the ledger with each check."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rules", Rules(frozenset(self.rules_off)))

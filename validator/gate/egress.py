@@ -20,7 +20,7 @@ from validator.gate.entities import extract_entities
 from validator.gate.index import other_index, user_index
 from validator.gate.paths import string_leaves
 from validator.inputs.transcript import Transcript
-from validator.rules import ALL_ON, Rule, Rules
+from validator.language.rules import ALL_ON, Rule, Rules
 
 __all__ = ["Egress", "egress"]
 

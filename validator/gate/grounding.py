@@ -21,7 +21,6 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any
 
-from validator.findings import Location, RequestFill, RequestSentence, ValueFinding, ValueStatus
 from validator.gate.authorizations import allows
 from validator.gate.entities import CURRENCIES, Entity, amounts_in, extract_entities, parse_entity, same_link
 from validator.gate.index import other_index, outside_authors, user_index
@@ -33,8 +32,9 @@ from validator.gate.text import TextIndex, normalize
 from validator.gate.times import holds_time
 from validator.inputs.transcript import Transcript
 from validator.language import english
-from validator.rules import ALL_ON, Rule, Rules
+from validator.language.rules import ALL_ON, Rule, Rules
 from validator.store.records import StandingAuthorization
+from validator.verdict.findings import Location, RequestFill, RequestSentence, ValueFinding, ValueStatus
 
 __all__ = ["mentions", "outside_party", "UNREADABLE", "as_number", "ground_value"]
 

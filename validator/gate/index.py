@@ -14,7 +14,7 @@ from collections.abc import Callable, Hashable
 from validator.gate.sentences import blank, pasted_by_message
 from validator.gate.text import TextIndex
 from validator.inputs.transcript import Fact, Message, Transcript
-from validator.rules import ALL_ON, Rules
+from validator.language.rules import ALL_ON, Rules
 
 __all__ = ["is_users", "other_index", "outside_authors", "user_index"]
 

@@ -30,7 +30,6 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from validator.findings import Proof
 from validator.gate.grammar import (
     OWNER_BACK,
     OWNER_OTHER,
@@ -47,7 +46,8 @@ from validator.gate.grammar import (
 )
 from validator.gate.lexer import Word
 from validator.language import ArgumentKind, LanguagePack, english, english_verb_lemmas
-from validator.lexicon import families_of
+from validator.language.lexicon import families_of
+from validator.verdict.findings import Proof
 
 __all__ = [
     "Fill",

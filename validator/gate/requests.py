@@ -15,7 +15,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import cast, get_args
 
-from validator.findings import IntentFinding, Proof, RequestFill, RequestProblem, RequestSentence
 from validator.gate.entities import EntityKind
 from validator.gate.grammar import (
     OWNER_BACK,
@@ -48,8 +47,9 @@ from validator.gate.sentences import own_words
 from validator.gate.split import sentences
 from validator.inputs.transcript import Transcript
 from validator.language import english
+from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy
-from validator.rules import ALL_ON, Rule, Rules
+from validator.verdict.findings import IntentFinding, Proof, RequestFill, RequestProblem, RequestSentence
 
 __all__ = [
     "delegated_instructions",
@@ -675,8 +675,8 @@ def suggestion(intent: IntentFinding, tool: str) -> str | None:
 
 
 def why_not_requested(intent: IntentFinding, sentences: int, *, found: bool = False) -> str:
-    """The reason the reader gives, in words (the texts live in :mod:`validator.refusals`); ``found``: the
+    """The reason the reader gives, in words (the texts live in :mod:`validator.verdict.refusals`); ``found``: the
     sentences are every one of the user's own, read because the host could not carry a justification."""
-    from validator.refusals import request_reason
+    from validator.verdict.refusals import request_reason
 
     return request_reason(intent.problem or "not_named", intent.detail, sentences, found=found)

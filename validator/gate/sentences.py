@@ -24,13 +24,13 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from functools import lru_cache
 
-from validator.findings import RequestSentence
 from validator.gate.lexer import OPAQUE
 from validator.gate.split import sentences
 from validator.gate.text import QUOTE_MARKS, find_bounded, normalize
 from validator.inputs.transcript import Fact, Transcript
 from validator.language import english
-from validator.rules import ALL_ON, Rule, Rules
+from validator.language.rules import ALL_ON, Rule, Rules
+from validator.verdict.findings import RequestSentence
 
 __all__ = [
     "locate",

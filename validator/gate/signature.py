@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from validator.findings import ValueFinding
 from validator.gate.grammar import grammar
 from validator.gate.grounding import mentions, outside_party
 from validator.gate.index import is_users
@@ -34,7 +33,8 @@ from validator.gate.split import sentences
 from validator.gate.text import normalize
 from validator.inputs.transcript import Transcript
 from validator.language import english
-from validator.rules import ALL_ON, Rules
+from validator.language.rules import ALL_ON, Rules
+from validator.verdict.findings import ValueFinding
 
 __all__ = ["COVERED", "named_only_outside", "outside_target"]
 

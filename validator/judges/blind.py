@@ -34,13 +34,13 @@ from typing import Any, Literal
 
 from validator._json import dumps
 from validator.exceptions import UsageError
-from validator.findings import ValueFinding
 from validator.gate.entities import extract_entities
 from validator.gate.index import is_users
 from validator.gate.sentences import attributed
 from validator.gate.text import SearchBudgetExceeded, find_bounded, normalize
 from validator.inputs.transcript import Transcript
 from validator.judges.base import JudgeRequest
+from validator.verdict.findings import ValueFinding
 
 __all__ = ["VIEWS", "View", "check_view", "render_blind"]
 

@@ -22,11 +22,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from validator import refusals
-from validator.findings import IntentFinding, ValueFinding
 from validator.gate.requests import suggestion, why_not_requested
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
-from validator.verdict import Code
+from validator.verdict import Code, refusals
+from validator.verdict.findings import IntentFinding, ValueFinding
 
 __all__ = ["StrictJudge"]
 

@@ -32,9 +32,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from validator import decision
 from validator.exceptions import StoreError
-from validator.findings import Findings
 from validator.gate.entities import amounts_in, extract_entities
 from validator.gate.paths import lookup
 from validator.gate.reader import words as read_words
@@ -42,11 +40,12 @@ from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Fact, ToolCall, Transcript
 from validator.judges.base import JudgeRequest
 from validator.language import english
+from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import ToolPolicy
-from validator.rules import ALL_ON, Rule, Rules
 from validator.state.keys import grant_key, request_key, spender
 from validator.store.base import RequestLedger, SpendLost
-from validator.verdict import Verdict
+from validator.verdict import Verdict, decision
+from validator.verdict.findings import Findings
 
 __all__ = ["CARRIED_OUT", "SPENT_TTL", "carried_out", "lost", "spend", "spend_answered"]
 

@@ -6,22 +6,17 @@ prose: :mod:`validator.judges.blind`), or in the ``shared_prefix`` view the conv
 the validation request as a user message, and applies the same guard as every
 model judge: exactly one call, to the verdict tool, with a verdict that parses. Its calls are
 tagged ``nostream`` so its tokens never reach the user through LangGraph's ``stream_mode="messages"``.
-It makes no prompt-cache guarantee, and each verdict says so (``usage.cache``). Requires
-``langchain-core``.
+It makes no prompt-cache guarantee, and each verdict says so (``usage.cache``).
+
+It imports no framework: it speaks to the model through LangChain's chat-model interface (``bind_tools``,
+``invoke``/``ainvoke`` with ``(role, text)`` messages, an AI message with ``tool_calls`` back), so the
+judge lives with the other judges and the application brings ``langchain-core`` and the model.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
-
-from validator.extras import missing_extra
-
-try:
-    from langchain_core.language_models import BaseChatModel
-    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
-except ImportError as exc:
-    raise missing_extra("langchain", "validator.integrations.chat_model", exc) from None
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Protocol
 
 from validator.exceptions import JudgeError, JudgeOutputError, JudgeServiceError, JudgeTimeout
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
@@ -38,12 +33,18 @@ from validator.judges.model import (
 from validator.prompts import load_prompt
 from validator.verdict import Usage
 
-__all__ = ["NOSTREAM", "ChatModelJudge"]
+__all__ = ["NOSTREAM", "ChatModel", "ChatModelJudge"]
 
 NOSTREAM = "nostream"
 """LangGraph's tag (``langgraph.constants.TAG_NOSTREAM``) that keeps a model's tokens out of the stream."""
 CACHE_NOTE = "not shared (generic chat model: no prompt-cache guarantee)"
 _STOPPED = {"length", "max_tokens", "refusal", "content_filter"}
+
+
+class ChatModel(Protocol):
+    """A tool-calling LangChain chat model (``BaseChatModel``): what this judge needs of it."""
+
+    def bind_tools(self, tools: Sequence[Mapping[str, Any]], /) -> Any: ...
 
 
 class ChatModelJudge(Judge):
@@ -53,7 +54,7 @@ class ChatModelJudge(Judge):
 
     def __init__(
         self,
-        model: BaseChatModel,
+        model: ChatModel,
         *,
         tool_name: str = DEFAULT_VALIDATOR_TOOL,
         quality: bool = True,
@@ -77,21 +78,21 @@ class ChatModelJudge(Judge):
     @property
     def label(self) -> str:
         named = getattr(self.model, "model", None) or getattr(self.model, "model_name", None)
-        return f"chat_model:{named or self.model._llm_type}"
+        return f"chat_model:{named or getattr(self.model, '_llm_type', type(self.model).__name__)}"
 
-    def _messages(self, request: JudgeRequest) -> list[Any]:
+    def _messages(self, request: JudgeRequest) -> list[tuple[str, str]]:
         if self.view == "blind":
             lines, ask = render_blind(request, tool_name=self.tool_name, quality=self.quality)
-            return [SystemMessage(load_prompt(self.blind_prompt)), HumanMessage("\n".join(lines) + "\n\n" + ask)]
+            return [("system", load_prompt(self.blind_prompt)), ("human", "\n".join(lines) + "\n\n" + ask)]
         text = (
             render_transcript(request.transcript)
             + "\n\n"
             + render_request(request, tool_name=self.tool_name, quality=self.quality, prompt=None)
         )
-        return [SystemMessage(load_prompt(self.prompt)), HumanMessage(text)]
+        return [("system", load_prompt(self.prompt)), ("human", text)]
 
     def _read(self, reply: Any) -> JudgeOutput:
-        if not isinstance(reply, AIMessage):
+        if getattr(reply, "type", None) != "ai" or not isinstance(getattr(reply, "tool_calls", None), list):
             raise JudgeOutputError(self.label, f"expected an AIMessage, got {type(reply).__name__}")
         usage = _usage(reply)
         metadata = reply.response_metadata or {}
@@ -137,7 +138,7 @@ class ChatModelJudge(Judge):
         return self._read(reply)
 
 
-def _usage(reply: AIMessage) -> Usage | None:
+def _usage(reply: Any) -> Usage | None:
     meta = reply.usage_metadata
     if not meta:
         return Usage(cache=CACHE_NOTE)

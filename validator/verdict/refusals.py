@@ -1,7 +1,7 @@
 """Refusal texts as data: for each code, what the verdict says and the next step it suggests.
 
 Every module that refuses or asks takes its words from here, so one code reads the same on every
-path (the gate, the strict judge, the decision, the engine's own checks). :mod:`validator.decision`
+path (the gate, the strict judge, the decision, the engine's own checks). :mod:`validator.verdict.decision`
 stays the only place a :class:`~validator.verdict.Verdict` is built; this module only holds texts.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from validator.codes import Code
+from validator.verdict.codes import Code
 
 __all__ = [
     "NEVER_ASKED",
@@ -229,7 +229,7 @@ def overruled(approved: bool, decision: str, reason: str | None, reasoning: str)
     )
 
 
-# -- the decision's own texts (validator.decision builds the verdicts) ---------------------------------------
+# -- the decision's own texts (validator.verdict.decision builds the verdicts) ---------------------------------------
 
 
 def judge_overheld(gap: str, *, refused: bool) -> str:

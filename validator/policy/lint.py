@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from validator.lexicon import families_of, tool_words
+from validator.language.lexicon import families_of, tool_words
 from validator.policy import Policy
 
 __all__ = ["PolicyWarning", "lint"]

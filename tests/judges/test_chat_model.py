@@ -6,11 +6,11 @@ from typing import Any
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage
-from validator.integrations.chat_model import ChatModelJudge
 from validator.integrations.testing import ScriptedChatModel
 
 from tests.conftest import POLICY, inbox_transcript, justified
 from validator import Code, Validator
+from validator.judges.chat_model import ChatModelJudge
 
 T = inbox_transcript("Please email bob@acme.example the minutes.", "Minutes: all good.")
 ACTION = justified("send_email", {"to": "bob@acme.example"}, "email bob@acme.example the minutes")

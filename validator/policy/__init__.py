@@ -38,7 +38,7 @@ from validator._errors import problems_from_pydantic
 from validator._types import Risk
 from validator.exceptions import FieldProblem, PolicyError
 from validator.language import english
-from validator.lexicon import default_intents, families_of
+from validator.language.lexicon import default_intents, families_of
 
 __all__ = ["Ask", "Policy", "PolicySettings", "Risk", "ToolPolicy", "default_intents"]
 

@@ -5,7 +5,7 @@ the policy: a finding about the call itself refuses it; then the evidence (no ju
 are not the user's, an authorization that does not count, no user evidence); then any **disproved**
 finding blocks and a **dangerous** action with an **unknown** one goes to the user; past that the judge's
 answer decides (``dangerous`` needs ``approved`` with high confidence, an unsure verdict follows
-``low_confidence``). Every text comes from :mod:`validator.refusals` by code. The named constructors below
+``low_confidence``). Every text comes from :mod:`validator.verdict.refusals` by code. The named constructors below
 are the only other places a :class:`~validator.verdict.Verdict` is spelled out, one per way a check ends
 outside the table (as openai-agents' ``ToolGuardrailFunctionOutput.allow()`` / ``.reject_content()``).
 """
@@ -16,17 +16,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
-from validator import refusals as texts
 from validator._types import Risk
 from validator.exceptions import UsageError
-from validator.findings import CheckFinding, Findings, Gap, ValueFinding
 from validator.gate.requests import suggestion, why_not_requested
 from validator.judges.base import JudgeOutput
+from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy, PolicySettings, ToolPolicy
-from validator.refusals import next_step as next_step_for
-from validator.refusals import overruled as overruled_text
-from validator.rules import ALL_ON, Rule, Rules
 from validator.verdict import Code, Decision, Usage, Verdict
+from validator.verdict import refusals as texts
+from validator.verdict.findings import CheckFinding, Findings, Gap, ValueFinding
+from validator.verdict.refusals import next_step as next_step_for
+from validator.verdict.refusals import overruled as overruled_text
 
 __all__ = [
     "Judged",
