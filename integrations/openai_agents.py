@@ -60,15 +60,14 @@ try:
     from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
 except ImportError as exc:
     raise missing_extra("openai-agents", "validator.integrations.openai_agents", exc) from None
-from pydantic import BaseModel
 from validator.integrations._host import JUSTIFICATION, Remembered, split_justification, user_of
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
 
-from validator import BaseValidator, Decision, Message, ToolCall, Transcript, Validator, Verdict
+from validator import BaseValidator, Decision, Validator, Verdict
 from validator.exceptions import UsageError
 from validator.inputs.action import justification_schema
-from validator.inputs.transcript import Role, content_text
+from validator.inputs.responses import call_ids, item_args, item_text, plain, transcript_from_items
 from validator.verdict.refusals import sticky_approval
 
 __all__ = ["ToolGuard", "ValidatorHooks", "transcript_from_items"]
@@ -81,73 +80,6 @@ UserId = str | Callable[[RunContextWrapper[Any]], str | None] | None
 OnBlock = Literal["tell_model", "halt"]
 GUARDRAIL_NAME = "action_validator"
 _GUARDED = "__action_validator_guarded__"
-_TEXT_BLOCKS = ("input_text", "output_text", "text")
-_ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}
-
-
-# -- the conversation ---------------------------------------------------------------------------
-
-
-def _plain(item: Any) -> Mapping[str, Any]:
-    if isinstance(item, BaseModel):
-        return item.model_dump(mode="json", exclude_none=True)
-    return item if isinstance(item, Mapping) else {}
-
-
-def _text(content: Any) -> str:
-    """Text blocks only (``input_text``/``output_text``/``refusal``); images and files are left out."""
-    if not isinstance(content, list):
-        return content_text(content)
-    blocks: list[Any] = []
-    for block in content:
-        b = _plain(block)
-        if b.get("type") in _TEXT_BLOCKS:
-            blocks.append({"type": "text", "text": b.get("text")})
-        elif b.get("type") == "refusal":
-            blocks.append({"type": "text", "text": b.get("refusal")})
-    return content_text(blocks)
-
-
-def _args(arguments: Any) -> dict[str, Any]:
-    try:
-        parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
-    except ValueError:
-        return {"arguments": arguments}
-    return dict(parsed) if isinstance(parsed, Mapping) else {"arguments": parsed}
-
-
-def transcript_from_items(items: Sequence[Any], *, instructions: str | None = None) -> Transcript:
-    """A validator transcript from the SDK's input and output items (dicts or the ``openai`` models).
-
-    User messages are the user's words; assistant text and ``function_call`` items are the agent's
-    turns; a ``function_call_output`` is the answer of the call it names. Other items (reasoning,
-    hosted tools) are left out: they never authorize.
-    """
-    out: list[Message] = [Message(role="system", content=instructions)] if instructions else []
-    names: dict[str, str] = {}
-    for raw in items:
-        item = _plain(raw)
-        kind = item.get("type", "message")
-        if kind == "message" and item.get("role") in _ROLES:
-            out.append(Message(role=_ROLES[item["role"]], content=_text(item.get("content"))))
-        elif kind == "function_call":
-            call = ToolCall(id=str(item.get("call_id")), name=str(item.get("name")), args=_args(item.get("arguments")))
-            names[call.id] = call.name
-            last = out[-1] if out else None
-            if last is not None and last.role == "assistant":  # one model turn: its text and its calls
-                out[-1] = Message(role="assistant", content=last.content, tool_calls=(*last.tool_calls, call))
-            else:
-                out.append(Message(role="assistant", tool_calls=(call,)))
-        elif kind == "function_call_output":
-            call_id = str(item.get("call_id"))
-            out.append(
-                Message(role="tool", content=_text(item.get("output")), tool_call_id=call_id, name=names.get(call_id))
-            )
-    return Transcript(out)
-
-
-def _call_ids(items: Sequence[Any]) -> set[str]:
-    return {str(i.get("call_id")) for i in map(_plain, items) if i.get("type") == "function_call"}
 
 
 # -- what the model saw, by call id ---------------------------------------------------------------
@@ -173,7 +105,7 @@ class _History:
     def ended(self, context: RunContextWrapper[Any], response: ModelResponse) -> None:
         before, instructions = self.inputs.get(id(context)) or ((), None)
         seen = _Seen(before, tuple(response.output), instructions)
-        for item in map(_plain, response.output):
+        for item in map(plain, response.output):
             if item.get("type") == "function_call":
                 self.calls.put(str(item.get("call_id")), seen)
 
@@ -271,7 +203,7 @@ def _sticky(ctx: RunContextWrapper[Any], tool: str) -> bool:
 
 
 def _same_call(item: Mapping[str, Any], name: str, args: Mapping[str, Any]) -> bool:
-    return item.get("name") == name and _args(item.get("arguments")) == dict(args)
+    return item.get("name") == name and item_args(item.get("arguments")) == dict(args)
 
 
 class ToolGuard:
@@ -395,7 +327,7 @@ class ToolGuard:
     def request(self, item: ToolApprovalItem) -> dict[str, Any] | None:
         """Why the validator asks about an interruption: the per-call approval request of
         :mod:`validator.integrations._review` (reasons under ``action_validator``); None if not ours."""
-        raw = _plain(item.raw_item)
+        raw = plain(item.raw_item)
         asked = self.guard.question(str(raw.get("call_id")))
         return None if asked is None else self.guard.request(*asked)
 
@@ -411,7 +343,7 @@ class ToolGuard:
         guardrail); a failure of our own code blocks it."""
         seen = self._history.calls.get(call_id)
         call = {"type": "function_call", "call_id": call_id, "name": tool, "arguments": json.dumps(dict(args))}
-        if seen is not None and any(_same_call(i, tool, args) for i in map(_plain, seen.output)):
+        if seen is not None and any(_same_call(i, tool, args) for i in map(plain, seen.output)):
             before, items, instructions = seen.before, [*seen.before, *seen.output], seen.instructions
         else:  # not recorded (no hooks, or another process): the run's input, which holds every user message
             before, items, instructions = tuple(ctx.turn_input), [*ctx.turn_input, call], None
@@ -421,13 +353,13 @@ class ToolGuard:
             call_id=call_id,
             messages=lambda: transcript_from_items(items, instructions=instructions),
             user_id=lambda: self._user(ctx),
-            used=_call_ids(before),
+            used=call_ids(before),
         )
         return started, await self.guard.adecide(started)
 
     async def _decide(self, ctx: ToolContext[Any]) -> Verdict | None:
         """The verdict this very call runs under (the user's, when they were asked); None: let the SDK ask."""
-        call, verdict = await self._judge(ctx, ctx.tool_name, _args(ctx.tool_arguments), ctx.tool_call_id)
+        call, verdict = await self._judge(ctx, ctx.tool_name, item_args(ctx.tool_arguments), ctx.tool_call_id)
         if verdict.decision is not Decision.ASK_USER:
             return self.guard.outcome(call, verdict).verdict
         if ctx.is_tool_approved(ctx.tool_name, ctx.tool_call_id) is not True:
@@ -465,7 +397,7 @@ class ToolGuard:
     ) -> None:
         """Record the model's input; a call the user rejected shows its refusal here: record the answer."""
         self._history.started(context, system_prompt, items)
-        for item in map(_plain, items):
+        for item in map(plain, items):
             if item.get("type") != "function_call_output":
                 continue
-            await self.guard.aanswer(str(item.get("call_id")), Review(False, _text(item.get("output"))))
+            await self.guard.aanswer(str(item.get("call_id")), Review(False, item_text(item.get("output"))))
