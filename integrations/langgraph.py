@@ -83,37 +83,22 @@ def justified_tools(tools: Sequence[BaseTool], policy: Policy) -> list[BaseTool]
     return [t if policy.for_tool(t.name).exempt else justified_tool(t) for t in tools]
 
 
-def _last_ai(state: Any) -> AIMessage | None:
-    messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
-    for message in reversed(messages or []):
-        if isinstance(message, AIMessage):
-            return message
-    return None
-
-
-def _split(state: Any) -> tuple[list[BaseMessage], list[BaseMessage]]:
-    """The messages before the last AI message, and those after it."""
-    messages: Sequence[BaseMessage] = state.get("messages") or []
-    for k in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[k], AIMessage):
-            return list(messages[:k]), list(messages[k + 1 :])
-    return list(messages), []
-
-
 def _pending(state: Any) -> list[dict[str, Any]]:
     """The calls of the last AI message that nothing after it answers (none is ever dropped)."""
-    ai = _last_ai(state)
-    if ai is None:
-        return []
-    done = {m.tool_call_id for m in _split(state)[1] if isinstance(m, ToolMessage)}
-    return [dict(c) for c in ai.tool_calls if c.get("id") not in done]
+    found = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
+    messages: Sequence[BaseMessage] = found or []
+    for k in range(len(messages) - 1, -1, -1):
+        ai = messages[k]
+        if isinstance(ai, AIMessage):
+            done = {m.tool_call_id for m in messages[k + 1 :] if isinstance(m, ToolMessage)}
+            return [dict(c) for c in ai.tool_calls if c.get("id") not in done]
+    return []
 
 
 class _Nodes:
     def __init__(
         self, validator: BaseValidator, *, tools: str, model: str, user_id_key: str, agent_request: AgentRequest | None
     ):
-        self.validator = validator
         self.guard = ToolCallGuard(validator, signals=SIGNALS)
         self.tools = tools
         self.model = model
