@@ -9,7 +9,6 @@
   through deferred-tool approvals).
 - :mod:`.openai_agents`: tool input guardrails for the OpenAI Agents SDK.
 - :mod:`.service`: ``validator serve``, the HTTP decision service, and its fail-closed client.
-- :mod:`.chat_model`: a judge over any LangChain chat model.
 - :mod:`._host`: what every host adapter shares (refusal text, justification, user id, the bounded cache).
 - :mod:`._review`: asking the user, in LangChain's human-in-the-loop shapes, and reading the answer.
 - :mod:`._lifecycle`: ``ToolCallGuard``, the life of one guarded call, which every adapter translates to.

@@ -36,7 +36,6 @@ MODULES = [
     ("validator.integrations.langgraph", "langchain"),
     ("validator.integrations.middleware", "langchain"),
     ("validator.integrations.testing", "langchain"),
-    ("validator.integrations.chat_model", "langchain"),
     ("validator.integrations.claude", "langchain"),
     ("validator.integrations.pydantic_ai", "pydantic-ai"),
     ("validator.integrations.openai_agents", "openai-agents"),
