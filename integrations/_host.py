@@ -193,6 +193,11 @@ class Remembered(Generic[K, V]):
         with self._lock:
             self._items.pop(key, None)
 
+    def take(self, key: K) -> V | None:
+        """The entry, removed in the same step (two takers never both get it)."""
+        with self._lock:
+            return self._items.pop(key, None)
+
 
 def reused_id(tool: str, call_id: str) -> Verdict:
     """The refusal of a call whose id an earlier call of the conversation already used."""

@@ -284,9 +284,7 @@ class ToolCallGuard:
         return self._ahead.get(call.key) is not None
 
     def _held(self, call: GuardedCall) -> Review | None:
-        review = self._ahead.get(call.key)
-        self._ahead.pop(call.key)
-        return review
+        return self._ahead.take(call.key)
 
     # -- a question the host brings back later -----------------------------------------------------
 
@@ -303,21 +301,24 @@ class ToolCallGuard:
             return None
         return asked
 
-    def answer(self, call_id: str, answer: Any) -> Outcome | None:
-        """The person's answer to the question kept for ``call_id``, recorded (the question closed); None when
-        this guard kept none (a question asked elsewhere: :meth:`run` decides the call again, and only an
-        ``ask_user`` verdict takes the answer)."""
-        asked = self._take(call_id)
+    def answer(self, call_id: str, answer: Any, *, call: GuardedCall | None = None) -> Outcome | None:
+        """The person's answer to the question kept for ``call_id``, recorded (the question closed, in one step:
+        two answers never both settle it); None when this guard kept none (a question asked elsewhere:
+        :meth:`run` decides the call again, and only an ``ask_user`` verdict takes the answer). With ``call``
+        (the call the person was shown), only a question about that very call takes the answer."""
+        asked = self._take(call_id, call)
         return None if asked is None else self.settle(*asked, answer)
 
-    async def aanswer(self, call_id: str, answer: Any) -> Outcome | None:
+    async def aanswer(self, call_id: str, answer: Any, *, call: GuardedCall | None = None) -> Outcome | None:
         """Async twin of :meth:`answer`."""
-        asked = self._take(call_id)
+        asked = self._take(call_id, call)
         return None if asked is None else await self.asettle(*asked, answer)
 
-    def _take(self, call_id: str) -> tuple[GuardedCall, Verdict] | None:
-        asked = self._questions.get(call_id)
-        self._questions.pop(call_id)
+    def _take(self, call_id: str, call: GuardedCall | None) -> tuple[GuardedCall, Verdict] | None:
+        asked = self._questions.take(call_id)
+        if asked is not None and call is not None and asked[0].key != call.key:
+            self._questions.put(call_id, asked)  # another call's question: it stays for its own answer
+            return None
         return asked
 
     def forget(self, call_id: str) -> None:

@@ -116,7 +116,7 @@ class ClaudeAgentGuard:
                 return PermissionResultDeny(message=verdict.message_for_agent())
             given = await self.ask(tool_name, dict(tool_input), verdict)
             review = given if isinstance(given, Review) else Review(bool(given))
-            outcome = await self.guard.aanswer(call.call_id, review)
+            outcome = await self.guard.aanswer(call.call_id, review, call=call)  # only the call they were shown
             if outcome is None:  # answered meanwhile: this answer does not run it
                 return PermissionResultDeny(message=verdict.message_for_agent())
         except Exception as exc:  # a failure to ask or to record: the call does not run

@@ -370,7 +370,8 @@ class ToolGuard:
         shown = self.guard.question(ctx.tool_call_id, call) is not None  # this very call, not an old one of that id
         if not shown and _sticky(ctx, ctx.tool_name):
             # an "always approve" the user gave for the tool earlier: the SDK never showed them this call
-            return replace(verdict, reasoning=sticky_approval(ctx.tool_name, verdict.reasoning))
+            kept = self.guard.outcome(call, verdict).verdict  # settled here: not kept for the call any more
+            return replace(kept, reasoning=sticky_approval(ctx.tool_name, kept.reasoning))
         self.guard.forget(ctx.tool_call_id)
         return (await self.guard.asettle(call, verdict, Review(True))).verdict
 

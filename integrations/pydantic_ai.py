@@ -293,7 +293,7 @@ class ValidatedToolset(WrapperToolset[AgentDepsT]):
             if asked is not None and (asked[0].tool != name or asked[0].user_id != call.user_id):
                 asked = None
             review = self._review(asked[0] if asked is not None else call, tool_args, ctx)
-            answered = await guard.aanswer(call.call_id, review) if asked is not None else None
+            answered = await guard.aanswer(call.call_id, review, call=asked[0]) if asked is not None else None
             return (answered or await guard.arun(call, lambda _: review)).verdict
         verdict = await guard.adecide(call)
         if verdict.decision is not Decision.ASK_USER:

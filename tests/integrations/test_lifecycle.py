@@ -773,3 +773,38 @@ def test_a_posed_question_is_answered_once_and_only_for_its_own_call() -> None:
     guard.pose(call, verdict)
     guard.forget("c9")
     assert asyncio.run(guard.aanswer("c9", {"type": "approve"})) is None
+
+
+def test_an_answer_settles_only_the_call_the_person_was_shown() -> None:
+    """A question re-posed under the same id meanwhile (another call's arguments) keeps its own answer."""
+    guard, shown, recorder = _asked_guard()
+    guard.pose(shown, guard.decide(shown))
+    other = replace(shown, key="the same id, other arguments")
+    guard.pose(other, guard.decide(shown))
+    assert guard.answer("c9", {"type": "approve"}, call=shown) is None  # not the call they saw: nothing settles
+    assert guard.question("c9", other) is not None  # it waits for its own answer
+    assert [e.verdict.code for e in recorder.events] == [Code.POLICY_ASKS_USER]
+
+
+def test_a_question_is_answered_once_across_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    guard, call, recorder = _asked_guard()
+    guard.pose(call, guard.decide(call))
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(lambda _: guard.answer("c9", {"type": "approve"}), range(8)))
+    assert sum(o is not None for o in outcomes) == 1
+    assert [e.verdict.code for e in recorder.events].count(Code.APPROVED_BY_USER) == 1
+
+
+def test_a_justification_nested_too_deep_is_a_recorded_refusal_not_a_crash() -> None:
+    guard, call, recorder = _asked_guard()
+    deep = guard.start(
+        "send_email",
+        {"to": "marta@acme.example", "justification": "[" * 100_000},
+        call_id="d1",
+        messages=call.transcript,
+    )
+    verdict = guard.decide(deep)
+    assert verdict.code is Code.MISSING_JUSTIFICATION and "too deep" in verdict.reasoning
+    assert [e.verdict.code for e in recorder.events] == [Code.MISSING_JUSTIFICATION]

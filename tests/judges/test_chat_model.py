@@ -123,3 +123,33 @@ def test_calls_are_tagged_nostream_and_async_works() -> None:
     v = asyncio.run(Validator(POLICY, judge=ChatModelJudge(model)).avalidate(T, ACTION))
     assert v.approved
     assert seen and "nostream" in seen[0]
+
+
+def test_a_model_answering_with_a_message_chunk_is_read_like_a_message() -> None:
+    """LangChain's AIMessageChunk (what a streaming runnable returns) is an AI message: read, not refused."""
+    from langchain_core.messages import AIMessageChunk
+    from langchain_core.runnables import RunnableLambda
+
+    class Chunked:
+        model = "chunked"
+
+        def bind_tools(self, tools: Any, /, **_: Any) -> Any:
+            call = {"id": "v1", "name": tools[0]["name"], "args": verdict().tool_calls[0]["args"]}
+            return RunnableLambda(lambda _: AIMessageChunk(content="", tool_calls=[call]))
+
+    v = Validator(POLICY, judge=ChatModelJudge(Chunked())).validate(T, ACTION)
+    assert v.approved and v.judge == "chat_model:chunked"
+
+
+def test_a_reply_that_is_not_an_ai_message_is_a_failed_attempt() -> None:
+    from langchain_core.messages import HumanMessage
+    from langchain_core.runnables import RunnableLambda
+
+    class Odd:
+        model = "odd"
+
+        def bind_tools(self, tools: Any, /, **_: Any) -> Any:
+            return RunnableLambda(lambda _: HumanMessage("approved: true"))
+
+    v = Validator(POLICY, judge=ChatModelJudge(Odd())).validate(T, ACTION)
+    assert v.code is Code.JUDGE_UNAVAILABLE and "expected an AIMessage" in v.reasoning

@@ -107,7 +107,10 @@ class PendingAction:
         parsed: Justification | None = FOUND
         problems: list[str] = []
         if self.justification is not None or not self.find_evidence:
-            parsed, problems = parse_justification(self.justification)
+            try:
+                parsed, problems = parse_justification(self.justification)
+            except Exception as exc:  # what the agent sent is never a crash: it is a justification that is unusable
+                parsed, problems = None, [f"justification cannot be read: {type(exc).__name__}"]
         object.__setattr__(self, "parsed", parsed)
         object.__setattr__(self, "problems", tuple(problems))
 
@@ -158,6 +161,8 @@ def parse_justification(raw: Any) -> tuple[Justification | None, list[str]]:
     if isinstance(raw, str):
         try:
             raw = json.loads(raw)
+        except RecursionError:
+            return None, ["justification is JSON nested too deep to read"]
         except ValueError:
             return None, ["justification is plain text; it must be an object with 'reason' and 'evidence'"]
     if not isinstance(raw, Mapping):

@@ -92,7 +92,8 @@ class ChatModelJudge(Judge):
         return [("system", load_prompt(self.prompt)), ("human", text)]
 
     def _read(self, reply: Any) -> JudgeOutput:
-        if getattr(reply, "type", None) != "ai" or not isinstance(getattr(reply, "tool_calls", None), list):
+        kind = getattr(reply, "type", None)
+        if kind not in ("ai", "AIMessageChunk") or not isinstance(getattr(reply, "tool_calls", None), list):
             raise JudgeOutputError(self.label, f"expected an AIMessage, got {type(reply).__name__}")
         usage = _usage(reply)
         metadata = reply.response_metadata or {}
