@@ -252,16 +252,13 @@ def _gap_refusal(findings: Findings, tool: str, gaps: Sequence[Gap], decision: D
 
 
 def _table(
-    output: JudgeOutput, tool_policy: ToolPolicy, settings: PolicySettings, findings: Findings
+    output: JudgeOutput, tool_policy: ToolPolicy, settings: PolicySettings, gap: tuple[Code, str] | None
 ) -> tuple[Decision, Code]:
-    """The judge's answer held to the table: no judge overrides a disproved finding or approves a dangerous
-    action with an unknown one; ``dangerous`` needs ``approved`` with high confidence; an unsure verdict
-    follows ``settings.low_confidence``."""
+    """The judge's answer held to the table (``gap``: the first finding code could not prove): no judge approves
+    a dangerous action with an unknown one; ``dangerous`` needs ``approved`` with high confidence; an unsure
+    verdict follows ``settings.low_confidence``. A disproved finding never reaches here: :func:`decide` refused
+    it before any judge."""
     unsure = Decision.ASK_USER if settings.low_confidence == "ask_user" else Decision.BLOCK
-    gap = unproved(findings)
-    gaps = findings.gaps()
-    if gap is not None and gaps[0].proof == "disproved":
-        return Decision.BLOCK, gap[0]
     if output.approved:
         if gap is not None and tool_policy.risk == "dangerous":
             return Decision.ASK_USER, gap[0]
@@ -316,9 +313,9 @@ def _judged(
     output: JudgeOutput,
 ) -> Verdict:
     """A judge's usable answer, held to the table."""
-    decision, code = _table(output, tool_policy, settings, findings)
-    reasoning, next_step = output.reasoning, output.suggested_next_step
     gap = unproved(findings)
+    decision, code = _table(output, tool_policy, settings, gap)
+    reasoning, next_step = output.reasoning, output.suggested_next_step
     if gap is not None and decision is not Decision.APPROVE and output.approved:
         reasoning += texts.judge_overheld(gap[1], refused=decision is Decision.BLOCK)
         next_step = next_step or next_step_for(gap[0], tool=tool, paths=_paths(findings))
