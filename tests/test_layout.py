@@ -179,6 +179,33 @@ def test_no_module_level_caches() -> None:
             assert called != "ContextVar" or module in CONTEXT_STATE, (module, node.lineno)
 
 
+SEAMS = ("Store", "AuthorizationStore", "RequestLedger", "VerdictCache", "AuditLog", "Counters", "Recorder")
+
+
+def test_seams_are_base_classes_never_sniffed() -> None:
+    """The store and the recorder are base classes (httpx's ``BaseTransport`` shape): what a store or a recorder
+    can do is a method with a default, so no module asks ``isinstance`` of a seam, ``hasattr``/``getattr`` of
+    one of its methods, or declares a ``runtime_checkable`` protocol to ask it."""
+    for module, path in _modules().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name | ast.Attribute) and ast.unparse(node).endswith("runtime_checkable"):
+                raise AssertionError((module, node.lineno, "runtime_checkable"))
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            called = ast.unparse(node.func)
+            if called == "isinstance" and len(node.args) == 2:
+                kinds = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                assert not kinds & set(SEAMS), (module, node.lineno, ast.unparse(node))
+            if called in ("hasattr", "getattr") and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+                sniffed = node.args[1].value
+                assert sniffed not in ("through", "appends_to", "session", "put", "aget", "add_block"), (
+                    module,
+                    node.lineno,
+                    sniffed,
+                )
+
+
 def test_the_engine_has_one_pipeline_and_two_thin_shells() -> None:
     """``validate``/``avalidate`` (and ``answer``/``aanswer``) run the same generator of steps; the only
     difference between the shells is :func:`validator.shells.run` against :func:`validator.shells.arun`."""

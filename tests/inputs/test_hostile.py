@@ -21,6 +21,7 @@ from validator import (
     MemoryRecorder,
     Message,
     Policy,
+    Recorder,
     ToolCall,
     ToolPolicy,
     Transcript,
@@ -196,7 +197,7 @@ def test_reasoning_shortens_long_values_and_says_how_long() -> None:
 # -- nothing lost -----------------------------------------------------------------------------
 
 
-class _Down:
+class _Down(Recorder):
     def record(self, event: Any) -> None:
         raise OSError("spool unwritable")
 

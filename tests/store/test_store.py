@@ -21,11 +21,13 @@ from validator import (
     StoreError,
     ToolPolicy,
     Validator,
+    ValidatorConfig,
     stateful_validator,
 )
 from validator.record.monitor import Alert, BlockRateMonitor, binomial_z
 from validator.state.reuse import VerdictReuse
-from validator.store import MemoryStore, open_store
+from validator.store import MemoryStore, Store, open_store
+from validator.store.base import ReadAhead
 from validator.testing import ScriptedJudge
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
@@ -461,3 +463,86 @@ def test_audit_ids_only_grow_so_pages_never_repeat_a_record(store: Any) -> None:
         seen += [e["event_id"] for _, e in page]
         after = page[-1][0]
     assert sorted(seen) == [f"e{i}" for i in range(5)] and len(seen) == 5
+
+
+class _OwnStore(Store):
+    """A user's own store: only the abstract methods, each kept in a MemoryStore (the base classes give the
+    async twins, the retry cap's count and the session their defaults)."""
+
+    def __init__(self) -> None:
+        self.kept = MemoryStore()
+
+    identity = "own://test"
+
+    def get(self, auth_id: str) -> StandingAuthorization | None:
+        return self.kept.get(auth_id)
+
+    def put(self, auth: StandingAuthorization) -> None:
+        self.kept.put(auth)
+
+    def list(self, user_id: str) -> list[StandingAuthorization]:
+        return self.kept.list(user_id)
+
+    def revoke(self, auth_id: str, when: datetime) -> StandingAuthorization:
+        return self.kept.revoke(auth_id, when)
+
+    def append_audit(self, event_id: str, payload: Any, at: datetime) -> bool:
+        return self.kept.append_audit(event_id, payload, at)
+
+    def audit_after(self, after: str | None, count: int) -> Any:
+        return self.kept.audit_after(after, count)
+
+    def audit_tail(self, count: int) -> Any:
+        return self.kept.audit_tail(count)
+
+    def audit_get(self, entry_id: str) -> dict[str, Any] | None:
+        return self.kept.audit_get(entry_id)
+
+    def audit_length(self) -> int:
+        return self.kept.audit_length()
+
+    def get_verdict(self, key: str) -> dict[str, Any] | None:
+        return self.kept.get_verdict(key)
+
+    def put_verdict(self, key: str, verdict: Any, ttl: timedelta) -> None:
+        self.kept.put_verdict(key, verdict, ttl)
+
+    def count_outcome(self, scope: str, name: str, blocked: bool, at: datetime) -> None:
+        self.kept.count_outcome(scope, name, blocked, at)
+
+    def outcome_counts(self, scope: str, name: str, buckets: list[str]) -> tuple[int, int]:
+        return self.kept.outcome_counts(scope, name, buckets)
+
+    def spend(self, key: str, action: str, ttl: timedelta) -> str | None:
+        return self.kept.spend(key, action, ttl)
+
+    def health(self) -> dict[str, Any]:
+        return {"store": self.identity}
+
+
+def test_a_store_of_ones_own_needs_only_the_abstract_methods() -> None:
+    """The base classes carry a user's store through both shells: the async reads run the sync ones in a
+    thread, no session is opened, no retry count is kept (no cap), and every verdict is audited once."""
+    own = _OwnStore()
+    v = stateful_validator(own, spool=False, judge=ScriptedJudge([OK]))
+    first = v.validate(MESSAGES, ACTION, user_id="u-1")
+    again = asyncio.run(v.avalidate(MESSAGES, ACTION, user_id="u-1"))
+    assert first.approved and not first.reused and again.approved and again.reused
+    assert own.audit_length() == 2 and asyncio.run(own.ahealth()) == {"store": "own://test"}
+    assert own.session(ReadAhead(block_key="k")) is own and not own.carries_spends() and own.blocks("k") == 0
+    refused = {"approved": False, "reasoning": "no", "confidence": "high"}
+    for ledger, capped in ((MemoryStore(), True), (own, False)):  # a ledger that keeps no count caps nothing
+        blocked = Validator(
+            POLICY, judge=ScriptedJudge([refused] * 3), ledger=ledger, config=ValidatorConfig(retry_cap=1)
+        )
+        codes = [blocked.validate(MESSAGES, ACTION, user_id="u-1").code for _ in range(3)]
+        assert (Code.RETRY_CAP_REACHED in codes) is capped, codes
+
+
+def test_a_store_missing_a_method_is_refused_when_made() -> None:
+    class Partial(Store):
+        def spend(self, key: str, action: str, ttl: timedelta) -> str | None:
+            return None
+
+    with pytest.raises(TypeError, match="abstract"):
+        Partial()  # type: ignore[abstract]

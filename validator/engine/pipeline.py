@@ -67,7 +67,7 @@ from validator.judges.runner import Attempts, Limits, describe, judging
 from validator.judges.strict import StrictJudge
 from validator.policy import Policy
 from validator.record import lastresort
-from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder, appends_to, through
+from validator.record.recorder import AuditEvent, MemoryRecorder, Recorder
 from validator.shells import Io, Steps, arun, run
 from validator.state import ledger
 from validator.state.keys import cited_ids
@@ -77,8 +77,6 @@ from validator.state.retrycap import count_block, over_cap
 from validator.state.reuse import VerdictReuse
 from validator.store.base import (
     AuthorizationStore,
-    BlockCounter,
-    CheckSessions,
     ReadAhead,
     RequestLedger,
     SpendLost,
@@ -252,7 +250,7 @@ class Validator(BaseValidator):
         except Exception as exc:
             verdict = self._internal_error(pending, exc)
         if plan is not None:
-            yield from Io(partial(count_block, stores.counter, plan.retry_key, verdict))
+            yield from Io(partial(count_block, stores.ledger, plan.retry_key, verdict))
         decided, verdict = verdict, self._shaped(verdict, started)
         if not verdict.approved and stores.session is not None:
             stores.session.drop_spends()  # only an approval spends (an "ask: always" spends nothing)
@@ -287,7 +285,7 @@ class Validator(BaseValidator):
         step = self._step(plan.transcript, pending, plan.user_id, resolved, plan.agent_request, plan.edited)
         if isinstance(step, Verdict):
             return step
-        count = yield from Io(partial(over_cap, stores.counter, plan.retry_key, self.config.retry_cap))
+        count = yield from Io(partial(over_cap, stores.ledger, plan.retry_key, self.config.retry_cap))
         if count is not None:
             return self._capped(step, count)
         reuse, key = stores.reuse, ""
@@ -481,12 +479,8 @@ class _Stores:
     ledger: RequestLedger
     reuse: VerdictReuse | None
     recorder: Recorder
-    session: CheckSessions | None = None
-    """The check's session, which :meth:`~validator.store.base.CheckSessions.end_session` ends."""
-
-    @property
-    def counter(self) -> BlockCounter | None:
-        return self.ledger if isinstance(self.ledger, BlockCounter) else None
+    session: RequestLedger | None = None
+    """The check's session, which :meth:`~validator.store.base.RequestLedger.end_session` ends."""
 
     def ended(self) -> None:
         """The session ended: what it still holds queued is sent (a failure is logged, as for any queued write)."""
@@ -498,16 +492,16 @@ class _Stores:
 
     def reads_ahead(self, plan: CheckPlan) -> bool:
         """Whether this check opens a session: a store that reads ahead, and a tool that is not exempt."""
-        return isinstance(self.ledger, CheckSessions) and not plan.tool_policy.exempt
+        return self.ledger.reads_ahead and not plan.tool_policy.exempt
 
     def opened(self, plan: CheckPlan) -> _Stores:
         """These stores for one check: a store that reads ahead (Redis) reads everything the plan names in one
         round trip, and the check's steps use its session in its place. Only an optimisation: anything that
         goes wrong here leaves the check to read on its own."""
-        store: object = self.ledger
-        if not isinstance(store, CheckSessions) or not self.reads_ahead(plan):
+        store = self.ledger
+        if not self.reads_ahead(plan):
             return self
-        shared_auth = store is cast(object, self.authorizations)
+        shared_auth = store is cast(object, self.authorizations)  # one object, one session of it
         shared_reuse = self.reuse is not None and store is cast(object, self.reuse.store)
         try:
             view = store.session(
@@ -516,7 +510,7 @@ class _Stores:
                     block_key=plan.retry_key,
                     verdict_key=plan.verdict_key if shared_reuse else None,
                     user_id=plan.user_id if shared_auth else None,
-                    carry_spends=appends_to(self.recorder, store),
+                    carry_spends=self.recorder.appends_to(store),
                 )
             )
         except Exception as exc:
@@ -525,8 +519,8 @@ class _Stores:
         reuse = self.reuse
         return _Stores(
             authorizations=cast(AuthorizationStore, view) if shared_auth else self.authorizations,
-            ledger=cast(RequestLedger, view),
+            ledger=view,
             reuse=VerdictReuse(cast(VerdictCache, view), reuse.ttl) if reuse is not None and shared_reuse else reuse,
-            recorder=through(self.recorder, store, view),
+            recorder=self.recorder.through(store, view),
             session=view,
         )

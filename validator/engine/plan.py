@@ -1,7 +1,7 @@
 """A check planned once: the tool's policy, the parsed justification and every store key, before any I/O.
 
 Everything a check reads from a store is named by its plan, so a store can read it all ahead in one round
-trip (:meth:`~validator.store.base.CheckSessions.session`), and the steps that read it later use the same
+trip (:meth:`~validator.store.base.RequestLedger.session`), and the steps that read it later use the same
 keys instead of building them again.
 """
 

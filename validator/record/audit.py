@@ -22,12 +22,12 @@ import os
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from validator._json import dumps
 from validator.exceptions import StoreError
-from validator.record.recorder import AuditEvent
-from validator.store.base import CheckSessions, SpendLost, Store
+from validator.record.recorder import AuditEvent, Recorder
+from validator.store.base import SpendLost, Store
 
 __all__ = ["AuditRecorder"]
 
@@ -78,7 +78,7 @@ class _SpoolLock:
             self.path.unlink(missing_ok=True)  # leave nothing behind
 
 
-class AuditRecorder:
+class AuditRecorder(Recorder):
     """Records each :class:`AuditEvent` in ``store``; spools to ``spool`` while the store is down.
 
     ``spool=False``: no spool. A record the store cannot take then fails (an approval does not run):
@@ -102,10 +102,10 @@ class AuditRecorder:
         """This recorder appending through ``view`` (one check's session of ``store``: the check's queued
         writes then go with its audit append), when ``store`` is the one it appends to. Spool and lock are
         shared."""
-        if store is not self.store or not isinstance(view, type(self.store)):
+        if store is not self.store:
             return self
         bound = copy.copy(self)
-        bound.store = view
+        bound.store = cast(Store, view)  # a session is the store it was opened on (``session`` returns Self)
         return bound
 
     def appends_to(self, store: object) -> bool:
@@ -198,7 +198,7 @@ class AuditRecorder:
             return
         # A record that spends a user's request is the store's or nothing (never spooled): what is spooled
         # goes first, and a store that cannot take it fails this record too.
-        carries = isinstance(self.store, CheckSessions) and self.store.carries_spends()
+        carries = self.store.carries_spends()
         with self._lock:
             if not self.spool.exists():  # the usual case: nothing spooled, no file touched
                 try:

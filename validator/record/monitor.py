@@ -34,7 +34,7 @@ from typing import Literal
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from validator.record.recorder import AuditEvent
+from validator.record.recorder import AuditEvent, Recorder
 from validator.store.base import Store, hour, minute
 from validator.verdict import Decision
 
@@ -81,7 +81,7 @@ def binomial_z(window_checks: int, window_blocked: int, history_checks: int, his
     return (window_blocked - window_checks * p0) / spread if spread else 0.0
 
 
-class BlockRateMonitor:
+class BlockRateMonitor(Recorder):
     """A recorder that counts verdicts, exports metrics and raises alerts; see the module docstring."""
 
     def __init__(

@@ -7,22 +7,24 @@ default; a shared store plugs in behind the same two methods.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import threading
 import uuid
+from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol, cast
+from typing import Any
 
 from validator._json import utf8
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Transcript
 from validator.verdict import Verdict
 
-__all__ = ["AuditEvent", "MemoryRecorder", "Recorder", "Recorders", "appends_to", "hash_args", "through"]
+__all__ = ["AuditEvent", "MemoryRecorder", "Recorder", "Recorders", "hash_args"]
 
 
 def _digest(data: Any) -> str:
@@ -84,29 +86,31 @@ class AuditEvent:
         }
 
 
-class Recorder(Protocol):
-    """Where verdicts go. Raising means "not recorded": the engine then refuses to run the action."""
+class Recorder(ABC):
+    """Where verdicts go. Raising means "not recorded": the engine then refuses to run the action.
 
+    A base class: a recorder implements :meth:`record`; the async twin runs it in a worker thread unless
+    the recorder overrides it. A recorder that appends to a store (the audit log) overrides
+    :meth:`appends_to` and :meth:`through`, so a check's spend of the user's request goes with its record."""
+
+    @abstractmethod
     def record(self, event: AuditEvent) -> None: ...
 
-    async def arecord(self, event: AuditEvent) -> None: ...
+    async def arecord(self, event: AuditEvent) -> None:
+        await asyncio.to_thread(self.record, event)
+
+    def through(self, store: object, view: object) -> Recorder:
+        """This recorder writing through ``view``, one check's session of ``store``, where it writes to
+        ``store``; itself otherwise."""
+        return self
+
+    def appends_to(self, store: object) -> bool:
+        """Whether this recorder appends each record to ``store`` before any other recorder sees it (so a
+        check's spend of the user's request can be made with its record, in one transaction)."""
+        return False
 
 
-def through(recorder: Recorder, store: object, view: object) -> Recorder:
-    """``recorder`` writing through ``view``, one check's session of ``store``, where it writes to ``store``
-    (a recorder that has no ``through`` of its own, or writes elsewhere, is itself)."""
-    bind = getattr(recorder, "through", None)
-    return recorder if bind is None else cast(Recorder, bind(store, view))
-
-
-def appends_to(recorder: Recorder, store: object) -> bool:
-    """Whether ``recorder`` appends each record to ``store`` before any other recorder sees it (so a check's
-    spend of the user's request can be made with its record, in one transaction)."""
-    check = getattr(recorder, "appends_to", None)
-    return bool(check is not None and check(store))
-
-
-class Recorders:
+class Recorders(Recorder):
     """Several recorders as one, in order; the first that raises stops the rest and fails the record."""
 
     def __init__(self, *recorders: Recorder) -> None:
@@ -114,11 +118,11 @@ class Recorders:
 
     def through(self, store: object, view: object) -> Recorders:
         """These recorders, each writing through ``view`` where it writes to ``store``."""
-        return Recorders(*(through(r, store, view) for r in self.recorders))
+        return Recorders(*(r.through(store, view) for r in self.recorders))
 
     def appends_to(self, store: object) -> bool:
         """Whether the first recorder appends to ``store`` (a recorder that raises stops the rest)."""
-        return bool(self.recorders) and appends_to(self.recorders[0], store)
+        return bool(self.recorders) and self.recorders[0].appends_to(store)
 
     def record(self, event: AuditEvent) -> None:
         for r in self.recorders:
@@ -129,7 +133,7 @@ class Recorders:
             await r.arecord(event)
 
 
-class MemoryRecorder:
+class MemoryRecorder(Recorder):
     """Keeps the last ``maxlen`` events in memory (the embedded default)."""
 
     def __init__(self, maxlen: int | None = 10_000) -> None:

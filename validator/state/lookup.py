@@ -7,7 +7,6 @@ never valid.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -17,7 +16,7 @@ from validator.exceptions import StoreError
 from validator.gate.authorizations import Resolved, scope_problems
 from validator.inputs.action import PendingAction
 from validator.policy import ToolPolicy
-from validator.store.base import AsyncAuthorizationStore, AuthorizationStore
+from validator.store.base import AuthorizationStore
 from validator.store.records import StandingAuthorization
 
 log = logging.getLogger("validator.authorizations")
@@ -44,8 +43,8 @@ async def aresolve(store: AuthorizationStore | None, ids: Sequence[str]) -> Reso
     """Async twin of :func:`resolve`: the store's own async reads, else its sync reads in a thread."""
     if not ids:
         return {}
-    if not isinstance(store, AsyncAuthorizationStore):
-        return await asyncio.to_thread(resolve, store, ids)
+    if store is None:
+        return resolve(store, ids)
     resolved: dict[str, StandingAuthorization | StoreError | None] = {}
     for auth_id in ids:
         try:

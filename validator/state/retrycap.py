@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from validator.store.base import BlockCounter
+from validator.store.base import RequestLedger
 from validator.verdict import Decision, Verdict
 
 __all__ = ["RETRY_TTL", "count_block", "over_cap"]
@@ -23,7 +23,7 @@ log = logging.getLogger("validator.state.retrycap")
 RETRY_TTL = timedelta(hours=24)
 
 
-def over_cap(counter: BlockCounter | None, key: str, cap: int | None) -> int | None:
+def over_cap(counter: RequestLedger | None, key: str, cap: int | None) -> int | None:
     """How often the action was blocked already, when that reaches ``cap``; None otherwise."""
     if counter is None or cap is None:
         return None
@@ -35,7 +35,7 @@ def over_cap(counter: BlockCounter | None, key: str, cap: int | None) -> int | N
     return count if count >= cap else None
 
 
-def count_block(counter: BlockCounter | None, key: str, verdict: Verdict) -> None:
+def count_block(counter: RequestLedger | None, key: str, verdict: Verdict) -> None:
     """Count ``verdict`` when it is a block (a question to the user is not a retry to cap)."""
     if counter is None or verdict.decision is not Decision.BLOCK:
         return

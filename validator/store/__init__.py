@@ -18,10 +18,10 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from validator.exceptions import StoreError, UsageError
 from validator.store.base import (
     DEFAULT_NAMESPACE,
-    AsyncAuthorizationStore,
     AuditLog,
     AuthorizationStore,
     Counters,
+    RequestLedger,
     Store,
     VerdictCache,
     redact_in,
@@ -30,7 +30,7 @@ from validator.store.base import (
 from validator.store.memory import MemoryAuthorizationStore, MemoryStore
 
 __all__ = [
-    "AsyncAuthorizationStore",
+    "RequestLedger",
     "AuditLog",
     "AuthorizationStore",
     "Counters",

@@ -1,6 +1,6 @@
 """The store seam: standing authorizations, the audit log, reusable verdicts and block-rate counters.
 
-One protocol per concern, two implementations: :class:`~validator.store.memory.MemoryStore` (the
+One base class per concern, two implementations: :class:`~validator.store.memory.MemoryStore` (the
 embedded default, one process) and :class:`~validator.store.redis.RedisStore` (shared by every
 worker). Every method raises :class:`~validator.exceptions.StoreError` when the store cannot answer;
 callers decide what that means, and none of them treats an unreadable record as an authorization.
@@ -8,10 +8,12 @@ callers decide what that means, and none of them treats an unreadable record as 
 
 from __future__ import annotations
 
+import asyncio
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, Literal, Protocol, Self, runtime_checkable
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -23,11 +25,8 @@ Buckets = list[str]
 
 __all__ = [
     "DEFAULT_NAMESPACE",
-    "AsyncAuthorizationStore",
     "AuditLog",
     "AuthorizationStore",
-    "BlockCounter",
-    "CheckSessions",
     "ReadAhead",
     "SpendLost",
     "Buckets",
@@ -48,68 +47,64 @@ DEFAULT_NAMESPACE = "validator"
 """The prefix of every key of a store whose URL names no ``?namespace=``."""
 
 
-@runtime_checkable
-class AuthorizationStore(Protocol):
-    """Where standing authorizations live. ``get`` raises :class:`StoreError` when it cannot read."""
+class AuthorizationStore(ABC):
+    """Where standing authorizations live. ``get`` raises :class:`StoreError` when it cannot read.
 
+    A base class, like httpx's transports: a store implements the four sync methods, and the async read
+    runs the sync one in a worker thread unless the store reads without blocking (Redis overrides it)."""
+
+    @abstractmethod
     def get(self, auth_id: str) -> StandingAuthorization | None: ...
+    @abstractmethod
     def put(self, auth: StandingAuthorization) -> None: ...
+    @abstractmethod
     def list(self, user_id: str) -> list[StandingAuthorization]: ...
+    @abstractmethod
     def revoke(self, auth_id: str, when: datetime) -> StandingAuthorization: ...
 
-
-@runtime_checkable
-class AsyncAuthorizationStore(AuthorizationStore, Protocol):
-    """An authorization store that can also read without blocking the event loop."""
-
-    async def aget(self, auth_id: str) -> StandingAuthorization | None: ...
+    async def aget(self, auth_id: str) -> StandingAuthorization | None:
+        """:meth:`get` without blocking the event loop."""
+        return await asyncio.to_thread(self.get, auth_id)
 
 
-class AuditLog(Protocol):
+class AuditLog(ABC):
     """The audit log: ``append_audit`` is idempotent by event id (False when the id was already there)."""
 
+    @abstractmethod
     def append_audit(self, event_id: str, payload: Mapping[str, Any], at: datetime) -> bool: ...
+    @abstractmethod
     def audit_after(self, after: str | None, count: int) -> Entries: ...
+    @abstractmethod
     def audit_tail(self, count: int) -> Entries: ...
+    @abstractmethod
     def audit_get(self, entry_id: str) -> dict[str, Any] | None: ...
+    @abstractmethod
     def audit_length(self) -> int: ...
 
 
-class VerdictCache(Protocol):
-    """Verdicts kept for reuse, with a time to live."""
+class VerdictCache(ABC):
+    """Verdicts kept for reuse, with a time to live (the async twins run the sync ones in a worker thread
+    unless the store overrides them)."""
 
+    @abstractmethod
     def get_verdict(self, key: str) -> dict[str, Any] | None: ...
+    @abstractmethod
     def put_verdict(self, key: str, verdict: Mapping[str, Any], ttl: timedelta) -> None: ...
-    async def aget_verdict(self, key: str) -> dict[str, Any] | None: ...
-    async def aput_verdict(self, key: str, verdict: Mapping[str, Any], ttl: timedelta) -> None: ...
+
+    async def aget_verdict(self, key: str) -> dict[str, Any] | None:
+        return await asyncio.to_thread(self.get_verdict, key)
+
+    async def aput_verdict(self, key: str, verdict: Mapping[str, Any], ttl: timedelta) -> None:
+        await asyncio.to_thread(self.put_verdict, key, verdict, ttl)
 
 
-class Counters(Protocol):
+class Counters(ABC):
     """Block-rate counters, in minute and hour buckets."""
 
+    @abstractmethod
     def count_outcome(self, scope: str, name: str, blocked: bool, at: datetime) -> None: ...
+    @abstractmethod
     def outcome_counts(self, scope: str, name: str, buckets: Buckets) -> tuple[int, int]: ...
-
-
-@runtime_checkable
-class RequestLedger(Protocol):
-    """Which action spent which user request: one request authorizes the actions it names, once."""
-
-    def spend(self, key: str, action: str, ttl: timedelta) -> str | None:
-        """Record that ``action`` spends request ``key``; the action that spent it first when that was another
-        (then nothing changes), or None. Atomic: two workers can never both spend one request."""
-        ...
-
-
-@runtime_checkable
-class BlockCounter(Protocol):
-    """How often the same action was blocked in one conversation (the retry cap)."""
-
-    def add_block(self, key: str, ttl: timedelta) -> None:
-        """Count one more block of ``key`` (a store may send it with the check's other writes)."""
-        ...
-
-    def blocks(self, key: str) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,43 +139,68 @@ class SpendLost(Exception):
         return type(self), (self.held, self.reason)
 
 
-@runtime_checkable
-class CheckSessions(Protocol):
-    """A store that sends one check's traffic in two round trips (reads ahead, then writes with the audit)."""
+class RequestLedger(ABC):
+    """Which action spent which user request (one request authorizes the actions it names, once), how often
+    one action was blocked in one conversation (the retry cap), and one check's session of that traffic.
+
+    A base class: a ledger implements :meth:`spend`; the retry cap's count and the session have defaults for
+    a store in this process (no count kept: no retry cap; no session: every step reads as it goes). A store
+    across the network (Redis) overrides them to send a check's traffic in two round trips."""
+
+    reads_ahead: ClassVar[bool] = False
+    """Whether :meth:`session` reads ahead (a store that overrides it says so; the check then opens one)."""
+
+    @abstractmethod
+    def spend(self, key: str, action: str, ttl: timedelta) -> str | None:
+        """Record that ``action`` spends request ``key``; the action that spent it first when that was another
+        (then nothing changes), or None. Atomic: two workers can never both spend one request."""
+
+    def add_block(self, key: str, ttl: timedelta) -> None:
+        """Count one more block of ``key`` (a store may send it with the check's other writes)."""
+        return None
+
+    def blocks(self, key: str) -> int:
+        """How often ``key`` was blocked within its time to live (0 where no count is kept)."""
+        return 0
 
     def session(self, reads: ReadAhead) -> Self:
         """This store for one check: it reads ``reads`` ahead now, and queues the writes nobody waits for."""
-        ...
+        return self
 
     def end_session(self) -> None:
         """Send the writes the check's store still holds (call it on the store :meth:`session` returned)."""
-        ...
+        return None
 
     def carries_spends(self) -> bool:
         """Whether the next audit append through this session carries a spend of the user's request (that
         record is then the store's or nothing: never spooled)."""
-        ...
+        return False
 
     def drop_spends(self) -> None:
         """Forget the spends waiting for the record: the verdict it records does not approve."""
-        ...
+        return None
 
 
-class Store(AsyncAuthorizationStore, AuditLog, VerdictCache, Counters, RequestLedger, BlockCounter, Protocol):
-    """Everything the validator keeps outside one check: one protocol per concern, one object."""
+class Store(AuthorizationStore, AuditLog, VerdictCache, Counters, RequestLedger):
+    """Everything the validator keeps outside one check: one base class per concern, one object."""
 
     @property
+    @abstractmethod
     def identity(self) -> str:
         """Which store this is (a spool of audit records belongs to one store only)."""
-        ...
 
+    @abstractmethod
     def health(self) -> dict[str, Any]: ...
+
     async def ahealth(self) -> dict[str, Any]:
         """:meth:`health` without blocking the event loop (the service's readiness probe)."""
-        ...
+        return await asyncio.to_thread(self.health)
 
-    def close(self) -> None: ...
-    async def aclose(self) -> None: ...
+    def close(self) -> None:
+        """Release what the store holds (connections); nothing by default."""
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)
 
 
 def revoke_in(store: Store, auth_id: str, when: datetime) -> StandingAuthorization:

@@ -10,8 +10,11 @@ from typing import Any
 
 from validator.exceptions import StoreError
 from validator.store.base import (
+    AuthorizationStore,
     Buckets,
     Entries,
+    RequestLedger,
+    Store,
     authorization_from_json,
     authorization_to_json,
     hour,
@@ -28,7 +31,7 @@ def _entry_key(entry_id: str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
-class MemoryLedger:
+class MemoryLedger(RequestLedger):
     """Spent requests and repeated blocks, in dicts behind a lock (one process)."""
 
     def __init__(self) -> None:
@@ -60,7 +63,7 @@ class MemoryLedger:
             return None
 
 
-class MemoryStore(MemoryLedger):
+class MemoryStore(MemoryLedger, Store):
     """Everything in dicts behind a lock: the embedded default, for one process."""
 
     def __init__(self) -> None:
@@ -178,7 +181,7 @@ class MemoryStore(MemoryLedger):
         pass
 
 
-class MemoryAuthorizationStore:
+class MemoryAuthorizationStore(AuthorizationStore):
     """The embedded default: a dict behind a lock, for one process."""
 
     def __init__(self) -> None:

@@ -50,6 +50,7 @@ from validator.store.base import (
     Entries,
     ReadAhead,
     SpendLost,
+    Store,
     authorization_from_json,
     authorization_to_json,
     hour,
@@ -176,8 +177,10 @@ def busy(exc: BaseException) -> bool:
     return isinstance(exc, redis.exceptions.ConnectionError) and "No connection available" in str(exc)
 
 
-class RedisStore:
+class RedisStore(Store):
     """The :class:`~validator.store.base.Store` on a Redis server; see the module docstring."""
+
+    reads_ahead = True
 
     def __init__(
         self,
