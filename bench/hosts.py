@@ -41,7 +41,7 @@ from typing import Any
 import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from check_path import timed
+from check_path import agent_loop, timed
 from gate_latency import POLICY, build
 from service_load import _start
 
@@ -160,6 +160,116 @@ def checkpointed(size: int, saver_name: str, turns: int) -> tuple[float, float, 
             firsts.append(own[0])
             laters.extend(own[1:])
     return statistics.median(walls), statistics.median(firsts), statistics.median(laters)
+
+
+# -- issue 46's rows: the validator's cost against the loop's own ------------------------------------------
+
+
+def readable_history(size: int) -> list[Message]:
+    """:func:`history` whose user turns are only their requests ("Please email personN@acme.example the
+    report."): every later sentence is one the grammar reads whole and finds harmless to an earlier request,
+    so a check citing an early turn reads them all (the worst case of the later-words scan)."""
+    out = []
+    for m in history(size)[:-1]:
+        if m.role == "user":
+            m = Message(role="user", content=m.content[m.content.find("Please email") :].split(" Invoice")[0])
+        out.append(m)
+    return out
+
+
+def loop_cost(size: int, cite_earlier: bool, turns: int) -> tuple[float, float]:
+    """``(validator ms a turn, the loop's own ms a turn)``, medians over ``turns`` user turns of a
+    ``create_agent`` with ``InMemorySaver`` (a new ``invoke`` a user turn, three guarded calls each). The agent
+    acts on the turn's own request, or (``cite_earlier``) the turn says "Thanks!" and the agent sends emails the
+    user asked for in the history's first turns, each check reading every later sentence for a take-back."""
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+    from validator.integrations.testing import ScriptedChatModel
+
+    seed: list[BaseMessage] = []
+    for m in readable_history(size) if cite_earlier else history(size)[:-1]:
+        if m.role == "user":
+            seed.append(HumanMessage(m.content))
+        elif m.role == "assistant":
+            seed.append(
+                AIMessage(m.content, tool_calls=[{"id": c.id, "name": c.name, "args": {}} for c in m.tool_calls])
+            )
+        else:
+            seed.append(ToolMessage(m.content, tool_call_id=m.tool_call_id or "", name=m.name))
+
+    @tool
+    def send_email(to: str, body: str = "", justification: dict[str, Any] | None = None) -> str:
+        """Send an email."""
+        return f"sent to {to}"
+
+    def people(t: int) -> list[int]:
+        return [5 * (3 * t + k) for k in range(3)] if cite_earlier else [1_000_000 + 3 * t + k for k in range(3)]
+
+    script: list[AIMessage] = [AIMessage("Ready.")]
+    for t in range(turns + 1):
+        script += [
+            AIMessage("", tool_calls=[{"id": f"t{t}c{k}", "name": "send_email", "args": _email(k)}]) for k in people(t)
+        ]
+        script.append(AIMessage("Done."))
+    own: list[float] = []
+    agent = create_agent(
+        ScriptedChatModel(responses=script),
+        [send_email],
+        middleware=[timed(Validator(POLICY, recorder=MemoryRecorder()), own)],
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": f"cost-{size}-{cite_earlier}"}}
+    agent.invoke({"messages": seed}, config)
+    mine, loop = [], []
+    for t in range(turns + 1):
+        said = (
+            "Thanks!"
+            if cite_earlier
+            else " ".join(f"Please email person{k}@acme.example the report." for k in people(t))
+        )
+        own.clear()
+        start = time.perf_counter()
+        out = agent.invoke({"messages": [HumanMessage(said)]}, config)
+        wall = (time.perf_counter() - start) * 1000
+        results = [m for m in out["messages"][-7:] if isinstance(m, ToolMessage)]
+        assert len(results) == 3 and all(r.status == "success" for r in results), results
+        if t:  # the first turn warms the process
+            mine.append(sum(own))
+            loop.append(wall - sum(own))
+    return statistics.median(mine), statistics.median(loop)
+
+
+def jsonl_cold(size: int, lines: int) -> float:
+    """Milliseconds per check of ``validator check --jsonl -`` fed ``lines`` cold checks of ``size`` messages
+    (each its own conversation), start-up left out: the time for ``lines`` less the time for one, over the rest."""
+    data = check_bytes(history(size))
+    cli = [str(Path(sys.executable).parent / "validator"), "check", "--jsonl", "-"]
+
+    def run(n: int) -> float:
+        feed = b"\n".join([data] * n) + b"\n"
+        start = time.perf_counter()
+        done = subprocess.run(cli, input=feed, capture_output=True, check=False)
+        elapsed = (time.perf_counter() - start) * 1000
+        assert done.stdout.count(b"\n") == n and b'"approved":true' in done.stdout.replace(b" ", b""), done.stdout[:300]
+        return elapsed
+
+    one = statistics.median(run(1) for _ in range(3))
+    many = statistics.median(run(lines) for _ in range(3))
+    return (many - one) / (lines - 1)
+
+
+def big_check() -> tuple[float, int, str, float]:
+    """``(ms, bytes, code, gate budget s)`` of a check of about 5.7 MB: the user's request, then three user
+    messages of 1.9 MB of periodic text with no sentence end (well inside the documented limits)."""
+    text = ("the quarterly numbers look fine and the team agrees " * 40_000)[:1_900_000]
+    messages = [Message(role="user", content=ASK), *(Message(role="user", content=text) for _ in range(3))]
+    data = check_bytes(messages)
+    validator = Validator(POLICY, recorder=MemoryRecorder())
+    start = time.perf_counter()
+    verdict = validator.check(data)
+    return (time.perf_counter() - start) * 1000, len(data), verdict.code.value, validator.config.gate_budget
 
 
 # -- a stateless JSON server --------------------------------------------------------------------------
@@ -317,6 +427,27 @@ def main(argv: list[str] | None = None) -> int:
             f"{size:>8,} {local:>11.2f} {remote:>11.2f} {remote / local:>5.2f}x"
             f"        {held:>12.2f} {held / local:>5.2f}x"
         )
+
+    print("\nissue 46: the validator's own time against the loop's own, create_agent + the middleware")
+    print(f"{'row':<58} {'validator':>10} {'loop':>8} {'ratio':>6}  target")
+    plain, first, later = agent_loop(1_000, 3, 3 if args.quick else 9)
+    print(
+        f"{'whole history each invoke, 1,000 messages, per guarded call':<58} {later:>10.2f} {plain:>8.2f} "
+        f"{later / plain:>6.2f}  0.25"
+    )
+    for cite, label, target in (
+        (False, "InMemorySaver, a new turn per invoke", "0.10"),
+        (True, "InMemorySaver, the agent cites an earlier turn", "0.10"),
+    ):
+        mine, loop = loop_cost(1_000, cite, 2 if args.quick else 4)
+        print(f"{label:<58} {mine:>10.2f} {loop:>8.2f} {mine / loop:>6.2f}  {target}")
+    cold = jsonl_cold(1_000, 6 if args.quick else 21)
+    print(f"{'cold check, 1,000 messages, validator check --jsonl (per check)':<58} {cold:>10.2f}  target 5 ms")
+    ms, size, code, budget = big_check()
+    print(
+        f"{f'a {size / 1e6:.1f} MB check (request, 3 x 1.9 MB without a sentence end)':<58} {ms:>10.0f}  "
+        f"{code} (gate budget {budget:.0f} s)"
+    )
 
     cli, bare = one_shot(3 if args.quick else 7)
     print(f"\none-shot CLI: validator check FILE {cli:.1f} ms, python -c pass {bare:.1f} ms: {cli / bare:.1f}x [8x]")

@@ -6,8 +6,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from validator import Code, Decision, Message, Policy, ToolPolicy, Transcript, Validator, ValidatorConfig
+from validator import Code, Decision, Message, Policy, ToolCall, ToolPolicy, Transcript, Validator, ValidatorConfig
 from validator.gate.authorizations import grant_from_answer, scope_problems
 from validator.inputs.action import PendingAction
 from validator.store.memory import MemoryAuthorizationStore
@@ -133,3 +135,49 @@ def test_an_answer_whose_spend_cannot_be_computed_is_still_recorded() -> None:
     decided = changed(asked.answered_by_user(True), findings=findings)
     action = PendingAction("send_money", {"recipient": IBAN}, None, "c1")
     spend_answered(decided, Transcript([Message(role="user", content="Pay.")]), action, policy, "u-1", MemoryLedger())
+
+
+# -- the calls carried out, kept with the transcript -------------------------------------------------
+
+
+def _carried_whole(transcript: Transcript) -> tuple[tuple[int, ToolCall], ...]:
+    """The definition, read over the whole transcript: a call answered, and never with an error."""
+    failed = {m.tool_call_id for m in transcript.messages if m.role == "tool" and m.is_error}
+    return tuple(
+        (i, call)
+        for i, m in enumerate(transcript.messages)
+        if m.role == "assistant"
+        for call in m.tool_calls
+        if transcript.answered(call.id) and call.id not in failed
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_the_calls_carried_out_of_a_longer_transcript_are_those_of_a_whole_read(data: st.DataObject) -> None:
+    """A transcript extended piece by piece (its facts carried) finds the calls a fresh whole read finds: calls
+    answered late, answered with an error after a success, several calls in one message, two branches."""
+    from validator.state.ledger import CALLS
+
+    messages: list[Message] = [Message(role="user", content="Go.")]
+    open_calls: list[str] = []
+    for n in range(data.draw(st.integers(1, 14))):
+        if open_calls and data.draw(st.booleans()):
+            call = data.draw(st.sampled_from(open_calls))
+            error = data.draw(st.booleans())
+            messages.append(Message(role="tool", content="ok", tool_call_id=call, name="t", is_error=error))
+            if data.draw(st.booleans()):
+                open_calls.remove(call)
+        else:
+            ids = [f"c{n}.{k}" for k in range(data.draw(st.integers(1, 3)))]
+            messages.append(Message(role="assistant", content="", tool_calls=tuple(ToolCall(i, "t") for i in ids)))
+            open_calls += ids
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, len(messages)), max_size=4))))
+    kept = Transcript(messages[: cuts[0]] if cuts else messages)
+    kept.fact(CALLS)
+    for cut in [*cuts[1:], len(messages)]:
+        longer = kept.extend(messages[len(kept.messages) : cut])
+        other = kept.extend(messages[len(kept.messages) : cut][:1])  # a second branch, read too
+        assert other.fact(CALLS).carried == _carried_whole(Transcript(list(other.messages)))
+        kept = longer
+        assert kept.fact(CALLS).carried == _carried_whole(Transcript(list(kept.messages)))

@@ -444,8 +444,13 @@ def same_value(a: Value, b: Value) -> bool:
 
 
 def _compact(text: str) -> str:
-    """A value as compared for sameness: case, spaces and separators aside ("DE44-5001-…" is "DE44 5001 …")."""
-    return "".join(c for c in text.casefold() if c.isalnum() or c in "@./:_")
+    """A value as compared for sameness: case, spaces and separators aside ("DE44-5001-…" is "DE44 5001 …"):
+    what is kept is a letter or digit (``str.isalnum``, which a ``str`` pattern's ``\\w`` is, with ``_``) or
+    one of ``@./:_``."""
+    return _SEPARATORS.sub("", text.casefold())
+
+
+_SEPARATORS = re.compile(r"[^\w@./:]")
 
 
 def _names_argument(action: Action, tool: ToolSense) -> bool:

@@ -24,6 +24,7 @@ from validator.gate.grammar import (
     Parse,
     Phrase,
     Reading,
+    Value,
     grammar,
 )
 from validator.gate.lexer import Word
@@ -45,7 +46,7 @@ from validator.gate.reader import (
 )
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
-from validator.inputs.transcript import Transcript
+from validator.inputs.transcript import Fact, Transcript
 from validator.language import english
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy
@@ -105,10 +106,130 @@ def _user_sentences(transcript: Transcript, message: int, rules: Rules) -> list[
     return [_Sentence(message, x.start, x.end, own[x.start : x.end], content[x.start : x.end]) for x in sentences(own)]
 
 
+def _vocabulary(tool: ToolSense, others: Sequence[ToolSense]) -> tuple[frozenset[str], frozenset[str]]:
+    """The words read as verbs beyond the verb table, and the phrasal verbs, of ``tool`` and ``others``."""
+    if not others:
+        return tool.verbs, tool.phrasal
+    return tool.verbs.union(*(o.verbs for o in others)), tool.phrasal.union(*(o.phrasal for o in others))
+
+
 def _parse(text: str, original: str, tool: ToolSense, others: Sequence[ToolSense] = ()) -> Parse:
-    verbs = tool.verbs.union(*(o.verbs for o in others))
-    phrasal = tool.phrasal.union(*(o.phrasal for o in others))
+    verbs, phrasal = _vocabulary(tool, others)
     return grammar().parse(text, original=original, verbs=verbs, phrasal=phrasal)
+
+
+class _Read:
+    """The user's sentences of one transcript as the grammar read them with one vocabulary, by message, and
+    what each says of a tool: computed when a check first asks, kept with the transcript (a :class:`Fact`)
+    and carried to its extensions, so a conversation's sentences are read once, not once a check. Bounded:
+    past :data:`MAX_READ_CHARS` characters of sentences a transcript's reading is computed and not kept."""
+
+    __slots__ = ("alone_facts", "by_message", "chars", "kept", "parsed", "reads")
+
+    def __init__(
+        self,
+        by_message: dict[int, tuple[tuple[_Sentence, Parse], ...]] | None = None,
+        reads: dict[tuple[int, ToolSense], Read | None] | None = None,
+        alone_facts: dict[tuple[int, ToolSense, tuple[ToolSense, ...], bool], tuple[bool, tuple[Value, ...]]]
+        | None = None,
+        parsed: dict[tuple[str, str], Parse] | None = None,
+    ) -> None:
+        self.by_message = dict(by_message or {})
+        self.parsed = dict(parsed or {})
+        """Sentences cited from the user's words (their text and the message's text there), parsed."""
+        self.chars = sum(len(s.text) for read in self.by_message.values() for s, _ in read)
+        self.chars += sum(len(text) for text, _ in self.parsed)
+        self.kept = {id(p) for read in self.by_message.values() for _, p in read} | {
+            id(p) for p in self.parsed.values()
+        }
+        """The parses kept (alive as long as this object): only their readings are kept."""
+        self.reads: dict[tuple[int, ToolSense], Read | None] = dict(reads or {})
+        """``read_parse`` of a kept parse, by the parse and the tool (the same tool reads the same each check)."""
+        self.alone_facts: dict[tuple[int, ToolSense, tuple[ToolSense, ...], bool], tuple[bool, tuple[Value, ...]]]
+        self.alone_facts = dict(alone_facts or {})
+        """:func:`_alone_facts` of a kept parse (whether a later request stands on its own is then a comparison of
+        its values with the request's)."""
+
+    def alone(
+        self, parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mine: Read | None
+    ) -> tuple[bool, tuple[Value, ...]]:
+        """:func:`_alone_facts`, computed once for a kept parse, a tool and the policy's other tools."""
+        key = (id(parse), tool, tuple(others), mine is not None and mine.proof == "proved")
+        found = self.alone_facts.get(key)
+        if found is None:
+            found = _alone_facts(parse, tool, others, mine)
+            if key[0] in self.kept:
+                if len(self.alone_facts) >= MAX_READINGS:
+                    self.alone_facts.clear()
+                self.alone_facts[key] = found
+        return found
+
+    def reading(self, parse: Parse, tool: ToolSense) -> Read | None:
+        """``read_parse(parse, tool)``, computed once for a kept parse and a tool."""
+        key = (id(parse), tool)
+        if key in self.reads:
+            return self.reads[key]
+        found = read_parse(parse, tool)
+        if key[0] in self.kept:
+            if len(self.reads) >= MAX_READINGS:
+                self.reads.clear()
+            self.reads[key] = found
+        return found
+
+
+MAX_READINGS = 20_000
+"""How many tool readings of kept parses one transcript keeps (then they are read again)."""
+
+MAX_READ_CHARS = 4_000_000
+"""How many characters of user sentences one transcript keeps parsed per vocabulary (each kept parse costs
+about 25 bytes a character: 100 MB at most)."""
+
+_READ: Fact[_Read] = Fact(
+    "the user's sentences, parsed",
+    lambda transcript, key: _Read(),
+    # the prefix's messages are the same messages: all that was found of them holds
+    lambda found, longer, start, key: _Read(found.by_message, found.reads, found.alone_facts, found.parsed),
+)
+
+
+def _kept_parse(transcript: Transcript, rules: Rules, tool: ToolSense, text: str, original: str) -> Parse:
+    """The parse of one sentence of the transcript's user words (a cited one) in ``tool``'s vocabulary: parsed once
+    per transcript (its sentences are kept with the transcript's others, under the same bound)."""
+    kept = transcript.fact(_READ, (rules, tool.verbs, tool.phrasal))
+    found = kept.parsed.get((text, original))
+    if found is None:
+        found = grammar().parse(text, original=original, verbs=tool.verbs, phrasal=tool.phrasal)
+        if kept.chars + len(text) <= MAX_READ_CHARS:
+            kept.parsed[(text, original)] = found
+            kept.chars += len(text)
+            kept.kept.add(id(found))
+    return found
+
+
+def _read_sentences(
+    transcript: Transcript, message: int, rules: Rules, tool: ToolSense, others: Sequence[ToolSense] = ()
+) -> tuple[tuple[tuple[_Sentence, Parse], ...], _Read]:
+    """The user's sentences of ``message`` with their parses in ``tool``'s (and ``others``') vocabulary: parsed
+    once per transcript and vocabulary; with the transcript's kept reading (for :meth:`_Read.reading`)."""
+    verbs, phrasal = _vocabulary(tool, others)
+    kept = transcript.fact(_READ, (rules, verbs, phrasal))
+    read = kept.by_message.get(message)
+    if read is None:
+        parse = grammar().parse
+        read = tuple(
+            (
+                s,
+                kept.parsed.get((s.text, s.original))
+                or parse(s.text, original=s.original, verbs=verbs, phrasal=phrasal),
+            )
+            for s in _user_sentences(transcript, message, rules)
+        )
+        chars = sum(len(s.text) for s, _ in read)
+        if kept.chars + chars <= MAX_READ_CHARS:
+            kept.by_message[message] = read
+            kept.chars += chars
+            kept.kept.update(id(p) for _, p in read)
+    return read, kept
 
 
 def _others_requested(parse: Parse, tool: ToolSense, others: Sequence[ToolSense]) -> Read | None:
@@ -147,13 +268,13 @@ def _earlier(
     ):
         first -= 1  # (another author's message in a group chat is not this user's turn)
     for i in range(first, sentence.message + 1):
-        for s in _user_sentences(transcript, i, rules):
+        read, kept = _read_sentences(transcript, i, rules, tool, others)
+        for s, parse in read:
             if i == sentence.message and s.end > sentence.start:
                 break
-            parse = _parse(s.text, s.original, tool, others)
             if _presents(parse) and not (i == sentence.message and sentence.lead is not None):
                 return Read("unknown", "earlier_words", s.original)
-            verdict = _harmless(parse, tool, others, fills, after=False)
+            verdict = _harmless(parse, tool, others, fills, after=False, kept=kept)
             if verdict is not None:
                 proof, detail = verdict
                 if proof == "disproved" and i == sentence.message:
@@ -189,15 +310,15 @@ def _later(
         if pasted != -1:  # text after the request that is not the user's own: what it says is not read
             content = transcript.messages[i].content
             return Read("unknown", "later_words", "pasted or quoted text after it: " + content[pasted : pasted + 80])
-        for s in _user_sentences(transcript, i, rules):
+        read, kept = _read_sentences(transcript, i, rules, tool, others)
+        for s, parse in read:
             if i == sentence.message and s.start < sentence.end:
                 continue
-            parse = _parse(s.text, s.original, tool, others)
             if skip_fragment and parse.readings and all(r.kind == "fragment" for r in parse.readings):
                 skip_fragment = False
                 continue  # the fragment that completed a pronoun's request
             skip_fragment = False
-            verdict = _harmless(parse, tool, others, fills)
+            verdict = _harmless(parse, tool, others, fills, kept=kept)
             if verdict is not None:
                 proof, detail = verdict
                 return Read(proof, "negated" if proof == "disproved" else "later_words", detail or s.original)
@@ -205,7 +326,13 @@ def _later(
 
 
 def _harmless(
-    parse: Parse, tool: ToolSense, others: Sequence[ToolSense], fills: Sequence[Fill], *, after: bool = True
+    parse: Parse,
+    tool: ToolSense,
+    others: Sequence[ToolSense],
+    fills: Sequence[Fill],
+    *,
+    after: bool = True,
+    kept: _Read | None = None,
 ) -> tuple[Proof, str] | None:
     """None when a later sentence cannot take the request back; else ``(proof, detail)``. Harmless are only:
     social talk; the user's own value declared for an argument ("My username is dr_smith."); a negation of
@@ -232,12 +359,28 @@ def _harmless(
             for r in declaring
         )  # "I'm Bob." after "Pay Bob 50 EUR.": about the request
         return None if stated_ok and declared_ok else ("unknown", "")
-    mine = read_parse(parse, tool)
+    mine = kept.reading(parse, tool) if kept is not None else read_parse(parse, tool)
     if mine is not None and mine.proof == "disproved":
         return _negation(parse, fills)
     if not all(r.kind in ("request", "negated") for r in parse.readings) or _corrects(parse):
         return "unknown", ""  # (a negation of another tool's action is read as a request for it is)
-    return None if _stands_alone(parse, tool, others, fills, mine) else ("unknown", "")
+    if kept is None:
+        return None if _stands_alone(parse, tool, others, fills, mine) else ("unknown", "")
+    alone, values = kept.alone(parse, tool, others, mine)
+    if alone and not any(same_value(v, f.value) for v in values for f in fills):
+        return None
+    return "unknown", ""
+
+
+def _alone_facts(
+    parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mine: Read | None
+) -> tuple[bool, tuple[Value, ...]]:
+    """:func:`_stands_alone` as two facts of the sentence, the request aside: whether it stands alone for a
+    request with no values, and the values its verbs name. It stands alone for a request ``fills`` exactly when
+    the first holds and no value of the second is the same as one of ``fills`` (every check of a value of the
+    request in :func:`_stands_alone`, and in :func:`not_alone` for a negated verb, compares these values)."""
+    values = tuple(v for r in parse.readings for a in r.actions for p in _phrases_of(a) for v in p.values)
+    return _stands_alone(parse, tool, others, (), mine), values
 
 
 def _stands_alone(
@@ -394,10 +537,9 @@ def _complete(
     that fragment filled anything (then it is the request's own; else it is a later sentence like any)."""
     fills = list(found.fills)
     used = False
-    for s in _user_sentences(transcript, sentence.message, rules):
+    for s, parse in _read_sentences(transcript, sentence.message, rules, tool)[0]:
         if s.start < sentence.end:
             continue
-        parse = _parse(s.text, s.original, tool)
         fragments = [r for r in parse.readings if r.kind == "fragment"]
         if fragments and len(fragments) == len(parse.readings) and len(parse.readings) == 1:
             more = _fragment_fills(fragments[0], tool, s, sentence)
@@ -426,8 +568,9 @@ def negated_anywhere(transcript: Transcript, tool: ToolSense, rules: Rules = ALL
     for i, message in enumerate(transcript.messages):
         if message.role != "user":
             continue
-        for s in _user_sentences(transcript, i, rules):
-            found = read_parse(_parse(s.text, s.original, tool), tool)
+        read, kept = _read_sentences(transcript, i, rules, tool)
+        for s, parse in read:
+            found = kept.reading(parse, tool)
             if found is not None and found.proof == "disproved":
                 return Read("disproved", "negated", s.original)
     return None
@@ -464,7 +607,7 @@ def read_request(
     found: list[tuple[RequestSentence, Read]] = []
     proved: list[tuple[RequestSentence, Read]] = []
     for sentence in sentences_:
-        parse = _parse(sentence.text, _original(transcript, sentence), tool)
+        parse = _kept_parse(transcript, rules, tool, sentence.text, _original(transcript, sentence))
         reading = read_parse(parse, tool)
         if reading is not None and reading.proof == "proved" and sentence.lead is not None:
             lead = grammar().parse(sentence.lead)
@@ -524,7 +667,7 @@ def _given(
     given: list[tuple[RequestSentence, Read]] = []
     people: dict[int, set[str]] = {}
     for s in sentences_:
-        parse = _parse(s.text, _original(transcript, s), tool)
+        parse = _kept_parse(transcript, ALL_ON, tool, s.text, _original(transcript, s))
         declarations = [d for r in parse.readings for d in r.declarations]
         if not declarations:
             continue

@@ -30,7 +30,7 @@ import unicodedata
 from collections.abc import Hashable, Mapping
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from validator.exceptions import StoreError
 from validator.gate.entities import amounts_in, extract_entities
@@ -47,7 +47,7 @@ from validator.store.base import RequestLedger, SpendLost
 from validator.verdict import Verdict, decision
 from validator.verdict.findings import Findings
 
-__all__ = ["CARRIED_OUT", "SPENT_TTL", "carried_out", "lost", "spend", "spend_answered"]
+__all__ = ["CALLS", "SPENT_TTL", "carried_out", "lost", "spend", "spend_answered"]
 
 log = logging.getLogger("validator.state.ledger")
 SPENT_TTL = timedelta(days=30)
@@ -93,19 +93,47 @@ def _grants_of(findings: Findings, user_id: str | None, now: datetime) -> list[s
     return keys
 
 
-def _carried_out(transcript: Transcript, key: Hashable = None) -> tuple[tuple[int, ToolCall], ...]:
-    failed = {m.tool_call_id for m in transcript.messages if m.role == "tool" and m.is_error}
-    return tuple(
-        (i, call)
-        for i, m in enumerate(transcript.messages)
-        if m.role == "assistant"
-        for call in m.tool_calls
-        if transcript.answered(call.id) and call.id not in failed
-    )
+class _Calls(NamedTuple):
+    """The calls of a transcript: those carried out (answered, never with an error), in order, and the rest
+    not answered yet, and the failed ones' ids, kept so a longer transcript reads only its new messages."""
+
+    carried: tuple[tuple[int, ToolCall], ...]
+    waiting: tuple[tuple[int, ToolCall], ...]
+    """Calls not answered yet."""
+    failed: frozenset[str]
+    """Calls a tool message answered with an error (never carried out, whatever else answers them)."""
 
 
-CARRIED_OUT: Fact[tuple[tuple[int, ToolCall], ...]] = Fact("carried out", _carried_out)
-"""``(message, call)`` of every call a tool message answered without an error (the host's mark): it ran."""
+def _calls(transcript: Transcript, key: Hashable = None) -> _Calls:
+    return _more_calls(_Calls((), (), frozenset()), transcript, 0, key)
+
+
+def _more_calls(found: _Calls, longer: Transcript, start: int, key: Hashable) -> _Calls:
+    new = longer.messages[start:]
+    erred = {m.tool_call_id for m in new if m.role == "tool" and m.is_error and m.tool_call_id}
+    failed = found.failed | erred
+    carried = [c for c in found.carried if c[1].id not in erred] if erred else list(found.carried)
+    became: list[tuple[int, ToolCall]] = []
+    waiting: list[tuple[int, ToolCall]] = []
+    fresh = ((i, call) for i, m in enumerate(new, start) if m.role == "assistant" for call in m.tool_calls)
+    for i, call in (*found.waiting, *fresh):  # in the order of the messages
+        if call.id in failed:
+            continue  # failed once, never carried out
+        (became if longer.answered(call.id) else waiting).append((i, call))
+    if became and carried and became[0][0] <= carried[-1][0]:  # a call answered late: back in the message's order
+
+        def place(c: tuple[int, ToolCall]) -> tuple[int, int]:
+            return c[0], longer.messages[c[0]].tool_calls.index(c[1])
+
+        carried = sorted([*carried, *became], key=place)
+    else:
+        carried += became
+    return _Calls(tuple(carried), tuple(waiting), failed)
+
+
+CALLS: Fact[_Calls] = Fact("calls carried out", _calls, _more_calls)
+"""``(message, call)`` of every call a tool message answered without an error (the host's mark): it ran. A
+longer transcript of the same conversation re-reads only its new messages and the calls not yet carried out."""
 
 
 LONGEST = 1_000
@@ -181,7 +209,7 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
     action = request.action
     paths = list(request.tool_policy.targets) or sorted({f.path for f in intent.fills if f.call != -1})
     mine = {p: _forms(lookup(action.args, p)[1]) for p in paths}  # once, not once per call of the transcript
-    for i, call in request.transcript.fact(CARRIED_OUT):
+    for i, call in request.transcript.fact(CALLS).carried:
         if i <= after or call.name != action.tool or call.id == action.call_id:
             continue
         # a request naming no value ("Do it.") was carried out by any call of its tool

@@ -1,0 +1,125 @@
+"""The user's sentences are read once per conversation (``requests._READ``, a transcript fact carried to its
+extensions): whatever a check of a kept transcript finds must be what a fresh read of the same messages finds,
+across extensions, two branches of one transcript (edits, checkpointer copies), and a bound small enough that
+most of a conversation is read again rather than kept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.gate.test_context import PAY, POLICY, SHARE
+from validator import JudgeOutput, Message, Transcript, Validator
+from validator.gate import requests
+from validator.testing import FunctionJudge
+
+STAMP = FunctionJudge(lambda r: JudgeOutput(approved=True, reasoning="ok", confidence="high"), name="stamp")
+
+SAY = [
+    f"Pay {PAY[1]['recipient']} 50 EUR.",
+    "Share report.pdf with bob@acme.example.",
+    "Thanks!",
+    "Don't pay anyone.",
+    "Never share report.pdf.",
+    "Actually, wait.",
+    "Send an email to ann@acme.example about the lunch.",
+    "My name is Bob.",
+    "Pay it to DE02120300000000202051 instead.",
+    "No.",
+    "Please do not share anything with bob@acme.example.",
+    "The lease is sorted.",
+]
+CALLS = [
+    (PAY[0], PAY[1], PAY[2]),
+    (SHARE[0], SHARE[1], SHARE[2]),
+    ("send_email", {"to": "ann@acme.example"}, "Send an email to ann@acme.example"),
+]
+turn = st.lists(st.sampled_from(SAY), min_size=1, max_size=3).map(" ".join)
+
+
+def _action(call: tuple[str, dict[str, Any], str]) -> dict[str, Any]:
+    tool, args, quote = call
+    return {"tool": tool, "args": args, "justification": {"reason": "asked", "evidence": [{"quote": quote}]}}
+
+
+def _messages(turns: list[str]) -> list[Message]:
+    out: list[Message] = []
+    for i, text in enumerate(turns):
+        out += [Message(role="user", content=text), Message(role="assistant", content=f"Noted ({i}).")]
+    return out
+
+
+def _seen(transcript: Transcript) -> list[tuple[str, str, str]]:
+    validator = Validator(POLICY, judge=STAMP)
+    return [
+        (v.decision.value, v.code.value, v.reasoning)
+        for v in (validator.validate(transcript, _action(call), user_id="u") for call in CALLS)
+    ]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    first=st.lists(turn, min_size=1, max_size=4),
+    left=st.lists(turn, min_size=1, max_size=3),
+    right=st.lists(turn, min_size=1, max_size=3),
+    bound=st.sampled_from([0, 40, requests.MAX_READ_CHARS]),
+)
+def test_a_kept_reading_finds_what_a_fresh_read_finds(
+    first: list[str], left: list[str], right: list[str], bound: int
+) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(requests, "MAX_READ_CHARS", bound)
+        root = Transcript(_messages(first))
+        assert _seen(root) == _seen(Transcript(_messages(first)))
+        a = root.extend(_messages(left)[: 2 * len(left)])
+        b = root.extend(_messages(right))  # a second branch of the same transcript (an edit, a copy)
+        for kept, turns in ((a, first + left), (b, first + right), (a, first + left)):
+            # the fresh read: a new transcript of the same messages, nothing carried
+            assert _seen(kept) == _seen(Transcript(_messages(turns))), turns
+
+
+def test_a_conversation_is_parsed_once_then_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second check of a kept transcript parses no sentence of the history again: only new messages are
+    read (the count of the grammar's parses, the first check's against the next ones)."""
+    parses = 0
+    real = requests.grammar
+
+    class Counting:
+        def __init__(self, g: Any) -> None:
+            self.g = g
+
+        def parse(self, *args: Any, **kwargs: Any) -> Any:
+            nonlocal parses
+            parses += 1
+            return self.g.parse(*args, **kwargs)
+
+    monkeypatch.setattr(requests, "grammar", lambda: Counting(real()))
+    history = [f"Send an email to p{k}@acme.example about the lunch." for k in range(40)]
+    transcript = Transcript(_messages([PAY[2] + ".", *history]))
+    validator = Validator(POLICY, judge=STAMP)
+    verdicts = []
+    counts = []
+    for _ in range(3):
+        before = parses
+        verdicts.append(validator.validate(transcript, _action(PAY), user_id="u").code.value)
+        counts.append(parses - before)
+    assert verdicts == ["APPROVED"] * 3
+    assert counts[0] > 40 and counts[1] == counts[2] and counts[1] <= 2, counts
+    longer = transcript.extend(_messages(["Thanks!"]))
+    before = parses
+    assert Validator(POLICY, judge=STAMP).validate(longer, _action(PAY), user_id="u").approved  # its own ledger
+    assert parses - before <= counts[1] + 2, parses - before  # the new message only
+
+
+def test_the_compact_form_of_a_value_keeps_what_it_always_kept() -> None:
+    """``reader._compact`` (a regular expression, for speed) keeps exactly the characters its definition names:
+    a letter or digit by ``str.isalnum``, or one of ``@./:_`` — checked on every code point."""
+    import sys
+
+    from validator.gate.reader import _compact
+
+    everything = "".join(map(chr, range(sys.maxunicode + 1)))
+    assert _compact(everything) == "".join(c for c in everything.casefold() if c.isalnum() or c in "@./:_")
