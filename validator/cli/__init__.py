@@ -7,18 +7,23 @@ One package, one way to register subcommands: each module has ``register(app)``;
 
 from __future__ import annotations
 
+import importlib
 import sys
-from typing import Annotated
+from collections.abc import Sequence
+from typing import Annotated, Any
 
 import typer
 
-from validator.cli import check, evals, hooks, policy, serve, state, tools
-from validator.cli._common import new_app
 from validator.extras import extra_for, install_hint
 
-__all__ = ["app", "main"]
+__all__ = ["app", "build", "main"]
 
-app = new_app("Did the user authorize this action?")
+MODULES = ("check", "policy", "tools", "state", "evals", "serve", "hooks")
+"""The modules that register commands, in the order ``validator --help`` lists them."""
+
+FAST = {"check": ("check",), "hook": ("hooks",)}
+"""Commands a host runs once per action, and the only modules they need: ``validator check …`` and ``validator hook
+…`` import neither the other commands nor what those use (the eval runner, the service, the doctor)."""
 
 
 def _version(shown: bool) -> None:
@@ -29,25 +34,39 @@ def _version(shown: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
-def _root(
-    version: Annotated[
-        bool,
-        typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
-    ] = False,
-) -> None:
-    """Did the user authorize this action? Exit codes: see `validator check --help`."""
+def build(modules: Sequence[str] = MODULES) -> typer.Typer:
+    """The command group with the commands of ``modules`` registered (every one by default)."""
+    from validator.cli._common import new_app
+
+    group = new_app("Did the user authorize this action?")
+
+    @group.callback()
+    def _root(
+        version: Annotated[
+            bool,
+            typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+        ] = False,
+    ) -> None:
+        """Did the user authorize this action? Exit codes: see `validator check --help`."""
+
+    for name in modules:
+        importlib.import_module(f"validator.cli.{name}").register(group)
+    return group
 
 
-for _module in (check, policy, tools, state, evals, serve, hooks):
-    _module.register(app)
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the whole command group, built when asked for (tests, ``python -m validator``)
+        return build()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``validator`` script. A command that needs an extra the install lacks says which,
     in one line, and exits 2 (never a traceback)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    modules = FAST.get(args[0], MODULES) if args else MODULES
     try:
-        app()
+        build(modules)(args=args, prog_name="validator")
     except ModuleNotFoundError as exc:  # an installed library too old for a name we use is not a missing extra
         extra = extra_for(exc.name)
         if extra is None:

@@ -32,9 +32,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-
-from validator._errors import problems_from_pydantic
 from validator._types import Risk
 from validator.exceptions import FieldProblem, PolicyError
 from validator.language import english
@@ -166,10 +163,9 @@ class Policy:
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "policy") -> Policy:
         """Read a policy from plain data (parsed JSON or TOML); raises :class:`PolicyError`."""
-        try:
-            doc = _PolicyDoc.model_validate(data)
-        except ValidationError as exc:
-            raise PolicyError(problems_from_pydantic(exc), source=source) from None
+        from validator.policy.document import read_document  # pydantic only when a policy is read
+
+        doc = read_document(data, source)
         tools = {
             name: ToolPolicy(
                 exempt=t.exempt,
@@ -259,41 +255,3 @@ def _kind_problems(where: str, tp: ToolPolicy) -> list[FieldProblem]:
     return [
         FieldProblem(f"{where}.kinds.{arg}", why + repr(kind)) for arg, kind in tp.kinds.items() if kind not in known
     ]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class _ToolDoc(_Strict):
-    exempt: bool = False
-    risk: Risk = "general"
-    targets: list[str] = Field(default_factory=list)
-    intents: list[str] = Field(default_factory=list)
-    description: str = ""
-    amounts: list[str] = Field(default_factory=list)
-    ask: Ask = "when_unsure"
-    step_of: list[str] = Field(default_factory=list)
-    delegate: list[str] = Field(default_factory=list)
-    kinds: dict[str, str] = Field(default_factory=dict)
-    guarded: bool | None = None
-
-    @model_validator(mode="after")
-    def _guarded_means_not_exempt(self) -> _ToolDoc:
-        if self.guarded is not None:
-            if "exempt" in self.model_fields_set and self.guarded == self.exempt:
-                raise ValueError("'guarded' and 'exempt' contradict each other")
-            self.exempt = not self.guarded
-        return self
-
-
-class _SettingsDoc(_Strict):
-    low_confidence: Literal["ask_user", "block"] = "ask_user"
-    ungrounded_targets: Literal["judge", "block"] = "judge"
-    quality: Literal["advise", "ask_user"] = "advise"
-    enforce: bool = True
-
-
-class _PolicyDoc(_Strict):
-    tools: dict[str, _ToolDoc] = Field(default_factory=dict)
-    settings: _SettingsDoc = Field(default_factory=_SettingsDoc)
