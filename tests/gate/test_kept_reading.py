@@ -123,3 +123,50 @@ def test_the_compact_form_of_a_value_keeps_what_it_always_kept() -> None:
 
     everything = "".join(map(chr, range(sys.maxunicode + 1)))
     assert _compact(everything) == "".join(c for c in everything.casefold() if c.isalnum() or c in "@./:_")
+
+
+# -- limits and the deadline: every input gets a verdict of its own, never an approval past them -------------
+
+
+def _long(after: str, times: int) -> list[Message]:
+    return [Message(role="user", content=PAY[2] + "."), Message(role="user", content=after * times)]
+
+
+def test_a_sentence_over_the_grammar_limit_is_unknown_at_once() -> None:
+    from validator.gate.grammar import MAX_CHARS, grammar
+
+    long = "the quarterly numbers look fine and " * (MAX_CHARS // 30)
+    parse = grammar().parse(long)
+    assert parse.problem == "too_long" and not parse.readings and not parse.words
+    verdict = Validator(POLICY, judge=STAMP).validate(_long(long, 1), _action(PAY), user_id="u")
+    assert not verdict.approved and verdict.code.value == "ACTION_NOT_REQUESTED", verdict.reasoning
+
+
+def test_more_sentences_after_a_request_than_are_read_leave_it_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past :data:`MAX_LATER_SENTENCES` the request is unknown: the user is asked, with the reason, whatever the
+    sentences say (here only thanks, each harmless on its own)."""
+    monkeypatch.setattr(requests, "MAX_LATER_SENTENCES", 50)
+    judge = STAMP
+    within = Validator(POLICY, judge=judge).validate(_long("Thanks! ", 40), _action(PAY), user_id="u")
+    past = Validator(POLICY, judge=judge).validate(_long("Thanks! ", 60), _action(PAY), user_id="u")
+    assert within.approved
+    assert not past.approved and past.decision.value == "ask_user" and "more than 50 sentences" in past.reasoning
+
+
+def test_the_deadline_is_kept_inside_the_reading(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A check whose gate budget runs out while it reads the user's sentences stops there (inside the step, not
+    after it) and answers with what it proved: nothing, never an approval. The reader's clock is moved past
+    the deadline; the stages around it keep the real one."""
+    import time as real_time
+
+    class Late:
+        @staticmethod
+        def perf_counter() -> float:
+            return real_time.perf_counter() + 3600
+
+    approved = Validator(POLICY, judge=STAMP).validate(_long("Thanks! ", 500), _action(PAY), user_id="u")
+    monkeypatch.setattr(requests, "time", Late)
+    late = Validator(POLICY, judge=STAMP).validate(_long("Thanks! ", 500), _action(PAY), user_id="u")
+    assert approved.approved
+    assert not late.approved and late.code.value == "GATE_BUDGET_EXCEEDED", late.reasoning
+    assert "reading the user's sentences" in late.reasoning

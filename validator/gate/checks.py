@@ -317,9 +317,9 @@ def run_gate(
         requests = request_sentences(transcript, cited, rules)
     sense = sense_of(action.tool, tool_policy, action)
     others = _others(policy, action.tool)
-    intent = read_request(sense, requests, transcript, rules, others=tuple(others.values()))
+    intent = read_request(sense, requests, transcript, rules, others=tuple(others.values()), deadline=deadline)
     if not intent.requested and intent.proof != "disproved" and policy is not None:
-        intent = _as_step(intent, sense, tool_policy, policy, action, requests, transcript, rules)
+        intent = _as_step(intent, sense, tool_policy, policy, action, requests, transcript, rules, deadline)
     if intent.problem == "not_named":
         intent = delegated_instructions(sense, requests, transcript, rules) or intent
     if (
@@ -446,17 +446,19 @@ def _as_step(
     requests: Sequence[RequestSentence],
     transcript: Transcript,
     rules: Rules,
+    deadline: float | None = None,
 ) -> IntentFinding:
     """The request of a tool this one is a declared step of, when the user's words prove it and no words
     of the user's, in any message, negate the step itself ("Post it, but never log in")."""
     if not tool_policy.step_of:
         return intent
-    negation = negated_anywhere(transcript, sense, rules)
+    negation = negated_anywhere(transcript, sense, rules, deadline)
     if negation is not None:
         return replace(intent, proof="disproved", negated=True, problem="negated", detail=negation.detail)
     for parent in tool_policy.step_of:
         parent_sense = sense_of(parent, policy.for_tool(parent))
-        found = read_request(parent_sense, requests, transcript, rules, others=tuple(_others(policy, parent).values()))
+        others = tuple(_others(policy, parent).values())
+        found = read_request(parent_sense, requests, transcript, rules, others=others, deadline=deadline)
         if found.requested:
             # the step's own values come from the user's own words ("my username is dr_smith"), never through
             # the parent's arguments

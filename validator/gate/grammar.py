@@ -9,9 +9,9 @@ place. A rule the parse uses whose phrase the pack's tables do not license (a ph
 a deadline is read) is dropped from the readings.
 
 A sentence gets no reading when a token has no class, when no complete parse exists, when it has more
-tokens than :data:`MAX_TOKENS`, or when its parses mean more than :data:`MAX_READINGS` different things:
-then it is unknown, and the caller says why (:class:`Parse`). Whether the readings agree on what a check
-reads is the reader's business (:mod:`validator.gate.reader`), per tool.
+tokens than :data:`MAX_TOKENS` (or characters than :data:`MAX_CHARS`), or when its parses mean more than
+:data:`MAX_READINGS` different things: then it is unknown, and the caller says why (:class:`Parse`). Whether the
+readings agree on what a check reads is the reader's business (:mod:`validator.gate.reader`), per tool.
 
 Cost: Earley is cubic in the worst case and, in Python, about a millisecond a token for this grammar. A
 sentence is parsed once per shape: the tree of a class sequence is kept (:class:`Grammar`'s cache) and read
@@ -37,6 +37,7 @@ from validator.gate.lexer import Word, lex
 from validator.language import LanguagePack, english
 
 __all__ = [
+    "MAX_CHARS",
     "MAX_READINGS",
     "MAX_TOKENS",
     "Action",
@@ -51,6 +52,9 @@ __all__ = [
 
 MAX_TOKENS = 80
 """A sentence of more tokens is not parsed: unknown at once (the parse is cubic in the worst case)."""
+MAX_CHARS = 4_000
+"""A sentence of more characters is not even split into tokens: unknown at once, whatever its length (a
+megabyte of text with no sentence end is one sentence: reading it costs time, and no request rests on it)."""
 MAX_READINGS = 48
 """A sentence whose parses mean more different things than this is unknown (no authorization rests on it)."""
 _CACHE = 4096
@@ -221,6 +225,8 @@ class Grammar:
     ) -> Parse:
         """Every reading of ``sentence`` (see the module docstring). ``verbs``: words read as verbs beyond the
         verb table; ``phrasal``: phrasal verbs read besides the pack's ("log in" of a policy's intents)."""
+        if len(sentence) > MAX_CHARS:
+            return Parse((), frozenset(), "too_long", f"{len(sentence):,} characters")
         words = self.words(sentence, original=original, verbs=verbs)
         marker = next((i for i, w in enumerate(words) if w.classes & {"MARKER", "SAY", "SAYING"}), None)
         if marker is not None:  # free text may open here: every later token may be text, but a last "."

@@ -11,6 +11,7 @@ one disproves it; else unknown, with the reason.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import cast, get_args
@@ -46,6 +47,7 @@ from validator.gate.reader import (
 )
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
+from validator.gate.text import SearchBudgetExceeded
 from validator.inputs.transcript import Fact, Transcript
 from validator.language import english
 from validator.language.rules import ALL_ON, Rule, Rules
@@ -177,6 +179,10 @@ class _Read:
         return found
 
 
+MAX_LATER_SENTENCES = 10_000
+"""How many sentences of the user's after a request are read for a take-back: past it the request is unknown (the
+user is asked), so a megabyte of short sentences costs a bounded time and gets a verdict of its own."""
+
 MAX_READINGS = 20_000
 """How many tool readings of kept parses one transcript keeps (then they are read again)."""
 
@@ -206,29 +212,47 @@ def _kept_parse(transcript: Transcript, rules: Rules, tool: ToolSense, text: str
     return found
 
 
+def _in_time(deadline: float | None) -> None:
+    """Raise :class:`SearchBudgetExceeded` past ``deadline`` (the check then answers with what it proved: nothing)."""
+    if deadline is not None and time.perf_counter() > deadline:
+        raise SearchBudgetExceeded("the gate's time budget ran out while reading the user's sentences")
+
+
 def _read_sentences(
-    transcript: Transcript, message: int, rules: Rules, tool: ToolSense, others: Sequence[ToolSense] = ()
+    transcript: Transcript,
+    message: int,
+    rules: Rules,
+    tool: ToolSense,
+    others: Sequence[ToolSense] = (),
+    deadline: float | None = None,
 ) -> tuple[tuple[tuple[_Sentence, Parse], ...], _Read]:
     """The user's sentences of ``message`` with their parses in ``tool``'s (and ``others``') vocabulary: parsed
-    once per transcript and vocabulary; with the transcript's kept reading (for :meth:`_Read.reading`)."""
+    once per transcript and vocabulary (a sentence said again is parsed once); with the transcript's kept reading
+    (for :meth:`_Read.reading`). Past ``deadline``, :class:`SearchBudgetExceeded`."""
     verbs, phrasal = _vocabulary(tool, others)
     kept = transcript.fact(_READ, (rules, verbs, phrasal))
     read = kept.by_message.get(message)
-    if read is None:
-        parse = grammar().parse
-        read = tuple(
-            (
-                s,
-                kept.parsed.get((s.text, s.original))
-                or parse(s.text, original=s.original, verbs=verbs, phrasal=phrasal),
-            )
-            for s in _user_sentences(transcript, message, rules)
-        )
-        chars = sum(len(s.text) for s, _ in read)
-        if kept.chars + chars <= MAX_READ_CHARS:
-            kept.by_message[message] = read
-            kept.chars += chars
-            kept.kept.update(id(p) for _, p in read)
+    if read is not None:
+        return read, kept
+    parse, seen = grammar().parse, kept.parsed
+    found: list[tuple[_Sentence, Parse]] = []
+    chars = 0
+    for n, s in enumerate(_user_sentences(transcript, message, rules)):
+        if n % 64 == 63:
+            _in_time(deadline)
+        known = seen.get((s.text, s.original))
+        if known is None:
+            known = parse(s.text, original=s.original, verbs=verbs, phrasal=phrasal)
+            if kept.chars + len(s.text) <= MAX_READ_CHARS:  # a parse, counted by its sentence's characters
+                seen[(s.text, s.original)] = known
+                kept.kept.add(id(known))
+                kept.chars += len(s.text)
+        chars += len(s.text)
+        found.append((s, known))
+    read = tuple(found)
+    if kept.chars + chars <= MAX_READ_CHARS:  # the message's sentences, kept in order
+        kept.by_message[message] = read
+        kept.chars += chars
     return read, kept
 
 
@@ -253,6 +277,7 @@ def _earlier(
     others: Sequence[ToolSense],
     fills: Sequence[Fill],
     rules: Rules,
+    deadline: float | None = None,
 ) -> Read | None:
     """What the user wrote before ``sentence`` in the same turn that could change it: in its message and in
     the user's messages right before it, with no word of the agent's between ("Don't do anything until I say
@@ -268,7 +293,7 @@ def _earlier(
     ):
         first -= 1  # (another author's message in a group chat is not this user's turn)
     for i in range(first, sentence.message + 1):
-        read, kept = _read_sentences(transcript, i, rules, tool, others)
+        read, kept = _read_sentences(transcript, i, rules, tool, others, deadline)
         for s, parse in read:
             if i == sentence.message and s.end > sentence.start:
                 break
@@ -297,11 +322,14 @@ def _later(
     fills: Sequence[Fill],
     rules: Rules,
     completed: bool = False,
+    deadline: float | None = None,
 ) -> Read | None:
     """What the user wrote after ``sentence`` that could take it back: a negation of the same action
     (disproved), or a sentence that is not harmless (unknown, naming it). ``completed``: the request's
-    pronoun was filled by the fragment after it (that fragment is the request's own)."""
+    pronoun was filled by the fragment after it (that fragment is the request's own). More than
+    :data:`MAX_LATER_SENTENCES` sentences after it are not read: unknown."""
     skip_fragment = completed
+    count = 0
     for i in range(sentence.message, len(transcript.messages)):
         if transcript.messages[i].role != "user":
             continue
@@ -310,7 +338,11 @@ def _later(
         if pasted != -1:  # text after the request that is not the user's own: what it says is not read
             content = transcript.messages[i].content
             return Read("unknown", "later_words", "pasted or quoted text after it: " + content[pasted : pasted + 80])
-        read, kept = _read_sentences(transcript, i, rules, tool, others)
+        read, kept = _read_sentences(transcript, i, rules, tool, others, deadline)
+        count += len(read)
+        if count > MAX_LATER_SENTENCES:
+            return Read("unknown", "later_words", f"more than {MAX_LATER_SENTENCES:,} sentences of the user's after it")
+        _in_time(deadline)
         for s, parse in read:
             if i == sentence.message and s.start < sentence.end:
                 continue
@@ -562,13 +594,16 @@ def _fragment_fills(reading: Reading, tool: ToolSense, s: _Sentence, sentence: R
     ]
 
 
-def negated_anywhere(transcript: Transcript, tool: ToolSense, rules: Rules = ALL_ON) -> Read | None:
+def negated_anywhere(
+    transcript: Transcript, tool: ToolSense, rules: Rules = ALL_ON, deadline: float | None = None
+) -> Read | None:
     """A sentence of the user's own words, in any message, that negates an action of ``tool`` ("Never log in
     as dr_smith"), or None."""
     for i, message in enumerate(transcript.messages):
         if message.role != "user":
             continue
-        read, kept = _read_sentences(transcript, i, rules, tool)
+        read, kept = _read_sentences(transcript, i, rules, tool, (), deadline)
+        _in_time(deadline)
         for s, parse in read:
             found = kept.reading(parse, tool)
             if found is not None and found.proof == "disproved":
@@ -594,6 +629,7 @@ def read_request(
     rules: Rules = ALL_ON,
     *,
     others: Sequence[ToolSense] = (),
+    deadline: float | None = None,
 ) -> IntentFinding:
     """Whether one of ``sentences_`` requests ``tool``'s action: proved, disproved or unknown. ``others``: the
     policy's other tools (a later request for one of them takes nothing back)."""
@@ -621,8 +657,8 @@ def read_request(
         if reading.proof == "proved" and reading.pronoun:
             reading, completed = _complete(transcript, sentence, reading, tool, rules)
         if reading.proof == "proved" and rules.on(Rule.WHOLE_CONTEXT):
-            undone = _earlier(transcript, sentence, tool, others, reading.fills, rules)
-            undone = undone or _later(transcript, sentence, tool, others, reading.fills, rules, completed)
+            undone = _earlier(transcript, sentence, tool, others, reading.fills, rules, deadline)
+            undone = undone or _later(transcript, sentence, tool, others, reading.fills, rules, completed, deadline)
             if undone is not None:
                 reading = undone
         found.append((sentence, reading))
