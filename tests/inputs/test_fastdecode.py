@@ -220,3 +220,13 @@ def test_a_bad_input_gets_every_problem_by_its_path() -> None:
             "messages[1].tool_calls",
             "user_id",
         ], exc.value.problems
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([b"e", b"E", b"-", b"0", b"7", b".", b" ", b"x", b"." + b"0" * 300]), max_size=30))
+def test_the_underflow_prefilter_finds_what_the_pattern_finds(pieces: list[bytes]) -> None:
+    """``strictjson._may_underflow`` (``bytes.find`` at each ``e-``/``E-``) says what ``_TINY.search`` says."""
+    from validator.inputs.strictjson import _TINY, _may_underflow
+
+    body = b"".join(pieces)
+    assert _may_underflow(body) == bool(_TINY.search(body))
