@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import logging
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Hashable, Mapping
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from validator.exceptions import StoreError
@@ -209,8 +211,9 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
     action = request.action
     paths = list(request.tool_policy.targets) or sorted({f.path for f in intent.fills if f.call != -1})
     mine = {p: _forms(lookup(action.args, p)[1]) for p in paths}  # once, not once per call of the transcript
-    for i, call in request.transcript.fact(CALLS).carried:
-        if i <= after or call.name != action.tool or call.id == action.call_id:
+    carried = request.transcript.fact(CALLS).carried
+    for _, call in carried[bisect_right(carried, after, key=itemgetter(0)) :]:  # only the calls after the request
+        if call.name != action.tool or call.id == action.call_id:
             continue
         # a request naming no value ("Do it.") was carried out by any call of its tool
         if all(_overlap(_forms(lookup(call.args, p)[1]), mine[p]) for p in paths):
