@@ -441,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     ):
         mine, loop = loop_cost(1_000, cite, 2 if args.quick else 4)
         print(f"{label:<58} {mine:>10.2f} {loop:>8.2f} {mine / loop:>6.2f}  {target}")
-    cold = jsonl_cold(1_000, 6 if args.quick else 21)
+    cold = jsonl_cold(1_000, 16 if args.quick else 31)
     print(f"{'cold check, 1,000 messages, validator check --jsonl (per check)':<58} {cold:>10.2f}  target 5 ms")
     ms, size, code, budget = big_check()
     print(

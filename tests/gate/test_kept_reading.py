@@ -132,14 +132,61 @@ def _long(after: str, times: int) -> list[Message]:
     return [Message(role="user", content=PAY[2] + "."), Message(role="user", content=after * times)]
 
 
-def test_a_sentence_over_the_grammar_limit_is_unknown_at_once() -> None:
-    from validator.gate.grammar import MAX_CHARS, grammar
+def test_a_sentence_over_the_grammar_limit_is_known_to_be_at_once() -> None:
+    """A megabyte without a sentence end is split no further than the grammar's limit: too long, unknown."""
+    from validator.gate.grammar import MAX_TOKENS, grammar
 
-    long = "the quarterly numbers look fine and " * (MAX_CHARS // 30)
+    long = "the quarterly numbers look fine and " * 50_000
     parse = grammar().parse(long)
-    assert parse.problem == "too_long" and not parse.readings and not parse.words
+    assert parse.problem == "too_long" and not parse.readings and len(parse.words) <= MAX_TOKENS + 1
     verdict = Validator(POLICY, judge=STAMP).validate(_long(long, 1), _action(PAY), user_id="u")
     assert not verdict.approved and verdict.code.value == "ACTION_NOT_REQUESTED", verdict.reasoning
+
+
+def test_a_long_value_in_a_short_sentence_is_read_as_before() -> None:
+    """The limit is on tokens, not characters: a negation holding a 4,100-character address is read whole and
+    still forbids the step (a character limit made it unknown, and the step was approved: a reviewer's find)."""
+    from tests.gate.test_proof import STEPS
+
+    negation = "Never lock the doors of https://example.com/" + "a" * 4_100 + " ."
+    messages = [
+        Message(role="user", content=negation),
+        Message(role="assistant", content="Noted."),
+        Message(role="user", content="Please start the engine."),
+    ]
+    action = {
+        "tool": "lock_doors",
+        "args": {},
+        "justification": {"reason": "a step", "evidence": [{"quote": "Please start the engine."}]},
+    }
+    verdict = Validator(STEPS, judge=STAMP).validate(messages, action, user_id="u")
+    assert not verdict.approved and verdict.decision.value == "block", verdict.reasoning
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["Bob", "Smith", "pay", "50", "EUR", "to", "the", "report", ",", ".", "Zeta", "Corp"]),
+        max_size=120,
+    )
+)
+def test_a_bounded_split_is_the_whole_split_or_says_it_stopped(words: list[str]) -> None:
+    """``lex_bounded`` gives the whole split's words when it did not stop, and stops exactly when the whole split
+    has more than the limit's words before names are joined (names joined after the cut make no difference:
+    the grammar takes a stopped sentence for too long)."""
+    from validator.gate.grammar import MAX_TOKENS, grammar
+    from validator.gate.lexer import lex_bounded
+
+    g = grammar()
+    sentence = " ".join(words)
+    whole, cut_whole = lex_bounded(sentence, literals=g.literals, pack=g.pack)
+    bounded, cut = lex_bounded(sentence, literals=g.literals, pack=g.pack, limit=MAX_TOKENS)
+    assert not cut_whole
+    if not cut:
+        assert bounded == whole
+    parse = g.parse(sentence)
+    if cut:
+        assert parse.problem in ("too_long", "unknown_word") and not parse.readings
 
 
 def test_more_sentences_after_a_request_than_are_read_leave_it_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -170,3 +217,55 @@ def test_the_deadline_is_kept_inside_the_reading(monkeypatch: pytest.MonkeyPatch
     assert approved.approved
     assert not late.approved and late.code.value == "GATE_BUDGET_EXCEEDED", late.reasoning
     assert "reading the user's sentences" in late.reasoning
+
+
+def test_two_checks_reading_one_transcript_at_once_keep_one_parse_and_no_stale_memo(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two threads that both miss a sentence and parse it: the first parse kept wins, the other is used once
+    and never memoised, so no memo can answer for another object that takes a freed parse's id (a reviewer
+    forced this race and found a take-back read as harmless)."""
+    import contextlib
+    import gc
+    import threading
+
+    from validator.gate.reader import ToolSense
+    from validator.language.rules import ALL_ON
+
+    tool = ToolSense.of("send_money", ["pay"], arguments=["recipient"])
+    real = requests.grammar()
+    barrier = threading.Barrier(2)
+
+    class Racing:
+        def parse(self, *args: Any, **kwargs: Any) -> Any:
+            found = real.parse(*args, **kwargs)
+            with contextlib.suppress(threading.BrokenBarrierError):
+                barrier.wait(timeout=2)  # both threads missed before either keeps its parse
+            return found
+
+    messages = [Message(role="user", content="Thanks for the help.")]
+    for n in range(200):
+        messages += [Message(role="assistant", content="ok"), Message(role="user", content=f"Don't pay Bob {n} EUR.")]
+    transcript = Transcript(messages)
+    monkeypatch.setattr(requests, "grammar", lambda: Racing())
+
+    def check() -> None:
+        read, kept = requests._read_sentences(transcript, 0, ALL_ON, tool)
+        for _, parse in read:
+            kept.alone(parse, tool, (), kept.reading(parse, tool))
+
+    threads = [threading.Thread(target=check) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    monkeypatch.setattr(requests, "grammar", lambda: real)
+    gc.collect()
+    kept = transcript.fact(requests._READ, (ALL_ON, tool.verbs, tool.phrasal))
+    assert all(kept.objs.get(i) is p for i, p in kept.objs.items())
+    assert {k[0] for k in kept.reads} <= set(kept.objs) and {k[0] for k in kept.alone_facts} <= set(kept.objs)
+    for m in range(2, len(messages), 2):
+        read, kept = requests._read_sentences(transcript, m, ALL_ON, tool)
+        for _, parse in read:
+            assert kept.reading(parse, tool) == requests.read_parse(parse, tool)
+            assert kept.alone(parse, tool, (), None) == requests._alone_facts(parse, tool, (), None)

@@ -9,7 +9,8 @@ place. A rule the parse uses whose phrase the pack's tables do not license (a ph
 a deadline is read) is dropped from the readings.
 
 A sentence gets no reading when a token has no class, when no complete parse exists, when it has more
-tokens than :data:`MAX_TOKENS` (or characters than :data:`MAX_CHARS`), or when its parses mean more than
+tokens than :data:`MAX_TOKENS` (its words are split no further: a megabyte without a sentence end costs one
+pass over its values, not a million tokens), or when its parses mean more than
 :data:`MAX_READINGS` different things: then it is unknown, and the caller says why (:class:`Parse`). Whether the
 readings agree on what a check reads is the reader's business (:mod:`validator.gate.reader`), per tool.
 
@@ -33,11 +34,10 @@ from lark.exceptions import LarkError, UnexpectedInput
 from lark.lexer import Lexer
 
 from validator.gate.entities import CURRENCIES
-from validator.gate.lexer import Word, lex
+from validator.gate.lexer import Word, lex, lex_bounded
 from validator.language import LanguagePack, english
 
 __all__ = [
-    "MAX_CHARS",
     "MAX_READINGS",
     "MAX_TOKENS",
     "Action",
@@ -52,9 +52,7 @@ __all__ = [
 
 MAX_TOKENS = 80
 """A sentence of more tokens is not parsed: unknown at once (the parse is cubic in the worst case)."""
-MAX_CHARS = 4_000
-"""A sentence of more characters is not even split into tokens: unknown at once, whatever its length (a
-megabyte of text with no sentence end is one sentence: reading it costs time, and no request rests on it)."""
+
 MAX_READINGS = 48
 """A sentence whose parses mean more different things than this is unknown (no authorization rests on it)."""
 _CACHE = 4096
@@ -211,9 +209,15 @@ class Grammar:
         self._trees: OrderedDict[tuple[frozenset[str], ...], tuple[Tree[Any] | None, int | None]] = OrderedDict()
 
     def words(
-        self, sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset()
+        self,
+        sentence: str,
+        *,
+        original: str | None = None,
+        verbs: frozenset[str] = frozenset(),
+        limit: int | None = None,
     ) -> tuple[Word, ...]:
-        return lex(sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack)
+        """The tokens of ``sentence`` (with ``limit``, see :func:`~validator.gate.lexer.lex_bounded`)."""
+        return lex(sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack, limit=limit)
 
     def parse(
         self,
@@ -225,9 +229,9 @@ class Grammar:
     ) -> Parse:
         """Every reading of ``sentence`` (see the module docstring). ``verbs``: words read as verbs beyond the
         verb table; ``phrasal``: phrasal verbs read besides the pack's ("log in" of a policy's intents)."""
-        if len(sentence) > MAX_CHARS:
-            return Parse((), frozenset(), "too_long", f"{len(sentence):,} characters")
-        words = self.words(sentence, original=original, verbs=verbs)
+        words, cut = lex_bounded(
+            sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack, limit=MAX_TOKENS
+        )
         marker = next((i for i, w in enumerate(words) if w.classes & {"MARKER", "SAY", "SAYING"}), None)
         if marker is not None:  # free text may open here: every later token may be text, but a last "."
             last = len(words) - 1
@@ -238,6 +242,8 @@ class Grammar:
         unknown = next((w for w in words if not w.classes), None)
         if unknown is not None:
             return Parse(words, frozenset(), "unknown_word", unknown.text)
+        if cut:  # split no further than the limit: too long, whatever the count of the first words
+            return Parse(words, frozenset(), "too_long", f"more than {MAX_TOKENS} tokens")
         if len(words) > MAX_TOKENS:
             return Parse(words, frozenset(), "too_long", f"{len(words)} tokens")
         shape = tuple(w.classes for w in words)

@@ -175,30 +175,61 @@ def lex(
     verbs: frozenset[str] = frozenset(),
     literals: tuple[tuple[str, str], ...] = (),
     pack: LanguagePack | None = None,
+    limit: int | None = None,
 ) -> tuple[Word, ...]:
     """The tokens of ``sentence``. ``original``: the same sentence with its opaque passages as written (same
     length); ``verbs``: words read as verbs beyond the verb table (a policy's own intents, "rm"); ``literals``:
-    the grammar's words and their terminal names."""
+    the grammar's words and their terminal names; ``limit``: see :func:`lex_bounded`."""
+    return lex_bounded(sentence, original=original, verbs=verbs, literals=literals, pack=pack, limit=limit)[0]
+
+
+def lex_bounded(
+    sentence: str,
+    *,
+    original: str | None = None,
+    verbs: frozenset[str] = frozenset(),
+    literals: tuple[tuple[str, str], ...] = (),
+    pack: LanguagePack | None = None,
+    limit: int | None = None,
+) -> tuple[tuple[Word, ...], bool]:
+    """:func:`lex`, and whether it stopped before the end: with ``limit``, once ``limit + 1`` words are split
+    the rest is not (a sentence over the grammar's limit is known to be at once). The words then are the first
+    ones only, and a caller must take the sentence for too long whatever their count (names joined after the
+    cut may make them fewer)."""
     pack = pack or english()
     tables = _tables(pack, literals)
     folded = fold_apostrophes(sentence)
     original = sentence if original is None else original
     out: list[Word] = []
     pos = 0
+    most = None if limit is None else limit + 1
     for a, b, cls, kinds, value in _spans(folded, original):
-        out += _words(folded, sentence, pos, a, tables, pack, verbs)
+        out += _words(folded, sentence, pos, a, tables, pack, verbs, most)
+        if most is not None and len(out) >= most:
+            return _names(out[:most], sentence), True
         classes = frozenset({cls, *([tables.literals[cls]] if cls in tables.literals else [])}) if cls else frozenset()
         out.append(Word(sentence[a:b], folded[a:b].lower(), a, b, classes, kinds, value=value))
         pos = b
-    out += _words(folded, sentence, pos, len(folded), tables, pack, verbs)
-    return _names(out, sentence)
+    out += _words(folded, sentence, pos, len(folded), tables, pack, verbs, most)
+    if most is not None and len(out) >= most:
+        return _names(out[:most], sentence), True
+    return _names(out, sentence), False
 
 
 def _words(
-    folded: str, sentence: str, a: int, b: int, tables: _Tables, pack: LanguagePack, verbs: frozenset[str]
+    folded: str,
+    sentence: str,
+    a: int,
+    b: int,
+    tables: _Tables,
+    pack: LanguagePack,
+    verbs: frozenset[str],
+    most: int | None = None,
 ) -> list[Word]:
     out: list[Word] = []
     for m in re.finditer(r"\S+", folded[a:b]):
+        if most is not None and len(out) >= most:
+            break
         start = a + m.start()
         for x, y in _pieces(m.group()):
             out += _piece(

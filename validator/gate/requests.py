@@ -124,58 +124,72 @@ class _Read:
     """The user's sentences of one transcript as the grammar read them with one vocabulary, by message, and
     what each says of a tool: computed when a check first asks, kept with the transcript (a :class:`Fact`)
     and carried to its extensions, so a conversation's sentences are read once, not once a check. Bounded:
-    past :data:`MAX_READ_CHARS` characters of sentences a transcript's reading is computed and not kept."""
+    past :data:`MAX_READ_CHARS` characters of sentences a transcript's reading is computed and not kept.
 
-    __slots__ = ("alone_facts", "by_message", "chars", "kept", "parsed", "reads")
+    Several checks may read one transcript at once: a parse is kept first-writer-wins (:meth:`keep`), and a
+    memo of a parse is used only for the very object it was computed for (``objs`` holds each kept parse by
+    its id, so an id there always names a live object; a parse not kept is never memoised)."""
 
-    def __init__(
-        self,
-        by_message: dict[int, tuple[tuple[_Sentence, Parse], ...]] | None = None,
-        reads: dict[tuple[int, ToolSense], Read | None] | None = None,
-        alone_facts: dict[tuple[int, ToolSense, tuple[ToolSense, ...], bool], tuple[bool, tuple[Value, ...]]]
-        | None = None,
-        parsed: dict[tuple[str, str], Parse] | None = None,
-    ) -> None:
-        self.by_message = dict(by_message or {})
-        self.parsed = dict(parsed or {})
-        """Sentences cited from the user's words (their text and the message's text there), parsed."""
-        self.chars = sum(len(s.text) for read in self.by_message.values() for s, _ in read)
-        self.chars += sum(len(text) for text, _ in self.parsed)
-        self.kept = {id(p) for read in self.by_message.values() for _, p in read} | {
-            id(p) for p in self.parsed.values()
-        }
-        """The parses kept (alive as long as this object): only their readings are kept."""
-        self.reads: dict[tuple[int, ToolSense], Read | None] = dict(reads or {})
+    __slots__ = ("alone_facts", "by_message", "chars", "objs", "parsed", "reads")
+
+    def __init__(self, carried: _Read | None = None) -> None:
+        # dict(...) of a dict copies it in one step (no other thread runs in between)
+        self.by_message: dict[int, tuple[tuple[_Sentence, Parse], ...]]
+        self.by_message = dict(carried.by_message) if carried else {}
+        self.parsed: dict[tuple[str, str], Parse] = dict(carried.parsed) if carried else {}
+        """Sentences of the user's words (their text and the message's text there), parsed."""
+        self.objs: dict[int, Parse] = dict(carried.objs) if carried else {}
+        """Every kept parse, by its id (held here, so no other object can take its id while the memo lives)."""
+        self.reads: dict[tuple[int, ToolSense], Read | None] = dict(carried.reads) if carried else {}
         """``read_parse`` of a kept parse, by the parse and the tool (the same tool reads the same each check)."""
         self.alone_facts: dict[tuple[int, ToolSense, tuple[ToolSense, ...], bool], tuple[bool, tuple[Value, ...]]]
-        self.alone_facts = dict(alone_facts or {})
+        self.alone_facts = dict(carried.alone_facts) if carried else {}
         """:func:`_alone_facts` of a kept parse (whether a later request stands on its own is then a comparison of
         its values with the request's)."""
+        self.chars: int = carried.chars if carried else 0
+
+    def keep(self, key: tuple[str, str], parse: Parse) -> Parse:
+        """``parse`` kept as the parse of ``key`` (within the bound), or the parse another check kept first."""
+        kept = self.parsed.get(key)
+        if kept is not None:
+            return kept
+        if self.chars + len(key[0]) > MAX_READ_CHARS:
+            return parse
+        kept = self.parsed.setdefault(key, parse)
+        if kept is parse:
+            self.objs[id(parse)] = parse
+            self.chars += len(key[0])
+        return kept
+
+    def _kept(self, parse: Parse) -> bool:
+        return self.objs.get(id(parse)) is parse
 
     def alone(
         self, parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mine: Read | None
     ) -> tuple[bool, tuple[Value, ...]]:
         """:func:`_alone_facts`, computed once for a kept parse, a tool and the policy's other tools."""
+        if not self._kept(parse):
+            return _alone_facts(parse, tool, others, mine)
         key = (id(parse), tool, tuple(others), mine is not None and mine.proof == "proved")
         found = self.alone_facts.get(key)
         if found is None:
             found = _alone_facts(parse, tool, others, mine)
-            if key[0] in self.kept:
-                if len(self.alone_facts) >= MAX_READINGS:
-                    self.alone_facts.clear()
-                self.alone_facts[key] = found
+            if len(self.alone_facts) >= MAX_KEPT_READINGS:
+                self.alone_facts.clear()
+            self.alone_facts[key] = found
         return found
 
     def reading(self, parse: Parse, tool: ToolSense) -> Read | None:
         """``read_parse(parse, tool)``, computed once for a kept parse and a tool."""
+        if not self._kept(parse):
+            return read_parse(parse, tool)
         key = (id(parse), tool)
         if key in self.reads:
             return self.reads[key]
         found = read_parse(parse, tool)
-        if key[0] in self.kept:
-            if len(self.reads) >= MAX_READINGS:
-                self.reads.clear()
-            self.reads[key] = found
+        if len(self.reads) >= MAX_KEPT_READINGS:
+            self.reads.clear()
+        self.reads[key] = found
         return found
 
 
@@ -183,18 +197,18 @@ MAX_LATER_SENTENCES = 10_000
 """How many sentences of the user's after a request are read for a take-back: past it the request is unknown (the
 user is asked), so a megabyte of short sentences costs a bounded time and gets a verdict of its own."""
 
-MAX_READINGS = 20_000
+MAX_KEPT_READINGS = 20_000
 """How many tool readings of kept parses one transcript keeps (then they are read again)."""
 
-MAX_READ_CHARS = 4_000_000
-"""How many characters of user sentences one transcript keeps parsed per vocabulary (each kept parse costs
-about 25 bytes a character: 100 MB at most)."""
+MAX_READ_CHARS = 250_000
+"""How many characters of user sentences one transcript keeps parsed per vocabulary: a kept parse with its
+sentence costs about 140 bytes a character (measured: 1.3 MB for the 9,400 characters of 200 user turns), so
+35 MB at most; past it sentences are parsed again when read."""
 
 _READ: Fact[_Read] = Fact(
     "the user's sentences, parsed",
     lambda transcript, key: _Read(),
-    # the prefix's messages are the same messages: all that was found of them holds
-    lambda found, longer, start, key: _Read(found.by_message, found.reads, found.alone_facts, found.parsed),
+    lambda found, longer, start, key: _Read(found),  # the prefix's messages are the same: what was found holds
 )
 
 
@@ -204,11 +218,9 @@ def _kept_parse(transcript: Transcript, rules: Rules, tool: ToolSense, text: str
     kept = transcript.fact(_READ, (rules, tool.verbs, tool.phrasal))
     found = kept.parsed.get((text, original))
     if found is None:
-        found = grammar().parse(text, original=original, verbs=tool.verbs, phrasal=tool.phrasal)
-        if kept.chars + len(text) <= MAX_READ_CHARS:
-            kept.parsed[(text, original)] = found
-            kept.chars += len(text)
-            kept.kept.add(id(found))
+        found = kept.keep(
+            (text, original), grammar().parse(text, original=original, verbs=tool.verbs, phrasal=tool.phrasal)
+        )
     return found
 
 
@@ -241,17 +253,13 @@ def _read_sentences(
         if n % 64 == 63:
             _in_time(deadline)
         known = seen.get((s.text, s.original))
-        if known is None:
-            known = parse(s.text, original=s.original, verbs=verbs, phrasal=phrasal)
-            if kept.chars + len(s.text) <= MAX_READ_CHARS:  # a parse, counted by its sentence's characters
-                seen[(s.text, s.original)] = known
-                kept.kept.add(id(known))
-                kept.chars += len(s.text)
+        if known is None:  # a parse, counted by its sentence's characters
+            known = kept.keep((s.text, s.original), parse(s.text, original=s.original, verbs=verbs, phrasal=phrasal))
         chars += len(s.text)
         found.append((s, known))
     read = tuple(found)
     if kept.chars + chars <= MAX_READ_CHARS:  # the message's sentences, kept in order
-        kept.by_message[message] = read
+        read = kept.by_message.setdefault(message, read)
         kept.chars += chars
     return read, kept
 
