@@ -95,20 +95,12 @@ def check_bytes(messages: list[Message]) -> bytes:
     return msgspec.json.encode(body)
 
 
-# -- checkpointed create_agent ----------------------------------------------------------------------
-
-
-def checkpointed(size: int, saver_name: str, turns: int) -> tuple[float, float, float]:
-    """``(turn ms, first guarded call ms, later calls ms)``, medians over ``turns`` user turns."""
-    from langchain.agents import create_agent
+def as_langchain(messages: list[Message]) -> list[Any]:
+    """``messages`` as LangChain messages (the tool calls' arguments left out: the agent's earlier steps)."""
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-    from langchain_core.tools import tool
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from validator.integrations.testing import ScriptedChatModel
 
     seed: list[BaseMessage] = []
-    for m in history(size)[:-1]:
+    for m in messages:
         if m.role == "user":
             seed.append(HumanMessage(m.content))
         elif m.role == "assistant":
@@ -117,11 +109,35 @@ def checkpointed(size: int, saver_name: str, turns: int) -> tuple[float, float, 
             )
         else:
             seed.append(ToolMessage(m.content, tool_call_id=m.tool_call_id or "", name=m.name))
+    return seed
+
+
+def email_tool() -> Any:
+    """The guarded ``send_email`` tool of the agent rows."""
+    from langchain_core.tools import tool
 
     @tool
     def send_email(to: str, body: str = "", justification: dict[str, Any] | None = None) -> str:
         """Send an email."""
         return f"sent to {to}"
+
+    return send_email
+
+
+# -- checkpointed create_agent ----------------------------------------------------------------------
+
+
+def checkpointed(size: int, saver_name: str, turns: int) -> tuple[float, float, float]:
+    """``(turn ms, first guarded call ms, later calls ms)``, medians over ``turns`` user turns."""
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from validator.integrations.testing import ScriptedChatModel
+
+    seed = as_langchain(history(size)[:-1])
+    send_email = email_tool()
 
     @tool
     def read_inbox() -> str:
@@ -183,26 +199,12 @@ def loop_cost(size: int, cite_earlier: bool, turns: int) -> tuple[float, float]:
     acts on the turn's own request, or (``cite_earlier``) the turn says "Thanks!" and the agent sends emails the
     user asked for in the history's first turns, each check reading every later sentence for a take-back."""
     from langchain.agents import create_agent
-    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-    from langchain_core.tools import tool
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     from langgraph.checkpoint.memory import InMemorySaver
     from validator.integrations.testing import ScriptedChatModel
 
-    seed: list[BaseMessage] = []
-    for m in readable_history(size) if cite_earlier else history(size)[:-1]:
-        if m.role == "user":
-            seed.append(HumanMessage(m.content))
-        elif m.role == "assistant":
-            seed.append(
-                AIMessage(m.content, tool_calls=[{"id": c.id, "name": c.name, "args": {}} for c in m.tool_calls])
-            )
-        else:
-            seed.append(ToolMessage(m.content, tool_call_id=m.tool_call_id or "", name=m.name))
-
-    @tool
-    def send_email(to: str, body: str = "", justification: dict[str, Any] | None = None) -> str:
-        """Send an email."""
-        return f"sent to {to}"
+    seed = as_langchain(readable_history(size) if cite_earlier else history(size)[:-1])
+    send_email = email_tool()
 
     def people(t: int) -> list[int]:
         return [5 * (3 * t + k) for k in range(3)] if cite_earlier else [1_000_000 + 3 * t + k for k in range(3)]

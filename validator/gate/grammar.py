@@ -209,15 +209,9 @@ class Grammar:
         self._trees: OrderedDict[tuple[frozenset[str], ...], tuple[Tree[Any] | None, int | None]] = OrderedDict()
 
     def words(
-        self,
-        sentence: str,
-        *,
-        original: str | None = None,
-        verbs: frozenset[str] = frozenset(),
-        limit: int | None = None,
+        self, sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset()
     ) -> tuple[Word, ...]:
-        """The tokens of ``sentence`` (with ``limit``, see :func:`~validator.gate.lexer.lex_bounded`)."""
-        return lex(sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack, limit=limit)
+        return lex(sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack)
 
     def parse(
         self,

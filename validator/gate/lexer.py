@@ -175,12 +175,11 @@ def lex(
     verbs: frozenset[str] = frozenset(),
     literals: tuple[tuple[str, str], ...] = (),
     pack: LanguagePack | None = None,
-    limit: int | None = None,
 ) -> tuple[Word, ...]:
     """The tokens of ``sentence``. ``original``: the same sentence with its opaque passages as written (same
     length); ``verbs``: words read as verbs beyond the verb table (a policy's own intents, "rm"); ``literals``:
-    the grammar's words and their terminal names; ``limit``: see :func:`lex_bounded`."""
-    return lex_bounded(sentence, original=original, verbs=verbs, literals=literals, pack=pack, limit=limit)[0]
+    the grammar's words and their terminal names."""
+    return lex_bounded(sentence, original=original, verbs=verbs, literals=literals, pack=pack)[0]
 
 
 def lex_bounded(
