@@ -200,3 +200,21 @@ def test_the_claude_code_hook_runs_from_the_wheel_with_the_base_install_only(tmp
     answer = json.loads(done.stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "allow", answer
     assert "no justification (the host cannot carry one)" in answer["permissionDecisionReason"].lower()
+
+
+def test_every_folder_that_ships_files_is_a_listed_package() -> None:
+    """setuptools warns ("Package '…' is absent from the packages configuration", 30 lines of it on every
+    install) for a folder it ships files from that ``packages`` does not list: every such folder is listed."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    listed = set(config["packages"])
+    mapped = {"validator": ROOT / "validator", **{k: ROOT / v for k, v in config["package-dir"].items()}}
+    for package, folder in mapped.items():
+        for sub in [folder, *(p for p in folder.rglob("*") if p.is_dir())]:
+            if "__pycache__" in sub.parts or not any(f.is_file() for f in sub.iterdir()):
+                continue
+            name = ".".join([package, *sub.relative_to(folder).parts])
+            assert name in listed, (
+                f"{sub.relative_to(ROOT)} ships files but {name} is not in [tool.setuptools] packages"
+            )

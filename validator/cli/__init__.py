@@ -44,7 +44,7 @@ def build(modules: Sequence[str] = MODULES) -> typer.Typer:
     def _root(
         version: Annotated[
             bool,
-            typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit."),
+            typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."),
         ] = False,
     ) -> None:
         """Did the user authorize this action? Exit codes: see `validator check --help`."""

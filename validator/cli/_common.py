@@ -190,6 +190,8 @@ def read_bytes(path: str) -> bytes:
 
 def read_json(path: Path | str, what: str) -> Any:
     data = read_bytes(str(path))
+    if not data or data.isspace():
+        raise InputError([FieldProblem("", f"{path} is empty: give a JSON document")], source=what)
     try:
         return json.loads(data)
     except (ValueError, RecursionError) as exc:

@@ -84,11 +84,14 @@ def init(
 ) -> None:
     """Write the example policy (an email-and-payments assistant's tools) into DIR as policy.toml."""
     target = folder / "policy.toml"
+    if not folder.is_dir():  # a typo in DIR must not become a new folder
+        what = "is not a folder" if folder.exists() else "does not exist"
+        err().print(f"[red]{escape(str(folder))} {what}: create it first, or name a folder that is there[/]")
+        raise typer.Exit(EXIT_BAD_INPUT)
     if target.exists() and not force:
         err().print(f"[red]{escape(str(target))} is already there; --force replaces it[/]")
         raise typer.Exit(EXIT_BAD_INPUT)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
         target.write_bytes(examples.policy_path().read_bytes())
     except OSError as exc:
         err().print(f"[red]cannot write {escape(str(target))}: {escape(exc.strerror or str(exc))}[/]")

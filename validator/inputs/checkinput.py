@@ -32,6 +32,7 @@ from validator.inputs.transcript import CHARS, Message, ToolCall, Transcript
 from validator.policy import Policy
 
 __all__ = [
+    "EMPTY",
     "CheckInput",
     "check_input_data",
     "Limits",
@@ -41,6 +42,10 @@ __all__ = [
     "read_action",
     "read_messages",
 ]
+
+
+EMPTY = "the input is empty: give a check input (a JSON object with messages and an action)"
+"""The problem of an input with no characters but spaces (a parser would say "Expecting value: line 1 column 1")."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,6 +114,8 @@ class CheckInput:
         """
         if len(text) > limits.max_bytes:
             raise InputError([FieldProblem("", f"input is {len(text):,} bytes; at most {limits.max_bytes:,}")])
+        if not text or text.isspace():  # stops at the first character that is not a space
+            raise InputError([FieldProblem("", EMPTY)])
         try:
             doc = fastdecode.decode(utf8(text) if isinstance(text, str) else text, max_depth=limits.max_depth)
         except (ValueError, msgspec.ValidationError) as exc:

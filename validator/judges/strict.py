@@ -59,7 +59,9 @@ class StrictJudge(Judge):
             code=Code.ACTION_NOT_REQUESTED,
             escalate=intent.proof != "disproved",
             intent=intent,
-            reasoning=refusals.strict_not_requested(tool, _shown(intent.proof), why, looked),
+            reasoning=refusals.strict_not_requested(
+                tool, _shown(intent.proof), why, looked, named=tool in request.policy.tools
+            ),
             suggested_next_step=next_step,
         )
 

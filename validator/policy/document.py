@@ -3,6 +3,7 @@ a check that brings no policy never builds them."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -20,7 +21,18 @@ def read_document(data: Any, source: str) -> _PolicyDoc:
     try:
         return _PolicyDoc.model_validate(data)
     except ValidationError as exc:
-        raise PolicyError(problems_from_pydantic(exc), source=source) from None
+        raise PolicyError(problems_from_pydantic(exc, fields=_fields), source=source) from None
+
+
+def _fields(parent: tuple[int | str, ...]) -> Collection[str]:
+    """The fields a policy document allows under ``parent`` (a misspelt one is told the one it meant)."""
+    if parent == ():
+        return _PolicyDoc.model_fields.keys()
+    if parent == ("settings",):
+        return _SettingsDoc.model_fields.keys()
+    if len(parent) == 2 and parent[0] == "tools":
+        return _ToolDoc.model_fields.keys()
+    return ()
 
 
 class _Strict(BaseModel):

@@ -47,12 +47,20 @@ class PolicyWarning:
     problem: str
 
     def __str__(self) -> str:
-        return f"tools.{self.tool}: {self.problem}"
+        return f"tools.{self.tool}: {self.problem}" if self.tool else f"tools: {self.problem}"
 
 
 def lint(policy: Policy) -> list[PolicyWarning]:
     """Every warning for ``policy``, tool by tool."""
     found: list[PolicyWarning] = []
+    if not policy.tools:
+        found.append(
+            PolicyWarning(
+                "",
+                "the policy names no tools: every tool is guarded and general, none is dangerous (a payment or a "
+                "deletion is checked as an email is) and none is exempt; name the tools your agent has",
+            )
+        )
     for name, tp in sorted(policy.tools.items()):
         if tp.exempt:
             words = set(tool_words(name)) | set(tool_words(tp.description))

@@ -404,8 +404,16 @@ def also(others: Sequence[str]) -> str:
 STRICT_PREFIX = "Strict offline judge (code checks only, no model): "
 
 
-def strict_not_requested(tool: str, shown: str, why: str, looked: str) -> str:
-    return f"{STRICT_PREFIX}a request for `{tool}` is {shown}: {why} (intent words looked for: {looked})."
+def strict_not_requested(tool: str, shown: str, why: str, looked: str, *, named: bool = True) -> str:
+    """``named``: whether the policy names the tool (one it does not name is read with the default intent words
+    of its name's family, which the user may not have used: the text says so, and how to name it)."""
+    text = f"{STRICT_PREFIX}a request for `{tool}` is {shown}: {why} (intent words looked for: {looked})."
+    if named:
+        return text
+    return text + (
+        f" `{tool}` is not in the policy: it is read with the default intent words of its name; name it under"
+        f" [tools.{tool}] with the words its users say (intents = [...])."
+    )
 
 
 def strict_ungrounded(count: int, of: int, kind: str, described: Sequence[str]) -> str:

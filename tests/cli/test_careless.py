@@ -1,0 +1,87 @@
+"""Careless input gets one clear line: an empty file, a misspelt policy key, a policy that names no tool, a
+folder that is not there, a tool the policy does not name, ``-V``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from validator import CheckInput, InputError, Policy, Validator, __version__
+from validator.cli import app
+from validator.inputs.checkinput import EMPTY
+from validator.policy.lint import lint
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("content", ["", "  \n\t", "\n"])
+def test_an_empty_input_says_it_is_empty(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "check.json"
+    path.write_text(content)
+    result = runner.invoke(app, ["check", str(path)])
+    assert result.exit_code == 2 and "the input is empty" in result.output and "Expecting value" not in result.output
+    with pytest.raises(InputError) as caught:
+        CheckInput.from_json(content)
+    assert caught.value.problems[0].problem == EMPTY
+
+
+def test_a_misspelt_policy_key_is_told_the_one_it_meant(tmp_path: Path) -> None:
+    path = tmp_path / "policy.toml"
+    path.write_text('[tools.send_email]\ntarget = ["to"]\n[setings]\nenforce = true\n[tools.pay]\nrisk = "dangerous"\n')
+    result = runner.invoke(app, ["policy", "check", str(path)])
+    assert result.exit_code == 2
+    assert "tools.send_email.target: unknown field; did you mean 'targets'?" in result.output
+    assert "setings: unknown field; did you mean 'settings'?" in result.output
+
+
+def test_a_policy_naming_no_tool_is_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "policy.toml"
+    path.write_text("")
+    result = runner.invoke(app, ["policy", "check", str(path)])
+    assert result.exit_code == 0 and "warning:" in result.output and "names no tools" in result.output
+    assert next(str(w) for w in lint(Policy())).startswith("tools: the policy names no tools")
+
+
+def test_init_refuses_a_folder_that_is_not_there(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such"
+    result = runner.invoke(app, ["init", str(missing)])
+    assert result.exit_code == 2 and "does not exist" in result.output and not missing.exists()
+    a_file = tmp_path / "file.txt"
+    a_file.write_text("x")
+    result = runner.invoke(app, ["init", str(a_file)])
+    assert result.exit_code == 2 and "is not a folder" in result.output
+    assert runner.invoke(app, ["init", str(tmp_path)]).exit_code == 0 and (tmp_path / "policy.toml").exists()
+
+
+@pytest.mark.parametrize("flag", ["-V", "--version"])
+def test_the_version_flag(flag: str) -> None:
+    result = runner.invoke(app, [flag])
+    assert result.exit_code == 0 and result.output.strip() == f"action-validator {__version__}"
+
+
+def _fax(tool: str) -> dict[str, object]:
+    return {
+        "messages": [{"role": "user", "content": "Please fax the signed contract to +49 30 1234 5678."}],
+        "action": {
+            "tool": tool,
+            "args": {"number": "+49 30 1234 5678"},
+            "justification": {
+                "reason": "asked",
+                "evidence": [{"quote": "fax the signed contract to +49 30 1234 5678"}],
+            },
+        },
+        "user_id": "u",
+    }
+
+
+def test_a_tool_the_policy_does_not_name_is_named_in_the_reasoning() -> None:
+    unnamed = Validator(Policy.from_dict({"tools": {"send_email": {}}})).check(json.dumps(_fax("send_fax")))
+    assert not unnamed.approved and "`send_fax` is not in the policy" in unnamed.reasoning
+    assert "[tools.send_fax]" in unnamed.reasoning
+    named = Validator(Policy.from_dict({"tools": {"send_fax": {"intents": ["send"]}}})).check(
+        json.dumps(_fax("send_fax"))
+    )
+    assert "is not in the policy" not in named.reasoning
