@@ -85,3 +85,36 @@ def test_a_tool_the_policy_does_not_name_is_named_in_the_reasoning() -> None:
         json.dumps(_fax("send_fax"))
     )
     assert "is not in the policy" not in named.reasoning
+
+
+@pytest.mark.parametrize("group", [[], ["policy"], ["auth"], ["audit"], ["store"], ["eval"], ["token"], ["hook"]])
+def test_help_lists_each_command_whole(group: list[str]) -> None:
+    """No command's description is cut with "..." in a listing (only the usage line's ``[ARGS]...``)."""
+    result = runner.invoke(app, [*group, "--help"], terminal_width=80)
+    assert result.exit_code == 0
+    cut = [line for line in result.output.splitlines() if line.rstrip().endswith("...") and "[ARGS]" not in line]
+    assert cut == [], cut
+
+
+def test_a_value_is_never_broken_inside_a_word_in_the_verdict_table() -> None:
+    from rich.console import Console
+
+    from validator.cli.check import render
+
+    iban = "DE89370400440532013000"
+    data = {
+        "messages": [{"role": "user", "content": f"Please pay {iban} 50 EUR for the invoice."}],
+        "action": {
+            "tool": "send_money",
+            "args": {"recipient": iban, "amount": 50, "currency": "EUR"},
+            "justification": {"reason": "asked", "evidence": [{"quote": f"pay {iban} 50 EUR"}]},
+        },
+        "user_id": "u",
+    }
+    policy = Policy.from_dict({"tools": {"send_money": {"risk": "dangerous", "targets": ["recipient"]}}})
+    verdict = Validator(policy).check(json.dumps(data))
+    for width in (60, 80):
+        console = Console(width=width, record=True, highlight=False)
+        render(verdict, console)
+        table = console.export_text().split("where the values came from")[1]
+        assert iban in table, table

@@ -8,6 +8,7 @@ One package, one way to register subcommands: each module has ``register(app)``;
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from collections.abc import Sequence
 from typing import Annotated, Any
@@ -51,7 +52,25 @@ def build(modules: Sequence[str] = MODULES) -> typer.Typer:
 
     for name in modules:
         importlib.import_module(f"validator.cli.{name}").register(group)
+    _whole_help(group)
     return group
+
+
+def _whole_help(group: typer.Typer) -> None:
+    """Each command's listed help given whole: click cuts a help it shortens itself ("…"), never a given one."""
+    for info in group.registered_commands:
+        if info.short_help is None:
+            info.short_help = first_sentence(info.help or inspect.getdoc(info.callback) or "")
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _whole_help(sub.typer_instance)
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a command's help, whole (what ``validator --help`` lists beside its name)."""
+    first = text.strip().split("\n\n", 1)[0].replace("\n", " ")
+    end = first.find(". ")
+    return first if end == -1 else first[: end + 1]
 
 
 def __getattr__(name: str) -> Any:

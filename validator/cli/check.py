@@ -80,16 +80,23 @@ def render(verdict: Verdict, console: Console) -> None:
     values = [("target", v) for v in f.targets] + [("entity", v) for v in f.entities]
     if values:
         table = Table(title="where the values came from")
+        shown = [clip(repr(v.value), 120) for _, v in values]
         for col in ("", "argument", "value", "status", "where"):
-            table.add_column(col, overflow="fold")
-        for label, v in values:
+            # a value is never broken inside a word (an IBAN, an address): its column is as wide as its longest
+            table.add_column(col, overflow="fold", min_width=_widest_word(shown) if col == "value" else None)
+        for (label, v), value in zip(values, shown, strict=True):
             where = v.authorization_id or ", ".join(map(str, v.locations)) or "-"
             kind = f"{label} ({v.kind})" if v.kind else label
-            table.add_row(kind, safe(v.path), clip(repr(v.value), 120), v.status, safe(where))
+            table.add_row(kind, safe(v.path), value, v.status, safe(where))
         console.print(table)
     if f.intent is not None:
         matched = f.intent.matched or ("negated" if f.intent.negated else "not named")
         console.print(f"intent: {safe(matched)} (looked for {safe(', '.join(f.intent.intents))})")
+
+
+def _widest_word(texts: list[str], most: int = 64) -> int:
+    """The length of the longest run of non-space characters in ``texts`` (at most ``most``)."""
+    return min(most, max((len(word) for text in texts for word in text.split()), default=1))
 
 
 def _check_one(validator: Validator, item: CheckInput, as_json: bool, agent_request: dict[str, Any] | None) -> int:
