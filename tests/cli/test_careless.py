@@ -118,3 +118,16 @@ def test_a_value_is_never_broken_inside_a_word_in_the_verdict_table() -> None:
         render(verdict, console)
         table = console.export_text().split("where the values came from")[1]
         assert iban in table, table
+
+
+def test_print_input_writes_an_example_without_its_policy() -> None:
+    """``--print-input`` gives the service's quick start an input it accepts (it refuses one carrying a policy)."""
+    from validator import examples
+
+    for name in examples.names():
+        result = runner.invoke(app, ["check", "--example", name, "--print-input"])
+        assert result.exit_code == 0, result.output
+        printed = json.loads(result.output)
+        assert "policy" not in printed and CheckInput.from_json(result.output).policy is None
+    refused = runner.invoke(app, ["check", "--print-input"])
+    assert refused.exit_code == 2 and "--print-input: give --example NAME" in refused.output

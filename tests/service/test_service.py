@@ -937,3 +937,20 @@ def test_a_bound_token_keeps_its_user_in_the_redis_token_store(tmp_path: Path) -
         assert plain is not None and plain.user is None
     finally:
         server.stop()
+
+
+def test_the_quick_starts_printed_input_is_checked_by_the_service(service: Running) -> None:
+    """The README's quick start: ``validator check --example NAME --print-input > input.json``, then the curl line
+    posts it: every packaged example is checked (200), none refused for carrying a policy."""
+    from typer.testing import CliRunner
+
+    from validator.cli import app
+
+    for name in examples.names():
+        printed = CliRunner().invoke(app, ["check", "--example", name, "--print-input"])
+        status, answer = call(service.url, "/v1/check", service.token, json.loads(printed.output))
+        assert status == 200 and answer["code"], (name, answer)
+    status, answer = call(
+        service.url, "/v1/check", service.token, json.loads(examples.check_path("vendor_invoice").read_text())
+    )
+    assert status == 400 and answer["problems"][0]["path"] == "policy"  # the example as shipped carries one

@@ -167,9 +167,19 @@ def check(
         typer.Option(help="JSON body of the agent's last Messages request: the anthropic judge shares its prefix."),
     ] = None,
     store: StoreOption = None,
+    print_input: Annotated[
+        bool,
+        typer.Option(
+            "--print-input",
+            help="Print the --example's check input without its policy (the service refuses an input that carries "
+            "one: it holds its own) and exit; e.g. > input.json, then curl --data @input.json.",
+        ),
+    ] = False,
 ) -> None:
     """Validate a pending action. Exit status: 0 approved, 1 blocked, 2 bad input, 3 the verdict could not be
     recorded, 4 ask_user (the person must confirm first); with --jsonl, the most severe line's."""
+    if print_input:
+        raise typer.Exit(_print_input(example, file))
     inputs = Gather()
     source = inputs.take(_source, file, example)
     if example is not None and policy is None:
@@ -189,6 +199,21 @@ def check(
     except InputError as exc:  # what only the check itself can find (an --agent-request that does not fit)
         raise bad_input(exc) from None
     raise typer.Exit(code)
+
+
+def _print_input(example: str | None, file: str | None) -> int:
+    """Print the packaged example ``example``'s check input without its policy; 0, or 2 with the reason."""
+    if example is None or file is not None:
+        raise bad_input(
+            InputError([FieldProblem("--print-input", "give --example NAME (and no FILE)")], source="options")
+        )
+    try:
+        data = read_json_object(examples.check_path(example), f"example {example}")
+    except UsageError as exc:
+        raise bad_input(InputError([FieldProblem("--example", str(exc))], source="options")) from None
+    data.pop("policy", None)
+    print(dumps(data))
+    return EXIT_APPROVED
 
 
 def _source(file: str | None, example: str | None) -> str:
