@@ -31,6 +31,7 @@ from validator.engine import BaseValidator
 from validator.exceptions import FieldProblem, InputError
 from validator.inputs.claude_code import (
     CLAUDE_CODE_AUTHOR,
+    find_call,
     read_session,
     transcript_from_claude_code,
     up_to_call,
@@ -91,6 +92,8 @@ class HookCall:
     tool_name: str
     tool_input: dict[str, Any]
     tool_use_id: str
+    """Empty when the host sent none: the call is then the transcript's one unanswered call of this tool with
+    these arguments (:func:`~validator.inputs.claude_code.find_call`)."""
     transcript_path: str
     session_id: str
 
@@ -103,10 +106,12 @@ def hook_call(data: Any) -> HookCall:
     event = data.get("hook_event_name")
     if event is not None and event != "PreToolUse":
         problems.append(FieldProblem("hook_event_name", f"must be PreToolUse, got {event!r}"))
-    for name in ("tool_name", "tool_use_id", "transcript_path"):
+    for name in ("tool_name", "transcript_path"):
         value = data.get(name)
         if not isinstance(value, str) or not value:
             problems.append(FieldProblem(name, "must be a non-empty string"))
+    if not isinstance(data.get("tool_use_id", ""), str):  # missing or empty: found in the transcript by its line
+        problems.append(FieldProblem("tool_use_id", "must be a string"))
     if not isinstance(data.get("tool_input", {}), Mapping):
         problems.append(FieldProblem("tool_input", "must be an object"))
     session = data.get("session_id", "")
@@ -115,7 +120,11 @@ def hook_call(data: Any) -> HookCall:
     if problems:
         raise InputError(problems, source="hook input")
     return HookCall(
-        data["tool_name"], dict(data.get("tool_input") or {}), data["tool_use_id"], data["transcript_path"], session
+        data["tool_name"],
+        dict(data.get("tool_input") or {}),
+        data.get("tool_use_id", ""),
+        data["transcript_path"],
+        session,
     )
 
 
@@ -165,15 +174,19 @@ def decide_call(
     policy = guard.validator.policy
     tool = policy_tool(call.tool_name, policy)
 
-    whole = transcript if transcript is not None else read_session(call.transcript_path, call.tool_use_id)
-    messages = up_to_call(whole, call.tool_use_id)
+    # a host that sent no tool_use_id: the call is the transcript's one unanswered call with these arguments
+    call_id = call.tool_use_id or find_call(
+        call.transcript_path, call.tool_name, call.tool_input, transcript=transcript
+    )
+    whole = transcript if transcript is not None else read_session(call.transcript_path, call_id)
+    messages = up_to_call(whole, call_id)
     started = guard.start(
         tool,
         call.tool_input,
-        call_id=call.tool_use_id,
+        call_id=call_id,
         messages=messages,
         user_id=user_id,
-        used=used_ids(whole, call.tool_use_id),
+        used=used_ids(whole, call_id),
         find_evidence=True,
     )
     verdict = guard.decide(started)

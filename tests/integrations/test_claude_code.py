@@ -292,3 +292,35 @@ def test_the_policy_is_found_in_the_documented_order(tmp_path: Path, monkeypatch
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(other))
     assert hook_cli.find_policy(None, data) == other / ".claude" / hook_cli.POLICY_FILE
     assert hook_cli.find_policy(POLICY, data) == POLICY
+
+
+def test_a_call_without_tool_use_id_is_found_by_its_transcript_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host that sends no ``tool_use_id``: the call is the transcript's one unanswered call of the tool with
+    these arguments; decided as with its id. Two such calls, or none, are a deny naming ``tool_use_id``."""
+    from validator.inputs import claude_code as reader
+
+    monkeypatch.setattr(reader, "TRANSCRIPT_WAIT", 0.05)
+    guard = validator_guard(Validator(Policy.load(POLICY)))
+    email = {"to": "bob@acme.example", "subject": "Notes", "body": "The notes."}
+    with_id = _hook_input(tmp_path, "Email bob@acme.example the notes.", "mcp__mail__send_email", email)
+    assert _decision(hook_answer(with_id, guard)) == "allow"
+    without = {k: v for k, v in with_id.items() if k != "tool_use_id"}
+    assert _decision(hook_answer(without, validator_guard(Validator(Policy.load(POLICY))))) == "allow"
+    pay = {"recipient": "DE44500105175407324931", "amount": 4800}
+    unasked = _hook_input(tmp_path, "Summarize my inbox.", "mcp__mail__send_money", pay)
+    unasked.pop("tool_use_id")
+    assert _decision(hook_answer(unasked, guard)) == "ask"
+    other_args = {**without, "tool_input": {**email, "to": "eve@evil.example"}}  # no such call in the transcript
+    answer = hook_answer(other_args, guard)
+    assert _decision(answer) == "deny" and "tool_use_id" in json.dumps(answer)
+    again = tmp_path / "again"
+    again.mkdir()
+    twice = _hook_input(again, "Email bob@acme.example the notes.", "mcp__mail__send_email", email)
+    twice.pop("tool_use_id")
+    call = {"type": "tool_use", "id": "toolu_2", "name": "mcp__mail__send_email", "input": email}
+    with Path(twice["transcript_path"]).open("a", encoding="utf-8") as fh:
+        fh.write("\n" + _line("assistant", {"id": "m2", "role": "assistant", "content": [call]}))
+    answer = hook_answer(twice, guard)
+    assert _decision(answer) == "deny" and "2 unanswered calls" in json.dumps(answer)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,8 @@ from validator.inputs.transcript import Message, Transcript
 
 __all__ = [
     "CLAUDE_CODE_AUTHOR",
+    "find_call",
+    "pending_call",
     "read_session",
     "transcript_from_claude_code",
     "up_to_call",
@@ -108,6 +110,48 @@ def _read_transcript(path: str) -> Transcript:
 
 def _makes(transcript: Transcript, call_id: str) -> bool:
     return any(c.id == call_id for m in transcript if m.role == "assistant" for c in m.tool_calls)
+
+
+def pending_call(transcript: Transcript, tool: str, args: Mapping[str, Any]) -> str | None:
+    """The id of the one call of ``tool`` with exactly ``args`` that no tool message answers yet, or None when
+    there is none; an :class:`InputError` when there are several (which one the hook asks about is unknown)."""
+    found = [
+        c.id
+        for m in transcript
+        if m.role == "assistant"
+        for c in m.tool_calls
+        if c.name == tool and dict(c.args) == dict(args) and not transcript.answered(c.id)
+    ]
+    if len(found) > 1:
+        problem = f"is missing, and {len(found)} unanswered calls of {tool} with these arguments match"
+        raise InputError([FieldProblem("tool_use_id", problem)], source="hook input")
+    return found[0] if found else None
+
+
+def find_call(
+    path: str,
+    tool: str,
+    args: Mapping[str, Any],
+    *,
+    wait: float | None = None,
+    transcript: Transcript | None = None,
+) -> str:
+    """The id of the call a hook input without ``tool_use_id`` asks about: the session transcript's one unanswered
+    call of ``tool`` with exactly ``args`` (waiting, as :func:`read_session` does, for its line; in ``transcript``
+    when the host has it already, with no wait)."""
+    wait = TRANSCRIPT_WAIT if wait is None else wait
+    deadline = time.monotonic() + (0 if transcript is not None else wait)
+    while True:
+        try:
+            found = pending_call(transcript if transcript is not None else _read_transcript(path), tool, args)
+        except FileNotFoundError:
+            found = None
+        if found is not None:
+            return found
+        if time.monotonic() >= deadline:
+            problem = f"is missing, and the transcript holds no unanswered call of {tool} with these arguments"
+            raise InputError([FieldProblem("tool_use_id", f"{problem} after {wait:g} s")], source="hook input")
+        time.sleep(0.02)
 
 
 def read_session(path: str, call_id: str, *, wait: float = TRANSCRIPT_WAIT) -> Transcript:
