@@ -24,6 +24,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -83,15 +84,19 @@ def _start(store: str | None) -> tuple[subprocess.Popen[str], str, str, str]:
                 check=True,
             )
             tokens += re.findall(r"vt_[A-Za-z0-9_-]+", made.stdout + made.stderr)[-1:]
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)  # read until it runs; then left to the pipe
-    assert proc.stderr is not None
+    token_file = Path(tempfile.mkdtemp()) / "tokens"
+    if not store:
+        cmd += ["--token-file", str(token_file)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None  # read until it runs; then left to the pipe
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         line = proc.stderr.readline()
-        if not store:
-            tokens += re.findall(r"vt_[A-Za-z0-9_-]+", line)  # the agent's (check) first, the operator's last
         if "Uvicorn running" in line or "Application startup complete" in line:
             break
+    if not store and token_file.exists():  # the agent's (check) first, the answers', the operator's last
+        made = re.findall(r"vt_[A-Za-z0-9_-]+", token_file.read_text())
+        tokens += [made[0], made[-1]] if made else []
     threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()  # keep the pipe drained
     if len(tokens) < 2:
         proc.terminate()

@@ -954,3 +954,39 @@ def test_the_quick_starts_printed_input_is_checked_by_the_service(service: Runni
         service.url, "/v1/check", service.token, json.loads(examples.check_path("vendor_invoice").read_text())
     )
     assert status == 400 and answer["problems"][0]["path"] == "policy"  # the example as shipped carries one
+
+
+def test_serve_shows_its_tokens_as_a_block_or_in_a_file_and_none_when_it_cannot_listen(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    validator_cli = str(Path(sys.executable).with_name("validator"))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        refused = subprocess.run(
+            [validator_cli, "serve", "--port", str(port)], capture_output=True, text=True, timeout=60
+        )
+    assert refused.returncode == 2 and "cannot listen on 127.0.0.1" in refused.stderr
+    assert "vt_" not in refused.stdout + refused.stderr  # no token was made for a service that never ran
+    path = tmp_path / "tokens"
+    port = free_port()
+    proc = subprocess.Popen(
+        [validator_cli, "serve", "--port", str(port), "--token-file", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        lines = path.read_text().splitlines()
+        assert [line.split()[0] for line in lines] == ["agent", "answers", "operator"]
+        assert all(line.split()[-1].startswith("vt_") for line in lines) and path.stat().st_mode & 0o777 == 0o600
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+    assert "vt_" not in out and str(path) in out

@@ -155,6 +155,14 @@ def serve(
             "there wipes tokens, audit and the request ledger. For throwaway services only."
         ),
     ] = False,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="PATH",
+            help="With memory://, write the three bearer tokens to PATH (a new file, mode 0600) instead of "
+            "printing them on standard output.",
+        ),
+    ] = None,
 ) -> None:
     """Run the decision service: POST /v1/check and the rest (see the README)."""
     service = _service()
@@ -197,17 +205,20 @@ def serve(
         except SetupError as exc:
             _err(str(exc))
             raise typer.Exit(2) from None
+    unbound = _cannot_bind(host, port)
+    if unbound is not None:  # before any token is made or shown: nothing was served with it
+        _err(f"cannot listen on {host}:{port}: {unbound}")
+        raise typer.Exit(2)
     os.environ[CONFIG_ENV] = json.dumps(settings)
     _structured_logs()
-    if url.startswith("memory:"):  # its tokens live in this process: make one, show it once
+    if url.startswith("memory:"):  # its tokens live in this process: make them, show them once
         tenants = service.MemoryTenants()
-        print(
-            "validator serve: bearer tokens of tenant 'default' (shown once): for agents (check): "
-            f"{tenants.create('default', ['check'])}; for the user's answers (answer): "
-            f"{tenants.create('default', ['answer'])}; for the operator (grant, admin): "
-            f"{tenants.create('default', ['grant', 'admin'])}",
-            file=sys.stderr,
-        )
+        made = [(who, tenants.create("default", scopes)) for who, scopes in _TOKENS]
+        try:
+            _show_tokens(made, token_file)
+        except OSError as exc:
+            _err(f"cannot write {token_file}: {exc.strerror or exc}")
+            raise typer.Exit(2) from None
         config = service.ServiceConfig(
             store_url=url,
             policy=_policy(policy),
@@ -228,6 +239,41 @@ def serve(
         log_level="info",
         access_log=False,  # the service logs each request itself, as one JSON line
     )
+
+
+_TOKENS = (
+    ("agent (check)", ["check"]),
+    ("answers (answer)", ["answer"]),
+    ("operator (grant, admin)", ["grant", "admin"]),
+)
+"""The tokens ``validator serve`` makes on ``memory://``: who holds each, and its scopes."""
+
+
+def _cannot_bind(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on (taken, not an address of this machine), or None."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            probe.bind(infos[0][4])
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def _show_tokens(made: list[tuple[str, str]], path: Path | None) -> None:
+    """The tokens as a short block: on standard output, or in a new file of mode 0600 at ``path``."""
+    width = max(len(who) for who, _ in made)
+    lines = [f"{who:<{width}}  {token}" for who, token in made]
+    if path is not None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+        print(f"validator serve: the bearer tokens of tenant 'default' are in {path} (mode 0600)", flush=True)
+        return
+    print("validator serve: bearer tokens of tenant 'default' (shown once):", *lines, sep="\n  ", flush=True)
 
 
 def _policy(path: Path | None) -> Any:
