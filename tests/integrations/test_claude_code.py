@@ -324,3 +324,28 @@ def test_a_call_without_tool_use_id_is_found_by_its_transcript_line(
         fh.write("\n" + _line("assistant", {"id": "m2", "role": "assistant", "content": [call]}))
     answer = hook_answer(twice, guard)
     assert _decision(answer) == "deny" and "2 unanswered calls" in json.dumps(answer)
+
+
+def test_the_readmes_hook_sample_runs_as_written() -> None:
+    """The README shows the sample transcript and hook input of ``examples/claude_code/`` verbatim, and the
+    command it shows denies the vendor's payment (the injection signature)."""
+    import subprocess
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for name in ("sample_transcript.jsonl", "sample_hook_input.json"):
+        assert (EXAMPLE / name).read_text(encoding="utf-8") in readme, name
+    command = "validator hook claude-code --policy ../../validator/examples/policy.toml < sample_hook_input.json"
+    assert f"$ cd examples/claude_code && {command}" in readme
+    cli = str(Path(sys.executable).with_name("validator"))
+    with (EXAMPLE / "sample_hook_input.json").open("rb") as stdin:
+        done = subprocess.run(
+            [cli, "hook", "claude-code", "--policy", "../../validator/examples/policy.toml"],
+            stdin=stdin,
+            cwd=EXAMPLE,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    answer = json.loads(done.stdout)
+    assert done.returncode == 0 and _decision(answer) == "deny", done.stdout
+    assert "INJECTION_SIGNATURE" in answer["hookSpecificOutput"]["permissionDecisionReason"]
