@@ -608,6 +608,10 @@ class _Service:
             if self.probe is None:  # one store for the probe, kept: a new one a call would leak connections
                 self.probe = _tenant_store(self.config, "readyz")
             health = await self.probe.ahealth()
+            if health.get("ok") and "audit_records" in health:  # what /v1/audit lists, of the tenants served here
+                with self.state.lock:
+                    stores = [store for _, store in self.state.checkers.values()]
+                health["audit_records"] = await asyncio.to_thread(lambda: sum(s.audit_length() for s in stores))
         except Exception as exc:
             health = {"ok": False, "error": type(exc).__name__}
         return JSONResponse(health, status_code=200 if health.get("ok") else 503)

@@ -990,3 +990,14 @@ def test_serve_shows_its_tokens_as_a_block_or_in_a_file_and_none_when_it_cannot_
         proc.terminate()
         out, _ = proc.communicate(timeout=30)
     assert "vt_" not in out and str(path) in out
+
+
+def test_readyz_counts_what_the_audit_lists(service: Running) -> None:
+    """``/readyz``'s ``audit_records`` is what ``/v1/audit`` lists, summed over the tenants this process serves
+    (its probe's own store is a tenant no check is recorded in)."""
+    assert call(service.url, "/readyz", None)[1]["audit_records"] == 0
+    for _ in range(3):
+        call(service.url, "/v1/check", service.token, EMAIL)
+    listed = call(service.url, "/v1/audit", service.token)[1]
+    status, ready = call(service.url, "/readyz", None)
+    assert status == 200 and ready["audit_records"] == len(listed) == 3
