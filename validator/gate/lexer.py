@@ -203,13 +203,13 @@ def lex_bounded(
     pos = 0
     most = None if limit is None else limit + 1
     for a, b, cls, kinds, value in _spans(folded, original):
-        out += _words(folded, sentence, pos, a, tables, pack, verbs, most)
+        out += _words(folded, sentence, pos, a, tables, pack, verbs, None if most is None else most - len(out))
         if most is not None and len(out) >= most:
             return _names(out[:most], sentence), True
         classes = frozenset({cls, *([tables.literals[cls]] if cls in tables.literals else [])}) if cls else frozenset()
         out.append(Word(sentence[a:b], folded[a:b].lower(), a, b, classes, kinds, value=value))
         pos = b
-    out += _words(folded, sentence, pos, len(folded), tables, pack, verbs, most)
+    out += _words(folded, sentence, pos, len(folded), tables, pack, verbs, None if most is None else most - len(out))
     if most is not None and len(out) >= most:
         return _names(out[:most], sentence), True
     return _names(out, sentence), False

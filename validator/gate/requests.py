@@ -115,11 +115,6 @@ def _vocabulary(tool: ToolSense, others: Sequence[ToolSense]) -> tuple[frozenset
     return tool.verbs.union(*(o.verbs for o in others)), tool.phrasal.union(*(o.phrasal for o in others))
 
 
-def _parse(text: str, original: str, tool: ToolSense, others: Sequence[ToolSense] = ()) -> Parse:
-    verbs, phrasal = _vocabulary(tool, others)
-    return grammar().parse(text, original=original, verbs=verbs, phrasal=phrasal)
-
-
 class _Read:
     """The user's sentences of one transcript as the grammar read them with one vocabulary, by message, and
     what each says of a tool: computed when a check first asks, kept with the transcript (a :class:`Fact`)
@@ -148,17 +143,20 @@ class _Read:
         its values with the request's)."""
         self.chars: int = carried.chars if carried else 0
 
-    def keep(self, key: tuple[str, str], parse: Parse) -> Parse:
-        """``parse`` kept as the parse of ``key`` (within the bound), or the parse another check kept first."""
+    def parse(self, text: str, original: str, verbs: frozenset[str], phrasal: frozenset[str]) -> Parse:
+        """The parse of a sentence (its text, and the message's text there) in this reading's vocabulary: the one
+        kept, or parsed now and kept within the bound (first writer wins: another check may keep it first)."""
+        key = (text, original)
         kept = self.parsed.get(key)
         if kept is not None:
             return kept
-        if self.chars + len(key[0]) > MAX_READ_CHARS:
-            return parse
-        kept = self.parsed.setdefault(key, parse)
-        if kept is parse:
-            self.objs[id(parse)] = parse
-            self.chars += len(key[0])
+        found = grammar().parse(text, original=original, verbs=verbs, phrasal=phrasal)
+        if self.chars + len(text) > MAX_READ_CHARS:
+            return found
+        kept = self.parsed.setdefault(key, found)
+        if kept is found:
+            self.objs[id(found)] = found
+            self.chars += len(text)
         return kept
 
     def _kept(self, parse: Parse) -> bool:
@@ -215,13 +213,7 @@ _READ: Fact[_Read] = Fact(
 def _kept_parse(transcript: Transcript, rules: Rules, tool: ToolSense, text: str, original: str) -> Parse:
     """The parse of one sentence of the transcript's user words (a cited one) in ``tool``'s vocabulary: parsed once
     per transcript (its sentences are kept with the transcript's others, under the same bound)."""
-    kept = transcript.fact(_READ, (rules, tool.verbs, tool.phrasal))
-    found = kept.parsed.get((text, original))
-    if found is None:
-        found = kept.keep(
-            (text, original), grammar().parse(text, original=original, verbs=tool.verbs, phrasal=tool.phrasal)
-        )
-    return found
+    return transcript.fact(_READ, (rules, tool.verbs, tool.phrasal)).parse(text, original, tool.verbs, tool.phrasal)
 
 
 def _in_time(deadline: float | None) -> None:
@@ -246,17 +238,13 @@ def _read_sentences(
     read = kept.by_message.get(message)
     if read is not None:
         return read, kept
-    parse, seen = grammar().parse, kept.parsed
     found: list[tuple[_Sentence, Parse]] = []
     chars = 0
     for n, s in enumerate(_user_sentences(transcript, message, rules)):
         if n % 64 == 63:
             _in_time(deadline)
-        known = seen.get((s.text, s.original))
-        if known is None:  # a parse, counted by its sentence's characters
-            known = kept.keep((s.text, s.original), parse(s.text, original=s.original, verbs=verbs, phrasal=phrasal))
         chars += len(s.text)
-        found.append((s, known))
+        found.append((s, kept.parse(s.text, s.original, verbs, phrasal)))
     read = tuple(found)
     if kept.chars + chars <= MAX_READ_CHARS:  # the message's sentences, kept in order
         read = kept.by_message.setdefault(message, read)
@@ -371,8 +359,8 @@ def _harmless(
     others: Sequence[ToolSense],
     fills: Sequence[Fill],
     *,
+    kept: _Read,
     after: bool = True,
-    kept: _Read | None = None,
 ) -> tuple[Proof, str] | None:
     """None when a later sentence cannot take the request back; else ``(proof, detail)``. Harmless are only:
     social talk; the user's own value declared for an argument ("My username is dr_smith."); a negation of
@@ -399,13 +387,11 @@ def _harmless(
             for r in declaring
         )  # "I'm Bob." after "Pay Bob 50 EUR.": about the request
         return None if stated_ok and declared_ok else ("unknown", "")
-    mine = kept.reading(parse, tool) if kept is not None else read_parse(parse, tool)
+    mine = kept.reading(parse, tool)
     if mine is not None and mine.proof == "disproved":
         return _negation(parse, fills)
     if not all(r.kind in ("request", "negated") for r in parse.readings) or _corrects(parse):
         return "unknown", ""  # (a negation of another tool's action is read as a request for it is)
-    if kept is None:
-        return None if _stands_alone(parse, tool, others, fills, mine) else ("unknown", "")
     alone, values = kept.alone(parse, tool, others, mine)
     if alone and not any(same_value(v, f.value) for v in values for f in fills):
         return None
@@ -676,7 +662,7 @@ def read_request(
         sentence, reading = proved[0]
         requested_in = tuple(sorted({s.message for s, _ in proved}))
         numbered = _numbered(proved)
-        given = _given(tool, sentences_, transcript, numbered)
+        given = _given(tool, sentences_, transcript, numbered, rules)
         return IntentFinding(
             intents,
             matched=reading.matched,
@@ -703,7 +689,11 @@ def read_request(
 
 
 def _given(
-    tool: ToolSense, sentences_: Sequence[RequestSentence], transcript: Transcript, numbered: Sequence[RequestFill]
+    tool: ToolSense,
+    sentences_: Sequence[RequestSentence],
+    transcript: Transcript,
+    numbered: Sequence[RequestFill],
+    rules: Rules,
 ) -> list[tuple[RequestSentence, Read]]:
     """The values the sentences declare ("…; my username is dr_smith", "…, his IBAN is DE89…"), bound through
     their owners to the request's names before them in the same message ("his" only when the message names
@@ -711,7 +701,7 @@ def _given(
     given: list[tuple[RequestSentence, Read]] = []
     people: dict[int, set[str]] = {}
     for s in sentences_:
-        parse = _kept_parse(transcript, ALL_ON, tool, s.text, _original(transcript, s))
+        parse = _kept_parse(transcript, rules, tool, s.text, _original(transcript, s))
         declarations = [d for r in parse.readings for d in r.declarations]
         if not declarations:
             continue
