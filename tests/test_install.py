@@ -48,15 +48,17 @@ class Environments:
         self.folder, self.wheel = folder, wheel
         self.made: dict[tuple[str, ...], Path] = {}
 
-    def python(self, *extras: str) -> Path:
-        key = tuple(sorted(set(extras)))
+    def python(self, *extras: str, brought: tuple[str, ...] = ()) -> Path:
+        """``brought``: packages the application brings beside ours (the OpenTelemetry SDK)."""
+        key = tuple(sorted(set(extras))) + tuple(sorted(set(brought)))
         if key not in self.made:
             assert UV, "uv is part of the dev extra: scripts/setup.sh dev installs it"
             env = self.folder / ("-".join(key) or "base")
             subprocess.run([UV, "venv", "-q", "--python", sys.executable, str(env)], check=True, capture_output=True)
-            spec = f"{self.wheel}[{','.join(key)}]" if key else str(self.wheel)
+            ours = sorted(set(extras))
+            spec = f"{self.wheel}[{','.join(ours)}]" if ours else str(self.wheel)
             done = subprocess.run(
-                [UV, "pip", "install", "-q", "--python", str(env / "bin" / "python"), spec],
+                [UV, "pip", "install", "-q", "--python", str(env / "bin" / "python"), spec, *brought],
                 capture_output=True,
                 text=True,
             )
@@ -95,6 +97,16 @@ def _run(argv: list[str | Path], cwd: Path, **kwargs: Any) -> subprocess.Complet
 
 
 # -- the README, block by block ------------------------------------------------------------------
+
+
+BROUGHT = {"opentelemetry.sdk": "opentelemetry-sdk"}
+"""What an application brings itself beside our extras, by the module a block imports (the OpenTelemetry SDK:
+our extra brings the API only)."""
+
+
+def brought_by(body: str) -> tuple[str, ...]:
+    imported = re.findall(r"^\s*(?:from|import) ([\w.]+)", body, re.M)
+    return tuple(sorted({p for m, p in BROUGHT.items() for i in imported if i == m or i.startswith(m + ".")}))
 
 
 def extras_of(body: str) -> set[str]:
@@ -149,7 +161,7 @@ def test_the_readme_runs_from_an_empty_folder(
     code = PRELUDE.replace("MOCK", repr(str(mock))) + body
     extras = extras_of(body)
     for _ in range(3):  # a name imported lazily (AnthropicJudge) is found by running: its error names the extra
-        done = _run([envs.python(*extras), "-c", code], folder)
+        done = _run([envs.python(*extras, brought=brought_by(body)), "-c", code], folder)
         named = re.search(r"pip install 'action-validator\[([\w-]+)\]'", done.stderr)
         if done.returncode == 0 or named is None or named[1] in extras:
             break

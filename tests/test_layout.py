@@ -211,10 +211,15 @@ def test_the_engine_has_one_pipeline_and_two_thin_shells() -> None:
     difference between the shells is :func:`validator.shells.run` against :func:`validator.shells.arun`."""
     from validator.engine.pipeline import Validator
 
+    def body(name: str) -> str:  # the statements after the docstring
+        function = ast.parse(inspect.getsource(getattr(Validator, name)).strip()).body[0]
+        assert isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+        return "\n".join(ast.unparse(statement) for statement in function.body[1:])
+
     for sync, asynchronous in (("validate", "avalidate"), ("answer", "aanswer")):
-        one = ast.unparse(ast.parse(inspect.getsource(getattr(Validator, sync)).strip()).body[0].body[-1])
-        two = ast.unparse(ast.parse(inspect.getsource(getattr(Validator, asynchronous)).strip()).body[0].body[-1])
-        assert one.replace("run(", "arun(").replace("return arun", "return await arun") == two, (one, two)
+        one, two = body(sync), body(asynchronous)
+        assert one.count("run(") == 1, one
+        assert one.replace("run(", "await arun(") == two, (one, two)
 
 
 def test_exports_are_sorted_and_report_the_public_module() -> None:

@@ -71,6 +71,7 @@ from validator.prompts import load_prompt
 from validator.record import AuditEvent, MemoryRecorder, Recorder
 from validator.store import AuthorizationStore, MemoryAuthorizationStore
 from validator.store.records import StandingAuthorization
+from validator.telemetry import Telemetry
 from validator.verdict import Code, Decision, Usage, Verdict
 from validator.verdict.decision import decide
 from validator.verdict.findings import (
@@ -139,6 +140,7 @@ __all__ = [
     "StoreBusy",
     "StoreError",
     "StrictJudge",
+    "Telemetry",
     "ToolCall",
     "ToolPolicy",
     "Transcript",

@@ -17,6 +17,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "redis": ("redis",),
     "service": ("fastapi", "uvicorn", "redis"),
     "report": ("matplotlib",),
+    "opentelemetry": ("opentelemetry",),
     "pydantic-ai": ("pydantic_ai",),
     "openai-agents": ("agents",),
     "claude-agent-sdk": ("claude_agent_sdk",),

@@ -58,6 +58,7 @@ from validator import (
     Policy,
     StandingAuthorization,
     Validator,
+    ValidatorConfig,
     Verdict,
     stateful_validator,
 )
@@ -75,6 +76,7 @@ from validator.state import questions
 from validator.store import open_store, tenant_url
 from validator.store.base import Store, redacted
 from validator.store.records import new_authorization_id
+from validator.telemetry import Telemetry
 from validator.verdict import refusals as texts
 from validator.verdict.decision import service_unavailable
 from validator.verdict.refusals import call_id_in_batch, next_step
@@ -124,6 +126,10 @@ class ServiceConfig:
     whole input). 0 holds nothing."""
     question_seconds: float = questions.QUESTION_TTL.total_seconds()
     """How long an ``ask_user`` verdict's question waits for the user's answer (24 hours)."""
+    telemetry: Telemetry = field(default_factory=Telemetry)
+    """Where the checks' spans go (:mod:`validator.telemetry`; default: the application's global OpenTelemetry
+    providers, e.g. under ``opentelemetry-instrument``). A check continues the caller's trace: its
+    ``traceparent`` header (W3C Trace Context), unless a server instrumentation continued it already."""
     request_policy_tenants: frozenset[str] = frozenset()
     """Tenants whose check inputs may carry their own ``policy`` (the operator's choice, per tenant). For
     every other tenant the service applies its own policy (``policy``, else the empty one: every tool
@@ -206,7 +212,13 @@ class _Service:
                 judge = self.config.judge() if self.config.judge else None
                 # the server's policy always; only a tenant the operator allows may bring its own (see judged)
                 own = None if tenant in self.config.request_policy_tenants else self.config.policy or Policy()
-                checker = stateful_validator(store, policy=own, judge=judge, spool=self.config.spool)
+                checker = stateful_validator(
+                    store,
+                    policy=own,
+                    judge=judge,
+                    spool=self.config.spool,
+                    config=ValidatorConfig(telemetry=self.config.telemetry),
+                )
                 self.state.checkers[tenant] = checker, store
             return self.state.checkers[tenant]
 
@@ -357,12 +369,14 @@ class _Service:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    async def judged(self, tenant: str, item: CheckInput) -> tuple[int, dict[str, Any]]:
-        """``(status, verdict)``: 200 and the validator's verdict, or 503 and a refusal."""
+    async def judged(self, tenant: str, item: CheckInput, request: Request) -> tuple[int, dict[str, Any]]:
+        """``(status, verdict)``: 200 and the validator's verdict, or 503 and a refusal. The check's span continues
+        the caller's trace (its ``traceparent``)."""
         timeout = self.config.check_timeout
         try:
             checker, _ = self.validator_of(tenant)
-            running = asyncio.ensure_future(asyncio.to_thread(checker.check, item))
+            with self.config.telemetry.continued(request.headers):  # the worker thread takes the context along
+                running = asyncio.ensure_future(asyncio.to_thread(checker.check, item))
             done, _ = await asyncio.wait({running}, timeout=timeout)
             if not done:  # it may still finish and be recorded; the caller has its refusal either way
                 return 503, _refusal(item.action.tool, texts.check_ran_over(timeout))
@@ -402,7 +416,7 @@ class _Service:
                 item, chain = found
         except InputError as exc:
             return JSONResponse(exc.to_dict(), status_code=400)
-        status, verdict = await self.judged(who, item)
+        status, verdict = await self.judged(who, item, request)
         status, verdict = await self.questioned(who, item, status, verdict)
         headers = {"Retry-After": "1"} if status == 503 else {}
         if chain is not None:
@@ -447,7 +461,7 @@ class _Service:
         async def one(item: CheckInput | dict[str, Any]) -> dict[str, Any]:
             if isinstance(item, dict):
                 return item
-            status, verdict = await self.judged(who, item)
+            status, verdict = await self.judged(who, item, request)
             return {"verdict": (await self.questioned(who, item, status, verdict))[1]}
 
         return JSONResponse({"results": list(await asyncio.gather(*(one(i) for i in items)))})

@@ -32,6 +32,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Generic, TypeVar
@@ -41,6 +42,7 @@ import jiter
 import msgspec
 
 from validator.inputs import sent
+from validator.telemetry import CheckSpan, Telemetry
 from validator.verdict import Verdict, verdict_adapter
 from validator.verdict.decision import service_unavailable
 
@@ -146,6 +148,7 @@ class _Base(Generic[TransportT, ClientT]):
         max_bytes: int = MAX_BYTES,
         transport: TransportT | None = None,
         keep_alive: bool = False,
+        telemetry: Telemetry | None = None,
     ) -> None:
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"the service URL must be http:// or https://, got {url!r}")
@@ -157,17 +160,22 @@ class _Base(Generic[TransportT, ClientT]):
         self._client: ClientT = self._new_client(transport)
         self._sent: OrderedDict[str, _Sent] = OrderedDict()
         self._lock = threading.Lock()  # one client may serve several threads (or tasks) at once
+        self.telemetry = telemetry or Telemetry()
+        """Where a check's ``CLIENT`` span goes (:mod:`validator.telemetry`); each request carries the current
+        trace (``traceparent``), which the service continues."""
+        parts = httpx.URL(self.url)
+        self._server = (parts.host, parts.port or (443 if parts.scheme == "https" else 80))
 
     def _new_client(self, transport: TransportT | None) -> ClientT:
         raise NotImplementedError
 
     def _request(self, call: _Call[Any]) -> dict[str, Any]:
-        return {
-            "method": "POST",
-            "url": self.url + call.path,
-            "content": call.body,
-            "headers": {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json", **call.headers},
-        }
+        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json", **call.headers}
+        self.telemetry.inject(headers)
+        return {"method": "POST", "url": self.url + call.path, "content": call.body, "headers": headers}
+
+    def _traced(self) -> AbstractContextManager[CheckSpan]:
+        return self.telemetry.check(server=self._server)
 
     def _known(self, name: str) -> _Sent | None:
         with self._lock:
@@ -226,6 +234,12 @@ class ServiceClient(_Base[httpx.BaseTransport, httpx.Client]):
     def check(self, check_input: Mapping[str, Any] | str | bytes, *, conversation: str | None = None) -> Verdict:
         """The verdict on one check input (the CLI's JSON); a refusal on any failure. ``conversation``: the
         host's name for the conversation, to send only what the service has not seen (module docstring)."""
+        with self._traced() as span:
+            verdict = self._check(check_input, conversation)
+            span.done(verdict)
+            return verdict
+
+    def _check(self, check_input: Mapping[str, Any] | str | bytes, conversation: str | None) -> Verdict:
         if conversation is None:
             return self._call(_check_call(check_input))
         plan = _conversation_call(check_input, conversation, self._known(conversation))
@@ -282,6 +296,12 @@ class AsyncServiceClient(_Base[httpx.AsyncBaseTransport, httpx.AsyncClient]):
         await self.aclose()
 
     async def check(self, check_input: Mapping[str, Any] | str | bytes, *, conversation: str | None = None) -> Verdict:
+        with self._traced() as span:
+            verdict = await self._check(check_input, conversation)
+            span.done(verdict)
+            return verdict
+
+    async def _check(self, check_input: Mapping[str, Any] | str | bytes, conversation: str | None) -> Verdict:
         if conversation is None:
             return await self._call(_check_call(check_input))
         plan = _conversation_call(check_input, conversation, self._known(conversation))

@@ -35,6 +35,7 @@ from validator.engine.base import (
 from validator.exceptions import UsageError
 from validator.inputs.checkinput import check_input_data, read_action, read_messages
 from validator.policy import Policy
+from validator.telemetry import Telemetry
 from validator.verdict import Code, Verdict
 from validator.verdict.refusals import ANSWER_AGAIN, NO_ANSWER_TOKEN, NO_QUESTION
 
@@ -56,10 +57,16 @@ class RemoteValidator(BaseValidator):
         timeout: float = 10.0,
         transport: httpx.BaseTransport | None = None,
         async_transport: httpx.AsyncBaseTransport | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
-        super().__init__(policy, ValidatorConfig())
-        self.client = ServiceClient(url, token, timeout=timeout, transport=transport)
-        self.async_client = AsyncServiceClient(url, token, timeout=timeout, transport=async_transport)
+        """``telemetry``: where each check's ``CLIENT`` span goes (:mod:`validator.telemetry`); the service
+        continues its trace."""
+        super().__init__(policy, ValidatorConfig(telemetry=telemetry or Telemetry()))
+        telemetry = self.config.telemetry
+        self.client = ServiceClient(url, token, timeout=timeout, transport=transport, telemetry=telemetry)
+        self.async_client = AsyncServiceClient(
+            url, token, timeout=timeout, transport=async_transport, telemetry=telemetry
+        )
         answering = answer_token or ""
         self.answer_client = ServiceClient(url, answering, timeout=timeout, transport=transport)
         self.async_answer_client = AsyncServiceClient(url, answering, timeout=timeout, transport=async_transport)

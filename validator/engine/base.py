@@ -21,6 +21,7 @@ from validator.inputs.conversations import TranscriptCaches
 from validator.inputs.transcript import Message, Transcript
 from validator.language.rules import Rules
 from validator.policy import Policy
+from validator.telemetry import Telemetry
 from validator.verdict import Verdict
 
 __all__ = [
@@ -96,6 +97,10 @@ class ValidatorConfig:
     rules_off: frozenset[str] = frozenset()
     """For measuring only (the eval's ablation): rules of :data:`validator.language.rules.RULES` switched off for this
     validator's checks. Never set it in production."""
+
+    telemetry: Telemetry = field(default_factory=Telemetry, compare=False)
+    """Where the checks' spans go (:mod:`validator.telemetry`): a span per check and per model judge's call, to
+    the application's OpenTelemetry providers (default: the global ones, when the application set any)."""
 
     rules: Rules = field(init=False, repr=False, compare=False)
     """The rules this validator's checks run with (built from ``rules_off``, which it checks against

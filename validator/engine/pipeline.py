@@ -35,6 +35,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, TypedDict, Unpack, cast
@@ -83,6 +84,7 @@ from validator.store.base import (
     VerdictCache,
 )
 from validator.store.memory import MemoryLedger
+from validator.telemetry import CheckSpan
 from validator.verdict import Verdict, decision
 from validator.verdict.decision import Judged
 from validator.verdict.findings import CheckFinding, Findings
@@ -133,11 +135,17 @@ class Validator(BaseValidator):
         user's words forbid them); everything else is checked as for any call. Only a host passes it,
         never anything the agent wrote.
         """
-        return run(self._checked(messages, action, options))
+        with self._traced() as span:
+            verdict = run(self._checked(messages, action, options))
+            span.done(verdict)
+            return verdict
 
     async def avalidate(self, messages: MessagesInput, action: ActionInput, **options: Unpack[CheckOptions]) -> Verdict:
         """Async twin of :meth:`validate`: the same steps (:mod:`validator.shells`), async I/O."""
-        return await arun(self._checked(messages, action, options))
+        with self._traced() as span:
+            verdict = await arun(self._checked(messages, action, options))
+            span.done(verdict)
+            return verdict
 
     def prepare(
         self,
@@ -225,6 +233,10 @@ class Validator(BaseValidator):
             raise StoreError(f"the user's feedback was not recorded: {describe(exc)}") from exc
 
     # -- one check: its steps, written once for both shells ------------------------------------------
+
+    def _traced(self) -> AbstractContextManager[CheckSpan]:
+        """The check's span (:mod:`validator.telemetry`), current while it runs: a model judge's call is its child."""
+        return self.config.telemetry.check(self.policy, signals=self.config.control_flow)
 
     def _checked(self, messages: MessagesInput, action: ActionInput, options: CheckOptions) -> Steps[Verdict]:
         """Read, plan, decide, count, shape, record: every path ends in one recorded verdict (bad input raises
@@ -369,6 +381,7 @@ class Validator(BaseValidator):
             findings=findings,
             user_id=user_id,
             agent_request=agent_request,
+            telemetry=self.config.telemetry,
         )
 
     def _decide(self, findings: Findings, judged: Judged | None, tool: str, messages: int) -> Verdict | None:

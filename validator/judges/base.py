@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
@@ -23,6 +23,9 @@ from validator.inputs.transcript import Transcript
 from validator.policy import Policy, ToolPolicy
 from validator.verdict import Code, Confidence, Usage
 from validator.verdict.findings import Findings, IntentFinding
+
+if TYPE_CHECKING:
+    from validator.telemetry import Telemetry
 
 __all__ = ["Judge", "JudgeOutput", "JudgeRequest"]
 
@@ -41,6 +44,8 @@ class JudgeRequest:
     user_id: str | None = None
     agent_request: Mapping[str, Any] | None = None
     """The agent's last model request (plain JSON data), for judges that share its prompt cache."""
+    telemetry: Telemetry | None = None
+    """Where a model judge's call span goes (the validator's :class:`~validator.telemetry.Telemetry`; None: none)."""
 
 
 class JudgeOutput(BaseModel):

@@ -31,6 +31,7 @@ from validator.judges.model import (
     verdict_schema,
 )
 from validator.prompts import load_prompt
+from validator.telemetry.tracing import ModelSpan, model_call
 from validator.verdict import Usage
 
 __all__ = ["NOSTREAM", "ChatModel", "ChatModelJudge"]
@@ -61,12 +62,15 @@ class ChatModelJudge(Judge):
         prompt: str = "validator",
         view: View = "blind",
         blind_prompt: str = "validator_blind",
+        provider: str | None = None,
     ) -> None:
         """``view``: ``blind`` (the default: the user's words, the call and code's facts, never a tool output
         or the agent's prose; with ``blind_prompt``), or ``shared_prefix`` (the whole transcript as data, with
-        ``prompt``: a chat model shares no prefix with the agent)."""
+        ``prompt``: a chat model shares no prefix with the agent). ``provider``: ``gen_ai.provider.name`` of the
+        call's span (``openai``, ``anthropic``; default: the model's LangChain type)."""
         check_view(view)
         self.model = model
+        self.provider = provider or str(getattr(model, "_llm_type", None) or "langchain")
         self.view = view
         self.blind_prompt = blind_prompt
         self.prompt = prompt
@@ -76,9 +80,13 @@ class ChatModelJudge(Judge):
         self._runnable = model.bind_tools([tool]).with_config(tags=[NOSTREAM], run_name="action_validator")
 
     @property
-    def label(self) -> str:
+    def _model_name(self) -> str | None:
         named = getattr(self.model, "model", None) or getattr(self.model, "model_name", None)
-        return f"chat_model:{named or getattr(self.model, '_llm_type', type(self.model).__name__)}"
+        return str(named) if named else None
+
+    @property
+    def label(self) -> str:
+        return f"chat_model:{self._model_name or getattr(self.model, '_llm_type', type(self.model).__name__)}"
 
     def _messages(self, request: JudgeRequest) -> list[tuple[str, str]]:
         if self.view == "blind":
@@ -91,13 +99,19 @@ class ChatModelJudge(Judge):
         )
         return [("system", load_prompt(self.prompt)), ("human", text)]
 
-    def _read(self, reply: Any) -> JudgeOutput:
+    def _read(self, reply: Any, span: ModelSpan) -> JudgeOutput:
         kind = getattr(reply, "type", None)
         if kind not in ("ai", "AIMessageChunk") or not isinstance(getattr(reply, "tool_calls", None), list):
             raise JudgeOutputError(self.label, f"expected an AIMessage, got {type(reply).__name__}")
         usage = _usage(reply)
         metadata = reply.response_metadata or {}
         stop = metadata.get("stop_reason") or metadata.get("finish_reason")
+        span.response(
+            response_id=getattr(reply, "id", None),
+            model=usage.model if usage else None,
+            finish_reason=str(stop) if stop else None,
+            usage=usage if reply.usage_metadata else None,
+        )
         calls: list[tuple[str, Any]] = [(c["name"], c["args"]) for c in reply.tool_calls]
         calls += [(str(c.get("name")), c.get("args")) for c in reply.invalid_tool_calls]
         try:
@@ -125,18 +139,20 @@ class ChatModelJudge(Judge):
         )
 
     def judge(self, request: JudgeRequest) -> JudgeOutput:
-        try:
-            reply = self._runnable.invoke(self._messages(request))
-        except Exception as exc:
-            raise self._failed(exc) from exc
-        return self._read(reply)
+        with model_call(request.telemetry, self.provider, self._model_name) as span:
+            try:
+                reply = self._runnable.invoke(self._messages(request))
+            except Exception as exc:
+                raise self._failed(exc) from exc
+            return self._read(reply, span)
 
     async def ajudge(self, request: JudgeRequest) -> JudgeOutput:
-        try:
-            reply = await self._runnable.ainvoke(self._messages(request))
-        except Exception as exc:
-            raise self._failed(exc) from exc
-        return self._read(reply)
+        with model_call(request.telemetry, self.provider, self._model_name) as span:
+            try:
+                reply = await self._runnable.ainvoke(self._messages(request))
+            except Exception as exc:
+                raise self._failed(exc) from exc
+            return self._read(reply, span)
 
 
 def _usage(reply: Any) -> Usage | None:

@@ -19,6 +19,13 @@ Prometheus metrics (``prometheus-client``, in :attr:`BlockRateMonitor.registry`)
 ``validator_judge_input_tokens_total{kind}`` (``cache_read``, ``cache_write``, ``uncached``),
 ``validator_judge_cache_read_share`` and ``validator_alerts_total{scope}``.
 
+OpenTelemetry metrics (through ``opentelemetry-api``, to ``telemetry``'s meter provider, or the global one the
+application set): ``action_validator.verdicts`` (a counter by ``action_validator.decision``,
+``action_validator.code`` and ``gen_ai.tool.name``), ``action_validator.block_rate`` and
+``action_validator.block_rate.window_checks`` (gauges by ``gen_ai.tool.name``: each tool's block rate over the
+current window, and the checks it is computed over, as the monitor last read them). Users are not a metric
+attribute: their ids stay in the store and the alerts.
+
 The monitor is an observer: it never raises, so a monitoring fault never changes a verdict.
 """
 
@@ -30,13 +37,19 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from validator.record.recorder import AuditEvent, Recorder
 from validator.store.base import Store, hour, minute
+from validator.telemetry import Telemetry
+from validator.telemetry import conventions as names
 from validator.verdict import Decision
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import CallbackOptions, Observation
+    from opentelemetry.metrics import Counter as OtelCounter
 
 __all__ = ["Alert", "BlockRateMonitor"]
 
@@ -97,6 +110,7 @@ class BlockRateMonitor(Recorder):
         registry: CollectorRegistry | None = None,
         clock: Callable[[], datetime] | None = None,
         evaluate_every: timedelta = timedelta(seconds=10),
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.store = store
         self.window = window
@@ -131,6 +145,20 @@ class BlockRateMonitor(Recorder):
             "validator_judge_cache_read_share", "Share of judge input tokens read from cache.", registry=self.registry
         )
         self.alerts = Counter("validator_alerts", "Block-rate alerts raised.", ["scope"], registry=self.registry)
+        self._windows: dict[str, tuple[int, int]] = {}
+        """Each tool's current window as last read: ``(checks, blocked)``."""
+        meter = (telemetry or Telemetry()).meter()
+        self._counted: OtelCounter | None = None
+        if meter is not None:
+            self._counted = meter.create_counter(
+                names.VERDICTS_METRIC, "{verdict}", "Verdicts by decision, code and tool."
+            )
+            meter.create_observable_gauge(
+                names.BLOCK_RATE_METRIC, [self._observe_rates], "1", "Each tool's block rate over the current window."
+            )
+            meter.create_observable_gauge(
+                names.WINDOW_CHECKS_METRIC, [self._observe_checks], "{check}", "The checks each block rate is over."
+            )
 
     # -- windows ----------------------------------------------------------------------------
 
@@ -144,6 +172,9 @@ class BlockRateMonitor(Recorder):
         """Compare the current window with the history for one tool or user; the alert, if any."""
         now = self.clock()
         n, b = self.store.outcome_counts(scope, name, self._minutes(now, self.window))
+        if scope == "tool":
+            with self._lock:
+                self._windows[name] = (n, b)
         # the history: whole hours before the current one, so it does not hold the window
         hn, hb = self.store.outcome_counts(scope, name, self._hours(now - timedelta(hours=1), self.history))
         if n < self.min_checks or hn < self.min_history:
@@ -173,11 +204,27 @@ class BlockRateMonitor(Recorder):
         if self.on_alert is not None:
             self.on_alert(alert)
 
+    def _observe_rates(self, options: CallbackOptions) -> list[Observation]:
+        from opentelemetry.metrics import Observation
+
+        with self._lock:
+            windows = list(self._windows.items())
+        return [Observation(b / n, {names.TOOL_NAME: tool}) for tool, (n, b) in windows if n]
+
+    def _observe_checks(self, options: CallbackOptions) -> list[Observation]:
+        from opentelemetry.metrics import Observation
+
+        with self._lock:
+            windows = list(self._windows.items())
+        return [Observation(n, {names.TOOL_NAME: tool}) for tool, (n, _) in windows]
+
     # -- the recorder interface ---------------------------------------------------------------
 
     def _metrics(self, event: AuditEvent) -> None:
         v = event.verdict
         self.verdicts.labels(v.decision.value, v.tool, v.code.value).inc()
+        if self._counted is not None:
+            self._counted.add(1, {names.DECISION: v.decision.value, names.CODE: v.code.value, names.TOOL_NAME: v.tool})
         if v.judge is not None and not v.reused:
             self.latency.observe(v.latency_ms / 1000)
         if v.usage is not None:

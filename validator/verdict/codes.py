@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["Code", "Decision"]
+__all__ = ["Code", "Decision", "FAULTS"]
 
 
 class Decision(StrEnum):
@@ -53,3 +53,18 @@ class Code(StrEnum):
     POLICY_ASKS_USER = "POLICY_ASKS_USER"
     SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
     NOT_ENFORCED = "NOT_ENFORCED"
+
+
+FAULTS = frozenset(
+    {
+        Code.AUTHORIZATION_UNAVAILABLE,
+        Code.REQUEST_LEDGER_UNAVAILABLE,
+        Code.RECORDER_UNAVAILABLE,
+        Code.JUDGE_UNAVAILABLE,
+        Code.GATE_BUDGET_EXCEEDED,
+        Code.INTERNAL_ERROR,
+        Code.SERVICE_UNAVAILABLE,
+    }
+)
+"""Codes of a check that could not do its work (a store, a judge, the deadline, a bug, the service): a fault
+refused, never a finding (an error in the check's trace)."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, ClassVar
@@ -62,6 +63,8 @@ from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
 from validator.judges.blind import View, check_view
 from validator.judges.model import DEFAULT_VALIDATOR_TOOL, guard_calls, parse_verdict
+from validator.telemetry import conventions as names
+from validator.telemetry.tracing import ModelSpan, model_call
 from validator.verdict import Usage
 
 __all__ = ["AnthropicJudge", "map_sdk_error"]
@@ -297,40 +300,63 @@ class AnthropicJudge(Judge):
             raise JudgeOutputError(self.label, f"expected one Message, got {type(result).__name__}")
         return result
 
-    def _send(self, plan: _Plan) -> anthropic.types.Message:
-        try:
-            result = self._sync_client().messages.create(**self._kwargs(plan))
-        except anthropic.AnthropicError as exc:
-            raise map_sdk_error(self.label, exc, self.timeout) from exc
-        return self._message(result)
+    def _call(
+        self, plan: _Plan, request: JudgeRequest, client: anthropic.Anthropic | anthropic.AsyncAnthropic
+    ) -> AbstractContextManager[ModelSpan]:
+        """The call's span (:mod:`validator.telemetry`), a child of the check's: model, server, then the response."""
+        max_tokens = plan.body.get("max_tokens")
+        url = client.base_url
+        return model_call(
+            request.telemetry,
+            names.ANTHROPIC,
+            str(plan.body.get("model") or "") or None,
+            server=(url.host, url.port),
+            max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+        )
 
-    async def _asend(self, plan: _Plan) -> anthropic.types.Message:
-        try:
-            result = await self._async().messages.create(**self._kwargs(plan))
-        except anthropic.AnthropicError as exc:
-            raise map_sdk_error(self.label, exc, self.timeout) from exc
-        return self._message(result)
+    def _traced(self, span: ModelSpan, message: anthropic.types.Message, plan: _Plan) -> anthropic.types.Message:
+        usage = self._usage({"usage": message.usage.model_dump(mode="json"), "model": message.model}, plan)
+        span.response(response_id=message.id, model=message.model, finish_reason=message.stop_reason, usage=usage)
+        return message
+
+    def _send(self, plan: _Plan, request: JudgeRequest) -> anthropic.types.Message:
+        client = self._sync_client()
+        with self._call(plan, request, client) as span:
+            try:
+                result = client.messages.create(**self._kwargs(plan))
+            except anthropic.AnthropicError as exc:
+                raise map_sdk_error(self.label, exc, self.timeout) from exc
+            return self._traced(span, self._message(result), plan)
+
+    async def _asend(self, plan: _Plan, request: JudgeRequest) -> anthropic.types.Message:
+        client = self._async()
+        with self._call(plan, request, client) as span:
+            try:
+                result = await client.messages.create(**self._kwargs(plan))
+            except anthropic.AnthropicError as exc:
+                raise map_sdk_error(self.label, exc, self.timeout) from exc
+            return self._traced(span, self._message(result), plan)
 
     def judge(self, request: JudgeRequest) -> JudgeOutput:
         plan = self.plan(request)
         try:
-            message = self._send(plan)
+            message = self._send(plan, request)
         except JudgeError as exc:
             fallback = self._thinking_fallback(request, plan, exc)
             if fallback is None:
                 raise
-            plan, message = fallback, self._send(fallback)
+            plan, message = fallback, self._send(fallback, request)
         return self._read(message, plan)
 
     async def ajudge(self, request: JudgeRequest) -> JudgeOutput:
         plan = self.plan(request)
         try:
-            message = await self._asend(plan)
+            message = await self._asend(plan, request)
         except JudgeError as exc:
             fallback = self._thinking_fallback(request, plan, exc)
             if fallback is None:
                 raise
-            plan, message = fallback, await self._asend(fallback)
+            plan, message = fallback, await self._asend(fallback, request)
         return self._read(message, plan)
 
 
