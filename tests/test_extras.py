@@ -41,6 +41,7 @@ MODULES = [
     ("validator.integrations.openai_agents", "openai-agents"),
     ("validator.integrations.claude_agent_sdk", "claude-agent-sdk"),
     ("validator.integrations.google_adk", "google-adk"),
+    ("validator.integrations.crewai", "crewai"),
     ("validator.integrations.service.app", "service"),
     ("validator.judges.anthropic.judge", "anthropic"),
     ("validator.store.redis", "redis"),

@@ -394,3 +394,66 @@ def test_the_readmes_sample_output_is_what_the_command_prints(
         readme.write_text(text[:start] + printed + text[text.index("```", start) :], encoding="utf-8")
         return
     assert _steady(shown) == _steady(printed), f"README sample of `{command}` is stale: UPDATE_README=1 rewrites it"
+
+
+# -- the README's install lines, as written, from a clone ---------------------------------------------------
+
+
+def _install_blocks() -> list[list[str]]:
+    """The shell blocks of the README's Install section: each a list of its ``pip install`` lines (comments off)."""
+    section = README_TEXT.split("\n## Install\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+    lines = [[raw.split("  #")[0].strip() for raw in b.splitlines() if raw.startswith("pip install")] for b in blocks]
+    return [block for block in lines if block]
+
+
+def test_the_readmes_install_lines_work_from_a_clone(tmp_path: Path) -> None:
+    """``pip install .`` with extras, and a wheel built with ``python -m build``, each in a fresh environment with
+    pip, run as the README writes them in a copy of the repository; then the CLI and the extras from an empty
+    folder."""
+    blocks = _install_blocks()
+    assert len(blocks) == 2, blocks  # from the clone; a wheel built in it
+    clone = tmp_path / "action-validator"
+    skip = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache")
+    shutil.copytree(ROOT, clone, ignore=skip)
+    empty = tmp_path / "project"
+    empty.mkdir()
+    assert UV, "uv is part of the dev extra: scripts/setup.sh dev installs it"
+    for n, block in enumerate(blocks):
+        env = tmp_path / f"env{n}"
+        subprocess.run([UV, "venv", "-q", "--seed", "--python", sys.executable, str(env)], check=True)
+        path = {"PATH": f"{env / 'bin'}:{os.environ.get('PATH', '')}", "VIRTUAL_ENV": str(env)}
+        for line in block:
+            done = subprocess.run(
+                ["bash", "-c", line],
+                cwd=clone,
+                env={**_env(tmp_path), **path},
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
+            assert done.returncode == 0, (line, done.stdout[-2000:], done.stderr[-3000:])
+        extras = sorted(set(re.findall(r"\[([\w,-]+)\]", " ".join(block))[0].split(",")))
+        modules = [m for extra in extras for m in EXTRAS[extra]]
+        done = _run([env / "bin" / "python", "-c", "; ".join(f"import {m}" for m in modules)], empty)
+        assert done.returncode == 0, (block, done.stderr[-2000:])
+        done = _run([env / "bin" / "validator", "check", "--example", "vendor_invoice"], empty)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, (block, done.stdout[-500:], done.stderr)
+
+
+def test_the_crewai_adapter_in_an_environment_of_its_own(envs: Environments, tmp_path: Path) -> None:
+    """The wheel with the ``crewai`` extra alone (CrewAI's OpenTelemetry pins part it from Google ADK): the
+    adapter's checks against the real CrewAI, and the offline example, from an empty folder."""
+    for name in ("examples/crewai_crew.py", "tests/integrations/crewai_env_checks.py"):
+        shutil.copy(ROOT / name, tmp_path)
+    python = envs.python("crewai")
+    done = _run([python, tmp_path / "crewai_env_checks.py"], tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.stdout.count("ok  ") == 5, done.stdout
+    done = _run([python, tmp_path / "crewai_crew.py"], tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (
+        "was not run (INJECTION_SIGNATURE)" in done.stdout
+        and "happened  > EMAIL SENT to bob@acme.example" in done.stdout
+    )
+    assert "PAID" not in done.stdout

@@ -22,6 +22,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "openai-agents": ("agents",),
     "claude-agent-sdk": ("claude_agent_sdk",),
     "google-adk": ("google",),
+    "crewai": ("crewai",),
 }
 """Each extra of ``pyproject.toml`` and the top-level modules it brings (a test keeps the two in step)."""
 

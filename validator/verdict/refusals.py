@@ -480,6 +480,11 @@ def answered(approved: bool, reason: str | None, reasoning: str) -> str:
 SAID_NO = "The user said no: do not retry this action."
 
 
+def hook_failed(error: str) -> str:
+    """A host hook's own failure (CrewAI's): the call is refused, never run past it."""
+    return f"The validator could not check this call: {error}"
+
+
 # -- the decision service's (the reason its refusal gives: refusals read "... is refused: {why}.") ---------------
 
 
