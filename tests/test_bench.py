@@ -129,3 +129,15 @@ def test_eval_replay_benchmark_runs() -> None:
         timeout=300,
     )
     assert re.search(r"= \d+ replayed runs", proc.stdout) and "target 540 replayed runs" in proc.stdout
+
+
+def test_telemetry_benchmark_prints_each_setup_against_none() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "telemetry.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    for row in ("none (never set up)", "API, no SDK (no-op)", "SDK, every span kept"):
+        assert re.search(rf"^{re.escape(row)}\s+[\d.]+\s+[\d.]+x$", proc.stdout, re.M), (row, proc.stdout)
