@@ -69,7 +69,7 @@ class CheckSpan:
     def done(self, verdict: Verdict) -> None:
         """The verdict's code as the guardrail's result, its decision, tool and judge; a fault is an error."""
         span = self._span
-        if span is None:
+        if span is None or not span.is_recording():
             return
         code, decision = verdict.code.value, verdict.decision.value
         attributes: dict[str, Any] = {
@@ -199,15 +199,10 @@ class Telemetry:
             return
         from opentelemetry.trace import SpanKind
 
-        named: dict[str, str] = {}
-        if policy is not None:
-            version = policy.version
-            named = {names.GUARDRAIL_POLICY_ID: self.policy_id or version, names.GUARDRAIL_POLICY_VERSION: version}
         attributes: dict[str, Any] = {
             names.OPERATION_NAME: names.APPLY_GUARDRAIL,
             names.PROVIDER_NAME: names.PROVIDER,
             names.GUARDRAIL_COMPONENT_NAME: names.COMPONENT,
-            **named,
             **_server(server),
         }
         with tracer.start_as_current_span(
@@ -217,6 +212,11 @@ class Telemetry:
             record_exception=False,  # its message may quote the input: failed() names the type only
             set_status_on_exception=False,
         ) as span:
+            named: dict[str, str] = {}
+            if policy is not None and span.is_recording():  # the policy's hash only for a span someone keeps
+                version = policy.version
+                named = {names.GUARDRAIL_POLICY_ID: self.policy_id or version, names.GUARDRAIL_POLICY_VERSION: version}
+                span.set_attributes(named)
             handle = CheckSpan(span, signals, named)
             try:
                 yield handle
