@@ -104,15 +104,20 @@ BROUGHT = {"opentelemetry.sdk": "opentelemetry-sdk"}
 our extra brings the API only)."""
 
 
+def _imports(body: str) -> list[str]:
+    """The modules a Python block imports, as written."""
+    return re.findall(r"^\s*(?:from|import) ([\w.]+)", body, re.M)
+
+
 def brought_by(body: str) -> tuple[str, ...]:
-    imported = re.findall(r"^\s*(?:from|import) ([\w.]+)", body, re.M)
+    imported = _imports(body)
     return tuple(sorted({p for m, p in BROUGHT.items() for i in imported if i == m or i.startswith(m + ".")}))
 
 
 def extras_of(body: str) -> set[str]:
     """The extras a Python block needs: those its imports name, ours or a framework's."""
     needed: set[str] = set()
-    for module in re.findall(r"^\s*(?:from|import) ([\w.]+)", body, re.M):
+    for module in _imports(body):
         ours = [extra for name, extra in OURS.items() if module == name or module.startswith(name + ".")]
         needed |= set(ours) if module.startswith("validator") else {e for e in [extra_for(module)] if e}
     return needed

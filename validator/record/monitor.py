@@ -204,19 +204,20 @@ class BlockRateMonitor(Recorder):
         if self.on_alert is not None:
             self.on_alert(alert)
 
-    def _observe_rates(self, options: CallbackOptions) -> list[Observation]:
+    def _observed(self, value: Callable[[int, int], float | None]) -> list[Observation]:
+        """One observation per tool of its window as last read (``value(checks, blocked)``; None: none)."""
         from opentelemetry.metrics import Observation
 
         with self._lock:
             windows = list(self._windows.items())
-        return [Observation(b / n, {names.TOOL_NAME: tool}) for tool, (n, b) in windows if n]
+        seen = ((tool, value(n, b)) for tool, (n, b) in windows)
+        return [Observation(v, {names.TOOL_NAME: tool}) for tool, v in seen if v is not None]
+
+    def _observe_rates(self, options: CallbackOptions) -> list[Observation]:
+        return self._observed(lambda n, b: b / n if n else None)
 
     def _observe_checks(self, options: CallbackOptions) -> list[Observation]:
-        from opentelemetry.metrics import Observation
-
-        with self._lock:
-            windows = list(self._windows.items())
-        return [Observation(n, {names.TOOL_NAME: tool}) for tool, (n, _) in windows]
+        return self._observed(lambda n, b: n)
 
     # -- the recorder interface ---------------------------------------------------------------
 

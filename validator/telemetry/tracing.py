@@ -82,10 +82,9 @@ class CheckSpan:
         }
         if verdict.judge:
             attributes[names.JUDGE] = verdict.judge
-        if verdict.code in FAULTS:
-            attributes[names.ERROR_TYPE] = code
-            _error(span, code)
         span.set_attributes(attributes)
+        if verdict.code in FAULTS:
+            _failed(span, code)
         shared = {
             names.GUARDRAIL_COMPONENT_NAME: names.COMPONENT,
             names.GUARDRAIL_SOURCE: names.SOURCE,
@@ -100,9 +99,7 @@ class CheckSpan:
         message (it may quote the input)."""
         if self._span is None or isinstance(exc, (*self._signals, GeneratorExit)):
             return
-        kind = type(exc).__qualname__
-        self._span.set_attribute(names.ERROR_TYPE, kind)
-        _error(self._span, kind)
+        _failed(self._span, type(exc).__qualname__)
 
 
 class ModelSpan:
@@ -110,6 +107,11 @@ class ModelSpan:
 
     def __init__(self, span: Span | None = None) -> None:
         self._span = span
+
+    @property
+    def recording(self) -> bool:
+        """Whether anything keeps this span (else what the response says need not be worked out)."""
+        return self._span is not None and self._span.is_recording()
 
     def response(
         self, *, response_id: str | None, model: str | None, finish_reason: str | None, usage: Usage | None
@@ -135,9 +137,11 @@ class ModelSpan:
         span.set_attributes(attributes)
 
 
-def _error(span: Span, kind: str) -> None:
+def _failed(span: Span, kind: str) -> None:
+    """``error.type`` and an error status, both named ``kind`` (a code or an exception's type, never a message)."""
     from opentelemetry.trace import Status, StatusCode
 
+    span.set_attribute(names.ERROR_TYPE, kind)
     span.set_status(Status(StatusCode.ERROR, kind))
 
 
@@ -257,9 +261,7 @@ class Telemetry:
             try:
                 yield ModelSpan(span)
             except BaseException as exc:
-                kind = type(exc).__qualname__
-                span.set_attribute(names.ERROR_TYPE, kind)
-                _error(span, kind)
+                _failed(span, type(exc).__qualname__)
                 raise
 
     def inject(self, headers: MutableMapping[str, str]) -> None:

@@ -315,8 +315,9 @@ class AnthropicJudge(Judge):
         )
 
     def _traced(self, span: ModelSpan, message: anthropic.types.Message, plan: _Plan) -> anthropic.types.Message:
-        usage = self._usage({"usage": message.usage.model_dump(mode="json"), "model": message.model}, plan)
-        span.response(response_id=message.id, model=message.model, finish_reason=message.stop_reason, usage=usage)
+        if span.recording:  # the usage is worked out again by _read; only for a span someone keeps
+            usage = self._usage({"usage": message.usage.model_dump(mode="json"), "model": message.model}, plan)
+            span.response(response_id=message.id, model=message.model, finish_reason=message.stop_reason, usage=usage)
         return message
 
     def _send(self, plan: _Plan, request: JudgeRequest) -> anthropic.types.Message:
