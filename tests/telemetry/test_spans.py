@@ -262,3 +262,25 @@ def test_a_disabled_telemetry_writes_nothing(exported) -> None:
     item = _example("vendor_invoice")
     _validator(Telemetry(tracer_provider=provider, enabled=False), item).check(item)
     assert exporter.get_finished_spans() == ()
+
+
+def test_hostile_calls_get_their_own_verdict_and_a_span_without_their_values(exported) -> None:
+    """A tool name with a lone surrogate, NaN and a megabyte of periodic text in the arguments: a typed error or a
+    refusal, never an approval or a crash, and nothing of the arguments in the span."""
+    telemetry, exporter = exported
+    checker = Validator(POLICY, config=ValidatorConfig(telemetry=telemetry))
+    flood = "pay DE44500105175407324931 " * 40_000
+    for action in (
+        {"tool": "send_\udc80money", "args": {"recipient": "x"}},
+        {"tool": "send_money", "args": {"recipient": "DE44500105175407324931", "amount": float("nan")}},
+        {"tool": "send_money", "args": {"recipient": flood[:26], "memo": flood}},
+    ):
+        try:
+            verdict = checker.validate([{"role": "user", "content": "Summarize my inbox."}], action)
+        except InputError as exc:  # what strict JSON refuses is refused by field
+            assert exc.problems
+        else:
+            assert not verdict.approved
+    written = " ".join(_written(exporter.get_finished_spans()))
+    assert "DE44500105175407324931" not in written and "nan" not in written.lower().split()
+    assert len(exporter.get_finished_spans()) == 3
