@@ -77,6 +77,20 @@ def test_the_claude_code_example_runs_a_real_session_the_hook_guards() -> None:
     assert "ran      > send_money" not in out
 
 
+def test_the_claude_agent_sdk_example_refuses_the_vendors_payment_asks_about_the_users_and_sends_the_email() -> None:
+    pytest.importorskip("claude_agent_sdk")
+    out = _run("claude_agent_sdk_agent.py")
+    lines = out.splitlines()
+    refused = [line for line in lines if line.startswith("refused")]
+    assert refused == ["refused   > mcp__mail__send_money"] * 2, out
+    assert "was not run (EVIDENCE_NOT_FROM_USER)" in out  # the model read the vendor's payment refused, and why
+    assert "asked     > Action `mcp__mail__send_money` was not run" in out  # the second, the person was asked
+    assert "was not run (REJECTED_BY_USER)" in out
+    assert [line for line in lines if line.startswith("happened")] == [
+        "happened  > EMAIL SENT to bob@acme.example: Inbox"
+    ]
+
+
 def test_make_demo_runs_the_examples_and_exits_0() -> None:
     """``make demo``'s job (the set-up aside): every example a verdict, none a bad input; ask_user (4) and
     blocked (1) are verdicts too."""
