@@ -1,6 +1,6 @@
 """The optional parts of the install: which extra brings which module, and the one line that says so.
 
-The base install (``pip install action-validator``) checks actions from Python, the command line and the
+The base install (``pip install .`` in a clone) checks actions from Python, the command line and the
 Claude Code hook. Each host adapter, the model judge, the Redis store, the decision service and the eval
 charts need the libraries of one extra; without them, an import or a command names the extra to install
 in one line (a :class:`ModuleNotFoundError`), never a bare ``No module named ...`` deep in a traceback.
@@ -28,7 +28,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 
 
 def install_hint(extra: str) -> str:
-    return f"pip install 'action-validator[{extra}]'"
+    """The install line for ``extra``: the package's, and the clone's (the package is on no registry yet)."""
+    return f"pip install 'action-validator[{extra}]' (from a clone of its repository: pip install '.[{extra}]')"
 
 
 def extra_for(module: str | None) -> str | None:

@@ -12,6 +12,7 @@ import typer
 from validator.cli._common import bad_input, read_json, read_json_object
 from validator.devtools.doctor import diagnose, shape_problems
 from validator.exceptions import FieldProblem, InputError, UsageError
+from validator.extras import install_hint
 from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL, prepare_tools
 from validator.policy import Policy
 
@@ -119,7 +120,7 @@ def _live(model: str, turns: int, emulate: bool) -> None:
         try:
             import anthropic
         except ImportError:
-            problem = "doctor --live needs: pip install 'action-validator[anthropic]'"
+            problem = f"doctor --live needs: {install_hint('anthropic')}"
             raise bad_input(InputError([FieldProblem("--live", problem)], source="doctor --live")) from None
         client = anthropic.Anthropic(max_retries=0)
     report = run_live(client, model, turns=turns, emulated=emulate)

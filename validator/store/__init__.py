@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from validator.exceptions import StoreError, UsageError
+from validator.extras import install_hint
 from validator.store.base import (
     DEFAULT_NAMESPACE,
     AuditLog,
@@ -91,7 +92,7 @@ def open_store(url: str | None = None, **options: Any) -> Store:
         try:
             from validator.store.redis import RedisStore
         except ImportError:  # pragma: no cover - depends on the environment
-            raise StoreError("a Redis store needs: pip install 'action-validator[redis]'") from None
+            raise StoreError(f"a Redis store needs: {install_hint('redis')}") from None
         try:
             parts = urlsplit(url)
             parts.port  # noqa: B018 - raises on a bad port

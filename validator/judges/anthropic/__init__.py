@@ -1,6 +1,6 @@
 """Claude as the validator: tools to prepare, the cache-sharing judge, prices, the prefix doctor.
 
-Requires the ``anthropic`` extra (``pip install 'action-validator[anthropic]'``) for
+Requires the ``anthropic`` extra (``pip install '.[anthropic]'`` in a clone) for
 :class:`AnthropicJudge`; the rest is plain data and needs no SDK.
 """
 
@@ -39,12 +39,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    if name == "AnthropicJudge":  # imported on first use: only it needs the anthropic SDK
-        try:
-            from validator.judges.anthropic.judge import AnthropicJudge
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "AnthropicJudge needs the anthropic SDK: pip install 'action-validator[anthropic]'"
-            ) from exc
+    if name == "AnthropicJudge":  # imported on first use: only it needs the anthropic SDK (its module names the extra)
+        from validator.judges.anthropic.judge import AnthropicJudge
+
         return AnthropicJudge
     raise AttributeError(name)
