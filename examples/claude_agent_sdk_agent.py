@@ -105,7 +105,7 @@ async def session(guard: ClaudeAgentGuard, folder: Path, prompt: str, script: li
     for denied in (result.permission_denials if result else None) or []:
         print(f"refused   > {denied['tool_name']}")
     for text in _tool_results(standin.requests[-1]["messages"] if standin.requests else []):
-        if "was not run" in text or "declined" in text:
+        if "was not run" in text:
             print(f"model read> {text.splitlines()[0]}")
     print(f"answer    > {result.result if result else '(no result)'}")
 
