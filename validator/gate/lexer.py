@@ -26,7 +26,7 @@ from typing import Any
 from validator.gate.entities import CURRENCIES, extract_entities
 from validator.language import LanguagePack, english, english_verb_lemmas, fold_apostrophes
 
-__all__ = ["OPAQUE", "Word", "lex"]
+__all__ = ["OPAQUE", "Word", "lex", "shape_kinds"]
 
 OPAQUE = "\x01"
 """Fills a passage of unclear authorship in a user's sentence (:mod:`validator.gate.sentences`): it is read
@@ -361,6 +361,20 @@ def _shaped(
     if _FILE.match(piece) and not _WORD.match(low):
         return [word({"VALUE"}, frozenset({"filename"}))]
     return None
+
+
+def shape_kinds(text: str) -> frozenset[str]:
+    """The kinds of value ``text`` has the shape of as a whole, as :func:`_shaped` reads a piece (a path, a
+    file name, a handle, a hashtag): what a quoted passage would be if it stood unquoted."""
+    if "/" in text and _PATH.match(text):
+        return frozenset({"path"})
+    if _FILE.match(text) and not _WORD.match(text.lower()):
+        return frozenset({"filename"})
+    if _HANDLE.match(text):
+        return frozenset({"handle"})
+    if _HASHTAG.match(text):
+        return frozenset({"hashtag"})
+    return frozenset()
 
 
 def _verb_classes(norm: str, verbs: frozenset[str], pack: LanguagePack, classes: set[str]) -> str:

@@ -28,8 +28,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, get_args
 
+from validator.gate.entities import EntityKind
 from validator.gate.grammar import (
     OWNER_BACK,
     OWNER_OTHER,
@@ -44,12 +45,13 @@ from validator.gate.grammar import (
     Value,
     grammar,
 )
-from validator.gate.lexer import Word
+from validator.gate.lexer import Word, shape_kinds
 from validator.language import ArgumentKind, LanguagePack, english, english_verb_lemmas
 from validator.language.lexicon import families_of
 from validator.verdict.findings import Proof
 
 __all__ = [
+    "PROVABLE",
     "Fill",
     "Intent",
     "Read",
@@ -67,6 +69,11 @@ __all__ = [
 
 _SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _ADJUNCTS = frozenset({"now", "deadline", "manner"})
+_ANY_KIND = frozenset({"quoted", "name"})
+"""Kinds of phrase an argument of any kind may take (a quoted passage, a name): no value of a kind's own."""
+PROVABLE = frozenset(get_args(EntityKind)) | {"id", "handle", "hashtag"}
+"""Kinds of value two of which are provably different when they differ as values (a name is not: "Bob" may
+be "Bob Smith"; nor an amount: "€50" is "50 EUR"; nor a path: /docs holds /docs/report.pdf)."""
 """The roles of the grammar's own adjuncts (the time of asking, a deadline, a manner)."""
 _RECEIVER_KINDS = frozenset({"person", "name", "email", "handle", "phone"})
 _SENDING = frozenset({"message", "post", "share"})
@@ -333,6 +340,15 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
     both = [v for a in matches for p in _phrases(a) for v in p.excluded if any(same_value(v, g) for g in given)]
     if both:  # "pay DE44…, not DE44…": the same value asked for and forbidden
         return _Outcome("unknown", "ambiguous", f"not {both[0].text}", key=("contradicted", both[0].text))
+    unlike = [
+        v
+        for a in matches
+        for p in _phrases(a)
+        for v in p.excluded
+        if v.kind not in PROVABLE or any(g.kind != v.kind for g in given)
+    ]
+    if unlike:  # "everything in /data, but not payroll.csv": what the call does may still hold what is excluded
+        return _Outcome("unknown", "ambiguous", f"not {unlike[0].text}", key=("unlike", unlike[0].text))
     positive = [a for a in matches if not a.negated]
     at = reading.actions.index(action)
     values = [v for a in positive for p in _phrases(a) for v in p.values]
@@ -345,7 +361,7 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
         if why is not None:
             return _Outcome("unknown", "beside_words", f"'{other.verb}' {why}", key=("beside", other.verb, why))
     for other in positive[1:]:  # "pay X 5 EUR and pay Y 5 EUR": each verb of the tool must fit as well
-        unfit = _unfit(reading, other, tool)
+        unfit = _unfit(reading, other, tool) or _contested(other, tool)
         if unfit is not None:
             return _Outcome("unknown", unfit[0], unfit[1], key=unfit)
     fills = frozenset(
@@ -612,7 +628,39 @@ def _split(action: Action, tool: ToolSense) -> tuple[str, str] | None:
         ]
         if described and valued:
             return ("object_kind", f"{arg.path}: {_shown(described[0])} or {_shown(valued[0])}")
+    return _contested(action, tool)
+
+
+def _contested(action: Action, tool: ToolSense) -> tuple[str, str] | None:
+    """An argument two of the action's phrases give values for ("delete the file report.pdf *in /data*": the
+    file, or the folder it is in; "move a.txt *to /b*" against a ``source`` and a ``destination`` that each
+    take either): which value is the argument's, code cannot tell, so no call is proved by either. A person's
+    name beside their address ("Marta *at marta@acme.example*", read either way) names one person, not two;
+    a quoted passage any kind takes ("email the “minutes” to bob@…") is a value of the argument's own kind only
+    when shaped as one ("delete 'report.pdf' in /data")."""
+    pack = english()
+    slots = [
+        (role, phrase, mod)
+        for role, phrase, mod in (*_slots(action, tool), *_made(action, tool))
+        if phrase is not None
+        and phrase.values
+        and phrase.form != "named"
+        and role not in _ADJUNCTS
+        and role not in pack.adjunct_roles
+    ]
+    for arg in tool.arguments:
+        own = arg.kind.kinds - _ANY_KIND if arg.kind is not None else frozenset()
+        given = {(p.start, p.end): p for r, p, m in slots if _fits(r, p, m, arg) and _of_kind(p, own)}
+        if len(given) > 1:
+            first, second = list(given.values())[:2]
+            return ("object_kind", f"{arg.path}: {_shown(first)} or {_shown(second)}")
     return None
+
+
+def _of_kind(phrase: Phrase, kinds: frozenset[str]) -> bool:
+    """Whether a phrase gives a value of one of ``kinds``: by its own kind, or a quoted passage shaped as one
+    ("'report.pdf'" is a file name in quotes)."""
+    return bool(phrase.kinds & kinds) or any(v.kind == "quoted" and shape_kinds(v.text) & kinds for v in phrase.values)
 
 
 def _theme_kinds(tool: ToolSense) -> frozenset[str]:

@@ -16,7 +16,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import cast, get_args
 
-from validator.gate.entities import EntityKind
 from validator.gate.grammar import (
     OWNER_BACK,
     OWNER_USER,
@@ -30,6 +29,7 @@ from validator.gate.grammar import (
 )
 from validator.gate.lexer import Word
 from validator.gate.reader import (
+    PROVABLE,
     Fill,
     Read,
     ToolSense,
@@ -84,9 +84,6 @@ _PRIORITY: dict[str, int] = {
 }
 
 
-_PROVABLE = frozenset(get_args(EntityKind)) | {"id", "handle", "hashtag"}
-"""Kinds of value two of which are provably different when they differ as values (a name is not: "Bob" may
-be "Bob Smith"; nor an amount: "€50" is "50 EUR"; nor a path: /docs holds /docs/report.pdf)."""
 _NOT_TARGETS = frozenset({"money", "number", "measure", "time", "text"})
 """Kinds of a request's values a forbidden address or account is never compared with."""
 
@@ -330,6 +327,9 @@ def _later(
         if transcript.messages[i].role != "user":
             continue
         own = own_words(transcript, i, rules)
+        question = _question_before(transcript, sentence.message, i) if own.strip() else None
+        if question is not None:  # "Yes, please." means what the question it answers says, which no rule reads
+            return Read("unknown", "later_words", "a reply to the assistant's question: " + question[:80])
         pasted = own.find("\x00", sentence.end if i == sentence.message else 0)
         if pasted != -1:  # text after the request that is not the user's own: what it says is not read
             content = transcript.messages[i].content
@@ -350,6 +350,18 @@ def _later(
             if verdict is not None:
                 proof, detail = verdict
                 return Read(proof, "negated" if proof == "disproved" else "later_words", detail or s.original)
+    return None
+
+
+def _question_before(transcript: Transcript, request: int, i: int) -> str | None:
+    """The question the user's message ``i`` (after the request's message) replies to: the assistant's last
+    words before it, when they ask one. Whatever the reply says, it says of that question."""
+    for j in range(i - 1, request, -1):
+        message = transcript.messages[j]
+        if message.role == "user":
+            return None
+        if message.role == "assistant" and message.content.strip():
+            return message.content.strip() if "?" in message.content else None
     return None
 
 
@@ -515,7 +527,7 @@ def _negation(parse: Parse, fills: Sequence[Fill]) -> tuple[Proof, str] | None:
     if any(w.norm in pointing for w in parse.words):
         return "unknown", ""  # "Don't pay him from DE44…": about this payment, in a way code cannot compare
     compared = [f.value for f in fills if f.value.kind not in _NOT_TARGETS]
-    if any(v.kind not in _PROVABLE or any(c.kind != v.kind for c in compared) for v in named):
+    if any(v.kind not in PROVABLE or any(c.kind != v.kind for c in compared) for v in named):
         return "unknown", ""  # "Never pay bob@acme.example." after "Pay Bob …": a name is not provably another
     return None
 
