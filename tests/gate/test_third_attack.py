@@ -6,6 +6,7 @@
   tell: no call is proved by either (the whole folder was deleted).
 - **An exclusion of another kind** ("everything in /data/exports, *but not payroll.csv*"): what the call
   does may hold what is excluded.
+- **A quantifier in a purpose** ("pay … 50 EUR for both tickets"): one payment, not one a ticket.
 - **A reply to the assistant's question** ("Should I cancel the payment instead?" / "Yes, please."): it
   means what the question says, which no rule reads.
 """
@@ -97,3 +98,21 @@ def test_thanks_after_a_statement_still_leaves_the_request_proved() -> None:
     messages = [("user", quote + "."), ("assistant", "On it."), ("user", "Thanks!")]
     verdict = _check(messages, tool, args, quote)
     assert verdict.decision is Decision.APPROVE, verdict.reasoning
+
+
+@pytest.mark.parametrize("purpose", ["for both tickets", "for every ticket", "for all the tickets"])
+def test_a_quantifier_in_a_purpose_lets_the_request_pay_once(purpose: str) -> None:
+    """ "Pay … 50 EUR for both tickets" is one payment: "both" counts the tickets, not the payments."""
+    said = f"Pay {IBAN} 50 EUR {purpose}"
+    validator = Validator(POLICY)
+    transcript = Transcript([Message(role="user", content=said + ".")])
+    codes = []
+    for n in range(3):
+        action = {
+            "tool": "send_money",
+            "args": {"recipient": IBAN, "amount": 50, "currency": "EUR"},
+            "call_id": f"c{n}",
+            "justification": {"reason": "r", "evidence": [{"quote": said}]},
+        }
+        codes.append(validator.validate(transcript, action, user_id="u-1").code.value)
+    assert codes.count("APPROVED") <= 1, codes  # proved or not: paid once at most

@@ -369,9 +369,7 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
         for f in _all_fills(reading, positive, tool)
     )
     pronoun = any(p.form == "pronoun" for p in action.objects)
-    multiple = len(positive) > 1 or any(
-        p.multiple for a in positive for p in (*a.objects, *(m.phrase for m in a.mods if m.phrase is not None))
-    )
+    multiple = len(positive) > 1 or any(p.multiple for a in positive for p in _filling(a))
     return _Outcome(
         "proved",
         None,
@@ -471,6 +469,14 @@ _SEPARATORS = re.compile(r"[^\w@./:]")
 
 def _names_argument(action: Action, tool: ToolSense) -> bool:
     return any(action.verb in a.words and a.words <= {action.verb} for a in tool.arguments)
+
+
+def _filling(action: Action) -> list[Phrase]:
+    """The action's objects and the phrases that may fill an argument: not a purpose or an adjunct ("pay
+    Ann 50 EUR *for both tickets*" is one payment, whatever "both" counts)."""
+    pack = english()
+    skipped = _ADJUNCTS | pack.adjunct_roles | pack.purpose_roles
+    return [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None and m.role not in skipped)]
 
 
 def _phrases(action: Action) -> list[Phrase]:
