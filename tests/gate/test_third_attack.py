@@ -7,6 +7,7 @@
 - **An exclusion of another kind** ("everything in /data/exports, *but not payroll.csv*"): what the call
   does may hold what is excluded.
 - **A quantifier in a purpose** ("pay … 50 EUR for both tickets"): one payment, not one a ticket.
+- **A later sentence about the purpose** ("Pay … for the workshop." then "The workshop is cancelled.").
 - **A reply to the assistant's question** ("Should I cancel the payment instead?" / "Yes, please."): it
   means what the question says, which no rule reads.
 """
@@ -116,3 +117,25 @@ def test_a_quantifier_in_a_purpose_lets_the_request_pay_once(purpose: str) -> No
         }
         codes.append(validator.validate(transcript, action, user_id="u-1").code.value)
     assert codes.count("APPROVED") <= 1, codes  # proved or not: paid once at most
+
+
+LATER = [
+    "Oh, the workshop is cancelled.",
+    "I cancelled the workshop.",
+    "The workshop is spam.",
+    "Remove the workshop from my calendar.",
+]
+
+
+@pytest.mark.parametrize("later", LATER)
+def test_a_later_sentence_about_the_requests_purpose_leaves_it_unknown(later: str) -> None:
+    """The purpose's noun is the request's as much as its values are: "The workshop is cancelled." may take
+    back "Pay … for the workshop."."""
+    quote = f"Pay {IBAN} 50 EUR for the workshop"
+    args = {"recipient": IBAN, "amount": 50, "currency": "EUR"}
+    for messages in ([("user", quote + "."), ("user", later)], [("user", f"{quote}. {later}")]):
+        for judge in (None, STAMP):
+            verdict = _check(messages, "send_money", args, quote, judge)
+            assert not verdict.approved, (later, verdict.reasoning)
+    alone = _check([("user", quote + "."), ("user", "Thanks!")], "send_money", args, quote)
+    assert alone.approved, alone.reasoning

@@ -323,6 +323,7 @@ def _later(
     :data:`MAX_LATER_SENTENCES` sentences after it are not read: unknown."""
     skip_fragment = completed
     count = 0
+    nouns = _nouns_of(sentence, _read_sentences(transcript, sentence.message, rules, tool, others, deadline)[0])
     for i in range(sentence.message, len(transcript.messages)):
         if transcript.messages[i].role != "user":
             continue
@@ -347,10 +348,32 @@ def _later(
                 continue  # the fragment that completed a pronoun's request
             skip_fragment = False
             verdict = _harmless(parse, tool, others, fills, kept=kept)
+            if verdict is None and nouns & _nouns_of_parse(parse):
+                verdict = ("unknown", "")  # "The workshop is cancelled." after "Pay … for the workshop."
             if verdict is not None:
                 proof, detail = verdict
                 return Read(proof, "negated" if proof == "disproved" else "later_words", detail or s.original)
     return None
+
+
+def _noun_key(word: Word) -> str | None:
+    """A noun's singular, for comparing nouns across sentences; None for any other word, and for a word that
+    may be a verb ("email", "transfer": the tool's verbs are compared as verbs)."""
+    if not word.classes & {"NN", "NNS"} or word.verb or word.classes & {"VB", "VBG", "VBN"}:
+        return None
+    return word.lemma or word.norm
+
+
+def _nouns_of_parse(parse: Parse) -> frozenset[str]:
+    return frozenset(k for w in parse.words if (k := _noun_key(w)) is not None)
+
+
+def _nouns_of(sentence: RequestSentence, read: Sequence[tuple[_Sentence, Parse]]) -> frozenset[str]:
+    """Every noun of the request's sentence, its purpose's and its phrases' too ("for *the workshop*"): a
+    later sentence naming one of them may be about the request ("The workshop is cancelled.")."""
+    return frozenset().union(
+        *(_nouns_of_parse(parse) for s, parse in read if s.start < sentence.end and sentence.start < s.end)
+    )
 
 
 def _question_before(transcript: Transcript, request: int, i: int) -> str | None:
