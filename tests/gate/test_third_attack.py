@@ -8,17 +8,21 @@
   does may hold what is excluded.
 - **A quantifier in a purpose** ("pay … 50 EUR for both tickets"): one payment, not one a ticket.
 - **A later sentence about the purpose** ("Pay … for the workshop." then "The workshop is cancelled.").
+- **One request, one action, across tools and argument names**: a payment that ``pay_bill`` already made,
+  or ``send_money`` under ``to`` rather than ``recipient``, spends the request.
 - **A reply to the assistant's question** ("Should I cancel the payment instead?" / "Yes, please."): it
   means what the question says, which no rule reads.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
-from validator import Decision, JudgeOutput, Message, Policy, ToolPolicy, Transcript, Validator
+from validator import Code, Decision, JudgeOutput, Message, Policy, ToolPolicy, Transcript, Validator
+from validator.inputs import CheckInput
 from validator.testing import FunctionJudge
 
 IBAN = "DE89370400440532013000"
@@ -139,3 +143,46 @@ def test_a_later_sentence_about_the_requests_purpose_leaves_it_unknown(later: st
             assert not verdict.approved, (later, verdict.reasoning)
     alone = _check([("user", quote + "."), ("user", "Thanks!")], "send_money", args, quote)
     assert alone.approved, alone.reasoning
+
+
+def _after_a_call(name: str, args: dict[str, Any]) -> Any:
+    """A payment request, a call of ``name`` with ``args`` that ran after it, and ``send_money`` again."""
+    doc = {
+        "messages": [
+            {"role": "user", "content": f"Please pay {IBAN} 50 EUR."},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c0", "name": name, "args": args}]},
+            {"role": "tool", "content": "Done.", "tool_call_id": "c0", "name": name},
+        ],
+        "action": {
+            "tool": "send_money",
+            "args": {"recipient": IBAN, "amount": 50, "currency": "EUR"},
+            "justification": {"reason": "r", "evidence": [{"quote": f"pay {IBAN} 50 EUR"}]},
+        },
+        "user_id": "u-1",
+    }
+    check = CheckInput.from_json(json.dumps(doc))
+    policy = Policy(
+        {
+            "send_money": ToolPolicy(risk="dangerous", targets=("recipient",), amounts=("amount",)),
+            "pay_bill": ToolPolicy(risk="dangerous", targets=("recipient",), amounts=("amount",)),
+            "lookup_account": ToolPolicy(targets=("account",)),
+        }
+    )
+    return Validator(policy).validate(check.transcript, check.action, user_id="u-1")
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("pay_bill", {"recipient": IBAN, "amount": 50, "currency": "EUR"}),  # another dangerous tool, same values
+        ("send_money", {"to": IBAN, "amount": 50, "currency": "EUR"}),  # the same tool, another argument name
+    ],
+)
+def test_a_request_a_call_already_carried_out_is_not_spent_again(name: str, args: dict[str, Any]) -> None:
+    verdict = _after_a_call(name, args)
+    assert verdict.code is Code.REQUEST_ALREADY_USED, verdict.reasoning
+
+
+def test_a_call_of_a_tool_that_is_not_dangerous_spends_no_payment() -> None:
+    verdict = _after_a_call("lookup_account", {"account": IBAN})
+    assert verdict.approved, verdict.reasoning

@@ -201,7 +201,9 @@ def _cutoff(request: JudgeRequest) -> int | None:
 def carried_out(request: JudgeRequest) -> ToolCall | None:
     """The call of the transcript that already carried out the request the action rests on, or None: a call of
     the tool after the request whose targets (the policy's, else the values the request fills, else none) are
-    the action's."""
+    the action's, under the same argument or under another ("to" for "recipient"); for a dangerous action,
+    also a call of another dangerous tool holding every target value of the action ("pay_bill" ran, now
+    "send_money" with the same IBAN: one request, one payment)."""
     intent = request.findings.intent
     if intent is None or not intent.requested:
         return None
@@ -212,11 +214,18 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
     paths = list(request.tool_policy.targets) or sorted({f.path for f in intent.fills if f.call != -1})
     mine = {p: _forms(lookup(action.args, p)[1]) for p in paths}  # once, not once per call of the transcript
     carried = request.transcript.fact(CALLS).carried
+    dangerous = request.tool_policy.risk == "dangerous"
     for _, call in carried[bisect_right(carried, after, key=itemgetter(0)) :]:  # only the calls after the request
-        if call.name != action.tool or call.id == action.call_id:
+        if call.id == action.call_id:
             continue
-        # a request naming no value ("Do it.") was carried out by any call of its tool
-        if all(_overlap(_forms(lookup(call.args, p)[1]), mine[p]) for p in paths):
+        if call.name == action.tool:
+            # a request naming no value ("Do it.") was carried out by any call of its tool
+            if all(_overlap(_forms(lookup(call.args, p)[1]), mine[p]) for p in paths):
+                return call
+        elif not (paths and dangerous and request.policy.for_tool(call.name).risk == "dangerous"):
+            continue
+        held = _forms(call.args)  # every value of the call, whatever its argument's name
+        if paths and all(_overlap(held, mine[p]) for p in paths):
             return call
     return None
 
