@@ -108,7 +108,7 @@ def test_a_conversation_is_parsed_once_then_kept(monkeypatch: pytest.MonkeyPatch
         counts.append(parses - before)
     assert verdicts == ["APPROVED"] * 3
     assert counts[0] > 40 and counts[1] == counts[2] and counts[1] <= 2, counts
-    longer = transcript.extend(_messages(["Thanks!"]))
+    longer = transcript.extend(_messages(["Send an email to p99@acme.example about the lunch."]))
     before = parses
     assert Validator(POLICY, judge=STAMP).validate(longer, _action(PAY), user_id="u").approved  # its own ledger
     assert parses - before <= counts[1] + 2, parses - before  # the new message only

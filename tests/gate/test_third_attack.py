@@ -10,8 +10,8 @@
 - **A later sentence about the purpose** ("Pay … for the workshop." then "The workshop is cancelled.").
 - **One request, one action, across tools and argument names**: a payment that ``pay_bill`` already made,
   or ``send_money`` under ``to`` rather than ``recipient``, spends the request.
-- **A reply to the assistant's question** ("Should I cancel the payment instead?" / "Yes, please."): it
-  means what the question says, which no rule reads.
+- **A reply to the agent's words** ("Should I cancel the payment instead?" / "Yes, please."): it means what
+  the agent's words say, which no rule reads; and it never hides a negation after it.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ POLICY = Policy(
         "move_file": ToolPolicy(risk="dangerous", targets=("source", "destination")),
         "share_document": ToolPolicy(risk="dangerous", targets=("document", "with")),
         "send_email": ToolPolicy(targets=("to",)),
+        "publish_page": ToolPolicy(risk="dangerous", targets=("url",)),
     }
 )
 STAMP = FunctionJudge(lambda r: JudgeOutput(approved=True, reasoning="ok"), name="stamp")
@@ -50,6 +51,7 @@ CONTESTED = [
     ("Delete 'report.pdf' in /data/exports", "delete_file", {"path": "/data/exports"}),
     ("Delete report.pdf in the folder /data/exports", "delete_file", {"path": "/data/exports"}),
     ("Delete tmp.csv and old.csv in /data/exports", "delete_file", {"path": "/data/exports"}),
+    ("Delete report.pdf at /data/exports", "delete_file", {"path": "/data/exports"}),  # two values, one phrase
     (
         "Share report.pdf in /data/shared with ann@acme.example",
         "share_document",
@@ -58,6 +60,11 @@ CONTESTED = [
     ("Move report.pdf to /archive", "move_file", {"source": "/archive", "destination": "report.pdf"}),
     ("Move 'report.pdf' to '/archive'", "move_file", {"source": "/archive", "destination": "report.pdf"}),
     ("Delete everything in /data/exports, but not payroll.csv", "delete_file", {"path": "/data/exports"}),
+    (
+        "Publish https://site.example/blog, but not https://site.example/blog/draft",  # a link holds a link
+        "publish_page",
+        {"url": "https://site.example/blog"},
+    ),
 ]
 
 
@@ -81,27 +88,45 @@ def test_a_name_beside_its_address_and_a_quoted_thing_still_prove_the_recipient(
 
 PAY = ("send_money", {"recipient": IBAN, "amount": 50, "currency": "EUR"}, f"Pay {IBAN} 50 EUR")
 REPLIES = [
-    ("This IBAN was flagged as a scam account. Should I cancel the payment instead?", "Yes, please."),
-    ("Would you rather I hold off?", "Sure."),
-    ("Shall I wait until Monday?", "Thanks!"),
-    ("Should I keep the money where it is?", "Ok"),
+    ([("assistant", "This IBAN was flagged as a scam account. Should I cancel the payment instead?")], "Yes, please."),
+    ([("assistant", "Would you rather I hold off?")], "Sure."),
+    ([("assistant", "Shall I wait until Monday\uff1f")], "Thanks!"),  # a full-width question mark
+    ([("assistant", "Let me know if I should cancel the payment.")], "Ok"),  # no question mark at all
+    ([("assistant", "Should I cancel?"), ("user", "  "), ("assistant", "I will wait.")], "Ok"),  # an empty turn between
 ]
 
 
-@pytest.mark.parametrize(("asked", "reply"), REPLIES)
-def test_a_reply_to_the_assistants_question_after_the_request_leaves_it_unknown(asked: str, reply: str) -> None:
+@pytest.mark.parametrize(("between", "reply"), REPLIES)
+def test_a_reply_to_the_agents_words_after_the_request_leaves_it_unknown(
+    between: list[tuple[str, str]], reply: str
+) -> None:
     tool, args, quote = PAY
     for judge in (None, STAMP):
-        messages = [("user", quote + "."), ("assistant", asked), ("user", reply)]
+        messages = [("user", quote + "."), *between, ("user", reply)]
         verdict = _check(messages, tool, args, quote, judge)
-        assert not verdict.approved, (asked, reply, verdict.reasoning)
-        assert "a reply to the assistant's question" in verdict.reasoning
+        assert not verdict.approved, (between, reply, verdict.reasoning)
+        assert "a reply to the assistant's words" in verdict.reasoning
 
 
-def test_thanks_after_a_statement_still_leaves_the_request_proved() -> None:
+def test_a_negation_after_a_reply_or_a_shared_noun_still_disproves_the_request() -> None:
+    """What leaves the request unknown never hides a later negation (a general tool's unknown goes to the
+    judge, a negation is blocked by code)."""
+    quote = "Email bob@acme.example the notes for the workshop"
+    args = {"to": "bob@acme.example"}
+    asked = [
+        ("user", quote + "."),
+        ("assistant", "Should I attach the slides?"),
+        ("user", "Never email bob@acme.example."),
+    ]
+    moved = [("user", quote + "."), ("user", "The workshop is moved. Never email bob@acme.example.")]
+    for messages in (asked, moved):
+        verdict = _check(messages, "send_email", args, quote, STAMP)
+        assert verdict.decision is Decision.BLOCK, verdict.reasoning
+
+
+def test_thanks_right_after_the_request_leaves_it_proved() -> None:
     tool, args, quote = PAY
-    messages = [("user", quote + "."), ("assistant", "On it."), ("user", "Thanks!")]
-    verdict = _check(messages, tool, args, quote)
+    verdict = _check([("user", quote + "."), ("user", "Thanks!")], tool, args, quote)
     assert verdict.decision is Decision.APPROVE, verdict.reasoning
 
 
@@ -143,6 +168,9 @@ def test_a_later_sentence_about_the_requests_purpose_leaves_it_unknown(later: st
             assert not verdict.approved, (later, verdict.reasoning)
     alone = _check([("user", quote + "."), ("user", "Thanks!")], "send_money", args, quote)
     assert alone.approved, alone.reasoning
+    ticket = f"Pay {IBAN} 50 EUR for the ticket"  # a noun that may be a verb is a noun here
+    verdict = _check([("user", ticket + "."), ("user", "The ticket is cancelled.")], "send_money", args, ticket)
+    assert not verdict.approved, verdict.reasoning
 
 
 def _after_a_call(name: str, args: dict[str, Any]) -> Any:
@@ -166,6 +194,7 @@ def _after_a_call(name: str, args: dict[str, Any]) -> Any:
             "send_money": ToolPolicy(risk="dangerous", targets=("recipient",), amounts=("amount",)),
             "pay_bill": ToolPolicy(risk="dangerous", targets=("recipient",), amounts=("amount",)),
             "lookup_account": ToolPolicy(targets=("account",)),
+            "write_file": ToolPolicy(risk="dangerous", targets=("path",)),
         }
     )
     return Validator(policy).validate(check.transcript, check.action, user_id="u-1")
@@ -183,6 +212,8 @@ def test_a_request_a_call_already_carried_out_is_not_spent_again(name: str, args
     assert verdict.code is Code.REQUEST_ALREADY_USED, verdict.reasoning
 
 
-def test_a_call_of_a_tool_that_is_not_dangerous_spends_no_payment() -> None:
-    verdict = _after_a_call("lookup_account", {"account": IBAN})
+def test_a_call_of_a_tool_that_does_something_else_spends_no_payment() -> None:
+    verdict = _after_a_call("lookup_account", {"account": IBAN})  # not dangerous
+    assert verdict.approved, verdict.reasoning
+    verdict = _after_a_call("write_file", {"path": "notes.txt", "content": "x " * 700})  # another deed, a long value
     assert verdict.approved, verdict.reasoning

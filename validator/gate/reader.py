@@ -69,12 +69,13 @@ __all__ = [
 
 _SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _ADJUNCTS = frozenset({"now", "deadline", "manner"})
+"""The roles of the grammar's own adjuncts (the time of asking, a deadline, a manner)."""
 _ANY_KIND = frozenset({"quoted", "name"})
 """Kinds of phrase an argument of any kind may take (a quoted passage, a name): no value of a kind's own."""
-PROVABLE = frozenset(get_args(EntityKind)) | {"id", "handle", "hashtag"}
+PROVABLE = (frozenset(get_args(EntityKind)) - {"url", "domain"}) | {"id", "handle", "hashtag"}
 """Kinds of value two of which are provably different when they differ as values (a name is not: "Bob" may
-be "Bob Smith"; nor an amount: "€50" is "50 EUR"; nor a path: /docs holds /docs/report.pdf)."""
-"""The roles of the grammar's own adjuncts (the time of asking, a deadline, a manner)."""
+be "Bob Smith"; nor an amount: "€50" is "50 EUR"; nor a path: /docs holds /docs/report.pdf; nor a link or a
+host: site.example/blog holds site.example/blog/draft, acme.example holds mail.acme.example)."""
 _RECEIVER_KINDS = frozenset({"person", "name", "email", "handle", "phone"})
 _SENDING = frozenset({"message", "post", "share"})
 """The lexicon's families of tools that send content (their object may be the content, described)."""
@@ -656,17 +657,20 @@ def _contested(action: Action, tool: ToolSense) -> tuple[str, str] | None:
     ]
     for arg in tool.arguments:
         own = arg.kind.kinds - _ANY_KIND if arg.kind is not None else frozenset()
-        given = {(p.start, p.end): p for r, p, m in slots if _fits(r, p, m, arg) and _of_kind(p, own)}
-        if len(given) > 1:
-            first, second = list(given.values())[:2]
-            return ("object_kind", f"{arg.path}: {_shown(first)} or {_shown(second)}")
+        given = [(p, v) for r, p, m in slots if _fits(r, p, m, arg) for v in p.values if _of_kind(v, own)]
+        values = {(v.start, v.end): v for _, v in given}
+        phrases = {(p.start, p.end): p for p, _ in given}
+        listed = len(phrases) == 1 and next(iter(phrases.values())).multiple  # "delete a.csv and b.csv"
+        if len(values) > 1 and not listed:  # two phrases, or two values of one ("report.pdf at /data")
+            first, second = list(values.values())[:2]
+            return ("object_kind", f"{arg.path}: {first.text} or {second.text}")
     return None
 
 
-def _of_kind(phrase: Phrase, kinds: frozenset[str]) -> bool:
-    """Whether a phrase gives a value of one of ``kinds``: by its own kind, or a quoted passage shaped as one
+def _of_kind(value: Value, kinds: frozenset[str]) -> bool:
+    """Whether a value is of one of ``kinds``: by its own kind, or a quoted passage shaped as one
     ("'report.pdf'" is a file name in quotes)."""
-    return bool(phrase.kinds & kinds) or any(v.kind == "quoted" and shape_kinds(v.text) & kinds for v in phrase.values)
+    return value.kind in kinds or (value.kind == "quoted" and bool(shape_kinds(value.text) & kinds))
 
 
 def _theme_kinds(tool: ToolSense) -> frozenset[str]:

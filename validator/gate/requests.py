@@ -11,6 +11,7 @@ one disproves it; else unknown, with the reason.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -320,17 +321,19 @@ def _later(
     """What the user wrote after ``sentence`` that could take it back: a negation of the same action
     (disproved), or a sentence that is not harmless (unknown, naming it). ``completed``: the request's
     pronoun was filled by the fragment after it (that fragment is the request's own). More than
-    :data:`MAX_LATER_SENTENCES` sentences after it are not read: unknown."""
+    :data:`MAX_LATER_SENTENCES` sentences after it are not read: unknown. A reply to the agent's words that is
+    not a request read whole ("Yes.", "Ok", "Thanks!", "The lease is sorted."), or a sentence naming a noun of
+    the request's, leaves it unknown, unless a sentence after it disproves it (a negation is a negation,
+    whatever came before it)."""
     skip_fragment = completed
     count = 0
-    nouns = _nouns_of(sentence, _read_sentences(transcript, sentence.message, rules, tool, others, deadline)[0])
+    nouns = _nouns_of(sentence, _read_sentences(transcript, sentence.message, rules, tool, others, deadline)[0], tool)
+    pending: Read | None = None
     for i in range(sentence.message, len(transcript.messages)):
         if transcript.messages[i].role != "user":
             continue
         own = own_words(transcript, i, rules)
-        question = _question_before(transcript, sentence.message, i) if own.strip() else None
-        if question is not None:  # "Yes, please." means what the question it answers says, which no rule reads
-            return Read("unknown", "later_words", "a reply to the assistant's question: " + question[:80])
+        spoken = bool(own.strip()) and _agent_spoke_before(transcript, sentence.message, i)
         pasted = own.find("\x00", sentence.end if i == sentence.message else 0)
         if pasted != -1:  # text after the request that is not the user's own: what it says is not read
             content = transcript.messages[i].content
@@ -348,44 +351,62 @@ def _later(
                 continue  # the fragment that completed a pronoun's request
             skip_fragment = False
             verdict = _harmless(parse, tool, others, fills, kept=kept)
-            if verdict is None and nouns & _nouns_of_parse(parse):
-                verdict = ("unknown", "")  # "The workshop is cancelled." after "Pay … for the workshop."
             if verdict is not None:
                 proof, detail = verdict
                 return Read(proof, "negated" if proof == "disproved" else "later_words", detail or s.original)
-    return None
+            if pending is not None:
+                continue
+            if spoken and not all(r.kind in ("request", "negated") for r in parse.readings):
+                # "Yes, please." means what it answers says ("Should I cancel it instead?"): no rule reads that
+                pending = Read("unknown", "later_words", f"a reply to the assistant's words: {s.original}")
+            elif nouns & _nouns_of_parse(parse, tool):  # "The workshop is cancelled." after "… for the workshop."
+                pending = Read("unknown", "later_words", s.original)
+    return pending
 
 
-def _noun_key(word: Word) -> str | None:
-    """A noun's singular, for comparing nouns across sentences; None for any other word, and for a word that
-    may be a verb ("email", "transfer": the tool's verbs are compared as verbs)."""
-    if not word.classes & {"NN", "NNS"} or word.verb or word.classes & {"VB", "VBG", "VBN"}:
+def _noun_key(word: Word, tool: ToolSense) -> str | None:
+    """A noun's singular, for comparing nouns across sentences; None for any other word, and for the tool's
+    own verbs read as nouns ("email" in "Never email eve@…": the tool's verbs are compared as verbs)."""
+    if not word.classes & {"NN", "NNS"}:
         return None
-    return word.lemma or word.norm
+    key = word.lemma or word.norm
+    verbs = {i.verb for i in tool.intents} | tool.verbs
+    return None if key in verbs or word.norm in verbs or (word.verb and word.verb in verbs) else key
 
 
-def _nouns_of_parse(parse: Parse) -> frozenset[str]:
-    return frozenset(k for w in parse.words if (k := _noun_key(w)) is not None)
+def _nouns_of_parse(parse: Parse, tool: ToolSense) -> frozenset[str]:
+    return frozenset(k for w in parse.words if (k := _noun_key(w, tool)) is not None)
 
 
-def _nouns_of(sentence: RequestSentence, read: Sequence[tuple[_Sentence, Parse]]) -> frozenset[str]:
+def _nouns_of(sentence: RequestSentence, read: Sequence[tuple[_Sentence, Parse]], tool: ToolSense) -> frozenset[str]:
     """Every noun of the request's sentence, its purpose's and its phrases' too ("for *the workshop*"): a
     later sentence naming one of them may be about the request ("The workshop is cancelled.")."""
     return frozenset().union(
-        *(_nouns_of_parse(parse) for s, parse in read if s.start < sentence.end and sentence.start < s.end)
+        *(_nouns_of_parse(parse, tool) for s, parse in read if s.start < sentence.end and sentence.start < s.end)
     )
 
 
-def _question_before(transcript: Transcript, request: int, i: int) -> str | None:
-    """The question the user's message ``i`` (after the request's message) replies to: the assistant's last
-    words before it, when they ask one. Whatever the reply says, it says of that question."""
+_QUESTION_MARKS = frozenset("?\uff1f\u061f\u037e\u2e2e\u00bf\u2047\u2048\u2049")
+"""A question mark in any script: ASCII, full-width, Arabic, Greek, inverted, reversed, doubled."""
+
+
+def _agent_spoke_before(transcript: Transcript, request: int, i: int) -> bool:
+    """Whether the agent said or asked something between the request and the user's message ``i``, since the
+    user's last words: its text, or a call of a tool asking something (a question mark in its arguments). A
+    reply means what it answers says ("Should I cancel it instead?" / "Yes."), and no rule reads the agent."""
     for j in range(i - 1, request, -1):
         message = transcript.messages[j]
-        if message.role == "user":
-            return None
-        if message.role == "assistant" and message.content.strip():
-            return message.content.strip() if "?" in message.content else None
-    return None
+        if message.role == "user" and message.content.strip():
+            return False
+        if message.role != "assistant":
+            continue
+        if message.content.strip():
+            return True
+        if any(
+            ch in _QUESTION_MARKS for call in message.tool_calls for ch in json.dumps(call.args, ensure_ascii=False)
+        ):
+            return True
+    return False
 
 
 def _harmless(

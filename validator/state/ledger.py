@@ -202,8 +202,8 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
     """The call of the transcript that already carried out the request the action rests on, or None: a call of
     the tool after the request whose targets (the policy's, else the values the request fills, else none) are
     the action's, under the same argument or under another ("to" for "recipient"); for a dangerous action,
-    also a call of another dangerous tool holding every target value of the action ("pay_bill" ran, now
-    "send_money" with the same IBAN: one request, one payment)."""
+    also a call of another dangerous tool that does the same thing, whose targets hold every target value of
+    the action ("pay_bill" ran, now "send_money" with the same IBAN: one request, one payment)."""
     intent = request.findings.intent
     if intent is None or not intent.requested:
         return None
@@ -214,7 +214,7 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
     paths = list(request.tool_policy.targets) or sorted({f.path for f in intent.fills if f.call != -1})
     mine = {p: _forms(lookup(action.args, p)[1]) for p in paths}  # once, not once per call of the transcript
     carried = request.transcript.fact(CALLS).carried
-    dangerous = request.tool_policy.risk == "dangerous"
+    like = _like_tools(request) if paths and request.tool_policy.risk == "dangerous" else {}
     for _, call in carried[bisect_right(carried, after, key=itemgetter(0)) :]:  # only the calls after the request
         if call.id == action.call_id:
             continue
@@ -222,12 +222,28 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
             # a request naming no value ("Do it.") was carried out by any call of its tool
             if all(_overlap(_forms(lookup(call.args, p)[1]), mine[p]) for p in paths):
                 return call
-        elif not (paths and dangerous and request.policy.for_tool(call.name).risk == "dangerous"):
+            elsewhere = [p for p in paths if lookup(call.args, p)[0] != "found"]  # "to" where "recipient" is
+            held = _forms(call.args) - {ANY} if elsewhere else set()
+        elif call.name in like:
+            held = {f for t in like[call.name] for f in _forms(lookup(call.args, t)[1]) if f != ANY}
+        else:
             continue
-        held = _forms(call.args)  # every value of the call, whatever its argument's name
-        if paths and all(_overlap(held, mine[p]) for p in paths):
+        if held and all(held & mine[p] for p in paths):
             return call
     return None
+
+
+def _like_tools(request: JudgeRequest) -> dict[str, tuple[str, ...]]:
+    """The policy's other dangerous tools that do what the action's tool does (an intent word in common:
+    ``pay_bill`` and ``send_money`` both pay), with their targets: a call of one carried the request out
+    when its targets hold the action's."""
+    tool = request.action.tool
+    words = set(request.tool_policy.intent_words(tool))
+    return {
+        name: p.targets
+        for name, p in request.policy.tools.items()
+        if name != tool and p.risk == "dangerous" and p.targets and words & set(p.intent_words(name))
+    }
 
 
 def spend(
