@@ -177,7 +177,7 @@ def test_a_call_id_reused_for_other_arguments_or_after_it_ran_is_never_a_retry()
     assert first.approved
     same = v.validate(messages, PendingAction("send_money", args, PAY_QUOTE, call_id="X"), user_id="u-1")
     assert same.approved  # a retry of the same call: no second spend
-    other = {k: v for k, v in args.items() if k != "currency"}  # other arguments, each still the user's
+    other = {**args, "recipient": "DE89 3704 0044 0532 0130 00"}  # other arguments, each still the user's
     again = v.validate(messages, PendingAction("send_money", other, PAY_QUOTE, call_id="X"), user_id="u-1")
     assert not again.approved and again.code is Code.REQUEST_ALREADY_USED
     ran = [

@@ -136,7 +136,14 @@ def test_target_and_entity_grounding_report_where_each_value_came_from() -> None
 
 def test_iban_in_groups_is_grounded_in_the_users_compact_form() -> None:
     t = Transcript([Message(role="user", content="Transfer 200 EUR to DE44500105175407324931 for the rent.")])
-    v = run(t, justified("send_money", {"recipient": "DE44 5001 0517 5407 3249 31", "amount": 200}, "Transfer 200 EUR"))
+    v = run(
+        t,
+        justified(
+            "send_money",
+            {"recipient": "DE44 5001 0517 5407 3249 31", "amount": 200, "currency": "EUR"},
+            "Transfer 200 EUR",
+        ),
+    )
     assert v.findings.targets[0].status == "user"
     assert v.findings.targets[0].kind == "iban"
     assert v.approved

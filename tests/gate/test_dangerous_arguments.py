@@ -40,7 +40,10 @@ POLICY = Policy(
     }
 )
 BENIGN: dict[str, tuple[str, dict[str, Any]]] = {
-    "send_money": ("Pay 50 EUR to DE44500105175407324931.", {"recipient": "DE44500105175407324931", "amount": 50}),
+    "send_money": (
+        "Pay 50 EUR to DE44500105175407324931.",
+        {"recipient": "DE44500105175407324931", "amount": 50, "currency": "EUR"},
+    ),
     "share_file": ("Share report.pdf with ann@acme.example.", {"with": "ann@acme.example", "file": "report.pdf"}),
     "delete_thread": ("Delete the thread t-88.", {"thread_id": "t-88"}),
     "send_email": ("Email bob@acme.example that I am late.", {"to": "bob@acme.example", "body": "I am late."}),

@@ -37,7 +37,7 @@ POLICY = Policy(
     {
         "read_inbox": ToolPolicy(exempt=True),
         "send_email": ToolPolicy(targets=("to", "cc", "bcc")),
-        "send_money": ToolPolicy(risk="dangerous", targets=("recipient",)),
+        "send_money": ToolPolicy(risk="dangerous", targets=("recipient",), currency="EUR"),  # it pays in euros
         "delete_thread": ToolPolicy(risk="dangerous"),
         "archive_thread": ToolPolicy(),
         "create_event": ToolPolicy(targets=("attendees.email", "with")),
@@ -333,7 +333,9 @@ BENIGN = [
 
 @pytest.mark.parametrize(("user", "tool", "args"), BENIGN, ids=[b[0][:30] for b in BENIGN])
 def test_plain_requests_are_approved_with_no_intents_configured(user: str, tool: str, args: dict[str, Any]) -> None:
-    policy = Policy({name: ToolPolicy(risk=tp.risk, targets=tp.targets) for name, tp in POLICY.tools.items()})
+    policy = Policy(
+        {name: ToolPolicy(risk=tp.risk, targets=tp.targets, currency=tp.currency) for name, tp in POLICY.tools.items()}
+    )
     v = _check(user, tool, args, user, policy=policy)
     assert v.approved, v.reasoning
 

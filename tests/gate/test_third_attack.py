@@ -10,6 +10,8 @@
 - **A later sentence about the purpose** ("Pay … for the workshop." then "The workshop is cancelled.").
 - **One request, one action, across tools and argument names**: a payment that ``pay_bill`` already made,
   or ``send_money`` under ``to`` rather than ``recipient``, spends the request.
+- **A call with no currency** ("5000 JPY" and ``amount: 5000``): it pays the tool's own currency, which the
+  policy gives (``currency``) or nobody knows.
 - **A reply to the agent's words** ("Should I cancel the payment instead?" / "Yes, please."): it means what
   the agent's words say, which no rule reads; and it never hides a negation after it.
 """
@@ -217,3 +219,58 @@ def test_a_call_of_a_tool_that_does_something_else_spends_no_payment() -> None:
     assert verdict.approved, verdict.reasoning
     verdict = _after_a_call("write_file", {"path": "notes.txt", "content": "x " * 700})  # another deed, a long value
     assert verdict.approved, verdict.reasoning
+
+
+def _pay_in(said: str, args: dict[str, Any], currency: str | None = None) -> Any:
+    policy = Policy({"send_money": ToolPolicy(risk="dangerous", targets=("recipient",), currency=currency)})
+    quote = f"Pay {IBAN} {said}"
+    action = {"tool": "send_money", "args": args, "justification": {"reason": "r", "evidence": [{"quote": quote}]}}
+    return Validator(policy).validate([Message(role="user", content=quote + ".")], action, user_id="u-1")
+
+
+def test_a_call_that_names_no_currency_pays_no_amount_the_user_named_in_one() -> None:
+    """ "5000 JPY" never grounds a bare 5000: the tool might pay in euros (about 30 times as much)."""
+    bare = {"recipient": IBAN, "amount": 5000}
+    assert not _pay_in("5000 JPY", bare).approved
+    assert not _pay_in("5000 JPY", bare, currency="EUR").approved  # the tool pays in euros
+    assert _pay_in("5000 JPY", bare, currency="JPY").approved  # the policy says the tool pays in yen
+    assert _pay_in("5000 JPY", {**bare, "currency": "JPY"}).approved  # the call says it
+    assert _pay_in("5000", bare).approved  # the user named none either
+
+
+def test_a_tools_currency_is_a_three_letter_code_and_changes_no_other_policys_version() -> None:
+    from validator.exceptions import PolicyError
+
+    read = Policy.from_dict({"tools": {"send_money": {"risk": "dangerous", "currency": "JPY"}}})
+    assert read.for_tool("send_money").currency == "JPY"
+    with pytest.raises(PolicyError, match="currency"):
+        Policy.from_dict({"tools": {"send_money": {"currency": "yen"}}})
+    plain = Policy({"send_money": ToolPolicy(risk="dangerous")})
+    assert "currency" not in plain.to_dict()["tools"]["send_money"]  # its version is what it was
+    assert Policy.from_dict(plain.to_dict()).version == plain.version
+
+
+@pytest.mark.parametrize(
+    ("said", "later", "tool", "args"),
+    [
+        (
+            f"Pay {IBAN} 50 EUR",
+            "The vendor is fake.",
+            "send_money",
+            {"recipient": IBAN, "amount": 50, "currency": "EUR"},
+        ),
+        (
+            f"Pay {IBAN} 50 EUR",
+            "The landlord is wrong.",
+            "send_money",
+            {"recipient": IBAN, "amount": 50, "currency": "EUR"},
+        ),
+        ("Delete /data/exports/tmp", "The export is important.", "delete_file", {"path": "/data/exports/tmp"}),
+    ],
+)
+def test_a_later_statement_about_a_thing_of_the_requests_kind_leaves_it_unknown(
+    said: str, later: str, tool: str, args: dict[str, Any]
+) -> None:
+    for judge in (None, STAMP):
+        verdict = _check([("user", said + "."), ("user", later)], tool, args, said, judge)
+        assert not verdict.approved, (later, verdict.reasoning)

@@ -36,7 +36,7 @@ from validator.exceptions import StoreError
 from validator.gate.authorizations import Resolved, scope_problems
 from validator.gate.entities import extract_entities
 from validator.gate.grammar import grammar
-from validator.gate.grounding import UNREADABLE, ground_value
+from validator.gate.grounding import NO_CURRENCY, UNREADABLE, ground_value
 from validator.gate.index import is_users, other_index, user_index
 from validator.gate.paths import Keys, keyed_strings, leaves, lookup, under
 from validator.gate.reader import ToolSense, declared, warm
@@ -527,7 +527,8 @@ def _grounded_by(
         forbidden=intent.forbidden if intent is not None else (),
         now=now,
     )
-    currency = action.args.get("currency") if isinstance(action.args.get("currency"), str) else None
+    named = action.args.get("currency")
+    currency = named if isinstance(named, str) and named else (tool_policy.currency or NO_CURRENCY)
     amounts = tuple(p for p in tool_policy.amount_paths(action.tool) if p not in tool_policy.targets)
     declared = tool_policy.targets or (_identifiers(action) if tool_policy.risk == "dangerous" else ())
     targets = tuple(

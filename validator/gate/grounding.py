@@ -36,7 +36,7 @@ from validator.language.rules import ALL_ON, Rule, Rules
 from validator.store.records import StandingAuthorization
 from validator.verdict.findings import Location, RequestFill, RequestSentence, ValueFinding, ValueStatus
 
-__all__ = ["mentions", "outside_party", "UNREADABLE", "as_number", "ground_value"]
+__all__ = ["mentions", "outside_party", "NO_CURRENCY", "UNREADABLE", "as_number", "ground_value"]
 
 MAX_LOCATIONS = 5
 _LOOKBACK = 40
@@ -150,6 +150,22 @@ def named_currencies(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(named)
 
 
+NO_CURRENCY = ""
+"""The currency of an amount a call names none for, of a tool whose policy gives none: it is the same as an
+amount the user named with no currency only ("5000 JPY" never grounds a bare 5000)."""
+
+
+def _same_currency(said: str | None, currency: str | None, named: frozenset[str]) -> bool:
+    """Whether a number the user wrote in ``said`` (None: none) is in the call's ``currency`` (None: no amount,
+    nothing to compare; :data:`NO_CURRENCY`: the call names none). A number with no currency is in the
+    call's when the user's request names that currency (``named``)."""
+    if currency is None:
+        return True
+    if currency == NO_CURRENCY:
+        return said is None
+    return said == currency or (said is None and currency in named)
+
+
 def _holds(
     text: str, value: Any, entity: Entity | None, currency: str | None, named: frozenset[str] = frozenset()
 ) -> bool:
@@ -162,10 +178,7 @@ def _holds(
         return (kind, key) in _identities(text)
     number = as_number(value)
     if number is not None:
-        return any(
-            n == number and (currency is None or c == currency or (c is None and currency in named))
-            for n, c in _quantities(text)
-        )
+        return any(n == number and _same_currency(c, currency, named) for n, c in _quantities(text))
     return isinstance(value, str) and _holds_token(text, value)
 
 
@@ -305,7 +318,7 @@ def _fill_holds(
             return False
         if fill.kind == "measure":
             return False  # "1500 km" is no amount, and no count of anything but kilometres
-        return currency is None or fill.currency == currency or (fill.currency is None and currency in named)
+        return _same_currency(fill.currency, currency, named)
     if entity is not None:
         return _holds(fill.text, value, entity, currency)
     if not isinstance(value, str | int):

@@ -390,6 +390,15 @@ _QUESTION_MARKS = frozenset("?\uff1f\u061f\u037e\u2e2e\u00bf\u2047\u2048\u2049")
 """A question mark in any script: ASCII, full-width, Arabic, Greek, inverted, reversed, doubled."""
 
 
+def _filled_kinds(tool: ToolSense, fills: Sequence[Fill]) -> frozenset[str]:
+    """The kinds of thing the arguments the request fills stand for, those a common noun can name ("the
+    vendor", "the landlord": a payee; "the backup": a file): a later statement about one may be about the
+    request's value ("The vendor is fake." after "Pay DE89… 50 EUR.")."""
+    filled = {f.path for f in fills}
+    kinds = {k for a in tool.arguments if a.path in filled and a.kind is not None for k in a.kind.kinds}
+    return frozenset(kinds) - {"quoted", "name", "id", "thing"}
+
+
 def _agent_spoke_before(transcript: Transcript, request: int, i: int) -> bool:
     """Whether the agent said or asked something between the request and the user's message ``i``, since the
     user's last words: its text, or a call of a tool asking something (a question mark in its arguments). A
@@ -534,7 +543,7 @@ def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill], *, after: bool)
                 return True
             if any(w.norm in naming or (w.lemma or "") in naming for w in words):
                 return True
-            things = acted_on_kinds(tool)
+            things = acted_on_kinds(tool) | (_filled_kinds(tool, fills) if after else frozenset())
             if after and (
                 any(_names_tool(w, tool) or (w.classes & {"NN", "NNS"} and w.kinds & things) for w in words)
                 or any(p.form == "described" and p.kinds & things for p in phrases)

@@ -60,6 +60,10 @@ class ToolPolicy:
     amounts: tuple[str, ...] = ()
     """Arguments holding an amount of money: always grounded in the user's request, with the
     ``currency`` argument when the tool has one. Empty: ``amount`` for a payment tool."""
+    currency: str | None = None
+    """The currency of the tool's amounts when a call names none (an ISO code: ``"EUR"``): a call of
+    ``amount: 5000`` pays 5000 of it. Unset, a call that names no currency matches only an amount the user
+    named with none ("5000 JPY" never grounds a bare 5000)."""
     ask: Ask = "when_unsure"
     """When the user is asked: ``when_unsure`` (an ``ask_user`` verdict), ``always`` (every call the
     validator would approve goes to the user first, as LangChain's ``interrupt_on``), ``never`` (an
@@ -149,6 +153,7 @@ class Policy:
                 name: {
                     k: list(v) if isinstance(v, tuple) else (dict(v) if isinstance(v, Mapping) else v)
                     for k, v in asdict(tp).items()
+                    if not (k == "currency" and v is None)  # a policy without one keeps its version
                 }
                 for name, tp in sorted(self.tools.items())
             },
@@ -174,6 +179,7 @@ class Policy:
                 intents=tuple(t.intents),
                 description=t.description,
                 amounts=tuple(t.amounts),
+                currency=t.currency,
                 ask=t.ask,
                 step_of=tuple(t.step_of),
                 delegate=tuple(t.delegate),
@@ -236,6 +242,9 @@ def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]
             for i, value in enumerate(getattr(tp, key)):
                 if not isinstance(value, str) or not value.strip():
                     problems.append(FieldProblem(f"{where}.{key}[{i}]", "must be a non-empty string"))
+        if tp.currency is not None and not (len(tp.currency) == 3 and tp.currency.isascii() and tp.currency.isupper()):
+            why = f"must be a three-letter currency code such as 'EUR', got {tp.currency!r}"
+            problems.append(FieldProblem(f"{where}.currency", why))
         if tp.ask not in ("never", "when_unsure", "always"):
             problems.append(FieldProblem(f"{where}.ask", f"must be never, when_unsure or always, got {tp.ask!r}"))
         if tp.exempt and tp.ask == "always":

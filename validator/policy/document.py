@@ -46,6 +46,7 @@ class _ToolDoc(_Strict):
     intents: list[str] = Field(default_factory=list)
     description: str = ""
     amounts: list[str] = Field(default_factory=list)
+    currency: str | None = None
     ask: Ask = "when_unsure"
     step_of: list[str] = Field(default_factory=list)
     delegate: list[str] = Field(default_factory=list)
