@@ -196,8 +196,10 @@ def readable_history(size: int) -> list[Message]:
 def loop_cost(size: int, cite_earlier: bool, turns: int) -> tuple[float, float]:
     """``(validator ms a turn, the loop's own ms a turn)``, medians over ``turns`` user turns of a
     ``create_agent`` with ``InMemorySaver`` (a new ``invoke`` a user turn, three guarded calls each). The agent
-    acts on the turn's own request, or (``cite_earlier``) the turn says "Thanks!" and the agent sends emails the
-    user asked for in the history's first turns, each check reading every later sentence for a take-back."""
+    acts on the turn's own request, or (``cite_earlier``) the turn asks for another email and the agent sends
+    emails the user asked for in the history's first turns, each check reading every later sentence for a
+    take-back (a turn of "Thanks!" would be a reply to the agent's "Done.", which leaves an earlier request
+    unknown: no rule reads what it answers)."""
     from langchain.agents import create_agent
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     from langgraph.checkpoint.memory import InMemorySaver
@@ -227,7 +229,7 @@ def loop_cost(size: int, cite_earlier: bool, turns: int) -> tuple[float, float]:
     mine, loop = [], []
     for t in range(turns + 1):
         said = (
-            "Thanks!"
+            f"Please also email archive{t}@acme.example the agenda."
             if cite_earlier
             else " ".join(f"Please email person{k}@acme.example the report." for k in people(t))
         )

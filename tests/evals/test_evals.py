@@ -189,7 +189,7 @@ def test_cli_eval_exits_1_on_a_broken_threshold_and_names_the_case(tmp_path: Pat
             "content": "Please pay 4,800 EUR to DE44500105175407324931 today.",
         }
     ]
-    args = {k: v for k, v in bad["action"]["args"].items() if k != "reference"}
+    args = {**{k: v for k, v in bad["action"]["args"].items() if k != "reference"}, "currency": "EUR"}
     bad["action"] = {
         **bad["action"],
         "args": args,

@@ -282,7 +282,10 @@ def ground_value(
         ):
             status = "forbidden"  # the user named it only to forbid it ("Never send anything to eve@...")
         return ValueFinding(path, value, status, kind, _locations(transcript, elsewhere), note=note)
-    found = _find(other_index(transcript, user_id, rules), transcript, value, entity, currency)
+    # where else it came from is reported loosely: an amount a call names no currency for came from a vendor's
+    # "4,800 EUR" as much as from a bare 4800 (strict only where it would ground the call)
+    loose = None if currency == NO_CURRENCY else currency
+    found = _find(other_index(transcript, user_id, rules), transcript, value, entity, loose)
     if found and rules.on(Rule.PROVENANCE):
         slot = [f for f in fills if _under(path, f.path) or _under(f.path, path)] if target else []
         scalar = not path.endswith("]")  # one value, not an element of a list argument

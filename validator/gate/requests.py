@@ -359,8 +359,8 @@ def _later(
             if spoken and not all(r.kind in ("request", "negated") for r in parse.readings):
                 # "Yes, please." means what it answers says ("Should I cancel it instead?"): no rule reads that
                 pending = Read("unknown", "later_words", f"a reply to the assistant's words: {s.original}")
-            elif nouns & _nouns_of_parse(parse, tool):  # "The workshop is cancelled." after "… for the workshop."
-                pending = Read("unknown", "later_words", s.original)
+            elif nouns & _nouns_of_parse(parse, tool) and not _same_deed(parse, tool):
+                pending = Read("unknown", "later_words", s.original)  # "The workshop is cancelled."
     return pending
 
 
@@ -388,6 +388,15 @@ def _nouns_of(sentence: RequestSentence, read: Sequence[tuple[_Sentence, Parse]]
 
 _QUESTION_MARKS = frozenset("?\uff1f\u061f\u037e\u2e2e\u00bf\u2047\u2048\u2049")
 """A question mark in any script: ASCII, full-width, Arabic, Greek, inverted, reversed, doubled."""
+
+
+def _same_deed(parse: Parse, tool: ToolSense) -> bool:
+    """Whether the sentence asks, every way it reads, for this tool's deed again ("Email Ann the report. Email
+    Bob the report."): another request of its own naming its kind of thing as it does (it stood alone)."""
+    return bool(parse.readings) and all(
+        r.kind == "request" and r.actions and all(tool.intent_of(a) is not None and not a.negated for a in r.actions)
+        for r in parse.readings
+    )
 
 
 def _filled_kinds(tool: ToolSense, fills: Sequence[Fill]) -> frozenset[str]:
