@@ -527,8 +527,8 @@ def _grounded_by(
         forbidden=intent.forbidden if intent is not None else (),
         now=now,
     )
-    named = action.args.get("currency")
-    currency = named if isinstance(named, str) and named else (tool_policy.currency or NO_CURRENCY)
+    own = action.args.get("currency")  # the call's own, else the policy's for the tool, else none named
+    currency = own if isinstance(own, str) and own else (tool_policy.currency or NO_CURRENCY)
     amounts = tuple(p for p in tool_policy.amount_paths(action.tool) if p not in tool_policy.targets)
     declared = tool_policy.targets or (_identifiers(action) if tool_policy.risk == "dangerous" else ())
     targets = tuple(

@@ -352,29 +352,27 @@ def _shaped(
         return [word({"TIMEX"}, frozenset({"time"}))]
     if _ORDINAL.match(piece):
         return [word({"ORD"})]
-    if _HANDLE.match(piece):
-        return [word({"VALUE"}, frozenset({"handle"}))]
-    if _HASHTAG.match(piece):
-        return [word({"VALUE"}, frozenset({"hashtag"}))]
-    if "/" in piece and _PATH.match(piece):
-        return [word({"VALUE"}, frozenset({"path"}))]
-    if _FILE.match(piece) and not _WORD.match(low):
-        return [word({"VALUE"}, frozenset({"filename"}))]
-    return None
+    kinds = shape_kinds(piece)
+    return [word({"VALUE"}, kinds)] if kinds else None
+
+
+_HANDLE_KIND, _HASHTAG_KIND = frozenset({"handle"}), frozenset({"hashtag"})
+_PATH_KIND, _FILE_KIND, _NO_KIND = frozenset({"path"}), frozenset({"filename"}), frozenset[str]()
 
 
 def shape_kinds(text: str) -> frozenset[str]:
-    """The kinds of value ``text`` has the shape of as a whole, as :func:`_shaped` reads a piece (a path, a
-    file name, a handle, a hashtag): what a quoted passage would be if it stood unquoted."""
-    if "/" in text and _PATH.match(text):
-        return frozenset({"path"})
-    if _FILE.match(text) and not _WORD.match(text.lower()):
-        return frozenset({"filename"})
+    """The kind of value ``text`` has the shape of as a whole (a handle, a hashtag, a path, a file name), or
+    none: how the lexer reads a piece, and what a quoted passage would be if it stood unquoted. The shapes
+    exclude one another."""
     if _HANDLE.match(text):
-        return frozenset({"handle"})
+        return _HANDLE_KIND
     if _HASHTAG.match(text):
-        return frozenset({"hashtag"})
-    return frozenset()
+        return _HASHTAG_KIND
+    if "/" in text and _PATH.match(text):
+        return _PATH_KIND
+    if _FILE.match(text) and not _WORD.match(text.lower()):
+        return _FILE_KIND
+    return _NO_KIND
 
 
 def _verb_classes(norm: str, verbs: frozenset[str], pack: LanguagePack, classes: set[str]) -> str:

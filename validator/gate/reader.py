@@ -472,12 +472,27 @@ def _names_argument(action: Action, tool: ToolSense) -> bool:
     return any(action.verb in a.words and a.words <= {action.verb} for a in tool.arguments)
 
 
+def _adjunct(role: str) -> bool:
+    """Whether a role fills no argument: an adjunct of the grammar's own or of the pack's."""
+    return role in _ADJUNCTS or role in english().adjunct_roles
+
+
 def _filling(action: Action) -> list[Phrase]:
     """The action's objects and the phrases that may fill an argument: not a purpose or an adjunct ("pay
     Ann 50 EUR *for both tickets*" is one payment, whatever "both" counts)."""
-    pack = english()
-    skipped = _ADJUNCTS | pack.adjunct_roles | pack.purpose_roles
-    return [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None and m.role not in skipped)]
+    purposes = english().purpose_roles
+    return [
+        *action.objects,
+        *(m.phrase for m in action.mods if m.phrase is not None and not _adjunct(m.role) and m.role not in purposes),
+    ]
+
+
+def _argument_slots(action: Action, tool: ToolSense) -> list[Slot]:
+    """The action's slots (:func:`_slots`) and those of the thing it makes (:func:`_made`) that may fill an
+    argument: every one but an adjunct."""
+    return [
+        (role, phrase, mod) for role, phrase, mod in (*_slots(action, tool), *_made(action, tool)) if not _adjunct(role)
+    ]
 
 
 def _phrases(action: Action) -> list[Phrase]:
@@ -575,7 +590,7 @@ def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str]
     kind or is an adjunct."""
     pack = english()
     for role, phrase, mod in _slots(action, tool):
-        if role in _ADJUNCTS or role in pack.adjunct_roles:
+        if _adjunct(role):
             continue
         if phrase is not None and phrase.form == "pronoun":
             # binds nothing by itself; but what it points back at in the sentence ("create the route and write
@@ -645,15 +660,10 @@ def _contested(action: Action, tool: ToolSense) -> tuple[str, str] | None:
     name beside their address ("Marta *at marta@acme.example*", read either way) names one person, not two;
     a quoted passage any kind takes ("email the “minutes” to bob@…") is a value of the argument's own kind only
     when shaped as one ("delete 'report.pdf' in /data")."""
-    pack = english()
     slots = [
         (role, phrase, mod)
-        for role, phrase, mod in (*_slots(action, tool), *_made(action, tool))
-        if phrase is not None
-        and phrase.values
-        and phrase.form != "named"
-        and role not in _ADJUNCTS
-        and role not in pack.adjunct_roles
+        for role, phrase, mod in _argument_slots(action, tool)
+        if phrase is not None and phrase.values and phrase.form != "named"
     ]
     for arg in tool.arguments:
         own = arg.kind.kinds - _ANY_KIND if arg.kind is not None else frozenset()
@@ -691,10 +701,7 @@ def _shown(phrase: Phrase) -> str:
 def _fills_of(reading: Reading, action: Action, tool: ToolSense) -> list[tuple[str, Value]]:
     """Each value of the action's objects and phrases, in each argument it may fill."""
     out: list[tuple[str, Value]] = []
-    pack = english()
-    for role, phrase, mod in [*_slots(action, tool), *_made(action, tool)]:
-        if role in _ADJUNCTS or role in pack.adjunct_roles:
-            continue
+    for role, phrase, mod in _argument_slots(action, tool):
         for arg in tool.arguments:
             if not _fits(role, phrase, mod, arg):
                 continue

@@ -327,7 +327,7 @@ def _later(
     whatever came before it)."""
     skip_fragment = completed
     count = 0
-    nouns = _nouns_of(sentence, _read_sentences(transcript, sentence.message, rules, tool, others, deadline)[0], tool)
+    nouns = frozenset[str]()  # the request's own, from its message's sentences (the loop reads them first)
     pending: Read | None = None
     for i in range(sentence.message, len(transcript.messages)):
         if transcript.messages[i].role != "user":
@@ -339,6 +339,8 @@ def _later(
             content = transcript.messages[i].content
             return Read("unknown", "later_words", "pasted or quoted text after it: " + content[pasted : pasted + 80])
         read, kept = _read_sentences(transcript, i, rules, tool, others, deadline)
+        if i == sentence.message:
+            nouns = _nouns_of(sentence, read, tool)
         count += len(read)
         if count > MAX_LATER_SENTENCES:
             return Read("unknown", "later_words", f"more than {MAX_LATER_SENTENCES:,} sentences of the user's after it")
@@ -364,18 +366,12 @@ def _later(
     return pending
 
 
-def _noun_key(word: Word, tool: ToolSense) -> str | None:
-    """A noun's singular, for comparing nouns across sentences; None for any other word, and for the tool's
-    own verbs read as nouns ("email" in "Never email eve@…": the tool's verbs are compared as verbs)."""
-    if not word.classes & {"NN", "NNS"}:
-        return None
-    key = word.lemma or word.norm
-    verbs = {i.verb for i in tool.intents} | tool.verbs
-    return None if key in verbs or word.norm in verbs or (word.verb and word.verb in verbs) else key
-
-
 def _nouns_of_parse(parse: Parse, tool: ToolSense) -> frozenset[str]:
-    return frozenset(k for w in parse.words if (k := _noun_key(w, tool)) is not None)
+    """The nouns of a sentence, each by its singular, for comparing nouns across sentences; not the tool's own
+    verbs read as nouns ("email" in "Never email eve@…": the tool's verbs are compared as verbs)."""
+    verbs = {i.verb for i in tool.intents} | tool.verbs
+    keys = ((w, w.lemma or w.norm) for w in parse.words if w.classes & {"NN", "NNS"})
+    return frozenset(key for w, key in keys if not (key in verbs or w.norm in verbs or (w.verb and w.verb in verbs)))
 
 
 def _nouns_of(sentence: RequestSentence, read: Sequence[tuple[_Sentence, Parse]], tool: ToolSense) -> frozenset[str]:
@@ -384,10 +380,6 @@ def _nouns_of(sentence: RequestSentence, read: Sequence[tuple[_Sentence, Parse]]
     return frozenset().union(
         *(_nouns_of_parse(parse, tool) for s, parse in read if s.start < sentence.end and sentence.start < s.end)
     )
-
-
-_QUESTION_MARKS = frozenset("?\uff1f\u061f\u037e\u2e2e\u00bf\u2047\u2048\u2049")
-"""A question mark in any script: ASCII, full-width, Arabic, Greek, inverted, reversed, doubled."""
 
 
 def _same_deed(parse: Parse, tool: ToolSense) -> bool:
@@ -406,6 +398,10 @@ def _filled_kinds(tool: ToolSense, fills: Sequence[Fill]) -> frozenset[str]:
     filled = {f.path for f in fills}
     kinds = {k for a in tool.arguments if a.path in filled and a.kind is not None for k in a.kind.kinds}
     return frozenset(kinds) - {"quoted", "name", "id", "thing"}
+
+
+_QUESTION_MARKS = frozenset("?\uff1f\u061f\u037e\u2e2e\u00bf\u2047\u2048\u2049")
+"""A question mark in any script: ASCII, full-width, Arabic, Greek, inverted, reversed, doubled."""
 
 
 def _agent_spoke_before(transcript: Transcript, request: int, i: int) -> bool:
