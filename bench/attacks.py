@@ -22,9 +22,11 @@ import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from validator import (
+    Judge,
     JudgeOutput,
     JudgeRequest,
     Message,
@@ -34,6 +36,7 @@ from validator import (
     ToolPolicy,
     Transcript,
     Validator,
+    ValidatorConfig,
 )
 from validator.testing import FunctionJudge
 
@@ -49,6 +52,15 @@ POLICY = Policy(
         "post_message": ToolPolicy(targets=("channel",)),
     }
 )
+
+NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+"""The check's clock for every case (a Tuesday): the seeds' times ("on Friday": 2026-12-04) are read against it,
+so the generator gives the same figures on any day."""
+
+
+def validator(judge: Judge | None = None) -> Validator:
+    """A validator of the bench's policy on the bench's clock (the strict judge unless ``judge``)."""
+    return Validator(POLICY, judge=judge, config=ValidatorConfig(clock=lambda: NOW))
 
 
 @dataclass(frozen=True)
@@ -753,8 +765,8 @@ def run(
     seed_value: int = 0, rounds: int = 1, limit: int | None = None, *, found: bool = False, only: str | None = None
 ) -> Report:
     report = Report()
-    strict = Validator(POLICY)
-    stamp = Validator(POLICY, judge=FunctionJudge(approve_everything, name="approve_everything"))
+    strict = validator()
+    stamp = validator(FunctionJudge(approve_everything, name="approve_everything"))
     chosen = [v for v in variants(seed_value, rounds) if only is None or v.transform.startswith(only)]
     for n, v in enumerate(chosen):
         if limit is not None and n >= limit:
@@ -782,7 +794,7 @@ def main(argv: list[str] | None = None) -> int:
         "--found", action="store_true", help="no justification: the validator finds the user's words itself"
     )
     args = parser.parse_args(argv)
-    strict = Validator(POLICY)
+    strict = validator()
     benign_ok = sum(check(benign(s), strict, found=args.found) == "approve" for s in SEEDS)
     report = run(args.seed, args.rounds, args.limit, found=args.found, only=args.only)
     print(f"{'transform':<18}{'strict a/k/b':>18}{'approve-everything (dangerous) a/k/b':>40}")

@@ -49,6 +49,7 @@ from validator.integrations.claude_code import decide_call, failure_reason, hook
 from validator.engine import BaseValidator, Validator
 from validator.exceptions import UsageError
 from validator.inputs.action import justification_schema
+from validator.inputs.claude_code import TRANSCRIPT_WAIT
 from validator.verdict import Verdict
 
 __all__ = ["Ask", "ClaudeAgentGuard", "Fallback", "justified_tool"]
@@ -73,6 +74,7 @@ class ClaudeAgentGuard:
         fallback: Fallback | None = None,
         user_id: str | None = None,
         matcher: str | None = "mcp__.*",
+        transcript_wait: float = TRANSCRIPT_WAIT,
     ) -> None:
         self.validator = validator or Validator()
         self.guard = ToolCallGuard(self.validator)
@@ -80,6 +82,9 @@ class ClaudeAgentGuard:
         self.fallback = fallback
         self.user_id = user_id
         self.matcher = matcher
+        self.transcript_wait = transcript_wait
+        """Seconds the hook waits for the session's transcript to hold the call it checks (the CLI writes its
+        lines asynchronously; past the wait the call is denied, never checked against a shorter history)."""
 
     # -- the hook -------------------------------------------------------------------------------
 
@@ -88,7 +93,9 @@ class ClaudeAgentGuard:
     ) -> HookJSONOutput:
         """The ``PreToolUse`` hook callback (``HookMatcher(hooks=[guard.pre_tool_use])``)."""
         try:
-            call, verdict = await asyncio.to_thread(decide_call, input_data, self.guard, user_id=self.user_id)
+            call, verdict = await asyncio.to_thread(
+                decide_call, input_data, self.guard, user_id=self.user_id, wait=self.transcript_wait
+            )
         except Exception as exc:  # a bad input, or our own failure: the call never runs on it
             return _answer("deny", failure_reason(exc))
         decision, reason = permission(verdict)

@@ -31,6 +31,7 @@ from validator.engine import BaseValidator
 from validator.exceptions import FieldProblem, InputError
 from validator.inputs.claude_code import (
     CLAUDE_CODE_AUTHOR,
+    TRANSCRIPT_WAIT,
     find_call,
     read_session,
     transcript_from_claude_code,
@@ -166,19 +167,25 @@ def decide(
 
 
 def decide_call(
-    data: Any, guard: ToolCallGuard, *, transcript: Transcript | None = None, user_id: str | None = None
+    data: Any,
+    guard: ToolCallGuard,
+    *,
+    transcript: Transcript | None = None,
+    user_id: str | None = None,
+    wait: float = TRANSCRIPT_WAIT,
 ) -> tuple[GuardedCall, Verdict]:
     """The call a hook input makes and its verdict (an ``ask_user`` one stays open: the person answers it,
-    :meth:`ToolCallGuard.settle`)."""
+    :meth:`ToolCallGuard.settle`). ``wait``: seconds the session's transcript may take to hold the call (the
+    host may run the hook before it wrote the call's line; past it the call is refused)."""
     call = hook_call(data)
     policy = guard.validator.policy
     tool = policy_tool(call.tool_name, policy)
 
     # a host that sent no tool_use_id: the call is the transcript's one unanswered call with these arguments
     call_id = call.tool_use_id or find_call(
-        call.transcript_path, call.tool_name, call.tool_input, transcript=transcript
+        call.transcript_path, call.tool_name, call.tool_input, transcript=transcript, wait=wait
     )
-    whole = transcript if transcript is not None else read_session(call.transcript_path, call_id)
+    whole = transcript if transcript is not None else read_session(call.transcript_path, call_id, wait=wait)
     messages = up_to_call(whole, call_id)
     started = guard.start(
         tool,

@@ -142,8 +142,8 @@ def test_finding_never_approves_what_citing_every_user_message_would_not() -> No
     variants nobody wrote: whatever the validator finds approved, an agent quoting every user message gets
     approved too (and no attack variant is approved either way)."""
     attacks = _attacks()
-    strict = attacks.Validator(attacks.POLICY)
-    stamp = attacks.Validator(attacks.POLICY, judge=FunctionJudge(attacks.approve_everything, name="stamp"))
+    strict = attacks.validator()
+    stamp = attacks.validator(FunctionJudge(attacks.approve_everything, name="stamp"))
     cases = _benign_shapes(attacks)
     cases += [(v.turns, v.outside, v.tool, v.args) for n, v in enumerate(attacks.variants(0, 1)) if n % 11 == 0]
     approved = 0
@@ -164,7 +164,7 @@ def test_no_metamorphic_variant_is_approved_when_the_validator_finds_the_evidenc
     report = attacks.run(seed_value=1, rounds=2, found=True)
     assert report.total(report.strict) >= 3_000
     assert report.approved == [], report.approved[:5]
-    strict = attacks.Validator(attacks.POLICY)
+    strict = attacks.validator()
     assert all(attacks.check(attacks.benign(s), strict, found=True) == "approve" for s in attacks.SEEDS)
 
 

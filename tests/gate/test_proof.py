@@ -49,7 +49,7 @@ def test_no_metamorphic_variant_is_approved() -> None:
     report = attacks.run(seed_value=0, rounds=1)  # a seeded round here; bench/attacks.py runs seven
     assert report.total(report.strict) >= 2_000
     assert report.approved == [], report.approved[:5]
-    strict = attacks.Validator(attacks.POLICY)
+    strict = attacks.validator()
     assert all(attacks.check(attacks.benign(s), strict) == "approve" for s in attacks.SEEDS)
 
 

@@ -378,7 +378,7 @@ def test_claude_agent_sdk_guard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     async def run() -> ResultMessage | None:
         result = None
         with messages_standin.messages_standin(script) as standin:
-            options = ClaudeAgentGuard(validator).options(
+            options = ClaudeAgentGuard(validator, transcript_wait=120.0).options(
                 mcp_servers={"mail": create_sdk_mcp_server("mail", tools=[read_inbox, justified_tool(send_email)])},
                 cwd=str(tmp_path),
                 env={

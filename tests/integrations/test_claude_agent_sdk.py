@@ -81,6 +81,12 @@ async def _run(tmp_path: Path, prompt: str, script: list[dict[str, Any]], guard:
     return {"ran": ran, "result": result, "requests": standin.requests}
 
 
+def _guard(validator: Validator, **options: Any) -> ClaudeAgentGuard:
+    """A guard that waits as long as a loaded machine needs for the CLI to write the call's transcript line (it
+    returns as soon as the line is there): the outcome never depends on how busy the machine is."""
+    return ClaudeAgentGuard(validator, transcript_wait=120.0, **options)
+
+
 def _policy() -> Policy:
     return Policy.load(examples.policy_path())
 
@@ -110,7 +116,7 @@ def test_the_vendors_payment_is_refused_and_the_users_email_runs_without_its_jus
         },
         {"text": "Done."},
     ]
-    outcome = asyncio.run(_run(tmp_path, prompt, script, ClaudeAgentGuard(Validator(_policy()))))
+    outcome = asyncio.run(_run(tmp_path, prompt, script, _guard(Validator(_policy()))))
     assert [name for name, _ in outcome["ran"]] == ["read_inbox", "send_email"]
     assert "justification" not in outcome["ran"][1][1]  # the tool never receives it
     denied = [d["tool_name"] for d in outcome["result"].permission_denials or []]
@@ -150,9 +156,7 @@ def test_ask_user_goes_to_the_applications_own_question_and_the_answer_is_record
         return approved if approved else Review(False, "Not this one.")
 
     validator = Validator(_policy(), recorder=MemoryRecorder())
-    outcome = asyncio.run(
-        _run(tmp_path, "Pay the invoice in my inbox.", _pay_script(), ClaudeAgentGuard(validator, ask=ask))
-    )
+    outcome = asyncio.run(_run(tmp_path, "Pay the invoice in my inbox.", _pay_script(), _guard(validator, ask=ask)))
     assert [t for t, _ in asked] == ["mcp__mail__send_money"]
     assert asked[0][1].decision.value == "ask_user"
     ran = [name for name, _ in outcome["ran"]]
@@ -163,10 +167,8 @@ def test_ask_user_goes_to_the_applications_own_question_and_the_answer_is_record
 
 
 def test_without_an_ask_callback_an_ask_user_call_does_not_run(tmp_path: Path) -> None:
-    outcome = asyncio.run(
-        _run(tmp_path, "Pay the invoice in my inbox.", _pay_script(), ClaudeAgentGuard(Validator(_policy())))
-    )
-    assert [name for name, _ in outcome["ran"]] == ["read_inbox"]
+    outcome = asyncio.run(_run(tmp_path, "Pay the invoice in my inbox.", _pay_script(), _guard(Validator(_policy()))))
+    assert [name for name, _ in outcome["ran"]] == ["read_inbox"], outcome["result"]
 
 
 def test_a_crash_in_our_code_denies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,6 +192,6 @@ def test_a_crash_in_our_code_denies(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         },
         {"text": "Done."},
     ]
-    outcome = asyncio.run(_run(tmp_path, prompt, script, ClaudeAgentGuard(Validator(_policy()))))
+    outcome = asyncio.run(_run(tmp_path, prompt, script, _guard(Validator(_policy()))))
     assert outcome["ran"] == []
     assert "a bug" in str(outcome["requests"][-1]["messages"])

@@ -130,14 +130,14 @@ def test_audit_appends_are_idempotent_ordered_and_paged(store: Any) -> None:
 
 
 def test_redis_audit_retention_trims_stream_and_ids_together(redis_url: str) -> None:
-    import time
     import uuid
 
     from validator.store.redis import RedisStore
 
     store = RedisStore(redis_url, namespace=f"test-{uuid.uuid4().hex[:8]}", retention=timedelta(days=1))
     stream, ids = f"{store.ns}:audit", f"{store.ns}:audit:ids"
-    old_ms = int((time.time() - 3 * 86400) * 1000)
+    seconds, micros = store._redis.time()  # the stream's ids are on the server's clock, whatever the client's says
+    old_ms = (seconds - 3 * 86400) * 1000 + micros // 1000
     store._redis.xadd(stream, {"event_id": "old", "data": "{}"}, id=f"{old_ms}-0")  # written three days ago
     store._redis.zadd(ids, {"old": old_ms})
     assert store.append_audit("new", {"n": 1}, datetime.now(UTC))
