@@ -532,17 +532,31 @@ def _frames(seed: Seed, rng: random.Random) -> Iterator[Variant]:
         yield Variant("pasted-paragraph", (text,), f"Please {seed.phrase}.", seed.tool, seed.args)
 
 
+_FUNCTION_WORDS = frozenset({"the", "a", "an", "to", "for", "on", "with", "in", "at", "from", "into", "about"})
+
+
+def _operator_gaps(words: list[str]) -> list[int]:
+    """Places in a request's words that are operator positions: before the verb, after it, before a determiner
+    or a preposition, at the end. (After a determiner, before a noun, is a carried position: a word there is
+    carried as text, and the call it proves stays the same; ``validator.devtools.properties`` holds that.)"""
+    gaps = {0, 1, len(words)}
+    gaps |= {i for i, w in enumerate(words) if i > 0 and w.lower() in _FUNCTION_WORDS}
+    return sorted(gaps)
+
+
 def _grammar(seed: Seed, rng: random.Random) -> Iterator[Variant]:
     """The classes of "proved means proved": a word the grammar does not know, or one of another language,
-    inserted anywhere; a zero-width or non-Latin punctuation character; hedges and frames around the request;
-    the user's own plans, reports and quotations; a list under a lead-in that asks for something else; numbers
-    with another unit. Words are drawn from public frequency lists (wordfreq), never from the language pack."""
+    inserted in an operator position; a zero-width or non-Latin punctuation character; hedges and frames around
+    the request; the user's own plans, reports and quotations; a list under a lead-in that asks for something
+    else; numbers with another unit. Words are drawn from public frequency lists (wordfreq), never from the
+    language pack."""
     from validator.devtools.properties import CHARACTERS, LANGUAGES, unknown_words
 
     request = f"Please {seed.phrase}."
     words = seed.phrase.split()
+    gaps = _operator_gaps(words)
     for _ in range(3):
-        at = rng.randrange(0, len(words) + 1)
+        at = rng.choice(gaps)
         word = rng.choice(unknown_words("en"))
         text = " ".join([*words[:at], word, *words[at:]])
         yield Variant("unknown-word", (_cap(text) + ".",), _cap(text), seed.tool, seed.args)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from tests.gate.test_context import PAY, POLICY, SHARE
 from validator import JudgeOutput, Message, Transcript, Validator
-from validator.gate import requests
+from validator.gate import context, requests
 from validator.testing import FunctionJudge
 
 STAMP = FunctionJudge(lambda r: JudgeOutput(approved=True, reasoning="ok", confidence="high"), name="stamp")
@@ -268,4 +268,4 @@ def test_two_checks_reading_one_transcript_at_once_keep_one_parse_and_no_stale_m
         read, kept = requests._read_sentences(transcript, m, ALL_ON, tool)
         for _, parse in read:
             assert kept.reading(parse, tool) == requests.read_parse(parse, tool)
-            assert kept.alone(parse, tool, (), None) == requests._alone_facts(parse, tool, (), None)
+            assert kept.alone(parse, tool, (), None) == context.alone_facts(parse, tool, (), None)

@@ -2,10 +2,19 @@
 ``bench/properties.py`` run them; ``wordfreq``, a development dependency, gives the words).
 
 For every proved request (benign seeds, and the Berkeley Function Calling Leaderboard's proved calls where
-it is installed): inserting a word the grammar does not know anywhere, replacing the verb's object by a noun
-of another kind, mixing in words of another language, or inserting a zero-width or non-Latin punctuation
-character, each leaves it unproved. The words come from ``wordfreq``'s lists (public frequency lists nobody
-here wrote), never from the language pack.
+it is installed), with words from ``wordfreq``'s lists (public frequency lists nobody here wrote), never from
+the language pack:
+
+- a word the pack does not know, or a word of another language, inserted anywhere: the request is unproved,
+  or proved with the very same call (:func:`call_of`: the intent, every value in its argument and call, the
+  values it forbids, whether it asks for several): a word in a carried position is carried, never read, and
+  in an operator position it leaves the sentence unknown;
+- an operator word ("not", "smallest", "yesterday", "former", …) is known to the pack, never an open-class
+  word: one a rule reads (:data:`READ_OPERATORS`) is read where it stands; one no rule reads
+  (:data:`UNREAD_OPERATORS`) inserted anywhere leaves the request unproved;
+- every carried word of a proved request (an open-class word) replaced by another: the same;
+- the verb's object replaced by a noun of a kind no argument takes, or a zero-width or non-Latin punctuation
+  character inserted: unproved.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from validator.gate.grammar import grammar
+from validator.gate.lexer import OPEN
 from validator.gate.reader import ToolSense, acted_on_kinds, read
 from validator.language import english
 
@@ -46,18 +56,106 @@ class Seed:
     obj: tuple[int, int] | None = None
 
 
-def proved(seed: Seed, sentence: str | None = None) -> bool:
+READ_OPERATORS = (
+    "not",
+    "never",
+    "don't",
+    "no",
+    "every",
+    "all",
+    "both",
+    "each",
+    "some",
+    "first",
+    "last",
+    "next",
+    "previous",
+    "former",
+    "fake",
+    "old",
+    "tomorrow",
+    "yesterday",
+    "latest",
+    "if",
+)
+"""Operator words the grammar reads (negation, quantifiers, ordinals, privatives, times, a condition's word):
+each is known to the pack, never an open-class word, so it is read where it stands or leaves the sentence
+unknown."""
+
+UNREAD_OPERATORS = (
+    "unless",
+    "until",
+    "only",
+    "maybe",
+    "perhaps",
+    "later",
+    "ago",
+    "soon",
+    "hypothetically",
+    "except",
+    "without",
+    "instead",
+    "smallest",
+    "cheapest",
+    "bigger",
+    "more",
+    "less",
+    "might",
+    "should",
+    "either",
+    "other",
+    "such",
+    "above",
+    "nothing",
+    "something",
+    "almost",
+    "whatever",
+    "twice",
+    "half",
+    "roughly",
+    "approximately",
+)
+"""Operator words no rule reads: each is known to the pack (never carried), and inserted anywhere it leaves the
+request unproved."""
+
+
+def call_of(seed: Seed, sentence: str | None = None) -> tuple[object, ...] | None:
+    """The call a sentence proves for the seed's tool (its intent, each value in its argument and call, the
+    values it forbids, whether it asks for several, a pronoun left open), or None when it proves none."""
     found = read(sentence if sentence is not None else seed.sentence, seed.sense)
-    return found is not None and found.proof == "proved"
+    if found is None or found.proof != "proved":
+        return None
+    fills = sorted(
+        (f.path, f.value.kind, f.value.text, str(f.value.number), f.value.currency, f.call) for f in found.fills
+    )
+    forbidden = sorted((v.kind, v.text) for v in found.forbidden)
+    return (found.matched, tuple(fills), tuple(forbidden), found.multiple, found.pronoun)
 
 
-__all__ = ["CHARACTERS", "LANGUAGES", "SEEDS", "Seed", "proved", "seeds", "unknown_words", "violations"]
+def proved(seed: Seed, sentence: str | None = None) -> bool:
+    return call_of(seed, sentence) is not None
+
+
+__all__ = [
+    "CHARACTERS",
+    "LANGUAGES",
+    "READ_OPERATORS",
+    "SEEDS",
+    "UNREAD_OPERATORS",
+    "Seed",
+    "call_of",
+    "carried_words",
+    "proved",
+    "seeds",
+    "unknown_words",
+    "violations",
+]
 
 
 @cache
 def _known() -> frozenset[str]:
     g = grammar()
-    known: set[str] = set(english().word_classes())
+    known: set[str] = set(english().word_classes()) | set(english().mentioned) | set(english().number_words)
     known |= {w for w, _ in g.literals}
     return frozenset(known)
 
@@ -163,23 +261,61 @@ def mixed(seed: Seed, rng: random.Random, per_seed: int) -> Iterator[str]:
         yield from insertions(seed, rng, words, 1)
 
 
+def carried_words(sentence: str) -> list[tuple[int, int]]:
+    """Where a sentence holds open-class words (carried as text), before any free text (what follows "saying", a
+    colon, is compared with a text argument word for word: another word there is another text)."""
+    end = _token_gaps(sentence)[-1]
+    return [(w.start, w.end) for w in grammar().words(sentence) if w.classes == {OPEN} and w.end <= end]
+
+
+def replacements(seed: Seed, rng: random.Random, words: tuple[str, ...], per_seed: int) -> Iterator[str]:
+    """The sentence with each of its carried words replaced by another word the pack does not know."""
+    spans = carried_words(seed.sentence)
+    if not spans:
+        return
+    for _ in range(per_seed):
+        out = seed.sentence
+        for a, b in reversed(spans):
+            out = out[:a] + rng.choice(words) + out[b:]
+        yield out
+
+
 def violations(seeds: list[Seed], per_seed: int, rng_seed: int = 0) -> dict[str, list[tuple[str, str]]]:
-    """Every variant of every seed that is still proved, by property (empty lists: the properties hold)."""
+    """Every variant of every seed that breaks its property (empty lists: the properties hold): proved with
+    another call after a word was inserted or a carried word replaced; proved at all after an operator word no
+    rule reads was inserted, its object's kind was swapped or a stray character inserted; an operator word the
+    pack does not know."""
     rng = random.Random(rng_seed)
-    found: dict[str, list[tuple[str, str]]] = {"unknown word": [], "object kind": [], "language": [], "character": []}
+    names = ("unknown word", "operator word", "carried word", "object kind", "language", "character")
+    found: dict[str, list[tuple[str, str]]] = {name: [] for name in names}
+    found["operator word"] += [("(the pack)", w) for w in (*READ_OPERATORS, *UNREAD_OPERATORS) if _carried(w)]
     english_unknown = unknown_words("en")
     for seed in seeds:
-        assert proved(seed), seed.sentence
+        call = call_of(seed)
+        assert call is not None, seed.sentence
         for name, variants in (
             ("unknown word", insertions(seed, rng, english_unknown, per_seed)),
-            ("object kind", swaps(seed, rng, per_seed)),
+            ("carried word", replacements(seed, rng, english_unknown, per_seed)),
             ("language", mixed(seed, rng, per_seed)),
+        ):
+            for variant in variants:
+                if call_of(seed, variant) not in (None, call):
+                    found[name].append((seed.sentence, variant))
+        for name, variants in (
+            ("operator word", insertions(seed, rng, UNREAD_OPERATORS, per_seed)),
+            ("object kind", swaps(seed, rng, per_seed)),
             ("character", characters(seed, rng, per_seed)),
         ):
             for variant in variants:
                 if proved(seed, variant):
                     found[name].append((seed.sentence, variant))
     return found
+
+
+def _carried(word: str) -> bool:
+    """Whether the pack reads ``word`` as an open-class word, or knows no class of it."""
+    found = grammar().words(word)
+    return len(found) == 1 and found[0].classes == {OPEN}  # no class at all is unknown: never carried
 
 
 SEEDS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
@@ -244,4 +380,4 @@ def seeds(extra: tuple[tuple[str, ToolSense], ...] = ()) -> list[Seed]:
 
 def counts(seeds: list[Seed], per_seed: int) -> dict[str, int]:
     """How many variants each property tries (for the report)."""
-    return {"seeds": len(seeds), "variants": len(seeds) * per_seed * 4}
+    return {"seeds": len(seeds), "variants": len(seeds) * per_seed * 6}

@@ -34,7 +34,7 @@ from lark.exceptions import LarkError, UnexpectedInput
 from lark.lexer import Lexer
 
 from validator.gate.entities import CURRENCIES
-from validator.gate.lexer import Word, lex, lex_bounded
+from validator.gate.lexer import OPEN, Word, lex, lex_bounded
 from validator.language import LanguagePack, english
 
 __all__ = [
@@ -58,7 +58,9 @@ MAX_READINGS = 48
 _CACHE = 4096
 """Parse trees kept, by the sentence's shape."""
 
-ReadingKind = Literal["request", "negated", "social", "fragment", "list_lead", "declared", "stated", "answered"]
+ReadingKind = Literal[
+    "request", "negated", "social", "fragment", "list_lead", "declared", "stated", "answered", "asked", "reason"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +97,12 @@ class Phrase:
     attached: tuple[tuple[str, Phrase], ...] = ()
     """Its own prepositional phrases, by preposition ("a meeting *with Ann*"): a thing the action makes takes
     its arguments from them as the verb's own phrases would give them."""
+    carried: bool = False
+    """It holds a word no table knows (an open-class word, carried as text: "the *electricity* bill"): that word
+    fills, grounds and selects nothing (its values, a name or an address, are read as values)."""
+    privative: bool = False
+    """It holds a privative ("the *fake* invoice", "my *former* landlord"): it is not what its noun names, so
+    nothing in it fills an argument or designates a record."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +161,12 @@ class Reading:
     fragment_mods: tuple[Mod, ...] = ()
     declarations: tuple[Declaration, ...] = ()
     """Values the sentence declares, with the words of the noun that names them and their owner."""
+    sequenced: bool = False
+    """A request opened by a sequencing word ("Then …", "After that, …"): it comes after what the user asked
+    before it."""
+    reason: str = ""
+    """A reason the sentence gives (``kind == "reason"``, or after a request's comma): the kind of deed it goes
+    with, as the grammar names it (``removal``: "I'm done with it", "it's spam")."""
 
 
 Problem = Literal["unknown_word", "no_parse", "ambiguous", "too_long"]
@@ -293,6 +307,31 @@ class _Part:
     data: Any = None
 
 
+@dataclass(frozen=True, slots=True)
+class _Pres:
+    """The words before a noun phrase's head (or a name), as read: the values that name the thing ("the
+    'archives' folder", "the t-88 thread"), those that describe it (a name, an amount), its nouns, and whether an
+    open-class word or a privative stands among them."""
+
+    naming: tuple[Value, ...] = ()
+    describing: tuple[Value, ...] = ()
+    nouns: tuple[Word, ...] = ()
+    carried: bool = False
+    privative: bool = False
+
+    def __add__(self, other: _Pres) -> _Pres:
+        return _Pres(
+            self.naming + other.naming,
+            self.describing + other.describing,
+            self.nouns + other.nouns,
+            self.carried or other.carried,
+            self.privative or other.privative,
+        )
+
+
+_NO_PRES = _Pres()
+
+
 _VALUE_KINDS: dict[str, frozenset[str]] = {
     "email": frozenset({"person", "email"}),
     "handle": frozenset({"person", "handle"}),
@@ -383,7 +422,19 @@ class _Reader:
     # -- sentences
 
     def r_start(self, node: Tree[Any], kids: list[Any]) -> Reading:
-        return next(k for k in kids if isinstance(k, Reading))
+        reading = next(k for k in kids if isinstance(k, Reading))
+        openers = self.parts(kids, "openers")
+        if openers and openers[0].data and reading.kind == "request":
+            return replace(reading, sequenced=True)  # "Then pay Bob.": after what was asked before it
+        return reading
+
+    def r_openers(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """Whether a sequencing opener stands among the sentence's openers."""
+        earlier = self.parts(kids, "openers")
+        return _Part("openers", bool(earlier and earlier[0].data) or bool(self.parts(kids, "sequence")))
+
+    def r_sequence(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return _Part("sequence")
 
     def r_social(self, node: Tree[Any], kids: list[Any]) -> Reading:
         return Reading("social", "social")
@@ -393,7 +444,19 @@ class _Reader:
         negated = self.parts(kids, "actions")  # "…, but don't lock the doors": governed by the negation
         actions = frame.data[1] + tuple(replace(a, negated=True) for p in negated for a in p.data)
         declared = tuple(d for p in self.parts(kids, "declaration") for d in p.data)
-        return Reading("request", frame.data[0], actions, declarations=declared)
+        reason = self.parts(kids, "reason")
+        return Reading(
+            "request", frame.data[0], actions, declarations=declared, reason=reason[0].data if reason else ""
+        )
+
+    def r_reason(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("reason", "reason", reason=self.parts(kids, "reason")[0].data)
+
+    def r_removal(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return _Part("reason", "removal")
+
+    def r_asked(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("asked", "asked")
 
     def r_answered(self, node: Tree[Any], kids: list[Any]) -> Reading:
         return Reading("answered", "answered")
@@ -642,7 +705,19 @@ class _Reader:
         start, end = self.span(node)
         values = tuple(v for p in items for v in p.values)
         inner = tuple(v for p in items for v in p.inner)
-        return Phrase("list", kinds, None, values, inner, tuple(v for p in items for v in p.excluded), True, start, end)
+        return Phrase(
+            "list",
+            kinds,
+            None,
+            values,
+            inner,
+            tuple(v for p in items for v in p.excluded),
+            True,
+            start,
+            end,
+            carried=any(p.carried for p in items),
+            privative=any(p.privative for p in items),
+        )
 
     def r_np_except(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         kept, dropped = self.phrases(kids)
@@ -652,16 +727,21 @@ class _Reader:
             excluded = (Value("described", dropped.head or dropped.form, dropped.start, dropped.end),)
         return replace(kept, inner=kept.inner, excluded=kept.excluded + excluded, start=start, end=end)
 
+    def _pres(self, kids: Sequence[Any]) -> _Pres:
+        found = self.parts(kids, "pres")
+        pres: _Pres = found[0].data if found else _NO_PRES
+        return pres
+
     def _noun_parts(self, kids: Sequence[Any]) -> tuple[tuple[Value, ...], tuple[Value, ...], tuple[Value, ...], bool]:
         """``(values that name the thing, values that describe it, its owner, quantified)`` of a noun phrase."""
-        pres = self.parts(kids, "pres")[0].data if self.parts(kids, "pres") else ((), (), ())
+        pres = self._pres(kids)
         det = self.parts(kids, "det")[0].data if self.parts(kids, "det") else ((), False, False)
         names = self.parts(kids, "names")[0].data[0] if self.parts(kids, "names") else ()
         phrases = self.parts(kids, "phrases")[0].data[0] if self.parts(kids, "phrases") else ()
-        return pres[0] + names, pres[1] + phrases, det[0], det[1]
+        return pres.naming + names, pres.describing + phrases, det[0], det[1]
 
     def r_described(self, node: Tree[Any], kids: list[Any]) -> Phrase | None:
-        lemma, kinds, _plural = self.parts(kids, "head")[0].data
+        lemma, kinds, _plural, open_head = self.parts(kids, "head")[0].data
         has_det = any(p.data[2] for p in self.parts(kids, "det"))
         if not has_det and self._value_first(kids):
             return (
@@ -669,18 +749,33 @@ class _Reader:
             )
         if "person" not in kinds and self._addressed(kids):
             return None  # "the team at team@acme.example" gives a person's address; "the summary at …" none
+        if open_head and not has_det:
+            return None  # a head no table knows stands only after a determiner ("the widget"): "soon", "Finance X"
         naming, describing, owner, quantified = self._noun_parts(kids)
         naming += tuple(Value("number", w.text, w.start, w.end, w.value) for w in self.tokens(kids, "NUM"))
         attached = self.parts(kids, "phrases")[0].data[1] if self.parts(kids, "phrases") else ()
+        pres = self._pres(kids)
+        carried = open_head or pres.carried or any(p.carried for _, p in attached)
+        privative = pres.privative or any(p.privative for _, p in attached)
         start, end = self.span(node)
-        return Phrase("described", kinds, lemma, naming, describing + owner, (), quantified, start, end, attached)
+        return Phrase(
+            "described",
+            kinds,
+            lemma,
+            naming,
+            describing + owner,
+            (),
+            quantified,
+            start,
+            end,
+            attached,
+            carried=carried,
+            privative=privative,
+        )
 
     def _value_first(self, kids: Sequence[Any]) -> bool:
         """Whether the phrase opens with a value before its head (a name in quotation marks aside)."""
-        pres = self.parts(kids, "pres")
-        return bool(pres) and any(
-            v.kind not in ("quoted", "name", "number", "measure", "money") for v in pres[0].data[0]
-        )
+        return any(v.kind not in ("quoted", "name", "number", "measure", "money") for v in self._pres(kids).naming)
 
     def _addressed(self, kids: Sequence[Any]) -> bool:
         """Whether the phrase's names hold an address given beside it ("at bob@acme.example")."""
@@ -691,52 +786,58 @@ class _Reader:
         naming, describing, owner, _ = self._noun_parts(kids)
         start, end = self.span(node)
         values = (Value("name", name.text, name.start, name.end), *naming)
-        nouns = [w for p in self.parts(kids, "pres") for w in self._leaves_of(p)]
+        pres = self._pres(kids)
+        nouns = pres.nouns
         head = nouns[-1].lemma or nouns[-1].norm if nouns else None  # "the subject Inbox": a subject, named
-        return Phrase("named", frozenset({"person", "name"}), head, values, describing + owner, (), False, start, end)
+        return Phrase(
+            "named",
+            frozenset({"person", "name"}),
+            head,
+            values,
+            describing + owner,
+            (),
+            False,
+            start,
+            end,
+            carried=pres.carried,
+            privative=pres.privative,
+        )
 
     def r_head(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """``(lemma, kinds, plural, open)``: an open-class head has no kind, and its phrase is carried."""
         w = self.tokens(kids)[0]
         plural = "NNS" in w.classes and "NN" not in w.classes
-        return _Part("head", (w.lemma or w.norm, w.kinds, plural))
+        return _Part("head", (w.lemma or w.norm, w.kinds, plural, w.classes == {OPEN}))
 
     def r_pres(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        """``(values that name the thing, values that describe it, its nouns)``: a quoted name or a value before
-        the head names it ("the 'archives' folder", "the t-88 thread"); a name or an amount describes it."""
-        earlier = self.parts(kids, "pres")
-        naming, describing, nouns = earlier[0].data if earlier else ((), (), ())
+        """The words before the head, read (:class:`_Pres`): a quoted name or a value before the head names it
+        ("the 'archives' folder", "the t-88 thread"); a name or an amount describes it."""
+        pres = self._pres(kids)
         for p in self.parts(kids, "pre"):
-            if p.data[1]:
-                naming += p.data[0]
-            else:
-                describing += p.data[0]
-            nouns += p.data[2]
-        return _Part("pres", (naming, describing, nouns))
+            pres = pres + p.data
+        return _Part("pres", pres)
 
     r_name_pres = r_pres  # words only before a name
-
-    @staticmethod
-    def _leaves_of(part: _Part) -> tuple[Word, ...]:
-        return tuple(part.data[2])
 
     def r_pre(self, node: Tree[Any], kids: list[Any]) -> _Part:
         words = self.tokens(kids)
         for w in words:
             if "QUOTED" in w.classes:
-                return _Part("pre", ((Value("quoted", str(w.value), w.start, w.end),), True, ()))
+                return _Part("pre", _Pres(naming=(Value("quoted", str(w.value), w.start, w.end),)))
             if "VALUE" in w.classes:
-                return _Part("pre", ((_value(w),), True, ()))
+                return _Part("pre", _Pres(naming=(_value(w),)))
         if len(words) == 2 and "UNIT" in words[1].classes:  # "the 1500 km trip": a measure, never an amount
             start, end = words[0].start, words[1].end
-            return _Part(
-                "pre", ((Value("measure", f"{words[0].text} {words[1].text}", start, end, words[0].value),), False, ())
-            )
+            measure = Value("measure", f"{words[0].text} {words[1].text}", start, end, words[0].value)
+            return _Part("pre", _Pres(describing=(measure,)))
         values = tuple(v for p in self.phrases(kids) for v in p.values)
         values += tuple(Value("name", w.text, w.start, w.end) for w in words if "NAME" in w.classes)
-        if not self.phrases(kids) and len(words) == 1 and "NUM" in words[0].classes:  # a count ("2 files")
+        if not self.phrases(kids) and len(words) == 1 and words[0].classes & {"NUM", "NUMW"}:  # a count ("2 files")
             values += (Value("number", words[0].text, words[0].start, words[0].end, words[0].value),)
         nouns = tuple(w for w in words if "NN" in w.classes and len(words) == 1)
-        return _Part("pre", (values, False, nouns))
+        carried = any(w.classes == {OPEN} for w in words)
+        privative = len(words) == 1 and "PRIV" in words[0].classes
+        return _Part("pre", _Pres(describing=values, nouns=nouns, carried=carried, privative=privative))
 
     r_name_pre = r_pre
 
@@ -828,7 +929,7 @@ class _Reader:
         for w in self.tokens(kids):
             if "CUR" in w.classes:
                 currency = CURRENCIES.get(w.norm, w.value)
-            elif "NUM" in w.classes:
+            elif w.classes & {"NUM", "NUMW"}:
                 number = w.value
             elif "MAG" in w.classes:
                 magnitude = Decimal(self.pack.magnitudes[w.norm])

@@ -25,7 +25,7 @@ from validator.gate.authorizations import allows
 from validator.gate.entities import CURRENCIES, Entity, amounts_in, extract_entities, parse_entity, same_link
 from validator.gate.index import other_index, outside_authors, user_index
 from validator.gate.provenance import Trace, has_field, trace
-from validator.gate.reader import forbidden_spans
+from validator.gate.reader import carried_spans, forbidden_spans
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
 from validator.gate.text import TextIndex, normalize
@@ -78,13 +78,21 @@ def _allowed(text: str, negation: bool = True) -> str:
 
 @lru_cache(maxsize=512)
 def _unnegated(text: str) -> str:
-    spans = forbidden_spans(text)
-    if not spans:
-        return text
+    return _blanked(text, forbidden_spans(text))
+
+
+def _blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
     chars = list(text)
     for start, end in spans:
         chars[start:end] = "\x00" * (end - start)
     return "".join(chars)
+
+
+@lru_cache(maxsize=512)
+def _designating(text: str, negation: bool = True) -> str:
+    """``text`` as it may name what a lookup asks for: :func:`_allowed`, and every word no table knows blanked
+    (a carried word never selects: "pay the electricity bill" designates no record by "electricity")."""
+    return _blanked(_allowed(text, negation), carried_spans(text))
 
 
 def _identity(entity: Entity) -> tuple[str, str]:
@@ -454,8 +462,9 @@ def _delegated(
         return [
             i
             for i in own
-            if not negation
-            or any(_holds(_allowed(t), text, entity, None) for t in _own_sentences(transcript, [i], rules))
+            if any(
+                _holds(_designating(t, negation), text, entity, None) for t in _own_sentences(transcript, [i], rules)
+            )
         ]
 
     designates = (lambda query: any(_designates(f, query) for f in slot)) if slot else None
@@ -488,7 +497,7 @@ def _designates(fill: RequestFill, query: str) -> bool:
 def _in_request(requests: Sequence[RequestSentence], text: str, negation: bool) -> list[int]:
     """The messages whose cited request sentence holds ``text`` as a value (outside a forbidding clause)."""
     entity = parse_entity(text)
-    return [r.message for r in requests if _holds(_allowed(r.text, negation), text, entity, None)]
+    return [r.message for r in requests if _holds(_designating(r.text, negation), text, entity, None)]
 
 
 def _own_sentences(transcript: Transcript, messages: Iterable[int], rules: Rules) -> list[str]:

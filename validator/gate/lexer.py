@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from functools import cache
@@ -26,11 +26,16 @@ from typing import Any
 from validator.gate.entities import CURRENCIES, extract_entities
 from validator.language import LanguagePack, english, english_verb_lemmas, fold_apostrophes
 
-__all__ = ["OPAQUE", "Word", "lex", "shape_kinds"]
+__all__ = ["COVERED", "OPAQUE", "OPEN", "Word", "in_pack_language", "lex", "shape_kinds"]
 
 OPAQUE = "\x01"
 """Fills a passage of unclear authorship in a user's sentence (:mod:`validator.gate.sentences`): it is read
 as one quoted passage, whose words are never read."""
+
+OPEN = "OPEN"
+"""The class of a word no table knows (lower case, letters only): the grammar lets it stand only in *carried*
+positions (a modifier or head inside a noun phrase, a statement's state), where it is carried as text and never
+read: it fills, grounds and selects nothing (:mod:`validator.gate.reader`)."""
 
 _QUOTES = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201c", "\u2018": "\u2019", "'": "'", "\u00ab": "\u00bb"}
 _NUM = re.compile(r"^(\d{1,3}(?:[,.]\d{3})+|\d+)(?:([.,])(\d{1,2}))?$")
@@ -313,7 +318,32 @@ def _piece(
         return [word({"NAME"}, frozenset({"person", "name"}), norm=norm)]  # "Bob", "Bill", "Rose" inside a sentence
     if not classes and (capital or (piece.isupper() and piece.isalpha() and len(piece) > 1)):
         return [word({"NAME"}, frozenset({"person", "name"}), norm=norm)]  # a word no table knows, capitalised
+    if norm in pack.number_words and not classes:
+        # "one file", "twenty euros": a count or an amount, never a thing's number ("invoice two" is unknown)
+        return [word({"NUMW"}, value=Decimal(pack.number_words[norm]), norm=norm)]
+    if not classes and _WORD.match(norm) and not verb and norm not in pack.mentioned and not _selective(norm, pack):
+        classes = {OPEN}  # a word no table knows: carried where the grammar lets it stand, unknown elsewhere
     return [word(classes, kinds, lemma, norm=norm, verb=verb)]
+
+
+COVERED = 0.5
+"""The share of a sentence's words the pack must know for the sentence to be in the pack's language."""
+
+
+def in_pack_language(words: Sequence[Word]) -> bool:
+    """Whether a sentence is in the pack's language: at least :data:`COVERED` of its words are ones the pack
+    knows (a name, free text and an open-class word are not: "Dat is fout." is not English read with carried
+    words)."""
+    lettered = [w for w in words if any(c.isalpha() for c in w.text)]
+    known = [w for w in lettered if w.classes - {"NAME", "TEXT", OPEN}]
+    return not lettered or len(known) >= COVERED * len(lettered)
+
+
+def _selective(norm: str, pack: LanguagePack) -> bool:
+    """Whether a word no table knows has the shape of a word that chooses *which* thing (a superlative or a
+    comparative: "smallest", "earliest", "heavier"): never carried, so the sentence it stands in is unknown. (A
+    form of a verb the verb table knows, "confirms", is never carried either: it may be a clause's verb.)"""
+    return norm.endswith(pack.selective_endings)
 
 
 _Maker = Callable[..., Word]
@@ -387,6 +417,8 @@ def _verb_classes(norm: str, verbs: frozenset[str], pack: LanguagePack, classes:
             classes.add("VBG")
         elif not norm.endswith("s") or norm.endswith("ss"):
             classes.add("VBN")
+        else:
+            classes.add("VBZ")  # "pays", "has": a present form, read only where a clause of a subject's stands
     return forms[0] if forms else ""
 
 

@@ -45,7 +45,7 @@ from validator.gate.grammar import (
     Value,
     grammar,
 )
-from validator.gate.lexer import Word, shape_kinds
+from validator.gate.lexer import OPEN, Word, shape_kinds
 from validator.language import ArgumentKind, LanguagePack, english, english_verb_lemmas
 from validator.language.lexicon import families_of
 from validator.verdict.findings import Proof
@@ -58,6 +58,7 @@ __all__ = [
     "ToolSense",
     "argument_words",
     "beside",
+    "carried_spans",
     "fits",
     "forbidden_spans",
     "not_alone",
@@ -240,6 +241,8 @@ class Read:
     """Proved but for a pronoun object: the next fragment of the message may fill what it leaves open."""
     span: tuple[int, int] = (0, 0)
     """Where the request's verb phrase stands in the sentence."""
+    row: str | None = None
+    """The context rule (:data:`validator.gate.context.TABLE`) whose sentence left it unknown or disproved."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,6 +334,9 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
     action = matches[0]
     intent = tool.intent_of(action)
     assert intent is not None
+    if reading.reason and intent.verb not in english().deeds.get(reading.reason, frozenset()):
+        # "Renew my subscription, not needed anymore.": a reason for another kind of deed
+        return _Outcome("unknown", "reason", reading.reason, key=("reason", reading.reason))
     problem = _unfit(reading, action, tool) or _split(action, tool)
     if problem is not None:
         return _Outcome("unknown", problem[0], problem[1], key=problem)
@@ -567,6 +573,8 @@ def _made_kinds(tool: ToolSense) -> frozenset[str]:
 
 
 def _fits(role: str, phrase: Phrase | None, mod: Mod | None, arg: _Argument) -> bool:
+    if phrase is not None and phrase.privative:
+        return False  # "the fake invoice", "my former landlord Bob": not what its noun names
     kind = arg.kind
     if role == "text":
         return kind is not None and "text" in kind.roles
@@ -601,7 +609,13 @@ def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str]
             phrase = before
         if any(_fits(role, phrase, mod, a) for a in tool.arguments):
             continue
-        if phrase is not None and not phrase.values and _theme(phrase, tool) and role in pack.theme_roles:
+        if (
+            phrase is not None
+            and not phrase.values
+            and not phrase.privative
+            and _theme(phrase, tool)
+            and role in pack.theme_roles
+        ):
             continue  # "start the engine", "email Bob the minutes", "invite Ann to a sync": what the tool acts on
         if role in pack.purpose_roles and phrase is not None and not (phrase.kinds & _RECEIVER_KINDS):
             continue  # a purpose ("for the workshop"); a person here would be a receiver of its own
@@ -820,6 +834,12 @@ def forbidden_values(parse: Parse) -> tuple[Value, ...]:
                     values.update(phrase.values)
         found = values if found is None else found & values
     return tuple(sorted(found or (), key=lambda v: v.start))
+
+
+def carried_spans(sentence: str, parser: Grammar | None = None) -> list[tuple[int, int]]:
+    """Where ``sentence`` holds a word no table knows (an open-class word, carried as text): such a word never
+    selects, so a lookup whose argument holds it designates nothing by it."""
+    return [(w.start, w.end) for w in (parser or grammar()).words(sentence) if w.classes == {OPEN}]
 
 
 def forbidden_spans(sentence: str, parser: Grammar | None = None) -> list[tuple[int, int]]:

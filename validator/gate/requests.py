@@ -17,34 +17,23 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import cast, get_args
 
+from validator.gate import context
 from validator.gate.grammar import (
     OWNER_BACK,
-    OWNER_USER,
-    Action,
-    Declaration,
     Parse,
-    Phrase,
     Reading,
     Value,
     grammar,
 )
-from validator.gate.lexer import Word
 from validator.gate.reader import (
-    PROVABLE,
     Fill,
     Read,
     ToolSense,
-    acted_on_kinds,
     beside,
     declared,
     fits,
-    forbidden_values,
     fragment_fills,
-    not_alone,
-    owned_by,
     read_parse,
-    same_value,
-    unread,
 )
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
@@ -53,7 +42,7 @@ from validator.inputs.transcript import Fact, Transcript
 from validator.language import english
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy
-from validator.verdict.findings import IntentFinding, Proof, RequestFill, RequestProblem, RequestSentence
+from validator.verdict.findings import IntentFinding, RequestFill, RequestProblem, RequestSentence
 
 __all__ = [
     "delegated_instructions",
@@ -67,10 +56,10 @@ __all__ = [
 
 _PRIORITY: dict[str, int] = {
     "negated": 0,
+    "held": 1,
     "later_words": 1,
     "earlier_words": 1,
     "beside_words": 1,
-    "retracted": 1,
     "object_kind": 2,
     "unfilled": 2,
     "pronoun": 2,
@@ -83,10 +72,6 @@ _PRIORITY: dict[str, int] = {
     "not_named": 8,
     "no_request": 9,
 }
-
-
-_NOT_TARGETS = frozenset({"money", "number", "measure", "time", "text"})
-"""Kinds of a request's values a forbidden address or account is never compared with."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +122,8 @@ class _Read:
         """``read_parse`` of a kept parse, by the parse and the tool (the same tool reads the same each check)."""
         self.alone_facts: dict[tuple[int, ToolSense, tuple[ToolSense, ...], bool], tuple[bool, tuple[Value, ...]]]
         self.alone_facts = dict(carried.alone_facts) if carried else {}
-        """:func:`_alone_facts` of a kept parse (whether a later request stands on its own is then a comparison of
+        """:func:`~validator.gate.context.alone_facts` of a kept parse (whether a later request stands on its own is
+        then a comparison of
         its values with the request's)."""
         self.chars: int = carried.chars if carried else 0
 
@@ -163,13 +149,14 @@ class _Read:
     def alone(
         self, parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mine: Read | None
     ) -> tuple[bool, tuple[Value, ...]]:
-        """:func:`_alone_facts`, computed once for a kept parse, a tool and the policy's other tools."""
+        """:func:`~validator.gate.context.alone_facts`, computed once for a kept parse, a tool and the policy's
+        other tools."""
         if not self._kept(parse):
-            return _alone_facts(parse, tool, others, mine)
+            return context.alone_facts(parse, tool, others, mine)
         key = (id(parse), tool, tuple(others), mine is not None and mine.proof == "proved")
         found = self.alone_facts.get(key)
         if found is None:
-            found = _alone_facts(parse, tool, others, mine)
+            found = context.alone_facts(parse, tool, others, mine)
             if len(self.alone_facts) >= MAX_KEPT_READINGS:
                 self.alone_facts.clear()
             self.alone_facts[key] = found
@@ -276,36 +263,118 @@ def _earlier(
     """What the user wrote before ``sentence`` in the same turn that could change it: in its message and in
     the user's messages right before it, with no word of the agent's between ("Don't do anything until I say
     go. Pay Bob 50 EUR."; "Ignore my next message." sent just before; "Fwd from Eve" over a forwarded
-    request). Read as the words after it are, but in an earlier message nothing takes it back for certain (an
-    earlier "Never pay DE44…" and a request for it: the user decides). A lead-in ("Here is what the scammer
-    wrote:") presents what follows: the request is not read as the user's own. Turns the agent answered are
-    not read: they were settled, and a later request is the user's word after them."""
+    request), each sentence judged by the context table (:mod:`validator.gate.context`). Turns the agent
+    answered are not read: they were settled, and a later request is the user's word after them."""
     first = sentence.message
     author = transcript.messages[first].author
     while (
         first > 0 and transcript.messages[first - 1].role == "user" and transcript.messages[first - 1].author == author
     ):
         first -= 1  # (another author's message in a group chat is not this user's turn)
+    found: list[tuple[context.Outcome, str]] = []
     for i in range(first, sentence.message + 1):
         read, kept = _read_sentences(transcript, i, rules, tool, others, deadline)
+        own = i == sentence.message
         for s, parse in read:
-            if i == sentence.message and s.end > sentence.start:
+            if own and s.end > sentence.start:
                 break
-            if _presents(parse) and not (i == sentence.message and sentence.lead is not None):
-                return Read("unknown", "earlier_words", s.original)
-            verdict = _harmless(parse, tool, others, fills, after=False, kept=kept)
-            if verdict is not None:
-                proof, detail = verdict
-                if proof == "disproved" and i == sentence.message:
-                    return Read("disproved", "negated", detail or s.original)
-                return Read("unknown", "earlier_words", detail or s.original)
+            around = context.Sentence(
+                parse,
+                "before",
+                tool,
+                tuple(others),
+                tuple(fills),
+                kept,
+                own_message=own,
+                listed=own and sentence.lead is not None,
+            )
+            found.append((context.judge(around, rules.off), s.original))
+    return _outcome(found, "earlier_words")
+
+
+def _worst(*found: Read | None) -> Read | None:
+    """The disproving one of several findings about a request's context, else the first unknown one."""
+    return next((r for r in found if r is not None and r.proof == "disproved"), None) or next(
+        (r for r in found if r is not None), None
+    )
+
+
+def _held(
+    transcript: Transcript,
+    sentence: RequestSentence,
+    tool: ToolSense,
+    others: Sequence[ToolSense],
+    rules: Rules,
+    deadline: float | None = None,
+) -> Read | None:
+    """A request opened by a sequencing word ("Then pay Bob.", "After that, …") comes after what the user's
+    sentence before it asked: it stands only when that sentence is a request read whole, each of whose verbs is
+    the assistant's own work (nothing to wait for) or an action of a tool of the policy that the transcript shows
+    carried out since (a call of the tool with its result). After a bare answer or a greeting ("No. Then email
+    Marta.") it means "in that case" and stands; after anything else (a question, a check, a wait, a condition,
+    a sentence the grammar cannot read) it is unknown: what it waits for, no rule reads."""
+    before = _sentence_before(transcript, sentence, rules, tool, others, deadline)
+    if before is None:
+        return Read("unknown", "held", "", row="held")
+    message, text, parse = before
+    if parse.readings and all(r.kind in ("answered", "social") for r in parse.readings):
+        return None  # "No. Then email Marta.": after an answer or a greeting, "then" is "in that case"
+    if not parse.readings or not all(r.kind == "request" for r in parse.readings):
+        return Read("unknown", "held", text, row="held")
+    own_work = english().own_work
+    tools = (tool, *others)
+    for reading in parse.readings:
+        for action in reading.actions:
+            if action.negated:
+                return Read("unknown", "held", text, row="held")
+            if action.verb in own_work:
+                continue  # "Summarize my inbox. Then email Bob the summary.": the assistant's own work
+            fitting = [t.tool for t in tools if fits(reading, action, t)]
+            if not fitting or not any(_done_since(transcript, message, name) for name in fitting):
+                return Read("unknown", "held", text, row="held")
     return None
 
 
-def _presents(parse: Parse) -> bool:
-    """Whether a sentence ends in a colon: it presents what follows (a lead-in, a quotation, a list)."""
-    ends = [w for w in parse.words if w.text.strip()]
-    return bool(ends) and ends[-1].text == ":"
+def _sentence_before(
+    transcript: Transcript,
+    sentence: RequestSentence,
+    rules: Rules,
+    tool: ToolSense,
+    others: Sequence[ToolSense],
+    deadline: float | None,
+) -> tuple[int, str, Parse] | None:
+    """The user's sentence right before ``sentence`` (in its message, or the last of an earlier user message)."""
+    for i in range(sentence.message, -1, -1):
+        if transcript.messages[i].role != "user":
+            continue
+        read, _ = _read_sentences(transcript, i, rules, tool, others, deadline)
+        earlier = [(s, parse) for s, parse in read if i != sentence.message or s.end <= sentence.start]
+        if earlier:
+            s, parse = earlier[-1]
+            return i, s.original, parse
+    return None
+
+
+def _done_since(transcript: Transcript, message: int, tool: str) -> bool:
+    """Whether the transcript shows a call of ``tool`` after ``message``, carried out (it has its result)."""
+    return any(
+        call.name == tool and transcript.answered(call.id)
+        for m in transcript.messages[message + 1 :]
+        if m.role == "assistant"
+        for call in m.tool_calls
+    )
+
+
+def _outcome(found: Sequence[tuple[context.Outcome, str]], unknown: str) -> Read | None:
+    """What the sentences around a request come to: disproved when one disproves it (a negation is a
+    negation, whatever came before it), else unknown when one may change it (the first), else None."""
+    for outcome, original in found:
+        if isinstance(outcome, context.Disproved):
+            return Read("disproved", "negated", outcome.detail or original, row=outcome.row)
+    for outcome, original in found:
+        if isinstance(outcome, context.Unknown):
+            return Read("unknown", unknown, original, row=outcome.row)
+    return None
 
 
 def _later(
@@ -318,29 +387,24 @@ def _later(
     completed: bool = False,
     deadline: float | None = None,
 ) -> Read | None:
-    """What the user wrote after ``sentence`` that could take it back: a negation of the same action
-    (disproved), or a sentence that is not harmless (unknown, naming it). ``completed``: the request's
-    pronoun was filled by the fragment after it (that fragment is the request's own). More than
-    :data:`MAX_LATER_SENTENCES` sentences after it are not read: unknown. A reply to the agent's words that is
-    not a request read whole ("Yes.", "Ok", "Thanks!", "The lease is sorted."), or a sentence naming a noun of
-    the request's, leaves it unknown, unless a sentence after it disproves it (a negation is a negation,
-    whatever came before it)."""
-    skip_fragment = completed
+    """What the user wrote after ``sentence`` that could take it back, each sentence judged by the context
+    table (:mod:`validator.gate.context`): in its message and in every later user message. ``completed``: the
+    request's pronoun was filled by the fragment after it (that fragment is the request's own). More than
+    :data:`MAX_LATER_SENTENCES` sentences after it are not read: unknown."""
+    completes = completed
     count = 0
     nouns = frozenset[str]()  # the request's own, from its message's sentences (the loop reads them first)
-    pending: Read | None = None
+    found: list[tuple[context.Outcome, str]] = []
     for i in range(sentence.message, len(transcript.messages)):
         if transcript.messages[i].role != "user":
             continue
         own = own_words(transcript, i, rules)
-        spoken = bool(own.strip()) and _agent_spoke_before(transcript, sentence.message, i)
-        pasted = own.find("\x00", sentence.end if i == sentence.message else 0)
-        if pasted != -1:  # text after the request that is not the user's own: what it says is not read
-            content = transcript.messages[i].content
-            return Read("unknown", "later_words", "pasted or quoted text after it: " + content[pasted : pasted + 80])
+        reply = bool(own.strip()) and _agent_spoke_before(transcript, sentence.message, i)
         read, kept = _read_sentences(transcript, i, rules, tool, others, deadline)
         if i == sentence.message:
-            nouns = _nouns_of(sentence, read, tool)
+            nouns = context.request_nouns(
+                [parse for s, parse in read if s.start < sentence.end and sentence.start < s.end], tool
+            )
         count += len(read)
         if count > MAX_LATER_SENTENCES:
             return Read("unknown", "later_words", f"more than {MAX_LATER_SENTENCES:,} sentences of the user's after it")
@@ -348,56 +412,26 @@ def _later(
         for s, parse in read:
             if i == sentence.message and s.start < sentence.end:
                 continue
-            if skip_fragment and parse.readings and all(r.kind == "fragment" for r in parse.readings):
-                skip_fragment = False
-                continue  # the fragment that completed a pronoun's request
-            skip_fragment = False
-            verdict = _harmless(parse, tool, others, fills, kept=kept)
-            if verdict is not None:
-                proof, detail = verdict
-                return Read(proof, "negated" if proof == "disproved" else "later_words", detail or s.original)
-            if pending is not None:
-                continue
-            if spoken and not all(r.kind in ("request", "negated") for r in parse.readings):
-                # "Yes, please." means what it answers says ("Should I cancel it instead?"): no rule reads that
-                pending = Read("unknown", "later_words", f"a reply to the assistant's words: {s.original}")
-            elif nouns & _nouns_of_parse(parse, tool) and not _same_deed(parse, tool):
-                pending = Read("unknown", "later_words", s.original)  # "The workshop is cancelled."
-    return pending
-
-
-def _nouns_of_parse(parse: Parse, tool: ToolSense) -> frozenset[str]:
-    """The nouns of a sentence, each by its singular, for comparing nouns across sentences; not the tool's own
-    verbs read as nouns ("email" in "Never email eve@…": the tool's verbs are compared as verbs)."""
-    verbs = {i.verb for i in tool.intents} | tool.verbs
-    keys = ((w, w.lemma or w.norm) for w in parse.words if w.classes & {"NN", "NNS"})
-    return frozenset(key for w, key in keys if not (key in verbs or w.norm in verbs or (w.verb and w.verb in verbs)))
-
-
-def _nouns_of(sentence: RequestSentence, read: Sequence[tuple[_Sentence, Parse]], tool: ToolSense) -> frozenset[str]:
-    """Every noun of the request's sentence, its purpose's and its phrases' too ("for *the workshop*"): a
-    later sentence naming one of them may be about the request ("The workshop is cancelled.")."""
-    return frozenset().union(
-        *(_nouns_of_parse(parse, tool) for s, parse in read if s.start < sentence.end and sentence.start < s.end)
-    )
-
-
-def _same_deed(parse: Parse, tool: ToolSense) -> bool:
-    """Whether the sentence asks, every way it reads, for this tool's deed again ("Email Ann the report. Email
-    Bob the report."): another request of its own naming its kind of thing as it does (it stood alone)."""
-    return bool(parse.readings) and all(
-        r.kind == "request" and r.actions and all(tool.intent_of(a) is not None and not a.negated for a in r.actions)
-        for r in parse.readings
-    )
-
-
-def _filled_kinds(tool: ToolSense, fills: Sequence[Fill]) -> frozenset[str]:
-    """The kinds of thing the arguments the request fills stand for, those a common noun can name ("the
-    vendor", "the landlord": a payee; "the backup": a file): a later statement about one may be about the
-    request's value ("The vendor is fake." after "Pay DE89… 50 EUR.")."""
-    filled = {f.path for f in fills}
-    kinds = {k for a in tool.arguments if a.path in filled and a.kind is not None for k in a.kind.kinds}
-    return frozenset(kinds) - {"quoted", "name", "id", "thing"}
+            around = context.Sentence(
+                parse,
+                "after",
+                tool,
+                tuple(others),
+                tuple(fills),
+                kept,
+                reply=reply,
+                request_nouns=nouns,
+                completes=completes,
+            )
+            completes = False  # only the fragment right after the request completes it
+            found.append((context.judge(around, rules.off), s.original))
+        pasted = own.find("\x00", sentence.end if i == sentence.message else 0)
+        if pasted != -1:  # text after the request that is not the user's own: what it says is not read
+            content = transcript.messages[i].content
+            shown = content[pasted : pasted + 80]
+            around = context.Sentence(Parse((), frozenset()), "after", tool, (), (), kept, pasted=shown or "…")
+            found.append((context.judge(around, rules.off), shown))
+    return _outcome(found, "later_words")
 
 
 _QUESTION_MARKS = frozenset("?\uff1f\u061f\u037e\u2e2e\u00bf\u2047\u2048\u2049")
@@ -421,208 +455,6 @@ def _agent_spoke_before(transcript: Transcript, request: int, i: int) -> bool:
         ):
             return True
     return False
-
-
-def _harmless(
-    parse: Parse,
-    tool: ToolSense,
-    others: Sequence[ToolSense],
-    fills: Sequence[Fill],
-    *,
-    kept: _Read,
-    after: bool = True,
-) -> tuple[Proof, str] | None:
-    """None when a later sentence cannot take the request back; else ``(proof, detail)``. Harmless are only:
-    social talk; the user's own value declared for an argument ("My username is dr_smith."); a negation of
-    the same action that forbids only values provably other than the request's; a request, for this tool or
-    another, read whole, whose every verb stands on its own (no word pointing back, no free text, no value of
-    the request, no correction before it)."""
-    if not parse.readings:
-        return "unknown", ""
-    if all(r.kind in ("social", "list_lead") for r in parse.readings):
-        if after and any(w.classes & {"ANSWER", "NOT"} for w in parse.words):
-            return "unknown", ""  # "No problem.", "No, thanks." after a request: a "no" may answer it
-        return None  # thanks, a greeting, a list's lead-in (its items are read as requests of their own)
-    if all(r.kind == "answered" for r in parse.readings):  # "No." answers what came before the request
-        return ("unknown", "") if after else None
-    if all(r.kind in ("stated", "declared") for r in parse.readings):  # "The lease is sorted.", "My id is …"
-        declaring = [r for r in parse.readings if r.kind == "declared"]
-        # a declaration read as a statement too says the same thing: the declaration decides
-        stated_ok = bool(declaring) or not _about(parse, tool, fills, after=after)
-        declared_ok = all(
-            _declares_argument(r, tool, others)
-            and not any(d.value.kind == "name" for d in r.declarations)  # "I'm Kidding.": a word, not an identity
-            and not (after and any(same_value(d.value, f.value) for d in r.declarations for f in fills))
-            and all(_owned_by_request(d, fills) for d in r.declarations)
-            for r in declaring
-        )  # "I'm Bob." after "Pay Bob 50 EUR.": about the request
-        return None if stated_ok and declared_ok else ("unknown", "")
-    mine = kept.reading(parse, tool)
-    if mine is not None and mine.proof == "disproved":
-        return _negation(parse, fills)
-    if not all(r.kind in ("request", "negated") for r in parse.readings) or _corrects(parse):
-        return "unknown", ""  # (a negation of another tool's action is read as a request for it is)
-    alone, values = kept.alone(parse, tool, others, mine)
-    if alone and not any(same_value(v, f.value) for v in values for f in fills):
-        return None
-    return "unknown", ""
-
-
-def _alone_facts(
-    parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mine: Read | None
-) -> tuple[bool, tuple[Value, ...]]:
-    """:func:`_stands_alone` as two facts of the sentence, the request aside: whether it stands alone for a
-    request with no values, and the values its verbs name. It stands alone for a request ``fills`` exactly when
-    the first holds and no value of the second is the same as one of ``fills`` (every check of a value of the
-    request in :func:`_stands_alone`, and in :func:`not_alone` for a negated verb, compares these values)."""
-    values = tuple(v for r in parse.readings for a in r.actions for p in _phrases_of(a) for v in p.values)
-    return _stands_alone(parse, tool, others, (), mine), values
-
-
-def _stands_alone(
-    parse: Parse, tool: ToolSense, others: Sequence[ToolSense], fills: Sequence[Fill], mine: Read | None
-) -> bool:
-    """Whether every verb of a request beside or after the request stands on its own: no word pointing back,
-    no free text, nothing naming the request's thing or one of its arguments, no value of the request, and it
-    is a request of a tool the policy knows (of this one only when it is proved)."""
-    values = [f.value for f in fills]
-    conversation = english().conversation
-    for reading in parse.readings:
-        for action in reading.actions:
-            mine_too = tool.intent_of(action) is not None and not action.negated
-            # another request of its own names its kind of thing as it does ("Email Ann the report. Email Bob
-            # the report."): only what is unread there is about it
-            alone = unread(action, parse.words) if mine_too else not_alone(action, tool, parse.words, values)
-            if alone is not None:
-                return False
-            inside = [w for w in parse.words if action.start <= w.start < action.end and not w.verb]
-            things = acted_on_kinds(tool)
-            named = any(p.form == "described" and p.kinds & things for p in _phrases_of(action))
-            named = named or any(w.classes & {"NN", "NNS"} and w.kinds & things for w in inside)  # "my payment …"
-            about = named or any(_names_tool(w, tool) for w in inside)
-            if not action.negated and ((about and not mine_too) or any(w.norm in conversation for w in inside)):
-                return False  # "Delete my payment request.", "Email Bob the amount.": about the request
-            if any(same_value(v, r) for p in _phrases_of(action) for v in p.values for r in values):
-                return False  # "… Oh, send it to Alice", "Email Bob that …": about the request
-            if tool.intent_of(action) is not None:
-                if mine is None or mine.proof != "proved":
-                    return False
-            elif not any(fits(reading, action, o) for o in others):
-                return False
-    return True
-
-
-def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill], *, after: bool) -> bool:
-    """Whether a statement may be about the request, before it or after it: a clause of it does not stand on
-    its own (a word pointing back, free text, a quoted text); it names a value of the request, or another
-    value of a kind the request's values have ("I meant 90 EUR."); a pronoun stands in it ("It's fake.",
-    "I cancelled everything."); a word of it points into the conversation ("the next request") or names
-    something said ("The request is fake."); after it, the tool's own thing or one of its arguments ("The new
-    payment is cancelled.", "The IBAN is wrong."; before it, a statement describing the thing frames it:
-    "That lottery email is spam."); its verb is the tool's ("I paid.", "It's deleted."); or its verb has no
-    object ("I cancelled.", "I reconsidered.")."""
-    pack = english()
-    values = [f.value for f in fills]
-    kinds = {f.value.kind for f in fills} - {"name", "text"}
-    naming = pack.said | pack.conversation
-    for reading in parse.readings:
-        if reading.kind != "stated":
-            continue
-        for clause in reading.actions:
-            words = [w for w in parse.words if clause.start <= w.start < clause.end]
-            phrases = (*clause.objects, *(m.phrase for m in clause.mods if m.phrase))
-            named = [v for p in phrases for v in (*p.values, *p.inner)]
-            if after:
-                alone = not_alone(clause, tool, parse.words, values)
-            else:  # before it, a thing described frames it ("That lottery email is spam."): only what is unread
-                starts = {p.start for p in phrases if p.form == "described"}
-                words_ = [w for w in parse.words if not ("DET" in w.classes and w.start in starts)]
-                alone = unread(clause, words_)
-            if alone is not None:
-                return True
-            if any(same_value(v, r) for v in named for r in values) or any(v.kind in kinds for v in named):
-                return True
-            if any(p.form == "pronoun" for p in phrases):  # ("That lottery email …": a determiner, not one)
-                return True
-            if any("'" in w.norm and w.norm.split("'")[0] in pack.pointing for w in words):  # "it's", "that's"
-                return True
-            if any(w.norm in naming or (w.lemma or "") in naming for w in words):
-                return True
-            things = acted_on_kinds(tool) | (_filled_kinds(tool, fills) if after else frozenset())
-            if after and (
-                any(_names_tool(w, tool) or (w.classes & {"NN", "NNS"} and w.kinds & things) for w in words)
-                or any(p.form == "described" and p.kinds & things for p in phrases)
-            ):  # "The new payment is cancelled.", "The IBAN is wrong." (before it: "That lottery email is spam.")
-                return True
-            if clause.verb in tool.verbs or any(w.verb and w.verb in tool.verbs for w in words):
-                return True
-            if clause.verb != "be" and not clause.objects:
-                return True
-    return False
-
-
-def _names_tool(word: Word, tool: ToolSense) -> bool:
-    """Whether a noun names the tool's own thing or one of its arguments ("payment", "IBAN", "account")."""
-    if not word.classes & {"NN", "NNS"}:
-        return False
-    names = tool.nouns.union(*(a.words | (a.kind.words if a.kind else frozenset()) for a in tool.arguments))
-    return word.norm in names or (word.lemma or "") in names
-
-
-def _phrases_of(action: Action) -> list[Phrase]:
-    return [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
-
-
-def _negation(parse: Parse, fills: Sequence[Fill]) -> tuple[Proof, str] | None:
-    """A later negation of the same action: it takes the request back (disproved) when it names no value or
-    a value the request has; it leaves it standing only when every value it forbids is an address, an account
-    or an id provably other than each of the request's; anything between is unknown ("Don't pay Bob." after
-    "Pay Bob Smith 50 EUR.")."""
-    named = forbidden_values(parse)
-    if not named or any(same_value(v, f.value) for v in named for f in fills):
-        return "disproved", ""
-    pointing = english().pointing
-    if any(w.norm in pointing for w in parse.words):
-        return "unknown", ""  # "Don't pay him from DE44…": about this payment, in a way code cannot compare
-    compared = [f.value for f in fills if f.value.kind not in _NOT_TARGETS]
-    if any(v.kind not in PROVABLE or any(c.kind != v.kind for c in compared) for v in named):
-        return "unknown", ""  # "Never pay bob@acme.example." after "Pay Bob …": a name is not provably another
-    return None
-
-
-def _declares_argument(reading: Reading, tool: ToolSense, others: Sequence[ToolSense]) -> bool:
-    """Whether every value the sentence declares is the user's own value of a kind arguments take ("My
-    username is …", "My number is …"): its noun names an argument of a tool, or a kind of the pack's; "My
-    answer is 'no'." declares none."""
-    pack = english()
-    kinds = pack.declared_kinds
-    known = pack.identity.union(*(k.words for k in pack.arguments if k.kinds & kinds))
-    arguments = [a for t in (tool, *others) for a in t.arguments if a.kind is None or a.kind.kinds & kinds]
-    return bool(reading.declarations) and all(
-        bool(d.words & known)
-        or any(a.words <= d.words for a in arguments)
-        or any(pack.nouns.get(w, frozenset()) & kinds for w in d.words)  # "My balance is …": an amount's noun
-        for d in reading.declarations
-    )
-
-
-def _owned_by_request(d: Declaration, fills: Sequence[Fill]) -> bool:
-    """Whether a declared value's owner is the user or the one person the request names ("Pay Bob 50 EUR.
-    His IBAN is …"); a value of someone else's beside a request ("Eve's IBAN is …") may be what the request
-    is really about: unknown."""
-    names = {f.value.text.casefold() for f in fills if f.value.kind == "name"}
-    return d.owner == OWNER_USER or bool(owned_by(d, names))
-
-
-def _corrects(parse: Parse) -> bool:
-    """Whether a later request opens with a word that may correct the one before ("Oh, …", "Ok, …",
-    "Actually, …", "Just …"): the pack's interjections, fillers and adverbs (``additive`` aside)."""
-    pack = english()
-    verbs = {a.verb.split()[0] for r in parse.readings for a in r.actions}
-    first = next((w.start for w in parse.words if w.verb in verbs and w.classes & {"VB", "VBG"}), 0)
-    return any(
-        w.start < first and w.classes & {"INTERJ", "FILLER", "ADV"} and w.norm not in pack.additive for w in parse.words
-    )  # "Just pay 90 EUR to DE89….": "just" may correct it too
 
 
 def _complete(
@@ -721,8 +553,12 @@ def read_request(
         if reading.proof == "proved" and reading.pronoun:
             reading, completed = _complete(transcript, sentence, reading, tool, rules)
         if reading.proof == "proved" and rules.on(Rule.WHOLE_CONTEXT):
-            undone = _earlier(transcript, sentence, tool, others, reading.fills, rules, deadline)
-            undone = undone or _later(transcript, sentence, tool, others, reading.fills, rules, completed, deadline)
+            undone = _worst(
+                _earlier(transcript, sentence, tool, others, reading.fills, rules, deadline),
+                _later(transcript, sentence, tool, others, reading.fills, rules, completed, deadline),
+            )
+            if undone is None and any(r.sequenced for r in parse.readings):
+                undone = _held(transcript, sentence, tool, others, rules, deadline)
             if undone is not None:
                 reading = undone
         found.append((sentence, reading))
@@ -755,6 +591,7 @@ def read_request(
         negated=worst.problem == "negated",
         problem=_problem(worst.problem),
         detail=worst.detail,
+        row=worst.row,
     )
 
 
@@ -926,4 +763,4 @@ def why_not_requested(intent: IntentFinding, sentences: int, *, found: bool = Fa
     sentences are every one of the user's own, read because the host could not carry a justification."""
     from validator.verdict.refusals import request_reason
 
-    return request_reason(intent.problem or "not_named", intent.detail, sentences, found=found)
+    return request_reason(intent.problem or "not_named", intent.detail, sentences, found=found, row=intent.row)

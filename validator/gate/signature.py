@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from validator.gate.grammar import grammar
 from validator.gate.grounding import mentions, outside_party
 from validator.gate.index import is_users
-from validator.gate.lexer import Word
+from validator.gate.lexer import Word, in_pack_language
 from validator.gate.paths import string_leaves
 from validator.gate.provenance import call_of
 from validator.gate.reader import ToolSense
@@ -36,10 +36,8 @@ from validator.language import english
 from validator.language.rules import ALL_ON, Rules
 from validator.verdict.findings import ValueFinding
 
-__all__ = ["COVERED", "named_only_outside", "outside_target"]
+__all__ = ["named_only_outside", "outside_target"]
 
-COVERED = 0.5
-"""The share of a user sentence's words the pack must know for it to be in the pack's language."""
 _READ = 20_000
 """Characters of each tool output read for the action's name."""
 _USERS_READ = 50_000
@@ -61,13 +59,6 @@ def _names(words: Sequence[Word], stems: frozenset[str]) -> bool:
         if any(f and (f in stems or f.startswith(prefixes)) for f in forms):
             return True
     return False
-
-
-def _covered(words: Sequence[Word]) -> bool:
-    """Whether a sentence is in the pack's language: most of its words are ones the pack knows."""
-    lettered = [w for w in words if any(c.isalpha() for c in w.text)]
-    known = [w for w in lettered if w.classes - {"NAME", "TEXT"}]
-    return not lettered or len(known) >= COVERED * len(lettered)
 
 
 def _users_messages(
@@ -98,7 +89,7 @@ def named_only_outside(
     for message in _users_messages(transcript, user_id, rules, tool.verbs):
         if message is None:
             return None  # more of the user's words than are read: one of them may name it
-        if any(_names(words, stems) or not _covered(words) for words in message[1]):
+        if any(_names(words, stems) or not in_pack_language(words) for words in message[1]):
             return None
     for i, m in enumerate(transcript.messages):
         if m.role != "tool" or m.name == tool.tool:
@@ -134,7 +125,7 @@ def _users_words(transcript: Transcript, user_id: str | None, rules: Rules) -> t
     theirs is not in the pack's language."""
     text: list[str] = []
     for message in _users_messages(transcript, user_id, rules):
-        if message is None or not all(_covered(words) for words in message[1]):
+        if message is None or not all(in_pack_language(words) for words in message[1]):
             return None  # a sentence in another language may name the source in words the pack lacks
         text.append(message[0])
     joined = normalize(" ".join(text)).casefold()

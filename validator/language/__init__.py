@@ -11,7 +11,8 @@ holds a word of English.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -145,6 +146,18 @@ class LanguagePack:
     grant_periods: dict[str, tuple[Phrase, ...]]
     families: dict[str, tuple[str, ...]]
     triggers: dict[str, frozenset[str]]
+    deeds: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Each kind of deed a reason of the grammar goes with, and the intent verbs of that kind ("removal":
+    archive, delete, cancel, unsubscribe): "Archive t-12, I'm done with it." stands; "Renew it, I'm done with
+    it." is unknown."""
+    mentioned: frozenset[str] = frozenset()
+    """Every word the pack's file names anywhere (its tables, role lists, lead-ins, grant periods): known, so
+    never an open-class word, whether or not a class of the grammar holds it."""
+    number_words: dict[str, int] = field(default_factory=dict)
+    """Number words and their values ("one", "twenty"): read as numbers."""
+    selective_endings: tuple[str, ...] = ()
+    """Endings of a word no table knows that make it one choosing which thing ("smallest", "heavier"): such a word
+    is never carried (open-class), so its sentence is unknown."""
 
     def word_classes(self) -> dict[str, frozenset[str]]:
         """Each word of the class tables and nouns, with its grammar classes (``NN``/``NNS`` for nouns)."""
@@ -240,7 +253,24 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         grant_periods={k: _phrases(v) for k, v in data["grants"].items()},
         families={k: tuple(v) for k, v in lex["families"].items()},
         triggers={k: frozenset(v) for k, v in lex["triggers"].items()},
+        deeds={k: frozenset(v) for k, v in data.get("deeds", {}).items()},
+        selective_endings=tuple(data.get("open", {}).get("selective_endings", ())),
+        mentioned=frozenset(_words_of(data)),
+        number_words={k: int(v) for k, v in data.get("numbers", {}).items()},
     )
+
+
+def _words_of(node: Any) -> Iterator[str]:
+    """Every word of every string (and key) in a table of the pack's file, folded as the lexer folds them."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from phrase(str(key))
+            yield from _words_of(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _words_of(item)
+    elif isinstance(node, str):
+        yield from phrase(node)
 
 
 def load_pack(text: str, grammar: str | None = None) -> LanguagePack:

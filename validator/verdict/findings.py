@@ -70,7 +70,8 @@ RequestProblem = Literal[
     "later_words",
     "earlier_words",
     "beside_words",
-    "retracted",
+    "held",
+    "reason",
     "no_request",
     "delegated",
     "outside_only",
@@ -285,6 +286,9 @@ class IntentFinding:
     requested_in: tuple[int, ...] = ()
     """For a proved request: the user messages whose sentences proved it (a call the transcript shows carried
     out after the last of them spent it: :mod:`validator.state.ledger`)."""
+    row: str | None = None
+    """For a request the sentences around it left unknown or disproved: the context rule that judged them (a row
+    of :data:`validator.gate.context.TABLE`, or ``held``: a sequencing opener waiting for an earlier action)."""
     step_of: str | None = None
     """The tool whose proved request proves this one, when the policy declares this tool a step of it
     (``step_of``) and the user's words name this one neither as a request nor under a negation."""

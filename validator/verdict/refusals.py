@@ -126,7 +126,8 @@ REQUEST_REASONS: dict[str, str] = {
     "later_words": "words of the user after the request could take it back{detail}",
     "earlier_words": "words of the user before the request, in its message, could change it{detail}",
     "beside_words": "a verb beside the request, in its sentence, may be about it{detail}",
-    "retracted": "the user took something back later{detail}",
+    "held": "the request comes after something else the user asked, not yet shown done{detail}",
+    "reason": "the reason the user gives goes with another kind of action{detail}",
     "no_request": "no sentence of the user's own words is cited (pasted or forwarded text is not the user's)",
     "outside_only": "no sentence of the user's own words names this action in any form, and an outside party's "
     "text does{detail}: the injection signature",
@@ -158,11 +159,37 @@ def next_step(code: Code, *, tool: str = "", paths: str = "") -> str:
     return NEXT_STEPS.get(code, "Ask the user to confirm the action directly.").format(tool=tool, paths=paths)
 
 
-def request_reason(problem: str, detail: str = "", sentences: int = 0, *, found: bool = False) -> str:
-    """The reader's reason in words (``found``: for evidence the validator read itself)."""
+CONTEXT_ROWS: dict[str, str] = {
+    "pasted": "text after it that the user pasted or quoted, which is not their own",
+    "completion": "the words completing it",
+    "unparsed": "a sentence the request grammar cannot read",
+    "language": "a sentence mostly of words the grammar does not know",
+    "presents": "a lead-in presenting what follows as someone else's words",
+    "negation": "a negation of the same action",
+    "reply": "a reply to the assistant's words, which no rule reads",
+    "social": "a 'no' that may answer it",
+    "answer": "a bare answer after it",
+    "reason": "a reason that goes with another kind of action",
+    "request-noun": "a sentence naming a thing of the request",
+    "declaration": "a value that is not the user's own for an argument",
+    "statement": "a statement that may be about the request",
+    "question": "a question after it",
+    "request": "another request that may correct or point back at it",
+    "unread": "a sentence no rule reads",
+    "held": "it waits for an earlier action that the transcript does not show done",
+}
+"""What each context rule (:data:`validator.gate.context.TABLE`) found, in words, by its name."""
+
+
+def request_reason(
+    problem: str, detail: str = "", sentences: int = 0, *, found: bool = False, row: str | None = None
+) -> str:
+    """The reader's reason in words (``found``: for evidence the validator read itself; ``row``: the context rule
+    that judged the words around it)."""
     shown = f' ("{detail[:160]}")' if detail else ""
     text = (FOUND_REASONS if found else {}).get(problem) or REQUEST_REASONS.get(problem, "no request for it was proved")
-    return text.format(detail=shown, sentences=sentences)
+    why = f" [{CONTEXT_ROWS[row]}]" if row in CONTEXT_ROWS else ""
+    return text.format(detail=shown, sentences=sentences) + why
 
 
 def edit_refused(tool: str, changed: Sequence[str], reasoning: str) -> str:

@@ -1,0 +1,489 @@
+"""The context rules: does a sentence of the user's around a proved request leave it standing?
+
+A request proved in its sentence is read in its context (:mod:`validator.gate.requests` finds the sentences:
+the words before it in its turn, every sentence after it). Each such sentence is judged by one table,
+:data:`TABLE`: the first row that speaks of the sentence gives its result, one of three:
+
+- :class:`Standing`: the sentence cannot change the request (thanks, a plain statement about something else);
+- :class:`Unknown`: it may (a reply to the assistant, a sentence the grammar cannot read), with the row and
+  the words it rests on;
+- :class:`Disproved`: it takes the request back (a negation of the same action).
+
+Each row reads what the grammar read (the sentence's readings, its words' classes and meanings), never raw
+text. A sentence no row speaks of is unknown. Around one request, a disproving sentence anywhere wins over
+an unknown one: what leaves a request unknown never hides a negation after it.
+
+Every row can be switched off for measuring (``rules_off`` takes ``context.<row>``); a row switched off never
+speaks, so the sentences it would have judged fall to the next rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from validator.gate.grammar import OWNER_USER, Action, Declaration, Parse, Phrase, Reading, Value
+from validator.gate.lexer import Word, in_pack_language
+from validator.gate.reader import (
+    PROVABLE,
+    Fill,
+    Read,
+    ToolSense,
+    acted_on_kinds,
+    fits,
+    forbidden_values,
+    not_alone,
+    owned_by,
+    same_value,
+    unread,
+)
+from validator.language import english
+
+__all__ = [
+    "ROW_PREFIX",
+    "TABLE",
+    "Disproved",
+    "Memo",
+    "Outcome",
+    "Place",
+    "Row",
+    "Sentence",
+    "Standing",
+    "Unknown",
+    "alone_facts",
+    "judge",
+    "row_names",
+]
+
+Place = Literal["before", "after"]
+
+ROW_PREFIX = "context."
+"""A row's switch in ``rules_off`` is its name after this prefix (``context.statement``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """The sentence leaves the request standing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """The sentence may change the request, and no rule reads how: the user is asked."""
+
+    row: str
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Disproved:
+    """The sentence takes the request back."""
+
+    row: str
+    detail: str = ""
+
+
+Outcome = Standing | Unknown | Disproved
+STANDING = Standing()
+
+
+class Memo(Protocol):
+    """What a row may ask of the sentences already read (kept per conversation by :mod:`validator.gate.requests`)."""
+
+    def reading(self, parse: Parse, tool: ToolSense) -> Read | None: ...
+
+    def alone(
+        self, parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mine: Read | None
+    ) -> tuple[bool, tuple[Value, ...]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """One sentence of the user's around a proved request, and what a row needs to judge it."""
+
+    parse: Parse
+    place: Place
+    tool: ToolSense
+    others: tuple[ToolSense, ...]
+    fills: tuple[Fill, ...]
+    """The values the request puts in the call's arguments."""
+    memo: Memo
+    own_message: bool = True
+    """It stands in the request's own message (before it: a negation there disproves; in an earlier message of
+    the turn the user decides)."""
+    reply: bool = False
+    """After the request, the assistant said or asked something since the user last wrote."""
+    request_nouns: frozenset[str] = frozenset()
+    """The nouns of the request's sentence (its purpose's too), each by its singular."""
+    completes: bool = False
+    """The fragment right after a request whose object is a pronoun, filling what the pronoun left open."""
+    pasted: str = ""
+    """Not a sentence of the user's own: a passage they pasted or quoted after the request (its first words)."""
+    listed: bool = False
+    """Before it, in its message, when the request is an item of a list: the sentence before the list is its
+    lead-in, and a colon there presents the items as the user's requests."""
+
+    @property
+    def after(self) -> bool:
+        return self.place == "after"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One rule of the table: its name, what it reads of a sentence, and its judgement (None: it does not speak
+    of this sentence)."""
+
+    name: str
+    reads: str
+    decide: Callable[[Sentence], Outcome | None]
+
+
+# -- the rows ------------------------------------------------------------------------------------------------
+
+
+def _pasted(s: Sentence) -> Outcome | None:
+    return Unknown("pasted", s.pasted) if s.pasted else None
+
+
+def _completion(s: Sentence) -> Outcome | None:
+    readings = s.parse.readings
+    fragment = len(readings) >= 1 and all(r.kind == "fragment" for r in readings)
+    return STANDING if s.completes and fragment else None
+
+
+def _unparsed(s: Sentence) -> Outcome | None:
+    return Unknown("unparsed", s.parse.detail) if not s.parse.readings else None
+
+
+def _language(s: Sentence) -> Outcome | None:
+    """ "Dat is fout.": words of another language read as names and carried words would look like a statement."""
+    return None if in_pack_language(s.parse.words) else Unknown("language")
+
+
+def _negation_row(s: Sentence) -> Outcome | None:
+    mine = s.memo.reading(s.parse, s.tool)
+    if mine is None or mine.proof != "disproved":
+        return None
+    found = _negation(s.parse, s.fills)
+    if isinstance(found, Disproved) and not s.own_message:  # in an earlier message of the turn the user decides
+        return Unknown("negation")
+    return found
+
+
+def _reply(s: Sentence) -> Outcome | None:
+    """ "Yes, please." means what it answers says ("Should I cancel it instead?"): no rule reads the assistant."""
+    if not (s.after and s.reply) or all(r.kind in ("request", "negated") for r in s.parse.readings):
+        return None
+    return Unknown("reply")
+
+
+def _social(s: Sentence) -> Outcome | None:
+    if not all(r.kind in ("social", "list_lead") for r in s.parse.readings):
+        return None
+    if s.after and any(w.classes & {"ANSWER", "NOT"} for w in s.parse.words):
+        return Unknown("social")  # "No problem.", "No, thanks." after a request
+    return STANDING  # thanks, a greeting, a list's lead-in (its items are read as requests of their own)
+
+
+def _answer(s: Sentence) -> Outcome | None:
+    if not all(r.kind == "answered" for r in s.parse.readings):
+        return None
+    return Unknown("answer") if s.after else STANDING  # "No." before: what came before
+
+
+def _reason(s: Sentence) -> Outcome | None:
+    reasons = {r.reason for r in s.parse.readings if r.kind == "reason"}
+    if not reasons or not all(r.kind == "reason" for r in s.parse.readings):
+        return None
+    deeds = english().deeds
+    verbs = {i.verb for i in s.tool.intents}
+    if all(verbs & deeds.get(reason, frozenset()) for reason in reasons):
+        return STANDING  # "Please archive t-12. I'm done with it.": a reason for this kind of deed
+    return Unknown("reason")
+
+
+def _request_noun(s: Sentence) -> Outcome | None:
+    """ "The workshop is cancelled." after "Pay … for the workshop.": it may be about the request."""
+    if not s.after or not s.request_nouns & _nouns_of_parse(s.parse, s.tool) or _same_deed(s.parse, s.tool):
+        return None
+    return Unknown("request-noun")
+
+
+def _declaration(s: Sentence) -> Outcome | None:
+    readings = s.parse.readings
+    if not all(r.kind in ("stated", "declared") for r in readings) or not any(r.kind == "declared" for r in readings):
+        return None
+    ok = all(
+        _declares_argument(r, s.tool, s.others)
+        and not any(d.value.kind == "name" for d in r.declarations)  # "I'm Kidding.": a word, not an identity
+        and not (s.after and any(same_value(d.value, f.value) for d in r.declarations for f in s.fills))
+        and all(_owned_by_request(d, s.fills) for d in r.declarations)  # "I'm Bob." after "Pay Bob 50 EUR."
+        for r in readings
+        if r.kind == "declared"
+    )
+    return STANDING if ok else Unknown("declaration")
+
+
+def _statement(s: Sentence) -> Outcome | None:
+    if not all(r.kind == "stated" for r in s.parse.readings):
+        return None
+    if _about(s.parse, s.tool, s.fills, after=s.after):
+        return Unknown("statement")
+    return STANDING  # "The lease is sorted.", "I checked invoice 443."
+
+
+def _question(s: Sentence) -> Outcome | None:
+    if not all(r.kind == "asked" for r in s.parse.readings):
+        return None
+    if s.after:
+        return Unknown("question")
+    return STANDING  # "Where are my notes? Forward them to Bob.": asking for information first
+
+
+def _request(s: Sentence) -> Outcome | None:
+    readings = s.parse.readings
+    if not all(r.kind in ("request", "negated") for r in readings):
+        return None
+    if _corrects(s.parse):
+        return Unknown("request")  # "Oh, pay him 60 EUR.", "Just pay 90 EUR …"
+    mine = s.memo.reading(s.parse, s.tool)
+    alone, values = s.memo.alone(s.parse, s.tool, s.others, mine)
+    if alone and not any(same_value(v, f.value) for v in values for f in s.fills):
+        return STANDING
+    return Unknown("request")
+
+
+def _presents(s: Sentence) -> Outcome | None:
+    """A sentence ending in a colon before the request presents it ("Here is what the scammer wrote:")."""
+    ends = [w for w in s.parse.words if w.text.strip()]
+    if s.after or s.listed or not ends or ends[-1].text != ":":
+        return None
+    return Unknown("presents")
+
+
+TABLE: tuple[Row, ...] = (
+    Row("pasted", "text after the request that is not the user's own (pasted, quoted, forwarded)", _pasted),
+    Row("completion", "the fragment right after it completing its pronoun ('45 EUR to DE89…')", _completion),
+    Row("unparsed", "a sentence with no complete parse", _unparsed),
+    Row("language", "a sentence most of whose words the pack does not know (names and carried words)", _language),
+    Row("presents", "before it: a sentence ending in a colon, presenting what follows", _presents),
+    Row("negation", "a negation of the same action: the values it forbids", _negation_row),
+    Row("reply", "after the assistant spoke: anything but a request read whole", _reply),
+    Row("social", "thanks, a greeting, an acknowledgement, a list's lead-in; a 'no' in it after the request", _social),
+    Row("answer", "a bare answer ('No.')", _answer),
+    Row("reason", "a reason from the grammar's table, with the kind of deed it goes with", _reason),
+    Row(
+        "request-noun",
+        "after it: a noun of the request's sentence, in anything but a request of the same deed",
+        _request_noun,
+    ),
+    Row("declaration", "a value the user declares: its noun, its owner", _declaration),
+    Row("statement", "a statement: what it names (a pronoun, the request's values and things, words said)", _statement),
+    Row("question", "a question asking the assistant to tell, not to act", _question),
+    Row("request", "another request read whole: its opener, whether each verb stands on its own", _request),
+)
+"""The context rules, in the order they are asked. A sentence no row speaks of is unknown."""
+
+
+def row_names() -> frozenset[str]:
+    """The rows' switches (``context.<row>``), as ``rules_off`` takes them."""
+    return frozenset(ROW_PREFIX + row.name for row in TABLE)
+
+
+def judge(sentence: Sentence, off: frozenset[str] = frozenset()) -> Outcome:
+    """The first row's result for ``sentence`` (rows whose switch is in ``off`` never speak)."""
+    for row in TABLE:
+        if ROW_PREFIX + row.name in off:
+            continue
+        found = row.decide(sentence)
+        if found is not None:
+            return found
+    return Unknown("unread")
+
+
+# -- what the rows read -----------------------------------------------------------------------------------
+
+
+def _phrases_of(action: Action) -> list[Phrase]:
+    return [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
+
+
+_NOT_TARGETS = frozenset({"money", "number", "measure", "time", "text"})
+"""Kinds of a request's values a forbidden address or account is never compared with."""
+
+
+def _negation(parse: Parse, fills: Sequence[Fill]) -> Outcome:
+    """A later negation of the same action: it takes the request back (disproved) when it names no value or
+    a value the request has; it leaves it standing only when every value it forbids is an address, an account
+    or an id provably other than each of the request's; anything between is unknown ("Don't pay Bob." after
+    "Pay Bob Smith 50 EUR.")."""
+    named = forbidden_values(parse)
+    if not named or any(same_value(v, f.value) for v in named for f in fills):
+        return Disproved("negation")
+    if any(w.norm in english().pointing for w in parse.words):
+        return Unknown("negation")  # "Don't pay him from DE44…": about this payment
+    compared = [f.value for f in fills if f.value.kind not in _NOT_TARGETS]
+    if any(v.kind not in PROVABLE or any(c.kind != v.kind for c in compared) for v in named):
+        return Unknown("negation")  # "Never pay bob@…" after "Pay Bob …"
+    return STANDING
+
+
+def _nouns_of_parse(parse: Parse, tool: ToolSense) -> frozenset[str]:
+    """The nouns of a sentence, each by its singular, for comparing nouns across sentences; not the tool's own
+    verbs read as nouns ("email" in "Never email eve@…": the tool's verbs are compared as verbs)."""
+    verbs = {i.verb for i in tool.intents} | tool.verbs
+    keys = ((w, w.lemma or w.norm) for w in parse.words if w.classes & {"NN", "NNS"})
+    return frozenset(key for w, key in keys if not (key in verbs or w.norm in verbs or (w.verb and w.verb in verbs)))
+
+
+def request_nouns(parses: Sequence[Parse], tool: ToolSense) -> frozenset[str]:
+    """Every noun of the request's sentences (its purpose's and its phrases' too: "for *the workshop*")."""
+    return frozenset().union(*(_nouns_of_parse(p, tool) for p in parses))
+
+
+def _same_deed(parse: Parse, tool: ToolSense) -> bool:
+    """Whether the sentence asks, every way it reads, for this tool's deed again ("Email Ann the report. Email
+    Bob the report."): another request of its own naming its kind of thing as it does (it stood alone)."""
+    return bool(parse.readings) and all(
+        r.kind == "request" and r.actions and all(tool.intent_of(a) is not None and not a.negated for a in r.actions)
+        for r in parse.readings
+    )
+
+
+def _filled_kinds(tool: ToolSense, fills: Sequence[Fill]) -> frozenset[str]:
+    """The kinds of thing the arguments the request fills stand for, those a common noun can name ("the
+    vendor", "the landlord": a payee; "the backup": a file): a later statement about one may be about the
+    request's value ("The vendor is fake." after "Pay DE89… 50 EUR.")."""
+    filled = {f.path for f in fills}
+    kinds = {k for a in tool.arguments if a.path in filled and a.kind is not None for k in a.kind.kinds}
+    return frozenset(kinds) - {"quoted", "name", "id", "thing"}
+
+
+def _names_tool(word: Word, tool: ToolSense) -> bool:
+    """Whether a noun names the tool's own thing or one of its arguments ("payment", "IBAN", "account")."""
+    if not word.classes & {"NN", "NNS"}:
+        return False
+    names = tool.nouns.union(*(a.words | (a.kind.words if a.kind else frozenset()) for a in tool.arguments))
+    return word.norm in names or (word.lemma or "") in names
+
+
+def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill], *, after: bool) -> bool:
+    """Whether a statement may be about the request, before it or after it: a clause of it does not stand on
+    its own (a word pointing back, free text, a quoted text); it names a value of the request, or another
+    value of a kind the request's values have ("I meant 90 EUR."); a pronoun stands in it ("It's fake.",
+    "I cancelled everything."); a word of it points into the conversation ("the next request") or names
+    something said ("The request is fake."); after it, the tool's own thing or one of its arguments ("The new
+    payment is cancelled.", "The IBAN is wrong."; before it, a statement describing the thing frames it:
+    "That lottery email is spam."); its verb is the tool's ("I paid.", "It's deleted."); or its verb has no
+    object ("I cancelled.", "I reconsidered.")."""
+    pack = english()
+    values = [f.value for f in fills]
+    kinds = {f.value.kind for f in fills} - {"name", "text"}
+    naming = pack.said | pack.conversation
+    for reading in parse.readings:
+        if reading.kind != "stated":
+            continue
+        for clause in reading.actions:
+            words = [w for w in parse.words if clause.start <= w.start < clause.end]
+            phrases = (*clause.objects, *(m.phrase for m in clause.mods if m.phrase))
+            named = [v for p in phrases for v in (*p.values, *p.inner)]
+            if after:
+                alone = not_alone(clause, tool, parse.words, values)
+            else:  # before it, a thing described frames it ("That lottery email is spam."): only what is unread
+                starts = {p.start for p in phrases if p.form == "described"}
+                words_ = [w for w in parse.words if not ("DET" in w.classes and w.start in starts)]
+                alone = unread(clause, words_)
+            if alone is not None:
+                return True
+            if any(same_value(v, r) for v in named for r in values) or any(v.kind in kinds for v in named):
+                return True
+            if any(p.form == "pronoun" for p in phrases):  # ("That lottery email …": a determiner, not one)
+                return True
+            if any("'" in w.norm and w.norm.split("'")[0] in pack.pointing for w in words):  # "it's", "that's"
+                return True
+            if any(w.norm in naming or (w.lemma or "") in naming for w in words):
+                return True
+            things = acted_on_kinds(tool) | (_filled_kinds(tool, fills) if after else frozenset())
+            if after and (
+                any(_names_tool(w, tool) or (w.classes & {"NN", "NNS"} and w.kinds & things) for w in words)
+                or any(p.form == "described" and p.kinds & things for p in phrases)
+            ):  # "The new payment is cancelled.", "The IBAN is wrong." (before it: "That lottery email is spam.")
+                return True
+            if clause.verb in tool.verbs or any(w.verb and w.verb in tool.verbs for w in words):
+                return True
+            if clause.verb != "be" and not clause.objects:
+                return True
+    return False
+
+
+def _declares_argument(reading: Reading, tool: ToolSense, others: Sequence[ToolSense]) -> bool:
+    """Whether every value the sentence declares is the user's own value of a kind arguments take ("My
+    username is …", "My number is …"): its noun names an argument of a tool, or a kind of the pack's; "My
+    answer is 'no'." declares none."""
+    pack = english()
+    kinds = pack.declared_kinds
+    known = pack.identity.union(*(k.words for k in pack.arguments if k.kinds & kinds))
+    arguments = [a for t in (tool, *others) for a in t.arguments if a.kind is None or a.kind.kinds & kinds]
+    return bool(reading.declarations) and all(
+        bool(d.words & known)
+        or any(a.words <= d.words for a in arguments)
+        or any(pack.nouns.get(w, frozenset()) & kinds for w in d.words)  # "My balance is …": an amount's noun
+        for d in reading.declarations
+    )
+
+
+def _owned_by_request(d: Declaration, fills: Sequence[Fill]) -> bool:
+    """Whether a declared value's owner is the user or the one person the request names ("Pay Bob 50 EUR.
+    His IBAN is …"); a value of someone else's beside a request ("Eve's IBAN is …") may be what the request
+    is really about: unknown."""
+    names = {f.value.text.casefold() for f in fills if f.value.kind == "name"}
+    return d.owner == OWNER_USER or bool(owned_by(d, names))
+
+
+def _corrects(parse: Parse) -> bool:
+    """Whether a later request opens with a word that may correct the one before ("Oh, …", "Ok, …",
+    "Actually, …", "Just …"): the pack's interjections, fillers and adverbs (``additive`` aside)."""
+    pack = english()
+    verbs = {a.verb.split()[0] for r in parse.readings for a in r.actions}
+    first = next((w.start for w in parse.words if w.verb in verbs and w.classes & {"VB", "VBG"}), 0)
+    return any(
+        w.start < first and w.classes & {"INTERJ", "FILLER", "ADV"} and w.norm not in pack.additive for w in parse.words
+    )  # "Just pay 90 EUR to DE89….": "just" may correct it too
+
+
+def alone_facts(
+    parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mine: Read | None
+) -> tuple[bool, tuple[Value, ...]]:
+    """Whether another request stands on its own, as two facts of the sentence (the request aside): whether it
+    stands alone for a request with no values, and the values its verbs name. It stands alone for a request
+    exactly when the first holds and no value of the second is one of the request's."""
+    values = tuple(v for r in parse.readings for a in r.actions for p in _phrases_of(a) for v in p.values)
+    return _stands_alone(parse, tool, others, mine), values
+
+
+def _stands_alone(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mine: Read | None) -> bool:
+    """Whether every verb of a request beside or after the request stands on its own: no word pointing back,
+    no free text, nothing naming the request's thing or one of its arguments, and it is a request of a tool the
+    policy knows (of this one only when it is proved)."""
+    conversation = english().conversation
+    for reading in parse.readings:
+        for action in reading.actions:
+            mine_too = tool.intent_of(action) is not None and not action.negated
+            # another request of its own names its kind of thing as it does ("Email Ann the report. Email Bob
+            # the report."): only what is unread there is about it
+            alone = unread(action, parse.words) if mine_too else not_alone(action, tool, parse.words, ())
+            if alone is not None:
+                return False
+            inside = [w for w in parse.words if action.start <= w.start < action.end and not w.verb]
+            things = acted_on_kinds(tool)
+            named = any(p.form == "described" and p.kinds & things for p in _phrases_of(action))
+            named = named or any(w.classes & {"NN", "NNS"} and w.kinds & things for w in inside)  # "my payment …"
+            about = named or any(_names_tool(w, tool) for w in inside)
+            if not action.negated and ((about and not mine_too) or any(w.norm in conversation for w in inside)):
+                return False  # "Delete my payment request.", "Email Bob the amount.": about the request
+            if tool.intent_of(action) is not None:
+                if mine is None or mine.proof != "proved":
+                    return False
+            elif not any(fits(reading, action, o) for o in others):
+                return False
+    return True
