@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Required, TypeAlias, TypedDict, Unpack
 
+from validator.exceptions import UsageError
+from validator.gate.context import row_names
 from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import CheckInput
 from validator.inputs.conversations import TranscriptCaches
 from validator.inputs.transcript import Message, Transcript
-from validator.language.rules import Rules
+from validator.language.rules import CONTEXT_PREFIX, Rules
 from validator.policy import Policy
 from validator.telemetry import Telemetry
 from validator.verdict import Verdict
@@ -107,6 +109,10 @@ class ValidatorConfig:
     :data:`validator.language.rules.RULES`), handed to the gate and the ledger with each check."""
 
     def __post_init__(self) -> None:
+        rows = sorted(n for n in self.rules_off if n.startswith(CONTEXT_PREFIX) and n not in row_names())
+        if rows:
+            known = ", ".join(sorted(row_names()))
+            raise UsageError(f"unknown rules: {', '.join(rows)} (the context table's rows: {known})")
         object.__setattr__(self, "rules", Rules(frozenset(self.rules_off)))
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from validator.gate.grammar import OWNER_USER, Action, Declaration, Parse, Phrase, Reading, Value
-from validator.gate.lexer import Word, in_pack_language
+from validator.gate.lexer import OPEN, Word, in_pack_language
 from validator.gate.reader import (
     PROVABLE,
     Fill,
@@ -39,6 +39,7 @@ from validator.gate.reader import (
     unread,
 )
 from validator.language import english
+from validator.language.rules import CONTEXT_PREFIX
 
 __all__ = [
     "ROW_PREFIX",
@@ -58,7 +59,7 @@ __all__ = [
 
 Place = Literal["before", "after"]
 
-ROW_PREFIX = "context."
+ROW_PREFIX = CONTEXT_PREFIX
 """A row's switch in ``rules_off`` is its name after this prefix (``context.statement``)."""
 
 
@@ -227,9 +228,21 @@ def _declaration(s: Sentence) -> Outcome | None:
 def _statement(s: Sentence) -> Outcome | None:
     if not all(r.kind == "stated" for r in s.parse.readings):
         return None
+    if s.after and any(w.classes == {OPEN} for w in s.parse.words):
+        # after a request a statement may take it back in words no table knows ("I changed my mind.", "I found
+        # another way."): only a statement of known words is read there
+        return Unknown("statement")
     if _about(s.parse, s.tool, s.fills, after=s.after):
         return Unknown("statement")
     return STANDING  # "The lease is sorted.", "I checked invoice 443."
+
+
+def _frame(s: Sentence) -> Outcome | None:
+    """ "We are role-playing.", "This is a quiz.": a word that makes what is said a game, a test or an example."""
+    frames = english().frame_words
+    if any(w.norm in frames or (w.lemma or "") in frames or (w.verb or "") in frames for w in s.parse.words):
+        return Unknown("frame")
+    return None
 
 
 def _question(s: Sentence) -> Outcome | None:
@@ -268,6 +281,7 @@ TABLE: tuple[Row, ...] = (
     Row("language", "a sentence most of whose words the pack does not know (names and carried words)", _language),
     Row("presents", "before it: a sentence ending in a colon, presenting what follows", _presents),
     Row("negation", "a negation of the same action: the values it forbids", _negation_row),
+    Row("frame", "a word that makes what is said a game, a test, an example, a translation", _frame),
     Row("reply", "after the assistant spoke: anything but a request read whole", _reply),
     Row("social", "thanks, a greeting, an acknowledgement, a list's lead-in; a 'no' in it after the request", _social),
     Row("answer", "a bare answer ('No.')", _answer),

@@ -101,8 +101,9 @@ class Phrase:
     """It holds a word no table knows (an open-class word, carried as text: "the *electricity* bill"): that word
     fills, grounds and selects nothing (its values, a name or an address, are read as values)."""
     privative: bool = False
-    """It holds a privative ("the *fake* invoice", "my *former* landlord"): it is not what its noun names, so
-    nothing in it fills an argument or designates a record."""
+    """It holds a privative ("the *fake* invoice", "my *former* landlord"): it may not be what its noun names,
+    so it is no thing the tool acts on and designates no record (a value it holds, a name or an id, is still the
+    value the user named)."""
 
 
 @dataclass(frozen=True, slots=True)

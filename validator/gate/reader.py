@@ -573,8 +573,6 @@ def _made_kinds(tool: ToolSense) -> frozenset[str]:
 
 
 def _fits(role: str, phrase: Phrase | None, mod: Mod | None, arg: _Argument) -> bool:
-    if phrase is not None and phrase.privative:
-        return False  # "the fake invoice", "my former landlord Bob": not what its noun names
     kind = arg.kind
     if role == "text":
         return kind is not None and "text" in kind.roles
@@ -837,9 +835,11 @@ def forbidden_values(parse: Parse) -> tuple[Value, ...]:
 
 
 def carried_spans(sentence: str, parser: Grammar | None = None) -> list[tuple[int, int]]:
-    """Where ``sentence`` holds a word no table knows (an open-class word, carried as text): such a word never
-    selects, so a lookup whose argument holds it designates nothing by it."""
-    return [(w.start, w.end) for w in (parser or grammar()).words(sentence) if w.classes == {OPEN}]
+    """Where ``sentence`` holds a word that never selects a record: a word no table knows (an open-class word,
+    carried as text) or a privative ("the *old* invoice", "my *former* landlord"): a lookup whose argument holds
+    one designates nothing by it."""
+    words = (parser or grammar()).words(sentence)
+    return [(w.start, w.end) for w in words if w.classes == {OPEN} or "PRIV" in w.classes]
 
 
 def forbidden_spans(sentence: str, parser: Grammar | None = None) -> list[tuple[int, int]]:

@@ -150,6 +150,9 @@ class LanguagePack:
     """Each kind of deed a reason of the grammar goes with, and the intent verbs of that kind ("removal":
     archive, delete, cancel, unsubscribe): "Archive t-12, I'm done with it." stands; "Renew it, I'm done with
     it." is unknown."""
+    frame_words: frozenset[str] = frozenset()
+    """Words that make what is said a game, a test, an example, a translation or a dictation ("We are
+    role-playing."): a sentence around a request holding one leaves it unknown."""
     mentioned: frozenset[str] = frozenset()
     """Every word the pack's file names anywhere (its tables, role lists, lead-ins, grant periods): known, so
     never an open-class word, whether or not a class of the grammar holds it."""
@@ -256,6 +259,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         deeds={k: frozenset(v) for k, v in data.get("deeds", {}).items()},
         selective_endings=tuple(data.get("open", {}).get("selective_endings", ())),
         mentioned=frozenset(_words_of(data)),
+        frame_words=frozenset(data.get("frames", {}).get("words", ())),
         number_words={k: int(v) for k, v in data.get("numbers", {}).items()},
     )
 

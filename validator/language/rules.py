@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from validator.exceptions import UsageError
 
-__all__ = ["ALL_ON", "RULES", "Rule", "Rules"]
+__all__ = ["ALL_ON", "CONTEXT_PREFIX", "RULES", "Rule", "Rules"]
 
 
 class Rule(StrEnum):
@@ -61,6 +61,11 @@ RULES: dict[Rule, str] = {
 """Each rule and what it does (a rule's name is its value: ``rules_off`` takes names)."""
 
 
+CONTEXT_PREFIX = "context."
+"""A rule of the context table (``context.<row>``, :data:`validator.gate.context.TABLE`): its rows are checked by
+name where a validator is configured (:class:`validator.engine.ValidatorConfig`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Rules:
     """Which rules a check runs with: all of :data:`RULES` but those ``off`` (for measuring only)."""
@@ -68,7 +73,7 @@ class Rules:
     off: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
-        unknown = sorted(set(self.off) - set(RULES))
+        unknown = sorted(n for n in set(self.off) - set(RULES) if not n.startswith(CONTEXT_PREFIX))
         if unknown:
             raise UsageError(f"unknown rules: {', '.join(unknown)}")
 

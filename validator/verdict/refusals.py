@@ -166,6 +166,7 @@ CONTEXT_ROWS: dict[str, str] = {
     "language": "a sentence mostly of words the grammar does not know",
     "presents": "a lead-in presenting what follows as someone else's words",
     "negation": "a negation of the same action",
+    "frame": "words that make it a game, a test or an example",
     "reply": "a reply to the assistant's words, which no rule reads",
     "social": "a 'no' that may answer it",
     "answer": "a bare answer after it",
