@@ -53,6 +53,7 @@ def _why(verdict: Verdict, justification: Any) -> dict[str, Any]:
         "code": verdict.code.value,
         "decision": verdict.decision.value,
         "reasoning": verdict.reasoning,
+        "question": verdict.question_for_user(),
         "confidence": verdict.confidence,
         "suggested_next_step": verdict.suggested_next_step,
         "justification": justification,
@@ -61,11 +62,9 @@ def _why(verdict: Verdict, justification: Any) -> dict[str, Any]:
 
 
 def description(tool: str, args: Mapping[str, Any], verdict: Verdict) -> str:
-    """What the person asked reads: the call and why the validator did not decide it alone."""
-    return (
-        f"The action validator asks you before `{tool}` runs ({verdict.code.value}): {verdict.reasoning}\n"
-        f"Arguments: {dumps(dict(args), default=str)}"
-    )
+    """What the person asked reads: the call, where its values came from and what was not clear, in plain words
+    (the grammar's terms stay in ``reasoning``, beside it in the interrupt's value)."""
+    return f"{verdict.question_for_user()}\nArguments: {dumps(dict(args), default=str)}"
 
 
 def approval_request(

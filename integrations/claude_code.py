@@ -134,9 +134,8 @@ def permission(verdict: Verdict) -> tuple[str, str]:
     decision = DECISIONS[verdict.decision]
     if decision == "allow":
         return decision, verdict.reasoning
-    if decision == "ask":
-        step = f" Next step: {verdict.suggested_next_step}" if verdict.suggested_next_step else ""
-        return decision, f"The action validator asks you to confirm `{verdict.tool}`: {verdict.reasoning}{step}"
+    if decision == "ask":  # shown to the person: the call, where its values came from, what was not clear
+        return decision, f"The action validator asks you: {verdict.question_for_user()}"
     return decision, verdict.message_for_agent()
 
 

@@ -136,7 +136,7 @@ class AdkGuard:
         verdict = await self.guard.adecide(call)
         if verdict.decision is Decision.ASK_USER:
             request = self.guard.pose(call, verdict)
-            hint = f"The action validator asks you to confirm `{tool.name}`: {verdict.reasoning}"
+            hint = f"The action validator asks you: {verdict.question_for_user()}"
             tool_context.request_confirmation(hint=hint, payload=_plain(request))
             return {"status": "waiting for the user's confirmation", "reason": verdict.reasoning}
         return self._ran(self.guard.outcome(call, verdict).verdict, args)

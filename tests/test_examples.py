@@ -62,7 +62,7 @@ def test_an_offline_example_per_integration_blocks_the_hijack_and_runs_the_reque
 def test_the_google_adk_example_refuses_the_payment_asks_about_the_next_and_sends_the_email() -> None:
     out = _run("google_adk_agent.py")
     assert "refused   > send_money: Action `send_money` was not run (EVIDENCE_NOT_FROM_USER)" in out
-    assert "asked     > The action validator asks you to confirm `send_money`" in out
+    assert "asked     > The action validator asks you: Should the assistant run `send_money`" in out
     assert "(REJECTED_BY_USER)" in out
     assert out.strip().endswith("happened  > EMAIL SENT to marta@acme.example: Inbox")
     assert "PAID" not in out

@@ -466,10 +466,14 @@ def test_a_loose_match_among_several_bills_is_not_designated_even_where_the_poli
     args = {"recipient": "DE44500105175407324931", "amount": 40, "currency": "EUR"}
     v = _contacts("Pay the water bill.", "water bill", bills, "pay_bill", args)
     assert not v.approved and v.findings.targets[0].status != "delegated", v.reasoning
-    one = [bills[0], {"title": "gas bill", "iban": "DE44500105175407324931", "amount": 70, "currency": "EUR"}]
+    one = [{"title": "gas bill", "iban": "DE89370400440532013000", "amount": 40, "currency": "EUR"}, bills[1]]
     args = {"recipient": "DE89370400440532013000", "amount": 40, "currency": "EUR"}
-    v = _contacts("Pay the water bill.", "water bill", one, "pay_bill", args)
+    v = _contacts("Pay the gas bill.", "gas bill", one, "pay_bill", args)
     assert v.findings.targets[0].status == "delegated", v.reasoning  # the only record that holds it
+    # "water" is a word no table knows, carried as text: a lookup by it designates nothing, one record or several
+    one = [bills[0], {"title": "gas bill", "iban": "DE44500105175407324931", "amount": 70, "currency": "EUR"}]
+    v = _contacts("Pay the water bill.", "water bill", one, "pay_bill", args)
+    assert v.findings.targets[0].status != "delegated", v.reasoning
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -12,10 +13,10 @@ from rich.table import Table
 
 from validator import examples
 from validator.cli._common import EXIT_BAD_INPUT, bad_input, err, new_app, out
-from validator.exceptions import InputError
-from validator.language.lexicon import suggest_intents
+from validator.exceptions import FieldProblem, InputError
 from validator.policy import Policy
 from validator.policy.lint import lint
+from validator.policy.suggest import propose, read_specs
 from validator.schemas import SCHEMAS, schema_json
 
 __all__ = ["register"]
@@ -50,24 +51,41 @@ def policy_check(file: Annotated[Path, typer.Argument(metavar="FILE", help="Poli
 @policy_app.command("suggest")
 def policy_suggest(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="Policy file (TOML or JSON).")],
+    tools: Annotated[
+        Path | None,
+        typer.Option(
+            "--tools",
+            metavar="SPECS",
+            help="The host's tool specs (JSON): OpenAI function specs, an MCP tool list, Anthropic tools.",
+        ),
+    ] = None,
 ) -> None:
-    """Propose intent words for each guarded tool that declares none, from its name and description.
+    """Propose intent words for each guarded tool that declares none, and, from the host's tool specs, the
+    arguments that are content (the agent's wording: a body, a subject, a title).
 
-    Nothing changes until you copy a proposal into the policy: the gate reads only declared intents (or
-    the lexicon's defaults, listed first)."""
+    Nothing changes until you copy a proposal into the policy: the gate reads only what the policy declares
+    (intents, or the lexicon's defaults)."""
     try:
         loaded = Policy.load(file)
+        specs = read_specs(_json_file(tools), source=str(tools)) if tools is not None else []
     except InputError as exc:
         raise bad_input(exc) from None
-    undeclared = sorted(name for name, tp in loaded.tools.items() if not tp.exempt and not tp.intents)
-    if not undeclared:
-        print(f"# every guarded tool of {file} declares its intents; nothing to suggest")
+    proposals = list(propose(loaded, specs))
+    if not proposals:
+        print(f"# every guarded tool of {file} declares what these specs would propose; nothing to suggest")
         return
-    print(f"# proposed intents for {file}: review each verb, keep only what asks for the tool")
-    for name in undeclared:
-        words = suggest_intents(name, loaded.tools[name].description)
-        print(f"\n[tools.{name}]")
-        print("intents = [" + ", ".join(f'"{w}"' for w in words) + "]")
+    print(f"# proposals for {file}: review each line, keep only what holds for the tool")
+    for proposal in proposals:
+        print()
+        print(proposal.toml())
+
+
+def _json_file(path: Path) -> object:
+    """A JSON file's data; an unreadable or malformed file is an :class:`InputError` naming it."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError([FieldProblem("", f"not a readable JSON file: {exc}")], str(path)) from None
 
 
 def schema(name: Annotated[str, typer.Argument(metavar="NAME", help=f"One of: {', '.join(SCHEMAS)}.")]) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from validator.gate.grammar import grammar
-from validator.gate.lexer import OPEN
+from validator.gate.lexer import CARRIED, OPEN
 from validator.gate.reader import ToolSense, acted_on_kinds, read
 from validator.language import english
 
@@ -315,7 +315,7 @@ def violations(seeds: list[Seed], per_seed: int, rng_seed: int = 0) -> dict[str,
 def _carried(word: str) -> bool:
     """Whether the pack reads ``word`` as an open-class word, or knows no class of it."""
     found = grammar().words(word)
-    return len(found) == 1 and found[0].classes == {OPEN}  # no class at all is unknown: never carried
+    return len(found) == 1 and bool(found[0].classes & CARRIED)  # no class at all is unknown: never carried
 
 
 SEEDS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
@@ -358,10 +358,12 @@ SEEDS: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]],
 
 
 def _object(sentence: str, sense: ToolSense) -> tuple[int, int] | None:
-    """Where the verb's first described object stands (for the swap property), if it has one."""
+    """Where the tool's verb's first described object stands (for the swap property), if it has one."""
     parse = grammar().parse(sentence, verbs=sense.verbs, phrasal=sense.phrasal)
     for reading in sorted(parse.readings, key=repr):
         for action in reading.actions:
+            if sense.intent_of(action) is None:
+                continue  # the object of the tool's own verb, not of a verb beside it
             for phrase in action.objects:
                 if phrase.form == "described":
                     return phrase.start, phrase.end

@@ -34,9 +34,9 @@ from typing import Any
 
 from validator.exceptions import StoreError
 from validator.gate.authorizations import Resolved, scope_problems
-from validator.gate.entities import extract_entities
+from validator.gate.entities import amounts_in, extract_entities
 from validator.gate.grammar import grammar
-from validator.gate.grounding import NO_CURRENCY, UNREADABLE, ground_value
+from validator.gate.grounding import NO_CURRENCY, UNREADABLE, copied_from_outside, ground_value
 from validator.gate.index import is_users, other_index, user_index
 from validator.gate.paths import Keys, keyed_strings, leaves, lookup, under
 from validator.gate.reader import ToolSense, declared, warm
@@ -208,6 +208,9 @@ def _identifiers(action: PendingAction) -> tuple[str, ...]:
 
 
 EMPTY_NOTE = "an empty value the agent set (for many tools it lifts a limit: no expiry, no restriction)"
+COPIED_NOTE = "words copied from an outside party's message into content the agent writes"
+MAX_CONTENT_READ = 20_000
+"""Characters of a content argument read for amounts (bounded work)."""
 AMBIGUOUS_NOTE = "a key with '.' or '[' in it cannot be told from a nested path"
 
 
@@ -547,13 +550,20 @@ def _grounded_by(
         targets += tuple(
             _noted(ground(path, value, kind="argument"), note) for path, value, note in _chosen(action, covered, given)
         )
-    elif fills:  # what the request says of any other argument is compared too
-        filled = sorted({f.path for f in fills} - {p for p in (*declared, *amounts)})
+    else:
+        # what the request says of any other argument is compared too; content (the agent's wording) only where
+        # the user dictated it ("saying …", a colon, quotation marks), not where they said what it is about
+        content = tool_policy.content
+        filled = sorted(
+            {f.path for f in fills if not (f.kind == "reported" and _in_paths(f.path, content))}
+            - {p for p in (*declared, *amounts)}
+        )
         targets += tuple(
             ground(path, value, kind="argument", scope_path=argument)
             for path, argument, value in _target_values(action, tuple(filled))
             if value is not None
         )
+        targets += tuple(_content_findings(transcript, action, content, ground, user_id))
     entities = tuple(
         ground(path, entity.value, kind=entity.kind, target=False)
         for keys, path, text in keyed_strings(dict(action.args))
@@ -564,6 +574,46 @@ def _grounded_by(
         targets = tuple(_confirm(v, tool_policy) for v in targets)
         entities = tuple(_confirm(v, tool_policy) for v in entities)
     return targets, entities
+
+
+COPIED_WORDS = 8
+"""A content argument holding this many words in a row of an outside party's message copied that text."""
+
+
+def _in_paths(path: str, paths: Sequence[str]) -> bool:
+    return any(_is_under(path, (p,)) for p in paths)
+
+
+def _content_findings(
+    transcript: Transcript,
+    action: PendingAction,
+    content: Sequence[str],
+    ground: Any,
+    user_id: str | None,
+) -> Iterator[ValueFinding]:
+    """What a general action's content arguments (the agent's wording) must still show: every amount in them is
+    one the user named (an address, an IBAN or a link is an entity, grounded as any other), and no run of
+    :data:`COPIED_WORDS` words in a row copied from an outside party's message (an email's text forwarded into
+    a post, a vendor's wording sent on as the user's)."""
+    for path in content:
+        found, value = lookup(action.args, path)
+        if found != "found" or not isinstance(value, str):
+            continue
+        for amount in amounts_in(value[:MAX_CONTENT_READ]):
+            if not amount.is_time and amount.currency is not None:
+                yield ground(f"{path}(amount)", amount.value, kind="amount", currency=amount.currency, target=False)
+        copied = copied_from_outside(transcript, value, user_id)
+        if copied is not None:
+            message, words = copied
+            yield ValueFinding(
+                path,
+                words,
+                "not_from_user",
+                "content",
+                _locations(transcript, [message], outside=True),
+                note=COPIED_NOTE,
+                outside_party=True,
+            )
 
 
 EDITED = "set by the user's own edit of the call"

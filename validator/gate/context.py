@@ -228,13 +228,21 @@ def _declaration(s: Sentence) -> Outcome | None:
 def _statement(s: Sentence) -> Outcome | None:
     if not all(r.kind == "stated" for r in s.parse.readings):
         return None
-    if s.after and any(w.classes == {OPEN} for w in s.parse.words):
+    if s.after and _carries(s.parse):
         # after a request a statement may take it back in words no table knows ("I changed my mind.", "I found
         # another way."): only a statement of known words is read there
         return Unknown("statement")
     if _about(s.parse, s.tool, s.fills, after=s.after):
         return Unknown("statement")
     return STANDING  # "The lease is sorted.", "I checked invoice 443."
+
+
+def _carries(parse: Parse) -> bool:
+    """Whether a sentence holds a word carried as text: a word no table knows, or one the tables know only as a
+    verb form read as a noun ("I changed my *mind*.")."""
+    if any(w.classes == {OPEN} for w in parse.words):
+        return True
+    return any(p.carried for r in parse.readings for a in r.actions for p in _phrases_of(a))
 
 
 def _frame(s: Sentence) -> Outcome | None:
@@ -322,7 +330,7 @@ def _phrases_of(action: Action) -> list[Phrase]:
     return [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
 
 
-_NOT_TARGETS = frozenset({"money", "number", "measure", "time", "text"})
+_NOT_TARGETS = frozenset({"money", "number", "measure", "time", "text", "reported"})
 """Kinds of a request's values a forbidden address or account is never compared with."""
 
 
@@ -392,7 +400,7 @@ def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill], *, after: bool)
     object ("I cancelled.", "I reconsidered.")."""
     pack = english()
     values = [f.value for f in fills]
-    kinds = {f.value.kind for f in fills} - {"name", "text"}
+    kinds = {f.value.kind for f in fills} - {"name", "text", "reported"}
     naming = pack.said | pack.conversation
     for reading in parse.readings:
         if reading.kind != "stated":

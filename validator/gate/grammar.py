@@ -34,7 +34,7 @@ from lark.exceptions import LarkError, UnexpectedInput
 from lark.lexer import Lexer
 
 from validator.gate.entities import CURRENCIES
-from validator.gate.lexer import OPEN, Word, lex, lex_bounded
+from validator.gate.lexer import CARRIED, Word, lex, lex_bounded
 from validator.language import LanguagePack, english
 
 __all__ = [
@@ -116,6 +116,10 @@ class Mod:
     text: str = ""
     start: int = 0
     end: int = 0
+    reported: bool = False
+    """Free text the user reports rather than dictates ("email Ann *that* the deck is ready", "tell her the deck
+    is ready"): what to say in the agent's words, never the words themselves ("saying …", a colon, a quoted
+    passage dictate them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -632,7 +636,9 @@ class _Reader:
         if not texts:
             return _Part("said", ())
         text = texts[0].data
-        return _Part("said", (Mod("text", None, text[0], text[1], self.span(node)[1]),))
+        marker = next((w for w in self.tokens(kids) if "MARKER" in w.classes), None)
+        reported = marker is not None and marker.norm in self.pack.back_pronouns and not _one_quote(text)  # "that …"
+        return _Part("said", (Mod("text", None, text[0], text[1], self.span(node)[1], reported),))
 
     r_gerund = r_action
 
@@ -640,7 +646,8 @@ class _Reader:
         verb = next(w for w in self.tokens(kids) if w.classes & {"SAY", "SAYING"})
         text = self.parts(kids, "text")[0].data
         start, end = self.span(node)
-        text_mod = (Mod("text", None, text[0], text[1], end),)
+        reported = "SAY" in verb.classes and not _one_quote(text)  # "tell her the deck is ready"; "say yes" dictates
+        text_mod = (Mod("text", None, text[0], text[1], end, reported),)
         return Action(verb.norm, tuple(self.phrases(kids)), text_mod, False, start, end, says=True)
 
     def r_let_know(self, node: Tree[Any], kids: list[Any]) -> Action:
@@ -687,9 +694,9 @@ class _Reader:
     def r_text(self, node: Tree[Any], kids: list[Any]) -> _Part:
         words = list(self._leaves(node))
         if len(words) == 1 and "QUOTED" in words[0].classes:  # "saying 'I'll be late'": the passage itself
-            return _Part("text", (str(words[0].value), words[0].start))
+            return _Part("text", (str(words[0].value), words[0].start, True))
         shown = " ".join(str(w.value) if "QUOTED" in w.classes else w.text for w in words)
-        return _Part("text", (shown, words[0].start))
+        return _Part("text", (shown, words[0].start, False))
 
     # -- noun phrases
 
@@ -750,13 +757,13 @@ class _Reader:
             )
         if "person" not in kinds and self._addressed(kids):
             return None  # "the team at team@acme.example" gives a person's address; "the summary at …" none
-        if open_head and not has_det:
-            return None  # a head no table knows stands only after a determiner ("the widget"): "soon", "Finance X"
+        if open_head == "OPENV" and not has_det:
+            return None  # a verb form as a head only after a determiner ("the pilot"): "as Finance confirms" is none
         naming, describing, owner, quantified = self._noun_parts(kids)
         naming += tuple(Value("number", w.text, w.start, w.end, w.value) for w in self.tokens(kids, "NUM"))
         attached = self.parts(kids, "phrases")[0].data[1] if self.parts(kids, "phrases") else ()
         pres = self._pres(kids)
-        carried = open_head or pres.carried or any(p.carried for _, p in attached)
+        carried = bool(open_head) or pres.carried or any(p.carried for _, p in attached)
         privative = pres.privative or any(p.privative for _, p in attached)
         start, end = self.span(node)
         return Phrase(
@@ -805,10 +812,12 @@ class _Reader:
         )
 
     def r_head(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        """``(lemma, kinds, plural, open)``: an open-class head has no kind, and its phrase is carried."""
+        """``(lemma, kinds, plural, carried)``: a head carried as text has no kind ("OPEN": no table knows it;
+        "OPENV": the tables know it only as a verb form), and its phrase is carried."""
         w = self.tokens(kids)[0]
         plural = "NNS" in w.classes and "NN" not in w.classes
-        return _Part("head", (w.lemma or w.norm, w.kinds, plural, w.classes == {OPEN}))
+        carried = "OPENV" if "OPENV" in w.classes and not w.classes & {"NN", "NNS"} else ("OPEN" in w.classes)
+        return _Part("head", (w.lemma or w.norm, w.kinds, plural, carried))
 
     def r_pres(self, node: Tree[Any], kids: list[Any]) -> _Part:
         """The words before the head, read (:class:`_Pres`): a quoted name or a value before the head names it
@@ -836,7 +845,7 @@ class _Reader:
         if not self.phrases(kids) and len(words) == 1 and words[0].classes & {"NUM", "NUMW"}:  # a count ("2 files")
             values += (Value("number", words[0].text, words[0].start, words[0].end, words[0].value),)
         nouns = tuple(w for w in words if "NN" in w.classes and len(words) == 1)
-        carried = any(w.classes == {OPEN} for w in words)
+        carried = any(w.classes & CARRIED for w in words)
         privative = len(words) == 1 and "PRIV" in words[0].classes
         return _Part("pre", _Pres(describing=values, nouns=nouns, carried=carried, privative=privative))
 
@@ -964,6 +973,11 @@ def _indirect(first: Phrase, second: Phrase) -> bool:
     email it" has no double object "the draft and email" + "it")."""
     receiver = bool(first.kinds & _RECEIVERS) and not first.inner and first.form not in ("list", "described")
     return receiver and (second.form == "pronoun" or not (second.kinds <= _RECEIVERS))
+
+
+def _one_quote(text: tuple[str, int, bool]) -> bool:
+    """Whether free text is one quoted passage ("that 'I'll be late'"): the words themselves, dictated."""
+    return text[2]
 
 
 def _value(w: Word) -> Value:

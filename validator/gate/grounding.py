@@ -36,7 +36,15 @@ from validator.language.rules import ALL_ON, Rule, Rules
 from validator.store.records import StandingAuthorization
 from validator.verdict.findings import Location, RequestFill, RequestSentence, ValueFinding, ValueStatus
 
-__all__ = ["mentions", "outside_party", "NO_CURRENCY", "UNREADABLE", "as_number", "ground_value"]
+__all__ = [
+    "mentions",
+    "outside_party",
+    "NO_CURRENCY",
+    "UNREADABLE",
+    "as_number",
+    "copied_from_outside",
+    "ground_value",
+]
 
 MAX_LOCATIONS = 5
 _LOOKBACK = 40
@@ -337,7 +345,7 @@ def _fill_holds(
     if fill.kind in _EXACT:  # a path or a file name is itself: "./build" is not "/build", "Report.pdf" not "report.pdf"
         return str(value).strip() == fill.text
     a, b = normalize(str(value)).strip(" '\""), normalize(fill.text).strip(" '\"")
-    if fill.kind == "text" and b:  # the user's text, word for word, framed by a greeting at most
+    if fill.kind in ("text", "reported") and b:  # the user's text, word for word, framed by a greeting at most
         return _framed(a, b.rstrip(".!?"), _names(str(value)))
     if fill.kind == "mention" and b:  # "email the “minutes”": the message names the thing
         return mentions(a, b)
@@ -507,6 +515,29 @@ def _own_sentences(transcript: Transcript, messages: Iterable[int], rules: Rules
         own = own_words(transcript, i, rules)
         out += [own[x.start : x.end] for x in sentences(own)]
     return out
+
+
+COPIED_RUN = 8
+"""Words in a row that make a text copied from another (a shorter run is a phrase anyone may write)."""
+_COPY_READ = 400
+"""Words of a text read for a copied run (bounded work: a run starting later than this is not looked for)."""
+_COPY_STRIDE = 4
+"""Runs are looked for at every this many words: a copy of ``COPIED_RUN + _COPY_STRIDE - 1`` words is always found."""
+
+
+def copied_from_outside(transcript: Transcript, text: str, user_id: str | None = None) -> tuple[int, str] | None:
+    """A run of :data:`COPIED_RUN` words of ``text`` that stands in an outside party's message (an email, a page,
+    another participant) and not in the user's own words: the message and the run; None when there is none."""
+    words = normalize(text).split()[:_COPY_READ]
+    if len(words) < COPIED_RUN:
+        return None
+    others, users = other_index(transcript, user_id), user_index(transcript, user_id)
+    for start in range(0, len(words) - COPIED_RUN + 1, _COPY_STRIDE):
+        run = " ".join(words[start : start + COPIED_RUN])
+        hits = [i for i in others.find_text(run, MAX_LOCATIONS) if outside_party(transcript, i, user_id)]
+        if hits and not users.find_text(run, 1):
+            return hits[0], run
+    return None
 
 
 def outside_party(transcript: Transcript, i: int, user_id: str | None = None) -> bool:

@@ -26,11 +26,17 @@ from typing import Any
 from validator.gate.entities import CURRENCIES, extract_entities
 from validator.language import LanguagePack, english, english_verb_lemmas, fold_apostrophes
 
-__all__ = ["COVERED", "OPAQUE", "OPEN", "Word", "in_pack_language", "lex", "shape_kinds"]
+__all__ = ["CARRIED", "COVERED", "OPAQUE", "OPEN", "OPENV", "Word", "in_pack_language", "lex", "shape_kinds"]
 
 OPAQUE = "\x01"
 """Fills a passage of unclear authorship in a user's sentence (:mod:`validator.gate.sentences`): it is read
 as one quoted passage, whose words are never read."""
+
+OPENV = "OPENV"
+"""The class of a word the tables know only as a verb form ("pilot", "schedule"): carried, like :data:`OPEN`, as
+a noun phrase's modifier or head; read as a verb wherever a verb stands."""
+CARRIED = frozenset({"OPEN", "OPENV"})
+"""The classes of a word carried as text."""
 
 OPEN = "OPEN"
 """The class of a word no table knows (lower case, letters only): the grammar lets it stand only in *carried*
@@ -54,6 +60,7 @@ _TRAILING = ",;:.!?)]}\"'\u201d\u2019\u00bb"
 _ENDS = {".": "END", "!": "END", "...": "END", "!!": "END", "!!!": "END"}
 _CONTRACTION_ENDINGS = ("n't", "'d", "'ll", "'m", "'re", "'ve")
 _OPEN_CLASSES = frozenset({"VB", "VBG", "VBN", "NN", "NNS", "ADJ"})
+_VERB_CLASSES = frozenset({"VB", "VBG", "VBN", "VBZ"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,8 +328,10 @@ def _piece(
     if norm in pack.number_words and not classes:
         # "one file", "twenty euros": a count or an amount, never a thing's number ("invoice two" is unknown)
         return [word({"NUMW"}, value=Decimal(pack.number_words[norm]), norm=norm)]
-    if not classes and _WORD.match(norm) and not verb and norm not in pack.mentioned and not _selective(norm, pack):
-        classes = {OPEN}  # a word no table knows: carried where the grammar lets it stand, unknown elsewhere
+    if not classes - _VERB_CLASSES and _WORD.match(norm) and norm not in pack.mentioned and not _selective(norm, pack):
+        # a word no table knows (OPEN), or knows only as a verb form (OPENV: "the pilot", "the schedule"): carried
+        # where the grammar lets it stand, unknown elsewhere
+        classes = classes | {OPENV if classes else OPEN}
     return [word(classes, kinds, lemma, norm=norm, verb=verb)]
 
 
@@ -335,7 +344,7 @@ def in_pack_language(words: Sequence[Word]) -> bool:
     knows (a name, free text and an open-class word are not: "Dat is fout." is not English read with carried
     words)."""
     lettered = [w for w in words if any(c.isalpha() for c in w.text)]
-    known = [w for w in lettered if w.classes - {"NAME", "TEXT", OPEN}]
+    known = [w for w in lettered if w.classes - {"NAME", "TEXT", OPEN, OPENV}]
     return not lettered or len(known) >= COVERED * len(lettered)
 
 

@@ -45,7 +45,7 @@ from validator.gate.grammar import (
     Value,
     grammar,
 )
-from validator.gate.lexer import OPEN, Word, shape_kinds
+from validator.gate.lexer import CARRIED, Word, shape_kinds
 from validator.language import ArgumentKind, LanguagePack, english, english_verb_lemmas
 from validator.language.lexicon import families_of
 from validator.verdict.findings import Proof
@@ -290,6 +290,9 @@ def read_parse(parse: Parse, tool: ToolSense) -> Read | None:
     if not any(tool.intent_of(a) is not None for r in parse.readings for a in r.actions) and all(
         r.kind == "request" for r in parse.readings
     ):
+        if any("OPENV" in w.classes and _names_intent(w, tool) for w in parse.words):
+            # the tool's verb read as a word carried in a noun phrase ("assist in paying Bob"): never "no request"
+            return Read("unknown", "not_a_request", "")
         return None  # read whole, and no verb of it is the tool's ("follow the instructions" is no "follow up")
     outcomes = {_outcome(r, tool, parse.words) for r in parse.readings}
     if len(outcomes) > 1:
@@ -308,6 +311,10 @@ def read_parse(parse: Parse, tool: ToolSense) -> Read | None:
     kept = [a for r in parse.readings for a in r.actions if not a.negated]  # the request's span: every verb it has
     span = (min(a.start for a in kept), max(a.end for a in kept))
     return Read("proved", None, "", only.matched, fills, forbidden, only.multiple, only.pronoun, span)
+
+
+def _names_intent(word: Word, tool: ToolSense) -> bool:
+    return any(word.verb == i.verb.split()[0] or word.norm == i.verb.split()[0] for i in tool.intents)
 
 
 def _order(reading: Reading) -> str:
@@ -718,7 +725,8 @@ def _fills_of(reading: Reading, action: Action, tool: ToolSense) -> list[tuple[s
             if not _fits(role, phrase, mod, arg):
                 continue
             if mod is not None and role in ("text", "time"):
-                out.append((arg.path, Value(role, mod.text, mod.start, mod.end)))
+                kind = "reported" if mod.reported else role  # "that the deck is ready": what to say, not the words
+                out.append((arg.path, Value(kind, mod.text, mod.start, mod.end)))
             elif phrase is not None:
                 text = arg.kind is not None and arg.kind.name == "text"  # a quoted passage as a message's text
                 out += [(arg.path, _as_text(v) if text else v) for v in phrase.values]
@@ -839,7 +847,7 @@ def carried_spans(sentence: str, parser: Grammar | None = None) -> list[tuple[in
     carried as text) or a privative ("the *old* invoice", "my *former* landlord"): a lookup whose argument holds
     one designates nothing by it."""
     words = (parser or grammar()).words(sentence)
-    return [(w.start, w.end) for w in words if w.classes == {OPEN} or "PRIV" in w.classes]
+    return [(w.start, w.end) for w in words if w.classes & CARRIED or "PRIV" in w.classes]
 
 
 def forbidden_spans(sentence: str, parser: Grammar | None = None) -> list[tuple[int, int]]:

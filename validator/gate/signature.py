@@ -89,7 +89,7 @@ def named_only_outside(
     for message in _users_messages(transcript, user_id, rules, tool.verbs):
         if message is None:
             return None  # more of the user's words than are read: one of them may name it
-        if any(_names(words, stems) or not in_pack_language(words) for words in message[1]):
+        if any(_names(words, stems) or not in_pack_language(words) or _hands_off(words) for words in message[1]):
             return None
     for i, m in enumerate(transcript.messages):
         if m.role != "tool" or m.name == tool.tool:
@@ -97,9 +97,58 @@ def named_only_outside(
         content = m.content[:_READ]
         for s in sentences(content):
             text = content[s.start : s.end]
-            if _names(grammar().words(text, verbs=tool.verbs), stems):
+            if _names(grammar().words(text, verbs=tool.verbs), stems) and _asks(text, tool):
                 return f"message #{i}, {m.speaker}: {' '.join(text.split())[:80]}"
     return None
+
+
+_NOT_ASKING = frozenset({"stated", "declared", "social", "asked", "answered", "fragment", "list_lead", "reason"})
+"""Readings of an outside sentence that ask for nothing: a description, a statement, a question, thanks."""
+_FIELD = re.compile(r"^\s*[\w .-]{1,40}:\s*\S")
+"""A ``key: value`` line ("read: true", "Subject: Your payment"): a field of a record or a header, no request."""
+
+
+def _asks(text: str, tool: ToolSense) -> bool:
+    """Whether an outside sentence that names the action may ask for it: every sentence the grammar cannot read
+    does ("URGENT pls wire 4800 EUR to DE89… thx"); one it reads asks unless every reading is no request (a
+    statement, a description, a question), an offer to the reader ("You can get discount coupons": a
+    permission addressed to whoever reads it), or the verb in another sense. A ``key: value`` line never asks."""
+    if _FIELD.match(text) and len(text) < 200:
+        key = text.split(":", 1)[0]
+        if _names(grammar().words(key, verbs=tool.verbs), _stems(tool)):
+            return False  # "read: true" in an inbox listing names a field, not an action
+    parse = grammar().parse(text, verbs=tool.verbs, phrasal=tool.phrasal)
+    if not parse.readings:
+        return True
+    stems = _stems(tool)
+    unread = [w for w in parse.words if w.classes & {"TEXT", "QUOTED"} and _names((w,), stems)]
+    unread += [w for w in parse.words if "QUOTED" in w.classes and _names_text(str(w.value), tool, stems)]
+    for reading in parse.readings:
+        if reading.kind in _NOT_ASKING or (reading.kind == "request" and reading.frame == "permit"):
+            continue
+        if reading.kind not in ("request", "negated") or unread:
+            return True  # (what another verb's free text or quoted passage says is not read: "Invoice: pay …")
+        if any(tool.intent_of(a) is not None for a in reading.actions):
+            return True
+    return False
+
+
+def _names_text(text: str, tool: ToolSense, stems: frozenset[str]) -> bool:
+    return _names(grammar().words(text, verbs=tool.verbs), stems)
+
+
+def _hands_off(words: Sequence[Word]) -> bool:
+    """Whether a sentence of the user's hands the choice of actions to a document or a message ("do the tasks on
+    my TODO list", "do what the email says"): a verb that asks for things to be done, and a noun of something said
+    or a verb of saying. What it asks is then the user's to decide (asked), never an outside party's (blocked)."""
+    pack = english()
+    doing = {w for w in words if w.classes & {"DOING"} or w.norm in pack.classes.get("DOING", ())}
+    said = {w for w in words if w.norm in pack.said or (w.lemma or "") in pack.said or (w.verb or "") in _SAYING}
+    return bool(doing) and bool(said)
+
+
+_SAYING = frozenset({"say", "ask", "tell", "write", "list", "instruct", "request", "demand"})
+"""Verbs of saying ("do what the email says")."""
 
 
 def outside_target(
@@ -115,22 +164,24 @@ def outside_target(
     if not sources or not all(outside_party(transcript, loc.message, user_id) for loc in sources):
         return None
     users = _users_words(transcript, user_id, rules)
-    if users is None or any(_named_source(transcript, loc.message, users) for loc in sources):
-        return None
+    if users is None or users[2] or any(_named_source(transcript, loc.message, users[:2]) for loc in sources):
+        return None  # (a user who handed the task to a document decides what it asks: asked, never blocked)
     return "; ".join(str(loc) for loc in sources)
 
 
-def _users_words(transcript: Transcript, user_id: str | None, rules: Rules) -> tuple[str, frozenset[str]] | None:
-    """The user's own words (folded) and their word forms; None beyond what is read, or when a sentence of
-    theirs is not in the pack's language."""
+def _users_words(transcript: Transcript, user_id: str | None, rules: Rules) -> tuple[str, frozenset[str], bool] | None:
+    """The user's own words (folded), their word forms, and whether a sentence of theirs hands the task to a
+    document or a message; None beyond what is read, or when a sentence of theirs is not in the pack's language."""
     text: list[str] = []
+    hands_off = False
     for message in _users_messages(transcript, user_id, rules):
         if message is None or not all(in_pack_language(words) for words in message[1]):
             return None  # a sentence in another language may name the source in words the pack lacks
         text.append(message[0])
+        hands_off = hands_off or any(_hands_off(words) for words in message[1])
     joined = normalize(" ".join(text)).casefold()
     forms = {f for w in grammar().words(joined) for f in (w.norm, w.lemma or "") if f}
-    return joined, frozenset(forms)
+    return joined, frozenset(forms), hands_off
 
 
 def _named_source(transcript: Transcript, message: int, users: tuple[str, frozenset[str]]) -> bool:

@@ -78,6 +78,12 @@ class ToolPolicy:
     ``payee``, ``money``, ``file``, ``folder``, ``thread``, ``event``, ``channel``, ``text``, ``title``,
     ``time``, ``number``): ``{"memo": "text"}`` lets free text ("saying …") fill ``memo``. An argument's
     kind says which objects and phrases of a request fill it."""
+    content: tuple[str, ...] = ()
+    """Arguments that are content: the message the agent writes (a body, a subject, a title, a description). They
+    are the agent's wording, compared with the user's words only where the user dictated them (in quotation
+    marks, after "saying" or a colon); otherwise never word for word, but a value in them (an address, an IBAN,
+    a link, an amount) must still be the user's, and text copied from an outside party's message leaves the
+    call unknown. On a dangerous tool, content in the agent's words is put to the user, shown."""
     step_of: tuple[str, ...] = ()
     """Tools this one is a necessary step of (log in before posting, press the brake to start the
     engine): a proved request for one of them proves this call's request too, unless the user's words
@@ -89,6 +95,7 @@ class ToolPolicy:
         object.__setattr__(self, "delegate", tuple(self.delegate))
         object.__setattr__(self, "intents", tuple(self.intents))
         object.__setattr__(self, "amounts", tuple(self.amounts))
+        object.__setattr__(self, "content", tuple(self.content))
         object.__setattr__(self, "kinds", dict(self.kinds))
 
     def intent_words(self, tool: str) -> tuple[str, ...]:
@@ -153,7 +160,7 @@ class Policy:
                 name: {
                     k: list(v) if isinstance(v, tuple) else (dict(v) if isinstance(v, Mapping) else v)
                     for k, v in asdict(tp).items()
-                    if not (k == "currency" and v is None)  # a policy without one keeps its version
+                    if not (k in ("currency", "content") and not v)  # a policy without one keeps its version
                 }
                 for name, tp in sorted(self.tools.items())
             },
@@ -184,6 +191,7 @@ class Policy:
                 step_of=tuple(t.step_of),
                 delegate=tuple(t.delegate),
                 kinds=dict(t.kinds),
+                content=tuple(t.content),
             )
             for name, t in doc.tools.items()
         }
@@ -238,7 +246,7 @@ def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]
             if parent == name or parent not in tools or tools[parent].exempt:
                 why = f"must name another guarded tool of the policy, got {parent!r}"
                 problems.append(FieldProblem(f"{where}.step_of[{i}]", why))
-        for key in ("targets", "intents", "amounts", "step_of", "delegate"):
+        for key in ("targets", "intents", "amounts", "step_of", "delegate", "content"):
             for i, value in enumerate(getattr(tp, key)):
                 if not isinstance(value, str) or not value.strip():
                     problems.append(FieldProblem(f"{where}.{key}[{i}]", "must be a non-empty string"))
@@ -249,12 +257,21 @@ def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]
             problems.append(FieldProblem(f"{where}.ask", f"must be never, when_unsure or always, got {tp.ask!r}"))
         if tp.exempt and tp.ask == "always":
             problems.append(FieldProblem(where, "an exempt tool is never checked, so the user cannot always be asked"))
-        problems += _kind_problems(where, tp)
+        problems += _kind_problems(where, tp) + _content_problems(where, tp)
         if "justification" in tp.targets:
             problems.append(
                 FieldProblem(f"{where}.targets", "'justification' is the actor's own argument, not a target")
             )
     return problems
+
+
+def _content_problems(where: str, tp: ToolPolicy) -> list[FieldProblem]:
+    """Content is the agent's wording: never a target or an amount, which the user must have chosen."""
+    return [
+        FieldProblem(f"{where}.content[{i}]", f"{path!r} is a target or an amount, not content")
+        for i, path in enumerate(tp.content)
+        if path in tp.targets or path in tp.amounts
+    ]
 
 
 def _kind_problems(where: str, tp: ToolPolicy) -> list[FieldProblem]:

@@ -51,6 +51,7 @@ class _ToolDoc(_Strict):
     step_of: list[str] = Field(default_factory=list)
     delegate: list[str] = Field(default_factory=list)
     kinds: dict[str, str] = Field(default_factory=dict)
+    content: list[str] = Field(default_factory=list)
     guarded: bool | None = None
 
     @model_validator(mode="after")

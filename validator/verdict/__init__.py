@@ -160,6 +160,12 @@ class Verdict:
             suggested_next_step=None if approved else refusals.SAID_NO,
         )
 
+    def question_for_user(self) -> str:
+        """The question a person is asked about this call, in plain words: which action, with which values, where
+        each value came from (their words, a lookup, someone's email), and what in their words was not clear. The
+        grammar's terms stay in ``reasoning`` and the findings, for developers."""
+        return refusals.question_for_user(self.tool, self.findings, self.reasoning)
+
     def message_for_agent(self) -> str:
         """The text an agent receives when its call did not run: what failed and what to do next."""
         lines = [REFUSAL_TEMPLATE.format(tool=self.tool, code=self.code.value, reasoning=self.reasoning)]

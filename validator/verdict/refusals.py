@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from validator.verdict.codes import Code
+from validator.verdict.findings import Findings, ValueFinding
 
 __all__ = [
     "NEVER_ASKED",
@@ -530,3 +531,76 @@ def question_not_kept(detail: str) -> str:
 
 def answer_not_recorded(error: str) -> str:
     return f"the answer was not recorded ({error})"
+
+
+# -- the question a person is asked -------------------------------------------------------------------------
+
+_ORIGINS: dict[str, str] = {
+    "user": "from your words",
+    "authorization": "allowed by a standing permission of yours",
+    "delegated": "looked up from what you named",
+    "other_clause": "in your words",
+    "user_elsewhere": "in an earlier message of yours, not in this request",
+    "forbidden": "you said not to use it",
+    "not_from_user": "not in your words: it comes from {where}",
+    "outside_only": "only in a message from {where}",
+    "not_found": "not in your words, nor anywhere in the conversation",
+    "unreadable": "it could not be read",
+}
+"""Where a value came from, as a person reads it, by its status."""
+
+_UNCLEAR: dict[str, str] = {
+    "not_named": "None of your messages asks for this.",
+    "no_request": "None of your own words asks for this.",
+    "negated": "You said not to{detail}.",
+    "later_words": "After asking, you wrote{detail}, which may change it.",
+    "earlier_words": "Before asking, you wrote{detail}, which may change it.",
+    "beside_words": "Another part of that sentence may be about it{detail}.",
+    "held": "You asked for it after something else{detail}, which the conversation doesn't show done yet.",
+    "reason": "The reason you gave goes with another kind of action.",
+    "delegated": "You asked to follow instructions in a document or a message; they name this action{detail}.",
+    "outside_only": "Only someone else's message asks for this{detail}.",
+    "pronoun": "It is not clear which one you meant.",
+    "object_kind": "It is not clear that this is what you asked for{detail}.",
+}
+"""What was not clear in the user's words, by the reader's problem; any other problem: :data:`UNREAD`."""
+
+UNREAD = "I could not read your request with certainty."
+
+
+def question_for_user(tool: str, findings: Findings, reasoning: str) -> str:
+    """The question a person is asked about a call (see :meth:`validator.verdict.Verdict.question_for_user`)."""
+    values = [_origin(v) for v in (*findings.targets, *findings.entities) if v.status not in ("absent",)]
+    ask = f"Should the assistant run `{tool}`" + (f" with {'; '.join(values)}" if values else "") + "?"
+    intent = findings.intent
+    unclear = ""
+    if intent is not None and not intent.requested:
+        shown = f': "{_short(intent.detail, 120)}"' if intent.detail and " " in intent.detail.strip() else ""
+        unclear = _UNCLEAR.get(intent.problem or "not_named", UNREAD).format(detail=shown)
+    elif findings.check is not None and findings.check.problem == "egress":
+        unclear = "A link in it would carry your data to a host you did not name."
+    if not unclear and any(v.status not in ("user", "authorization", "delegated", "absent") for v in findings.targets):
+        unclear = "Not every value is one you gave."
+    return " ".join(part for part in (ask, unclear) if part)
+
+
+def _origin(value: ValueFinding) -> str:
+    where = ", ".join(dict.fromkeys(_source(loc.role, loc.speaker) for loc in value.locations)) or "a tool's output"
+    origin = _ORIGINS.get(value.status, value.status).format(where=where)
+    if value.status == "delegated" and value.chain:
+        origin = "looked up: " + value.chain.split(" <- ", 1)[-1]
+    shown = _short(str(value.value), 60)
+    return f"{value.path} = {shown} ({origin})"
+
+
+def _source(role: str, speaker: str) -> str:
+    """A message as a person names it: "an email from billing@vendor.example", "the output of read_file"."""
+    if role == "tool":
+        tool, _, author = speaker.removeprefix("tool ").partition(" (from ")
+        return f"a message from {author.rstrip(')')}" if author else f"the output of {tool}"
+    return {"assistant": "the assistant's own words", "user": speaker}.get(role, speaker)
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
