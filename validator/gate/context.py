@@ -493,7 +493,11 @@ def _stands_alone(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mi
             mine_too = tool.intent_of(action) is not None and not action.negated
             # another request of its own names its kind of thing as it does ("Email Ann the report. Email Bob
             # the report."): only what is unread there is about it
-            alone = unread(action, parse.words) if mine_too else not_alone(action, tool, parse.words, ())
+            alone = (
+                unread(action, parse.words)
+                if mine_too
+                else not_alone(action, tool, parse.words, (), people=not action.negated)
+            )
             if alone is not None:
                 return False
             inside = [w for w in parse.words if action.start <= w.start < action.end and not w.verb]

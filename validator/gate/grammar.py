@@ -53,6 +53,12 @@ __all__ = [
 MAX_TOKENS = 80
 """A sentence of more tokens is not parsed: unknown at once (the parse is cubic in the worst case)."""
 
+MAX_CARRIED = 2
+"""Words carried as text one noun phrase may hold ("*discount coupons*"): more would let a run of words no table
+knows say what no rule reads."""
+
+_NOUNISH = frozenset({"NN", "NNS", "ADJ", "NAME", "VALUE", "QUOTED", "NUM", "PRIV", "ORD", "DET"})
+
 MAX_READINGS = 48
 """A sentence whose parses mean more different things than this is unknown (no authorization rests on it)."""
 _CACHE = 4096
@@ -707,9 +713,11 @@ class _Reader:
         earlier = self.parts(kids, "items")
         return _Part("items", (earlier[0].data if earlier else ()) + tuple(self.phrases(kids)))
 
-    def r_np_list(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+    def r_np_list(self, node: Tree[Any], kids: list[Any]) -> Phrase | None:
         items = (*self.parts(kids, "items")[0].data, *self.phrases(kids))
         kinds = frozenset.intersection(*(p.kinds for p in items))
+        if not kinds and len({p.form for p in items}) > 1:
+            return None  # "a meeting with Ann and Bob" is no list of a meeting and Bob: things of no common kind
         start, end = self.span(node)
         values = tuple(v for p in items for v in p.values)
         inner = tuple(v for p in items for v in p.inner)
@@ -759,6 +767,8 @@ class _Reader:
             return None  # "the team at team@acme.example" gives a person's address; "the summary at …" none
         if open_head == "OPENV" and not has_det:
             return None  # a verb form as a head only after a determiner ("the pilot"): "as Finance confirms" is none
+        if not self._carried_in_place(node):
+            return None  # "the workshop pending approval": words no table knows do not run on into what they mean
         naming, describing, owner, quantified = self._noun_parts(kids)
         naming += tuple(Value("number", w.text, w.start, w.end, w.value) for w in self.tokens(kids, "NUM"))
         attached = self.parts(kids, "phrases")[0].data[1] if self.parts(kids, "phrases") else ()
@@ -780,6 +790,23 @@ class _Reader:
             carried=carried,
             privative=privative,
         )
+
+    def _carried_in_place(self, node: Any) -> bool:
+        """Whether the words carried as text in a noun phrase (before its first preposition) are at most
+        :data:`MAX_CARRIED`, and none follows a noun the tables know: modifiers and a head, as English builds a
+        noun phrase ("the *electricity* bill", "*discount coupons*"), never words running on after one ("the
+        workshop *pending approval*", "the rent *absent objections*": a condition no rule reads)."""
+        carried, after_noun = 0, False
+        for w in self._leaves(node):
+            if "PREP" in w.classes:
+                break  # the phrase's own phrases are noun phrases of their own
+            if w.classes & CARRIED and not w.classes & _NOUNISH:
+                carried += 1
+                if after_noun or carried > MAX_CARRIED:
+                    return False
+            elif w.classes & {"NN", "NNS"}:
+                after_noun = True
+        return True
 
     def _value_first(self, kids: Sequence[Any]) -> bool:
         """Whether the phrase opens with a value before its head (a name in quotation marks aside)."""
@@ -986,5 +1013,10 @@ def _value(w: Word) -> Value:
 
 
 def _licensed(table: dict[str, frozenset[str]], preposition: str, phrase: Phrase) -> bool:
+    """Whether a preposition takes the phrase: its noun is of a kind the table lists for it ("*": any). A phrase
+    whose head is carried as text has no kind: any preposition of the table takes it, and it fills no argument
+    (what it would fill, the reader finds none for: "for the electricity", "on the checkout page")."""
     kinds = table.get(preposition, frozenset())
+    if kinds and phrase.carried and not phrase.kinds and not phrase.values:
+        return True
     return "*" in kinds or bool(phrase.kinds & kinds)

@@ -383,7 +383,8 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
         for f in _all_fills(reading, positive, tool)
     )
     pronoun = any(p.form == "pronoun" for p in action.objects)
-    multiple = len(positive) > 1 or any(p.multiple for a in positive for p in _filling(a))
+    made = [p for a in positive for _, p, _ in _made(a, tool) if p is not None]
+    multiple = len(positive) > 1 or any(p.multiple for a in positive for p in (*_filling(a), *made))
     return _Outcome(
         "proved",
         None,
@@ -407,12 +408,14 @@ def beside(reading: Reading, tool: ToolSense) -> list[Action]:
     ]
 
 
-def unread(action: Action, words: Sequence[Word]) -> str | None:
+def unread(action: Action, words: Sequence[Word], *, people: bool = False) -> str | None:
     """Why a verb may carry what nobody reads: a word pointing back, free text, a quoted passage. Telling a
-    person with nothing said ("… and let him know") points at no request."""
+    person with nothing said ("… and let him know") points at no request; with ``people`` (another tool's request
+    after this one: "After that, invite him to the review."), a person's pronoun points at no request either."""
     pack = english()
     silent = action.says and not any(m.role == "text" for m in action.mods)
-    pointing = pack.pointing - pack.person_pronouns if silent else pack.pointing
+    persons = pack.person_pronouns - pack.back_pronouns  # "him", "her": a person, never an action or a thing
+    pointing = pack.pointing - pack.person_pronouns if silent else pack.pointing - (persons if people else set())
     word = next((w for w in words if action.start <= w.start < action.end and w.norm in pointing), None)
     if word is not None:
         return f"points back ('{word.text}')"
@@ -423,12 +426,14 @@ def unread(action: Action, words: Sequence[Word]) -> str | None:
     return None
 
 
-def not_alone(action: Action, tool: ToolSense, words: Sequence[Word], request: Sequence[Value]) -> str | None:
+def not_alone(
+    action: Action, tool: ToolSense, words: Sequence[Word], request: Sequence[Value], *, people: bool = False
+) -> str | None:
     """Why a verb beside the request may be about it (None when it stands on its own): a word of it points
     back ("… but don't do it", "Remove him from it"), it says free text no one reads ("… and tell Ann that
     …"), its object is the kind of thing the request acts on ("… but don't complete the payment"), or,
-    negated, it names a value of the request."""
-    found = unread(action, words)
+    negated, it names a value of the request. ``people``: see :func:`unread`."""
+    found = unread(action, words, people=people)
     if found is not None:
         return found
     if any(p.form == "described" and _theme(p, tool) and _bare(p, words) for p in _phrases(action)):
@@ -552,7 +557,7 @@ def _made(action: Action, tool: ToolSense) -> list[Slot]:
     out: list[Slot] = []
     things = [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
     for p in things:
-        if p.form == "described" and _theme(p, tool):
+        if p.form == "described" and (_theme(p, tool) or _container(p, tool)):
             for role, phrase in p.attached:
                 if phrase.form == "timed":  # "a sync on Friday": the event's time
                     value = phrase.values[0]
@@ -602,6 +607,7 @@ def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str]
     """Why the action's objects and phrases do not fit the tool, or None when each fills an argument of its
     kind or is an adjunct."""
     pack = english()
+    theme = False  # a thing the tool acts on stood before: a phrase after it that fits nothing may describe it
     for role, phrase, mod in _slots(action, tool):
         if _adjunct(role):
             continue
@@ -621,14 +627,35 @@ def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str]
             and _theme(phrase, tool)
             and role in pack.theme_roles
         ):
+            theme = True
             continue  # "start the engine", "email Bob the minutes", "invite Ann to a sync": what the tool acts on
+        if theme and mod is not None and phrase is not None and _licensed_for_noun(role, phrase):
+            continue  # "email Bob the minutes from yesterday's meeting": the minutes', as if attached to them
         if role in pack.purpose_roles and phrase is not None and not (phrase.kinds & _RECEIVER_KINDS):
             continue  # a purpose ("for the workshop"); a person here would be a receiver of its own
+        if role in _PLACING and phrase is not None and not phrase.values and _container(phrase, tool):
+            continue  # "add lunch to my calendar": where the event goes, no argument
         if tool.open:
             continue  # another tool's phrase: its arguments are not at hand, and nothing of it is compared
         what = mod.text if mod is not None and phrase is None else (_shown(phrase) if phrase is not None else role)
         return ("object_kind", f"{role}: {what}")
     return None
+
+
+def _licensed_for_noun(role: str, phrase: Phrase) -> bool:
+    """Whether a noun may take the phrase with this preposition (``[phrases.noun]`` of the pack)."""
+    kinds = english().noun_phrases.get(role, frozenset())
+    return "*" in kinds or bool(phrase.kinds & kinds)
+
+
+_PLACING = frozenset({"to", "in", "on", "into", "onto"})
+"""Roles of a phrase naming where a thing goes ("to my calendar")."""
+
+
+def _container(phrase: Phrase, tool: ToolSense) -> bool:
+    """Whether a described phrase names where the tool's things are kept ("my calendar" for an event)."""
+    kept = english().containers
+    return phrase.head is not None and any(phrase.head in kept.get(k, ()) for k in acted_on_kinds(tool))
 
 
 def _antecedent(reading: Reading, action: Action, pronoun: Phrase) -> Phrase | None:

@@ -150,6 +150,9 @@ class LanguagePack:
     """Each kind of deed a reason of the grammar goes with, and the intent verbs of that kind ("removal":
     archive, delete, cancel, unsubscribe): "Archive t-12, I'm done with it." stands; "Renew it, I'm done with
     it." is unknown."""
+    containers: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Where the things of each kind are kept ("calendar" for an event): a phrase naming one, described, is where
+    the thing goes, no argument."""
     frame_words: frozenset[str] = frozenset()
     """Words that make what is said a game, a test, an example, a translation or a dictation ("We are
     role-playing."): a sentence around a request holding one leaves it unknown."""
@@ -260,6 +263,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         selective_endings=tuple(data.get("open", {}).get("selective_endings", ())),
         mentioned=frozenset(_words_of(data)),
         frame_words=frozenset(data.get("frames", {}).get("words", ())),
+        containers={k: frozenset(v) for k, v in data.get("containers", {}).items()},
         number_words={k: int(v) for k, v in data.get("numbers", {}).items()},
     )
 
