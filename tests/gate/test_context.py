@@ -145,3 +145,38 @@ def test_a_saying_verb_beside_a_message_is_the_same_message() -> None:
     assert _check([text], (tool, args, text)).approved
     other = "Email marta@acme.example the report and tell carol@acme.example that it is off."
     assert not _check([other], (tool, args, other)).approved
+
+
+def test_the_readmes_context_table_is_the_table() -> None:
+    """The README's list of whole-context rules names each row of validator.gate.context.TABLE, in order, with
+    what it reads."""
+    from pathlib import Path
+
+    from validator.gate.context import TABLE
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("<!-- context-table:", 1)[1].split("\n\n", 1)[0]
+    rows = [line.split("|")[1:3] for line in block.splitlines() if line.strip().startswith("| `")]
+    assert [(name.strip().strip("`"), reads.strip()) for name, reads in rows] == [(r.name, r.reads) for r in TABLE]
+
+
+def test_every_row_can_be_switched_off_and_a_misspelt_one_is_refused() -> None:
+    from validator import ValidatorConfig
+    from validator.exceptions import UsageError
+    from validator.gate.context import TABLE
+
+    for row in TABLE:
+        assert ValidatorConfig(rules_off=frozenset({f"context.{row.name}"})).rules.off == {f"context.{row.name}"}
+    with pytest.raises(UsageError, match="context.thanks"):
+        ValidatorConfig(rules_off=frozenset({"context.thanks"}))
+    transcript = Transcript([Message(role="user", content=f"Pay {IBAN} 50 EUR. Thank you!")])
+    quote = {"reason": "r", "evidence": [{"quote": f"Pay {IBAN} 50 EUR."}]}
+    action = {
+        "tool": "send_money",
+        "args": {"recipient": IBAN, "amount": 50, "currency": "EUR"},
+        "justification": quote,
+    }
+    assert Validator(POLICY).validate(transcript, action, user_id="u-1").approved
+    off = Validator(POLICY, config=ValidatorConfig(rules_off=frozenset({"context.social"})))
+    verdict = off.validate(transcript, action, user_id="u-1")  # the thanks falls to no row: unknown
+    assert not verdict.approved and verdict.findings.intent is not None and verdict.findings.intent.row == "unread"
