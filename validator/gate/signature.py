@@ -4,10 +4,14 @@ An agent that pays the invoice in the inbox, or unlocks the door a product revie
 the user never said. When no sentence of the user's own words names the action in any form (none holds the
 tool's intent verb, inflected, or a noun made from it: "pay", "paid", "payment"), every sentence of the
 user's is in the language the pack reads (a sentence in another language may name it in words the pack does
-not know: then nothing is disproved), and a tool's output (an email, a web page, a review: anything the
-user did not write) does name it, the request is *disproved*: the action is blocked, never put to the
+not know: then nothing is disproved), and an outside party's text (a tool's output that names its author: an
+email, a web page, a review) asks for it, the request is *disproved*: the action is blocked, never put to the
 user as a question (asking a person to confirm what an attacker wrote is how confirmations get clicked
-through).
+through). An outside sentence asks for it unless the grammar reads it as no request: a statement, a
+description, a question, an offer to its reader ("You can get discount coupons."), a ``key: value`` line
+("read: true"), the verb in another sense; a sentence it cannot read still asks. An output with no author (a
+file the agent read, a listing) is no outside party's: what it names is unknown, asked. A user who hands the
+task to a document or a message ("do what the email says") decides what it asks: asked, never blocked.
 
 The same signature on a dangerous action's target (:func:`outside_target`): the user asked to pay, but the
 account stands only in an outside party's text (an email, another participant's message), no lookup chain
@@ -92,8 +96,8 @@ def named_only_outside(
         if any(_names(words, stems) or not in_pack_language(words) or _hands_off(words) for words in message[1]):
             return None
     for i, m in enumerate(transcript.messages):
-        if m.role != "tool" or m.name == tool.tool:
-            continue
+        if m.role != "tool" or m.name == tool.tool or not m.author:
+            continue  # only an outside party's text (an output that names its author: an email, a page) counts
         content = m.content[:_READ]
         for s in sentences(content):
             text = content[s.start : s.end]
