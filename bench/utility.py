@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import dataclasses
 import importlib
 import importlib.util
 import inspect
@@ -40,6 +41,7 @@ from types import ModuleType
 from typing import Any
 
 from validator import Code, Policy, Validator, ValidatorConfig, Verdict
+from validator.policy.suggest import propose, read_specs
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY_PATH = ROOT / "bench" / "utility_policy.toml"
@@ -402,6 +404,25 @@ def lines(run: Run, figures: dict[str, Any], missing: dict[str, str]) -> Iterato
         yield f"  {ex['decision']} {ex['code']}: {shorten(ex['call'], 90)} <- {shorten(ex['user_turn'], 90)!r}"
 
 
+def with_suggestions(policy: Policy, docs: Path) -> tuple[Policy, list[str]]:
+    """The policy with what ``validator policy suggest --tools`` proposes from the suite's function docs (its
+    intents where a tool declares none, its content arguments), unedited; and each addition, as a line."""
+    specs = [
+        spec
+        for path in sorted(docs.glob("*.json"))
+        for spec in read_specs([json.loads(line) for line in path.read_text().splitlines() if line.strip()])
+    ]
+    tools = dict(policy.tools)
+    added: list[str] = []
+    for proposal in propose(policy, [s for s in specs if s.name in tools]):
+        tp = tools[proposal.tool]
+        tools[proposal.tool] = dataclasses.replace(
+            tp, intents=tp.intents or proposal.intents, content=(*tp.content, *proposal.content)
+        )
+        added.append(proposal.toml().replace("\n", "; "))
+    return Policy(tools, policy.settings), added
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--category", choices=[*CATEGORIES, "all"], default="base")
@@ -416,6 +437,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--checks", type=Path, default=None, help="also write every check, one JSON line each (to compare two runs)"
     )
+    parser.add_argument(
+        "--suggested",
+        action="store_true",
+        help="add what unedited `validator policy suggest --tools` proposes from the suite's function docs",
+    )
     args = parser.parse_args(argv)
     args.json = args.json or (FOUND_JSON if args.found else DEFAULT_JSON)
     installed = package_dir()
@@ -426,6 +452,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     policy = Policy.load(POLICY_PATH)
+    if args.suggested:
+        policy, added = with_suggestions(policy, installed / "data" / "multi_turn_func_doc")
+        for line in added:
+            print(f"suggested: {line}")
     backend = load_backend()
     categories = list(CATEGORIES) if args.category == "all" else [args.category]
     off = frozenset(r for r in args.rules_off.split(",") if r)

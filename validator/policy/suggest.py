@@ -105,16 +105,21 @@ def _spec(item: Any) -> ToolSpec | None:
 def content_arguments(spec: ToolSpec) -> tuple[str, ...]:
     """The string arguments whose names say they hold the words of what is sent: one of the pack's text or title
     words (``body``, ``message``, ``subject``, ``title``…)."""
-    words = frozenset().union(*(k.words for k in english().arguments if k.name in _CONTENT_KINDS))
+    kinds = english().arguments
+    words = frozenset().union(*(k.words for k in kinds if k.name in _CONTENT_KINDS))
+    others = frozenset().union(*(k.words for k in kinds if k.name in _NOT_CONTENT_KINDS)) | _ID_WORDS
     return tuple(
         name
         for name, schema in spec.properties.items()
-        if _is_string(schema) and set(tool_words(name)) & words and not set(tool_words(name)) & _ID_WORDS
+        if _is_string(schema) and set(tool_words(name)) & words and not set(tool_words(name)) & others
     )
 
 
-_ID_WORDS = frozenset({"id", "ids", "key", "uuid", "url", "link", "path"})
-"""An argument named for an identifier or an address is no content, whatever else its name says (``message_id``)."""
+_ID_WORDS = frozenset({"id", "ids", "key", "uuid", "url", "link", "path", "first", "last", "full"})
+"""An argument named for an identifier, an address or a person's name is no content, whatever else its name says
+(``message_id``, ``user_first_name``)."""
+_NOT_CONTENT_KINDS = ("person", "payee", "participant", "account")
+"""The pack's argument kinds of who an action reaches or acts as: never content."""
 
 
 def _is_string(schema: Any) -> bool:
