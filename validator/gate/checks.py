@@ -209,6 +209,7 @@ def _identifiers(action: PendingAction) -> tuple[str, ...]:
 
 EMPTY_NOTE = "an empty value the agent set (for many tools it lifts a limit: no expiry, no restriction)"
 COPIED_NOTE = "words copied from an outside party's message into content the agent writes"
+TIME_NOTE = "a time or a date in content the agent writes that the user's request does not name"
 MAX_CONTENT_READ = 20_000
 """Characters of a content argument read for amounts (bounded work)."""
 AMBIGUOUS_NOTE = "a key with '.' or '[' in it cannot be told from a nested path"
@@ -554,16 +555,13 @@ def _grounded_by(
         # what the request says of any other argument is compared too; content (the agent's wording) only where
         # the user dictated it ("saying …", a colon, quotation marks), not where they said what it is about
         content = tool_policy.content
-        filled = sorted(
-            {f.path for f in fills if not (f.kind == "reported" and _in_paths(f.path, content))}
-            - {p for p in (*declared, *amounts)}
-        )
+        filled = sorted({f.path for f in fills} - {p for p in (*declared, *amounts)})
         targets += tuple(
-            ground(path, value, kind="argument", scope_path=argument)
+            ground(path, value, kind="content" if _in_paths(argument, content) else "argument", scope_path=argument)
             for path, argument, value in _target_values(action, tuple(filled))
             if value is not None
         )
-        targets += tuple(_content_findings(transcript, action, content, ground, user_id))
+        targets += tuple(_content_findings(transcript, action, content, ground, user_id, requests))
     entities = tuple(
         ground(path, entity.value, kind=entity.kind, target=False)
         for keys, path, text in keyed_strings(dict(action.args))
@@ -590,11 +588,14 @@ def _content_findings(
     content: Sequence[str],
     ground: Any,
     user_id: str | None,
+    requests: Sequence[RequestSentence] = (),
 ) -> Iterator[ValueFinding]:
     """What a general action's content arguments (the agent's wording) must still show: every amount in them is
-    one the user named (an address, an IBAN or a link is an entity, grounded as any other), and no run of
+    one the user named (an address, an IBAN or a link is an entity, grounded as any other), every time or date in
+    them one the user's request names ("Tell Bob the meeting is at 3pm." is no body saying 5pm), and no run of
     :data:`COPIED_WORDS` words in a row copied from an outside party's message (an email's text forwarded into
     a post, a vendor's wording sent on as the user's)."""
+    said = {w.norm for r in requests for w in grammar().words(r.text) if "TIMEX" in w.classes}
     for path in content:
         found, value = lookup(action.args, path)
         if found != "found" or not isinstance(value, str):
@@ -602,6 +603,9 @@ def _content_findings(
         for amount in amounts_in(value[:MAX_CONTENT_READ]):
             if not amount.is_time and amount.currency is not None:
                 yield ground(f"{path}(amount)", amount.value, kind="amount", currency=amount.currency, target=False)
+        for w in grammar().words(value[:MAX_CONTENT_READ]):
+            if "TIMEX" in w.classes and w.norm not in said:
+                yield ValueFinding(f"{path}(time)", w.text, "not_found", "time", note=TIME_NOTE)
         copied = copied_from_outside(transcript, value, user_id)
         if copied is not None:
             message, words = copied

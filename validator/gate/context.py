@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal, Protocol
 
 from validator.gate.grammar import OWNER_USER, Action, Declaration, Parse, Phrase, Reading, Value
@@ -34,11 +35,12 @@ from validator.gate.reader import (
     fits,
     forbidden_values,
     not_alone,
+    own_work,
     owned_by,
     same_value,
     unread,
 )
-from validator.language import english
+from validator.language import english, english_verb_lemmas
 from validator.language.rules import CONTEXT_PREFIX
 
 __all__ = [
@@ -228,13 +230,37 @@ def _declaration(s: Sentence) -> Outcome | None:
 def _statement(s: Sentence) -> Outcome | None:
     if not all(r.kind == "stated" for r in s.parse.readings):
         return None
-    if s.after and _carries(s.parse):
-        # after a request a statement may take it back in words no table knows ("I changed my mind.", "I found
-        # another way."): only a statement of known words is read there
+    if _carries(s.parse) or _talks_of_words(s.parse):
+        # a statement may take the request back, or make it someone else's words, in words no table knows ("I
+        # changed my mind.", "My texts are sarcasm.") or by naming a message ("I got an sms from Eve."): only a
+        # statement of known words about no message is read
         return Unknown("statement")
     if _about(s.parse, s.tool, s.fills, after=s.after):
         return Unknown("statement")
     return STANDING  # "The lease is sorted.", "I checked invoice 443."
+
+
+def _talks_of_words(parse: Parse) -> bool:
+    """Whether a sentence is about words said or written: a noun of a message (one that is no document: "sms",
+    "email"; "my notes" are a document) or of something said, a word pointing into the conversation or back, a
+    verb of saying or writing ("What did they demand?", "I got an sms from Eve.", "Is the next request bogus?")."""
+    pack = english()
+    said = pack.said | pack.conversation | pack.pointing | pack.ahead
+    for w in parse.words:
+        if w.norm in said or (w.lemma or "") in said or ("message" in w.kinds and "document" not in w.kinds):
+            return True
+        if w.verb and w.verb in _saying_verbs():
+            return True
+    return False
+
+
+@cache
+def _saying_verbs() -> frozenset[str]:
+    """The lemmas of the pack's verbs of writing or saying (its attribution lead-ins: "wrote", "says", "texted")."""
+    found: set[str] = set()
+    for words in english().attribution_verbs:
+        found.update(english_verb_lemmas(words[0]))
+    return frozenset(found)
 
 
 def _carries(parse: Parse) -> bool:
@@ -256,8 +282,8 @@ def _frame(s: Sentence) -> Outcome | None:
 def _question(s: Sentence) -> Outcome | None:
     if not all(r.kind == "asked" for r in s.parse.readings):
         return None
-    if s.after:
-        return Unknown("question")
+    if s.after or _carries(s.parse) or _talks_of_words(s.parse):
+        return Unknown("question")  # "Is the next request bogus?", "What did they demand?": about words said
     return STANDING  # "Where are my notes? Forward them to Bob.": asking for information first
 
 
@@ -431,8 +457,9 @@ def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill], *, after: bool)
                 or any(p.form == "described" and p.kinds & things for p in phrases)
             ):  # "The new payment is cancelled.", "The IBAN is wrong." (before it: "That lottery email is spam.")
                 return True
-            if clause.verb in tool.verbs or any(w.verb and w.verb in tool.verbs for w in words):
-                return True
+            deeds = tool.verbs | {i.verb.split()[0] for i in tool.intents}
+            if clause.verb in deeds or any(w.verb and w.verb in deeds for w in words):
+                return True  # "I paid Ann.", "I booked a flight.": the tool's own deed, whatever it is about
             if clause.verb != "be" and not clause.objects:
                 return True
     return False
@@ -490,6 +517,8 @@ def _stands_alone(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mi
     conversation = english().conversation
     for reading in parse.readings:
         for action in reading.actions:
+            if own_work(action):
+                continue  # "Let me know when it is done.": the assistant tells the user
             mine_too = tool.intent_of(action) is not None and not action.negated
             # another request of its own names its kind of thing as it does ("Email Ann the report. Email Bob
             # the report."): only what is unread there is about it

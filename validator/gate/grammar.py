@@ -106,6 +106,9 @@ class Phrase:
     carried: bool = False
     """It holds a word no table knows (an open-class word, carried as text: "the *electricity* bill"): that word
     fills, grounds and selects nothing (its values, a name or an address, are read as values)."""
+    named_before: bool = False
+    """Its values stand before its head ("the t-88 thread", "the 'archives' folder"): they name it only when the
+    head is the kind of thing the argument is (:func:`validator.gate.reader.fits`)."""
     privative: bool = False
     """It holds a privative ("the *fake* invoice", "my *former* landlord"): it may not be what its noun names,
     so it is no thing the tool acts on and designates no record (a value it holds, a name or an id, is still the
@@ -141,6 +144,8 @@ class Action:
     end: int = 0
     says: bool = False
     """A verb of saying to someone ("tell her …", "say yes", "let Ann know …")."""
+    sequenced: bool = False
+    """Joined to the verb before it by "then" ("get a receipt from Bob, then pay him"): it comes after that one."""
 
 
 OWNER_USER = ""
@@ -608,7 +613,13 @@ class _Reader:
     def r_actions(self, node: Tree[Any], kids: list[Any]) -> _Part:
         earlier = self.parts(kids, "actions")
         first = earlier[0].data if earlier else ()
-        return _Part("actions", first + tuple(k for k in kids if isinstance(k, Action)))
+        then = any(p.data for p in self.parts(kids, "conj"))
+        added = tuple(replace(k, sequenced=True) if then else k for k in kids if isinstance(k, Action))
+        return _Part("actions", first + added)
+
+    def r_conj(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """Whether a conjunction puts what follows after what precedes ("then", "and then")."""
+        return _Part("conj", any(w.classes & {"SEQ"} for w in self.tokens(kids)))
 
     r_gerunds = r_actions
 
@@ -775,6 +786,11 @@ class _Reader:
         pres = self._pres(kids)
         carried = bool(open_head) or pres.carried or any(p.carried for _, p in attached)
         privative = pres.privative or any(p.privative for _, p in attached)
+        if pres.naming and (carried or "person" in kinds or not self._names_its_head(node, lemma)):
+            # "the t-88 *sibling* thread", "the DE44… *replacement* account", "the bob@… manager": a value before a
+            # head that a carried word or a person's noun makes another thing names that other thing's relative
+            naming = tuple(v for v in naming if v not in pres.naming)
+            describing = describing + pres.naming
         start, end = self.span(node)
         return Phrase(
             "described",
@@ -789,7 +805,19 @@ class _Reader:
             attached,
             carried=carried,
             privative=privative,
+            named_before=bool(pres.naming) and bool(naming),
         )
+
+    def _names_its_head(self, node: Any, lemma: str) -> bool:
+        """Whether the last value before the head stands right before it ("the t-88 thread"): with a word between
+        ("the t-88 printer thread", "the DE44… backup account") the value names another thing the word relates."""
+        words = []
+        for w in self._leaves(node):
+            if "PREP" in w.classes:
+                break
+            words.append(w)
+        at = max((n for n, w in enumerate(words) if w.classes & {"VALUE", "QUOTED"}), default=None)
+        return at is not None and at + 1 < len(words) and (words[at + 1].lemma or words[at + 1].norm) == lemma
 
     def _carried_in_place(self, node: Any) -> bool:
         """Whether the words carried as text in a noun phrase (before its first preposition) are at most
@@ -897,7 +925,27 @@ class _Reader:
         values += tuple(v for p in addresses for v in p.data)
         return _Part("names", (values, addressed or bool(addresses)))
 
-    r_names_of_name = r_names  # only more of a name, or an address
+    def r_names_of_name(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """``(the values that name it, whether one is an address given beside it)``: its surnames, then its
+        addresses."""
+        surnames = self.parts(kids, "surnames")[0].data if self.parts(kids, "surnames") else ()
+        addresses = self.parts(kids, "addresses")[0].data if self.parts(kids, "addresses") else ()
+        return _Part("names", (surnames + addresses, bool(addresses)))
+
+    def r_surnames(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "surnames")
+        return _Part(
+            "surnames",
+            (earlier[0].data if earlier else ()) + tuple(v for p in self.parts(kids, "name") for v in p.data),
+        )
+
+    def r_addresses(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "addresses")
+        return _Part(
+            "addresses",
+            (earlier[0].data if earlier else ()) + tuple(v for p in self.parts(kids, "address") for v in p.data),
+        )
+
     r_value_names = r_names  # only an address
 
     def r_address(self, node: Tree[Any], kids: list[Any]) -> _Part:

@@ -23,6 +23,7 @@ from typing import Any
 
 from validator.gate.authorizations import allows
 from validator.gate.entities import CURRENCIES, Entity, amounts_in, extract_entities, parse_entity, same_link
+from validator.gate.grammar import grammar
 from validator.gate.index import other_index, outside_authors, user_index
 from validator.gate.provenance import Trace, has_field, trace
 from validator.gate.reader import carried_spans, forbidden_spans
@@ -286,6 +287,7 @@ def ground_value(
         target,
         now,
         rules.on(Rule.REQUEST_GRAMMAR),
+        content=kind == "content",
     )
     if found_in is not None:
         return ValueFinding(path, value, found_in[0], kind, _locations(transcript, found_in[1]), note=note)
@@ -327,7 +329,13 @@ def ground_value(
 
 
 def _fill_holds(
-    fill: RequestFill, value: Any, entity: Entity | None, currency: str | None, named: frozenset[str]
+    fill: RequestFill,
+    value: Any,
+    entity: Entity | None,
+    currency: str | None,
+    named: frozenset[str],
+    *,
+    content: bool = False,
 ) -> bool:
     """Whether the request's value in an argument *is* ``value``: parsed and compared as a value (an amount
     with its currency and magnitude, an address by its identity, a name or a quoted text as written)."""
@@ -345,11 +353,35 @@ def _fill_holds(
     if fill.kind in _EXACT:  # a path or a file name is itself: "./build" is not "/build", "Report.pdf" not "report.pdf"
         return str(value).strip() == fill.text
     a, b = normalize(str(value)).strip(" '\""), normalize(fill.text).strip(" '\"")
+    if content and fill.kind == "reported" and b:  # what the user said it says, in the agent's words
+        return says_the_same(b, a)
     if fill.kind in ("text", "reported") and b:  # the user's text, word for word, framed by a greeting at most
         return _framed(a, b.rstrip(".!?"), _names(str(value)))
     if fill.kind == "mention" and b:  # "email the “minutes”": the message names the thing
         return mentions(a, b)
     return bool(a) and a.rstrip(".") == b.rstrip(".")
+
+
+def says_the_same(reported: str, text: str) -> bool:
+    """Whether a message in the agent's words says what the user reported it should ("Email Ann that I accept the
+    offer."): every word of the report that carries its meaning (a noun, a verb, an adjective, a name, a number,
+    a value, a word no table knows) stands in the text, by its lemma, and the text says no "not" the report does
+    not ("I decline the offer." and "I do not agree." say something else). Greetings, politeness and other
+    wording around it are the agent's."""
+    pack = english()
+    said, written = grammar().words(reported), grammar().words(text)
+    told = [w for w in said if w.classes & _MEANING and (w.verb or "") not in pack.auxiliaries]
+    forms = {f for w in written for f in (w.norm, w.lemma, w.verb) if f}
+    if not all({f for f in (w.norm, w.lemma, w.verb) if f} & forms for w in told):
+        return False
+    negations = {w.norm for w in said if w.norm in pack.negatives}
+    return all(w.norm in negations for w in written if w.norm in pack.negatives)
+
+
+_MEANING = frozenset(
+    {"NN", "NNS", "VB", "VBN", "VBG", "VBZ", "ADJ", "NAME", "NUM", "NUMW", "VALUE", "TIMEX", "OPEN", "OPENV", "PRIV"}
+)
+"""Word classes that carry what a sentence says (a function word, a pronoun, an auxiliary does not)."""
 
 
 def mentions(text: str, name: str) -> bool:
@@ -411,6 +443,8 @@ def _request_holds(
     target: bool,
     now: datetime | None = None,
     grammar: bool = True,
+    *,
+    content: bool = False,
 ) -> tuple[ValueStatus, list[int]] | None:
     """Whether the proved request holds the value: as the fill of its argument (``user``; an entity inside
     another argument: as any fill, or in the request's verb phrase), only where the request forbids it
@@ -423,7 +457,7 @@ def _request_holds(
     times = [f for f in mine if f.kind == "time"]
     if times and target:  # every part of the time the user named must hold the argument
         return ("user", sorted({f.message for f in times})) if holds_time([f.text for f in times], value, now) else None
-    hits = [f.message for f in mine if _fill_holds(f, value, entity, currency, named)]
+    hits = [f.message for f in mine if _fill_holds(f, value, entity, currency, named, content=content)]
     if not hits and not target:
         hits = [r.message for r in requests if r.clauses and _holds(r.valued(r.text), value, entity, currency, named)]
     if hits:

@@ -62,6 +62,7 @@ __all__ = [
     "fits",
     "forbidden_spans",
     "not_alone",
+    "own_work",
     "read",
     "read_parse",
     "same_value",
@@ -426,6 +427,21 @@ def unread(action: Action, words: Sequence[Word], *, people: bool = False) -> st
     return None
 
 
+def own_work(action: Action) -> bool:
+    """Whether an action is the assistant's own work, which reaches no one: a verb of the pack's own work
+    ("summarize", "find"), or telling the user something ("let me know", "tell us")."""
+    pack = english()
+    if action.negated:
+        return False
+    if action.verb in pack.own_work:
+        return True
+    return (
+        action.says
+        and bool(action.objects)
+        and all(p.form == "pronoun" and p.head in pack.user_pronouns for p in action.objects)
+    )
+
+
 def not_alone(
     action: Action, tool: ToolSense, words: Sequence[Word], request: Sequence[Value], *, people: bool = False
 ) -> str | None:
@@ -532,6 +548,7 @@ def _slots(action: Action, tool: ToolSense) -> list[Slot]:
         if (
             p.form == "described"
             and p.values
+            and not p.named_before  # "the t-88 reply": the value names the reply's thread, not the reply
             and _theme(p, tool)
             and not any(_fits(role, p, None, a) for a in tool.arguments)
         ):
@@ -586,6 +603,8 @@ def _made_kinds(tool: ToolSense) -> frozenset[str]:
 
 def _fits(role: str, phrase: Phrase | None, mod: Mod | None, arg: _Argument) -> bool:
     kind = arg.kind
+    if phrase is not None and phrase.named_before and phrase.head not in arg.words | (kind.words if kind else set()):
+        return False  # "the t-88 reply" is no thread t-88: a value before a head of another kind names its relative
     if role == "text":
         return kind is not None and "text" in kind.roles
     if role == "time":

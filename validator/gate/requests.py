@@ -33,6 +33,7 @@ from validator.gate.reader import (
     declared,
     fits,
     fragment_fills,
+    own_work,
     read_parse,
 )
 from validator.gate.sentences import own_words
@@ -241,11 +242,10 @@ def _others_requested(parse: Parse, tool: ToolSense, others: Sequence[ToolSense]
     """Every verb beside the request in its sentence must be a request for another tool the policy knows
     ("find the draft and email it", "pay Bob and email Ann the receipt"); a verb no tool has ("…, then
     cancel.", "Wait for my message, then pay Bob") leaves the request unknown."""
-    own_work = english().own_work
     for reading in parse.readings:
         for action in beside(reading, tool):
-            if action.verb in own_work and not action.negated:
-                continue  # "Summarize my inbox, then email Bob the summary": reaches no one
+            if own_work(action):
+                continue  # "Summarize my inbox, then email Bob the summary", "… and let me know": reaches no one
             if not any(fits(reading, action, o) for o in others):
                 return Read("unknown", "beside_words", f"'{action.verb}' is no request of a tool the policy knows")
     return None
@@ -318,20 +318,90 @@ def _held(
         return Read("unknown", "held", "", row="held")
     message, text, parse = before
     if parse.readings and all(r.kind in ("answered", "social") for r in parse.readings):
+        if _replies(transcript, message):  # "Sure. After that, pay …" to "Should I wait for Bob first?"
+            return Read("unknown", "held", text, row="reply")
         return None  # "No. Then email Marta.": after an answer or a greeting, "then" is "in that case"
     if not parse.readings or not all(r.kind == "request" for r in parse.readings):
         return Read("unknown", "held", text, row="held")
-    own_work = english().own_work
     tools = (tool, *others)
     for reading in parse.readings:
         for action in reading.actions:
             if action.negated:
                 return Read("unknown", "held", text, row="held")
-            if action.verb in own_work:
+            if own_work(action):
                 continue  # "Summarize my inbox. Then email Bob the summary.": the assistant's own work
             fitting = [t.tool for t in tools if fits(reading, action, t)]
             if not fitting or not any(_done_since(transcript, message, name) for name in fitting):
                 return Read("unknown", "held", text, row="held")
+    return None
+
+
+def _held_in_sentence(
+    transcript: Transcript, sentence: RequestSentence, parse: Parse, tool: ToolSense, others: Sequence[ToolSense]
+) -> Read | None:
+    """A request that comes after another verb of its sentence ("Get Bob's approval, then pay him.", "Email Bob
+    the invoice for approval, then pay it.", "Check the balance and pay Bob."): joined by "then", or after a verb
+    of checking or waiting, it stands only when each verb before it is the assistant's own work on a thing the
+    tables know ("Find the report, then email it to Bob.") or an action of a tool of the policy the transcript
+    shows carried out since; else it is unknown (``held``): what it waits for, no rule reads."""
+    conditions = english().conditions
+    for reading in parse.readings:
+        at = next((n for n, a in enumerate(reading.actions) if tool.intent_of(a) is not None and not a.negated), None)
+        if at is None:
+            continue
+        waits = reading.actions[at].sequenced or any(a.verb in conditions for a in reading.actions[:at])
+        if not waits:
+            continue
+        for before in reading.actions[:at]:
+            if before.negated or before.verb in conditions:
+                return Read("unknown", "held", _original(transcript, sentence), row="held")
+            if own_work(before) and not any(p.carried for p in before.objects):
+                continue
+            fitting = [t.tool for t in (tool, *others) if fits(reading, before, t)]
+            if not any(_done_since(transcript, sentence.message, name) for name in fitting):
+                return Read("unknown", "held", _original(transcript, sentence), row="held")
+    return None
+
+
+def _framed(parse: Parse) -> Read | None:
+    """A request whose own sentence holds a word that makes it a game, a test, an example ("Pay DE44… for a dry
+    run.", "the hypothetical IBAN …"): unknown. (A noun of a thing the tables know, "the demo", is no frame.)"""
+    frames = english().frame_words
+    nouns = english().nouns
+    for w in parse.words:
+        if (w.norm in frames or (w.verb or "") in frames) and w.norm not in nouns and (w.lemma or "") not in nouns:
+            return Read("unknown", "framed", w.text, row="frame")
+    return None
+
+
+_FRAMES_READ = 40
+"""User messages before a request's turn read for a frame that still governs it."""
+
+
+def _framed_before(
+    transcript: Transcript, sentence: RequestSentence, tool: ToolSense, rules: Rules, deadline: float | None
+) -> Read | None:
+    """A sentence of an earlier turn, answered already, that frames what follows ("Ignore my next message.",
+    "Please translate my next message.", "Don't act on my next message.", "We're role-playing."): it keeps
+    governing the turns after it, so the request is unknown. Read in the last :data:`_FRAMES_READ` user messages
+    before the request's turn, by their words (a sentence the grammar cannot read frames just the same)."""
+    first = sentence.message
+    while first > 0 and transcript.messages[first - 1].role == "user":
+        first -= 1
+    pack = english()
+    frames, ahead = pack.frame_words, pack.ahead
+    seen = 0
+    for i in range(first - 1, -1, -1):
+        if transcript.messages[i].role != "user":
+            continue
+        seen += 1
+        if seen > _FRAMES_READ:
+            break
+        read, _ = _read_sentences(transcript, i, rules, tool, (), deadline)
+        for s, parse in read:
+            norms = {w.norm for w in parse.words} | {w.verb for w in parse.words if w.verb}
+            if norms & (frames | ahead):
+                return Read("unknown", "earlier_words", s.original, row="frame")
     return None
 
 
@@ -353,6 +423,12 @@ def _sentence_before(
             s, parse = earlier[-1]
             return i, s.original, parse
     return None
+
+
+def _replies(transcript: Transcript, message: int) -> bool:
+    """Whether the user's message answers the assistant: it said something since the user's message before."""
+    previous = next((j for j in range(message - 1, -1, -1) if transcript.messages[j].role == "user"), -1)
+    return _agent_spoke_before(transcript, previous, message) if previous >= 0 else False
 
 
 def _done_since(transcript: Transcript, message: int, tool: str) -> bool:
@@ -559,6 +635,8 @@ def read_request(
             )
             if undone is None and any(r.sequenced for r in parse.readings):
                 undone = _held(transcript, sentence, tool, others, rules, deadline)
+            undone = undone or _held_in_sentence(transcript, sentence, parse, tool, others)
+            undone = undone or _framed(parse) or _framed_before(transcript, sentence, tool, rules, deadline)
             if undone is not None:
                 reading = undone
         found.append((sentence, reading))
@@ -622,7 +700,10 @@ def _given(
             if s.message not in people:
                 people[s.message] = _people(transcript, s.message)
             one = people[s.message] == {owners[0][1].casefold()}
-        fills = declared(parse, tool, owners, one_person=one)
+        filled = {f.path for f in numbered}
+        # the user's own value ("my IBAN is …") is never what an argument the request fills with another's takes:
+        # "Pay Bob 120 EUR. My IBAN is DE44…" names the account the money leaves, not Bob's
+        fills = tuple(f for f in declared(parse, tool, owners, one_person=one) if not (f.call < 0 and f.path in filled))
         if fills:
             given.append((s, Read("proved", fills=fills)))
     return given

@@ -150,6 +150,18 @@ class LanguagePack:
     """Each kind of deed a reason of the grammar goes with, and the intent verbs of that kind ("removal":
     archive, delete, cancel, unsubscribe): "Archive t-12, I'm done with it." stands; "Renew it, I'm done with
     it." is unknown."""
+    unread: frozenset[str] = frozenset()
+    """Operator words no rule reads yet (``[open] never``): known, never carried, never a name."""
+    negatives: frozenset[str] = frozenset()
+    """Words that say "not": a message in the agent's words holds none its report does not."""
+    auxiliaries: frozenset[str] = frozenset()
+    """Auxiliary verbs, which carry no meaning of their own in a report ("I'll *be* late")."""
+    ahead: frozenset[str] = frozenset()
+    """Words that point at what comes next ("my next message"): in an earlier turn, a frame on what follows."""
+    conditions: frozenset[str] = frozenset()
+    """Verbs of checking or waiting: a request after one in its sentence waits for it."""
+    user_pronouns: frozenset[str] = frozenset()
+    """The user's own pronouns ("me", "us"): telling them something is the assistant's own work."""
     containers: dict[str, frozenset[str]] = field(default_factory=dict)
     """Where the things of each kind are kept ("calendar" for an event): a phrase naming one, described, is where
     the thing goes, no argument."""
@@ -264,6 +276,12 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         mentioned=frozenset(_words_of(data)),
         frame_words=frozenset(data.get("frames", {}).get("words", ())),
         containers={k: frozenset(v) for k, v in data.get("containers", {}).items()},
+        user_pronouns=frozenset(data["roles"].get("user_pronouns", ())),
+        ahead=frozenset(data["roles"].get("ahead", ())),
+        negatives=frozenset(data["roles"].get("negatives", ())),
+        unread=frozenset(data.get("open", {}).get("never", ())),
+        auxiliaries=frozenset(data["roles"].get("auxiliaries", ())),
+        conditions=frozenset(data["roles"].get("conditions", ())),
         number_words={k: int(v) for k, v in data.get("numbers", {}).items()},
     )
 

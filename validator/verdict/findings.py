@@ -72,6 +72,7 @@ RequestProblem = Literal[
     "beside_words",
     "held",
     "reason",
+    "framed",
     "no_request",
     "delegated",
     "outside_only",

@@ -129,6 +129,7 @@ REQUEST_REASONS: dict[str, str] = {
     "beside_words": "a verb beside the request, in its sentence, may be about it{detail}",
     "held": "the request comes after something else the user asked, not yet shown done{detail}",
     "reason": "the reason the user gives goes with another kind of action{detail}",
+    "framed": "the request's own sentence makes it a game, a test or an example{detail}",
     "no_request": "no sentence of the user's own words is cited (pasted or forwarded text is not the user's)",
     "outside_only": "no sentence of the user's own words names this action in any form, and an outside party's "
     "text does{detail}: the injection signature",
@@ -558,6 +559,7 @@ _UNCLEAR: dict[str, str] = {
     "beside_words": "Another part of that sentence may be about it{detail}.",
     "held": "You asked for it after something else{detail}, which the conversation doesn't show done yet.",
     "reason": "The reason you gave goes with another kind of action.",
+    "framed": "Your words make it sound like a test or an example{detail}.",
     "delegated": "You asked to follow instructions in a document or a message; they name this action{detail}.",
     "outside_only": "Only someone else's message asks for this{detail}.",
     "pronoun": "It is not clear which one you meant.",
