@@ -167,7 +167,7 @@ def test_every_row_can_be_switched_off_and_a_misspelt_one_is_refused() -> None:
 
     for row in TABLE:
         assert ValidatorConfig(rules_off=frozenset({f"context.{row.name}"})).rules.off == {f"context.{row.name}"}
-    with pytest.raises(UsageError, match="context.thanks"):
+    with pytest.raises(UsageError, match=r"context\.thanks"):
         ValidatorConfig(rules_off=frozenset({"context.thanks"}))
     transcript = Transcript([Message(role="user", content=f"Pay {IBAN} 50 EUR. Thank you!")])
     quote = {"reason": "r", "evidence": [{"quote": f"Pay {IBAN} 50 EUR."}]}
