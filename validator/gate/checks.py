@@ -520,6 +520,8 @@ def _grounded_by(
 ) -> tuple[tuple[ValueFinding, ...], tuple[ValueFinding, ...]]:
     clauses = intent.clauses if intent is not None else ()
     requests = _bound(requests, clauses)
+    # what the user described the made thing as names a title the agent words: never compared with content
+    fills = tuple(f for f in fills if not (f.kind == "described" and _in_paths(f.path, tool_policy.content)))
     ground = partial(
         ground_value,
         transcript,

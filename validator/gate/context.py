@@ -230,28 +230,33 @@ def _declaration(s: Sentence) -> Outcome | None:
 def _statement(s: Sentence) -> Outcome | None:
     if not all(r.kind == "stated" for r in s.parse.readings):
         return None
-    if _carries(s.parse) or _talks_of_words(s.parse):
+    if _carries(s.parse) or _talks_of_words(s.parse, statement=True):
         # a statement may take the request back, or make it someone else's words, in words no table knows ("I
-        # changed my mind.", "My texts are sarcasm.") or by naming a message ("I got an sms from Eve."): only a
-        # statement of known words about no message is read
+        # changed my mind.") or by telling of a message got or written ("I got an sms from Eve."): only a
+        # statement of known words, telling of no message, is read ("That lottery email is spam." describes one)
         return Unknown("statement")
     if _about(s.parse, s.tool, s.fills, after=s.after):
         return Unknown("statement")
     return STANDING  # "The lease is sorted.", "I checked invoice 443."
 
 
-def _talks_of_words(parse: Parse) -> bool:
-    """Whether a sentence is about words said or written: a noun of a message (one that is no document: "sms",
-    "email"; "my notes" are a document) or of something said, a word pointing into the conversation or back, a
-    verb of saying or writing ("What did they demand?", "I got an sms from Eve.", "Is the next request bogus?")."""
+def _talks_of_words(parse: Parse, *, statement: bool = False) -> bool:
+    """Whether a sentence is about words said or written: a noun of something said, a word pointing into the
+    conversation or back (in a statement :func:`_about` reads those), a verb of saying or writing ("What did they
+    demand?", "Is the next request bogus?"), a noun of a message (one that is no document: "sms", "email"; "my
+    notes" are a document). In a ``statement``, a message counts only with a verb telling what was done with it
+    ("I got an sms from Eve."): "That lottery email is spam." describes it."""
     pack = english()
-    said = pack.said | pack.conversation | pack.pointing | pack.ahead
-    for w in parse.words:
-        if w.norm in said or (w.lemma or "") in said or ("message" in w.kinds and "document" not in w.kinds):
-            return True
-        if w.verb and w.verb in _saying_verbs():
-            return True
-    return False
+    said = pack.said | pack.conversation | pack.ahead | (frozenset() if statement else pack.pointing)
+    messages = any("message" in w.kinds and "document" not in w.kinds for w in parse.words)
+    if any(w.norm in said or (w.lemma or "") in said for w in parse.words):
+        return True
+    clauses = [a for r in parse.readings for a in r.actions]
+    if any(a.verb in _saying_verbs() for a in clauses):
+        return True
+    if not statement:  # a question's verbs are its words ("What did they demand?")
+        return messages or any(w.verb in _saying_verbs() for w in parse.words if w.classes & {"VB", "VBN", "VBZ"})
+    return messages and any(a.verb != "be" for a in clauses)
 
 
 @cache
@@ -259,7 +264,8 @@ def _saying_verbs() -> frozenset[str]:
     """The lemmas of the pack's verbs of writing or saying (its attribution lead-ins: "wrote", "says", "texted")."""
     found: set[str] = set()
     for words in english().attribution_verbs:
-        found.update(english_verb_lemmas(words[0]))
+        if len(words) == 1:  # "wrote", "texted"; "got this" is no verb of saying without its "this"
+            found.update(english_verb_lemmas(words[0]))
     return frozenset(found)
 
 

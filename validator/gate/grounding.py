@@ -357,6 +357,8 @@ def _fill_holds(
         return says_the_same(b, a)
     if fill.kind in ("text", "reported") and b:  # the user's text, word for word, framed by a greeting at most
         return _framed(a, b.rstrip(".!?"), _names(str(value)))
+    if fill.kind == "described" and b:  # "invite Ann to the design review": the event is a review
+        return any(w == b or w.startswith(b) for w in normalize(str(value)).casefold().replace(":", " ").split())
     if fill.kind == "mention" and b:  # "email the “minutes”": the message names the thing
         return mentions(a, b)
     return bool(a) and a.rstrip(".") == b.rstrip(".")

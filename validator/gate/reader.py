@@ -850,6 +850,7 @@ def _all_fills(reading: Reading, actions: Sequence[Action], tool: ToolSense) -> 
     for action in actions:
         mine = [*_fills_of(reading, action, tool), *_named_by_verb(reading, action, tool)]
         paths = {path for path, _ in _fills_of(reading, action, tool)}
+        mine += [(path, value) for path, value in _described(action, tool) if path not in {p for p, _ in mine}]
         if paths & filled:
             call, filled = call + 1, set()
         filled |= paths
@@ -858,6 +859,22 @@ def _all_fills(reading: Reading, actions: Sequence[Action], tool: ToolSense) -> 
             if fill not in found:
                 found.append(fill)
     return found
+
+
+def _described(action: Action, tool: ToolSense) -> list[tuple[str, Value]]:
+    """The thing the tool makes, described and not named ("invite Ann to *the design review*"), in each title
+    argument of the tool: the call's title must then say what the user described (its head noun), so a call that
+    makes another thing ("Board meeting: acquisition terms") is not the one asked for."""
+    titles = [a for a in tool.arguments if a.kind is not None and a.kind.name == "title"]
+    if not titles:
+        return []
+    roles = english().theme_roles
+    things = [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None and m.role in roles)]
+    for p in things:
+        if p.form == "described" and not p.values and p.head and not p.carried and _theme(p, tool):
+            value = Value("described", p.head, p.start, p.end)
+            return [(a.path, value) for a in titles]
+    return []
 
 
 def _named_by_verb(reading: Reading, action: Action, tool: ToolSense) -> list[tuple[str, Value]]:
