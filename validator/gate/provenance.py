@@ -32,7 +32,7 @@ from validator.gate.paths import string_leaves
 from validator.gate.text import normalize
 from validator.inputs.transcript import ToolCall, Transcript
 
-__all__ = ["MAX_HOPS", "Trace", "call_of", "has_field", "trace"]
+__all__ = ["MAX_HOPS", "Trace", "call_of", "has_field", "parsed", "trace"]
 
 MAX_HOPS = 2
 """Lookups a delegated value may pass through, counted from the user's words."""
@@ -80,6 +80,11 @@ def call_of(transcript: Transcript, message: int) -> tuple[int, ToolCall] | None
             if call.id == call_id:
                 return i, call
     return None
+
+
+def parsed(content: str) -> Any:
+    """A tool output's JSON value, when it is a JSON object or array short enough to parse; else None."""
+    return _parsed(content)
 
 
 def _parsed(content: str) -> Any:
