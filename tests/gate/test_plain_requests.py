@@ -162,3 +162,18 @@ def test_the_question_a_person_reads_names_the_values_their_sources_and_what_was
         {"recipient": "DE89370400440532013000", "amount": 4800, "currency": "EUR"},
     )
     assert "a message from billing@vendor.example" in outside.question_for_user()
+
+
+def test_a_quoted_passage_is_one_value_across_its_full_stops() -> None:
+    from validator.gate.split import sentences
+
+    text = "Email bob@acme.example saying 'I'm late. Start without me.' Then archive t-12."
+    assert [text[s.start : s.end] for s in sentences(text)] == [
+        "Email bob@acme.example saying 'I'm late. Start without me.'",
+        "Then archive t-12.",
+    ]
+    body = "I'm late. Start without me."
+    verdict = _check(_user(text), "send_email", {"to": "bob@acme.example", "subject": "Late", "body": body})
+    assert verdict.approved, verdict.reasoning
+    other = _check(_user(text), "send_email", {"to": "bob@acme.example", "subject": "Late", "body": "I'm late."})
+    assert not other.approved  # dictated: the whole passage, not its first sentence

@@ -26,7 +26,18 @@ from typing import Any
 from validator.gate.entities import CURRENCIES, extract_entities
 from validator.language import LanguagePack, english, english_verb_lemmas, fold_apostrophes
 
-__all__ = ["CARRIED", "COVERED", "OPAQUE", "OPEN", "OPENV", "Word", "in_pack_language", "lex", "shape_kinds"]
+__all__ = [
+    "CARRIED",
+    "COVERED",
+    "OPAQUE",
+    "OPEN",
+    "OPENV",
+    "Word",
+    "in_pack_language",
+    "lex",
+    "quoted_spans",
+    "shape_kinds",
+]
 
 OPAQUE = "\x01"
 """Fills a passage of unclear authorship in a user's sentence (:mod:`validator.gate.sentences`): it is read
@@ -127,6 +138,11 @@ def _number(text: str) -> Decimal | None:
         return Decimal(f"{digits}.{frac}" if frac else digits)
     except InvalidOperation:
         return None
+
+
+def quoted_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` holds passages in quotation marks (:func:`_quoted`): the sentence splitter keeps each whole."""
+    return list(_quoted(fold_apostrophes(text)))
 
 
 def _quoted(text: str) -> Iterator[tuple[int, int]]:

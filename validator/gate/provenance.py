@@ -32,7 +32,7 @@ from validator.gate.paths import string_leaves
 from validator.gate.text import normalize
 from validator.inputs.transcript import ToolCall, Transcript
 
-__all__ = ["MAX_HOPS", "Trace", "call_of", "has_field", "parsed", "trace"]
+__all__ = ["MAX_HOPS", "TEXT_WORDS", "Trace", "call_of", "has_field", "output_texts", "trace"]
 
 MAX_HOPS = 2
 """Lookups a delegated value may pass through, counted from the user's words."""
@@ -82,9 +82,21 @@ def call_of(transcript: Transcript, message: int) -> tuple[int, ToolCall] | None
     return None
 
 
-def parsed(content: str) -> Any:
-    """A tool output's JSON value, when it is a JSON object or array short enough to parse; else None."""
-    return _parsed(content)
+TEXT_WORDS = 3
+"""A string of a JSON output with fewer words than this is a field's value ("Open", "Bob Stone"), no text."""
+
+
+def output_texts(content: str) -> Iterator[str]:
+    """The texts of a tool's output as a reader reads them: each string of a JSON output of :data:`TEXT_WORDS`
+    words or more (an MCP result's ``text``, a record's description; a field of a word or two, a status "Open",
+    is a value), else the output itself."""
+    value = _parsed(content)
+    if value is None:
+        yield content
+        return
+    for _, text in string_leaves(value, ""):
+        if len(text.split()) >= TEXT_WORDS:
+            yield text
 
 
 def _parsed(content: str) -> Any:

@@ -25,6 +25,7 @@ from validator.gate.grammar import (
     Value,
     grammar,
 )
+from validator.gate.provenance import output_texts
 from validator.gate.reader import (
     Fill,
     Read,
@@ -788,17 +789,18 @@ def delegated_instructions(
         m = transcript.messages[i]
         if m.role != "tool":
             continue
-        content = m.content[:_SOURCE_READ]
-        for x in sentences(content):
-            text = content[x.start : x.end]
-            words = g.words(text, verbs=tool.verbs)
-            if any(
-                w.verb == intent.verb.split()[0] or w.norm == intent.verb.split()[0]
-                for w in words
-                for intent in tool.intents
-            ):
-                where = f"message #{i}, {m.speaker}: {' '.join(text.split())[:80]}"
-                return IntentFinding(found.intents, problem="delegated", detail=where, quote_index=found.quote_index)
+        for content in output_texts(m.content[:_SOURCE_READ]):
+            for x in sentences(content):
+                text = content[x.start : x.end]
+                words = g.words(text, verbs=tool.verbs)
+                if any(
+                    w.verb == intent.verb.split()[0] or w.norm == intent.verb.split()[0]
+                    for w in words
+                    for intent in tool.intents
+                ):
+                    where = f"message #{i}, {m.speaker}: {' '.join(text.split())[:80]}"
+                    index = found.quote_index
+                    return IntentFinding(found.intents, problem="delegated", detail=where, quote_index=index)
     return None
 
 

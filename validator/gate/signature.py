@@ -30,7 +30,7 @@ from validator.gate.grounding import mentions, outside_party
 from validator.gate.index import is_users
 from validator.gate.lexer import Word, in_pack_language
 from validator.gate.paths import string_leaves
-from validator.gate.provenance import call_of, parsed
+from validator.gate.provenance import call_of, output_texts
 from validator.gate.reader import ToolSense
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
@@ -98,28 +98,12 @@ def named_only_outside(
     for i, m in enumerate(transcript.messages):
         if m.role != "tool" or m.name == tool.tool:
             continue
-        for content in _texts(m.content[:_READ]):
+        for content in output_texts(m.content[:_READ]):
             for s in sentences(content):
                 text = content[s.start : s.end]
                 if _names(grammar().words(text, verbs=tool.verbs), stems) and _asks(text, tool, unread=bool(m.author)):
                     return f"message #{i}, {m.speaker}: {' '.join(text.split())[:80]}"
     return None
-
-
-_TEXT_WORDS = 3
-"""A string of a JSON output with fewer words than this is a field's value ("Open", "Bob Stone"), no text."""
-
-
-def _texts(content: str) -> Iterator[str]:
-    """The texts of a tool's output: each string of a JSON output of :data:`_TEXT_WORDS` words or more (an MCP
-    result's ``text``, a record's description), else the output itself."""
-    value = parsed(content)
-    if value is None:
-        yield content
-        return
-    for _, text in string_leaves(value, ""):
-        if len(text.split()) >= _TEXT_WORDS:
-            yield text  # (a field of a word or two, a status "Open", a name, is a value: it asks nothing)
 
 
 _NOT_ASKING = frozenset({"stated", "declared", "social", "asked", "answered", "fragment", "list_lead", "reason"})

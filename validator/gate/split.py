@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from validator.gate.lexer import quoted_spans
 from validator.language import LanguagePack, english
 
 __all__ = ["Sentence", "sentences"]
@@ -58,15 +59,25 @@ def _abbreviation(text: str, dot: int, pack: LanguagePack) -> bool:
     return bool(word) and (word in pack.abbreviations or len(word) == 1 or _DOTTED.match(word) is not None)
 
 
+def _goes_on(text: str, at: int, end: int) -> bool:
+    """Whether the sentence goes on after ``at`` (its next word starts in lower case: "'Hello. World.' into …")."""
+    rest = text[at:end].lstrip()
+    return bool(rest) and rest[0].islower()
+
+
 def _split_block(text: str, start: int, end: int, pack: LanguagePack) -> list[tuple[int, int]]:
-    """The sentences of one paragraph or list item (a single line break never ends a sentence)."""
+    """The sentences of one paragraph or list item (a single line break never ends a sentence; a passage in
+    quotation marks is kept whole across its own full stops: "Write 'Hello. World.' into notes.txt.")."""
     out: list[tuple[int, int]] = []
     last = start
+    quoted = [(start + a, start + b) for a, b in quoted_spans(text[start:end])]
     cuts = [(m.start(), m.end()) for m in _END.finditer(text, start, end)]
     cuts += [(m.start(), m.start()) for m in _INLINE_ITEM.finditer(text, start, end)]
     for s, e in sorted(cuts):
         if e > s and text[s] == "." and e - s == 1 and _abbreviation(text, s, pack):
             continue
+        if any(a < s and (e < b or (e == b and _goes_on(text, e, end))) for a, b in quoted):
+            continue  # inside a quoted passage, or at its end with the sentence going on: read whole
         if s < last:
             continue
         out.append((last, e))
