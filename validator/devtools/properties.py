@@ -204,7 +204,7 @@ def _token_gaps(sentence: str) -> list[int]:
     (tests/gate/test_grammar.py), not the reading."""
     end = len(sentence.rstrip(".!?"))
     words = grammar().words(sentence)
-    marker = next((w.start for w in words if w.classes & {"MARKER", "SAY", "SAYING"}), None)
+    marker = next((w.start for w in words if w.classes & {"MARKER", "SAY", "SAYING", "ASK"}), None)
     if marker is not None:
         end = min(end, marker)
     quoted = [(w.start, w.end) for w in words if "QUOTED" in w.classes]  # a quoted passage is a text, like free text

@@ -256,7 +256,7 @@ class Grammar:
         words, cut = lex_bounded(
             sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack, limit=MAX_TOKENS
         )
-        marker = next((i for i, w in enumerate(words) if w.classes & {"MARKER", "SAY", "SAYING"}), None)
+        marker = next((i for i, w in enumerate(words) if w.classes & {"MARKER", "SAY", "SAYING", "ASK"}), None)
         if marker is not None:  # free text may open here: every later token may be text, but a last "."
             last = len(words) - 1
             words = tuple(
@@ -660,10 +660,11 @@ class _Reader:
     r_gerund = r_action
 
     def r_say(self, node: Tree[Any], kids: list[Any]) -> Action:
-        verb = next(w for w in self.tokens(kids) if w.classes & {"SAY", "SAYING"})
+        verb = next(w for w in self.tokens(kids) if w.classes & {"SAY", "SAYING", "ASK"})
         text = self.parts(kids, "text")[0].data
         start, end = self.span(node)
-        reported = "SAY" in verb.classes and not _one_quote(text)  # "tell her the deck is ready"; "say yes" dictates
+        # "tell her the deck is ready", "ask Bob if he's free": what to say; "say yes" dictates it
+        reported = bool(verb.classes & {"SAY", "ASK"}) and not _one_quote(text)
         text_mod = (Mod("text", None, text[0], text[1], end, reported),)
         return Action(verb.norm, tuple(self.phrases(kids)), text_mod, False, start, end, says=True)
 

@@ -346,13 +346,7 @@ def _piece(
     if norm in pack.number_words and not classes:
         # "one file", "twenty euros": a count or an amount, never a thing's number ("invoice two" is unknown)
         return [word({"NUMW"}, value=Decimal(pack.number_words[norm]), norm=norm)]
-    if (
-        not classes - _VERB_CLASSES
-        and "VBG" not in classes  # a participle ("pending", "assuming", "awaiting") may condition what follows
-        and _WORD.match(norm)
-        and norm not in pack.mentioned
-        and not _selective(norm, pack)
-    ):
+    if not classes - _VERB_CLASSES and _WORD.match(norm) and norm not in pack.mentioned and not _selective(norm, pack):
         # a word no table knows (OPEN), or knows only as a verb form (OPENV: "the pilot", "the schedule"): carried
         # where the grammar lets it stand, unknown elsewhere
         classes = classes | {OPENV if classes else OPEN}

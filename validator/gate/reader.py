@@ -26,7 +26,7 @@ invoice *bob@… sent*") fills nothing; a value a negation excludes ("…, not e
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, get_args
 
@@ -558,7 +558,11 @@ def _slots(action: Action, tool: ToolSense) -> list[Slot]:
         else:
             out.append((role, p, None))
     for m in action.mods:
-        out.append((m.role, m.phrase, m))
+        if m.phrase is not None and m.phrase.form == "timed" and m.role in english().time_roles:
+            value = m.phrase.values[0]  # "for Friday", "on Friday": a time, whichever way it was attached
+            out.append(("time", None, Mod("time", None, value.text, value.start, value.end)))
+        else:
+            out.append((m.role, m.phrase, m))
     return out
 
 
@@ -575,7 +579,7 @@ def _made(action: Action, tool: ToolSense) -> list[Slot]:
     things = [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
     for p in things:
         if p.form == "described" and (_theme(p, tool) or _container(p, tool)):
-            for role, phrase in p.attached:
+            for role, phrase in _attached(p, tool):
                 if phrase.form == "timed":  # "a sync on Friday": the event's time
                     value = phrase.values[0]
                     out.append(("time", None, Mod("time", None, value.text, value.start, value.end)))
@@ -590,6 +594,15 @@ def _made(action: Action, tool: ToolSense) -> list[Slot]:
                     )
                 )
     return out
+
+
+def _attached(phrase: Phrase, tool: ToolSense) -> Iterator[tuple[str, Phrase]]:
+    """A thing's own phrases, and those of where it is kept ("a meeting on *my calendar for Friday*": the
+    calendar's time is the meeting's)."""
+    for role, inner in phrase.attached:
+        yield role, inner
+        if inner.form == "described" and _container(inner, tool):
+            yield from ((r, p) for r, p in inner.attached if p.form == "timed")
 
 
 def _made_kinds(tool: ToolSense) -> frozenset[str]:

@@ -173,6 +173,8 @@ class LanguagePack:
     never an open-class word, whether or not a class of the grammar holds it."""
     number_words: dict[str, int] = field(default_factory=dict)
     """Number words and their values ("one", "twenty"): read as numbers."""
+    time_roles: frozenset[str] = frozenset()
+    """Prepositions whose phrase, when it is a time, gives the action's time ("for Friday")."""
     selective_endings: tuple[str, ...] = ()
     """Endings of a word no table knows that make it one choosing which thing ("smallest", "heavier"): such a word
     is never carried (open-class), so its sentence is unknown."""
@@ -260,6 +262,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         not_verbs=frozenset(data["roles"]["not_verbs"]),
         identity=frozenset(data["roles"]["identity"]),
         time_prepositions=frozenset(data["roles"]["time_prepositions"]),
+        time_roles=frozenset(data["roles"].get("time_roles", ())),
         identifier_markers=frozenset(data["values"]["identifier_markers"]),
         multiple=frozenset(data["values"]["multiple"]),
         attribution_verbs=_phrases(p["attribution_verbs"]),
