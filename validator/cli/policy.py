@@ -85,7 +85,7 @@ def _json_file(path: Path) -> object:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InputError([FieldProblem("", f"not a readable JSON file: {exc}")], str(path)) from None
+        raise InputError([FieldProblem("", f"not a readable JSON file: {exc}")], source=str(path)) from None
 
 
 def schema(name: Annotated[str, typer.Argument(metavar="NAME", help=f"One of: {', '.join(SCHEMAS)}.")]) -> None:

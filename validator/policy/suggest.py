@@ -69,7 +69,9 @@ def read_specs(data: Any, *, source: str = "tools") -> list[ToolSpec]:
     if isinstance(items, Mapping):
         items = [items]
     if not isinstance(items, list):
-        raise InputError([FieldProblem("", "must be a tool spec, a list of them, or an object with 'tools'")], source)
+        raise InputError(
+            [FieldProblem("", "must be a tool spec, a list of them, or an object with 'tools'")], source=source
+        )
     out: list[ToolSpec] = []
     problems: list[FieldProblem] = []
     for i, item in enumerate(items):
@@ -79,16 +81,17 @@ def read_specs(data: Any, *, source: str = "tools") -> list[ToolSpec]:
         else:
             out.append(spec)
     if problems:
-        raise InputError(problems, source)
+        raise InputError(problems, source=source)
     return out
 
 
 def _spec(item: Any) -> ToolSpec | None:
     if not isinstance(item, Mapping):
         return None
-    inner = item.get("function") if isinstance(item.get("function"), Mapping) else item  # OpenAI's wrapped form
+    wrapped = item.get("function")
+    inner: Mapping[str, Any] = wrapped if isinstance(wrapped, Mapping) else item  # OpenAI's wrapped form
     name = inner.get("name")
-    schema = next((inner[k] for k in ("parameters", "inputSchema", "input_schema") if k in inner), {})
+    schema: Any = next((inner[k] for k in ("parameters", "inputSchema", "input_schema") if k in inner), {})
     if not isinstance(name, str) or not name or not isinstance(schema, Mapping):
         return None
     properties = schema.get("properties", {})
