@@ -43,7 +43,7 @@ from validator.testing import FunctionJudge
 POLICY = Policy(
     {
         "read_inbox": ToolPolicy(exempt=True),
-        "search_contacts": ToolPolicy(exempt=True),
+        "search_contacts": ToolPolicy(exempt=True, returns="user_records"),
         "send_money": ToolPolicy(risk="dangerous", targets=("recipient",), amounts=("amount",)),
         "delete_file": ToolPolicy(risk="dangerous", targets=("path",)),
         "share_document": ToolPolicy(risk="dangerous", targets=("document", "with")),

@@ -23,7 +23,7 @@ from validator.testing import FunctionJudge
 POLICY = Policy(
     {
         "read_inbox": ToolPolicy(exempt=True),
-        "search_contacts": ToolPolicy(exempt=True),
+        "search_contacts": ToolPolicy(exempt=True, returns="user_records"),
         "send_money": ToolPolicy(risk="dangerous", targets=("recipient",), amounts=("amount",)),
         "send_email": ToolPolicy(targets=("to",)),
         "pay_contact": ToolPolicy(

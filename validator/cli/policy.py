@@ -33,11 +33,19 @@ def policy_check(file: Annotated[Path, typer.Argument(metavar="FILE", help="Poli
         raise bad_input(exc) from None
     console = out()
     table = Table(title=f"{file} (version {loaded.version})")
-    for col in ("tool", "guarded", "risk", "targets", "intents"):
+    for col in ("tool", "guarded", "risk", "targets", "content", "returns", "intents"):
         table.add_column(col)
     for name, tp in sorted(loaded.tools.items()):
         intents = ", ".join(tp.intent_words(name)) + ("" if tp.intents else " (default)")
-        table.add_row(name, "exempt" if tp.exempt else "guarded", tp.risk, ", ".join(tp.targets) or "-", intents)
+        table.add_row(
+            name,
+            "exempt" if tp.exempt else "guarded",
+            tp.risk,
+            ", ".join(tp.targets) or "-",
+            ", ".join(tp.content) or "-",
+            tp.returns or "-",
+            intents,
+        )
     console.print(table)
     console.print(
         f"settings: low_confidence={loaded.settings.low_confidence}, "

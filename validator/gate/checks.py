@@ -61,6 +61,7 @@ from validator.inputs.action import (
 from validator.inputs.transcript import Transcript
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy, ToolPolicy
+from validator.policy import sources as record_sources
 from validator.store.records import StandingAuthorization
 from validator.verdict.findings import (
     AuthorizationFinding,
@@ -343,7 +344,10 @@ def run_gate(
     ):
         intent = replace(intent, other_tool=other[0], other_intent=other[1])
     _within(deadline, "reading the request")
-    grounded = _grounded(transcript, requests, action, tool_policy, tuple(valid), user_id, intent, rules, now)
+    records = record_sources(policy)
+    grounded = _grounded(
+        transcript, requests, action, tool_policy, tuple(valid), user_id, intent, rules, now, sources=records
+    )
     if tool_policy.risk == "dangerous" and rules.on(Rule.INJECTION_SIGNATURE):
         grounded = (_outside_only(grounded[0], action.tool, tool_policy, transcript, user_id, rules), grounded[1])
     if edited:
@@ -486,13 +490,15 @@ def _grounded(
     intent: IntentFinding | None = None,
     rules: Rules = ALL_ON,
     now: datetime | None = None,
+    *,
+    sources: frozenset[str] = frozenset(),
 ) -> tuple[tuple[ValueFinding, ...], tuple[ValueFinding, ...]]:
     """Targets (and a money tool's amounts) and the entities inside the other arguments, grounded: a target
     counts only as the value the proved request puts in its argument, an entity inside another argument only
     in the request's verb phrase (``intent``). When the request asks for several calls, the call's values are
     grounded by the fills of one of them (the one that holds the most)."""
     found = [
-        _grounded_by(transcript, requests, action, tool_policy, valid, user_id, intent, rules, now, fills)
+        _grounded_by(transcript, requests, action, tool_policy, valid, user_id, intent, rules, now, fills, sources)
         for fills in _calls(intent.fills if intent is not None else ())
     ]
     return min(found, key=lambda f: sum(v.proof != "proved" for v in (*f[0], *f[1])))
@@ -517,6 +523,7 @@ def _grounded_by(
     rules: Rules,
     now: datetime | None,
     fills: tuple[RequestFill, ...],
+    sources: frozenset[str] = frozenset(),
 ) -> tuple[tuple[ValueFinding, ...], tuple[ValueFinding, ...]]:
     clauses = intent.clauses if intent is not None else ()
     requests = _bound(requests, clauses)
@@ -532,6 +539,7 @@ def _grounded_by(
         fills=fills,
         forbidden=intent.forbidden if intent is not None else (),
         now=now,
+        sources=sources,
     )
     own = action.args.get("currency")  # the call's own, else the policy's for the tool, else none named
     currency = own if isinstance(own, str) and own else (tool_policy.currency or NO_CURRENCY)

@@ -252,11 +252,13 @@ def ground_value(
     forbidden: Sequence[tuple[int, int, int]] = (),
     target: bool = True,
     now: datetime | None = None,
+    sources: frozenset[str] = frozenset(),
 ) -> ValueFinding:
     """Where one argument value came from: the user's request, a cited authorization, elsewhere, nowhere.
     ``fills``: the values the proved request puts in the call's arguments (a target counts only as the fill
     of its own argument; ``target=False``, an entity inside another argument: as any fill, or in the request's
-    verb phrase); ``forbidden``: where the request forbids a value."""
+    verb phrase); ``forbidden``: where the request forbids a value; ``sources``: the tools the policy declares
+    as returning the user's own records (the only ones a lookup designates a value through)."""
     if value is UNREADABLE:
         return ValueFinding(path, None, "unreadable", kind)
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -307,7 +309,7 @@ def ground_value(
     if found and rules.on(Rule.PROVENANCE):
         slot = [f for f in fills if _under(path, f.path) or _under(f.path, path)] if target else []
         scalar = not path.endswith("]")  # one value, not an element of a list argument
-        flow, why = _delegated(transcript, requests, value, found, currency, rules, user_id, slot, scalar)
+        flow, why = _delegated(transcript, requests, value, found, currency, rules, user_id, slot, scalar, sources)
         if flow is not None:
             hops = [h.message for h in flow.hops]
             return ValueFinding(
@@ -488,6 +490,7 @@ def _delegated(
     user_id: str | None,
     slot: Sequence[RequestFill] = (),
     scalar: bool = False,
+    sources: frozenset[str] = frozenset(),
 ) -> tuple[Trace | None, str | None]:
     """The lookup flow that brought ``value`` from the user's words (an amount with its currency): the
     lookup's arguments stand in the cited request or, failing that, in the user's own words of any turn
@@ -512,7 +515,7 @@ def _delegated(
         ]
 
     designates = (lambda query: any(_designates(f, query) for f in slot)) if slot else None
-    flow, why = trace(transcript, value, found, users, designates=designates, scalar=scalar)
+    flow, why = trace(transcript, value, found, users, designates=designates, scalar=scalar, sources=sources)
     if flow is not None and currency and not has_field(transcript, flow.hops[0].message, currency):
         return None, f"its currency {currency} is not in the result it was looked up in"
     return flow, why

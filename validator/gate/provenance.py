@@ -23,6 +23,7 @@ it proves a general action's value; a dangerous action's only where its policy o
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ from validator.gate.entities import parse_entity
 from validator.gate.paths import string_leaves
 from validator.gate.text import normalize
 from validator.inputs.transcript import ToolCall, Transcript
+from validator.language import english
 
 __all__ = ["MAX_HOPS", "TEXT_WORDS", "Trace", "call_of", "has_field", "output_texts", "trace"]
 
@@ -154,24 +156,34 @@ def _records(node: Any) -> list[Any] | None:
 
 
 def _matches(texts: Sequence[str], name: str) -> bool:
-    """Whether a record's texts hold one of the call's arguments: a field that *is* it, or one that starts with
-    it as whole words ("Bob Stone" for "Bob", "water bill March" for "water bill"; not "Bob's ex")."""
+    """Whether a record's texts hold one of the call's arguments: a field that *is* it, its identity, never a
+    prefix or a part of it ("Bob Stone" is no record of "Bob"; "water bill March" none of "water bill")."""
     key = " ".join(normalize(name).casefold().split())
     if not key:
         return False
-    for t in texts:
-        folded = " ".join(normalize(t).casefold().split())
-        if folded == key or folded.startswith(key + " "):
-            return True
-    return False
+    return any(" ".join(normalize(t).casefold().split()) == key for t in texts)
 
 
 def _selects(records: Sequence[Any], keys: Sequence[str], chosen: int, names: Sequence[str]) -> bool:
     """Whether the call's arguments select record ``chosen`` among ``records``: for one of its arguments, it is
-    the only record that holds it. A record the agent picked among several that do ("water bill March",
-    "water bill (new account)"; Bob's record and one whose manager is Bob) is not designated."""
-    texts = [[t for _, t in string_leaves(r, "")] + ([keys[i]] if keys else []) for i, r in enumerate(records)]
+    the only record whose identity is it (:func:`_identity_texts`). A record the agent picked among several
+    ("Bob Stone" and "Bob Mal" for "Bob"), or one that names it in another field (Eve's, whose manager is Bob), is
+    not designated."""
+    texts = [_identity_texts(r) + ([keys[i]] if keys else []) for i, r in enumerate(records)]
     return any([i for i, t in enumerate(texts) if _matches(t, name)] == [chosen] for name in names)
+
+
+def _identity_texts(record: Any) -> list[str]:
+    """The texts of a record's identity: its own fields named for what it is (a name, a title, an id, an address,
+    a handle; :data:`validator.language.LanguagePack.identity_fields`), or, for a bare value, the value."""
+    if not isinstance(record, dict):
+        return [t for _, t in string_leaves(record, "")]
+    fields = english().identity_fields
+    return [str(v) for k, v in record.items() if isinstance(v, str | int) and set(_key_words(str(k))) & fields]
+
+
+def _key_words(key: str) -> list[str]:
+    return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", key)]
 
 
 def _address(text: str) -> bool:
@@ -212,7 +224,7 @@ def _designated(root: Any, path: tuple[Step, ...], leaf: Any, names: Sequence[st
         return True  # a lookup by an address (a file, a link, an id) returns that thing, whole
     own = _own_texts(innermost)
     others = [t for t in own if t != str(leaf)]
-    return not others or any(_matches(own, name) for name in names)
+    return not others or any(_matches(_identity_texts(innermost), name) for name in names)
 
 
 def trace(
@@ -224,12 +236,15 @@ def trace(
     *,
     designates: Callable[[str], bool] | None = None,
     scalar: bool = False,
+    sources: frozenset[str] = frozenset(),
 ) -> tuple[Trace | None, str | None]:
     """The flow that brought ``value`` into the action, from the tool messages in ``candidates``; else
     None and, when the value stands in a result but not as its designated field, why (for the finding).
     ``designates``: when the request names the argument's value, which of a lookup's arguments ask for it;
-    the lookup holding the value must have one, and only those select its record. Text an outside party
-    wrote (an email, however structured) delegates nothing."""
+    the lookup holding the value must have one, and only those select its record. Only a tool of ``sources``
+    (the policy declares it returns the user's own records) designates; text an outside party wrote (an email,
+    however structured), a web page, a search result delegate nothing. A source an earlier call wrote the value
+    into, from anywhere but the user's words, designates nothing either (an injected "update Bob's contact")."""
     why: str | None = None
     for message in candidates:
         m = transcript.messages[message]
@@ -243,7 +258,14 @@ def trace(
         if found is None or root is None:
             why = why or f"in the free text of message #{message}, not a field of a structured result"
             continue
-        _, call = found
+        at_call, call = found
+        if call.name not in sources:
+            why = why or f"in the result of {call.name} (message #{message}): no source of the user's records"
+            continue
+        writer = _written_before(transcript, value, at_call, in_request)
+        if writer is not None:
+            why = why or f"in the result of {call.name}, after {writer} wrote it there (not from the user's words)"
+            continue
         fields = [(p, leaf) for p, leaf in _fields(root) if _same(leaf, value)]
         if not fields:
             why = why or f"in the free text of the result of {call.name} (message #{message}), not a field"
@@ -254,7 +276,7 @@ def trace(
         if not names:
             why = why or f"looked up by {call.name}({shown}), not by what the user named for it"
             continue
-        origin = _origin(transcript, call, message, in_request, hops - 1)
+        origin = _origin(transcript, call, message, in_request, hops - 1, sources)
         if origin is None:
             why = why or f"in the result of {call.name} (message #{message}), whose arguments the user did not give"
             continue
@@ -267,6 +289,18 @@ def trace(
     return None, why
 
 
+def _written_before(transcript: Transcript, value: Any, before: int, in_request: InRequest) -> str | None:
+    """A call before ``before`` that carried ``value`` in its arguments (it may have written it into the source
+    read after it) when the value is not the user's own: the call, shown; else None."""
+    if in_request(str(value)):
+        return None
+    for m in transcript.messages[:before]:
+        for call in m.tool_calls:
+            if any(_same(leaf, value) for _, leaf in _fields(dict(call.args))):
+                return f"{call.name}({', '.join(sorted(map(str, call.args)))})"
+    return None
+
+
 def has_field(transcript: Transcript, message: int, value: Any) -> bool:
     """Whether the structured result in ``message`` has ``value`` as one of its fields (a delegated
     amount's currency must stand in its source too)."""
@@ -275,7 +309,12 @@ def has_field(transcript: Transcript, message: int, value: Any) -> bool:
 
 
 def _origin(
-    transcript: Transcript, call: ToolCall, message: int, in_request: InRequest, hops: int
+    transcript: Transcript,
+    call: ToolCall,
+    message: int,
+    in_request: InRequest,
+    hops: int,
+    sources: frozenset[str] = frozenset(),
 ) -> tuple[int, tuple[Hop, ...]] | None:
     """Where every string argument of ``call`` came from: the user's request (the first user message
     that holds one), or earlier lookups while ``hops`` remain; None when one argument came from nowhere
@@ -293,7 +332,7 @@ def _origin(
         if hops <= 0:
             return None
         earlier = [i for i in range(message) if transcript.messages[i].role == "tool"]
-        found, _ = trace(transcript, text, earlier[::-1], in_request, hops)
+        found, _ = trace(transcript, text, earlier[::-1], in_request, hops, sources=sources)
         if found is None:
             return None
         origin = found.origin if origin is None else min(origin, found.origin)

@@ -150,6 +150,8 @@ class LanguagePack:
     """Each kind of deed a reason of the grammar goes with, and the intent verbs of that kind ("removal":
     archive, delete, cancel, unsubscribe): "Archive t-12, I'm done with it." stands; "Renew it, I'm done with
     it." is unknown."""
+    identity_fields: frozenset[str] = frozenset()
+    """Words of a record's field names that say what the record is ("name", "title", "id")."""
     unread: frozenset[str] = frozenset()
     """Operator words no rule reads yet (``[open] never``): known, never carried, never a name."""
     negatives: frozenset[str] = frozenset()
@@ -283,6 +285,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         ahead=frozenset(data["roles"].get("ahead", ())),
         negatives=frozenset(data["roles"].get("negatives", ())),
         unread=frozenset(data.get("open", {}).get("never", ())),
+        identity_fields=frozenset(data["roles"].get("identity_fields", ())),
         auxiliaries=frozenset(data["roles"].get("auxiliaries", ())),
         conditions=frozenset(data["roles"].get("conditions", ())),
         number_words={k: int(v) for k, v in data.get("numbers", {}).items()},

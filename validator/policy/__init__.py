@@ -37,9 +37,12 @@ from validator.exceptions import FieldProblem, PolicyError
 from validator.language import english
 from validator.language.lexicon import default_intents, families_of
 
-__all__ = ["Ask", "Policy", "PolicySettings", "Risk", "ToolPolicy", "default_intents"]
+__all__ = ["RETURNS", "Ask", "Policy", "PolicySettings", "Returns", "Risk", "ToolPolicy", "default_intents", "sources"]
 
 Ask = Literal["never", "when_unsure", "always"]
+Returns = Literal["user_records"]
+RETURNS: tuple[str, ...] = ("user_records",)
+"""What a policy may declare a tool's output to be (``returns``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +81,10 @@ class ToolPolicy:
     ``payee``, ``money``, ``file``, ``folder``, ``thread``, ``event``, ``channel``, ``text``, ``title``,
     ``time``, ``number``): ``{"memo": "text"}`` lets free text ("saying …") fill ``memo``. An argument's
     kind says which objects and phrases of a request fill it."""
+    returns: Returns | None = None
+    """What the tool's output is: ``"user_records"`` declares it returns the user's own records (their contacts,
+    accounts, files), the only kind of output whose structured fields may designate a value of another call
+    (principle 8). Any other output, with an author or without, is text someone else may have written."""
     content: tuple[str, ...] = ()
     """Arguments that are content: the message the agent writes (a body, a subject, a title, a description). They
     are the agent's wording, compared with the user's words only where the user dictated them (in quotation
@@ -133,6 +140,13 @@ class PolicySettings:
 GUARDED_DEFAULT = ToolPolicy()
 
 
+def sources(policy: Policy | None) -> frozenset[str]:
+    """The tools a policy declares as returning the user's own records: the only sources that designate."""
+    if policy is None:
+        return frozenset()
+    return frozenset(name for name, tp in policy.tools.items() if tp.returns == "user_records")
+
+
 @dataclass(frozen=True)
 class Policy:
     """The tool policy of one agent."""
@@ -160,7 +174,7 @@ class Policy:
                 name: {
                     k: list(v) if isinstance(v, tuple) else (dict(v) if isinstance(v, Mapping) else v)
                     for k, v in asdict(tp).items()
-                    if not (k in ("currency", "content") and not v)  # a policy without one keeps its version
+                    if not (k in ("currency", "content", "returns") and not v)  # a policy without one keeps its version
                 }
                 for name, tp in sorted(self.tools.items())
             },
@@ -192,6 +206,7 @@ class Policy:
                 delegate=tuple(t.delegate),
                 kinds=dict(t.kinds),
                 content=tuple(t.content),
+                returns=t.returns,
             )
             for name, t in doc.tools.items()
         }
@@ -257,12 +272,19 @@ def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]
             problems.append(FieldProblem(f"{where}.ask", f"must be never, when_unsure or always, got {tp.ask!r}"))
         if tp.exempt and tp.ask == "always":
             problems.append(FieldProblem(where, "an exempt tool is never checked, so the user cannot always be asked"))
-        problems += _kind_problems(where, tp) + _content_problems(where, tp)
+        problems += _kind_problems(where, tp) + _content_problems(where, tp) + _returns_problems(where, tp)
         if "justification" in tp.targets:
             problems.append(
                 FieldProblem(f"{where}.targets", "'justification' is the actor's own argument, not a target")
             )
     return problems
+
+
+def _returns_problems(where: str, tp: ToolPolicy) -> list[FieldProblem]:
+    if tp.returns is None or tp.returns in RETURNS:
+        return []
+    why = f"must be one of {', '.join(repr(r) for r in RETURNS)}, got {tp.returns!r}"
+    return [FieldProblem(f"{where}.returns", why)]
 
 
 def _content_problems(where: str, tp: ToolPolicy) -> list[FieldProblem]:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from validator._errors import problems_from_pydantic
 from validator._types import Risk
 from validator.exceptions import PolicyError
-from validator.policy import Ask
+from validator.policy import Ask, Returns
 
 __all__ = ["read_document"]
 
@@ -52,6 +52,7 @@ class _ToolDoc(_Strict):
     delegate: list[str] = Field(default_factory=list)
     kinds: dict[str, str] = Field(default_factory=dict)
     content: list[str] = Field(default_factory=list)
+    returns: Returns | None = None
     guarded: bool | None = None
 
     @model_validator(mode="after")
