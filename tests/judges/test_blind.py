@@ -380,7 +380,7 @@ def test_a_lookups_chain_is_shown_by_the_messages_it_went_through_not_its_keys()
         },
         {"role": "tool", "tool_call_id": "c1", "name": "search_calendar_events", "content": json.dumps(result)},
     ]
-    policy = Policy({**POLICY.tools, "search_calendar_events": ToolPolicy(exempt=True)})
+    policy = Policy({**POLICY.tools, "search_calendar_events": ToolPolicy(exempt=True, returns="user_records")})
     action = {
         **_email({"to": "bob@acme.example"}),
         "justification": {

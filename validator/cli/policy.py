@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from validator import examples
 from validator.cli._common import EXIT_BAD_INPUT, bad_input, err, new_app, out
@@ -32,21 +31,19 @@ def policy_check(file: Annotated[Path, typer.Argument(metavar="FILE", help="Poli
     except InputError as exc:
         raise bad_input(exc) from None
     console = out()
-    table = Table(title=f"{file} (version {loaded.version})")
-    for col in ("tool", "guarded", "risk", "targets", "content", "returns", "intents"):
-        table.add_column(col)
+    console.print(f"[bold]{escape(str(file))}[/] (version {loaded.version})")
     for name, tp in sorted(loaded.tools.items()):
+        # one block a tool: a long list of intents wraps at its commas, never inside a tool's name
+        console.print(f"[bold]{escape(name)}[/]: {'exempt' if tp.exempt else 'guarded'}, {tp.risk}")
         intents = ", ".join(tp.intent_words(name)) + ("" if tp.intents else " (default)")
-        table.add_row(
-            name,
-            "exempt" if tp.exempt else "guarded",
-            tp.risk,
-            ", ".join(tp.targets) or "-",
-            ", ".join(tp.content) or "-",
-            tp.returns or "-",
-            intents,
-        )
-    console.print(table)
+        for label, shown in (
+            ("targets", ", ".join(tp.targets)),
+            ("content", ", ".join(tp.content)),
+            ("returns", tp.returns or ""),
+            ("intents", intents),
+        ):
+            if shown:
+                console.print(f"  {label}: {escape(shown)}")
     console.print(
         f"settings: low_confidence={loaded.settings.low_confidence}, "
         f"ungrounded_targets={loaded.settings.ungrounded_targets}"
