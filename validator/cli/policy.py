@@ -40,6 +40,7 @@ def policy_check(file: Annotated[Path, typer.Argument(metavar="FILE", help="Poli
             ("targets", ", ".join(tp.targets)),
             ("content", ", ".join(tp.content)),
             ("returns", tp.returns or ""),
+            ("options", ", ".join(f"{k}={json.dumps(v)}" for k, v in tp.options.items())),
             ("intents", intents),
         ):
             if shown:
@@ -66,7 +67,8 @@ def policy_suggest(
     ] = None,
 ) -> None:
     """Propose intent words for each guarded tool that declares none, and, from the host's tool specs, the
-    arguments that are content (the agent's wording: a body, a subject, a title).
+    arguments that are content (the agent's wording: a body, a subject, a title) and the options with the
+    defaults their schemas give (a ``default``; ``false`` for a flag): any other value of an option is asked.
 
     Nothing changes until you copy a proposal into the policy: the gate reads only what the policy declares
     (intents, or the lexicon's defaults)."""

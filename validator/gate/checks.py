@@ -38,6 +38,7 @@ from validator.gate.entities import amounts_in, extract_entities
 from validator.gate.grammar import grammar
 from validator.gate.grounding import NO_CURRENCY, UNREADABLE, copied_from_outside, ground_value
 from validator.gate.index import is_users, other_index, user_index
+from validator.gate.options import option_findings, unclassified
 from validator.gate.paths import Keys, keyed_strings, leaves, lookup, under
 from validator.gate.reader import ToolSense, declared, warm
 from validator.gate.requests import (
@@ -556,10 +557,14 @@ def _grounded_by(
         if value is not None
     )
     covered = tuple(tuple(p.split(".")) for p in (*declared, *amounts))
+    options = tool_policy.options if rules.on(Rule.OPTIONS) else {}
+    if options:
+        targets += tuple(option_findings(action.args, options, requests, ground))
     if tool_policy.risk == "dangerous" and rules.on(Rule.DANGEROUS_ARGUMENTS):
         given = any(lookup(action.args, a)[0] == "found" for a in amounts)
+        read = (*covered, *(tuple(p.split(".")) for p in options))
         targets += tuple(
-            _noted(ground(path, value, kind="argument"), note) for path, value, note in _chosen(action, covered, given)
+            _noted(ground(path, value, kind="argument"), note) for path, value, note in _chosen(action, read, given)
         )
     else:
         # what the request says of any other argument is compared too; content (the agent's wording) only where
@@ -572,6 +577,9 @@ def _grounded_by(
             if value is not None
         )
         targets += tuple(_content_findings(transcript, action, content, ground, user_id, requests))
+        if rules.on(Rule.OPTIONS):
+            classified = (*tool_policy.classified(action.tool), *(f.path for f in fills))
+            targets += tuple(unclassified(action.args, classified, requests))
     entities = tuple(
         ground(path, entity.value, kind=entity.kind, target=False)
         for keys, path, text in keyed_strings(dict(action.args))

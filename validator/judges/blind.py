@@ -249,9 +249,10 @@ def _quote(index: int, request: JudgeRequest, users: _Users) -> str:
 
 
 def _policy_names(request: JudgeRequest) -> frozenset[str]:
-    """The argument names the tool's policy names (its targets, amounts, delegated paths)."""
+    """The argument names the tool's policy names (its targets, amounts, content, options, delegated paths)."""
     t = request.tool_policy
-    return frozenset(k for path in (*t.targets, *t.amounts, *t.delegate) for k in _PATH_KEYS.findall(path))
+    paths = (*t.targets, *t.amounts, *t.content, *t.options, *t.delegate)
+    return frozenset(k for path in paths for k in _PATH_KEYS.findall(path))
 
 
 def render_blind(request: JudgeRequest, *, tool_name: str, quality: bool) -> tuple[list[str], str]:

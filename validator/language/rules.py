@@ -31,6 +31,7 @@ class Rule(StrEnum):
     EGRESS = "egress"
     DANGEROUS_VALUES_TO_USER = "dangerous-values-to-user"
     DANGEROUS_ARGUMENTS = "dangerous-arguments"
+    OPTIONS = "options"
     ONE_REQUEST = "one-request"
     INJECTION_SIGNATURE = "injection-signature"
 
@@ -52,6 +53,9 @@ RULES: dict[Rule, str] = {
     Rule.DANGEROUS_VALUES_TO_USER: "a dangerous action with a value the user never gave goes to the user",
     Rule.DANGEROUS_ARGUMENTS: (
         "every argument of a dangerous action is compared, not only its targets (a role, a body)"
+    ),
+    Rule.OPTIONS: (
+        "an option (a flag, a mode, an attachment) holds the tool's declared default or what the request asks for"
     ),
     Rule.ONE_REQUEST: "one request authorizes one dangerous action",
     Rule.INJECTION_SIGNATURE: (

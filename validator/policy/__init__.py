@@ -91,6 +91,11 @@ class ToolPolicy:
     marks, after "saying" or a colon); otherwise never word for word, but a value in them (an address, an IBAN,
     a link, an amount) must still be the user's, and text copied from an outside party's message leaves the
     call unknown. On a dangerous tool, content in the agent's words is put to the user, shown."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Arguments that say *how* the call acts (a flag, a mode, a scope, attachments, a list of invitees), each
+    with the tool's default: ``{"permanently_delete": False, "attachments": []}``. A call's option must hold its
+    default or a value the user's request asks for; any other value is widened (unknown: asked, or a model judge
+    decides a general action knowing it). See :mod:`validator.gate.options`."""
     step_of: tuple[str, ...] = ()
     """Tools this one is a necessary step of (log in before posting, press the brake to start the
     engine): a proved request for one of them proves this call's request too, unless the user's words
@@ -104,6 +109,13 @@ class ToolPolicy:
         object.__setattr__(self, "amounts", tuple(self.amounts))
         object.__setattr__(self, "content", tuple(self.content))
         object.__setattr__(self, "kinds", dict(self.kinds))
+        object.__setattr__(self, "options", dict(self.options))
+
+    def classified(self, tool: str) -> tuple[str, ...]:
+        """The arguments the policy says what they are: targets, amounts (with a money tool's currency),
+        content, options, and those given a kind."""
+        money = ("currency",) if self.amount_paths(tool) else ()
+        return (*self.targets, *self.amount_paths(tool), *money, *self.content, *self.options, *self.kinds)
 
     def intent_words(self, tool: str) -> tuple[str, ...]:
         """The declared intents, or the lexicon's verbs for the tool's name and description."""
@@ -174,7 +186,8 @@ class Policy:
                 name: {
                     k: list(v) if isinstance(v, tuple) else (dict(v) if isinstance(v, Mapping) else v)
                     for k, v in asdict(tp).items()
-                    if not (k in ("currency", "content", "returns") and not v)  # a policy without one keeps its version
+                    # a policy without one of the later fields keeps its version
+                    if not (k in ("currency", "content", "returns", "options") and not v)
                 }
                 for name, tp in sorted(self.tools.items())
             },
@@ -207,6 +220,7 @@ class Policy:
                 kinds=dict(t.kinds),
                 content=tuple(t.content),
                 returns=t.returns,
+                options=dict(t.options),
             )
             for name, t in doc.tools.items()
         }
@@ -273,11 +287,39 @@ def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]
         if tp.exempt and tp.ask == "always":
             problems.append(FieldProblem(where, "an exempt tool is never checked, so the user cannot always be asked"))
         problems += _kind_problems(where, tp) + _content_problems(where, tp) + _returns_problems(where, tp)
+        problems += _option_problems(where, tp)
         if "justification" in tp.targets:
             problems.append(
                 FieldProblem(f"{where}.targets", "'justification' is the actor's own argument, not a target")
             )
     return problems
+
+
+def _option_problems(where: str, tp: ToolPolicy) -> list[FieldProblem]:
+    """An option says how the call acts: never also what it reaches (a target, an amount) or its wording."""
+    problems = []
+    for name, default in tp.options.items():
+        if not isinstance(name, str) or not name.strip():
+            problems.append(FieldProblem(f"{where}.options", f"option names must be non-empty strings, got {name!r}"))
+        elif name in (*tp.targets, *tp.amounts, *tp.content) or name == "justification":
+            why = "is a target, an amount or content already: an option is what the call does besides"
+            problems.append(FieldProblem(f"{where}.options.{name}", why))
+        elif not _json_value(default):
+            why = f"its default must be a JSON value (true, a number, a string, a list, a table), got {default!r}"
+            problems.append(FieldProblem(f"{where}.options.{name}", why))
+    return problems
+
+
+def _json_value(value: Any, depth: int = 0) -> bool:
+    if depth > 8:
+        return False
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    if isinstance(value, list | tuple):
+        return all(_json_value(v, depth + 1) for v in value)
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _json_value(v, depth + 1) for k, v in value.items())
+    return False
 
 
 def _returns_problems(where: str, tp: ToolPolicy) -> list[FieldProblem]:

@@ -53,6 +53,7 @@ class _ToolDoc(_Strict):
     kinds: dict[str, str] = Field(default_factory=dict)
     content: list[str] = Field(default_factory=list)
     returns: Returns | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
     guarded: bool | None = None
 
     @model_validator(mode="after")

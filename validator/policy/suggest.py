@@ -10,12 +10,17 @@ a list, or an object with ``tools``) into :class:`ToolSpec`.
 :func:`propose` then suggests, per tool, what the author would otherwise type: intent verbs (from the name and
 description, :func:`~validator.language.lexicon.suggest_intents`) and *content* arguments: string arguments
 whose names say they hold the words of what is sent (``body``, ``message``, ``subject``, ``title``,
-``description``: the pack's text and title argument kinds). Each is a proposal to review, and nothing changes
+``description``: the pack's text and title argument kinds), and *options* with their defaults
+(:func:`option_defaults`: what the schema says an argument is when the agent leaves it out: its ``default``, a
+boolean's ``false``; an ``enum`` only with its ``default``). Each is a proposal to review, and nothing changes
 until the author copies it into the policy.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +30,7 @@ from validator.language import english
 from validator.language.lexicon import suggest_intents, tool_words
 from validator.policy import Policy
 
-__all__ = ["Proposal", "ToolSpec", "propose", "read_specs"]
+__all__ = ["Proposal", "ToolSpec", "option_defaults", "propose", "read_specs"]
 
 _CONTENT_KINDS = ("text", "title")
 """The pack's argument kinds whose words name content (``[arguments.text]``, ``[arguments.title]``)."""
@@ -53,14 +58,36 @@ class Proposal:
     """Intent verbs, when the policy declares none."""
     content: tuple[str, ...] = ()
     """Arguments that hold the agent's wording (compared only where the user dictates it)."""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    """Arguments that say how the call acts, each with its default (any other value must be asked for)."""
 
     def toml(self) -> str:
-        lines = [f"[tools.{self.tool}]"]
+        lines = [f"[tools.{_toml_key(self.tool)}]"]
         if self.intents:
-            lines.append("intents = [" + ", ".join(f'"{w}"' for w in self.intents) + "]")
+            lines.append("intents = " + _toml(list(self.intents)))
         if self.content:
-            lines.append("content = [" + ", ".join(f'"{p}"' for p in self.content) + "]")
+            lines.append("content = " + _toml(list(self.content)))
+        if self.options:
+            lines.append("options = " + _toml(dict(self.options)))
         return "\n".join(lines)
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else json.dumps(key)
+
+
+def _toml(value: Any) -> str:
+    """A JSON value as TOML (a JSON string is a TOML basic string; ``null`` never reaches here)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float | str):
+        return json.dumps(value)
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{_toml_key(str(k))} = {_toml(v)}" for k, v in value.items()) + " }"
+    return "[" + ", ".join(_toml(v) for v in value) + "]"
 
 
 def read_specs(data: Any, *, source: str = "tools") -> list[ToolSpec]:
@@ -132,6 +159,35 @@ def _is_string(schema: Any) -> bool:
     return kind == "string" or (isinstance(kind, list) and "string" in kind)
 
 
+def option_defaults(spec: ToolSpec, taken: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The arguments (not in ``taken``) whose schema says what they are when left out: a ``default`` that is a
+    JSON value TOML can write (not ``null``), or ``false`` for a boolean without one. An ``enum`` without a
+    default, or any other argument, is left for the author: code cannot tell a mode's safe value."""
+    out: dict[str, Any] = {}
+    for name, schema in spec.properties.items():
+        if name in taken or not isinstance(schema, Mapping):
+            continue
+        if "default" in schema and _writable(schema["default"]):
+            out[name] = schema["default"]
+        elif schema.get("type") == "boolean" and "default" not in schema:
+            out[name] = False
+    return out
+
+
+def _writable(value: Any, depth: int = 0) -> bool:
+    if depth > 8 or value is None:
+        return False
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, bool | int | str):
+        return True
+    if isinstance(value, list):
+        return all(_writable(v, depth + 1) for v in value)
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _writable(v, depth + 1) for k, v in value.items())
+    return False
+
+
 def propose(policy: Policy, specs: list[ToolSpec]) -> Iterator[Proposal]:
     """For each guarded tool (of the policy, or in ``specs`` and not exempt there), what to consider adding."""
     by_name = {s.name: s for s in specs}
@@ -143,5 +199,7 @@ def propose(policy: Policy, specs: list[ToolSpec]) -> Iterator[Proposal]:
         spec = by_name.get(name, ToolSpec(name, tp.description))
         intents = () if tp.intents else suggest_intents(name, tp.description or spec.description)
         content = tuple(p for p in content_arguments(spec) if p not in tp.content and p not in tp.targets)
-        if intents or content:
-            yield Proposal(name, intents, content)
+        taken = frozenset((*tp.classified(name), *content))
+        options = option_defaults(spec, taken)
+        if intents or content or options:
+            yield Proposal(name, intents, content, options)

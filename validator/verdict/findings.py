@@ -56,6 +56,7 @@ ValueStatus = Literal[
     "not_found",
     "absent",
     "unreadable",
+    "widened",
 ]
 RequestProblem = Literal[
     "not_named",
@@ -241,6 +242,7 @@ class ValueFinding:
             "not_found": "nowhere in the transcript",
             "absent": "absent from the arguments",
             "unreadable": "could not be read (the arguments do not have the shape the policy names)",
+            "widened": "an option the agent widened",
         }[self.status]
         if self.status == "user" and self.locations:
             where += f" ({self.locations[0]})"
