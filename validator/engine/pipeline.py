@@ -352,7 +352,9 @@ class Validator(BaseValidator):
             leak = egress(transcript, action.args, user_id, self.config.rules)
             if leak is None:
                 return decision.exempt(action.tool, tool_policy.risk)
-            findings = Findings(check=CheckFinding("egress", leak.path, leak.host, tuple(leak.carried)))
+            findings = Findings(
+                check=CheckFinding("egress", leak.path, leak.host, tuple(leak.carried), egress=leak.kind)
+            )
         else:
             try:
                 findings = run_gate(

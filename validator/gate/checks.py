@@ -47,6 +47,7 @@ from validator.gate.requests import (
     read_request,
     suggest_tool,
 )
+from validator.gate.secrets import secrets_in, users_secrets
 from validator.gate.sentences import locate, own_words, pasted_by_message, request_sentences
 from validator.gate.signature import named_only_outside, outside_target
 from validator.gate.split import sentences as split_sentences
@@ -586,6 +587,14 @@ def _grounded_by(
         if path.endswith("(key)") or not under(keys, covered)
         for entity in extract_entities(text)
     )
+    if rules.on(Rule.EGRESS):  # a secret counts only where the request names it for this call
+        declared_secrets = users_secrets(transcript, user_id)
+        entities += tuple(
+            ground(path, secret, kind="secret", target=False)
+            for keys, path, text in keyed_strings(dict(action.args))
+            if path.endswith("(key)") or not under(keys, covered)
+            for secret in secrets_in(text[:MAX_CONTENT_READ], declared_secrets)
+        )
     if tool_policy.risk == "dangerous":
         targets = tuple(_confirm(v, tool_policy) for v in targets)
         entities = tuple(_confirm(v, tool_policy) for v in entities)

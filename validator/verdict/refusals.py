@@ -147,13 +147,20 @@ FOUND_REASONS: dict[str, str] = {
 """The same reasons, where the validator read every sentence of the user's for lack of a justification."""
 
 
-def egress_reason(tool: str, path: str, host: str, carried: Sequence[str]) -> str:
-    """Why an exempt call goes to the user: a link that would carry the user's words out."""
+def egress_reason(tool: str, path: str, host: str, carried: Sequence[str], kind: str = "user_words") -> str:
+    """Why an exempt call goes to the user: a link that would carry data out (a secret is shown masked)."""
     words = ", ".join(repr(w) for w in carried[:5])
-    return (
-        f"`{tool}` is exempt, but {path} links to {host}, a host the user never named, and carries "
-        f"{len(carried)} word(s) of the user's that no tool output holds ({words}): the user's data would leave."
+    what = {
+        "secret": f"{len(carried)} secret(s) (a key, a token, a password: {words}) in a link the user never gave",
+        "outside_values": (
+            f"{len(carried)} value(s) of a tool output ({words}) in a link the agent built: a host the user "
+            "named is no licence for data the agent read"
+        ),
+    }.get(
+        kind,
+        f"{len(carried)} word(s) of the user's that no tool output holds ({words}), to a host the user never named",
     )
+    return f"`{tool}` is exempt from authorization, not from egress: {path} links to {host} and carries {what}."
 
 
 def next_step(code: Code, *, tool: str = "", paths: str = "") -> str:

@@ -1,0 +1,103 @@
+"""Secrets: the values whose leaving is harm whatever their host (a key, a token, a password, a PIN).
+
+Two closed sources, nothing guessed:
+
+- **shapes** (:data:`SHAPES`): the forms credentials are issued in (a Stripe ``sk_live_…`` key, an OpenAI or
+  Anthropic ``sk-…`` key, a GitHub ``ghp_…`` token, a Slack ``xoxb-…`` token, an AWS ``AKIA…`` key id, a
+  Google ``AIza…`` key, a GitLab ``glpat-…`` token, a JSON Web Token, a PEM private key's header), and an
+  assignment of one in an environment file or a config (``DB_PASSWORD=…``, ``"api_key": "…"``);
+- **declared** by the user (:func:`declared_secrets`): a string after a secret's noun in the user's own words
+  ("my password is hunter2", "PIN: 4821", "the wifi password is …").
+
+:func:`secrets_in` finds both in a text; the gate grounds each one found in a guarded call's arguments as a
+value of kind ``secret`` (it counts only where the user's request names it for that call), and egress
+(:mod:`validator.gate.egress`) refuses an exempt call that carries one in a link.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Hashable, Iterable, Iterator
+
+from validator.gate.index import is_users
+from validator.inputs.transcript import Fact, Transcript
+
+__all__ = ["SHAPES", "declared_secrets", "secrets_in", "users_secrets"]
+
+SHAPES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?<![\w-])(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,}"),
+    re.compile(r"(?<![\w-])sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}"),
+    re.compile(r"(?<![\w-])gh[pousr]_[A-Za-z0-9]{30,}"),
+    re.compile(r"(?<![\w-])github_pat_[A-Za-z0-9_]{30,}"),
+    re.compile(r"(?<![\w-])xox[abposr]-[A-Za-z0-9-]{10,}"),
+    re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])"),
+    re.compile(r"(?<![\w-])AIza[0-9A-Za-z_-]{35}"),
+    re.compile(r"(?<![\w-])glpat-[A-Za-z0-9_-]{20,}"),
+    re.compile(r"(?<![\w-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"),
+)
+"""The issued forms of credentials: each match is a secret, in any text."""
+
+_ASSIGNED = re.compile(
+    r"(?i)[\"']?\b[A-Z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key)"
+    r"[A-Z0-9_.-]*[\"']?\s*[:=]\s*[\"']?([^\s\"',;&]{4,200})"
+)
+"""An assignment in a config or an environment file (``DB_PASSWORD=…``, ``"api_key": "…"``): its value."""
+
+_DECLARED = re.compile(
+    r"(?i)\b(?:password|passcode|passphrase|pin(?:\s+code)?|api\s+key|access\s+token|token|secret(?:\s+key)?|"
+    r"security\s+code|cvv|cvc)\s*(?:is|was|:|=)\s*[\"'“]?([^\s\"'”,;]{4,200})"
+)
+"""A secret's noun, then ``is`` / ``:`` / ``=`` and the value (the user's own words only)."""
+_SECRET_LIKE = re.compile(r"\d|[^\w]|_|[A-Z]")
+"""A declared value is a secret when it holds a digit, a sign or a capital ("hunter2", "Tr0ub4dor&3"): "the
+password is wrong" declares no password."""
+_TRAILING = ".!?)"
+
+
+def secrets_in(text: str, declared: Iterable[str] = ()) -> Iterator[str]:
+    """Each secret in ``text``: a match of :data:`SHAPES`, an assigned value, or a ``declared`` string in it."""
+    seen: set[str] = set()
+    for shape in SHAPES:
+        for m in shape.finditer(text):
+            if m.group(0) not in seen:
+                seen.add(m.group(0))
+                yield m.group(0)
+    for m in _ASSIGNED.finditer(text):
+        value = m.group(1).rstrip(_TRAILING)
+        if len(value) >= 4 and value not in seen:
+            seen.add(value)
+            yield value
+    for value in declared:
+        if value not in seen and value in text:
+            seen.add(value)
+            yield value
+
+
+def declared_secrets(texts: Iterable[str]) -> frozenset[str]:
+    """The strings the user's words declare secrets ("my password is hunter2" → ``hunter2``)."""
+    out = set()
+    for text in texts:
+        for m in _DECLARED.finditer(text):
+            value = m.group(1).rstrip(_TRAILING)
+            if len(value) >= 4 and _SECRET_LIKE.search(value):
+                out.add(value)
+    return frozenset(out)
+
+
+def _users_secrets(transcript: Transcript, user_id: Hashable) -> frozenset[str]:
+    uid = user_id if isinstance(user_id, str) else None
+    return declared_secrets(m.content for m in transcript.messages if is_users(m, uid) and m.content)
+
+
+def _more_secrets(found: frozenset[str], longer: Transcript, start: int, user_id: Hashable) -> frozenset[str]:
+    uid = user_id if isinstance(user_id, str) else None
+    return found | declared_secrets(m.content for m in longer.messages[start:] if is_users(m, uid) and m.content)
+
+
+USERS_SECRETS: Fact[frozenset[str]] = Fact("the secrets the user's words declare", _users_secrets, _more_secrets)
+
+
+def users_secrets(transcript: Transcript, user_id: str | None = None) -> frozenset[str]:
+    """The strings the user's own messages declare secrets (computed once per transcript and user)."""
+    return transcript.fact(USERS_SECRETS, user_id)
