@@ -136,7 +136,7 @@ def test_an_object_of_another_kind_proves_nothing(sentence: str, tool: ToolSense
 def test_amounts_are_numbers_with_a_currency_and_a_magnitude() -> None:
     assert fills(f"Pay {IBAN} 2.5k EUR.")["amount"] == [(2500, "EUR")]
     assert fills(f"Pay {IBAN} 1,200 EUR.")["amount"] == [(1200, "EUR")]
-    assert fills(f"Pay {IBAN} $5,000.")["amount"] == [(5000, "USD")]
+    assert fills(f"Pay {IBAN} $5,000.")["amount"] == [(5000, "$?")]  # a sign several currencies share
 
 
 def test_a_number_with_another_unit_is_no_amount() -> None:

@@ -36,7 +36,13 @@ from validator.exceptions import StoreError
 from validator.gate.authorizations import Resolved, scope_problems
 from validator.gate.entities import amounts_in, extract_entities
 from validator.gate.grammar import grammar
-from validator.gate.grounding import NO_CURRENCY, UNREADABLE, copied_from_outside, ground_value
+from validator.gate.grounding import (
+    NO_CURRENCY,
+    UNREADABLE,
+    ambiguous_currency,
+    copied_from_outside,
+    ground_value,
+)
 from validator.gate.index import is_users, other_index, user_index
 from validator.gate.options import option_findings, unclassified
 from validator.gate.paths import Keys, keyed_strings, leaves, lookup, under
@@ -542,6 +548,7 @@ def _grounded_by(
         forbidden=intent.forbidden if intent is not None else (),
         now=now,
         sources=sources,
+        policy_currency=tool_policy.currency,
     )
     own = action.args.get("currency")  # the call's own, else the policy's for the tool, else none named
     currency = own if isinstance(own, str) and own else (tool_policy.currency or NO_CURRENCY)
@@ -553,10 +560,12 @@ def _grounded_by(
             action, tuple(t for t in declared if t not in amounts), keyed=tool_policy.risk == "dangerous"
         )
     ) + tuple(
-        ground(path, value, kind="amount", scope_path=target, currency=currency)
+        _ambiguous(ground(path, value, kind="amount", scope_path=target, currency=currency), requests, currency)
         for path, target, value in _target_values(action, amounts)
         if value is not None
     )
+    if amounts and intent is not None and intent.multiple and _several_payees(fills, declared, requests):
+        targets = tuple(_joint(v) if v.kind == "amount" else v for v in targets)
     covered = tuple(tuple(p.split(".")) for p in (*declared, *amounts))
     options = tool_policy.options if rules.on(Rule.OPTIONS) else {}
     if options:
@@ -599,6 +608,39 @@ def _grounded_by(
         targets = tuple(_confirm(v, tool_policy) for v in targets)
         entities = tuple(_confirm(v, tool_policy) for v in entities)
     return targets, entities
+
+
+def _several_payees(fills: Sequence[RequestFill], targets: Sequence[str], requests: Sequence[RequestSentence]) -> bool:
+    """Whether the request, asking for several actions, puts several values in one target of a money tool
+    ("Pay 100 EUR to Bob and Ann", "… together", "… between them") with no word that gives each one the
+    amount ("each", "apiece"): its amount is then for each of them or for all together, and code cannot tell."""
+    words = {w.casefold() for r in requests for w in re.findall(r"[^\W\d_]+", r.valued())}
+    if words & DISTRIBUTIVE:
+        return False
+    for path in targets:
+        named = {f.text.casefold() for f in fills if f.path == path and f.kind not in ("money", "amount")}
+        if len(named) > 1:
+            return True
+    return False
+
+
+def _joint(finding: ValueFinding) -> ValueFinding:
+    if finding.status != "user":
+        return finding
+    return replace(finding, status="joint", note="; ".join(n for n in (finding.note, JOINT_NOTE) if n))
+
+
+DISTRIBUTIVE = frozenset({"each", "apiece"})
+"""Words that give every payee of a list the amount ("Pay Bob and Ann 100 EUR each")."""
+JOINT_NOTE = "the request names several payees and one amount: ask whether it is each one's or the group's"
+
+
+def _ambiguous(finding: ValueFinding, requests: Sequence[RequestSentence], currency: str) -> ValueFinding:
+    """An amount not proved, noted when the request wrote it with a currency sign or word several share."""
+    if finding.proof == "proved" or not currency:
+        return finding
+    note = ambiguous_currency(requests, currency)
+    return finding if note is None else replace(finding, note="; ".join(n for n in (finding.note, note) if n))
 
 
 COPIED_WORDS = 8

@@ -30,6 +30,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 __all__ = [
+    "AMBIGUOUS_CURRENCIES",
     "CURRENCIES",
     "Amount",
     "Entity",
@@ -38,6 +39,7 @@ __all__ = [
     "extract_entities",
     "kind_of",
     "parse_entity",
+    "settles",
 ]
 
 EntityKind = Literal["url", "domain", "email", "iban", "phone", "account"]
@@ -53,33 +55,101 @@ _HOSTLIKE = re.compile(r"(?i)^(?:www\.)?[\w-]+(?:\.[\w-]+)+(?::\d{1,5})?(?:[/?#]
 _IBAN = re.compile(r"(?i)(?<![0-9a-z])[a-z]{2}\d{2}(?:[ -]?[0-9a-z]){11,30}(?![0-9a-z])")
 _ACCOUNT = re.compile(r"(?<![\w.,])\d(?:[ -]?\d){7,19}(?![\w])(?![.,]\d)")
 
+AMBIGUOUS_CURRENCIES: dict[str, frozenset[str]] = {
+    "$?": frozenset({"USD", "CAD", "AUD", "NZD", "SGD", "HKD", "TWD", "MXN", "ARS", "CLP", "COP"}),
+    "dollar?": frozenset({"USD", "CAD", "AUD", "NZD", "SGD", "HKD", "TWD", "JMD", "BSD", "FJD"}),
+    "¥?": frozenset({"JPY", "CNY"}),
+    "pound?": frozenset({"GBP", "EGP", "LBP", "SYP", "SDG", "SSP", "GIP", "FKP"}),
+    "franc?": frozenset({"CHF", "XOF", "XAF", "XPF", "RWF", "BIF", "GNF", "KMF", "DJF", "CDF"}),
+    "crown?": frozenset({"SEK", "NOK", "DKK", "CZK", "ISK"}),
+    "rupee?": frozenset({"INR", "PKR", "LKR", "NPR", "MUR", "SCR"}),
+    "peso?": frozenset({"MXN", "ARS", "CLP", "COP", "PHP", "UYU", "DOP", "CUP"}),
+}
+"""A sign or word several countries' currencies share, by the family it names: an amount written with one is
+in a currency only where something settles which (the tool's policy declares that currency, or the user's
+request names its code): "5000 pounds" from a user in Cairo is no GBP, "$" is not always USD."""
+
+_CODES = (
+    "USD",
+    "CAD",
+    "AUD",
+    "NZD",
+    "SGD",
+    "HKD",
+    "MXN",
+    "ARS",
+    "CLP",
+    "PHP",
+    "GBP",
+    "EGP",
+    "CHF",
+    "JPY",
+    "CNY",
+    "SEK",
+    "NOK",
+    "DKK",
+    "CZK",
+    "ISK",
+    "PLN",
+    "INR",
+    "PKR",
+    "LKR",
+    "HUF",
+    "BGN",
+    "ZAR",
+    "BRL",
+    "KRW",
+    "ILS",
+    "AED",
+    "THB",
+    "IDR",
+    "MYR",
+    "VND",
+    "UAH",
+    "XOF",
+    "XAF",
+)
+"""ISO 4217 codes read as currencies (none that is also an English word: "try", "cop", "ron")."""
+
 CURRENCIES: dict[str, str] = {
     "€": "EUR",
     "eur": "EUR",
     "euro": "EUR",
     "euros": "EUR",
-    "$": "USD",
-    "usd": "USD",
-    "dollar": "USD",
-    "dollars": "USD",
+    "$": "$?",
+    "dollar": "dollar?",
+    "dollars": "dollar?",
     "£": "GBP",
-    "gbp": "GBP",
-    "pound": "GBP",
-    "pounds": "GBP",
-    "chf": "CHF",
-    "francs": "CHF",
-    "¥": "JPY",
-    "jpy": "JPY",
+    "pound": "pound?",
+    "pounds": "pound?",
+    "franc": "franc?",
+    "francs": "franc?",
+    "¥": "¥?",
     "yen": "JPY",
-    "sek": "SEK",
-    "nok": "NOK",
-    "dkk": "DKK",
-    "pln": "PLN",
-    "cad": "CAD",
-    "aud": "AUD",
-    "inr": "INR",
+    "yuan": "CNY",
+    "rmb": "CNY",
+    "crowns": "crown?",
+    "rupee": "rupee?",
+    "rupees": "rupee?",
+    "peso": "peso?",
+    "pesos": "peso?",
     "₹": "INR",
+    **{code.lower(): code for code in _CODES},
 }
+"""Currency signs, words and ISO 4217 codes, each to its code, or to its family when several share it
+(:data:`AMBIGUOUS_CURRENCIES`)."""
+
+
+def settles(said: str, currency: str, settled: frozenset[str]) -> bool:
+    """Whether an amount the user wrote with ``said`` (a code, or an ambiguous family) is in ``currency``:
+    the same code, or a family holding it when ``settled`` (the policy's currency, the codes the request names)
+    holds it too."""
+    family = AMBIGUOUS_CURRENCIES.get(said)
+    if family is None:
+        return said == currency
+    return currency in family and currency in settled
+
+
 _CUR = "|".join(sorted((re.escape(c) for c in CURRENCIES), key=len, reverse=True))
 _AMOUNT = re.compile(
     rf"(?i)(?<![\w.,])(?:({_CUR})\s?)?(-?\d{{1,3}}(?:[,.'\u00a0\u202f]\d{{3}})+|-?\d+)(?:([.,])(\d{{1,2}}))?(?![\d])"

@@ -22,7 +22,16 @@ from functools import lru_cache
 from typing import Any
 
 from validator.gate.authorizations import allows
-from validator.gate.entities import CURRENCIES, Entity, amounts_in, extract_entities, parse_entity, same_link
+from validator.gate.entities import (
+    AMBIGUOUS_CURRENCIES,
+    CURRENCIES,
+    Entity,
+    amounts_in,
+    extract_entities,
+    parse_entity,
+    same_link,
+    settles,
+)
 from validator.gate.grammar import grammar
 from validator.gate.index import other_index, outside_authors, user_index
 from validator.gate.provenance import Trace, has_field, trace
@@ -38,6 +47,7 @@ from validator.store.records import StandingAuthorization
 from validator.verdict.findings import Location, RequestFill, RequestSentence, ValueFinding, ValueStatus
 
 __all__ = [
+    "ambiguous_currency",
     "mentions",
     "outside_party",
     "NO_CURRENCY",
@@ -175,12 +185,35 @@ amount the user named with no currency only ("5000 JPY" never grounds a bare 500
 def _same_currency(said: str | None, currency: str | None, named: frozenset[str]) -> bool:
     """Whether a number the user wrote in ``said`` (None: none) is in the call's ``currency`` (None: no amount,
     nothing to compare; :data:`NO_CURRENCY`: the call names none). A number with no currency is in the
-    call's when the user's request names that currency (``named``)."""
+    call's when the user's request names that currency (``named``); one written with a sign or word several
+    currencies share ("$", "pounds") only when the policy's currency or a code the request names settles it
+    (:func:`~validator.gate.entities.settles`)."""
     if currency is None:
         return True
     if currency == NO_CURRENCY:
         return said is None
-    return said == currency or (said is None and currency in named)
+    if said is None:
+        return currency in named
+    return settles(said, currency, frozenset(c.removeprefix(_POLICY) for c in named))
+
+
+def ambiguous_currency(requests: Sequence[RequestSentence], currency: str) -> str | None:
+    """A note when the request writes an amount with a sign or word that ``currency`` shares with others."""
+    families = sorted(
+        c for c in named_currencies(r.text for r in requests) if currency in AMBIGUOUS_CURRENCIES.get(c, ())
+    )
+    if not families:
+        return None
+    codes = ", ".join(sorted(AMBIGUOUS_CURRENCIES[families[0]]))
+    return (
+        f"the request's currency {families[0].rstrip('?')!r} is shared by several ({codes}): only the tool's "
+        "declared currency or a code the user names settles which"
+    )
+
+
+_POLICY = "policy:"
+"""The tool policy's currency among a request's named currencies: it settles an ambiguous sign ("$" for a tool
+declared in USD) but never names a currency for a bare number."""
 
 
 def _holds(
@@ -253,12 +286,14 @@ def ground_value(
     target: bool = True,
     now: datetime | None = None,
     sources: frozenset[str] = frozenset(),
+    policy_currency: str | None = None,
 ) -> ValueFinding:
     """Where one argument value came from: the user's request, a cited authorization, elsewhere, nowhere.
     ``fills``: the values the proved request puts in the call's arguments (a target counts only as the fill
     of its own argument; ``target=False``, an entity inside another argument: as any fill, or in the request's
     verb phrase); ``forbidden``: where the request forbids a value; ``sources``: the tools the policy declares
-    as returning the user's own records (the only ones a lookup designates a value through)."""
+    as returning the user's own records (the only ones a lookup designates a value through);
+    ``policy_currency``: the currency the tool's policy declares (it settles a sign several currencies share)."""
     if value is UNREADABLE:
         return ValueFinding(path, None, "unreadable", kind)
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -290,6 +325,7 @@ def ground_value(
         now,
         rules.on(Rule.REQUEST_GRAMMAR),
         content=kind == "content",
+        policy_currency=policy_currency,
     )
     if found_in is not None:
         return ValueFinding(path, value, found_in[0], kind, _locations(transcript, found_in[1]), note=note)
@@ -449,11 +485,14 @@ def _request_holds(
     grammar: bool = True,
     *,
     content: bool = False,
+    policy_currency: str | None = None,
 ) -> tuple[ValueStatus, list[int]] | None:
     """Whether the proved request holds the value: as the fill of its argument (``user``; an entity inside
     another argument: as any fill, or in the request's verb phrase), only where the request forbids it
     (``forbidden``), or elsewhere in the cited words (``other_clause``); None when it does not."""
     named = named_currencies(r.text for r in requests) if currency else frozenset[str]()
+    if currency and policy_currency:
+        named |= {_POLICY + policy_currency}
     if not grammar:  # the grammar switched off (an ablation): a value counts anywhere in the cited words
         hits = [r.message for r in requests if _holds(_allowed(r.text, negation), value, entity, currency, named)]
         return ("user", hits) if hits else None

@@ -12,6 +12,7 @@ one disproves it; else unknown, with the reason.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -20,6 +21,7 @@ from typing import cast, get_args
 from validator.gate import context
 from validator.gate.grammar import (
     OWNER_BACK,
+    Action,
     Parse,
     Reading,
     Value,
@@ -61,6 +63,7 @@ _PRIORITY: dict[str, int] = {
     "held": 1,
     "later_words": 1,
     "earlier_words": 1,
+    "addressed": 1,
     "beside_words": 1,
     "object_kind": 2,
     "unfilled": 2,
@@ -356,12 +359,23 @@ def _held_in_sentence(
         for before in reading.actions[:at]:
             if before.negated or before.verb in conditions:
                 return Read("unknown", "held", _original(transcript, sentence), row="held")
-            if own_work(before) and not any(p.carried for p in before.objects):
+            if own_work(before) and not any(p.carried for p in before.objects) and not _waits_on_someone(before):
                 continue
             fitting = [t.tool for t in (tool, *others) if fits(reading, before, t)]
             if not any(_done_since(transcript, sentence.message, name) for name in fitting):
                 return Read("unknown", "held", _original(transcript, sentence), row="held")
     return None
+
+
+_SOMEONE = frozenset({"name", "email", "phone", "handle"})
+"""Kinds of value that name a person: own work from or with one waits on them."""
+
+
+def _waits_on_someone(action: Action) -> bool:
+    """Own work that needs another person ("Get a receipt *from Bob*, then pay him."): what it waits for is
+    theirs to give, so the request after it holds until the transcript shows the step done."""
+    phrases = [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
+    return any(v.kind in _SOMEONE for p in phrases for v in p.values)
 
 
 def _framed(parse: Parse) -> Read | None:
@@ -404,6 +418,25 @@ def _framed_before(
             if norms & (frames | ahead):
                 return Read("unknown", "earlier_words", s.original, row="frame")
     return None
+
+
+def _addressed_elsewhere(transcript: Transcript, sentence: RequestSentence) -> Read | None:
+    """In a conversation with other participants, a user's message right after another participant's question
+    answers that participant ("Should I pay Bob back?" / "Go ahead and pay Bob 50 EUR."): it is addressed to
+    them, not to the assistant, unless it names the assistant. Unknown."""
+    i = sentence.message
+    if i == 0:
+        return None
+    before, own = transcript.messages[i - 1], transcript.messages[i]
+    if before.role != "user" or before.author is None or before.author == own.author:
+        return None
+    if "?" not in before.content:
+        return None
+    names = english().assistant_names
+    if any(w in names for w in re.findall(r"[^\W\d_]+", own.content.casefold())):
+        return None
+    asked = before.content.strip().splitlines()[-1][:160] if before.content.strip() else ""
+    return Read("unknown", "addressed", asked, row="addressed")
 
 
 def _sentence_before(
@@ -638,6 +671,7 @@ def read_request(
                 undone = _held(transcript, sentence, tool, others, rules, deadline)
             undone = undone or _held_in_sentence(transcript, sentence, parse, tool, others)
             undone = undone or _framed(parse) or _framed_before(transcript, sentence, tool, rules, deadline)
+            undone = undone or _addressed_elsewhere(transcript, sentence)
             if undone is not None:
                 reading = undone
         found.append((sentence, reading))

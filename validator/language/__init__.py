@@ -170,6 +170,9 @@ class LanguagePack:
     frame_words: frozenset[str] = frozenset()
     """Words that make what is said a game, a test, an example, a translation or a dictation ("We are
     role-playing."): a sentence around a request holding one leaves it unknown."""
+    assistant_names: frozenset[str] = frozenset()
+    """Words that name the assistant ("Assistant, pay Bob."): a reply to another participant's question that
+    names one is addressed to the assistant after all."""
     mentioned: frozenset[str] = frozenset()
     """Every word the pack's file names anywhere (its tables, role lists, lead-ins, grant periods): known, so
     never an open-class word, whether or not a class of the grammar holds it."""
@@ -280,6 +283,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         selective_endings=tuple(data.get("open", {}).get("selective_endings", ())),
         mentioned=frozenset(_words_of(data)),
         frame_words=frozenset(data.get("frames", {}).get("words", ())),
+        assistant_names=frozenset(data.get("frames", {}).get("assistant", ())),
         containers={k: frozenset(v) for k, v in data.get("containers", {}).items()},
         user_pronouns=frozenset(data["roles"].get("user_pronouns", ())),
         ahead=frozenset(data["roles"].get("ahead", ())),

@@ -57,6 +57,7 @@ ValueStatus = Literal[
     "absent",
     "unreadable",
     "widened",
+    "joint",
 ]
 EgressKind = Literal["user_words", "outside_values", "secret"]
 """What a link an exempt call would open carries out (:mod:`validator.gate.egress`)."""
@@ -76,6 +77,7 @@ RequestProblem = Literal[
     "held",
     "reason",
     "framed",
+    "addressed",
     "no_request",
     "delegated",
     "outside_only",
@@ -245,6 +247,8 @@ class ValueFinding:
             "absent": "absent from the arguments",
             "unreadable": "could not be read (the arguments do not have the shape the policy names)",
             "widened": "an option the agent widened",
+            "joint": "one amount the request gives several payees (for each of them, or for all together: code "
+            "cannot tell)",
         }[self.status]
         if self.status == "user" and self.locations:
             where += f" ({self.locations[0]})"

@@ -130,6 +130,7 @@ REQUEST_REASONS: dict[str, str] = {
     "held": "the request comes after something else the user asked, not yet shown done{detail}",
     "reason": "the reason the user gives goes with another kind of action{detail}",
     "framed": "the request's own sentence makes it a game, a test or an example{detail}",
+    "addressed": "it answers another participant's question, not the assistant{detail}",
     "no_request": "no sentence of the user's own words is cited (pasted or forwarded text is not the user's)",
     "outside_only": "no sentence of the user's own words names this action in any form, and an outside party's "
     "text does{detail}: the injection signature",
@@ -187,6 +188,7 @@ CONTEXT_ROWS: dict[str, str] = {
     "request": "another request that may correct or point back at it",
     "unread": "a sentence no rule reads",
     "held": "it waits for an earlier action that the transcript does not show done",
+    "addressed": "another participant's question right before it, which the request answers",
 }
 """What each context rule (:data:`validator.gate.context.TABLE`) found, in words, by its name."""
 
@@ -567,6 +569,7 @@ _UNCLEAR: dict[str, str] = {
     "held": "You asked for it after something else{detail}, which the conversation doesn't show done yet.",
     "reason": "The reason you gave goes with another kind of action.",
     "framed": "Your words make it sound like a test or an example{detail}.",
+    "addressed": "Your message answered another participant's question{detail}, so it may have been meant for them.",
     "delegated": "You asked to follow instructions in a document or a message; they name this action{detail}.",
     "outside_only": "Only someone else's message asks for this{detail}.",
     "pronoun": "It is not clear which one you meant.",
