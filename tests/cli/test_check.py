@@ -263,8 +263,18 @@ def test_a_payment_the_transcript_shows_done_goes_to_the_user_with_no_store(tmp_
         {"role": "user", "content": "Thanks!"},
     ]
     again = {**first, "messages": [*first["messages"], *done]}
-    failed = {**first, "messages": [*first["messages"], {**done[0]}, {**done[1], "is_error": True}]}
+    failed = {
+        **first,
+        "messages": [*first["messages"], {**done[0]}, {**done[1], "is_error": True, "content": "Insufficient funds"}],
+    }
+    ran_anyway = {**first, "messages": [*first["messages"], {**done[0]}, {**done[1], "is_error": True}]}
     policy = str(EXAMPLES / "policy.toml")
-    for data, exit_code, code in ((first, 0, "APPROVED"), (again, 4, "REQUEST_ALREADY_USED"), (failed, 0, "APPROVED")):
+    cases = (
+        (first, 0, "APPROVED"),
+        (again, 4, "REQUEST_ALREADY_USED"),
+        (failed, 0, "APPROVED"),
+        (ran_anyway, 4, "REQUEST_ALREADY_USED"),  # flagged an error, yet its text says it was executed
+    )
+    for data, exit_code, code in cases:
         result = runner.invoke(app, ["check", "--json", "--policy", policy, "-"], input=json.dumps(data))
         assert (result.exit_code, json.loads(result.stdout)["code"]) == (exit_code, code), result.output

@@ -349,3 +349,30 @@ def test_the_readmes_hook_sample_runs_as_written() -> None:
     answer = json.loads(done.stdout)
     assert done.returncode == 0 and _decision(answer) == "deny", done.stdout
     assert "INJECTION_SIGNATURE" in answer["hookSpecificOutput"]["permissionDecisionReason"]
+
+
+def test_a_transcript_file_created_and_not_yet_written_is_read_again(tmp_path: Path) -> None:
+    """The CLI may create the session's file before writing its lines: an empty file is no answer yet."""
+    import threading
+
+    from validator.inputs.claude_code import read_session
+
+    path = tmp_path / "session.jsonl"
+    path.write_text("")
+    lines = [
+        _line("user", {"role": "user", "content": "Email bob@acme.example the notes."}),
+        _line(
+            "assistant",
+            {"role": "assistant", "id": "m1", "content": [{"type": "tool_use", "id": "t1", "name": "x", "input": {}}]},
+        ),
+    ]
+    timer = threading.Timer(0.2, lambda: path.write_text("\n".join(lines) + "\n"))
+    timer.start()
+    try:
+        transcript = read_session(str(path), "t1", wait=30)
+    finally:
+        timer.cancel()
+    assert transcript.messages[0].content == "Email bob@acme.example the notes."
+    path.write_text("")
+    with pytest.raises(InputError, match="at least one message"):
+        read_session(str(path), "t1", wait=0.1)  # still empty past the wait: refused, naming why

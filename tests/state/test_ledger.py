@@ -141,8 +141,11 @@ def test_an_answer_whose_spend_cannot_be_computed_is_still_recorded() -> None:
 
 
 def _carried_whole(transcript: Transcript) -> tuple[tuple[int, ToolCall], ...]:
-    """The definition, read over the whole transcript: a call answered, and never with an error."""
-    failed = {m.tool_call_id for m in transcript.messages if m.role == "tool" and m.is_error}
+    """The definition, read over the whole transcript: a call answered, and never with an error saying it did not
+    run."""
+    from validator.state.ledger import did_not_run
+
+    failed = {m.tool_call_id for m in transcript.messages if m.role == "tool" and did_not_run(m)}
     return tuple(
         (i, call)
         for i, m in enumerate(transcript.messages)
@@ -165,7 +168,8 @@ def test_the_calls_carried_out_of_a_longer_transcript_are_those_of_a_whole_read(
         if open_calls and data.draw(st.booleans()):
             call = data.draw(st.sampled_from(open_calls))
             error = data.draw(st.booleans())
-            messages.append(Message(role="tool", content="ok", tool_call_id=call, name="t", is_error=error))
+            said = data.draw(st.sampled_from(["ok", "Insufficient funds"]))  # an error result that ran, or did not
+            messages.append(Message(role="tool", content=said, tool_call_id=call, name="t", is_error=error))
             if data.draw(st.booleans()):
                 open_calls.remove(call)
         else:

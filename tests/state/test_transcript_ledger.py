@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from validator import Code, Decision, Message, Policy, ToolPolicy, Transcript, Validator
 from validator.exceptions import InputError
@@ -61,9 +63,61 @@ def test_a_call_the_host_marked_failed_did_not_run() -> None:
     assert _check([Message("user", ASK), *failed], RENT, ASK).approved
 
 
-def test_a_call_not_yet_answered_spends_nothing_here() -> None:
+def test_a_call_in_flight_counts_as_done() -> None:
     unanswered = [Message("user", ASK), Message("assistant", "", (ToolCall("c1", "send_money", RENT),))]
-    assert _check(unanswered, RENT, ASK).approved  # parallel calls are the store ledger's
+    verdict = _check(unanswered, RENT, ASK)  # it may be running now: another one pays twice
+    assert verdict.code == Code.REQUEST_ALREADY_USED and "call c1" in verdict.reasoning
+    assert _check(unanswered, RENT, ASK, call="c1").approved  # its own check, again
+
+
+def test_the_call_being_checked_without_an_id_is_not_another() -> None:
+    pending = [Message("user", ASK), Message("assistant", "", (ToolCall("c1", "send_money", RENT),))]
+    action = {
+        "tool": "send_money",
+        "args": RENT,
+        "justification": {"reason": "The user asked.", "evidence": [{"quote": ASK}]},
+    }
+    assert Validator(POLICY).validate(Transcript(pending), action, user_id="u-1").approved
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        "Error: timeout, but the transfer went through",
+        "ERROR 504 - payment processed",
+        "Failed to notify; transfer completed",
+    ],
+)
+def test_an_error_result_that_says_it_succeeded_counts_as_done(result: str) -> None:
+    verdict = _check([Message("user", ASK), *_ran("c1", RENT, result, error=True)], RENT, ASK)
+    assert verdict.code == Code.REQUEST_ALREADY_USED
+
+
+def test_the_validators_own_refusal_did_not_run() -> None:
+    refused = "Action `send_money` was not run (TARGET_NOT_GROUNDED): the payment was not sent; confirm the IBAN."
+    assert _check([Message("user", ASK), *_ran("c1", RENT, refused, error=True)], RENT, ASK).approved
+
+
+def test_the_same_payee_in_any_form_the_request_binds_is_the_same_action() -> None:
+    ask = "Pay Bob 500 EUR, his IBAN is DE89370400440532013000."
+    by_name = {"recipient": "Bob", "amount": 500, "currency": "EUR"}
+    by_iban = {"recipient": OTHER, "amount": 500, "currency": "EUR"}
+    assert _check([Message("user", ask)], by_iban, ask).approved
+    assert _check([Message("user", ask), *_ran("c1", by_name)], by_iban, ask).code == Code.REQUEST_ALREADY_USED
+    assert _check([Message("user", ask), *_ran("c1", by_iban)], by_name, ask).code == Code.REQUEST_ALREADY_USED
+
+
+@pytest.mark.parametrize("ran_first", [True, False])
+def test_a_retyped_correction_leaves_the_second_request_to_the_user(ran_first: bool) -> None:
+    first = "Transfer 900 EUR to DE44500105175407324931 for the rent."
+    second = "Transfer 950 EUR to DE44500105175407324931 for the rent."
+    between = _ran("c1", RENT) if ran_first else [Message("assistant", "On it.")]
+    messages = [Message("user", first), *between, Message("user", second)]
+    verdict = _check(messages, {**RENT, "amount": 950}, second)
+    assert verdict.decision == Decision.ASK_USER and "corrects that one or adds a second" in verdict.reasoning
+    assert not _check(messages, RENT, first).approved  # the first, after a correction: unknown too
+    again = "Also transfer 950 EUR to DE44500105175407324931."
+    assert _check([Message("user", first), *between, Message("user", again)], {**RENT, "amount": 950}, again).approved
 
 
 def test_a_new_request_after_the_call_is_a_new_request() -> None:
@@ -193,3 +247,31 @@ def test_a_look_alike_of_the_target_in_the_done_call_is_the_same_target(odd: str
     done = {"recipient": odd, "amount": float("nan"), "currency": "EUR"}
     verdict = _check([Message("user", ASK), *_ran("c1", done)], RENT, ASK)
     assert verdict.code == Code.REQUEST_ALREADY_USED
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(["Bob", "Ann", "Mario", "Dana"]),
+    ran_as=st.sampled_from(["name", "iban", "spaced", "lower"]),
+    replay_as=st.sampled_from(["name", "iban", "spaced", "lower"]),
+    result=st.sampled_from(["Transfer executed", "Error: timeout, but the transfer went through", None]),
+)
+def test_property_replaying_an_executed_call_in_any_bound_form_never_approves(
+    name: str, ran_as: str, replay_as: str, result: str | None
+) -> None:
+    """Executed (answered, answered with an error saying it went through, or still in flight), the same payment
+    in any form of the payee the request binds is never approved again."""
+    ask = f"Pay {name} 500 EUR, his IBAN is {OTHER}."
+    forms = {
+        "name": name,
+        "iban": OTHER,
+        "spaced": " ".join(OTHER[i : i + 4] for i in range(0, len(OTHER), 4)),
+        "lower": OTHER.lower(),
+    }
+    ran = {"recipient": forms[ran_as], "amount": 500, "currency": "EUR"}
+    replay = {"recipient": forms[replay_as], "amount": 500, "currency": "EUR"}
+    if result is None:
+        done = [Message("assistant", "", (ToolCall("c1", "send_money", ran),))]
+    else:
+        done = _ran("c1", ran, result, error=result.startswith("Error"))
+    assert not _check([Message("user", ask), *done], replay, ask).approved

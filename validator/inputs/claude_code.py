@@ -146,6 +146,10 @@ def find_call(
             found = pending_call(transcript if transcript is not None else _read_transcript(path), tool, args)
         except FileNotFoundError:
             found = None
+        except InputError:
+            if transcript is not None or time.monotonic() >= deadline:
+                raise
+            found = None  # created, not yet written whole (an empty file, a line half written): read it again
         if found is not None:
             return found
         if time.monotonic() >= deadline:
@@ -156,7 +160,8 @@ def find_call(
 
 def read_session(path: str, call_id: str, *, wait: float = TRANSCRIPT_WAIT) -> Transcript:
     """The session's transcript once it holds the call (Claude Code may run the hook before it has written the
-    call's line; lines are appended in order, so once the call is there, everything before it is too).
+    call's line, or with the file created and still empty; lines are appended in order, so once the call is
+    there, everything before it is too).
 
     Raises:
         InputError: the transcript does not hold the call within ``wait`` seconds (the call is refused: it is
@@ -168,6 +173,10 @@ def read_session(path: str, call_id: str, *, wait: float = TRANSCRIPT_WAIT) -> T
             transcript = _read_transcript(path)
         except FileNotFoundError:
             transcript = None
+        except InputError:
+            if time.monotonic() >= deadline:
+                raise
+            transcript = None  # created, not yet written whole (an empty file, a line half written): read it again
         if transcript is not None and _makes(transcript, call_id):
             return transcript
         if time.monotonic() >= deadline:

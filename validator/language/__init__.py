@@ -170,6 +170,8 @@ class LanguagePack:
     frame_words: frozenset[str] = frozenset()
     """Words that make what is said a game, a test, an example, a translation or a dictation ("We are
     role-playing."): a sentence around a request holding one leaves it unknown."""
+    results_done: tuple[str, ...] = ()
+    """Words of a tool's result saying its deed was done ("went through"): an error result holding one ran."""
     assistant_names: frozenset[str] = frozenset()
     """Words that name the assistant ("Assistant, pay Bob."): a reply to another participant's question that
     names one is addressed to the assistant after all."""
@@ -281,9 +283,10 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         triggers={k: frozenset(v) for k, v in lex["triggers"].items()},
         deeds={k: frozenset(v) for k, v in data.get("deeds", {}).items()},
         selective_endings=tuple(data.get("open", {}).get("selective_endings", ())),
-        mentioned=frozenset(_words_of(data)),
+        mentioned=frozenset(_words_of({k: v for k, v in data.items() if k not in OUTSIDE_THE_GRAMMAR})),
         frame_words=frozenset(data.get("frames", {}).get("words", ())),
-        assistant_names=frozenset(data.get("frames", {}).get("assistant", ())),
+        assistant_names=frozenset(data.get("addressing", {}).get("assistant", ())),
+        results_done=tuple(data.get("results", {}).get("done", ())),
         containers={k: frozenset(v) for k, v in data.get("containers", {}).items()},
         user_pronouns=frozenset(data["roles"].get("user_pronouns", ())),
         ahead=frozenset(data["roles"].get("ahead", ())),
@@ -294,6 +297,11 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         conditions=frozenset(data["roles"].get("conditions", ())),
         number_words={k: int(v) for k, v in data.get("numbers", {}).items()},
     )
+
+
+OUTSIDE_THE_GRAMMAR = ("addressing", "results")
+"""Tables of the pack's file read by code outside the grammar (who a reply addresses, what a tool's result
+says): their words are no vocabulary, so they never change how a sentence parses."""
 
 
 def _words_of(node: Any) -> Iterator[str]:

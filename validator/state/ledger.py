@@ -13,19 +13,22 @@ answer never lets the action through. Where the check's audit record goes to the
 spend is made in the same transaction as the record of the approval: a record that is not written spends
 nothing, and a request is never spent by an approval the audit does not show.
 
-**The transcript is a ledger too**, and it needs no store: a call of the same tool after the newest
-request sentence naming the action's values, answered by a tool message the host did not mark as an
-error, whose targets are the action's (compared loosely: see :func:`_forms`), carried the request out;
-approving it again needs a new request. A request for two payments to two payees approves each once;
-the transcript has no clock, so a periodic action already in it goes to the user too. This holds for
-every guarded tool (the same email sent twice reaches its reader twice); the store's ledger, for what
-the transcript cannot show (parallel calls, other processes), for dangerous ones. Both are asked;
-either one spent is enough.
+**The transcript is a ledger too**, and it needs no store: a call of the same tool after the newest request
+sentence naming the action's values, whose targets are the action's in any form the request binds to the payee
+(compared loosely: see :func:`_forms`, :func:`_bound`), carried the request out when it has a result that does
+not say it did not run (:func:`did_not_run`), or none yet (in flight); approving it again needs a new request.
+A request naming a payee an earlier request named with another amount, with no word adding a payment, is a
+correction or a second payment (:func:`corrected`): the user is asked. A request for two payments to two
+payees approves each once; the transcript has no clock, so a periodic action already in it goes to the user
+too. This holds for every guarded tool (the same email sent twice reaches its reader twice); the store's
+ledger, for what the transcript cannot show (parallel calls, other processes), for dangerous ones. Both are
+asked; either one spent is enough.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Hashable, Mapping
@@ -39,15 +42,15 @@ from validator.gate.entities import amounts_in, extract_entities
 from validator.gate.paths import lookup
 from validator.gate.reader import words as read_words
 from validator.inputs.action import PendingAction
-from validator.inputs.transcript import Fact, ToolCall, Transcript
+from validator.inputs.transcript import Fact, Message, ToolCall, Transcript
 from validator.judges.base import JudgeRequest
 from validator.language import english
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import ToolPolicy
 from validator.state.keys import grant_key, request_key, spender
 from validator.store.base import RequestLedger, SpendLost
-from validator.verdict import Verdict, decision
-from validator.verdict.findings import Findings
+from validator.verdict import REFUSAL_TEMPLATE, Verdict, decision
+from validator.verdict.findings import Findings, IntentFinding
 
 __all__ = ["CALLS", "SPENT_TTL", "carried_out", "lost", "spend", "spend_answered"]
 
@@ -103,7 +106,8 @@ class _Calls(NamedTuple):
     waiting: tuple[tuple[int, ToolCall], ...]
     """Calls not answered yet."""
     failed: frozenset[str]
-    """Calls a tool message answered with an error (never carried out, whatever else answers them)."""
+    """Calls a tool message answered with an error that says it did not run (never carried out, whatever else
+    answers them)."""
 
 
 def _calls(transcript: Transcript, key: Hashable = None) -> _Calls:
@@ -112,7 +116,7 @@ def _calls(transcript: Transcript, key: Hashable = None) -> _Calls:
 
 def _more_calls(found: _Calls, longer: Transcript, start: int, key: Hashable) -> _Calls:
     new = longer.messages[start:]
-    erred = {m.tool_call_id for m in new if m.role == "tool" and m.is_error and m.tool_call_id}
+    erred = {m.tool_call_id for m in new if m.role == "tool" and m.tool_call_id and did_not_run(m)}
     failed = found.failed | erred
     carried = [c for c in found.carried if c[1].id not in erred] if erred else list(found.carried)
     became: list[tuple[int, ToolCall]] = []
@@ -131,6 +135,28 @@ def _more_calls(found: _Calls, longer: Transcript, start: int, key: Hashable) ->
     else:
         carried += became
     return _Calls(tuple(carried), tuple(waiting), failed)
+
+
+def did_not_run(message: Message) -> bool:
+    """Whether a tool message says its call did not run: the host marked it an error and its text is the
+    validator's own refusal, or holds no word of a deed done (the pack's ``[results] done``: "Error: timeout,
+    but the transfer went through" ran; "Insufficient funds" did not). Any other result ran: a call is done
+    unless its result says otherwise."""
+    if not message.is_error:
+        return False
+    text = message.content
+    if text.startswith(REFUSAL_PREFIX) and REFUSAL_MARK in text[:300]:
+        return True  # the validator's own refusal, as every integration sends it
+    done = english().results_done
+    folded = " ".join(_WORDS.findall(text[:_RESULT_READ].casefold()))
+    return not any(f" {phrase} " in f" {folded} " for phrase in done)
+
+
+_WORDS = re.compile(r"[^\W_]+")
+_RESULT_READ = 2_000
+"""Characters of an error result read for a word of a deed done."""
+REFUSAL_PREFIX = REFUSAL_TEMPLATE.split("{", 1)[0]
+REFUSAL_MARK = REFUSAL_TEMPLATE.split("}", 1)[1].split("(", 1)[0]
 
 
 CALLS: Fact[_Calls] = Fact("calls carried out", _calls, _more_calls)
@@ -212,10 +238,13 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
         return None
     action = request.action
     paths = list(request.tool_policy.targets) or sorted({f.path for f in intent.fills if f.call != -1})
-    mine = {p: _forms(lookup(action.args, p)[1]) for p in paths}  # once, not once per call of the transcript
-    carried = request.transcript.fact(CALLS).carried
+    mine = {p: _bound(_forms(lookup(action.args, p)[1]), p, intent) for p in paths}  # once, not once per call
+    calls = request.transcript.fact(CALLS)
+    carried = calls.carried
     like = _like_tools(request) if paths and request.tool_policy.risk == "dangerous" else {}
-    for _, call in carried[bisect_right(carried, after, key=itemgetter(0)) :]:  # only the calls after the request
+    # only the calls after the request: those that ran, and those with no result yet (in flight: done as well)
+    after_request = [*carried[bisect_right(carried, after, key=itemgetter(0)) :], *_in_flight(calls, after, action)]
+    for _, call in after_request:
         if call.id == action.call_id:
             continue
         if call.name == action.tool:
@@ -231,6 +260,87 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
         if held and all(held & mine[p] for p in paths):
             return call
     return None
+
+
+AGAIN = frozenset({"again", "also", "too", "another", "second", "more", "additional", "extra"})
+"""Words of a request that say it adds a payment to an earlier one ("… again", "… too", "another 50 EUR")."""
+
+
+def corrected(request: JudgeRequest) -> int | None:
+    """The user's earlier message that asked the same tool's deed for the same payee with another amount, when
+    the request has no word saying it adds one (:data:`AGAIN`): "Transfer 900 EUR to DE44… for the rent." then
+    "Transfer 950 EUR to DE44… for the rent." is a correction or a second payment, and code cannot tell which.
+    Compared by the forms of the values (:func:`_forms`), never by the grammar: a mention with another number
+    asks as well (the safe side)."""
+    intent = request.findings.intent
+    tool_policy, action = request.tool_policy, request.action
+    amounts = tool_policy.amount_paths(action.tool)
+    if intent is None or not intent.requested or intent.multiple or not amounts or not tool_policy.targets:
+        return None
+    after = _cutoff(request)
+    if after is None:
+        return None
+    said = {w for r in request.findings.requests for w in _WORDS.findall(r.text.casefold())}
+    if said & AGAIN:
+        return None
+    payee = set().union(*(_bound(_forms(lookup(action.args, p)[1]), p, intent) for p in tool_policy.targets))
+    payee -= {ANY}
+    payee = {f for f in payee if ":" in f and not f.startswith("number:")}  # an account, an address: an entity
+    mine = set().union(*(_forms(lookup(action.args, p)[1]) for p in amounts)) - {ANY}
+    mine = {f for f in mine if f.startswith("number:")}
+    if not payee or not mine:
+        return None
+    words = set(tool_policy.intent_words(action.tool))
+    for i in range(after - 1, -1, -1):
+        m = request.transcript.messages[i]
+        if m.role != "user" or not m.content or len(m.content) > LONGEST:
+            continue
+        held = _forms(m.content)
+        folded = " ".join(_WORDS.findall(m.content.casefold()))
+        numbers = {f for f in held if f.startswith("number:")}
+        if payee & held and numbers and not numbers & mine and any(f" {w} " in f" {folded} " for w in words):
+            return i
+    return None
+
+
+def _bound(forms: set[str], path: str, intent: IntentFinding) -> set[str]:
+    """A target's forms with every other form the request binds to the same payee ("Pay Bob 500 EUR, his IBAN is
+    DE89…": Bob and DE89… are one payee): the forms of each value the request puts in the same argument of the
+    same call, when one of them is the action's value. A request for several actions binds nothing this way."""
+    if intent.multiple or ANY in forms:
+        return forms
+    by_call: dict[int, list[set[str]]] = {}
+    for f in intent.fills:
+        if f.path == path:
+            by_call.setdefault(f.call, []).append(_forms(f.text))
+    for group in by_call.values():
+        if len(group) > 1 and any(g & forms for g in group):
+            forms = forms.union(*group)
+    return forms
+
+
+def _in_flight(calls: _Calls, after: int, action: PendingAction) -> list[tuple[int, ToolCall]]:
+    """The calls after the request with no result yet, made in an earlier message than the action's own: each
+    counts as done (it may be running now). The action's own message is the one holding its id, or, for an
+    action checked with none, the last holding a call of its tool with its very arguments (the host checks the
+    call it is about to run); the calls beside it are checked with it, and the store's ledger lets the first
+    of two spend the request."""
+    own = dict(action.args)
+    mine = [
+        i
+        for i, call in calls.waiting
+        if call.id == action.call_id
+        or (action.call_id is None and call.name == action.tool and _same_args(call.args, own))
+    ]
+    before = max(mine) if mine else None
+    return [(i, call) for i, call in calls.waiting if after < i and (before is None or i < before)]
+
+
+def _same_args(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    def plain(args: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in args.items() if k != "justification"}
+
+    return plain(a) == plain(b)
 
 
 def _like_tools(request: JudgeRequest) -> dict[str, tuple[str, ...]]:
@@ -261,6 +371,9 @@ def spend(
     done = carried_out(request)  # every guarded tool: the same email sent twice reaches someone twice
     if done is not None:
         return decision.request_carried_out(verdict, done.id)
+    earlier = corrected(request)
+    if earlier is not None:
+        return decision.correction_or_second(verdict, earlier)
     if ledger is None or request.tool_policy.risk != "dangerous":
         return verdict
     keys = _keys(request.findings, request.transcript, request.action.tool, request.user_id, now or datetime.now(UTC))

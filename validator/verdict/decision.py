@@ -428,6 +428,12 @@ def request_carried_out(verdict: Verdict, call_id: str) -> Verdict:
     return _to_the_user(verdict, Code.REQUEST_ALREADY_USED, texts.request_carried_out(call_id))
 
 
+def correction_or_second(verdict: Verdict, message: int) -> Verdict:
+    """An approval whose request repeats an earlier one's payee with another amount (message ``message``): a
+    correction or a second payment, which only the user can tell."""
+    return _to_the_user(verdict, Code.REQUEST_ALREADY_USED, texts.correction_or_second(message))
+
+
 def ledger_unavailable(verdict: Verdict, detail: str) -> Verdict:
     """An approval whose request could not be checked against the ledger: it goes to the user."""
     return _to_the_user(verdict, Code.REQUEST_LEDGER_UNAVAILABLE, texts.ledger_unavailable(detail))

@@ -323,6 +323,13 @@ def request_carried_out(call_id: str) -> str:
     )
 
 
+def correction_or_second(message: int) -> str:
+    return (
+        f"The user asked for the same payee with another amount before (message #{message}), and this request "
+        "says neither 'again' nor 'also': it corrects that one or adds a second payment, which only the user can tell."
+    )
+
+
 def ledger_unavailable(detail: str) -> str:
     return f"Whether the user's request was already spent could not be checked ({detail})."
 
