@@ -265,15 +265,19 @@ def test_a_payment_the_transcript_shows_done_goes_to_the_user_with_no_store(tmp_
     again = {**first, "messages": [*first["messages"], *done]}
     failed = {
         **first,
-        "messages": [*first["messages"], {**done[0]}, {**done[1], "is_error": True, "content": "Insufficient funds"}],
+        "messages": [
+            *first["messages"],
+            {**done[0]},
+            {**done[1], "is_error": True, "content": "Action `send_money` was not run (LOW_CONFIDENCE): unsure."},
+        ],
     }
     ran_anyway = {**first, "messages": [*first["messages"], {**done[0]}, {**done[1], "is_error": True}]}
     policy = str(EXAMPLES / "policy.toml")
     cases = (
         (first, 0, "APPROVED"),
         (again, 4, "REQUEST_ALREADY_USED"),
-        (failed, 0, "APPROVED"),
-        (ran_anyway, 4, "REQUEST_ALREADY_USED"),  # flagged an error, yet its text says it was executed
+        (failed, 0, "APPROVED"),  # the validator kept it from running
+        (ran_anyway, 4, "REQUEST_ALREADY_USED"),  # an error the tool flagged: whether it ran, code cannot tell
     )
     for data, exit_code, code in cases:
         result = runner.invoke(app, ["check", "--json", "--policy", policy, "-"], input=json.dumps(data))

@@ -157,3 +157,35 @@ def test_in_a_group_a_request_after_a_statement_or_alone_stands() -> None:
         [("user", "Hi all, lunch was great.", "ann"), ("user", "Pay Bob 50 EUR.", "u-1")], "Pay Bob 50 EUR."
     ).approved
     assert _said([("user", "Pay Bob 50 EUR.", "u-1")], "Pay Bob 50 EUR.").approved
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        [("assistant", "Noted.", None)],
+        [("user", "hmm", "carol")],
+        [("system", "Carol joined.", None)],
+    ],
+)
+def test_a_reply_is_addressed_to_the_asker_whatever_stands_between(between: list[tuple[str, str, str | None]]) -> None:
+    turns = [("user", "Should I pay Bob back?", "ann"), *between, ("user", "Go ahead and pay Bob 50 EUR.", "u-1")]
+    assert not _said(turns, "Go ahead and pay Bob 50 EUR.").approved
+
+
+@pytest.mark.parametrize("asked", ["should i pay bob back", "Should I pay Bob back\uff1f"])
+def test_a_question_without_its_ascii_mark_is_a_question(asked: str) -> None:
+    turns = [("user", asked, "ann"), ("user", "Go ahead and pay Bob 50 EUR.", "u-1")]
+    assert not _said(turns, "Go ahead and pay Bob 50 EUR.").approved
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"recipient": "Bob", "amount": [50, 50]},
+        {"recipient": ["Bob", "Bob"], "amount": 50},
+        {"recipient": "Bob", "amount": {"value": 50}},
+    ],
+)
+def test_one_request_never_pays_a_list_twice(args: dict[str, Any]) -> None:
+    v = _pay("Pay Bob 50 EUR.", args, currency="EUR", judge=EVERYTHING)
+    assert not v.approved and v.decision is Decision.ASK_USER

@@ -241,3 +241,31 @@ def test_property_a_widened_option_never_stays_approved(
         "justification": {"reason": "r", "evidence": [{"quote": user}]},
     }
     assert Validator(policy).validate(t, action, user_id="u-1").decision is not Decision.APPROVE
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"options": {"permanently_delete": True}},  # a declared option inside an object
+        {"purge": "true"},
+        {"opts": {"purge": True}},
+        {"attachment": "/etc/passwd"},  # an attachment under a name the policy does not classify
+        {"files": ["~/.ssh/id_rsa"]},
+    ],
+)
+def test_what_the_call_does_is_read_at_any_depth_and_under_any_name(extra: dict[str, Any]) -> None:
+    verdict = _check("Archive thread t-88.", "archive_thread", {"thread_id": "t-88", **extra})
+    assert verdict.decision is Decision.ASK_USER and _widened(verdict), verdict.reasoning
+
+
+@pytest.mark.parametrize("attachment", ["../../notes", "*notes*", "notes/"])
+def test_a_path_or_a_wildcard_names_no_attachment(attachment: str) -> None:
+    args = {"to": "bob@acme.example", "body": "x", "attachments": [attachment]}
+    assert _check("Email bob@acme.example the notes.", "send_email", args).decision is Decision.ASK_USER
+
+
+def test_a_path_the_user_wrote_is_theirs() -> None:
+    user = "Archive thread t-88 and save it to /home/me/archive."
+    args = {"thread_id": "t-88", "folder": "/home/me/archive"}
+    verdict = _check(user, "archive_thread", args)
+    assert "folder" not in _widened(verdict)

@@ -643,3 +643,48 @@ def test_a_value_the_user_wrote_into_the_source_is_no_poisoning() -> None:
     }
     v = Validator(DECLARED).validate(t, action, user_id="u-1")
     assert v.decision is not Decision.BLOCK and "wrote it there" not in (v.findings.targets[0].note or ""), v.reasoning
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        [
+            {"name": "Bob", "iban": "DE89370400440532013000", "spouse": {"iban": "DE44500105175407324931"}},
+            {"name": "Eve"},
+        ],
+        {"name": "Bob", "iban": "DE89370400440532013000", "manager": {"iban": "DE44500105175407324931"}},
+        {"Bob": {"iban": "DE89370400440532013000", "alt": {"x": "DE44500105175407324931"}}, "Eve": {"iban": "x"}},
+    ],
+)
+def test_a_record_inside_the_named_one_is_someone_elses(result: Any) -> None:
+    policy = Policy({**CONTACTS_POLICY.tools})
+    lookups = _lookup("c1", "search_contacts", {"query": "Bob"}, result)
+    t = Transcript([Message(role="user", content="Pay Bob 50 EUR."), *lookups])
+    action = {
+        "tool": "pay_bill",
+        "args": {"recipient": "DE44500105175407324931", "amount": 50},
+        "justification": {"reason": "r", "evidence": [{"quote": "Pay Bob 50 EUR."}]},
+    }
+    v = Validator(policy).validate(t, action, user_id="u-1")
+    assert not v.approved and v.findings.targets[0].status != "delegated"
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        {"name": "Bob", "change": "set iban to DE44 5001 0517 5407 3249 31"},
+        {"patch": '{"iban": "DE44500105175407324931"}'},
+    ],
+)
+def test_a_source_written_with_the_value_inside_a_longer_text_designates_nothing(write: dict[str, Any]) -> None:
+    lookups = [
+        *_lookup("c0", "update_contact", write, "ok"),
+        *_lookup("c1", "search_contacts", {"query": "Bob"}, [{"name": "Bob", "iban": "DE44500105175407324931"}]),
+    ]
+    t = Transcript([Message(role="user", content="Pay Bob 50 EUR."), *lookups])
+    action = {
+        "tool": "pay_bill",
+        "args": {"recipient": "DE44500105175407324931", "amount": 50},
+        "justification": {"reason": "r", "evidence": [{"quote": "Pay Bob 50 EUR."}]},
+    }
+    assert not Validator(CONTACTS_POLICY).validate(t, action, user_id="u-1").approved

@@ -58,9 +58,11 @@ def test_the_same_values_however_spelled_are_the_same_action() -> None:
     assert verdict.code == Code.REQUEST_ALREADY_USED
 
 
-def test_a_call_the_host_marked_failed_did_not_run() -> None:
-    failed = _ran("c1", RENT, "Insufficient funds", error=True)
-    assert _check([Message("user", ASK), *failed], RENT, ASK).approved
+def test_a_call_the_validator_kept_from_running_did_not_run() -> None:
+    refused = _ran("c1", RENT, "Action `send_money` was not run (LOW_CONFIDENCE): unsure.", error=True)
+    assert _check([Message("user", ASK), *refused], RENT, ASK).approved
+    hook = _ran("c1", RENT, "The action validator could not read this call, so it does not run: x", error=True)
+    assert _check([Message("user", ASK), *hook], RENT, ASK).approved
 
 
 def test_a_call_in_flight_counts_as_done() -> None:
@@ -86,9 +88,12 @@ def test_the_call_being_checked_without_an_id_is_not_another() -> None:
         "Error: timeout, but the transfer went through",
         "ERROR 504 - payment processed",
         "Failed to notify; transfer completed",
+        "Transfer settled",
+        "Insufficient funds",  # the tool's words: whether it ran, code cannot tell
+        '{"transferCompleted": true}',
     ],
 )
-def test_an_error_result_that_says_it_succeeded_counts_as_done(result: str) -> None:
+def test_an_error_result_counts_as_done_whatever_it_says(result: str) -> None:
     verdict = _check([Message("user", ASK), *_ran("c1", RENT, result, error=True)], RENT, ASK)
     assert verdict.code == Code.REQUEST_ALREADY_USED
 

@@ -564,6 +564,8 @@ def _grounded_by(
         for path, target, value in _target_values(action, amounts)
         if value is not None
     )
+    if tool_policy.risk == "dangerous":
+        targets += tuple(_repeated(action.args, (*declared, *amounts), amounts))
     if amounts and intent is not None and intent.multiple and _several_payees(fills, declared, requests):
         targets = tuple(_joint(v) if v.kind == "amount" else v for v in targets)
     covered = tuple(tuple(p.split(".")) for p in (*declared, *amounts))
@@ -608,6 +610,24 @@ def _grounded_by(
         targets = tuple(_confirm(v, tool_policy) for v in targets)
         entities = tuple(_confirm(v, tool_policy) for v in entities)
     return targets, entities
+
+
+REPEATED_NOTE = "a list where one value is meant: each element may be another payment (the same one twice)"
+
+
+def _repeated(args: Mapping[str, Any], paths: Sequence[str], amounts: Sequence[str]) -> Iterator[ValueFinding]:
+    """A dangerous call's amount given as a list or an object (``[50, 50]``), or a target list holding one value
+    twice (``["Bob", "Bob"]``): one request asks for one of each, and a tool that takes lists would act twice."""
+    for path in paths:
+        found, value = lookup(args, path)
+        if found != "found":
+            continue
+        if path in amounts and isinstance(value, Mapping | list | tuple):
+            yield ValueFinding(path, None, "unreadable", "amount", note=REPEATED_NOTE)
+        elif isinstance(value, list | tuple):
+            seen = [str(v).casefold().replace(" ", "") for v in value]
+            if len(set(seen)) < len(seen):
+                yield ValueFinding(path, None, "unreadable", None, note=REPEATED_NOTE)
 
 
 def _several_payees(fills: Sequence[RequestFill], targets: Sequence[str], requests: Sequence[RequestSentence]) -> bool:

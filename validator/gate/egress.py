@@ -7,10 +7,12 @@ looked at, and the call goes to the user when the link carries, in its path or q
 
 - a **secret** (:mod:`validator.gate.secrets`: a key's or a token's issued shape, an assigned password, a
   string the user declared a secret), whatever its host, unless the whole link stands verbatim in the user's
-  own words;
+  own words; a secret in any other argument (a search query, a header, a body) too, unless that argument
+  stands verbatim in the user's words;
 - a **value from a tool output** (a word of four letters or more, a number of four characters or more that
-  stands in a message that is not the user's, and not in the user's words), whatever its host: a host the
-  user named once is no licence for data the agent read;
+  stands in a message that is not the user's, and not in the user's words) in its path, its query or a label
+  of its host below the registered name (``tr0ub4dor3x.evil.example``), whatever its host: a host the user
+  named once is no licence for data the agent read;
 - a **word of the user's** that no tool output holds (their data), to a host the user never named.
 
 What runs as before: the exact link the user gave, a link a tool output gave followed as given (a search
@@ -69,6 +71,9 @@ def egress(
         return any(folded in m.content.casefold() for m in transcript.messages if is_users(m, user_id))
 
     for path, text in string_leaves(dict(args), ""):
+        leak = None if _user_gave(text) else _secret_in(path, text, declared)
+        if leak is not None:  # a secret in any argument (a query, a header, a body), not only in a link
+            return leak
         for entity in extract_entities(text):
             if entity.kind not in ("url", "domain") or _user_gave(entity.value):
                 continue  # the exact link the user gave
@@ -83,7 +88,8 @@ def egress(
             if _outside_has(entity.value):
                 continue  # a link an output gave, followed as given
             words = set(_WORD.findall(unquote_plus(f"{parts.path} {parts.query}")))
-            outside = tuple(sorted(w for w in words if _outside_has(w) and not _user_has(w)))
+            labels = set(_WORD.findall(entity.key.rsplit(".", 2)[0])) if entity.key.count(".") >= 2 else set()
+            outside = tuple(sorted(w for w in words | labels if _outside_has(w) and not _user_has(w)))
             if outside:
                 return Egress(path, entity.key, outside, "outside_values")
             if _user_has(entity.key):
@@ -92,6 +98,18 @@ def egress(
             if carried:
                 return Egress(path, entity.key, carried, "user_words")
     return None
+
+
+_READ = 20_000
+"""Characters of an argument read for a secret."""
+
+
+def _secret_in(path: str, text: str, declared: frozenset[str]) -> Egress | None:
+    secrets = tuple(secrets_in(text[:_READ], declared))
+    if not secrets:
+        return None
+    host = next((e.key for e in extract_entities(text[:_READ]) if e.kind in ("url", "domain")), "")
+    return Egress(path, host, tuple(mask(s) for s in secrets), "secret")
 
 
 def mask(secret: str) -> str:

@@ -62,37 +62,88 @@ def option_findings(
     said = _said(requests)
     for name, default in options.items():
         found, value = lookup(args, name)
-        if found != "found" or value is None or _same(value, default):
-            continue
-        yield from _read(name, value, default, said, ground)
+        if found == "found" and value is not None and not _same(value, default):
+            yield from _read(name, value, default, said, ground)
+        for path, nested in _nested(args, name.rsplit(".", 1)[-1]):  # the same option inside an object
+            if path != name and nested is not None and not _same(nested, default):
+                yield from _read(path, nested, default, said, ground)
 
 
 def unclassified(
     args: Mapping[str, Any], classified: Sequence[str], requests: Sequence[RequestSentence]
 ) -> Iterator[ValueFinding]:
-    """A general tool's flags the policy does not classify, switched on while the request names none of them."""
+    """A general tool's arguments the policy does not classify, at any depth, that widen what the call does while
+    the request names none of them: a flag switched on (``true``, or ``"true"`` / ``"yes"`` / ``"on"``), and a
+    file path (an attachment under any name: ``"/etc/passwd"``, ``"~/.ssh/id_rsa"``, ``"../notes"``)."""
     said = _said(requests)
-    for name, value in args.items():
-        if name == "justification" or name in classified or value is not True:
+    for path, value in _leaves(args):
+        top = path.split(".", 1)[0].split("[", 1)[0]
+        if top == "justification" or top in classified or path in classified:
             continue
-        if not _flag_asked(name, True, said):
-            yield ValueFinding(name, True, "widened", "option", note=UNDECLARED_NOTE)
+        name = re.split(r"[.\[]", path)[-1].rstrip("]") or top
+        if _switched_on(value):
+            if not _flag_asked(name if not name.isdigit() else top, True, said):
+                yield ValueFinding(path, value, "widened", "option", note=UNDECLARED_NOTE)
+        elif isinstance(value, str) and _PATH.match(value.strip()) and value.strip().casefold() not in said.text:
+            yield ValueFinding(path, value, "widened", "option", note=PATH_NOTE)
+
+
+_ON = frozenset({"true", "yes", "on"})
+_PATH = re.compile(r"(?:~|\.{1,2})?/[^\s]*|[A-Za-z]:\\\S*|\.{1,2}\\\S*")
+"""A file path: absolute, from home, relative with ``./`` or ``../``, or a Windows drive's."""
+PATH_NOTE = "a file path the policy does not classify, and the user's request does not name it"
+
+
+def _switched_on(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().casefold() in _ON)
+
+
+def _leaves(value: Any, path: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:
+    """``(path, scalar)`` of every scalar in the arguments, to a bounded depth."""
+    if depth > 8:
+        return
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _leaves(v, f"{path}.{k}" if path else str(k), depth + 1)
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value[:200]):
+            yield from _leaves(v, f"{path}[{i}]", depth + 1)
+    else:
+        yield path, value
+
+
+def _nested(value: Any, name: str, path: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:
+    """``(path, value)`` of every key ``name`` inside objects of the arguments (``options.permanently_delete``)."""
+    if depth > 8:
+        return
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            here = f"{path}.{k}" if path else str(k)
+            if k == name:
+                yield here, v
+            yield from _nested(v, name, here, depth + 1)
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value[:200]):
+            yield from _nested(v, name, f"{path}[{i}]", depth + 1)
 
 
 class _Said:
     """The words of the proved clauses, stemmed, and whether a negation stands among them."""
 
-    __slots__ = ("negated", "stems")
+    __slots__ = ("negated", "stems", "text")
 
-    def __init__(self, stems: frozenset[str], negated: bool) -> None:
+    def __init__(self, stems: frozenset[str], negated: bool, text: str = "") -> None:
         self.stems = stems
         self.negated = negated
+        self.text = text
+        """The proved clauses' words, case-folded, whole (a path the user wrote stands in it verbatim)."""
 
 
 def _said(requests: Sequence[RequestSentence]) -> _Said:
     negatives = english().negatives
     words = [w.casefold() for r in requests for w in re.findall(r"[^\W_]+(?:'[a-z]+)?", r.valued())]
-    return _Said(frozenset(_stem(w) for w in words), any(w in negatives for w in words))
+    text = " ".join(r.valued() for r in requests).casefold()
+    return _Said(frozenset(_stem(w) for w in words), any(w in negatives for w in words), text)
 
 
 def _read(name: str, value: Any, default: Any, said: _Said, ground: Ground) -> Iterator[ValueFinding]:
@@ -137,7 +188,13 @@ def _flag_asked(name: str, value: bool, said: _Said) -> bool:
     return said.negated is not value  # on: no negation in the request; off: under one
 
 
+_PLAIN_NAME = re.compile(r"[\w .,()'-]+")
+"""A name as a person writes it: no path separator, no wildcard (``../../notes``, ``*notes*`` name nothing)."""
+
+
 def _words_asked(value: str, said: _Said) -> bool:
+    if not _PLAIN_NAME.fullmatch(value.strip()):
+        return False
     words = [w.casefold() for w in _WORD.findall(_EXTENSION.sub("", value.strip()))]
     if not words or len(words) > MAX_OPTION_WORDS or said.negated:
         return False

@@ -207,6 +207,8 @@ def _designated(root: Any, path: tuple[Step, ...], leaf: Any, names: Sequence[st
     action's argument takes one value, so a value the agent picked among several of a list is not designated."""
     node = root
     innermost: dict[Any, Any] | None = None
+    inside = False  # the innermost record is a field of another record (his spouse's, his manager's)
+    chosen_record = True  # the node is the root, or the record the call's arguments selected among several
     for n, step in enumerate(path):
         if _records(node) is not None:
             keys = [str(k) for k in node] if isinstance(node, dict) else []
@@ -215,13 +217,18 @@ def _designated(root: Any, path: tuple[Step, ...], leaf: Any, names: Sequence[st
             if not _selects(records, keys, chosen, names):
                 return False
         if isinstance(node, dict):
+            inside = inside or (innermost is not None and not chosen_record)
             innermost = node
         if n == len(path) - 1 and scalar and isinstance(node, list) and len(node) > 1:
             return False  # one account of Bob's several: the agent's choice
         if n < len(path) - 1:
+            # a wrapper with no text of its own ({"Introductory meeting": {...}}) is no record of someone
+            chosen_record = _records(node) is not None or (isinstance(node, dict) and not _own_texts(node))
             node = node[step]
     if innermost is None or any(_address(name) for name in names):
         return True  # a lookup by an address (a file, a link, an id) returns that thing, whole
+    if inside:  # a record inside the named one is someone else's unless it is itself what the user named
+        return any(_matches(_identity_texts(innermost), name) for name in names)
     own = _own_texts(innermost)
     others = [t for t in own if t != str(leaf)]
     return not others or any(_matches(_identity_texts(innermost), name) for name in names)
@@ -294,11 +301,19 @@ def _written_before(transcript: Transcript, value: Any, before: int, in_request:
     read after it) when the value is not the user's own: the call, shown; else None."""
     if in_request(str(value)):
         return None
+    wanted = _compact(str(value))
     for m in transcript.messages[:before]:
         for call in m.tool_calls:
-            if any(_same(leaf, value) for _, leaf in _fields(dict(call.args))):
+            if any(_same(leaf, value) for _, leaf in _fields(dict(call.args))) or (
+                len(wanted) >= 4 and any(wanted in _compact(text) for _, text in string_leaves(dict(call.args), ""))
+            ):
                 return f"{call.name}({', '.join(sorted(map(str, call.args)))})"
     return None
+
+
+def _compact(text: str) -> str:
+    """Letters and digits only, case-folded: a value inside a longer text ("set iban to DE44 5001 …")."""
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 def has_field(transcript: Transcript, message: int, value: Any) -> bool:

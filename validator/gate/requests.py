@@ -421,22 +421,34 @@ def _framed_before(
 
 
 def _addressed_elsewhere(transcript: Transcript, sentence: RequestSentence) -> Read | None:
-    """In a conversation with other participants, a user's message right after another participant's question
-    answers that participant ("Should I pay Bob back?" / "Go ahead and pay Bob 50 EUR."): it is addressed to
-    them, not to the assistant, unless it names the assistant. Unknown."""
+    """In a conversation with other participants, a user's message after another participant's question (any
+    since the user last spoke, whatever the assistant, a tool or a third participant wrote between) answers that
+    participant ("Should I pay Bob back?" / "Go ahead and pay Bob 50 EUR."): it is addressed to them, not to the
+    assistant, unless it names the assistant. Unknown."""
     i = sentence.message
-    if i == 0:
-        return None
-    before, own = transcript.messages[i - 1], transcript.messages[i]
-    if before.role != "user" or before.author is None or before.author == own.author:
-        return None
-    if "?" not in before.content:
-        return None
-    names = english().assistant_names
-    if any(w in names for w in re.findall(r"[^\W\d_]+", own.content.casefold())):
-        return None
-    asked = before.content.strip().splitlines()[-1][:160] if before.content.strip() else ""
-    return Read("unknown", "addressed", asked, row="addressed")
+    own = transcript.messages[i]
+    for k in range(i - 1, -1, -1):
+        before = transcript.messages[k]
+        if before.role != "user":
+            continue  # the assistant's words, a tool's output, a system note: the user may still answer past them
+        if before.author is None or before.author == own.author:
+            return None  # the user spoke since: what came before is answered
+        if not _a_question(before.content):
+            continue
+        names = english().assistant_names
+        if any(w in names for w in re.findall(r"[^\W\d_]+", own.content.casefold())):
+            return None
+        asked = before.content.strip().splitlines()[-1][:160] if before.content.strip() else ""
+        return Read("unknown", "addressed", asked, row="addressed")
+    return None
+
+
+def _a_question(text: str) -> bool:
+    """A question mark of any script, or a sentence opening with a question's word."""
+    if any(mark in text for mark in _QUESTION_MARKS):
+        return True
+    words = re.findall(r"[^\W\d_]+", text.casefold())
+    return bool(words) and words[0] in english().question_openers
 
 
 def _sentence_before(

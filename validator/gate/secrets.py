@@ -20,7 +20,7 @@ import re
 from collections.abc import Hashable, Iterable, Iterator
 
 from validator.gate.index import is_users
-from validator.inputs.transcript import Fact, Transcript
+from validator.inputs.transcript import Fact, Message, Transcript
 
 __all__ = ["SHAPES", "declared_secrets", "secrets_in", "users_secrets"]
 
@@ -39,10 +39,13 @@ SHAPES: tuple[re.Pattern[str], ...] = (
 """The issued forms of credentials: each match is a secret, in any text."""
 
 _ASSIGNED = re.compile(
-    r"(?i)[\"']?\b[A-Z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key)"
-    r"[A-Z0-9_.-]*[\"']?\s*[:=]\s*[\"']?([^\s\"',;&]{4,200})"
+    r"(?i)[\"']?\b([A-Z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key)"
+    r"[A-Z0-9_.-]*)[\"']?\s*[:=]\s*[\"']?([^\s\"',;&]{4,200})"
 )
-"""An assignment in a config or an environment file (``DB_PASSWORD=…``, ``"api_key": "…"``): its value."""
+"""An assignment in a config or an environment file (``DB_PASSWORD=…``, ``"api_key": "…"``): its name, its
+value."""
+_NOT_SECRET_NAMES = re.compile(r"(?i)page|cursor|next|continuation|sync|csrf|count|type|expir|length|url")
+"""Names that hold a secret's word and no secret (``next_page_token``, ``token_type``, ``password_length``)."""
 
 _DECLARED = re.compile(
     r"(?i)\b(?:password|passcode|passphrase|pin(?:\s+code)?|api\s+key|access\s+token|token|secret(?:\s+key)?|"
@@ -63,9 +66,8 @@ def secrets_in(text: str, declared: Iterable[str] = ()) -> Iterator[str]:
             if m.group(0) not in seen:
                 seen.add(m.group(0))
                 yield m.group(0)
-    for m in _ASSIGNED.finditer(text):
-        value = m.group(1).rstrip(_TRAILING)
-        if len(value) >= 4 and value not in seen:
+    for value in _assigned(text):
+        if value not in seen:
             seen.add(value)
             yield value
     for value in declared:
@@ -85,19 +87,42 @@ def declared_secrets(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
-def _users_secrets(transcript: Transcript, user_id: Hashable) -> frozenset[str]:
+def _secrets_of(messages: Iterable[Message], user_id: Hashable) -> frozenset[str]:
     uid = user_id if isinstance(user_id, str) else None
-    return declared_secrets(m.content for m in transcript.messages if is_users(m, uid) and m.content)
+    out: set[str] = set()
+    for m in messages:
+        if not m.content:
+            continue
+        if is_users(m, uid):
+            out |= declared_secrets([m.content])
+        out.update(v for v in _assigned(m.content[:_READ]))  # a .env read, a config pasted: whoever showed it
+    return frozenset(out)
+
+
+def _users_secrets(transcript: Transcript, user_id: Hashable) -> frozenset[str]:
+    return _secrets_of(transcript.messages, user_id)
 
 
 def _more_secrets(found: frozenset[str], longer: Transcript, start: int, user_id: Hashable) -> frozenset[str]:
-    uid = user_id if isinstance(user_id, str) else None
-    return found | declared_secrets(m.content for m in longer.messages[start:] if is_users(m, uid) and m.content)
+    return found | _secrets_of(longer.messages[start:], user_id)
 
 
-USERS_SECRETS: Fact[frozenset[str]] = Fact("the secrets the user's words declare", _users_secrets, _more_secrets)
+USERS_SECRETS: Fact[frozenset[str]] = Fact("the secrets of the conversation", _users_secrets, _more_secrets)
 
 
 def users_secrets(transcript: Transcript, user_id: str | None = None) -> frozenset[str]:
-    """The strings the user's own messages declare secrets (computed once per transcript and user)."""
+    """The strings the conversation shows are the user's secrets: those the user's own messages declare, and
+    every value assigned to a secret's name in any message (``DB_PASSWORD=…`` in a file the agent read). Found
+    again in an argument in any form, they count as secrets (computed once per transcript and user)."""
     return transcript.fact(USERS_SECRETS, user_id)
+
+
+_READ = 200_000
+"""Characters of a message read for assigned secrets."""
+
+
+def _assigned(text: str) -> Iterator[str]:
+    for m in _ASSIGNED.finditer(text):
+        value = m.group(2).rstrip(_TRAILING)
+        if len(value) >= 4 and not _NOT_SECRET_NAMES.search(m.group(1)):
+            yield value

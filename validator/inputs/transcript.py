@@ -65,9 +65,9 @@ class Message(msgspec.Struct, frozen=True):
     author: str | None = None
     """For a tool message: the outside party whose words it returned, if known."""
     is_error: bool = False
-    """For a tool message: the host says the call failed. It did not run when its text also says so (the
-    validator's refusal, or no word of a deed done); any other answered call counts as carried out, and a
-    request it carried out is spent (:mod:`validator.state.ledger`)."""
+    """For a tool message: the host says the call failed. It did not run when its text is also the validator's
+    own refusal; any other answered call counts as carried out (a tool's error text may say it went through),
+    and a request it carried out is spent (:mod:`validator.state.ledger`)."""
 
     @property
     def speaker(self) -> str:

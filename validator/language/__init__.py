@@ -170,8 +170,8 @@ class LanguagePack:
     frame_words: frozenset[str] = frozenset()
     """Words that make what is said a game, a test, an example, a translation or a dictation ("We are
     role-playing."): a sentence around a request holding one leaves it unknown."""
-    results_done: tuple[str, ...] = ()
-    """Words of a tool's result saying its deed was done ("went through"): an error result holding one ran."""
+    question_openers: frozenset[str] = frozenset()
+    """Words a participant's question opens with when it has no question mark ("should i pay bob back")."""
     assistant_names: frozenset[str] = frozenset()
     """Words that name the assistant ("Assistant, pay Bob."): a reply to another participant's question that
     names one is addressed to the assistant after all."""
@@ -286,7 +286,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         mentioned=frozenset(_words_of({k: v for k, v in data.items() if k not in OUTSIDE_THE_GRAMMAR})),
         frame_words=frozenset(data.get("frames", {}).get("words", ())),
         assistant_names=frozenset(data.get("addressing", {}).get("assistant", ())),
-        results_done=tuple(data.get("results", {}).get("done", ())),
+        question_openers=frozenset(data.get("addressing", {}).get("question_openers", ())),
         containers={k: frozenset(v) for k, v in data.get("containers", {}).items()},
         user_pronouns=frozenset(data["roles"].get("user_pronouns", ())),
         ahead=frozenset(data["roles"].get("ahead", ())),
@@ -299,9 +299,9 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
     )
 
 
-OUTSIDE_THE_GRAMMAR = ("addressing", "results")
-"""Tables of the pack's file read by code outside the grammar (who a reply addresses, what a tool's result
-says): their words are no vocabulary, so they never change how a sentence parses."""
+OUTSIDE_THE_GRAMMAR = ("addressing",)
+"""Tables of the pack's file read by code outside the grammar (whom a reply addresses): their words are no
+vocabulary, so they never change how a sentence parses."""
 
 
 def _words_of(node: Any) -> Iterator[str]:

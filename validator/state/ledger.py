@@ -138,25 +138,22 @@ def _more_calls(found: _Calls, longer: Transcript, start: int, key: Hashable) ->
 
 
 def did_not_run(message: Message) -> bool:
-    """Whether a tool message says its call did not run: the host marked it an error and its text is the
-    validator's own refusal, or holds no word of a deed done (the pack's ``[results] done``: "Error: timeout,
-    but the transfer went through" ran; "Insufficient funds" did not). Any other result ran: a call is done
-    unless its result says otherwise."""
+    """Whether a tool message says its call did not run: the host marked it an error *and* its text is one the
+    validator's own integrations send when they keep a call from running (a refusal, "the action validator …
+    does not run"). Any other result ran, an error one too: a tool's error text is the tool's to word ("Error:
+    timeout, but the transfer went through", "Transfer settled", "Insufficient funds"), and code cannot tell
+    which of them ran, so a call is done unless the validator itself kept it from running (the safe side: the
+    same action again goes to the user)."""
     if not message.is_error:
         return False
-    text = message.content
-    if text.startswith(REFUSAL_PREFIX) and REFUSAL_MARK in text[:300]:
-        return True  # the validator's own refusal, as every integration sends it
-    done = english().results_done
-    folded = " ".join(_WORDS.findall(text[:_RESULT_READ].casefold()))
-    return not any(f" {phrase} " in f" {folded} " for phrase in done)
+    text = message.content.lstrip()
+    return (text.startswith(REFUSAL_PREFIX) and REFUSAL_MARK in text[:300]) or text.startswith(OWN_NOTICES)
 
 
-_WORDS = re.compile(r"[^\W_]+")
-_RESULT_READ = 2_000
-"""Characters of an error result read for a word of a deed done."""
 REFUSAL_PREFIX = REFUSAL_TEMPLATE.split("{", 1)[0]
 REFUSAL_MARK = REFUSAL_TEMPLATE.split("}", 1)[1].split("(", 1)[0]
+OWN_NOTICES = ("The action validator ",)
+"""How the integrations' own notices of a call kept from running begin (the hook's, the SDK guard's)."""
 
 
 CALLS: Fact[_Calls] = Fact("calls carried out", _calls, _more_calls)
@@ -238,7 +235,8 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
         return None
     action = request.action
     paths = list(request.tool_policy.targets) or sorted({f.path for f in intent.fills if f.call != -1})
-    mine = {p: _bound(_forms(lookup(action.args, p)[1]), p, intent) for p in paths}  # once, not once per call
+    texts = tuple(r.text for r in request.findings.requests)
+    mine = {p: _bound(_forms(lookup(action.args, p)[1]), p, intent, texts) for p in paths}  # once, not per call
     calls = request.transcript.fact(CALLS)
     carried = calls.carried
     like = _like_tools(request) if paths and request.tool_policy.risk == "dangerous" else {}
@@ -262,6 +260,7 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
     return None
 
 
+_WORDS = re.compile(r"[^\W_]+")
 AGAIN = frozenset({"again", "also", "too", "another", "second", "more", "additional", "extra"})
 """Words of a request that say it adds a payment to an earlier one ("… again", "… too", "another 50 EUR")."""
 
@@ -283,7 +282,8 @@ def corrected(request: JudgeRequest) -> int | None:
     said = {w for r in request.findings.requests for w in _WORDS.findall(r.text.casefold())}
     if said & AGAIN:
         return None
-    payee = set().union(*(_bound(_forms(lookup(action.args, p)[1]), p, intent) for p in tool_policy.targets))
+    texts = tuple(r.text for r in request.findings.requests)
+    payee = set().union(*(_bound(_forms(lookup(action.args, p)[1]), p, intent, texts) for p in tool_policy.targets))
     payee -= {ANY}
     payee = {f for f in payee if ":" in f and not f.startswith("number:")}  # an account, an address: an entity
     mine = set().union(*(_forms(lookup(action.args, p)[1]) for p in amounts)) - {ANY}
@@ -303,19 +303,17 @@ def corrected(request: JudgeRequest) -> int | None:
     return None
 
 
-def _bound(forms: set[str], path: str, intent: IntentFinding) -> set[str]:
+def _bound(forms: set[str], path: str, intent: IntentFinding, texts: tuple[str, ...] = ()) -> set[str]:
     """A target's forms with every other form the request binds to the same payee ("Pay Bob 500 EUR, his IBAN is
-    DE89…": Bob and DE89… are one payee): the forms of each value the request puts in the same argument of the
-    same call, when one of them is the action's value. A request for several actions binds nothing this way."""
+    DE89…": Bob and DE89… are one payee): a request for one action names one payee, so each value it puts in
+    the argument, and each address, account or link its sentences (``texts``) hold, is a form of it, when one
+    of them is the action's value. A request for several actions binds nothing this way."""
     if intent.multiple or ANY in forms:
         return forms
-    by_call: dict[int, list[set[str]]] = {}
-    for f in intent.fills:
-        if f.path == path:
-            by_call.setdefault(f.call, []).append(_forms(f.text))
-    for group in by_call.values():
-        if len(group) > 1 and any(g & forms for g in group):
-            forms = forms.union(*group)
+    named = [_forms(f.text) for f in intent.fills if f.path == path]
+    named += [{f"{e.kind}:{e.key}"} for text in texts for e in extract_entities(text[:LONGEST])]
+    if any(g & forms for g in named):
+        forms = forms.union(*named)
     return forms
 
 

@@ -152,7 +152,7 @@ def egress_reason(tool: str, path: str, host: str, carried: Sequence[str], kind:
     """Why an exempt call goes to the user: a link that would carry data out (a secret is shown masked)."""
     words = ", ".join(repr(w) for w in carried[:5])
     what = {
-        "secret": f"{len(carried)} secret(s) (a key, a token, a password: {words}) in a link the user never gave",
+        "secret": f"{len(carried)} secret(s) (a key, a token, a password: {words}) the user never gave it",
         "outside_values": (
             f"{len(carried)} value(s) of a tool output ({words}) in a link the agent built: a host the user "
             "named is no licence for data the agent read"
@@ -161,7 +161,8 @@ def egress_reason(tool: str, path: str, host: str, carried: Sequence[str], kind:
         kind,
         f"{len(carried)} word(s) of the user's that no tool output holds ({words}), to a host the user never named",
     )
-    return f"`{tool}` is exempt from authorization, not from egress: {path} links to {host} and carries {what}."
+    where = f"{path} links to {host} and" if host else path
+    return f"`{tool}` is exempt from authorization, not from egress: {where} carries {what}."
 
 
 def next_step(code: Code, *, tool: str = "", paths: str = "") -> str:
