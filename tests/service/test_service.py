@@ -149,6 +149,18 @@ def test_the_openapi_document_is_committed_and_current() -> None:
     assert committed == json.loads(json.dumps(create_app().openapi()))
 
 
+def test_the_service_checks_openai_chat_completions_messages(service: Running) -> None:
+    """The check input's messages as OpenAI Chat Completions sends them: a developer message, text parts, a
+    null content, a call under ``function``: converted, then checked as any other input."""
+    chat = [
+        {"role": "developer", "content": "You are an email assistant."},
+        {"role": "user", "content": [{"type": "text", "text": EMAIL["messages"][0]["content"]}]},
+        {"role": "assistant", "content": None, "refusal": None},
+    ]
+    status, body = call(service.url, "/v1/check", service.token, {**EMAIL, "messages": chat})
+    assert status == 200 and body["code"] == "APPROVED", body
+
+
 @pytest.mark.parametrize("path", ["/v1/check", "/v1/check:batch"])
 def test_metrics_count_requests_and_verdicts(service: Running, path: str) -> None:
     payload = EMAIL if path == "/v1/check" else {"checks": [EMAIL]}

@@ -14,6 +14,7 @@ path and its problem.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from validator.exceptions import FieldProblem, InputError, PolicyError
 from validator.inputs import fastdecode, strictjson
 from validator.inputs.action import PendingAction
 from validator.inputs.anthropic import transcript_from_anthropic
+from validator.inputs.chat import is_chat, messages_from_chat
 from validator.inputs.conversations import Conversations
 from validator.inputs.plain import to_plain
 from validator.inputs.transcript import CHARS, Message, ToolCall, Transcript
@@ -119,6 +121,9 @@ class CheckInput:
         try:
             doc = fastdecode.decode(utf8(text) if isinstance(text, str) else text, max_depth=limits.max_depth)
         except (ValueError, msgspec.ValidationError) as exc:
+            chat = _from_chat(text)
+            if chat is not None:  # OpenAI Chat Completions messages, converted once, then read as any input
+                return cls.from_json(chat, limits=limits, before=before)
             try:
                 cls._explain(text, limits, exc)  # always raises
             except InputError as refused:
@@ -163,6 +168,8 @@ class CheckInput:
         """Parse already-decoded JSON data."""
         if not isinstance(data, dict):
             raise InputError([FieldProblem("", f"must be a JSON object, got {type(data).__name__}")])
+        if is_chat(data.get("messages")):  # OpenAI Chat Completions messages: the one documented conversion
+            data = {**data, "messages": messages_from_chat(data["messages"])}
         # Every problem at once, as far as each part can be read: the lexical ones (duplicate keys, NaN, ...),
         # the shape's, and, when the shape is bad, the input's own policy's (read alone); past a bad shape,
         # nothing more can be read. On the good path each part is read once.
@@ -184,6 +191,18 @@ class CheckInput:
         if problems:
             raise InputError(problems)
         return cls._built(doc, limits)
+
+
+def _from_chat(text: str | bytes) -> str | None:
+    """The input with its OpenAI Chat Completions messages in the check-input format, or None when it holds
+    none (or is no JSON object: the careful parser names that)."""
+    try:
+        data = strictjson.loads(text)
+    except (RecursionError, ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, dict) or not is_chat(data.get("messages")):
+        return None
+    return json.dumps({**data, "messages": messages_from_chat(data["messages"])})
 
 
 def _attempt(found: list[FieldProblem], fn: Callable[..., T], *args: Any) -> T | None:
@@ -278,12 +297,15 @@ def _strict(value: Any, root: str) -> None:
 
 
 def parse_transcript(data: Any) -> Transcript:
-    """A transcript from a list of message objects in the check-input format."""
+    """A transcript from a list of message objects in the check-input format, or OpenAI Chat Completions
+    messages (:mod:`validator.inputs.chat`)."""
     if isinstance(data, Transcript):
         return data
     items = list(data) if isinstance(data, list | tuple) else data
     if isinstance(items, list) and all(isinstance(m, Message) for m in items):
         return Transcript(items)
+    if is_chat(items):
+        items = messages_from_chat(items)
     _strict(items, "messages")
     return _transcript(_converted(items, list[fastdecode.MessageIn], "messages"))
 
