@@ -97,6 +97,8 @@ class Outcome:
     verdict: Verdict
     args: dict[str, Any] = field(default_factory=dict)
     """The arguments the tool runs with (``justification`` stripped): the user's edit after an edit."""
+    response: str | None = None
+    """The person's ``respond`` message: the call does not run, and the agent reads this as its answer."""
 
     @property
     def runs(self) -> bool:
@@ -381,7 +383,7 @@ class ToolCallGuard:
 
     def _outcome_of(self, call: GuardedCall, decided: Verdict, review: Review) -> Outcome:
         self._verdicts.pop(call.key)
-        outcome = Outcome(decided, call.args)
+        outcome = Outcome(decided, call.args, response=review.response if not decided.approved else None)
         if review.edited_args is not None and decided.approved:  # what runs is the edit that was checked
             outcome = Outcome(decided, split_justification(review.edited_args)[0])
         return self._settled.put(_answered_key(call, review), outcome)

@@ -13,7 +13,9 @@ asks (code, reasoning, the agent's justification, the gate's findings, the sugge
 
 Decisions (:func:`read_review`): ``{"type": "approve"}`` (with ``"remember": {"expires_in_days": N}``
 or ``"remember": true`` to grant it from now on), ``{"type": "edit", "edited_action": {"name",
-"args"}}``, ``{"type": "reject", "message": "..."}``; a ``{"decisions": [...]}`` holding one of them;
+"args"}}``, ``{"type": "reject", "message": "..."}``, ``{"type": "respond", "message": "..."}`` (LangChain's: the
+call does not run, and the person's message goes back to the agent as the tool's answer, a success; recorded
+as the user's rejection with that message); a ``{"decisions": [...]}`` holding one of them;
 ``{tool_call_id: decision}`` for several calls; and, as before, ``True`` / ``False`` and
 ``{"approved": bool, "reason": str}``. Answers are read strictly: a key a shape does not have, a
 value of the wrong type, or two shapes at once (``{"type": "reject", "approved": true}``) is a
@@ -31,7 +33,7 @@ from validator.verdict import Verdict
 
 __all__ = ["ALLOWED_DECISIONS", "Review", "approval_request", "batched_request", "read_review"]
 
-ALLOWED_DECISIONS = ["approve", "edit", "reject"]
+ALLOWED_DECISIONS = ["approve", "edit", "reject", "respond"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,9 @@ class Review:
     remember: Mapping[str, Any] | None = None
     """An approval to keep: the scope of the standing authorization to create (``{}``: the defaults)."""
     unreadable: bool = False
+    response: str | None = None
+    """A ``respond`` decision: the person's message, which the agent reads as the tool's answer (the call does
+    not run)."""
 
 
 def _why(verdict: Verdict, justification: Any) -> dict[str, Any]:
@@ -109,6 +114,7 @@ _KEYS: dict[str, frozenset[str]] = {
     "approve": frozenset({"type", "remember", "message"}),
     "reject": frozenset({"type", "message"}),
     "edit": frozenset({"type", "edited_action", "message"}),
+    "respond": frozenset({"type", "message"}),
     "legacy": frozenset({"approved", "reason"}),
 }
 """The keys each decision shape may have; any other key makes the answer unreadable."""
@@ -144,7 +150,9 @@ def _decision(answer: Any, tool: str) -> Review:
         return _unreadable(answer, "expected a decision such as {'type': 'approve'}")
     shape = _shape(answer)
     if shape is None:
-        return _unreadable(answer, "not one decision: give one of approve, edit, reject (or approved: true/false)")
+        return _unreadable(
+            answer, "not one decision: give one of approve, edit, reject, respond (or approved: true/false)"
+        )
     extra = sorted(str(k) for k in answer if k not in _KEYS[shape])
     if extra:
         return _unreadable(answer, f"unknown key(s) {', '.join(extra)} for a {shape!r} decision")
@@ -155,7 +163,11 @@ def _decision(answer: Any, tool: str) -> Review:
         if not isinstance(answer["approved"], bool):
             return _unreadable(answer, "'approved' must be true or false")
         return Review(answer["approved"], message)
-    kind = shape
+    return _typed(answer, shape, tool)
+
+
+def _typed(answer: Mapping[str, Any], kind: str, tool: str) -> Review:
+    """A decision of LangChain's shapes (approve, reject, respond, edit), its keys already checked."""
     if kind == "approve":
         remember = answer.get("remember")
         if remember is True:
@@ -163,9 +175,13 @@ def _decision(answer: Any, tool: str) -> Review:
         if remember is not None and not isinstance(remember, Mapping):
             return _unreadable(answer, "'remember' must be true or an object")
         return Review(True, remember=remember)
+    message = answer.get("message")
     if kind == "reject":
-        message = answer.get("message")
         return Review(False, message if isinstance(message, str) and message else None)
+    if kind == "respond":
+        if not isinstance(message, str) or not message.strip():
+            return _unreadable(answer, "a respond decision needs the message the agent reads")
+        return Review(False, message, response=message)
     if kind == "edit":
         edited = answer.get("edited_action")
         if not isinstance(edited, Mapping) or not isinstance(edited.get("args"), Mapping):

@@ -180,7 +180,7 @@ class _Nodes:
         decided: dict[str, Any] = {}
         for i, (raw, c, v) in enumerate(zip(pending, calls, verdicts, strict=True)):
             outcome = self.guard.settle(c, v, answer, index=i)
-            kept = {CALL_KEY: saved[raw["id"]].get(CALL_KEY), RUNS_KEY: outcome.args}
+            kept = {CALL_KEY: saved[raw["id"]].get(CALL_KEY), RUNS_KEY: outcome.args, RESPONSE_KEY: outcome.response}
             decided[raw["id"]] = {**outcome.verdict.to_dict(), **kept}
         return {"validator_verdicts": decided}
 
@@ -200,6 +200,9 @@ class _Nodes:
                 runs = (data or {}).get(RUNS_KEY)  # after the user's answer: the arguments that were checked
                 args = runs if isinstance(runs, dict) else split_justification(call.get("args") or {})[0]
                 approved.append({**call, "args": args, "type": "tool_call"})
+            elif isinstance((data or {}).get(RESPONSE_KEY), str):  # the person answered in the tool's place
+                response = data[RESPONSE_KEY]
+                refusals.append(ToolMessage(content=response, tool_call_id=call["id"], name=call["name"]))
             else:
                 refusals.append(refusal_message(verdict, call["id"], call["name"]))
         update = {"messages": refusals} if refusals else {}
@@ -212,6 +215,8 @@ CALL_KEY = "call_hash"
 """Saved with each verdict: the hash of the call it judged, so a rewritten call is never sent on."""
 RUNS_KEY = "runs_with"
 """Saved with a verdict the user answered: the arguments the call runs with (their edit, validated again)."""
+RESPONSE_KEY = "responded"
+"""Saved with a verdict the user answered with ``respond``: the message the agent reads as the tool's answer."""
 
 
 def _call_hash(call: dict[str, Any]) -> str:
@@ -219,7 +224,7 @@ def _call_hash(call: dict[str, Any]) -> str:
 
 
 def _verdict(data: dict[str, Any]) -> Verdict:
-    return Verdict.from_dict({k: v for k, v in data.items() if k not in (CALL_KEY, RUNS_KEY)})
+    return Verdict.from_dict({k: v for k, v in data.items() if k not in (CALL_KEY, RUNS_KEY, RESPONSE_KEY)})
 
 
 def add_validator(

@@ -69,7 +69,17 @@ HITL_EDITS = "hitl_edited_tool_calls"
 """The state key where LangChain's ``HumanInTheLoopMiddleware`` (batched) keeps a reviewer's edit by call id."""
 
 
-def _refusal(verdict: Verdict, call: Mapping[str, Any]) -> ToolMessage:
+def _refusal(verdict: Verdict, call: Mapping[str, Any], response: str | None = None) -> ToolMessage:
+    """The tool message of a call that does not run: the refusal, or the person's ``respond`` message (a success,
+    as LangChain's ``HumanInTheLoopMiddleware`` sends it: the person answered in the tool's place)."""
+    if response is not None:
+        return ToolMessage(
+            content=response,
+            tool_call_id=call["id"],
+            name=call["name"],
+            status="success",
+            artifact={"verdict": verdict.to_dict()},
+        )
     return refusal_message(verdict, call["id"], call["name"])
 
 
@@ -207,9 +217,9 @@ class ActionValidatorMiddleware(AgentMiddleware):
         """The call to run (the arguments that were checked), or the refusal; ``halt`` stops the run."""
         call = request.tool_call
         if not outcome.runs:
-            if self.on_block == "halt":
+            if self.on_block == "halt" and outcome.response is None:
                 raise ActionBlocked(outcome.verdict)
-            return _refusal(outcome.verdict, call)
+            return _refusal(outcome.verdict, call, outcome.response)
         return request.override(tool_call={**call, "args": outcome.args})
 
     # -- a whole model turn at once (batched) --------------------------------------------------------
@@ -305,9 +315,10 @@ class ActionValidatorMiddleware(AgentMiddleware):
 
     def _ran(self, call: dict[str, Any], outcome: Outcome, injected: dict[str, Any]) -> dict[str, Any] | ToolMessage:
         if not outcome.runs:
-            if self.on_block == "halt":
+            if self.on_block == "halt" and outcome.response is None:
                 raise ActionBlocked(outcome.verdict)
-            return _refusal(outcome.verdict, {"id": call.get("id") or "", "name": call.get("name") or ""})
+            ids = {"id": call.get("id") or "", "name": call.get("name") or ""}
+            return _refusal(outcome.verdict, ids, outcome.response)
         return {**call, "args": {**injected, **outcome.args}}
 
     def _recheck(self, running: _AsChecked, call: dict[str, Any]) -> dict[str, Any] | ToolMessage:

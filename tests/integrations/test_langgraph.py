@@ -137,7 +137,7 @@ def test_ask_user_interrupts_and_resume_never_calls_the_judge_again(saver: str, 
     assert (why["tool_call_id"], why["code"]) == ("c1", "TARGET_NOT_GROUNDED")
     assert request["name"] == "send_email" and "justification" not in request["args"]
     assert intr.value["review_configs"] == [
-        {"action_name": "send_email", "allowed_decisions": ["approve", "edit", "reject"]}
+        {"action_name": "send_email", "allowed_decisions": ["approve", "edit", "reject", "respond"]}
     ]
     assert graph.get_state(cfg).values["validator_verdicts"]["c1"]["decision"] == "ask_user"
     assert judge.calls == 1 and log == []

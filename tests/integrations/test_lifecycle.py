@@ -808,3 +808,32 @@ def test_a_justification_nested_too_deep_is_a_recorded_refusal_not_a_crash() -> 
     verdict = guard.decide(deep)
     assert verdict.code is Code.MISSING_JUSTIFICATION and "too deep" in verdict.reasoning
     assert [e.verdict.code for e in recorder.events] == [Code.MISSING_JUSTIFICATION]
+
+
+@pytest.mark.parametrize("mode", ["per_call", "batched"])
+def test_a_respond_decision_answers_the_agent_in_the_tools_place_and_the_call_does_not_run(mode: str) -> None:
+    """LangChain's ``respond``: the person's message goes back to the agent as the tool's answer (a success), the
+    call does not run, and the audit records the user's refusal with that message."""
+    v, ran = _validator(), Ran()
+    model = ScriptedChatModel(
+        responses=[AIMessage("", tool_calls=[{"id": "c1", "name": "send_email", "args": ASKED}]), AIMessage("ok")]
+    )
+    ours = ActionValidatorMiddleware(v, interrupt_mode=mode)  # type: ignore[arg-type]
+    graph = create_agent(model, [ran.langchain_tool()], middleware=[ours], checkpointer=InMemorySaver())
+    decision = {"type": "respond", "message": "Carol already has it; tell Marta instead."}
+    answer = decision if mode == "per_call" else {"decisions": [decision]}
+    cfg = _lc_config(f"respond-{mode}")
+    _, done = _lc_run(graph, {"messages": [HumanMessage(USER)]}, lambda _: answer, cfg, False)
+    tool_messages = [m for m in done.value["messages"] if isinstance(m, ToolMessage)]
+    assert ran.emails == []
+    assert tool_messages[-1].content == "Carol already has it; tell Marta instead."
+    assert tool_messages[-1].status == "success"
+    assert _events(v)[-1].verdict.code is Code.REJECTED_BY_USER
+
+
+def test_a_respond_decision_without_a_message_is_unreadable_and_refuses() -> None:
+    from validator.integrations._review import read_review
+
+    review = read_review({"type": "respond"}, call_id="c1", tool="send_email")
+    assert not review.approved and review.unreadable and review.response is None
+    assert read_review({"type": "respond", "message": "no"}, call_id="c1", tool="send_email").response == "no"

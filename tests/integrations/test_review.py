@@ -29,6 +29,7 @@ DECISIONS: dict[str, dict[str, Any]] = {
         "edited_action": {"name": "send_email", "args": {"to": "carol@acme.example", "body": "v2"}},
     },
     "reject": {"type": "reject", "message": "not now"},
+    "respond": {"type": "respond", "message": "Bob has the minutes already."},
 }
 
 
@@ -64,7 +65,7 @@ def _payload(mode: str, decision: dict[str, Any]) -> Any:
 
 
 @pytest.mark.parametrize("mode", ["per_call", "batched"])
-@pytest.mark.parametrize("decision", ["approve", "edit", "reject"])
+@pytest.mark.parametrize("decision", ["approve", "edit", "reject", "respond"])
 @pytest.mark.parametrize("kind", ["langchain", "validator"])
 def test_the_same_resume_payload_works_for_langchains_middleware_and_ours(kind: str, mode: str, decision: str) -> None:
     log: list[Any] = []
@@ -89,6 +90,8 @@ def test_the_same_resume_payload_works_for_langchains_middleware_and_ours(kind: 
         assert result.status == "success" and log[0][0] == "bob@acme.example"
     elif decision == "edit":
         assert result.status == "success" and log == [("carol@acme.example", "v2")]
+    elif decision == "respond":  # the person answered in the tool's place: a success the agent reads, nothing ran
+        assert result.status == "success" and result.content == "Bob has the minutes already." and log == []
     else:
         assert result.status == "error" and "not now" in str(result.content) and log == []
 
