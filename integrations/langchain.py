@@ -158,8 +158,18 @@ def transcript_from_state(
     return parse_transcript(messages)
 
 
-def refusal_message(verdict: Verdict, tool_call_id: str, name: str) -> ToolMessage:
-    """The tool message a refused call gets: an error the agent reads, the whole verdict as artifact."""
+def refusal_message(verdict: Verdict, tool_call_id: str, name: str, response: str | None = None) -> ToolMessage:
+    """The tool message a refused call gets: an error the agent reads, the whole verdict as artifact; or, when the
+    person answered with ``respond``, their message as the tool's answer (a success, as LangChain's
+    ``HumanInTheLoopMiddleware`` sends it)."""
+    if isinstance(response, str):  # only a text: anything else read back from a saved state is a refusal
+        return ToolMessage(
+            content=response,
+            tool_call_id=tool_call_id,
+            name=name,
+            status="success",
+            artifact={"verdict": verdict.to_dict()},
+        )
     return ToolMessage(
         content=verdict.message_for_agent(),
         tool_call_id=tool_call_id,

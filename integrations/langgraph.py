@@ -200,11 +200,8 @@ class _Nodes:
                 runs = (data or {}).get(RUNS_KEY)  # after the user's answer: the arguments that were checked
                 args = runs if isinstance(runs, dict) else split_justification(call.get("args") or {})[0]
                 approved.append({**call, "args": args, "type": "tool_call"})
-            elif isinstance((data or {}).get(RESPONSE_KEY), str):  # the person answered in the tool's place
-                response = data[RESPONSE_KEY]
-                refusals.append(ToolMessage(content=response, tool_call_id=call["id"], name=call["name"]))
-            else:
-                refusals.append(refusal_message(verdict, call["id"], call["name"]))
+            else:  # refused, or the person answered in the tool's place (respond: a text saved with the verdict)
+                refusals.append(refusal_message(verdict, call["id"], call["name"], (data or {}).get(RESPONSE_KEY)))
         update = {"messages": refusals} if refusals else {}
         if approved:
             return Command(update=update, goto=[Send(self.tools, approved)])
@@ -215,8 +212,7 @@ CALL_KEY = "call_hash"
 """Saved with each verdict: the hash of the call it judged, so a rewritten call is never sent on."""
 RUNS_KEY = "runs_with"
 """Saved with a verdict the user answered: the arguments the call runs with (their edit, validated again)."""
-RESPONSE_KEY = "responded"
-"""Saved with a verdict the user answered with ``respond``: the message the agent reads as the tool's answer."""
+RESPONSE_KEY = "responded"  # saved with a verdict answered with respond: the message the agent reads
 
 
 def _call_hash(call: dict[str, Any]) -> str:

@@ -70,17 +70,7 @@ HITL_EDITS = "hitl_edited_tool_calls"
 
 
 def _refusal(verdict: Verdict, call: Mapping[str, Any], response: str | None = None) -> ToolMessage:
-    """The tool message of a call that does not run: the refusal, or the person's ``respond`` message (a success,
-    as LangChain's ``HumanInTheLoopMiddleware`` sends it: the person answered in the tool's place)."""
-    if response is not None:
-        return ToolMessage(
-            content=response,
-            tool_call_id=call["id"],
-            name=call["name"],
-            status="success",
-            artifact={"verdict": verdict.to_dict()},
-        )
-    return refusal_message(verdict, call["id"], call["name"])
+    return refusal_message(verdict, call["id"], call["name"], response)
 
 
 class ActionValidatorMiddleware(AgentMiddleware):
@@ -317,8 +307,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
         if not outcome.runs:
             if self.on_block == "halt" and outcome.response is None:
                 raise ActionBlocked(outcome.verdict)
-            ids = {"id": call.get("id") or "", "name": call.get("name") or ""}
-            return _refusal(outcome.verdict, ids, outcome.response)
+            return refusal_message(outcome.verdict, call.get("id") or "", call.get("name") or "", outcome.response)
         return {**call, "args": {**injected, **outcome.args}}
 
     def _recheck(self, running: _AsChecked, call: dict[str, Any]) -> dict[str, Any] | ToolMessage:
