@@ -36,3 +36,13 @@ def test_a_bad_policy_file_is_a_typed_error(tmp_path: Path) -> None:
     policy.write_text('[tools.x]\nrisk = "deadly"\n')
     result = CliRunner().invoke(app, ["policy", "suggest", str(policy)])
     assert result.exit_code != 0 and "risk" in result.output
+
+
+def test_an_mcp_tools_verb_is_its_own_names_never_the_namespaces() -> None:
+    from validator.language.lexicon import default_intents, own_name
+
+    assert own_name("mcp__github__get_issue") == "get_issue" and own_name("send_email") == "send_email"
+    assert default_intents("mcp__github__get_issue") == ("get",)  # never "mcp"
+    assert "mcp" not in suggest_intents("mcp__github__create_pull_request")
+    assert "github" not in suggest_intents("mcp__github__create_pull_request")
+    assert "pay" in default_intents("mcp__payments__create")  # the families still read the whole name: stricter

@@ -15,7 +15,7 @@ import re
 
 from validator.language import english, english_verb_lemmas
 
-__all__ = ["FAMILIES", "TRIGGERS", "default_intents", "families_of", "suggest_intents", "tool_words"]
+__all__ = ["FAMILIES", "TRIGGERS", "default_intents", "families_of", "own_name", "suggest_intents", "tool_words"]
 
 FAMILIES: dict[str, tuple[str, ...]] = english().families
 """Verb families, base forms; ``*`` stands for up to four words (``let * know``). From the language pack."""
@@ -50,8 +50,19 @@ def default_intents(tool: str, description: str = "") -> tuple[str, ...]:
     families = families_of(tool, description)
     if families:
         return tuple(dict.fromkeys(verb for family in families for verb in FAMILIES[family]))
-    words = tool_words(tool)
+    words = tool_words(own_name(tool))
     return (words[0],) if words else ()
+
+
+def own_name(tool: str) -> str:
+    """A tool's own name without the host's namespace: an MCP tool's after its server
+    (``mcp__github__get_issue`` → ``get_issue``; the server's words never make the verb, "mcp" is none). Its
+    families are still read from the whole name (a ``payments`` server's ``create`` is a payment: the stricter)."""
+    if tool.startswith("mcp__"):
+        rest = tool[len("mcp__") :]
+        if "__" in rest:
+            return rest.split("__", 1)[1]
+    return tool
 
 
 def suggest_intents(tool: str, description: str = "") -> tuple[str, ...]:
@@ -62,6 +73,6 @@ def suggest_intents(tool: str, description: str = "") -> tuple[str, ...]:
     if families_of(tool, description):
         return default_intents(tool, description)
     found: list[str] = []
-    for word in (*tool_words(tool), *tool_words(description)):
+    for word in (*tool_words(own_name(tool)), *tool_words(description)):
         found += [lemma for lemma in english_verb_lemmas(word) if lemma not in english().not_verbs]
     return tuple(dict.fromkeys(found)) or default_intents(tool, description)
