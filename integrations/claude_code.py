@@ -201,13 +201,18 @@ def decide_call(
     return started, guard.outcome(started, verdict).verdict
 
 
-def hook_answer(data: Any, guard: ToolCallGuard, *, user_id: str | None = None) -> dict[str, Any]:
-    """The hook's answer to one input; a bad input or any failure is a ``deny`` naming the problem."""
+def hook_answer(data: Any, guard: ToolCallGuard, *, user_id: str | None = None, allow: bool = True) -> dict[str, Any]:
+    """The hook's answer to one input; a bad input or any failure is a ``deny`` naming the problem. With
+    ``allow=False`` (``validator hook claude-code --no-allow``) an approval is no answer (``{}``): the hook only
+    denies and asks, and Claude Code's own permissions decide the rest (its prompt, its rules, its mode)."""
     try:
         verdict = decide(data, guard, user_id=user_id)
     except Exception as exc:  # a bad input, or our own failure: the call never runs on it
         return hook_output("deny", failure_reason(exc))
-    return hook_output(*permission(verdict))
+    decision, reason = permission(verdict)
+    if decision == "allow" and not allow:
+        return {}
+    return hook_output(decision, reason)
 
 
 def validator_guard(validator: BaseValidator) -> ToolCallGuard:

@@ -243,6 +243,20 @@ def _cli(stdin: str, *args: str) -> dict[str, Any]:
     return json.loads(result.stdout)
 
 
+def test_no_allow_only_denies_and_asks_and_leaves_the_rest_to_claude_codes_permissions(tmp_path: Path) -> None:
+    guard = validator_guard(Validator(Policy.load(POLICY)))
+    email = {"to": "bob@acme.example", "subject": "Notes", "body": "The notes."}
+    proved = _hook_input(tmp_path, "Email bob@acme.example the notes.", "mcp__mail__send_email", email)
+    assert hook_answer(proved, guard, allow=False) == {}  # no decision: Claude Code's own prompt, rules, mode
+    assert _cli(json.dumps(proved), "--policy", str(POLICY), "--no-allow") == {}
+    pay = {"recipient": "DE44500105175407324931", "amount": 4800}
+    unasked = _hook_input(tmp_path, "Summarize my inbox.", "mcp__mail__send_money", pay)
+    assert _decision(hook_answer(unasked, guard, allow=False)) == "ask"
+    forbidden = _hook_input(tmp_path, "Do not email bob@acme.example.", "mcp__mail__send_email", email)
+    assert _decision(hook_answer(forbidden, guard, allow=False)) == "deny"
+    assert _decision(_cli("{not json", "--policy", str(POLICY), "--no-allow")) == "deny"  # failures still deny
+
+
 def test_the_command_answers_and_fails_closed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = _hook_input(
         tmp_path, "Email bob@acme.example the notes.", "mcp__mail__send_email", {"to": "bob@acme.example"}

@@ -57,7 +57,9 @@ def _deny(reason: str) -> dict[str, Any]:
     }
 
 
-def _answer(raw: bytes, policy: Path | None, store: str | None, judge: str, model: str | None) -> dict[str, Any]:
+def _answer(
+    raw: bytes, policy: Path | None, store: str | None, judge: str, model: str | None, allow: bool = True
+) -> dict[str, Any]:
     from validator.cli.check import _make_judge
     from validator.engine.stateful import stateful_validator
     from validator.exceptions import InputError
@@ -80,7 +82,7 @@ def _answer(raw: bytes, policy: Path | None, store: str | None, judge: str, mode
         return _deny(
             "The action validator is not set up, so the call does not run: " + "; ".join(map(str, exc.problems))
         )
-    return hook_answer(data, validator_guard(validator))
+    return hook_answer(data, validator_guard(validator), allow=allow)
 
 
 def claude_code(
@@ -94,6 +96,14 @@ def claude_code(
     timeout: Annotated[
         float, typer.Option(help="Seconds before it answers deny on its own (keep it under the hook's timeout).")
     ] = 50.0,
+    allow: Annotated[
+        bool,
+        typer.Option(
+            "--allow/--no-allow",
+            help="Allow what code proved (the default, as auto mode does); --no-allow only denies and asks, and "
+            "Claude Code's own permissions decide the rest.",
+        ),
+    ] = True,
 ) -> None:
     """Decide one Claude Code PreToolUse call: hook input on stdin, the permission decision on stdout."""
 
@@ -106,7 +116,7 @@ def claude_code(
             signal.signal(signal.SIGALRM, expired)
             signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
-            answer = _answer(sys.stdin.buffer.read(), policy, store, judge, model)
+            answer = _answer(sys.stdin.buffer.read(), policy, store, judge, model, allow)
         finally:
             if timed:
                 signal.setitimer(signal.ITIMER_REAL, 0)
