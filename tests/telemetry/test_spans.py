@@ -94,7 +94,6 @@ def test_a_check_is_one_guardrail_span_with_the_verdicts_code_and_no_user_conten
     assert item.policy is not None
     assert attrs == {
         "gen_ai.operation.name": "apply_guardrail",
-        "gen_ai.provider.name": "action_validator",
         "gen_ai.guardrail.component.name": "action-validator",
         "gen_ai.guardrail.policy.id": item.policy.version,
         "gen_ai.guardrail.policy.version": item.policy.version,
@@ -284,3 +283,19 @@ def test_hostile_calls_get_their_own_verdict_and_a_span_without_their_values(exp
     written = " ".join(_written(exporter.get_finished_spans()))
     assert "DE44500105175407324931" not in written and "nan" not in written.lower().split()
     assert len(exporter.get_finished_spans()) == 3
+
+
+def test_a_checks_span_names_the_hosts_call_id_and_no_model_provider(exported) -> None:
+    telemetry, exporter = exported
+    item = _example("vendor_invoice")
+    action = {
+        "tool": item.action.tool,
+        "args": dict(item.action.args),
+        "call_id": "toolu_42",
+        "justification": item.action.justification,
+    }
+    _validator(telemetry, item).validate(item.transcript, action, user_id=item.user_id)
+    (span,) = exporter.get_finished_spans()
+    attrs = dict(span.attributes or {})
+    assert attrs["gen_ai.tool.call.id"] == "toolu_42"
+    assert "gen_ai.provider.name" not in attrs  # it names a model's provider; the strict judge is none

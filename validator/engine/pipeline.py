@@ -137,14 +137,14 @@ class Validator(BaseValidator):
         """
         with self._traced() as span:
             verdict = run(self._checked(messages, action, options))
-            span.done(verdict)
+            span.done(verdict, _call_id(action))
             return verdict
 
     async def avalidate(self, messages: MessagesInput, action: ActionInput, **options: Unpack[CheckOptions]) -> Verdict:
         """Async twin of :meth:`validate`: the same steps (:mod:`validator.shells`), async I/O."""
         with self._traced() as span:
             verdict = await arun(self._checked(messages, action, options))
-            span.done(verdict)
+            span.done(verdict, _call_id(action))
             return verdict
 
     def prepare(
@@ -459,6 +459,16 @@ def _as_input(data: CheckData) -> CheckInput:
     if isinstance(data, str | bytes):
         return CheckInput.from_json(data)
     return CheckInput.from_dict(dict(data))
+
+
+def _call_id(action: Any) -> str | None:
+    """The host's id of the call, for the span (an input too malformed to read has none)."""
+    found = (
+        action.call_id
+        if isinstance(action, PendingAction)
+        else (action.get("call_id") if isinstance(action, dict) else None)
+    )
+    return found if isinstance(found, str) and found else None
 
 
 class Defaults(TypedDict, total=False):

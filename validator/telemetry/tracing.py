@@ -66,8 +66,9 @@ class CheckSpan:
         self._signals = signals
         self._policy = dict(policy or {})
 
-    def done(self, verdict: Verdict) -> None:
-        """The verdict's code as the guardrail's result, its decision, tool and judge; a fault is an error."""
+    def done(self, verdict: Verdict, call_id: str | None = None) -> None:
+        """The verdict's code as the guardrail's result, its decision, tool (and the host's id of the call, when it
+        sent one) and judge; a fault is an error."""
         span = self._span
         if span is None or not span.is_recording():
             return
@@ -82,6 +83,8 @@ class CheckSpan:
         }
         if verdict.judge:
             attributes[names.JUDGE] = verdict.judge
+        if call_id:
+            attributes[names.TOOL_CALL_ID] = call_id
         span.set_attributes(attributes)
         if verdict.code in FAULTS:
             _failed(span, code)
@@ -203,9 +206,8 @@ class Telemetry:
             return
         from opentelemetry.trace import SpanKind
 
-        attributes: dict[str, Any] = {
+        attributes: dict[str, Any] = {  # no gen_ai.provider.name: it names a model's provider, and a check has none
             names.OPERATION_NAME: names.APPLY_GUARDRAIL,
-            names.PROVIDER_NAME: names.PROVIDER,
             names.GUARDRAIL_COMPONENT_NAME: names.COMPONENT,
             **_server(server),
         }
