@@ -189,3 +189,24 @@ def test_a_question_without_its_ascii_mark_is_a_question(asked: str) -> None:
 def test_one_request_never_pays_a_list_twice(args: dict[str, Any]) -> None:
     v = _pay("Pay Bob 50 EUR.", args, currency="EUR", judge=EVERYTHING)
     assert not v.approved and v.decision is Decision.ASK_USER
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        "I'm going to list some payments; don't execute them until I say so.",
+        "From now on, only draft payments, never send them.",
+        "Until I say 'execute', treat my messages as drafts.",
+        "For the rest of this chat, treat my requests as a to-do list, not commands.",
+        "I'll send some payments now but wait for my 'go' before doing any.",
+    ],
+)
+def test_an_earlier_turn_that_governs_the_later_ones_leaves_them_unknown(frame: str) -> None:
+    turns = [("user", frame, None), ("assistant", "OK.", None), ("user", "Pay Bob 50 EUR.", None)]
+    assert not _said(turns, "Pay Bob 50 EUR.", EVERYTHING).approved
+
+
+@pytest.mark.parametrize("earlier", ["From now on, please cc Ann on invoices.", "I was busy until noon."])
+def test_an_earlier_turn_about_later_that_holds_nothing_back_frames_nothing(earlier: str) -> None:
+    turns = [("user", earlier, None), ("assistant", "OK.", None), ("user", "Pay Bob 50 EUR.", None)]
+    assert _said(turns, "Pay Bob 50 EUR.").approved

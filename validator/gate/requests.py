@@ -415,9 +415,20 @@ def _framed_before(
         read, _ = _read_sentences(transcript, i, rules, tool, (), deadline)
         for s, parse in read:
             norms = {w.norm for w in parse.words} | {w.verb for w in parse.words if w.verb}
-            if norms & (frames | ahead):
+            if norms & (frames | ahead) or _governs(s.original, norms):
                 return Read("unknown", "earlier_words", s.original, row="frame")
     return None
+
+
+def _governs(text: str, norms: set[str]) -> bool:
+    """A sentence about the time after it that holds back ("From now on, only draft payments, never send them.",
+    "Don't execute them until I say so."): a governing phrase of the pack with a negation or a holding word."""
+    pack = english()
+    folded = " " + " ".join(re.findall(r"[^\W_]+(?:[-'][^\W_]+)*", text.casefold())) + " "
+    if not any(f" {phrase} " in folded for phrase in pack.governing):
+        return False
+    words = set(folded.split()) | norms
+    return bool(words & (pack.negatives | pack.holding))
 
 
 def _addressed_elsewhere(transcript: Transcript, sentence: RequestSentence) -> Read | None:

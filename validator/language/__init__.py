@@ -170,6 +170,11 @@ class LanguagePack:
     frame_words: frozenset[str] = frozenset()
     """Words that make what is said a game, a test, an example, a translation or a dictation ("We are
     role-playing."): a sentence around a request holding one leaves it unknown."""
+    governing: tuple[str, ...] = ()
+    """Phrases about the time after a sentence ("from now on", "until"): with a negation or a word of holding
+    back, an earlier turn's sentence governs the later ones."""
+    holding: frozenset[str] = frozenset()
+    """Words of holding back ("draft", "wait"): with a governing phrase, a frame over what follows."""
     question_openers: frozenset[str] = frozenset()
     """Words a participant's question opens with when it has no question mark ("should i pay bob back")."""
     assistant_names: frozenset[str] = frozenset()
@@ -287,6 +292,8 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         frame_words=frozenset(data.get("frames", {}).get("words", ())),
         assistant_names=frozenset(data.get("addressing", {}).get("assistant", ())),
         question_openers=frozenset(data.get("addressing", {}).get("question_openers", ())),
+        governing=tuple(data.get("framing", {}).get("governing", ())),
+        holding=frozenset(data.get("framing", {}).get("holding", ())),
         containers={k: frozenset(v) for k, v in data.get("containers", {}).items()},
         user_pronouns=frozenset(data["roles"].get("user_pronouns", ())),
         ahead=frozenset(data["roles"].get("ahead", ())),
@@ -299,7 +306,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
     )
 
 
-OUTSIDE_THE_GRAMMAR = ("addressing",)
+OUTSIDE_THE_GRAMMAR = ("addressing", "framing")
 """Tables of the pack's file read by code outside the grammar (whom a reply addresses): their words are no
 vocabulary, so they never change how a sentence parses."""
 
