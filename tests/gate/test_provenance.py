@@ -688,3 +688,16 @@ def test_a_source_written_with_the_value_inside_a_longer_text_designates_nothing
         "justification": {"reason": "r", "evidence": [{"quote": "Pay Bob 50 EUR."}]},
     }
     assert not Validator(CONTACTS_POLICY).validate(t, action, user_id="u-1").approved
+
+
+@pytest.mark.parametrize("paid", ["DE44500105175407324931", "DE89370400440532013000"])
+def test_a_record_holding_two_values_of_the_targets_kind_designates_neither(paid: str) -> None:
+    record = {"name": "Bob", "iban": "DE89370400440532013000", "previous_account_closed": "DE44500105175407324931"}
+    lookups = _lookup("c1", "search_contacts", {"query": "Bob"}, record)
+    t = Transcript([Message(role="user", content="Pay Bob 50 EUR."), *lookups])
+    action = {
+        "tool": "pay_bill",
+        "args": {"recipient": paid, "amount": 50},
+        "justification": {"reason": "r", "evidence": [{"quote": "Pay Bob 50 EUR."}]},
+    }
+    assert not Validator(CONTACTS_POLICY).validate(t, action, user_id="u-1").approved

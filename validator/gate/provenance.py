@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from validator.gate.entities import parse_entity
+from validator.gate.entities import kind_of, parse_entity
 from validator.gate.paths import string_leaves
 from validator.gate.text import normalize
 from validator.inputs.transcript import ToolCall, Transcript
@@ -227,11 +227,31 @@ def _designated(root: Any, path: tuple[Step, ...], leaf: Any, names: Sequence[st
             node = node[step]
     if innermost is None or any(_address(name) for name in names):
         return True  # a lookup by an address (a file, a link, an id) returns that thing, whole
+    if _another_of_its_kind(innermost, leaf):
+        return False  # Bob's record holds two IBANs (his, and a "previous_account_closed"): which one, he did not say
     if inside:  # a record inside the named one is someone else's unless it is itself what the user named
         return any(_matches(_identity_texts(innermost), name) for name in names)
     own = _own_texts(innermost)
     others = [t for t in own if t != str(leaf)]
     return not others or any(_matches(_identity_texts(innermost), name) for name in names)
+
+
+def _another_of_its_kind(record: dict[Any, Any], leaf: Any) -> bool:
+    """Whether the record's own fields hold another value of the leaf's kind (a second IBAN, address, phone):
+    the record is designated, but which of its values the user meant, it does not say."""
+    if not isinstance(leaf, str):
+        return False
+    kind = kind_of(leaf)
+    if kind is None:
+        return False
+    mine = parse_entity(leaf)
+    for value in record.values():
+        if not isinstance(value, str) or value == leaf or kind_of(value) != kind:
+            continue
+        other = parse_entity(value)
+        if other is not None and mine is not None and other.key != mine.key:
+            return True
+    return False
 
 
 def trace(
