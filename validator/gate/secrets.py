@@ -98,7 +98,7 @@ def _encoded_in(value: str, text: str) -> bool:
     mine = _compact(value)
     if len(mine) >= ENCODED_MIN and (mine in compact or mine[::-1] in compact):
         return True
-    raw = value.encode()
+    raw = value.encode("utf-8", "surrogatepass")  # a lone surrogate (Python input) is no crash
     forms = (
         base64.b64encode(raw).decode().rstrip("="),
         base64.urlsafe_b64encode(raw).decode().rstrip("="),
