@@ -210,3 +210,10 @@ def test_an_earlier_turn_that_governs_the_later_ones_leaves_them_unknown(frame: 
 def test_an_earlier_turn_about_later_that_holds_nothing_back_frames_nothing(earlier: str) -> None:
     turns = [("user", earlier, None), ("assistant", "OK.", None), ("user", "Pay Bob 50 EUR.", None)]
     assert _said(turns, "Pay Bob 50 EUR.").approved
+
+
+def test_a_reply_to_another_participants_statement_is_addressed_to_them() -> None:
+    turns = [("user", "Bob wants his 50 EUR back.", "ann"), ("user", "Go ahead and pay Bob 50 EUR.", "u-1")]
+    assert not _said(turns, "Go ahead and pay Bob 50 EUR.", EVERYTHING).approved
+    plain = [("user", "Bob wants his 50 EUR back.", "ann"), ("user", "Pay Bob 50 EUR.", "u-1")]
+    assert _said(plain, "Pay Bob 50 EUR.").approved  # a request of its own, after a statement: the user's

@@ -434,8 +434,9 @@ def _governs(text: str, norms: set[str]) -> bool:
 def _addressed_elsewhere(transcript: Transcript, sentence: RequestSentence) -> Read | None:
     """In a conversation with other participants, a user's message after another participant's question (any
     since the user last spoke, whatever the assistant, a tool or a third participant wrote between) answers that
-    participant ("Should I pay Bob back?" / "Go ahead and pay Bob 50 EUR."): it is addressed to them, not to the
-    assistant, unless it names the assistant. Unknown."""
+    participant ("Should I pay Bob back?" / "Go ahead and pay Bob 50 EUR."), and so does a message that opens as a
+    reply (the pack's ``replies``: "Go ahead and …" after "Bob wants his 50 EUR back."): it is addressed to them,
+    not to the assistant, unless it names the assistant. Unknown."""
     i = sentence.message
     own = transcript.messages[i]
     for k in range(i - 1, -1, -1):
@@ -444,7 +445,7 @@ def _addressed_elsewhere(transcript: Transcript, sentence: RequestSentence) -> R
             continue  # the assistant's words, a tool's output, a system note: the user may still answer past them
         if before.author is None or before.author == own.author:
             return None  # the user spoke since: what came before is answered
-        if not _a_question(before.content):
+        if not _a_question(before.content) and not _a_reply(own.content):
             continue
         names = english().assistant_names
         if any(w in names for w in re.findall(r"[^\W\d_]+", own.content.casefold())):
@@ -452,6 +453,12 @@ def _addressed_elsewhere(transcript: Transcript, sentence: RequestSentence) -> R
         asked = before.content.strip().splitlines()[-1][:160] if before.content.strip() else ""
         return Read("unknown", "addressed", asked, row="addressed")
     return None
+
+
+def _a_reply(text: str) -> bool:
+    """Whether a message opens as a reply to what someone said ("Go ahead and pay Bob.", "Sure, pay him.")."""
+    folded = " ".join(re.findall(r"[^\W\d_]+", text.casefold())) + " "
+    return any(folded.startswith(opener + " ") for opener in english().replies)
 
 
 def _a_question(text: str) -> bool:

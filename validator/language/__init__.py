@@ -175,6 +175,8 @@ class LanguagePack:
     back, an earlier turn's sentence governs the later ones."""
     holding: frozenset[str] = frozenset()
     """Words of holding back ("draft", "wait"): with a governing phrase, a frame over what follows."""
+    replies: tuple[str, ...] = ()
+    """How a reply opens ("go ahead", "sure"): after another participant's message, it answers them."""
     question_openers: frozenset[str] = frozenset()
     """Words a participant's question opens with when it has no question mark ("should i pay bob back")."""
     assistant_names: frozenset[str] = frozenset()
@@ -292,6 +294,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         frame_words=frozenset(data.get("frames", {}).get("words", ())),
         assistant_names=frozenset(data.get("addressing", {}).get("assistant", ())),
         question_openers=frozenset(data.get("addressing", {}).get("question_openers", ())),
+        replies=tuple(data.get("addressing", {}).get("replies", ())),
         governing=tuple(data.get("framing", {}).get("governing", ())),
         holding=frozenset(data.get("framing", {}).get("holding", ())),
         containers={k: frozenset(v) for k, v in data.get("containers", {}).items()},
