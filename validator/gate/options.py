@@ -30,8 +30,9 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from validator.gate.paths import lookup
+from validator.gate.paths import entries, lookup, scalar_leaves
 from validator.language import english
+from validator.language.lexicon import tool_words
 from validator.verdict.findings import RequestSentence, ValueFinding
 
 __all__ = ["WIDENED_NOTE", "option_findings", "unclassified"]
@@ -64,7 +65,8 @@ def option_findings(
         found, value = lookup(args, name)
         if found == "found" and value is not None and not _same(value, default):
             yield from _read(name, value, default, said, ground)
-        for path, nested in _nested(args, name.rsplit(".", 1)[-1]):  # the same option inside an object
+        key = name.rsplit(".", 1)[-1]
+        for path, _, nested in (e for e in entries(args) if e[1] == key):  # the same option inside an object
             if path != name and nested is not None and not _same(nested, default):
                 yield from _read(path, nested, default, said, ground)
 
@@ -76,7 +78,7 @@ def unclassified(
     the request names none of them: a flag switched on (``true``, or ``"true"`` / ``"yes"`` / ``"on"``), and a
     file path (an attachment under any name: ``"/etc/passwd"``, ``"~/.ssh/id_rsa"``, ``"../notes"``)."""
     said = _said(requests)
-    for path, value in _leaves(args):
+    for path, value in scalar_leaves(args):
         top = path.split(".", 1)[0].split("[", 1)[0]
         if top == "justification" or top in classified or path in classified:
             continue
@@ -96,35 +98,6 @@ PATH_NOTE = "a file path the policy does not classify, and the user's request do
 
 def _switched_on(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.strip().casefold() in _ON)
-
-
-def _leaves(value: Any, path: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:
-    """``(path, scalar)`` of every scalar in the arguments, to a bounded depth."""
-    if depth > 8:
-        return
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            yield from _leaves(v, f"{path}.{k}" if path else str(k), depth + 1)
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value[:200]):
-            yield from _leaves(v, f"{path}[{i}]", depth + 1)
-    else:
-        yield path, value
-
-
-def _nested(value: Any, name: str, path: str = "", depth: int = 0) -> Iterator[tuple[str, Any]]:
-    """``(path, value)`` of every key ``name`` inside objects of the arguments (``options.permanently_delete``)."""
-    if depth > 8:
-        return
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            here = f"{path}.{k}" if path else str(k)
-            if k == name:
-                yield here, v
-            yield from _nested(v, name, here, depth + 1)
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value[:200]):
-            yield from _nested(v, name, f"{path}[{i}]", depth + 1)
 
 
 class _Said:
@@ -182,7 +155,7 @@ def _element(path: str, value: Any, note: str, said: _Said, ground: Ground) -> I
 
 
 def _flag_asked(name: str, value: bool, said: _Said) -> bool:
-    words = [w for w in _name_words(name) if w not in _NAME_FILLERS]
+    words = [w for w in tool_words(name) if w not in _NAME_FILLERS]
     if not words or not all(_stem(w) in said.stems for w in words):
         return False
     return said.negated is not value  # on: no negation in the request; off: under one
@@ -199,10 +172,6 @@ def _words_asked(value: str, said: _Said) -> bool:
     if not words or len(words) > MAX_OPTION_WORDS or said.negated:
         return False
     return all(_stem(w) in said.stems for w in words)
-
-
-def _name_words(name: str) -> list[str]:
-    return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)]
 
 
 def _stem(word: str) -> str:

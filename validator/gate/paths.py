@@ -60,6 +60,31 @@ def string_leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
             yield from string_leaves(v, f"{path}[{i}]")
 
 
+def scalar_leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """``(path, scalar)`` for every value inside ``value`` that is no mapping or list (a flag, a number, a text,
+    ``None``), with list indices and keys in the path, at any depth (the input's limits bound it)."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from scalar_leaves(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            yield from scalar_leaves(v, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def entries(value: Any, path: str = "") -> Iterator[tuple[str, str, Any]]:
+    """``(path, key, value)`` for every key of every mapping inside ``value``, at any depth."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            here = f"{path}.{k}" if path else str(k)
+            yield here, str(k), v
+            yield from entries(v, here)
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            yield from entries(v, f"{path}[{i}]")
+
+
 Keys = tuple[str, ...]
 """The mapping keys on the way to a value (list indices left out): ``("message", "to")``."""
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from validator.gate.entities import kind_of, parse_entity
 from validator.gate.paths import string_leaves
-from validator.gate.text import normalize
+from validator.gate.text import compact, normalize
 from validator.inputs.transcript import ToolCall, Transcript
 from validator.language import english
 
@@ -321,19 +321,14 @@ def _written_before(transcript: Transcript, value: Any, before: int, in_request:
     read after it) when the value is not the user's own: the call, shown; else None."""
     if in_request(str(value)):
         return None
-    wanted = _compact(str(value))
+    wanted = compact(str(value))
     for m in transcript.messages[:before]:
         for call in m.tool_calls:
             if any(_same(leaf, value) for _, leaf in _fields(dict(call.args))) or (
-                len(wanted) >= 4 and any(wanted in _compact(text) for _, text in string_leaves(dict(call.args), ""))
+                len(wanted) >= 4 and any(wanted in compact(text) for _, text in string_leaves(dict(call.args), ""))
             ):
                 return f"{call.name}({', '.join(sorted(map(str, call.args)))})"
     return None
-
-
-def _compact(text: str) -> str:
-    """Letters and digits only, case-folded: a value inside a longer text ("set iban to DE44 5001 …")."""
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 def has_field(transcript: Transcript, message: int, value: Any) -> bool:

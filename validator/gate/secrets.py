@@ -22,6 +22,7 @@ from collections.abc import Hashable, Iterable, Iterator
 from urllib.parse import unquote
 
 from validator.gate.index import is_users
+from validator.gate.text import compact
 from validator.inputs.transcript import Fact, Message, Transcript
 
 __all__ = ["SHAPES", "declared_secrets", "secrets_in", "users_secrets"]
@@ -41,11 +42,15 @@ SHAPES: tuple[re.Pattern[str], ...] = (
 """The issued forms of credentials: each match is a secret, in any text."""
 
 _ASSIGNED = re.compile(
-    r"(?i)[\"']?\b([A-Z0-9_.-]*(?:password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key)"
-    r"[A-Z0-9_.-]*)[\"']?\s*[:=]\s*[\"']?([^\s\"',;&]{4,200})"
+    r"(?i)(password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key)([A-Z0-9_.-]{0,40})"
+    r"[\"']?\s*[:=]\s*[\"']?([^\s\"',;&]{4,200})"
 )
-"""An assignment in a config or an environment file (``DB_PASSWORD=…``, ``"api_key": "…"``): its name, its
-value."""
+"""An assignment in a config or an environment file (``DB_PASSWORD=…``, ``"api_key": "…"``): found from its
+secret's word (the rest of the name and the value after it; the name's start is read back from there, at most
+:data:`_NAME_BACK` characters). Starting from the word keeps it linear: a pattern starting at the name's first
+character read a long run of name characters again from every word boundary inside it (``a.a.a.…``)."""
+_NAME_BACK = 40
+_NAME_TAIL = re.compile(r"[A-Za-z0-9_.-]*\Z")
 _NOT_SECRET_NAMES = re.compile(r"(?i)page|cursor|next|continuation|sync|csrf|count|type|expir|length|url")
 """Names that hold a secret's word and no secret (``next_page_token``, ``token_type``, ``password_length``)."""
 
@@ -72,31 +77,44 @@ def secrets_in(text: str, declared: Iterable[str] = ()) -> Iterator[str]:
         if value not in seen:
             seen.add(value)
             yield value
+    views: tuple[str, str] | None = None  # the text decoded once, for every known secret (not once each)
     for value in declared:
-        if value not in seen and (value in text or _encoded_in(value, text)):
-            seen.add(value)
-            yield value
+        if value in seen:
+            continue
+        if value not in text:
+            if len(value) < ENCODED_MIN:
+                continue
+            views = views or _views(text)
+            if not _encoded_in(value, views):
+                continue
+        seen.add(value)
+        yield value
 
 
 ENCODED_MIN = 8
 """A known secret this long or longer is looked for in its encodings too."""
 
 
-def _encoded_in(value: str, text: str) -> bool:
-    """Whether ``text`` carries a known secret in a form an agent may be asked to use: percent-encoded (even
-    twice), split by signs ("sk_/liv/e_4e…", "Hun-ter-2xy"), reversed, in any case, in base64 (standard or for
-    links) or in hexadecimal. Closed forms only: an encoding of its own (a cipher) is beyond any reader."""
-    if len(value) < ENCODED_MIN:
-        return False
+def _views(text: str) -> tuple[str, str]:
+    """``text`` percent-decoded (up to three times), as ``(letters and digits only, case-folded)`` and
+    ``case-folded``: what :func:`_encoded_in` compares a known secret with."""
     plain = text
     for _ in range(3):
         unquoted = unquote(plain)
         if unquoted == plain:
             break
         plain = unquoted
-    compact = _compact(plain)
-    mine = _compact(value)
-    if len(mine) >= ENCODED_MIN and (mine in compact or mine[::-1] in compact):
+    return compact(plain), plain.casefold()
+
+
+def _encoded_in(value: str, views: tuple[str, str]) -> bool:
+    """Whether a text (its :func:`_views`) carries a known secret in a form an agent may be asked to use:
+    percent-encoded (even twice), split by signs ("sk_/liv/e_4e…", "Hun-ter-2xy"), reversed, in any case, in
+    base64 (standard or for links) or in hexadecimal. Closed forms only: an encoding of its own (a cipher) is
+    beyond any reader."""
+    bare, folded = views
+    mine = compact(value)
+    if len(mine) >= ENCODED_MIN and (mine in bare or mine[::-1] in bare):
         return True
     raw = value.encode("utf-8", "surrogatepass")  # a lone surrogate (Python input) is no crash
     forms = (
@@ -104,12 +122,7 @@ def _encoded_in(value: str, text: str) -> bool:
         base64.urlsafe_b64encode(raw).decode().rstrip("="),
         raw.hex(),
     )
-    folded = plain.casefold()
     return any(form[: max(ENCODED_MIN, len(form) - 2)].casefold() in folded for form in forms)
-
-
-def _compact(text: str) -> str:
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 def declared_secrets(texts: Iterable[str]) -> frozenset[str]:
@@ -160,6 +173,8 @@ _READ = 200_000
 
 def _assigned(text: str) -> Iterator[str]:
     for m in _ASSIGNED.finditer(text):
-        value = m.group(2).rstrip(_TRAILING)
-        if len(value) >= 4 and not _NOT_SECRET_NAMES.search(m.group(1)):
+        head = _NAME_TAIL.search(text, max(0, m.start() - _NAME_BACK), m.start())
+        name = (head.group(0) if head else "") + m.group(1) + m.group(2)
+        value = m.group(3).rstrip(_TRAILING)
+        if len(value) >= 4 and not _NOT_SECRET_NAMES.search(name):
             yield value

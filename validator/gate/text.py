@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from itertools import accumulate
 
-__all__ = ["MAX_MISSES", "QUOTE_MARKS", "SearchBudgetExceeded", "TextIndex", "find_bounded", "normalize"]
+__all__ = ["MAX_MISSES", "QUOTE_MARKS", "SearchBudgetExceeded", "TextIndex", "compact", "find_bounded", "normalize"]
 
 QUOTE_MARKS = (
     "'\"`\u00b4\u2018\u2019\u201a\u201b\u201c\u201d\u201e\u201f\u2032\u2033\u2035\u2036"
@@ -35,6 +35,11 @@ _FEW = 32
 def normalize(text: str) -> str:
     """Case-fold, turn every quote mark into ``"`` and collapse whitespace runs to one space."""
     return " ".join(text.casefold().translate(_QUOTES_AND_SPACE).split())
+
+
+def compact(text: str) -> str:
+    """Letters and digits only, case-folded: a value however it is spaced or signed ("DE44 5001 …", "sk_/liv/…")."""
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 def _is_word(ch: str) -> bool:

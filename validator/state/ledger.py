@@ -41,6 +41,7 @@ from validator.exceptions import StoreError
 from validator.gate.entities import amounts_in, extract_entities
 from validator.gate.paths import lookup
 from validator.gate.reader import words as read_words
+from validator.gate.text import compact
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Fact, Message, ToolCall, Transcript
 from validator.judges.base import JudgeRequest
@@ -180,9 +181,9 @@ def _forms(value: Any) -> set[str]:
     text = unicodedata.normalize("NFKC", str(value))  # full-width letters are plain ones to a bank
     if len(text) > LONGEST:
         return {ANY}  # too long to compare as a value (and to parse, on every check): taken for the same
-    forms = {"".join(ch for ch in text.casefold() if ch.isalnum())}
+    forms = {compact(text)}
     if "/" in text:
-        forms.add("".join(ch for ch in text.rstrip("/").rsplit("/", 1)[-1].casefold() if ch.isalnum()))
+        forms.add(compact(text.rstrip("/").rsplit("/", 1)[-1]))
     for entity in extract_entities(text):
         forms.add(f"{entity.kind}:{entity.key}")
     if isinstance(value, int | float):
