@@ -67,6 +67,7 @@ from validator.inputs.action import (
     QuoteEvidence,
 )
 from validator.inputs.transcript import Transcript
+from validator.language import english
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy, ToolPolicy
 from validator.policy import sources as record_sources
@@ -592,18 +593,21 @@ def _grounded_by(
         if rules.on(Rule.OPTIONS):
             classified = (*tool_policy.classified(action.tool), *(f.path for f in fills))
             targets += tuple(unclassified(action.args, classified, requests))
-    entities = tuple(
-        ground(path, entity.value, kind=entity.kind, target=False)
+    strings = [
+        (path, text)
         for keys, path, text in keyed_strings(dict(action.args))
         if path.endswith("(key)") or not under(keys, covered)
+    ]
+    entities = tuple(
+        ground(path, entity.value, kind=entity.kind, target=False)
+        for path, text in strings
         for entity in extract_entities(text)
     )
     if rules.on(Rule.EGRESS):  # a secret counts only where the request names it for this call
         declared_secrets = users_secrets(transcript, user_id)
         entities += tuple(
             ground(path, secret, kind="secret", target=False)
-            for keys, path, text in keyed_strings(dict(action.args))
-            if path.endswith("(key)") or not under(keys, covered)
+            for path, text in strings
             for secret in secrets_in(text[:MAX_CONTENT_READ], declared_secrets)
         )
     if tool_policy.risk == "dangerous":
@@ -635,7 +639,7 @@ def _several_payees(fills: Sequence[RequestFill], targets: Sequence[str], reques
     ("Pay 100 EUR to Bob and Ann", "… together", "… between them") with no word that gives each one the
     amount ("each", "apiece"): its amount is then for each of them or for all together, and code cannot tell."""
     words = {w.casefold() for r in requests for w in re.findall(r"[^\W\d_]+", r.valued())}
-    if words & DISTRIBUTIVE:
+    if words & english().distributive:
         return False
     for path in targets:
         named = {f.text.casefold() for f in fills if f.path == path and f.kind not in ("money", "amount")}
@@ -650,8 +654,6 @@ def _joint(finding: ValueFinding) -> ValueFinding:
     return replace(finding, status="joint", note="; ".join(n for n in (finding.note, JOINT_NOTE) if n))
 
 
-DISTRIBUTIVE = frozenset({"each", "apiece"})
-"""Words that give every payee of a list the amount ("Pay Bob and Ann 100 EUR each")."""
 JOINT_NOTE = "the request names several payees and one amount: ask whether it is each one's or the group's"
 
 

@@ -66,9 +66,11 @@ def egress(
     def _outside_has(text: str) -> bool:
         return bool(others.containing(text.casefold(), 1))
 
-    def _user_gave(link: str) -> bool:  # pasted or typed: a link in the user's message is one they gave
-        folded = link.casefold()
-        return any(folded in m.content.casefold() for m in transcript.messages if is_users(m, user_id))
+    # pasted or typed: a link in the user's messages is one they gave (their whole text, folded once a check)
+    given = "\x00".join(m.content.casefold() for m in transcript.messages if is_users(m, user_id))
+
+    def _user_gave(text: str) -> bool:
+        return text.casefold() in given
 
     for path, text in string_leaves(dict(args), ""):
         leak = None if _user_gave(text) else _secret_in(path, text, declared)
@@ -82,9 +84,6 @@ def egress(
                 parts = urlsplit(raw)
             except ValueError:
                 continue
-            secrets = tuple(secrets_in(unquote_plus(entity.value), declared))
-            if secrets:
-                return Egress(path, entity.key, tuple(mask(s) for s in secrets), "secret")
             if _outside_has(entity.value):
                 continue  # a link an output gave, followed as given
             words = set(_WORD.findall(unquote_plus(f"{parts.path} {parts.query}")))
@@ -105,7 +104,9 @@ _READ = 20_000
 
 
 def _secret_in(path: str, text: str, declared: frozenset[str]) -> Egress | None:
-    secrets = tuple(secrets_in(text[:_READ], declared))
+    """A secret in an argument, as written or percent-decoded (``sk%5Flive_…`` in a link's query)."""
+    read = text[:_READ]
+    secrets = tuple(dict.fromkeys((*secrets_in(read, declared), *secrets_in(unquote_plus(read), declared))))
     if not secrets:
         return None
     host = next((e.key for e in extract_entities(text[:_READ]) if e.kind in ("url", "domain")), "")

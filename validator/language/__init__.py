@@ -170,6 +170,11 @@ class LanguagePack:
     frame_words: frozenset[str] = frozenset()
     """Words that make what is said a game, a test, an example, a translation or a dictation ("We are
     role-playing."): a sentence around a request holding one leaves it unknown."""
+    distributive: frozenset[str] = frozenset()
+    """Words that give each payee of a list the whole amount ("each"): with none, one amount for several payees
+    is for each or for all, and code cannot tell."""
+    again: frozenset[str] = frozenset()
+    """Words of a request adding a payment to an earlier one with the same payee ("again", "another")."""
     governing: tuple[str, ...] = ()
     """Phrases about the time after a sentence ("from now on", "until"): with a negation or a word of holding
     back, an earlier turn's sentence governs the later ones."""
@@ -296,6 +301,8 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         question_openers=frozenset(data.get("addressing", {}).get("question_openers", ())),
         replies=tuple(data.get("addressing", {}).get("replies", ())),
         governing=tuple(data.get("framing", {}).get("governing", ())),
+        distributive=frozenset(data.get("amounts", {}).get("distributive", ())),
+        again=frozenset(data.get("amounts", {}).get("again", ())),
         holding=frozenset(data.get("framing", {}).get("holding", ())),
         containers={k: frozenset(v) for k, v in data.get("containers", {}).items()},
         user_pronouns=frozenset(data["roles"].get("user_pronouns", ())),
@@ -309,7 +316,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
     )
 
 
-OUTSIDE_THE_GRAMMAR = ("addressing", "framing")
+OUTSIDE_THE_GRAMMAR = ("addressing", "framing", "amounts")
 """Tables of the pack's file read by code outside the grammar (whom a reply addresses): their words are no
 vocabulary, so they never change how a sentence parses."""
 

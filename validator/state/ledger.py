@@ -262,14 +262,13 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
 
 
 _WORDS = re.compile(r"[^\W_]+")
-AGAIN = frozenset({"again", "also", "too", "another", "second", "more", "additional", "extra"})
-"""Words of a request that say it adds a payment to an earlier one ("… again", "… too", "another 50 EUR")."""
 
 
 def corrected(request: JudgeRequest) -> int | None:
     """The user's earlier message that asked the same tool's deed for the same payee with another amount, when
-    the request has no word saying it adds one (:data:`AGAIN`): "Transfer 900 EUR to DE44… for the rent." then
-    "Transfer 950 EUR to DE44… for the rent." is a correction or a second payment, and code cannot tell which.
+    the request has no word saying it adds one (the pack's ``[amounts] again``): "Transfer 900 EUR to DE44… for
+    the rent." then "Transfer 950 EUR to DE44… for the rent." is a correction or a second payment, and code cannot
+    tell which.
     Compared by the forms of the values (:func:`_forms`), never by the grammar: a mention with another number
     asks as well (the safe side)."""
     intent = request.findings.intent
@@ -281,7 +280,7 @@ def corrected(request: JudgeRequest) -> int | None:
     if after is None:
         return None
     said = {w for r in request.findings.requests for w in _WORDS.findall(r.text.casefold())}
-    if said & AGAIN:
+    if said & english().again:
         return None
     texts = tuple(r.text for r in request.findings.requests)
     payee = set().union(*(_bound(_forms(lookup(action.args, p)[1]), p, intent, texts) for p in tool_policy.targets))
