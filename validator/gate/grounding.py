@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from validator.gate.authorizations import allows
 from validator.gate.entities import (
@@ -182,7 +182,19 @@ NO_CURRENCY = ""
 amount the user named with no currency only ("5000 JPY" never grounds a bare 5000)."""
 
 
-def _same_currency(said: str | None, currency: str | None, named: frozenset[str]) -> bool:
+class Named(NamedTuple):
+    """The currencies a text names (codes, or the families of shared signs and words), and the tool policy's
+    currency: the policy settles a shared sign ("$" for a tool declared in USD) but names no currency for a bare
+    number."""
+
+    codes: frozenset[str] = frozenset()
+    policy: str | None = None
+
+
+NONE_NAMED = Named()
+
+
+def _same_currency(said: str | None, currency: str | None, named: Named) -> bool:
     """Whether a number the user wrote in ``said`` (None: none) is in the call's ``currency`` (None: no amount,
     nothing to compare; :data:`NO_CURRENCY`: the call names none). A number with no currency is in the
     call's when the user's request names that currency (``named``); one written with a sign or word several
@@ -193,8 +205,9 @@ def _same_currency(said: str | None, currency: str | None, named: frozenset[str]
     if currency == NO_CURRENCY:
         return said is None
     if said is None:
-        return currency in named
-    return settles(said, currency, frozenset(c.removeprefix(_POLICY) for c in named))
+        return currency in named.codes
+    settled = named.codes | {named.policy} if named.policy else named.codes
+    return settles(said, currency, settled)
 
 
 def ambiguous_currency(requests: Sequence[RequestSentence], currency: str) -> str | None:
@@ -211,13 +224,9 @@ def ambiguous_currency(requests: Sequence[RequestSentence], currency: str) -> st
     )
 
 
-_POLICY = "policy:"
-"""The tool policy's currency among a request's named currencies: it settles an ambiguous sign ("$" for a tool
-declared in USD) but never names a currency for a bare number."""
-
 
 def _holds(
-    text: str, value: Any, entity: Entity | None, currency: str | None, named: frozenset[str] = frozenset()
+    text: str, value: Any, entity: Entity | None, currency: str | None, named: Named = NONE_NAMED
 ) -> bool:
     """Whether ``text`` holds ``value`` as a value. A number with no currency matches an amount in a
     currency only when the user's request names that currency (``named``)."""
@@ -259,7 +268,7 @@ def _find(
     found = []
     for i in candidates:
         text = transcript.messages[i].content
-        named = named_currencies([text]) if currency else frozenset[str]()  # the currency its source names
+        named = Named(named_currencies([text]) if currency else frozenset())  # the currency its source names
         if _holds(text, value, entity, currency, named):
             found.append(i)
     return found[:MAX_LOCATIONS]
@@ -371,7 +380,7 @@ def _fill_holds(
     value: Any,
     entity: Entity | None,
     currency: str | None,
-    named: frozenset[str],
+    named: Named,
     *,
     content: bool = False,
 ) -> bool:
@@ -490,9 +499,7 @@ def _request_holds(
     """Whether the proved request holds the value: as the fill of its argument (``user``; an entity inside
     another argument: as any fill, or in the request's verb phrase), only where the request forbids it
     (``forbidden``), or elsewhere in the cited words (``other_clause``); None when it does not."""
-    named = named_currencies(r.text for r in requests) if currency else frozenset[str]()
-    if currency and policy_currency:
-        named |= {_POLICY + policy_currency}
+    named = Named(named_currencies(r.text for r in requests), policy_currency) if currency else NONE_NAMED
     if not grammar:  # the grammar switched off (an ablation): a value counts anywhere in the cited words
         hits = [r.message for r in requests if _holds(_allowed(r.text, negation), value, entity, currency, named)]
         return ("user", hits) if hits else None
