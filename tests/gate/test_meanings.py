@@ -217,3 +217,9 @@ def test_a_reply_to_another_participants_statement_is_addressed_to_them() -> Non
     assert not _said(turns, "Go ahead and pay Bob 50 EUR.", EVERYTHING).approved
     plain = [("user", "Bob wants his 50 EUR back.", "ann"), ("user", "Pay Bob 50 EUR.", "u-1")]
     assert _said(plain, "Pay Bob 50 EUR.").approved  # a request of its own, after a statement: the user's
+
+
+def test_the_users_own_messages_are_the_users_whether_or_not_the_host_names_them() -> None:
+    # a host that names the user on some messages only: their own question is no other participant's
+    turns = [("user", "Should we meet on Friday?", "u-1"), ("user", "Pay Bob 50 EUR.", None)]
+    assert _said(turns, "Pay Bob 50 EUR.").approved

@@ -331,9 +331,11 @@ def run_gate(
         requests = request_sentences(transcript, cited, rules)
     sense = sense_of(action.tool, tool_policy, action)
     others = _others(policy, action.tool)
-    intent = read_request(sense, requests, transcript, rules, others=tuple(others.values()), deadline=deadline)
+    intent = read_request(
+        sense, requests, transcript, rules, others=tuple(others.values()), deadline=deadline, user_id=user_id
+    )
     if not intent.requested and intent.proof != "disproved" and policy is not None:
-        intent = _as_step(intent, sense, tool_policy, policy, action, requests, transcript, rules, deadline)
+        intent = _as_step(intent, sense, tool_policy, policy, action, requests, transcript, rules, deadline, user_id)
     if intent.problem == "not_named":
         intent = delegated_instructions(sense, requests, transcript, rules) or intent
     if (
@@ -464,6 +466,7 @@ def _as_step(
     transcript: Transcript,
     rules: Rules,
     deadline: float | None = None,
+    user_id: str | None = None,
 ) -> IntentFinding:
     """The request of a tool this one is a declared step of, when the user's words prove it and no words
     of the user's, in any message, negate the step itself ("Post it, but never log in")."""
@@ -475,7 +478,9 @@ def _as_step(
     for parent in tool_policy.step_of:
         parent_sense = sense_of(parent, policy.for_tool(parent))
         others = tuple(_others(policy, parent).values())
-        found = read_request(parent_sense, requests, transcript, rules, others=others, deadline=deadline)
+        found = read_request(
+            parent_sense, requests, transcript, rules, others=others, deadline=deadline, user_id=user_id
+        )
         if found.requested:
             # the step's own values come from the user's own words ("my username is dr_smith"), never through
             # the parent's arguments

@@ -224,10 +224,7 @@ def ambiguous_currency(requests: Sequence[RequestSentence], currency: str) -> st
     )
 
 
-
-def _holds(
-    text: str, value: Any, entity: Entity | None, currency: str | None, named: Named = NONE_NAMED
-) -> bool:
+def _holds(text: str, value: Any, entity: Entity | None, currency: str | None, named: Named = NONE_NAMED) -> bool:
     """Whether ``text`` holds ``value`` as a value. A number with no currency matches an amount in a
     currency only when the user's request names that currency (``named``)."""
     if entity is not None:

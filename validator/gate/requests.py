@@ -27,6 +27,7 @@ from validator.gate.grammar import (
     Value,
     grammar,
 )
+from validator.gate.index import is_users
 from validator.gate.provenance import output_texts
 from validator.gate.reader import (
     Fill,
@@ -431,33 +432,33 @@ def _governs(text: str, norms: set[str]) -> bool:
     return bool(words & (pack.negatives | pack.holding))
 
 
-def _addressed_elsewhere(transcript: Transcript, sentence: RequestSentence) -> Read | None:
+def _addressed_elsewhere(transcript: Transcript, sentence: RequestSentence, user_id: str | None) -> Read | None:
     """In a conversation with other participants, a user's message after another participant's question (any
     since the user last spoke, whatever the assistant, a tool or a third participant wrote between) answers that
     participant ("Should I pay Bob back?" / "Go ahead and pay Bob 50 EUR."), and so does a message that opens as a
     reply (the pack's ``replies``: "Go ahead and …" after "Bob wants his 50 EUR back."): it is addressed to them,
     not to the assistant, unless it names the assistant. Unknown."""
     i = sentence.message
-    own = transcript.messages[i]
+    words = re.findall(r"[^\W\d_]+", transcript.messages[i].content.casefold())  # the user's message, read once
+    if set(words) & english().assistant_names:
+        return None
+    replying = _a_reply(words)
     for k in range(i - 1, -1, -1):
         before = transcript.messages[k]
         if before.role != "user":
             continue  # the assistant's words, a tool's output, a system note: the user may still answer past them
-        if before.author is None or before.author == own.author:
+        if is_users(before, user_id):
             return None  # the user spoke since: what came before is answered
-        if not _a_question(before.content) and not _a_reply(own.content):
-            continue
-        names = english().assistant_names
-        if any(w in names for w in re.findall(r"[^\W\d_]+", own.content.casefold())):
-            return None
-        asked = before.content.strip().splitlines()[-1][:160] if before.content.strip() else ""
-        return Read("unknown", "addressed", asked, row="addressed")
+        if replying or _a_question(before.content):
+            asked = before.content.strip().splitlines()[-1][:160] if before.content.strip() else ""
+            return Read("unknown", "addressed", asked, row="addressed")
     return None
 
 
-def _a_reply(text: str) -> bool:
-    """Whether a message opens as a reply to what someone said ("Go ahead and pay Bob.", "Sure, pay him.")."""
-    folded = " ".join(re.findall(r"[^\W\d_]+", text.casefold())) + " "
+def _a_reply(words: Sequence[str]) -> bool:
+    """Whether a message (its words) opens as a reply to what someone said ("Go ahead and pay Bob.", "Sure, pay
+    him.")."""
+    folded = " ".join(words) + " "
     return any(folded.startswith(opener + " ") for opener in english().replies)
 
 
@@ -666,9 +667,11 @@ def read_request(
     *,
     others: Sequence[ToolSense] = (),
     deadline: float | None = None,
+    user_id: str | None = None,
 ) -> IntentFinding:
     """Whether one of ``sentences_`` requests ``tool``'s action: proved, disproved or unknown. ``others``: the
-    policy's other tools (a later request for one of them takes nothing back)."""
+    policy's other tools (a later request for one of them takes nothing back); ``user_id``: whose messages are
+    the user's, in a conversation with other participants."""
     intents = tuple(i.text for i in tool.intents)
     if not rules.on(Rule.REQUEST_GRAMMAR) and sentences_:
         return IntentFinding(
@@ -701,7 +704,7 @@ def read_request(
                 undone = _held(transcript, sentence, tool, others, rules, deadline)
             undone = undone or _held_in_sentence(transcript, sentence, parse, tool, others)
             undone = undone or _framed(parse) or _framed_before(transcript, sentence, tool, rules, deadline)
-            undone = undone or _addressed_elsewhere(transcript, sentence)
+            undone = undone or _addressed_elsewhere(transcript, sentence, user_id)
             if undone is not None:
                 reading = undone
         found.append((sentence, reading))
