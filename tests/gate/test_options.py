@@ -166,6 +166,8 @@ def test_options_are_checked_when_the_policy_is_read() -> None:
         Policy.from_dict({"tools": {"x": {"targets": ["to"], "options": {"to": []}}}})
     with pytest.raises(InputError, match="options"):
         Policy.from_dict({"tools": {"x": {"options": ["permanently_delete"]}}})
+    with pytest.raises(InputError, match=r"tools\.x\.options\.limit: its default must be a JSON value"):
+        Policy({"x": ToolPolicy(options={"limit": float("nan")})})
     loaded = Policy.from_dict({"tools": {"x": {"options": {"mode": "soft", "cc": []}}}})
     assert loaded.for_tool("x").options == {"mode": "soft", "cc": []}
     assert Policy.from_dict(loaded.to_dict()).version == loaded.version

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -37,7 +38,18 @@ from validator.exceptions import FieldProblem, PolicyError
 from validator.language import english
 from validator.language.lexicon import default_intents, families_of
 
-__all__ = ["RETURNS", "Ask", "Policy", "PolicySettings", "Returns", "Risk", "ToolPolicy", "default_intents", "sources"]
+__all__ = [
+    "RETURNS",
+    "Ask",
+    "Policy",
+    "PolicySettings",
+    "Returns",
+    "Risk",
+    "ToolPolicy",
+    "default_intents",
+    "json_value",
+    "sources",
+]
 
 Ask = Literal["never", "when_unsure", "always"]
 Returns = Literal["user_records"]
@@ -304,21 +316,31 @@ def _option_problems(where: str, tp: ToolPolicy) -> list[FieldProblem]:
         elif name in (*tp.targets, *tp.amounts, *tp.content) or name == "justification":
             why = "is a target, an amount or content already: an option is what the call does besides"
             problems.append(FieldProblem(f"{where}.options.{name}", why))
-        elif not _json_value(default):
+        elif not json_value(default):
             why = f"its default must be a JSON value (true, a number, a string, a list, a table), got {default!r}"
             problems.append(FieldProblem(f"{where}.options.{name}", why))
     return problems
 
 
-def _json_value(value: Any, depth: int = 0) -> bool:
-    if depth > 8:
+OPTION_DEPTH = 8
+"""How deep an option's default may nest (a flag, a list of names, a table of settings: never deeper)."""
+
+
+def json_value(value: Any, *, null: bool = True, depth: int = 0) -> bool:
+    """Whether ``value`` is a JSON value an option's default may be: ``null`` (unless ``null=False``: TOML has
+    none), a boolean, a finite number, a string, a list or a table of them, at most :data:`OPTION_DEPTH` deep."""
+    if depth > OPTION_DEPTH:
         return False
-    if value is None or isinstance(value, bool | int | float | str):
+    if value is None:
+        return null
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, bool | int | str):
         return True
     if isinstance(value, list | tuple):
-        return all(_json_value(v, depth + 1) for v in value)
+        return all(json_value(v, null=null, depth=depth + 1) for v in value)
     if isinstance(value, Mapping):
-        return all(isinstance(k, str) and _json_value(v, depth + 1) for k, v in value.items())
+        return all(isinstance(k, str) and json_value(v, null=null, depth=depth + 1) for k, v in value.items())
     return False
 
 

@@ -19,7 +19,6 @@ until the author copies it into the policy.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from typing import Any
 from validator.exceptions import FieldProblem, InputError
 from validator.language import english
 from validator.language.lexicon import suggest_intents, tool_words
-from validator.policy import Policy
+from validator.policy import Policy, json_value
 
 __all__ = ["Proposal", "ToolSpec", "option_defaults", "propose", "read_specs"]
 
@@ -167,25 +166,11 @@ def option_defaults(spec: ToolSpec, taken: frozenset[str] = frozenset()) -> dict
     for name, schema in spec.properties.items():
         if name in taken or not isinstance(schema, Mapping):
             continue
-        if "default" in schema and _writable(schema["default"]):
+        if "default" in schema and json_value(schema["default"], null=False):  # TOML writes no null
             out[name] = schema["default"]
         elif schema.get("type") == "boolean" and "default" not in schema:
             out[name] = False
     return out
-
-
-def _writable(value: Any, depth: int = 0) -> bool:
-    if depth > 8 or value is None:
-        return False
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, bool | int | str):
-        return True
-    if isinstance(value, list):
-        return all(_writable(v, depth + 1) for v in value)
-    if isinstance(value, Mapping):
-        return all(isinstance(k, str) and _writable(v, depth + 1) for k, v in value.items())
-    return False
 
 
 def propose(policy: Policy, specs: list[ToolSpec]) -> Iterator[Proposal]:
