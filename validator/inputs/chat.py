@@ -21,13 +21,11 @@ Messages may be dicts or the ``openai`` package's models (``ChatCompletionMessag
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel
-
 from validator.exceptions import FieldProblem, InputError
+from validator.inputs.responses import item_args, item_text, plain
 from validator.inputs.transcript import Message, ToolCall, Transcript
 
 __all__ = ["is_chat", "messages_from_chat", "transcript_from_chat"]
@@ -38,12 +36,6 @@ _CHAT_PARTS = frozenset({"image_url", "input_audio", "file", "refusal"})
 """Content parts only Chat Completions has (another format's block, a ``tool_result``, is not one)."""
 
 
-def _plain(message: Any) -> Any:
-    if isinstance(message, BaseModel):
-        return message.model_dump(mode="json", exclude_none=True)
-    return message
-
-
 def is_chat(messages: Any) -> bool:
     """Whether ``messages`` are Chat Completions messages rather than the check-input format: a call under
     ``function``, a ``developer`` role, a ``null`` content, a part only they have (an image, audio, a file, a
@@ -51,18 +43,14 @@ def is_chat(messages: Any) -> bool:
     if not isinstance(messages, list | tuple):
         return False
     for raw in messages:
-        m = _plain(raw)
-        if not isinstance(m, Mapping):
-            continue
+        m = plain(raw)  # a model as data; anything else but a mapping: empty
         if m.get("role") == "developer" or ("content" in m and m["content"] is None) or _CHAT_ONLY_KEYS & m.keys():
             return True
         calls = m.get("tool_calls")
-        if isinstance(calls, list) and any(isinstance(c, Mapping) and "function" in c for c in map(_plain, calls)):
+        if isinstance(calls, list) and any("function" in c for c in map(plain, calls)):
             return True
         content = m.get("content")
-        if isinstance(content, list) and any(
-            isinstance(p, Mapping) and p.get("type") in _CHAT_PARTS for p in map(_plain, content)
-        ):
+        if isinstance(content, list) and any(p.get("type") in _CHAT_PARTS for p in map(plain, content)):
             return True
     return False
 
@@ -74,9 +62,9 @@ def messages_from_chat(messages: Sequence[Any]) -> list[dict[str, Any]]:
     names: dict[str, str] = {}
     problems: list[FieldProblem] = []
     for i, raw in enumerate(messages):
-        m = _plain(raw)
+        m = plain(raw)
         where = f"messages[{i}]"
-        if not isinstance(m, Mapping):
+        if not m:  # not a mapping (plain reads it as empty), or an empty one
             problems.append(FieldProblem(where, "must be a message object"))
             continue
         role = _ROLES.get(str(m.get("role")))
@@ -122,39 +110,21 @@ def transcript_from_chat(messages: Sequence[Any]) -> Transcript:
 
 
 def _content(m: Mapping[str, Any]) -> str:
-    content = m.get("content")
-    texts: list[str] = []
-    if isinstance(content, str):
-        texts.append(content)
-    elif isinstance(content, list):
-        for part in map(_plain, content):
-            if isinstance(part, Mapping) and part.get("type") in ("text", None) and isinstance(part.get("text"), str):
-                texts.append(part["text"])
-            elif isinstance(part, Mapping) and part.get("type") == "refusal" and isinstance(part.get("refusal"), str):
-                texts.append(part["refusal"])
-    if isinstance(m.get("refusal"), str) and m["refusal"]:
-        texts.append(m["refusal"])
-    return "\n".join(texts)
+    """The text parts and a refusal (as :func:`~validator.inputs.responses.item_text` reads them), and the
+    message's own ``refusal`` field."""
+    text = item_text(m.get("content"))
+    refusal = m.get("refusal")
+    return "\n".join(t for t in (text, refusal if isinstance(refusal, str) else "") if t)
 
 
 def _call(raw: Any, where: str, problems: list[FieldProblem]) -> dict[str, Any] | None:
-    call = _plain(raw)
-    function = _plain(call.get("function")) if isinstance(call, Mapping) else None
-    if not isinstance(call, Mapping) or not isinstance(function, Mapping):
+    call = plain(raw)
+    function = plain(call.get("function"))
+    if not function:
         problems.append(FieldProblem(where, "must be a call with a 'function' object"))
         return None
     call_id, name = call.get("id"), function.get("name")
     if not isinstance(call_id, str) or not call_id or not isinstance(name, str) or not name:
         problems.append(FieldProblem(where, "needs an 'id' and a 'function.name'"))
         return None
-    return {"id": call_id, "name": name, "args": _arguments(function.get("arguments"))}
-
-
-def _arguments(arguments: Any) -> dict[str, Any]:
-    if isinstance(arguments, Mapping):
-        return dict(arguments)
-    try:
-        parsed = json.loads(arguments) if isinstance(arguments, str) and arguments.strip() else {}
-    except ValueError:
-        return {"arguments": arguments}
-    return dict(parsed) if isinstance(parsed, Mapping) else {"arguments": parsed}
+    return {"id": call_id, "name": name, "args": item_args(function.get("arguments") or "{}")}
