@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal, Protocol
 
-from validator.gate.grammar import OWNER_USER, Action, Declaration, Parse, Phrase, Reading, Value
+from validator.gate.grammar import OWNER_USER, Declaration, Parse, Reading, Value
 from validator.gate.lexer import OPEN, Word, in_pack_language
 from validator.gate.reader import (
     PROVABLE,
@@ -274,7 +274,7 @@ def _carries(parse: Parse) -> bool:
     verb form read as a noun ("I changed my *mind*.")."""
     if any(w.classes == {OPEN} for w in parse.words):
         return True
-    return any(p.carried for r in parse.readings for a in r.actions for p in _phrases_of(a))
+    return any(p.carried for r in parse.readings for a in r.actions for p in a.phrases)
 
 
 def _frame(s: Sentence) -> Outcome | None:
@@ -356,10 +356,6 @@ def judge(sentence: Sentence, off: frozenset[str] = frozenset()) -> Outcome:
 
 
 # -- what the rows read -----------------------------------------------------------------------------------
-
-
-def _phrases_of(action: Action) -> list[Phrase]:
-    return [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
 
 
 _NOT_TARGETS = frozenset({"money", "number", "measure", "time", "text", "reported"})
@@ -512,7 +508,7 @@ def alone_facts(
     """Whether another request stands on its own, as two facts of the sentence (the request aside): whether it
     stands alone for a request with no values, and the values its verbs name. It stands alone for a request
     exactly when the first holds and no value of the second is one of the request's."""
-    values = tuple(v for r in parse.readings for a in r.actions for p in _phrases_of(a) for v in p.values)
+    values = tuple(v for r in parse.readings for a in r.actions for p in a.phrases for v in p.values)
     return _stands_alone(parse, tool, others, mine), values
 
 
@@ -537,7 +533,7 @@ def _stands_alone(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mi
                 return False
             inside = [w for w in parse.words if action.start <= w.start < action.end and not w.verb]
             things = acted_on_kinds(tool)
-            named = any(p.form == "described" and p.kinds & things for p in _phrases_of(action))
+            named = any(p.form == "described" and p.kinds & things for p in action.phrases)
             named = named or any(w.classes & {"NN", "NNS"} and w.kinds & things for w in inside)  # "my payment …"
             about = named or any(_names_tool(w, tool) for w in inside)
             if not action.negated and ((about and not mine_too) or any(w.norm in conversation for w in inside)):

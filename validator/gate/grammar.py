@@ -147,6 +147,11 @@ class Action:
     sequenced: bool = False
     """Joined to the verb before it by "then" ("get a receipt from Bob, then pay him"): it comes after that one."""
 
+    @property
+    def phrases(self) -> list[Phrase]:
+        """Its objects, then the phrase of each modifier that has one."""
+        return [*self.objects, *(m.phrase for m in self.mods if m.phrase is not None)]
+
 
 OWNER_USER = ""
 """A declaration's owner: the user ("my username is X", "I am USR001")."""

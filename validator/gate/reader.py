@@ -348,17 +348,17 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
     problem = _unfit(reading, action, tool) or _split(action, tool)
     if problem is not None:
         return _Outcome("unknown", problem[0], problem[1], key=problem)
-    described = [v for a in matches for p in _phrases(a) for v in p.excluded if v.kind == "described"]
+    described = [v for a in matches for p in a.phrases for v in p.excluded if v.kind == "described"]
     if described:  # what is excluded is described, not given: no argument can be checked against it
         return _Outcome("unknown", "object_kind", f"not {described[0].text}", key=("excluded", described[0].text))
-    given = [v for a in matches for p in _phrases(a) for v in (*p.values, *p.inner)]
-    both = [v for a in matches for p in _phrases(a) for v in p.excluded if any(same_value(v, g) for g in given)]
+    given = [v for a in matches for p in a.phrases for v in (*p.values, *p.inner)]
+    both = [v for a in matches for p in a.phrases for v in p.excluded if any(same_value(v, g) for g in given)]
     if both:  # "pay DE44…, not DE44…": the same value asked for and forbidden
         return _Outcome("unknown", "ambiguous", f"not {both[0].text}", key=("contradicted", both[0].text))
     unlike = [
         v
         for a in matches
-        for p in _phrases(a)
+        for p in a.phrases
         for v in p.excluded
         if v.kind not in PROVABLE or any(g.kind != v.kind for g in given)
     ]
@@ -366,7 +366,7 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
         return _Outcome("unknown", "ambiguous", f"not {unlike[0].text}", key=("unlike", unlike[0].text))
     positive = [a for a in matches if not a.negated]
     at = reading.actions.index(action)
-    values = [v for a in positive for p in _phrases(a) for v in p.values]
+    values = [v for a in positive for p in a.phrases for v in p.values]
     for n, other in enumerate(reading.actions):
         if other not in beside(reading, tool):
             continue
@@ -422,7 +422,7 @@ def unread(action: Action, words: Sequence[Word], *, people: bool = False) -> st
         return f"points back ('{word.text}')"
     if any(m.role == "text" for m in action.mods):
         return "says free text that is not read"
-    if any(v.kind in ("quoted", "mention") for p in _phrases(action) for v in p.values):
+    if any(v.kind in ("quoted", "mention") for p in action.phrases for v in p.values):
         return "holds a quoted text that is not read"
     return None
 
@@ -452,9 +452,9 @@ def not_alone(
     found = unread(action, words, people=people)
     if found is not None:
         return found
-    if any(p.form == "described" and _theme(p, tool) and _bare(p, words) for p in _phrases(action)):
+    if any(p.form == "described" and _theme(p, tool) and _bare(p, words) for p in action.phrases):
         return "names the kind of thing the request acts on"  # "… but don't complete the payment"
-    if action.negated and any(same_value(v, r) for p in _phrases(action) for v in p.values for r in request):
+    if action.negated and any(same_value(v, r) for p in action.phrases for v in p.values for r in request):
         return "forbids a value of the request"
     return None
 
@@ -466,7 +466,7 @@ def _part_of_message(action: Action, tool: ToolSense) -> bool:
     if action.negated or not _theme_kinds(tool):
         return False
     if action.verb in english().content_verbs:  # "… and include the board link"
-        return not any(p.form == "pronoun" for p in _phrases(action))
+        return not any(p.form == "pronoun" for p in action.phrases)
     if not action.says:
         return False
     return all(p.form == "pronoun" and p.head not in english().back_pronouns for p in action.objects)
@@ -527,10 +527,6 @@ def _argument_slots(action: Action, tool: ToolSense) -> list[Slot]:
     return [
         (role, phrase, mod) for role, phrase, mod in (*_slots(action, tool), *_made(action, tool)) if not _adjunct(role)
     ]
-
-
-def _phrases(action: Action) -> list[Phrase]:
-    return [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
 
 
 Slot = tuple[str, Phrase | None, Mod | None]

@@ -375,8 +375,7 @@ _SOMEONE = frozenset({"name", "email", "phone", "handle"})
 def _waits_on_someone(action: Action) -> bool:
     """Own work that needs another person ("Get a receipt *from Bob*, then pay him."): what it waits for is
     theirs to give, so the request after it holds until the transcript shows the step done."""
-    phrases = [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None)]
-    return any(v.kind in _SOMEONE for p in phrases for v in p.values)
+    return any(v.kind in _SOMEONE for p in action.phrases for v in p.values)
 
 
 def _framed(parse: Parse) -> Read | None:
