@@ -41,7 +41,9 @@ from types import ModuleType
 from typing import Any
 
 from validator import Code, Policy, Validator, ValidatorConfig, Verdict
+from validator.judges.base import Judge, JudgeOutput, JudgeRequest
 from validator.policy.suggest import propose, read_specs
+from validator.testing import FunctionJudge
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY_PATH = ROOT / "bench" / "utility_policy.toml"
@@ -93,6 +95,9 @@ class Check:
     cause: str
     """What the refusal rests on: the request grammar's problem, or the first ungrounded value and its status."""
     reasoning: str
+    risk: str = "general"
+    decided_by: str = "code"
+    """Who decided: ``code``, ``model`` (the stand-in judge's answer decided it) or ``user`` (asked)."""
 
 
 @dataclass(slots=True)
@@ -214,11 +219,13 @@ def run_entry(
     long_context: bool,
     found: bool = False,
     rules_off: frozenset[str] = frozenset(),
+    judge: Judge | None = None,
 ) -> None:
     """Replay one conversation's ground truth, checking each guarded call before it runs (``found``: with no
     justification, as a host that cannot carry one sends it)."""
     methods = instantiate(entry, backend, long_context)
-    validator = Validator(policy, config=ValidatorConfig(rules_off=rules_off))  # fresh: the ledger starts empty
+    # fresh: the ledger starts empty
+    validator = Validator(policy, judge=judge, config=ValidatorConfig(rules_off=rules_off))
     messages: list[dict[str, Any]] = []
     count = 0
     for turn_index, (turn, calls) in enumerate(zip(entry["question"], truth, strict=True)):
@@ -247,6 +254,8 @@ def run_entry(
                         code=verdict.code.value,
                         cause=cause(verdict),
                         reasoning=verdict.reasoning,
+                        risk=verdict.risk,
+                        decided_by=verdict.decided_by,
                     )
                 )
             output, ok = execute(method, args)
@@ -269,6 +278,7 @@ def run_category(
     data: Path,
     found: bool = False,
     rules_off: frozenset[str] = frozenset(),
+    judge: Judge | None = None,
 ) -> Run:
     run = Run(category)
     started = time.perf_counter()
@@ -288,9 +298,54 @@ def run_category(
             long_context=category == "long_context",
             found=found,
             rules_off=rules_off,
+            judge=judge,
         )
     run.seconds = time.perf_counter() - started
     return run
+
+
+# -- the model stand-in --------------------------------------------------------------------------
+
+
+class ApproveAll:
+    """The ceiling a perfect model could reach on the blind view: a judge that approves every call it is asked
+    about with high confidence, citing the first sentence of the user's the gate lets it cite (else the user's
+    newest words, which code then holds to the table). Each call is priced as the blind request an
+    ``AnthropicJudge`` would send (``bench/cache_cost.py``'s model and prices, no cache)."""
+
+    def __init__(self) -> None:
+        spec = importlib.util.spec_from_file_location("bench_cache_cost", ROOT / "bench" / "cache_cost.py")
+        assert spec is not None and spec.loader is not None
+        self._cost = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = self._cost  # its dataclasses look their module up
+        spec.loader.exec_module(self._cost)
+        emulator = self._cost.CacheEmulator(self._cost._answer)
+        self._judge = self._cost.AnthropicJudge(self._cost.MODEL, client=self._cost._client(emulator), view="blind")
+        self.calls = 0
+        self.usd = 0.0
+
+    def __call__(self, request: JudgeRequest) -> JudgeOutput:
+        self.calls += 1
+        body = self._judge.plan(request).body
+        usage = {**self._cost.CacheEmulator(self._cost._answer, enabled=False).usage(body), "output_tokens": 60}
+        self.usd += float(self._cost.PRICES.cost(self._cost.MODEL, usage) or 0.0)
+        held = request.findings.judgeable
+        if held is not None and held.sentences:
+            cited = held.sentences[0].text
+        else:
+            cited = next((r.text for r in reversed(request.findings.requests)), None)
+        return JudgeOutput(
+            approved=True, reasoning="approve-all stand-in", confidence="high", view="blind", user_sentence=cited
+        )
+
+
+def with_intent_judge(policy: Policy) -> Policy:
+    """The policy with ``intent = "judge"`` on every dangerous tool (the opt-in this bench measures)."""
+    tools = {
+        name: dataclasses.replace(tp, intent="judge") if tp.risk == "dangerous" else tp
+        for name, tp in policy.tools.items()
+    }
+    return dataclasses.replace(policy, tools=tools)
 
 
 # -- the figures ----------------------------------------------------------------------------------
@@ -298,6 +353,7 @@ def run_category(
 
 def tally(checks: list[Check]) -> dict[str, Any]:
     decisions = Counter(c.decision for c in checks)
+    by = Counter(c.decided_by for c in checks)
     refusals = Counter(c.code for c in checks if c.decision != "approve")
     causes = Counter(" ".join(filter(None, (c.code, c.cause))) for c in checks if c.decision != "approve")
     return {
@@ -307,6 +363,7 @@ def tally(checks: list[Check]) -> dict[str, Any]:
         "blocked": decisions["block"],
         "refusal_codes": dict(refusals.most_common()),
         "refusal_causes": dict(causes.most_common()),
+        "decided_by": {who: by[who] for who in ("code", "model", "user")},
     }
 
 
@@ -359,6 +416,7 @@ def report(run: Run) -> dict[str, Any]:
         "seconds": round(run.seconds, 2),
         **tally(run.checks),
         "by_api": grouped(run.checks, lambda c: c.api),
+        "by_risk": grouped(run.checks, lambda c: c.risk),
         "by_tool": grouped(run.checks, lambda c: c.tool),
         "examples": examples(run.checks),
     }
@@ -377,7 +435,10 @@ def write_checks(path: Path, checks: list[Check]) -> None:
                 "decision": c.decision,
                 "code": c.code,
                 "cause": c.cause,
+                "risk": c.risk,
+                "decided_by": c.decided_by,
                 "user_turn": c.user_turn,
+                "reasoning": c.reasoning,
             }
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
@@ -400,6 +461,11 @@ def lines(run: Run, figures: dict[str, Any], missing: dict[str, str]) -> Iterato
         yield (
             f"{name:<20}{t['checked']:>8}{t['approved']:>9}{t['asked']:>7}{t['blocked']:>8}  {top(t['refusal_codes'])}"
         )
+    for risk, t in sorted(figures["by_risk"].items()):
+        yield f"{risk + ' tools':<20}{t['checked']:>8}{t['approved']:>9}{t['asked']:>7}{t['blocked']:>8}"
+    who = figures["decided_by"]
+    share = {k: f"{100 * v / max(1, figures['checked']):.0f}%" for k, v in who.items()}
+    yield "decided by: " + ", ".join(f"{k} {who[k]} ({share[k]})" for k in ("code", "model", "user"))
     for ex in figures["examples"][:6]:
         yield f"  {ex['decision']} {ex['code']}: {shorten(ex['call'], 90)} <- {shorten(ex['user_turn'], 90)!r}"
 
@@ -438,6 +504,17 @@ def main(argv: list[str] | None = None) -> int:
         "--checks", type=Path, default=None, help="also write every check, one JSON line each (to compare two runs)"
     )
     parser.add_argument(
+        "--judge",
+        choices=["strict", "approve-all"],
+        default="strict",
+        help="approve-all: a blind-view stand-in that approves everything (the ceiling a perfect model reaches)",
+    )
+    parser.add_argument(
+        "--intent-judge",
+        action="store_true",
+        help='set intent = "judge" on every dangerous tool (a model may decide a request code could not read)',
+    )
+    parser.add_argument(
         "--suggested",
         action="store_true",
         help="add what unedited `validator policy suggest --tools` proposes from the suite's function docs",
@@ -456,10 +533,17 @@ def main(argv: list[str] | None = None) -> int:
         policy, added = with_suggestions(policy, installed / "data" / "multi_turn_func_doc")
         for line in added:
             print(f"suggested: {line}")
+    if args.intent_judge:
+        policy = with_intent_judge(policy)
+    stand_in = ApproveAll() if args.judge == "approve-all" else None
+    judge = FunctionJudge(stand_in, name="approve_all") if stand_in is not None else None
     backend = load_backend()
     categories = list(CATEGORIES) if args.category == "all" else [args.category]
     off = frozenset(r for r in args.rules_off.split(",") if r)
-    runs = [run_category(name, args.limit, policy, backend, installed / "data", args.found, off) for name in categories]
+    runs = [
+        run_category(name, args.limit, policy, backend, installed / "data", args.found, off, judge)
+        for name in categories
+    ]
     figures = [report(run) for run in runs]
     for run, fig in zip(runs, figures, strict=True):
         for line in lines(run, fig, backend.missing):
@@ -479,10 +563,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"figures written to {args.json}")
     if args.checks is not None:
         write_checks(args.checks, checks)
+    if stand_in is not None:
+        per_hundred = 100 * stand_in.usd / max(1, overall["checked"])
+        print(
+            f"model calls: {stand_in.calls} of {overall['checked']} checks on the blind view, "
+            f"${per_hundred:.3f} per hundred checks ({stand_in._cost.MODEL}, no cache)"
+        )
     print(
         f"utility: approved {overall['approved']} of {overall['checked']}, "
         f"asked {overall['asked']}, blocked {overall['blocked']}"
         + (", evidence found by the validator" if args.found else "")
+        + (f", judge {args.judge}" if args.judge != "strict" else "")
+        + (", intent = judge on dangerous tools" if args.intent_judge else "")
     )
     return 0
 

@@ -399,7 +399,7 @@ class Validator(BaseValidator):
         return capped
 
     def _verdict(self, request: JudgeRequest, attempts: Attempts) -> Verdict:
-        judged = Judged(attempts.output, self.judge.label, attempts.errors, attempts.spent)
+        judged = Judged(attempts.output, self.judge.label, attempts.errors, attempts.spent, self.judge.decides)
         return decision.decide(
             request.findings,
             judged,

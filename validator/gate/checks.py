@@ -44,6 +44,7 @@ from validator.gate.grounding import (
     ground_value,
 )
 from validator.gate.index import is_users, other_index, user_index
+from validator.gate.judgeable import judgeable
 from validator.gate.options import option_findings, unclassified
 from validator.gate.paths import Keys, keyed_strings, leaves, lookup, under
 from validator.gate.reader import ToolSense, declared, warm
@@ -364,6 +365,19 @@ def run_gate(
     if edited:
         grounded = (_by_edit(grounded[0], edited), _by_edit(grounded[1], edited))
     _within(deadline, "grounding the values")
+    open_to = judgeable(
+        transcript,
+        action,
+        tool_policy,
+        intent,
+        requests,
+        (*grounded[0], *grounded[1]),
+        sense,
+        tuple(others.values()),
+        rules=rules,
+        deadline=deadline,
+        user_id=user_id,
+    )
     findings = Findings(
         quotes=quotes,
         requests=requests,
@@ -372,6 +386,7 @@ def run_gate(
         entities=grounded[1],
         intent=intent,
         evidence="found" if justification.found else "cited",
+        judgeable=open_to,
     )
     return findings
 

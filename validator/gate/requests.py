@@ -50,12 +50,14 @@ from validator.policy import Policy
 from validator.verdict.findings import IntentFinding, RequestFill, RequestProblem, RequestSentence
 
 __all__ = [
+    "after_request",
     "delegated_instructions",
     "negated_anywhere",
     "read_request",
     "requests_tool",
     "suggest_tool",
     "suggestion",
+    "verbs_in",
     "why_not_requested",
 ]
 
@@ -645,6 +647,40 @@ def negated_anywhere(
             if found is not None and found.proof == "disproved":
                 return Read("disproved", "negated", s.original)
     return None
+
+
+def verbs_in(
+    transcript: Transcript, sentence: RequestSentence, tool: ToolSense, rules: Rules = ALL_ON
+) -> tuple[tuple[int, int], ...] | None:
+    """Where ``tool``'s intent verbs stand in ``sentence`` as words, in any of their forms ("paid", "paying"), as
+    the lexer read it (a quoted passage is one token: a verb inside it is not the user's); None when the sentence
+    itself reads as a negation of the action, or holds a frame ("for a dry run")."""
+    parse = _kept_parse(transcript, rules, tool, sentence.text, _original(transcript, sentence))
+    reading = read_parse(parse, tool)
+    if (reading is not None and reading.proof == "disproved") or _framed(parse) is not None:
+        return None
+    heads = {i.verb.split()[0] for i in tool.intents}
+    return tuple((w.start, w.end) for w in parse.words if (w.verb or w.norm) in heads)
+
+
+def after_request(
+    transcript: Transcript,
+    sentence: RequestSentence,
+    tool: ToolSense,
+    others: Sequence[ToolSense],
+    rules: Rules = ALL_ON,
+    deadline: float | None = None,
+    user_id: str | None = None,
+) -> Read | None:
+    """What could take back a request in ``sentence`` that code did not prove: a sentence of the user's after it
+    that the context table leaves unknown or reads as taking it back, a frame in an earlier turn, a reply to
+    another participant; None when nothing does. The same rules a proved request is read under, with no value
+    of its own (no fill is known)."""
+    return (
+        _later(transcript, sentence, tool, others, (), rules, False, deadline)
+        or _framed_before(transcript, sentence, tool, rules, deadline)
+        or _addressed_elsewhere(transcript, sentence, user_id)
+    )
 
 
 def _problem(name: str | None) -> RequestProblem:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
@@ -27,7 +27,12 @@ from validator.verdict.findings import Findings, IntentFinding
 if TYPE_CHECKING:
     from validator.telemetry import Telemetry
 
-__all__ = ["Judge", "JudgeOutput", "JudgeRequest"]
+__all__ = ["Judge", "JudgeOutput", "JudgeRequest", "View"]
+
+View = Literal["blind", "shared_prefix"]
+"""What a model judge reads: ``blind`` (:mod:`validator.judges.blind`: the user's words, the call and code's facts,
+never a tool output or the agent's prose) or ``shared_prefix`` (the agent's own request, or the whole transcript
+as data where none can be shared)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,6 +70,13 @@ class JudgeOutput(BaseModel):
     usage: Usage | None = None
     quality_notes: tuple[str, ...] = ()
     """Advice on an authorized action (a mistyped recipient); never weakens or replaces a safety decision."""
+    user_sentence: StrictStr | None = Field(default=None, max_length=4_000)
+    """The user's own sentence the judge says asks for the action, copied exactly (the model's ``user_sentence``).
+    Where a dangerous tool's policy lets a model decide an unknown intent (``intent = "judge"``), code checks it
+    stands in a sentence it may cite, holding the tool's verb (:mod:`validator.gate.judgeable`)."""
+    view: View | None = None
+    """What the judge read for this answer, as the judge's own code reports it (never the model's output): the
+    opt-in above counts an approval on the ``blind`` view only. None: a judge that does not say."""
 
     def contradictions(self) -> list[str]:
         """Ways this output contradicts itself; a non-empty list makes it unusable."""
@@ -86,6 +98,9 @@ class Judge:
     name: ClassVar[str] = "judge"
     blocking: ClassVar[bool] = True
     """False for judges that do pure, bounded computation: they run inline, with no thread."""
+    decides: ClassVar[Literal["code", "model"]] = "model"
+    """Who a verdict this judge decides says decided it (``Verdict.decided_by``): ``code`` for a judge that is code
+    over the findings (the strict judge), ``model`` for any other (a model, or a stand-in for one)."""
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from validator._json import dumps
 from validator.exceptions import UsageError
@@ -39,14 +39,11 @@ from validator.gate.index import is_users
 from validator.gate.sentences import attributed
 from validator.gate.text import SearchBudgetExceeded, find_bounded, normalize
 from validator.inputs.transcript import Transcript
-from validator.judges.base import JudgeRequest
+from validator.judges.base import JudgeRequest, View
 from validator.verdict.findings import ValueFinding
 
 __all__ = ["VIEWS", "View", "check_view", "render_blind"]
 
-View = Literal["blind", "shared_prefix"]
-"""What a model judge reads: ``blind`` (this module) or ``shared_prefix`` (the agent's own request, or the
-whole transcript as data where none can be shared)."""
 VIEWS: tuple[View, ...] = ("blind", "shared_prefix")
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]{0,31}")

@@ -123,7 +123,7 @@ class ChatModelJudge(Judge):
             data = guard_calls(
                 self.label, calls, self.tool_name, stop_reason="max_tokens" if stop in _STOPPED else None
             )
-            return parse_verdict(self.label, data, usage)
+            return parse_verdict(self.label, data, usage, view=self.view)
         except JudgeError as exc:
             exc.usage = usage
             raise

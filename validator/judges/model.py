@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from validator._json import dumps
 from validator.exceptions import JudgeOutputError
 from validator.inputs.transcript import Transcript
-from validator.judges.base import JudgeOutput, JudgeRequest
+from validator.judges.base import JudgeOutput, JudgeRequest, View
 from validator.prompts import load_prompt
 from validator.verdict import Usage
 
@@ -62,6 +62,11 @@ def verdict_schema(*, quality: bool = True) -> dict[str, Any]:
             "type": "string",
             "description": "When not approved: what the agent should do instead (often: ask the user).",
         },
+        "user_sentence": {
+            "type": "string",
+            "description": "When approved: the user's own sentence that asks for this action, copied exactly "
+            "from their messages (the words with the request's verb).",
+        },
     }
     if quality:
         properties["quality_notes"] = {
@@ -77,21 +82,23 @@ def verdict_schema(*, quality: bool = True) -> dict[str, Any]:
     }
 
 
-def parse_verdict(judge: str, data: Any, usage: Usage | None = None) -> JudgeOutput:
-    """The verdict tool's input as a :class:`JudgeOutput`; raises :class:`JudgeOutputError`."""
+def parse_verdict(judge: str, data: Any, usage: Usage | None = None, *, view: View | None = None) -> JudgeOutput:
+    """The verdict tool's input as a :class:`JudgeOutput` (``view``: what the judge's code sent the model, never
+    the model's to say); raises :class:`JudgeOutputError`."""
     if not isinstance(data, Mapping):
         raise JudgeOutputError(judge, f"verdict input is {type(data).__name__}, not an object")
     fields = dict(data)
     if isinstance(fields.get("confidence"), str):  # enum capitalisation is not guaranteed
         fields["confidence"] = fields["confidence"].strip().lower()
-    if fields.get("suggested_next_step") == "":
-        fields["suggested_next_step"] = None
-    allowed = {"approved", "reasoning", "confidence", "suggested_next_step", "quality_notes"}
+    for optional in ("suggested_next_step", "user_sentence"):
+        if fields.get(optional) == "":
+            fields[optional] = None
+    allowed = {"approved", "reasoning", "confidence", "suggested_next_step", "quality_notes", "user_sentence"}
     unknown = sorted(set(fields) - allowed)
     if unknown:
         raise JudgeOutputError(judge, f"verdict has unknown fields: {', '.join(unknown)}")
     try:
-        output = JudgeOutput.model_validate({**fields, "usage": usage})
+        output = JudgeOutput.model_validate({**fields, "usage": usage, "view": view})
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False))
         raise JudgeOutputError(judge, f"verdict does not parse: {problems}") from None

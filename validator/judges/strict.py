@@ -20,7 +20,7 @@ Every verdict says it is the strict offline judge and what it did not check: it 
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from validator.gate.requests import suggestion, why_not_requested
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
@@ -45,6 +45,7 @@ class StrictJudge(Judge):
 
     name: ClassVar[str] = "strict"
     blocking: ClassVar[bool] = False
+    decides: ClassVar[Literal["code", "model"]] = "code"
 
     def _not_requested(self, request: JudgeRequest, intent: IntentFinding) -> JudgeOutput:
         tool = request.action.tool

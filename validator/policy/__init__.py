@@ -43,6 +43,7 @@ __all__ = [
     "Ask",
     "Policy",
     "PolicySettings",
+    "IntentBy",
     "Returns",
     "Risk",
     "ToolPolicy",
@@ -53,6 +54,8 @@ __all__ = [
 
 Ask = Literal["never", "when_unsure", "always"]
 Returns = Literal["user_records"]
+IntentBy = Literal["code", "judge"]
+"""Who may decide that a dangerous tool's call was asked for (``intent``): code only, or a model judge too."""
 RETURNS: tuple[str, ...] = ("user_records",)
 """What a policy may declare a tool's output to be (``returns``)."""
 
@@ -112,6 +115,12 @@ class ToolPolicy:
     """Tools this one is a necessary step of (log in before posting, press the brake to start the
     engine): a proved request for one of them proves this call's request too, unless the user's words
     negate this one. Its own values are grounded as for any call."""
+    intent: IntentBy = "code"
+    """Who may decide that a *dangerous* call was asked for when code could not read the request: ``code`` (the
+    default: the user is asked) or ``judge``: a model judge on the blind view may approve it, and only when code
+    proved everything else (see :mod:`validator.gate.judgeable`: every value the user's own and the only one of
+    its role, the tool's verb in the sentence the model cites, nothing after it unread). A general tool's unknown
+    intent is the model's to decide already."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "targets", tuple(self.targets))
@@ -200,6 +209,7 @@ class Policy:
                     for k, v in asdict(tp).items()
                     # a policy without one of the later fields keeps its version
                     if not (k in ("currency", "content", "returns", "options") and not v)
+                    and not (k == "intent" and v == "code")
                 }
                 for name, tp in sorted(self.tools.items())
             },
@@ -233,6 +243,7 @@ class Policy:
                 content=tuple(t.content),
                 returns=t.returns,
                 options=dict(t.options),
+                intent=t.intent,
             )
             for name, t in doc.tools.items()
         }
@@ -299,6 +310,7 @@ def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]
         if tp.exempt and tp.ask == "always":
             problems.append(FieldProblem(where, "an exempt tool is never checked, so the user cannot always be asked"))
         problems += _kind_problems(where, tp) + _content_problems(where, tp) + _returns_problems(where, tp)
+        problems += _intent_problems(where, tp)
         problems += _option_problems(where, tp)
         if "justification" in tp.targets:
             problems.append(
@@ -342,6 +354,15 @@ def json_value(value: Any, *, null: bool = True, depth: int = 0) -> bool:
     if isinstance(value, Mapping):
         return all(isinstance(k, str) and json_value(v, null=null, depth=depth + 1) for k, v in value.items())
     return False
+
+
+def _intent_problems(where: str, tp: ToolPolicy) -> list[FieldProblem]:
+    if tp.intent not in ("code", "judge"):
+        return [FieldProblem(f"{where}.intent", f"must be 'code' or 'judge', got {tp.intent!r}")]
+    if tp.intent == "judge" and tp.risk != "dangerous":
+        why = "'judge' is for dangerous tools: a model judge decides a general tool's unknown intent already"
+        return [FieldProblem(f"{where}.intent", why)]
+    return []
 
 
 def _returns_problems(where: str, tp: ToolPolicy) -> list[FieldProblem]:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from validator._errors import problems_from_pydantic
 from validator._types import Risk
 from validator.exceptions import PolicyError
-from validator.policy import Ask, Returns
+from validator.policy import Ask, IntentBy, Returns
 
 __all__ = ["read_document"]
 
@@ -54,6 +54,7 @@ class _ToolDoc(_Strict):
     content: list[str] = Field(default_factory=list)
     returns: Returns | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    intent: IntentBy = "code"
     guarded: bool | None = None
 
     @model_validator(mode="after")

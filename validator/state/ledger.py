@@ -32,6 +32,7 @@ import re
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Hashable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from operator import itemgetter
@@ -65,12 +66,15 @@ def _keys(findings: Findings, transcript: Transcript, tool: str, user_id: str | 
     step of another tool; none for a request of several actions), else each standing authorization it rests
     on, for its period."""
     intent = findings.intent
-    if intent is None or not intent.requested:
+    if intent is None or not intent.asked:
         return _grants_of(findings, user_id, now)
     if intent.multiple:
         return []
-    step = tool if intent.step_of else ""
     messages = transcript.messages
+    if intent.judged is not None:  # a model decided the request: the sentence it cited is spent
+        s = intent.judged
+        return [request_key(user_id, messages[s.message].content, s.start, s.end, "")]
+    step = tool if intent.step_of else ""
     return [request_key(user_id, messages[r.message].content, r.start, r.end, step) for r in findings.requests]
 
 
@@ -229,7 +233,7 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
     also a call of another dangerous tool that does the same thing, whose targets hold every target value of
     the action ("pay_bill" ran, now "send_money" with the same IBAN: one request, one payment)."""
     intent = request.findings.intent
-    if intent is None or not intent.requested:
+    if intent is None or not intent.asked:
         return None
     after = _cutoff(request)
     if after is None:
@@ -274,7 +278,7 @@ def corrected(request: JudgeRequest) -> int | None:
     intent = request.findings.intent
     tool_policy, action = request.tool_policy, request.action
     amounts = tool_policy.amount_paths(action.tool)
-    if intent is None or not intent.requested or intent.multiple or not amounts or not tool_policy.targets:
+    if intent is None or not intent.asked or intent.multiple or not amounts or not tool_policy.targets:
         return None
     after = _cutoff(request)
     if after is None:
@@ -366,6 +370,9 @@ def spend(
     action."""
     if not rules.on(Rule.ONE_REQUEST) or not verdict.approved or request.tool_policy.exempt:
         return verdict
+    judged = verdict.findings.intent
+    if judged is not None and judged.judged is not None:  # the request a model decided: spent like a proved one
+        request = replace(request, findings=verdict.findings)
     done = carried_out(request)  # every guarded tool: the same email sent twice reaches someone twice
     if done is not None:
         return decision.request_carried_out(verdict, done.id)

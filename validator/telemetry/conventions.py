@@ -69,6 +69,8 @@ DECISION: Final = "action_validator.decision"
 JUDGE: Final = "action_validator.judge"
 """The judge that decided (``strict``, ``anthropic:MODEL``); absent when code alone decided."""
 CONFIDENCE: Final = "action_validator.confidence"
+DECIDED_BY: Final = "action_validator.decided_by"
+"""Who decided the verdict: ``code``, ``model`` or ``user`` (a question to the user)."""
 REUSED: Final = "action_validator.reused"
 """True when the verdict was judged earlier for the very same call and conversation."""
 

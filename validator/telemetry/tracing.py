@@ -79,6 +79,7 @@ class CheckSpan:
             names.GUARDRAIL_RESULT_VALUE: code,
             names.DECISION: decision,
             names.CONFIDENCE: verdict.confidence,
+            names.DECIDED_BY: verdict.decided_by,
             names.REUSED: verdict.reused,
         }
         if verdict.judge:

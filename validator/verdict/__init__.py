@@ -9,7 +9,7 @@ figures.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import TypeAdapter
 
@@ -20,12 +20,16 @@ from validator.verdict import refusals
 from validator.verdict.codes import Code, Decision
 from validator.verdict.findings import Findings
 
-__all__ = ["REFUSAL_TEMPLATE", "Code", "Confidence", "Decision", "Usage", "Verdict", "verdict_adapter"]
+__all__ = ["REFUSAL_TEMPLATE", "Code", "Confidence", "DecidedBy", "Decision", "Usage", "Verdict", "verdict_adapter"]
 
 REFUSAL_TEMPLATE = "Action `{tool}` was not run ({code}): {reasoning}"
 """What an agent reads when its call did not run (every integration sends this text)."""
 NEXT_STEP_TEMPLATE = "Suggested next step: {step}"
 
+
+DecidedBy = Literal["code", "model", "user"]
+"""Who decided a verdict: ``code`` (the gate, the strict judge, a refusal no judge could change), ``model`` (a
+model judge's answer, held to the decision table), ``user`` (a question to the user, or their answer)."""
 
 RUNS = frozenset({Code.APPROVED, Code.EXEMPT, Code.APPROVED_BY_USER, Code.NOT_ENFORCED})
 """The codes whose action runs."""
@@ -100,8 +104,13 @@ class Verdict:
     question_id: str | None = None
     """The question an ``ask_user`` verdict of the decision service puts to the user, kept until it is
     answered once (``POST /v1/answer {"question_id", "answer"}``; :mod:`validator.state.questions`)."""
+    decided_by: DecidedBy = "code"
+    """Who decided it (:data:`DecidedBy`): an ``ask_user`` verdict, and the user's answer or overruling, is always
+    ``user``; a model judge's answer that decided the verdict is ``model``; anything else ``code``."""
 
     def __post_init__(self) -> None:
+        if self.decision is Decision.ASK_USER or self.code in (Code.APPROVED_BY_USER, Code.REJECTED_BY_USER):
+            object.__setattr__(self, "decided_by", "user")
         if self.approved != (self.decision is Decision.APPROVE):
             raise UsageError(f"approved={self.approved} contradicts decision={self.decision.value}")
         if self.approved != (self.code in RUNS):

@@ -22,9 +22,9 @@ from validator.gate.requests import suggestion, why_not_requested
 from validator.judges.base import JudgeOutput
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy, PolicySettings, ToolPolicy
-from validator.verdict import Code, Decision, Usage, Verdict
+from validator.verdict import Code, DecidedBy, Decision, Usage, Verdict
 from validator.verdict import refusals as texts
-from validator.verdict.findings import CheckFinding, Findings, Gap, ValueFinding
+from validator.verdict.findings import USERS_WORDS, CheckFinding, Citable, Findings, Gap, ValueFinding
 from validator.verdict.refusals import next_step as next_step_for
 from validator.verdict.refusals import overruled as overruled_text
 
@@ -69,6 +69,8 @@ class Judged:
     judge: str
     errors: Sequence[str] = ()
     spent: Sequence[Usage] = ()
+    by: DecidedBy = "model"
+    """What the judge is: a ``model``, or ``code`` (the strict judge): who decided the verdict it answers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,11 +188,42 @@ def _refused(
     if disproved:  # a strong local signal against the action: blocked, whatever any judge would say
         return _gap_refusal(findings, tool, disproved, Decision.BLOCK)
     if tool_policy.risk == "dangerous" and gaps:  # unknown on a dangerous action: the user decides
+        if _open_to_model(findings, tool_policy, gaps):  # the policy's opt-in: the model reads the request
+            return None
         values = any(g.what != "request" for g in gaps)
         blocking = values and settings.ungrounded_targets == "block" and rules.on(Rule.DANGEROUS_VALUES_TO_USER)
         if rules.on(Rule.DANGEROUS_VALUES_TO_USER) or any(g.what == "request" for g in gaps):
-            return _gap_refusal(findings, tool, gaps, Decision.BLOCK if blocking else Decision.ASK_USER)
+            refusal = _gap_refusal(findings, tool, gaps, Decision.BLOCK if blocking else Decision.ASK_USER)
+            held = findings.judgeable
+            if tool_policy.intent == "judge" and held is not None and held.problem is not None:
+                refusal = replace(refusal, reasoning=refusal.reasoning + texts.not_judgeable(held.problem, held.detail))
+            return refusal
     return None
+
+
+def _open_to_model(findings: Findings, tool_policy: ToolPolicy, gaps: Sequence[Gap]) -> bool:
+    """Whether a model judge may decide this dangerous call: the policy opts in (``intent = "judge"``), what code
+    could not prove is the request (unknown, never disproved) and values in the user's cited words outside any
+    proved clause, and the gate found sentences of the user's the model may cite (:mod:`validator.gate.judgeable`)."""
+    held = findings.judgeable
+    return (
+        tool_policy.intent == "judge"
+        and all(g.proof == "unknown" and (g.what == "request" or g.reason in USERS_WORDS) for g in gaps)
+        and held is not None
+        and bool(held.sentences)
+    )
+
+
+def _model_intent(findings: Findings, output: JudgeOutput) -> tuple[Citable | None, str]:
+    """The sentence a model's approval of a dangerous call's unknown intent rests on, or why its approval does not
+    decide it: read on the blind view only, with high confidence, citing words of a sentence it may cite."""
+    if output.view != "blind":
+        return None, "view"
+    if output.confidence != "high":
+        return None, "confidence"
+    held = findings.judgeable
+    cited = held.cited(output.user_sentence) if held is not None else None
+    return cited, "" if cited is not None else "citation"
 
 
 def _check_refusal(check: CheckFinding, tool: str) -> _Refusal:
@@ -252,15 +285,20 @@ def _gap_refusal(findings: Findings, tool: str, gaps: Sequence[Gap], decision: D
 
 
 def _table(
-    output: JudgeOutput, tool_policy: ToolPolicy, settings: PolicySettings, gap: tuple[Code, str] | None
+    output: JudgeOutput,
+    tool_policy: ToolPolicy,
+    settings: PolicySettings,
+    gap: tuple[Code, str] | None,
+    intent: Citable | None = None,
 ) -> tuple[Decision, Code]:
     """The judge's answer held to the table (``gap``: the first finding code could not prove): no judge approves
-    a dangerous action with an unknown one; ``dangerous`` needs ``approved`` with high confidence; an unsure
+    a dangerous action with an unknown one, but for the request a model decided by the policy's opt-in
+    (``intent``: the sentence it cited, checked); ``dangerous`` needs ``approved`` with high confidence; an unsure
     verdict follows ``settings.low_confidence``. A disproved finding never reaches here: :func:`decide` refused
     it before any judge."""
     unsure = Decision.ASK_USER if settings.low_confidence == "ask_user" else Decision.BLOCK
     if output.approved:
-        if gap is not None and tool_policy.risk == "dangerous":
+        if gap is not None and tool_policy.risk == "dangerous" and intent is None:
             return Decision.ASK_USER, gap[0]
         if not (output.confidence == "high" or (output.confidence == "medium" and tool_policy.risk == "general")):
             return unsure, Code.LOW_CONFIDENCE
@@ -314,11 +352,21 @@ def _judged(
 ) -> Verdict:
     """A judge's usable answer, held to the table."""
     gap = unproved(findings)
-    decision, code = _table(output, tool_policy, settings, gap)
+    cited, held = None, ""
+    dangerous = gap is not None and tool_policy.risk == "dangerous"
+    opened = dangerous and _open_to_model(findings, tool_policy, findings.gaps())
+    if output.approved and opened:
+        cited, held = _model_intent(findings, output)
+    decision, code = _table(output, tool_policy, settings, gap, cited)
+    if opened and not output.approved and gap is not None:  # the opt-in only adds approvals: a no asks, as before
+        decision, code = Decision.ASK_USER, gap[0]
     reasoning, next_step = output.reasoning, output.suggested_next_step
     if gap is not None and decision is not Decision.APPROVE and output.approved:
         reasoning += texts.judge_overheld(gap[1], refused=decision is Decision.BLOCK)
+        reasoning += texts.intent_held(held) if held else ""
         next_step = next_step or next_step_for(gap[0], tool=tool, paths=_paths(findings))
+    elif gap is not None and decision is Decision.APPROVE and cited is not None:
+        reasoning += texts.judge_decided_intent(cited.text, cited.message)
     elif gap is not None and decision is Decision.APPROVE:
         reasoning += texts.judge_decided_unknown(gap[1])
     if code is Code.QUALITY_CONCERN:
@@ -336,12 +384,22 @@ def _judged(
         suggested_next_step=None if decision is Decision.APPROVE else next_step,
         tool=tool,
         risk=tool_policy.risk,
-        findings=findings if output.intent is None else replace(findings, intent=output.intent),
+        findings=_findings_judged(findings, output, cited if decision is Decision.APPROVE else None),
         judge=judged.judge,
+        decided_by=judged.by,
         usage=total_usage([*judged.spent, output.usage] if output.usage else judged.spent),
         judge_errors=tuple(judged.errors),
         quality_notes=output.quality_notes,
     )
+
+
+def _findings_judged(findings: Findings, output: JudgeOutput, cited: Citable | None) -> Findings:
+    """The findings a judged verdict carries: the judge's own reading of the intent where it gives one (the strict
+    judge's), and the sentence a model cited where its approval decided a dangerous call's request (the request the
+    ledger spends)."""
+    if cited is not None and findings.intent is not None:
+        return replace(findings, intent=replace(findings.intent, judged=cited, requested_in=(cited.message,)))
+    return findings if output.intent is None else replace(findings, intent=output.intent)
 
 
 def _judge_unavailable(findings: Findings, tool: str, risk: Risk, judged: Judged) -> Verdict:
@@ -385,6 +443,7 @@ def not_recorded(verdict: Verdict, detail: str) -> Verdict:
         reasoning=texts.not_recorded(detail),
         suggested_next_step=next_step_for(Code.RECORDER_UNAVAILABLE),
         recorded=False,
+        decided_by="code",
     )
 
 

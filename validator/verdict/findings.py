@@ -31,7 +31,11 @@ __all__ = [
     "Findings",
     "Gap",
     "Proof",
+    "USERS_WORDS",
+    "Citable",
     "IntentFinding",
+    "Judgeable",
+    "JudgeableProblem",
     "Location",
     "QuoteFinding",
     "QuoteStatus",
@@ -258,6 +262,78 @@ class ValueFinding:
 
 
 @dataclass(frozen=True, slots=True)
+class Citable:
+    """A sentence of the user's own words a model may cite for a dangerous call's intent, where the tool's policy
+    opts in (``intent = "judge"``): the tool's intent verb stands in it, and nothing the user wrote after it is
+    unread or takes it back (:mod:`validator.gate.judgeable`)."""
+
+    message: int
+    start: int
+    end: int
+    text: str
+    verbs: tuple[tuple[int, int], ...]
+    """Where in ``text`` the tool's intent verb stands (a citation must hold one)."""
+
+
+USERS_WORDS: frozenset[ValueStatus] = frozenset({"other_clause"})
+"""Value statuses that are the user's own words though code proved no clause for them (no request was proved, so
+a value of the cited sentences stands outside any proved clause): where a dangerous tool's policy lets a model
+decide the intent, the model reads whose it is, and code holds it to the only value of its role."""
+
+JudgeableProblem = Literal["values", "another_value", "no_verb", "after"]
+"""Why a model may not decide a dangerous call's intent: a value code did not prove (``values``); another value
+of a target's or an amount's role in the user's words (``another_value``); no cited sentence of the user's holds
+the tool's verb (``no_verb``); what the user wrote after every such sentence is unread or takes it back
+(``after``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Judgeable:
+    """What a model judge may decide of a dangerous call whose intent code left unknown, by the policy's opt-in:
+    the sentences it may cite, or why it may decide nothing (see :mod:`validator.gate.judgeable`)."""
+
+    sentences: tuple[Citable, ...] = ()
+    problem: JudgeableProblem | None = None
+    detail: str = ""
+
+    def cited(self, words: str | None) -> Citable | None:
+        """The sentence ``words`` (a model's citation) stands in, holding the tool's verb, or None. Compared with
+        case and spacing folded; the citation must be whole words of one sentence."""
+        if not words or not words.strip():
+            return None
+        needle = _folded(words.strip())[0]
+        for s in self.sentences:
+            folded, spans = _folded(s.text)
+            at = folded.find(needle)
+            while at != -1:
+                end = at + len(needle)
+                whole = (at == 0 or not folded[at - 1].isalnum()) and (end == len(folded) or not folded[end].isalnum())
+                if whole and any(at <= spans[a] and spans[b - 1] < end for a, b in s.verbs):
+                    return s
+                at = folded.find(needle, at + 1)
+        return None
+
+
+def _folded(text: str) -> tuple[str, list[int]]:
+    """``text`` case-folded with each run of white space one space, and for each of ``text``'s characters its
+    place in the folded text."""
+    out: list[str] = []
+    where: list[int] = []
+    space = False
+    for ch in text:
+        if ch.isspace():
+            if not space and out:
+                out.append(" ")
+            space = True
+            where.append(len(out) - 1 if out else 0)
+            continue
+        space = False
+        where.append(len(out))
+        out.append(ch.casefold() if len(ch.casefold()) == 1 else ch.lower())
+    return "".join(out), where
+
+
+@dataclass(frozen=True, slots=True)
 class IntentFinding:
     """Whether the user's cited words are a request for this action (the request grammar, in code)."""
 
@@ -302,9 +378,18 @@ class IntentFinding:
     """The tool whose proved request proves this one, when the policy declares this tool a step of it
     (``step_of``) and the user's words name this one neither as a request nor under a negation."""
 
+    judged: Citable | None = None
+    """The user's sentence a model judge cited when it approved a dangerous call whose intent code left unknown,
+    by the policy's opt-in (``intent = "judge"``): the request the ledger spends."""
+
     @property
     def requested(self) -> bool:
         return self.matched is not None
+
+    @property
+    def asked(self) -> bool:
+        """A request for the action stands: proved by code, or decided by a model where the policy lets it."""
+        return self.matched is not None or self.judged is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,6 +444,9 @@ class Findings:
     justification, and the validator read every sentence of the user's own words for the request itself."""
     check: CheckFinding | None = None
     """A finding about the call itself that refuses it before its evidence counts (see :class:`CheckFinding`)."""
+    judgeable: Judgeable | None = None
+    """For a dangerous tool whose policy lets a model decide an unknown intent (``intent = "judge"``) and whose
+    intent code left unknown: what the model may cite, or why it may decide nothing."""
 
     @property
     def user_quotes(self) -> tuple[QuoteFinding, ...]:

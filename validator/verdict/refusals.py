@@ -7,6 +7,7 @@ stays the only place a :class:`~validator.verdict.Verdict` is built; this module
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -281,6 +282,48 @@ def judge_overheld(gap: str, *, refused: bool) -> str:
 
 def judge_decided_unknown(gap: str) -> str:
     return f" [Code could not prove everything ({gap}); the model judge decided this general action.]"
+
+
+def judge_decided_intent(sentence: str, message: int) -> str:
+    """A dangerous action's approval a model decided, where code proved every value but could not read the request
+    (the policy's ``intent = "judge"``)."""
+    return (
+        f' [Code proved every value but could not read the request; by the policy\'s opt-in (intent = "judge") the '
+        f"model judge decided it, citing the user's sentence in message #{message}: {_clip(sentence)}.]"
+    )
+
+
+_NOT_JUDGEABLE = {
+    "values": "a value code did not prove",
+    "another_value": "another value of the same role in the user's words",
+    "no_verb": "no sentence of the user's cited for it names the tool's verb",
+    "after": "what the user wrote after the request is unread or takes it back",
+}
+
+
+def not_judgeable(problem: str, detail: str) -> str:
+    """Why a dangerous tool's policy opt-in (``intent = "judge"``) did not let a model decide its intent."""
+    why = _NOT_JUDGEABLE.get(problem, problem)
+    return f" [The policy lets a model decide this tool's intent, but not here: {why}" + (
+        f" ({_clip(detail)}).]" if detail else ".]"
+    )
+
+
+_INTENT_HELD = {
+    "view": "the judge did not read the blind view",
+    "confidence": "a dangerous action needs high confidence",
+    "citation": "its user_sentence is not words of a sentence of the user's it may cite, holding the tool's verb",
+}
+
+
+def intent_held(why: str) -> str:
+    """A model's approval of a dangerous action's unknown intent that the opt-in's checks did not take."""
+    return f" [The model judge approved, but its approval does not decide the request: {_INTENT_HELD[why]}.]"
+
+
+def _clip(text: str, n: int = 160) -> str:
+    text = " ".join(text.split())
+    return json.dumps(text if len(text) <= n else text[: n - 1] + "…", ensure_ascii=False)
 
 
 def quality_held(notes: Sequence[str]) -> str:

@@ -112,6 +112,7 @@ class _Plan:
     body: dict[str, Any]
     headers: dict[str, str]
     cache: str
+    view: View = "shared_prefix"
 
 
 class AnthropicJudge(Judge):
@@ -232,7 +233,7 @@ class AnthropicJudge(Judge):
         )
         if blind:
             note = "blind" if note == "standalone" else f"{note}; blind view"
-        return _Plan(body, {}, note)
+        return _Plan(body, {}, note, "blind" if blind else "shared_prefix")
 
     def _kwargs(self, plan: _Plan) -> dict[str, Any]:
         known = _create_params()
@@ -259,7 +260,7 @@ class AnthropicJudge(Judge):
                 calls.append((f"{kind}:{name}" if name else str(kind), None))
         try:
             data = guard_calls(self.label, calls, self.validator_name, stop_reason=raw.get("stop_reason"))
-            return parse_verdict(self.label, data, usage)
+            return parse_verdict(self.label, data, usage, view=plan.view)
         except JudgeError as exc:
             exc.usage = usage  # billed even though unusable: the engine adds it to the verdict
             raise

@@ -1,0 +1,142 @@
+"""What a model may decide of a dangerous call's intent, by the policy's opt-in (``intent = "judge"``).
+
+Code could not read the request (the call's intent is unknown) and the tool's policy lets a model judge on the
+blind view decide it. The model's approval then counts only where code proved everything else. Before any
+judge, this module finds what that is (:class:`~validator.verdict.findings.Judgeable`):
+
+- **every value the user's**: each target, amount and entity stands in the user's own cited words (in a clause
+  code proved none for, where no request was proved), a cited standing authorization, or a lookup the policy lets
+  that argument use (``values``);
+- **each target and each amount the only value of its role** in the user's own words, from the first cited
+  sentence's message on: no other amount of money, no other address, account, number or link of a target's kind
+  ("Pay Bob 50 EUR." then "Bob says I owe 500 EUR, right?" never pays 500: ``another_value``). A name has no
+  kind code can list; what the user wrote after the request is read for it (below);
+- **the sentences the model may cite**: the cited sentences of the user's own words in which the tool's intent
+  verb stands as a word (a declaration, "My landlord's IBAN is DE89…, rent is 900 EUR.", never pays:
+  ``no_verb``), not negated or framed in themselves, with no sentence of the user's after them that the context
+  table leaves unknown or reads as taking them back, no frame in an earlier turn and no reply to another
+  participant (``after``: an unread "Scratch that, I'll handle it myself." is never the model's alone).
+
+:func:`validator.verdict.decision.decide` holds the model's answer to it: approved with high confidence, on the
+blind view, citing words of one of these sentences that hold the verb. Nothing disproved reaches a judge at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from decimal import Decimal
+
+from validator.gate.entities import amounts_in, extract_entities
+from validator.gate.index import is_users
+from validator.gate.paths import lookup
+from validator.gate.reader import ToolSense
+from validator.gate.requests import after_request, verbs_in
+from validator.gate.sentences import own_words
+from validator.inputs.action import PendingAction
+from validator.inputs.transcript import Transcript
+from validator.language.rules import ALL_ON, Rules
+from validator.policy import ToolPolicy
+from validator.verdict.findings import USERS_WORDS, Citable, IntentFinding, Judgeable, RequestSentence, ValueFinding
+
+__all__ = ["judgeable"]
+
+_ROLE_KINDS = frozenset({"email", "iban", "phone", "url", "domain", "account"})
+"""The entity kinds a target's role is read by: every other value of its kind in the user's words is another
+candidate for it."""
+_LONGEST = 100_000
+"""The most of one user message read for values (a longer one is read up to here)."""
+
+
+def judgeable(
+    transcript: Transcript,
+    action: PendingAction,
+    tool_policy: ToolPolicy,
+    intent: IntentFinding,
+    requests: Sequence[RequestSentence],
+    values: Sequence[ValueFinding],
+    sense: ToolSense,
+    others: Sequence[ToolSense],
+    *,
+    rules: Rules = ALL_ON,
+    deadline: float | None = None,
+    user_id: str | None = None,
+) -> Judgeable | None:
+    """What a model may decide of this call's intent (see the module docstring); None where the policy does not
+    opt in, the tool is not dangerous, or the intent is not unknown (proved, or disproved: no judge decides it)."""
+    opted = tool_policy.intent == "judge" and tool_policy.risk == "dangerous"
+    if not opted or intent.requested or intent.proof != "unknown":
+        return None
+    unproved = [v for v in values if v.proof != "proved" and v.status not in USERS_WORDS]
+    if unproved:
+        return Judgeable(problem="values", detail=unproved[0].describe())
+    with_verb = [(s, spans) for s in requests if (spans := verbs_in(transcript, s, sense, rules))]
+    if not with_verb:
+        return Judgeable(problem="no_verb", detail=", ".join(i.text for i in sense.intents))
+    first = min(s.message for s, _ in with_verb)
+    other = _another_value(transcript, action, tool_policy, values, first, user_id, rules)
+    if other is not None:
+        return Judgeable(problem="another_value", detail=other)
+    citable: list[Citable] = []
+    taken_back = ""
+    for s, spans in with_verb:
+        after = after_request(transcript, s, sense, others, rules, deadline, user_id)
+        if after is not None:
+            taken_back = taken_back or after.detail
+            continue
+        citable.append(Citable(s.message, s.start, s.end, s.text, spans))
+    if not citable:
+        return Judgeable(problem="after", detail=taken_back)
+    return Judgeable(tuple(citable))
+
+
+def _users_words(transcript: Transcript, first: int, user_id: str | None, rules: Rules) -> Iterator[str]:
+    """The user's own words (pasted and quoted passages blanked) in each user message from ``first`` on."""
+    for i in range(first, len(transcript.messages)):
+        if is_users(transcript.messages[i], user_id):
+            yield own_words(transcript, i, rules)[:_LONGEST]
+
+
+def _another_value(
+    transcript: Transcript,
+    action: PendingAction,
+    tool_policy: ToolPolicy,
+    values: Sequence[ValueFinding],
+    first: int,
+    user_id: str | None,
+    rules: Rules,
+) -> str | None:
+    """Another value of a target's or an amount's role in the user's own words from message ``first`` on, as
+    ``"recipient: bob@… and eve@…"``; None when each is the only one."""
+    texts = list(_users_words(transcript, first, user_id, rules))
+    amounts = set(tool_policy.amount_paths(action.tool))
+    for path in amounts:
+        found, value = lookup(action.args, path)
+        mine = _number(value) if found == "found" else None
+        if mine is None:
+            continue
+        said = [a for text in texts for a in amounts_in(text) if not a.is_time]
+        money = [a.value.normalize() for a in said if a.currency is not None]
+        pool = money if mine in money else money + [a.value.normalize() for a in said if a.currency is None]
+        others = sorted({v for v in pool if v != mine})
+        if others:
+            return f"{path}: {mine} and {', '.join(map(str, others[:3]))}"
+    for v in values:
+        if v.path in amounts or not isinstance(v.value, str):
+            continue
+        kinds = {e.kind: e.key for e in extract_entities(v.value) if e.kind in _ROLE_KINDS}
+        for kind, key in kinds.items():
+            seen = sorted({e.key for text in texts for e in extract_entities(text) if e.kind == kind} - {key})
+            if seen:
+                return f"{v.path}: {key} and {', '.join(seen[:3])}"
+    return None
+
+
+def _number(value: object) -> Decimal | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return Decimal(str(value)).normalize()
+    if isinstance(value, str):
+        found = amounts_in(value)
+        return found[0].value.normalize() if len(found) == 1 else None
+    return None
