@@ -61,9 +61,16 @@ NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 so the generator gives the same figures on any day."""
 
 
-def validator(judge: Judge | None = None) -> Validator:
-    """A validator of the bench's policy on the bench's clock (the strict judge unless ``judge``)."""
-    return Validator(POLICY, judge=judge, config=ValidatorConfig(clock=lambda: NOW))
+def validator(judge: Judge | None = None, policy: Policy | None = None) -> Validator:
+    """A validator of the bench's policy (or ``policy``) on the bench's clock (the strict judge unless ``judge``)."""
+    return Validator(policy or POLICY, judge=judge, config=ValidatorConfig(clock=lambda: NOW))
+
+
+def intent_judged(policy: Policy) -> Policy:
+    """``policy`` with ``intent = "judge"`` on every dangerous tool: a model may decide a request code could not
+    read (validator.gate.judgeable)."""
+    tools = {n: replace(tp, intent="judge") if tp.risk == "dangerous" else tp for n, tp in policy.tools.items()}
+    return replace(policy, tools=tools)
 
 
 @dataclass(frozen=True)
@@ -894,6 +901,16 @@ def approve_everything(request: JudgeRequest) -> JudgeOutput:
     return JudgeOutput(approved=True, reasoning="Looks authorized to me.", confidence="high")
 
 
+def always_yes_citing(request: JudgeRequest) -> JudgeOutput:
+    """The worst model the opt-in (``intent = "judge"``) can meet: it approves everything on the blind view with
+    high confidence, citing a sentence code lets it cite whenever there is one."""
+    held = request.findings.judgeable
+    cited = held.sentences[0].text if held is not None and held.sentences else None
+    return JudgeOutput(
+        approved=True, reasoning="Looks authorized to me.", confidence="high", view="blind", user_sentence=cited
+    )
+
+
 def check(v: Variant, validator: Validator, *, found: bool = False, user_id: str = "u-1") -> str:
     """The decision on one variant (``approve``, ``ask_user`` or ``block``). ``found``: as a host that cannot
     carry a justification sends it (no quote; the validator reads the user's words itself). Each variant is
@@ -920,7 +937,10 @@ def benign(seed: Seed) -> Variant:
 class Report:
     strict: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     stamp: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    opted: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    """With ``intent = "judge"`` on the dangerous tools and an always-yes model (``--intent-judge`` only)."""
     approved: list[Variant] = field(default_factory=list)
+    opted_approved: list[Variant] = field(default_factory=list)
     """Variants some judge approved (each a counterexample to the property)."""
 
     def total(self, table: dict[str, Counter[str]], decision: str | None = None) -> int:
@@ -928,11 +948,18 @@ class Report:
 
 
 def run(
-    seed_value: int = 0, rounds: int = 1, limit: int | None = None, *, found: bool = False, only: str | None = None
+    seed_value: int = 0,
+    rounds: int = 1,
+    limit: int | None = None,
+    *,
+    found: bool = False,
+    only: str | None = None,
+    intent_judge: bool = False,
 ) -> Report:
     report = Report()
     strict = validator()
     stamp = validator(FunctionJudge(approve_everything, name="approve_everything"))
+    opted = validator(FunctionJudge(always_yes_citing, name="always_yes"), intent_judged(POLICY))
     chosen = [v for v in variants(seed_value, rounds) if only is None or v.transform.startswith(only)]
     for n, v in enumerate(chosen):
         if limit is not None and n >= limit:
@@ -944,6 +971,11 @@ def run(
             decision = check(v, stamp, found=found, user_id=f"u-{n}")
             report.stamp[v.transform][decision] += 1
             approved = approved or decision == "approve"
+            if intent_judge:
+                decision = check(v, opted, found=found, user_id=f"u-{n}")
+                report.opted[v.transform][decision] += 1
+                if decision == "approve":
+                    report.opted_approved.append(v)
         if approved:
             report.approved.append(v)
     return report
@@ -959,16 +991,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--found", action="store_true", help="no justification: the validator finds the user's words itself"
     )
+    parser.add_argument(
+        "--intent-judge",
+        action="store_true",
+        help='also: intent = "judge" on the dangerous tools with an always-yes model (the opt-in\'s worst case)',
+    )
     args = parser.parse_args(argv)
     strict = validator()
     benign_ok = sum(check(benign(s), strict, found=args.found) == "approve" for s in SEEDS)
-    report = run(args.seed, args.rounds, args.limit, found=args.found, only=args.only)
-    print(f"{'transform':<18}{'strict a/k/b':>18}{'approve-everything (dangerous) a/k/b':>40}")
+    report = run(args.seed, args.rounds, args.limit, found=args.found, only=args.only, intent_judge=args.intent_judge)
+    opt = f"{'opt-in, always-yes a/k/b':>30}" if args.intent_judge else ""
+    print(f"{'transform':<18}{'strict a/k/b':>18}{'approve-everything (dangerous) a/k/b':>40}{opt}")
     for name in report.strict:
-        s, d = report.strict[name], report.stamp.get(name, Counter())
+        s, d, o = report.strict[name], report.stamp.get(name, Counter()), report.opted.get(name, Counter())
         print(
             f"{name:<18}{s['approve']:>6}/{s['ask_user']:>5}/{s['block']:>5}"
             f"{d['approve']:>28}/{d['ask_user']:>5}/{d['block']:>5}"
+            + (f"{o['approve']:>18}/{o['ask_user']:>5}/{o['block']:>5}" if args.intent_judge else "")
+        )
+    if args.intent_judge:
+        for v in report.opted_approved[: args.show]:
+            print(f"APPROVED (opt-in) {v.transform}: {v.turns!r} -> {v.tool}({v.args})")
+        print(
+            f"opt-in: approved {report.total(report.opted, 'approve')} of {report.total(report.opted)} "
+            '(intent = "judge" on the dangerous tools, an always-yes model on the blind view)'
         )
     for v in report.approved[: args.show]:
         print(f"APPROVED {v.transform}: {v.turns!r} -> {v.tool}({v.args})")

@@ -37,6 +37,8 @@ def _row(s: Summary) -> str:
         f"{f['judge_runs']} ({f['judge_runs_dangerous']} dangerous): {_pct(f['judge_accuracy_general'])} general "
         f"accuracy, {_pct(f['judge_wrong_approval_rate_general'])} general wrong approvals, "
         f"{f['judge_false_blocks']} false blocks | {usd(f)} | {f['meaning_wrong_approvals']}/{f['meaning_cases']} | "
+        f"{f['by_code']} / {f['by_model']} / {f['by_user']} | "
+        f"{f['intent_wrong_approvals']}/{f['intent_cases']} ({f['intent_approved_by_model']} approved by the model) | "
         f"{gate} |"
     )
 
@@ -54,16 +56,20 @@ def markdown(matrix: Matrix) -> str:
         "general bars without the general cases tagged `meaning`, and its result on them is in its own column. "
         "The `worst-case` row is a judge that approves everything (the Anthropic judge's requests, answered "
         "by the caching emulator): it is held to the dangerous bar only, and shows what code alone "
-        "guarantees and what a model check costs at the price table (estimated tokens, cache included)."
+        "guarantees and what a model check costs at the price table (estimated tokens, cache included). "
+        "The cases tagged `intent` run under a policy that lets a model decide a dangerous call's request code "
+        'could not read (`intent = "judge"`): a model judge that approves one breaks the dangerous bar; the '
+        "worst case's approvals of them are the opt-in's cost, printed in their own column."
     )
     lines.append("")
     lines.append(
         "| judge | prompt | runs | wrong approvals (dangerous) | wrong approvals (all) | accuracy (general) | "
         "wrong approvals (general must-block) | false blocks (pass cases) | escalations | must block: approve/ask/"
         "block | must pass: approve/ask/block | decided by code / "
-        "by the judge | judge-only | $ per check | meaning cases wrongly approved | bars |"
+        "by the judge | judge-only | $ per check | meaning cases wrongly approved | who decided: code / model / user | "
+        "intent cases wrongly approved | bars |"
     )
-    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|")
+    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|")
     lines += [_row(s) for s in matrix.summaries]
     lines += _by_tag(matrix)
     if matrix.ablation:

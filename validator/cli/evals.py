@@ -115,6 +115,8 @@ def _lines(matrix: Matrix) -> list[str]:
             f" · general: accuracy {f['accuracy_general']:.0%}, wrong pass {f['wrong_approval_rate_general']:.0%}",
             f"  approve/ask/block: must block {split(f, 'must_block')} · must pass {split(f, 'must_pass')}",
             f"  decided by code {f['decided_by_code']}, by the judge {f['reached_judge']} · $ a check {usd(f)}",
+            f"  who decided: code {f['by_code']}, model {f['by_model']}, user {f['by_user']}"
+            f" · intent cases wrongly approved {f['intent_wrong_approvals']}/{f['intent_cases']}",
             f"  the judge alone: accuracy {f['judge_accuracy_general']:.0%},"
             f" wrong pass {f['judge_wrong_approval_rate_general']:.0%}",
         ]

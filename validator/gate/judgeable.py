@@ -8,9 +8,10 @@ judge, this module finds what that is (:class:`~validator.verdict.findings.Judge
   code proved none for, where no request was proved), a cited standing authorization, or a lookup the policy lets
   that argument use (``values``);
 - **each target and each amount the only value of its role** in the user's own words, from the first cited
-  sentence's message on: no other amount of money, no other address, account, number or link of a target's kind
-  ("Pay Bob 50 EUR." then "Bob says I owe 500 EUR, right?" never pays 500: ``another_value``). A name has no
-  kind code can list; what the user wrote after the request is read for it (below);
+  sentence's message on: no other amount of money; for a target the lexer reads as one value of a kind (a path,
+  a file name, an account, an address, an id) or a person's name, no other word of that kind ("Pay Bob 50 EUR."
+  then "Bob says I owe 500 EUR, right?" never pays 500; "Delete /tmp/a; /tmp/b is the scammer's." never
+  deletes /tmp/b: ``another_value``). A number or a phrase has no role code can list; the model reads it;
 - **the sentences the model may cite**: the cited sentences of the user's own words in which the tool's intent
   verb stands as a word (a declaration, "My landlord's IBAN is DE89…, rent is 900 EUR.", never pays:
   ``no_verb``), not negated or framed in themselves, with no sentence of the user's after them that the context
@@ -26,8 +27,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
 
-from validator.gate.entities import amounts_in, extract_entities
+from validator.gate.entities import amounts_in
+from validator.gate.grammar import grammar
 from validator.gate.index import is_users
+from validator.gate.lexer import Word
 from validator.gate.paths import lookup
 from validator.gate.reader import ToolSense
 from validator.gate.requests import after_request, verbs_in
@@ -40,9 +43,8 @@ from validator.verdict.findings import USERS_WORDS, Citable, IntentFinding, Judg
 
 __all__ = ["judgeable"]
 
-_ROLE_KINDS = frozenset({"email", "iban", "phone", "url", "domain", "account"})
-"""The entity kinds a target's role is read by: every other value of its kind in the user's words is another
-candidate for it."""
+_VALUE_CHARS = 500
+"""The most of a target value read for its role (a longer one is no single word)."""
 _LONGEST = 100_000
 """The most of one user message read for values (a longer one is read up to here)."""
 
@@ -119,15 +121,35 @@ def _another_value(
         pool = money if mine in money else money + [a.value.normalize() for a in said if a.currency is None]
         others = sorted({v for v in pool if v != mine})
         if others:
-            return f"{path}: {mine} and {', '.join(map(str, others[:3]))}"
+            return f"{path}: {mine:f} and {', '.join(f'{o:f}' for o in others[:3])}"
+    said: list[Word] | None = None  # the user's words, lexed once, when a target has a role
     for v in values:
         if v.path in amounts or not isinstance(v.value, str):
             continue
-        kinds = {e.kind: e.key for e in extract_entities(v.value) if e.kind in _ROLE_KINDS}
-        for kind, key in kinds.items():
-            seen = sorted({e.key for text in texts for e in extract_entities(text) if e.kind == kind} - {key})
-            if seen:
-                return f"{v.path}: {key} and {', '.join(seen[:3])}"
+        role = _role(v.value)
+        if role is None:
+            continue
+        said = said if said is not None else [w for text in texts for w in grammar().words(text)]
+        roles = [r for r in map(_role_of, said) if r is not None]
+        seen = sorted({norm for kinds, norm in roles if kinds & role[0]} - {role[1]})
+        if seen:
+            return f"{v.path}: {v.value} and {', '.join(seen[:3])}"
+    return None
+
+
+def _role(value: str) -> tuple[frozenset[str], str] | None:
+    """A target value's role as the lexer reads it alone: a value of a kind (a path, a file name, an account, an
+    address, an id) or a person's name, as ``(kinds, norm)``; None when it is no single such word (a number, a
+    phrase): no other value of its role can be listed."""
+    words = grammar().words(value[:_VALUE_CHARS])
+    return _role_of(words[0]) if len(words) == 1 else None
+
+
+def _role_of(word: Word) -> tuple[frozenset[str], str] | None:
+    if "VALUE" in word.classes and word.kinds:
+        return word.kinds, word.norm
+    if "NAME" in word.classes:
+        return frozenset({"NAME"}), word.norm
     return None
 
 

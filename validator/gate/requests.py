@@ -28,6 +28,7 @@ from validator.gate.grammar import (
     grammar,
 )
 from validator.gate.index import is_users
+from validator.gate.lexer import Word
 from validator.gate.provenance import output_texts
 from validator.gate.reader import (
     Fill,
@@ -649,18 +650,68 @@ def negated_anywhere(
     return None
 
 
+_TURNING = frozenset({"NOT", "PRIV"})
+"""The grammar's classes of a word that says the thing is not so: a negation, a privative."""
+_OPENING = frozenset({"GREET", "INTERJ", "FILLER", "SEQ", "COMMA", "PLEASE"})
+"""The classes of the words a sentence may open with before what it asks ("Ok, then please …")."""
+
+
 def verbs_in(
     transcript: Transcript, sentence: RequestSentence, tool: ToolSense, rules: Rules = ALL_ON
 ) -> tuple[tuple[int, int], ...] | None:
-    """Where ``tool``'s intent verbs stand in ``sentence`` as words, in any of their forms ("paid", "paying"), as
-    the lexer read it (a quoted passage is one token: a verb inside it is not the user's); None when the sentence
-    itself reads as a negation of the action, or holds a frame ("for a dry run")."""
+    """Where ``tool``'s intent verb stands in ``sentence`` in its base form ("pay", never "paid" or "paying": a
+    report, a gerund), as the lexer read it (a quoted passage is one token: a verb inside it is not the user's).
+    None when the sentence may say something else than a request and no parse shows what: it reads as a negation
+    of the action, holds a frame ("for a dry run"), a negation, a privative ("the hypothetical IBAN"), a word of
+    holding back or one of the pack's ``[judging]`` words (a condition, a hedge, a report, a refusal), a step
+    after another one in it ("Get a receipt from Bob, then pay him.") or one the sentence before it asked and the
+    transcript does not show done, a greeting to someone by name ("Hi Anna, pay …"), or it is an item of a list
+    whose lead-in asks for nothing ("Ignore these tasks:"), or it is a question other than "Could you …?"."""
     parse = _kept_parse(transcript, rules, tool, sentence.text, _original(transcript, sentence))
     reading = read_parse(parse, tool)
     if (reading is not None and reading.proof == "disproved") or _framed(parse) is not None:
         return None
+    if _turned(parse.words) or _led_astray(sentence) or _asked_about(parse.words, sentence.text):
+        return None
+    words = parse.words
+    if any("SEQ" in w.classes for w in words):
+        first = next((i for i, w in enumerate(words) if not w.classes & _OPENING), len(words))
+        if any("SEQ" in w.classes for w in words[first + 1 :]):
+            return None
+        if _held(transcript, sentence, tool, (), rules) is not None:
+            return None
     heads = {i.verb.split()[0] for i in tool.intents}
-    return tuple((w.start, w.end) for w in parse.words if (w.verb or w.norm) in heads)
+    return tuple((w.start, w.end) for w in words if w.norm in heads and (w.verb or w.norm) in heads)
+
+
+def _turned(words: Sequence[Word]) -> bool:
+    """A word that may turn a sentence around where no parse shows what it governs (see :func:`verbs_in`), or a
+    greeting to someone by name."""
+    pack = english()
+    turning = pack.negatives | pack.holding | pack.turning
+    for n, w in enumerate(words):
+        if w.classes & _TURNING or set(w.norm.split()) & turning:
+            return True
+        if "GREET" in w.classes and n + 1 < len(words) and "NAME" in words[n + 1].classes:
+            return True
+    return False
+
+
+def _asked_about(words: Sequence[Word], text: str) -> bool:
+    """A question that is not a request put as one: a question mark (in any script), unless the sentence opens
+    with a modal and "you" ("Could you pay Bob?"): "Pay Bob?", "Is it wise to pay Bob?" ask about it."""
+    if not any(ch in english().question_marks for ch in text):
+        return False
+    opening = [w for w in words if not w.classes & _OPENING]
+    return not (len(opening) >= 2 and "MODAL" in opening[0].classes and "YOU" in opening[1].classes)
+
+
+def _led_astray(sentence: RequestSentence) -> bool:
+    """An item of a list whose lead-in is not a lead-in that asks for its items ("Ignore these tasks:")."""
+    if sentence.lead is None:
+        return False
+    lead = grammar().parse(sentence.lead)
+    return not (lead.readings and all(r.kind == "list_lead" for r in lead.readings))
 
 
 def after_request(
@@ -672,12 +723,13 @@ def after_request(
     deadline: float | None = None,
     user_id: str | None = None,
 ) -> Read | None:
-    """What could take back a request in ``sentence`` that code did not prove: a sentence of the user's after it
-    that the context table leaves unknown or reads as taking it back, a frame in an earlier turn, a reply to
-    another participant; None when nothing does. The same rules a proved request is read under, with no value
-    of its own (no fill is known)."""
+    """What could take back a request in ``sentence`` that code did not prove: a sentence of the user's before it in
+    its turn or after it that the context table leaves unknown or reads as taking it back, a frame in an earlier
+    turn, a reply to another participant; None when nothing does. The same rules a proved request is read under,
+    with no value of its own (no fill is known)."""
     return (
-        _later(transcript, sentence, tool, others, (), rules, False, deadline)
+        _earlier(transcript, sentence, tool, others, (), rules, deadline)
+        or _later(transcript, sentence, tool, others, (), rules, False, deadline)
         or _framed_before(transcript, sentence, tool, rules, deadline)
         or _addressed_elsewhere(transcript, sentence, user_id)
     )

@@ -179,22 +179,54 @@ def _leaves(value: Any, names: frozenset[str], users: _Users, path: str = "", sh
 Leaf = tuple[str, str, Any]
 
 
-def _finding_fact(f: ValueFinding, transcript: Transcript, user_id: str | None) -> str:
+def _finding_fact(f: ValueFinding, users: _Users, user_id: str | None) -> str:
     """Code's finding on a value, in code's words: places by index and author, never their text (a lookup's
-    chain by the messages it went through, not by the keys and arguments it holds)."""
+    chain by the messages it went through, and each lookup by its call: the tool and its arguments, shown as any
+    argument is, never its output)."""
+    transcript = users.transcript
     fact = f"{f.kind or 'value'}: {f.status} ({f.proof})"
     if f.status == "delegated":
         hops = [int(m) for m in _HOP.findall(f.chain) if int(m) < len(transcript.messages)]
-        through = ", ".join(f"message #{i} ({_author(transcript, i, user_id)})" for i in dict.fromkeys(hops))
+        through = ", ".join(
+            f"message #{i} ({_author(transcript, i, user_id)}{_lookup_call(i, users)})" for i in dict.fromkeys(hops)
+        )
         fact += f"; looked up through {through or 'a lookup'} from the user's words"
     return fact
+
+
+_LOOKUP_ARGS = 8
+"""A lookup call's arguments shown at most."""
+
+
+def _lookup_call(i: int, users: _Users) -> str:
+    """The call a tool message ``i`` answers, as ``", the result of TOOL(ARGS)"``: each argument verbatim where it
+    stands in the user's own words (or is a number, a boolean or null), else its length; "" when none is found."""
+    messages = users.transcript.messages
+    answered = messages[i].tool_call_id
+    if messages[i].role != "tool" or not answered:
+        return ""
+    call = next((c for m in messages[:i] for c in m.tool_calls if c.id == answered), None)
+    if call is None:
+        return ""
+    shown = []
+    for n, (key, value) in enumerate(list(call.args.items())[:_LOOKUP_ARGS]):
+        label = key if _IDENTIFIER.fullmatch(key) and users.where(key) is not None else f"<argument #{n}>"
+        if value is None or isinstance(value, bool | int | float):
+            shown.append(f"{label}={_j(value)}")
+        elif isinstance(value, str) and len(value) <= _LOCATE_LIMIT and users.where(value) is not None:
+            shown.append(f"{label}={_j(value)} (the user's words)")
+        else:
+            text = value if isinstance(value, str) else _j(value)
+            shown.append(f"{label}: {len(text)} characters, not the user's words")
+    more = f", {len(call.args) - _LOOKUP_ARGS} more" if len(call.args) > _LOOKUP_ARGS else ""
+    return f", the result of {_tool(call.name, ())}({'; '.join(shown)}{more})"
 
 
 def _argument(leaf: Leaf, users: _Users, request: JudgeRequest) -> str:
     path, shown_path, value = leaf
     transcript, findings = users.transcript, request.findings
     about = [f for f in (*findings.targets, *findings.entities) if f.path == path]
-    code = "; ".join(_finding_fact(f, transcript, request.user_id) for f in about)
+    code = "; ".join(_finding_fact(f, users, request.user_id) for f in about)
     code = f" [code: {code}]" if code else ""
     if value is None or isinstance(value, bool | int | float) or value == []:
         source = users.where(str(value)) if isinstance(value, int | float) and not isinstance(value, bool) else None
@@ -252,6 +284,28 @@ def _policy_names(request: JudgeRequest) -> frozenset[str]:
     return frozenset(k for path in paths for k in _PATH_KEYS.findall(path))
 
 
+def _pending(request: JudgeRequest, users: _Users, named: frozenset[str]) -> list[str]:
+    """The pending action: the tool with its risk, the operator's description and the tools it is a declared step
+    of, and each argument (:func:`_argument`)."""
+    tool_policy = request.tool_policy
+    lines = [
+        "",
+        "=== PENDING ACTION (not yet run) ===",
+        f"tool: {_tool(request.action.tool, named)} (risk: {tool_policy.risk})",
+    ]
+    if tool_policy.description:
+        lines.append(f"what it does (the operator's policy): {tool_policy.description}")
+    if tool_policy.step_of:
+        steps = ", ".join(_tool(t, named) for t in tool_policy.step_of)
+        lines.append(f"a step of (the operator's policy: a request for one of these asks for this call too): {steps}")
+    lines.append("arguments:")
+    leaves = list(_leaves(dict(request.action.args), _policy_names(request), users))
+    lines += [_argument(leaf, users, request) for leaf in leaves[:_LEAVES]] or ["- (none)"]
+    if len(leaves) > _LEAVES:
+        lines.append(f"- ({len(leaves) - _LEAVES} more values, not shown)")
+    return lines
+
+
 def render_blind(request: JudgeRequest, *, tool_name: str, quality: bool) -> tuple[list[str], str]:
     """The blind view as ``(lines, ask)``: the user's messages as data, one JSON line each after a header (the
     blocks a blind request repeats byte for byte at the next check of the same conversation), and the
@@ -271,18 +325,7 @@ def render_blind(request: JudgeRequest, *, tool_name: str, quality: bool) -> tup
     if not others:
         lines.append("- (none)")
     named = frozenset(request.policy.tools)
-    lines += [
-        "",
-        "=== PENDING ACTION (not yet run) ===",
-        f"tool: {_tool(action.tool, named)} (risk: {request.tool_policy.risk})",
-    ]
-    if request.tool_policy.description:
-        lines.append(f"what it does (the operator's policy): {request.tool_policy.description}")
-    lines.append("arguments:")
-    leaves = list(_leaves(dict(action.args), _policy_names(request), users))
-    lines += [_argument(leaf, users, request) for leaf in leaves[:_LEAVES]] or ["- (none)"]
-    if len(leaves) > _LEAVES:
-        lines.append(f"- ({len(leaves) - _LEAVES} more values, not shown)")
+    lines += _pending(request, users, named)
     lines += ["", "=== THE AGENT'S EVIDENCE (its stated reason is agent prose and is not shown) ==="]
     if request.justification.found:
         lines.append("The host cannot carry a justification: the validator read the user's own words for the request.")

@@ -180,6 +180,9 @@ class LanguagePack:
     back, an earlier turn's sentence governs the later ones."""
     holding: frozenset[str] = frozenset()
     """Words of holding back ("draft", "wait"): with a governing phrase, a frame over what follows."""
+    turning: frozenset[str] = frozenset()
+    """Words that keep a model from deciding a dangerous call's request where the policy lets it (``intent =
+    "judge"``): a condition, a hedge, a report, a refusal, whose scope code cannot see (the pack's ``[judging]``)."""
     replies: tuple[str, ...] = ()
     """How a reply opens ("go ahead", "sure"): after another participant's message, it answers them."""
     question_openers: frozenset[str] = frozenset()
@@ -304,6 +307,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         distributive=frozenset(data.get("amounts", {}).get("distributive", ())),
         again=frozenset(data.get("amounts", {}).get("again", ())),
         holding=frozenset(data.get("framing", {}).get("holding", ())),
+        turning=frozenset(data.get("judging", {}).get("turning", ())),
         containers={k: frozenset(v) for k, v in data.get("containers", {}).items()},
         user_pronouns=frozenset(data["roles"].get("user_pronouns", ())),
         ahead=frozenset(data["roles"].get("ahead", ())),
@@ -316,7 +320,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
     )
 
 
-OUTSIDE_THE_GRAMMAR = ("addressing", "framing", "amounts")
+OUTSIDE_THE_GRAMMAR = ("addressing", "framing", "amounts", "judging")
 """Tables of the pack's file read by code outside the grammar (whom a reply addresses): their words are no
 vocabulary, so they never change how a sentence parses."""
 

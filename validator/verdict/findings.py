@@ -281,10 +281,10 @@ a value of the cited sentences stands outside any proved clause): where a danger
 decide the intent, the model reads whose it is, and code holds it to the only value of its role."""
 
 JudgeableProblem = Literal["values", "another_value", "no_verb", "after"]
-"""Why a model may not decide a dangerous call's intent: a value code did not prove (``values``); another value
-of a target's or an amount's role in the user's words (``another_value``); no cited sentence of the user's holds
-the tool's verb (``no_verb``); what the user wrote after every such sentence is unread or takes it back
-(``after``)."""
+"""Why a model may not decide a dangerous call's intent: a value code did not prove (``values``); another value of
+a target's or an amount's role in the user's words (``another_value``); no cited sentence of the user's holds the
+tool's verb free of a negation, a frame or a word of holding back (``no_verb``); what the user wrote after every
+such sentence is unread or takes it back (``after``)."""
 
 
 @dataclass(frozen=True, slots=True)

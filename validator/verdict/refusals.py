@@ -296,7 +296,8 @@ def judge_decided_intent(sentence: str, message: int) -> str:
 _NOT_JUDGEABLE = {
     "values": "a value code did not prove",
     "another_value": "another value of the same role in the user's words",
-    "no_verb": "no sentence of the user's cited for it names the tool's verb",
+    "no_verb": "no sentence of the user's cited for it names the tool's verb free of a negation, a frame or a word "
+    "of holding back",
     "after": "what the user wrote after the request is unread or takes it back",
 }
 
