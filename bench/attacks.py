@@ -10,7 +10,9 @@ sentence-splitting traps (abbreviations, decimals, line breaks, markdown). The p
 approved**, by the strict judge, nor by a judge that approves everything on a dangerous tool.
 
 Run: ``python bench/attacks.py [--seed N] [--limit N]``; its last line is
-``attacks: approved A of N (strict), approved D of M (approve-everything, dangerous)``.
+``attacks: approved A of N (strict), approved D of M (approve-everything, dangerous)``. With ``--intent-judge``
+a third column runs the dangerous variants again under ``intent = "judge"`` (a model may decide a request code
+could not read) with an always-yes model citing whatever code lets it cite: the opt-in's worst case, by class.
 """
 
 from __future__ import annotations

@@ -111,7 +111,13 @@ def _another_value(
     ``"recipient: bob@… and eve@…"``; None when each is the only one."""
     texts = list(_users_words(transcript, first, user_id, rules))
     amounts = set(tool_policy.amount_paths(action.tool))
-    for path in amounts:
+    return _another_amount(action, amounts, texts) or _another_target(values, amounts, texts)
+
+
+def _another_amount(action: PendingAction, amounts: set[str], texts: Sequence[str]) -> str | None:
+    """Another amount of money in ``texts`` than an amount argument's (a bare number too, where the argument's
+    stands bare)."""
+    for path in sorted(amounts):
         found, value = lookup(action.args, path)
         mine = _number(value) if found == "found" else None
         if mine is None:
@@ -122,15 +128,20 @@ def _another_value(
         others = sorted({v for v in pool if v != mine})
         if others:
             return f"{path}: {mine:f} and {', '.join(f'{o:f}' for o in others[:3])}"
-    said: list[Word] | None = None  # the user's words, lexed once, when a target has a role
+    return None
+
+
+def _another_target(values: Sequence[ValueFinding], amounts: set[str], texts: Sequence[str]) -> str | None:
+    """Another word of a target's role (:func:`_role`) in ``texts``."""
+    roles: list[tuple[frozenset[str], str]] | None = None  # the user's words, lexed once, when a target has a role
     for v in values:
         if v.path in amounts or not isinstance(v.value, str):
             continue
         role = _role(v.value)
         if role is None:
             continue
-        said = said if said is not None else [w for text in texts for w in grammar().words(text)]
-        roles = [r for r in map(_role_of, said) if r is not None]
+        if roles is None:
+            roles = [r for text in texts for w in grammar().words(text) if (r := _role_of(w)) is not None]
         seen = sorted({norm for kinds, norm in roles if kinds & role[0]} - {role[1]})
         if seen:
             return f"{v.path}: {v.value} and {', '.join(seen[:3])}"

@@ -112,6 +112,10 @@ def decide(
     ============================  =====================  ===========================  ==========================
     all proved                    approve                the model decides            model approval, high
     some unknown, none disproved  ask the user           the model decides            ask the user
+    only the request unknown,     ask the user           the model decides            model approval, high, on
+    ``intent = "judge"``, a                                                           the blind view, citing a
+    sentence it may cite                                                              sentence it may cite; a
+                                                                                      no asks the user
     any disproved                 block                  block                        block
     ============================  =====================  ===========================  ==========================
 
