@@ -54,8 +54,14 @@ def _check(text: str, judge: Any, policy: Policy = OPTED, **action: Any) -> Any:
 
 
 def test_a_model_on_the_blind_view_citing_the_users_sentence_approves_and_says_it_decided() -> None:
-    verdict = _check(REQUEST, ScriptedJudge([_yes(user_sentence=CITED)]))
+    from validator.record import MemoryRecorder
+
+    recorder = MemoryRecorder()
+    checker = Validator(OPTED, judge=ScriptedJudge([_yes(user_sentence=CITED)]), recorder=recorder)
+    verdict = checker.validate([{"role": "user", "content": REQUEST}], _action(), user_id="u")
     assert verdict.approved and verdict.decided_by == "model", verdict.reasoning
+    (event,) = recorder.events
+    assert event.to_dict()["verdict"]["decided_by"] == "model"  # the audit says who decided
     assert 'intent = "judge"' in verdict.reasoning and "message #0" in verdict.reasoning
     judged = verdict.findings.intent.judged
     assert judged is not None and judged.message == 0 and CITED in judged.text

@@ -102,6 +102,7 @@ def test_a_check_is_one_guardrail_span_with_the_verdicts_code_and_no_user_conten
         "gen_ai.guardrail.result.value": verdict.code.value,
         "action_validator.decision": verdict.decision.value,
         "action_validator.confidence": verdict.confidence,
+        "action_validator.decided_by": verdict.decided_by,
         "action_validator.reused": False,
         **({"action_validator.judge": verdict.judge} if verdict.judge else {}),
     }
