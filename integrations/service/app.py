@@ -759,23 +759,35 @@ VOLATILE = (
 )
 
 
+EVICTING = (
+    "the Redis at {url} may drop keys to make room (maxmemory-policy {policy}): an evicted spent request lets the "
+    "same payment be approved again, an evicted token table refuses every call. Set maxmemory-policy noeviction "
+    "(a full Redis then refuses writes, and nothing is approved), or start with --allow-volatile-store for a "
+    "throwaway service"
+)
+
+
 def check_persistence(config: ServiceConfig) -> None:
-    """Refuse (:class:`SetupError`) to serve on a Redis that keeps nothing across a restart, unless allowed.
-    A Redis that cannot be reached yet is let be: ``/readyz`` says so, and nothing is approved meanwhile."""
+    """Refuse (:class:`SetupError`) to serve on a Redis that keeps nothing across a restart, or that may evict a
+    key (a ``maxmemory-policy`` other than ``noeviction``), unless allowed (``allow_volatile_store``). A Redis that
+    cannot be reached yet is let be: ``/readyz`` says so (and re-checks the eviction policy), and nothing is
+    approved meanwhile."""
     if config.allow_volatile_store or not config.store_url.startswith(("redis://", "rediss://", "unix://")):
         return
     store = _tenant_store(config, "startup")
     try:
         kept = getattr(store, "persistence", lambda: True)()
+        policy = getattr(store, "eviction", lambda: "noeviction")()
     except StoreError as exc:
         log.warning("could not check the store's persistence at start: %s", exc)
         return
     finally:
         store.close()
+    url = redacted(config.store_url)
     if kept is not True:
-        raise SetupError(
-            VOLATILE.format(url=redacted(config.store_url)) + ("" if kept is False else " (it cannot say)")
-        )
+        raise SetupError(VOLATILE.format(url=url) + ("" if kept is False else " (it cannot say)"))
+    if policy != "noeviction":
+        raise SetupError(EVICTING.format(url=url, policy=policy or "unknown: it cannot say"))
 
 
 ANSWER_BY_ID = (

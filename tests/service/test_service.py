@@ -437,6 +437,48 @@ def test_the_service_refuses_to_start_on_a_redis_that_keeps_nothing(tmp_path: Pa
         kept.stop()
 
 
+def test_the_service_refuses_to_start_on_a_redis_that_may_evict_a_spent_request(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from validator.integrations.service import check_persistence
+
+    from tests.redis_server import RedisServer
+    from validator.exceptions import SetupError
+
+    evicting = RedisServer(tmp_path, extra=("--maxmemory", "64mb", "--maxmemory-policy", "volatile-lru"))
+    evicting.start()
+    try:
+        with pytest.raises(SetupError, match="maxmemory-policy volatile-lru"):
+            check_persistence(ServiceConfig(store_url=evicting.url))
+        validator_cli = str(Path(sys.executable).with_name("validator"))
+        refused = subprocess.run(
+            [validator_cli, "serve", "--store", evicting.url, "--port", str(free_port())],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert refused.returncode == 2 and "noeviction" in refused.stderr and "Traceback" not in refused.stderr
+        # a Redis switched to evicting while served: /readyz says it is not ready
+        import redis as redis_client
+
+        client = redis_client.Redis.from_url(evicting.url)
+        client.config_set("maxmemory-policy", "noeviction")
+        check_persistence(ServiceConfig(store_url=evicting.url))  # noeviction: it runs
+        service = start(ServiceConfig(store_url=evicting.url))
+        try:
+            status, health = call(service.url, "/readyz", None, None, method="GET")
+            assert status == 200 and health["ok"], health
+            client.config_set("maxmemory-policy", "allkeys-lru")
+            status, health = call(service.url, "/readyz", None, None, method="GET")
+            assert status == 503 and "allkeys-lru" in health["error"], health
+        finally:
+            service.stop()
+            client.close()
+    finally:
+        evicting.stop()
+
+
 def test_each_check_of_a_batch_costs_a_check() -> None:
     small = start(ServiceConfig(rate_per_second=0.001, burst=10, max_batch=64))
     try:

@@ -151,8 +151,9 @@ def serve(
     allow_volatile_store: Annotated[
         bool,
         typer.Option(
-            help="Serve on a Redis that keeps nothing across a restart (no AOF, no snapshots): a restart "
-            "there wipes tokens, audit and the request ledger. For throwaway services only."
+            help="Serve on a Redis that keeps nothing across a restart (no AOF, no snapshots), or that may evict "
+            "keys (a maxmemory-policy other than noeviction): a restart or an eviction there wipes tokens, audit "
+            "and the request ledger. For throwaway services only."
         ),
     ] = False,
     token_file: Annotated[

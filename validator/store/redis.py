@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import json
 import logging
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -65,18 +66,20 @@ from validator.store.records import StandingAuthorization
 __all__ = ["RedisStore"]
 
 _APPEND = """
-local spends = (#ARGV - 3) / 2
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local deadline = tonumber(ARGV[4])
+if deadline > 0 and now > deadline then return {2, deadline} end
+local spends = (#ARGV - 4) / 2
 local fresh = {}
 for i = 1, spends do
   local held = redis.call('GET', KEYS[2 + i])
-  if held and held ~= ARGV[2 + 2 * i] then return {0, held} end
+  if held and held ~= ARGV[3 + 2 * i] then return {0, held} end
   if not held then fresh[#fresh + 1] = KEYS[2 + i] end
 end
 for i = 1, spends do
-  redis.call('SET', KEYS[2 + i], ARGV[2 + 2 * i], 'PX', ARGV[3 + 2 * i])
+  redis.call('SET', KEYS[2 + i], ARGV[3 + 2 * i], 'PX', ARGV[4 + 2 * i])
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local added = redis.pcall('ZADD', KEYS[2], 'NX', now, ARGV[1])
 if type(added) == 'table' and added.err then
   for _, key in ipairs(fresh) do redis.call('DEL', key) end
@@ -109,6 +112,10 @@ for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
 end
 return out
 """
+_LATE = 2
+"""The append script's answer when it ran after its deadline: it wrote nothing."""
+_REPLY_MARGIN_MS = 100
+"""What the append's deadline keeps back from the socket timeout for the reply's way back to this process."""
 MINUTE_TTL = 2 * 3600
 HOUR_TTL = 8 * 24 * 3600
 
@@ -127,6 +134,9 @@ class _Session:
     writes: list[tuple[str, Queued]] = field(default_factory=list)
     spends: list[tuple[str, str, int]] = field(default_factory=list)
     """``(key, action, ttl in ms)`` of each spend waiting for the record of the approval that makes it."""
+    clock: tuple[int, float] | None = None
+    """The server's clock read with the read-ahead (ms) and this process's monotonic clock then: the append's
+    deadline is on the server's clock (:meth:`RedisStore.append_audit`)."""
 
 
 ASYNC_CONNECTIONS = 64
@@ -250,25 +260,29 @@ class RedisStore(Store):
         keys += [self._key("blocked", reads.block_key)] if reads.block_key else []
         keys += [self._key("verdict", reads.verdict_key)] if reads.verdict_key else []
         read: dict[str, Any] = {}
+        clock: tuple[int, float] | None = None
         listed = self._key("auth", "user", reads.user_id) if reads.user_id is not None else None
-        if keys or listed:
-            try:
-                pipe = self._redis.pipeline(transaction=False)
-                if keys:
-                    pipe.mget(keys)
-                if listed:
-                    self._ensure_loaded(self._list)
-                    pipe.evalsha(self._list.sha, 1, listed, self._key("auth", ""))
-                results = pipe.execute(raise_on_error=False)
-                if keys:
-                    got = results.pop(0)
-                    read = dict.fromkeys(keys, got) if isinstance(got, Exception) else dict(zip(keys, got, strict=True))
-                if listed and not isinstance(results[0], Exception):
-                    read[listed] = results[0]
-            except redis.RedisError as exc:
-                read = dict.fromkeys(keys, exc)
+        try:
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.time()  # the server's clock now: a record of this check's approval is made before its deadline
+            if keys:
+                pipe.mget(keys)
+            if listed:
+                self._ensure_loaded(self._list)
+                pipe.evalsha(self._list.sha, 1, listed, self._key("auth", ""))
+            results = pipe.execute(raise_on_error=False)
+            now = results.pop(0)
+            if not isinstance(now, Exception):
+                clock = (int(now[0]) * 1000 + int(now[1]) // 1000, time.monotonic())
+            if keys:
+                got = results.pop(0)
+                read = dict.fromkeys(keys, got) if isinstance(got, Exception) else dict(zip(keys, got, strict=True))
+            if listed and not isinstance(results[0], Exception):
+                read[listed] = results[0]
+        except redis.RedisError as exc:
+            read = dict.fromkeys(keys, exc)
         view = copy.copy(self)
-        view._current = _Session(read, carry=reads.carry_spends)
+        view._current = _Session(read, carry=reads.carry_spends, clock=clock)
         return view
 
     def end_session(self) -> None:
@@ -394,12 +408,13 @@ class RedisStore(Store):
         # The stream's ids and the id set are both on the server's clock and trimmed exactly to the
         # retention, so they always agree: an id is remembered exactly as long as its entry is kept.
         keys = [self._key("audit"), self._key("audit", "ids")]
+        session = self._current
         args: list[str | int] = [
             event_id,
             json.dumps(payload, ensure_ascii=True),
             int(self.retention.total_seconds() * 1000),
+            self._deadline(session),
         ]
-        session = self._current
         spends: list[tuple[str, str, int]] = []
         if session is not None:
             spends, session.spends = session.spends, []
@@ -422,9 +437,24 @@ class RedisStore(Store):
                 raise SpendLost(None, str(failed)) from exc
             raise failed from exc
         made, value = result
+        if made == _LATE:  # this process stopped waiting for it: a record (and spend) it was not told of is none
+            late = StoreError(f"redis audit append ran after its deadline ({redacted(self.url)}): nothing was written")
+            if spends:
+                raise SpendLost(None, str(late))
+            raise late
         if not made:
             raise SpendLost(str(value))
         return bool(value)
+
+    def _deadline(self, session: _Session | None) -> int:
+        """The server time (ms) after which the append must write nothing: when this process stops waiting for
+        its answer (the socket timeout after sending, less a margin for the reply's way back), on the server's
+        clock read with the check's read-ahead; 0 (none) outside a check's session."""
+        if session is None or session.clock is None:
+            return 0
+        server, local = session.clock
+        elapsed = (time.monotonic() - local) * 1000
+        return int(server + elapsed + self._timeout * 1000 - _REPLY_MARGIN_MS)
 
     def _ensure_loaded(self, script: Any) -> None:
         if script.sha not in self._loaded:
@@ -582,10 +612,27 @@ class RedisStore(Store):
             raise self._fail("persistence check", exc) from exc
         return str(config.get("appendonly")) == "yes" or bool(str(config.get("save") or "").strip())
 
+    def eviction(self) -> str | None:
+        """The server's ``maxmemory-policy`` (``noeviction`` keeps every key; any other may drop a spent request,
+        and the same payment is then approved again); None when it cannot say (``CONFIG`` renamed, and no
+        policy in ``INFO memory``).
+
+        Raises:
+            StoreError: the server cannot be reached.
+        """
+        try:
+            try:
+                found = self._redis.config_get("maxmemory-policy").get("maxmemory-policy")
+            except redis.ResponseError:  # CONFIG disabled or renamed
+                found = self._redis.info("memory").get("maxmemory_policy")
+        except redis.RedisError as exc:
+            raise self._fail("eviction check", exc) from exc
+        return str(found) if found else None
+
     def health(self) -> dict[str, Any]:
         try:
             self._redis.ping()
-            info = self._redis.info("server")
+            info = {**self._redis.info("server"), **self._redis.info("memory")}
             length = self.audit_length()
         except (redis.RedisError, StoreError) as exc:
             return self._health(exc)
@@ -595,7 +642,7 @@ class RedisStore(Store):
         client = self._aclient()
         try:
             await client.ping()
-            info = await client.info("server")
+            info = {**await client.info("server"), **await client.info("memory")}
             length = int(await client.xlen(self._key("audit")))
         except redis.RedisError as exc:
             return self._health(exc)
@@ -605,10 +652,18 @@ class RedisStore(Store):
         shown = {"store": "redis", "url": redacted(self.url)}
         if isinstance(info, Exception):
             return {"ok": False, **shown, "error": redact_in(str(info), self.url)}
-        return {"ok": True, **shown, "redis_version": info.get("redis_version"), "audit_records": length}
+        policy = info.get("maxmemory_policy")
+        health = {"ok": True, **shown, "redis_version": info.get("redis_version"), "audit_records": length}
+        if policy is not None and policy != NO_EVICTION:  # a ledger it may drop: nothing is ready on it
+            return {**health, "ok": False, "error": f"maxmemory-policy is {policy}, not {NO_EVICTION}"}
+        return health
 
     def close(self) -> None:
         self._redis.close()
+
+
+NO_EVICTION = "noeviction"
+"""The one ``maxmemory-policy`` under which Redis never drops a key to make room (a spent request stays spent)."""
 
 
 def _verdict(raw: Any, key: str) -> dict[str, Any] | None:
