@@ -27,6 +27,7 @@ that cannot take the record turns an approval into ``RECORDER_UNAVAILABLE``.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import re
 import threading
@@ -130,6 +131,12 @@ class ServiceConfig:
     """Where the checks' spans go (:mod:`validator.telemetry`; default: the application's global OpenTelemetry
     providers, e.g. under ``opentelemetry-instrument``). A check continues the caller's trace: its
     ``traceparent`` header (W3C Trace Context), unless a server instrumentation continued it already."""
+    trusted_user_tenants: frozenset[str] = frozenset()
+    """Tenants whose tokens not bound to users may name any user in a check (the operator trusts the caller to say
+    who the user is: one agent process per user behind its own auth). A token of any other tenant checks for the
+    users it is bound to only (``validator token create --user``), or for no named user; a check naming another
+    user is a 403: the ledger, the standing authorizations and the questions are the named user's. ``"*"``: every
+    tenant (one operator's own agents, each behind its own authentication)."""
     request_policy_tenants: frozenset[str] = frozenset()
     """Tenants whose check inputs may carry their own ``policy`` (the operator's choice, per tenant). For
     every other tenant the service applies its own policy (``policy``, else the empty one: every tool
@@ -399,9 +406,19 @@ class _Service:
 
     # -- routes ------------------------------------------------------------------------------
 
+    def vouched(self, identity: Identity, item: CheckInput) -> JSONResponse | None:
+        """The 403 of a check naming a user its token does not speak for (see :attr:`ServiceConfig.trusted_user_tenants`),
+        else None."""
+        trusted = self.config.trusted_user_tenants
+        if identity.speaks_for(item.user_id, identity.tenant in trusted or "*" in trusted):
+            return None
+        return _error(403, "user_not_vouched", texts.user_not_vouched(identity.bound))
+
     async def check(self, request: Request) -> JSONResponse:
-        """Validate one pending action: the verdict (200), or the problems of the input (400)."""
-        who = await self.tenant(request, "check")
+        """Validate one pending action: the verdict (200), the problems of the input (400), or a 403 when it names
+        a user its token does not speak for."""
+        identity = await self.identity(request, "check")
+        who = identity.tenant
         chain = None
         try:
             raw = await self.body(request)
@@ -416,6 +433,9 @@ class _Service:
                 item, chain = found
         except InputError as exc:
             return JSONResponse(exc.to_dict(), status_code=400)
+        refused = self.vouched(identity, item)
+        if refused is not None:
+            return refused
         status, verdict = await self.judged(who, item, request)
         status, verdict = await self.questioned(who, item, status, verdict)
         headers = {"Retry-After": "1"} if status == 503 else {}
@@ -424,8 +444,10 @@ class _Service:
         return JSONResponse(verdict, status_code=status, headers=headers or None)
 
     async def check_batch(self, request: Request) -> JSONResponse:
-        """Validate several pending actions (one model turn's parallel calls), each answered in order."""
-        who = await self.tenant(request, "check")
+        """Validate several pending actions (one model turn's parallel calls), each answered in order (a check
+        naming a user the token does not speak for: its 403 in its place)."""
+        identity = await self.identity(request, "check")
+        who = identity.tenant
         try:
             data = strict_json(await self.body(request))
         except InputError as exc:
@@ -444,6 +466,10 @@ class _Service:
                 item = self.parsed(who, raw)
             except InputError as exc:
                 items.append({"error": exc.to_dict()})
+                continue
+            refused = self.vouched(identity, item)
+            if refused is not None:
+                items.append({"error": json.loads(refused.body), "status": refused.status_code})
                 continue
             call = (item.user_id, item.action.call_id or "")
             if call[1] and call in seen:
@@ -814,9 +840,9 @@ def _bearer(request: Request) -> str:
 
 
 def _answers_for(identity: Identity, question: questions.Question) -> bool:
-    """Whether the token may see and answer ``question``: any of its tenant's, or only its user's (a token
-    bound to one user; another user's question is "not found" to it, as another tenant's is)."""
-    return identity.user is None or question.user_id == identity.user
+    """Whether the token may see and answer ``question``: any of its tenant's, or only its users' (a token bound
+    to users; another user's question is "not found" to it, as another tenant's is)."""
+    return not identity.users or question.user_id in identity.users
 
 
 def _authorization(data: Any) -> StandingAuthorization:

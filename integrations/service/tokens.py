@@ -1,7 +1,7 @@
 """Bearer tokens of the decision service: each names a tenant; only the token's SHA-256 is ever stored.
 
 A token is ``vt_`` and 43 URL-safe characters (256 random bits), printed once when it is made. The
-store keeps ``sha256(token) -> tenant|scopes`` (``tenant|answer|user``, bound to one user): in memory
+store keeps ``sha256(token) -> tenant|scopes`` (``tenant|scopes|users``, bound to users): in memory
 for one process, or in Redis (``{ns}:tokens``) so every service process behind a load balancer accepts
 the same tokens, and a revocation reaches all of them at once. The service reads it on the event loop
 (``aidentity_of``, ``atake``: the redis asyncio client, with one-second timeouts), never in a worker
@@ -11,9 +11,13 @@ Scopes (:data:`SCOPES`) say what a token may do: ``check`` (``/v1/check``, ``/v1
 ``answer`` (record the user's answer to an ``ask_user`` verdict), ``grant`` (create, list and revoke
 standing authorizations), ``admin`` (the audit and ``/metrics``). A token made without scopes gets
 ``check`` only (:data:`DEFAULT_SCOPES`), and so does a token stored before scopes existed: the token an
-agent checks with can never grant itself a standing authorization. An ``answer`` token may be bound to one
-user (:attr:`Identity.user`): it answers that user's questions only (the person's own device or inbox link),
-and may do nothing else.
+agent checks with can never grant itself a standing authorization.
+
+A token may be bound to one user or a set of users (:attr:`Identity.users`; ``check`` and ``answer`` scopes
+only): a check naming another user is refused (403), and it sees and answers only those users' questions (the
+person's own device or inbox link). An unbound token may name any user only where the operator trusts its
+tenant to say who the user is (``validator serve --trust-user-id TENANT``); else a check naming a user is a 403:
+the user is whoever the token vouches for, never whoever the body says.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from validator.store.loops import PerLoop
 T = TypeVar("T")
 
 __all__ = [
+    "BOUND_SCOPES",
     "DEFAULT_SCOPES",
     "SCOPES",
     "Identity",
@@ -75,27 +80,44 @@ def check_scopes(scopes: Iterable[str]) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Identity:
-    """Who a token is: its tenant and what it may do."""
+    """Who a token is: its tenant, what it may do, and the users it vouches for."""
 
     tenant: str
     scopes: frozenset[str]
-    user: str | None = None
-    """The one user whose questions this token answers (None: any user of its tenant)."""
+    users: frozenset[str] = frozenset()
+    """The users this token checks and answers for (empty: not bound; see the module docstring)."""
+
+    @property
+    def bound(self) -> bool:
+        return bool(self.users)
+
+    def speaks_for(self, user_id: str | None, trusted: bool) -> bool:
+        """Whether a call of this token may name ``user_id``: one of its users; for an unbound token, any user
+        where its tenant is ``trusted`` to say who the user is, or none."""
+        if self.users:
+            return user_id in self.users
+        return trusted or user_id is None
+
+
+BOUND_SCOPES = frozenset({"check", "answer"})
+"""What a token bound to users may do: check calls and answer questions for them, nothing of the tenant's."""
+_USERS_SEPARATOR = "\n"  # never in a user id: ids are printable
 
 
 def check_user(user: str, scopes: Iterable[str]) -> str:
-    """A user a token is bound to: 1-256 printable characters, on a token that only answers; else
+    """A user a token is bound to: 1-256 printable characters, on a token that only checks or answers; else
     :class:`UsageError` saying which."""
     if not 1 <= len(user) <= 256 or not user.isprintable():
         raise UsageError("a token's user is 1 to 256 printable characters")
-    if tuple(scopes) != ("answer",):
-        raise UsageError("a token bound to a user may only answer (scope answer): it answers that user's questions")
+    if not set(scopes) <= BOUND_SCOPES:
+        raise UsageError("a token bound to users may only check and answer (scopes check, answer)")
     return user
 
 
-def _record(tenant: str, scopes: Iterable[str], user: str | None = None) -> str:
+def _record(tenant: str, scopes: Iterable[str], users: Iterable[str] = ()) -> str:
     granted = check_scopes(scopes)
-    bound = "" if user is None else f"|{check_user(user, granted)}"
+    named = tuple(dict.fromkeys(check_user(u, granted) for u in users))
+    bound = f"|{_USERS_SEPARATOR.join(named)}" if named else ""
     return f"{check_tenant(tenant)}|{','.join(granted)}{bound}"
 
 
@@ -103,19 +125,25 @@ def _identity(record: str | None) -> Identity | None:
     if not record:
         return None
     tenant, _, rest = record.partition("|")
-    scopes, bound, user = rest.partition("|")  # the user last: it may hold a "|" of its own
+    scopes, bound, users = rest.partition("|")  # the users last: they may hold a "|" of their own
     granted = frozenset(s for s in scopes.split(",") if s in SCOPES) if scopes else frozenset(DEFAULT_SCOPES)
     if bound:
-        return Identity(tenant, granted & {"answer"}, user)
+        return Identity(tenant, granted & BOUND_SCOPES, frozenset(users.split(_USERS_SEPARATOR)))
     return Identity(tenant, granted)
+
+
+def _bound_users(user: str | None, users: Iterable[str]) -> tuple[str, ...]:
+    return (*((user,) if user is not None else ()), *users)
 
 
 class Tenants(Protocol):
     """Where the service looks up which tenant a token belongs to, and what it may do."""
 
-    def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES, user: str | None = None) -> str:
-        """A new token for ``tenant`` with ``scopes`` (returned once); ``user``: an answer token bound to that
-        user's questions."""
+    def create(
+        self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES, user: str | None = None, users: Iterable[str] = ()
+    ) -> str:
+        """A new token for ``tenant`` with ``scopes`` (returned once); ``user`` and ``users``: the users it is
+        bound to (it checks and answers for them only)."""
         ...
 
     def identity_of(self, token: str) -> Identity | None: ...
@@ -168,9 +196,11 @@ class MemoryTenants:
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
-    def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES, user: str | None = None) -> str:
+    def create(
+        self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES, user: str | None = None, users: Iterable[str] = ()
+    ) -> str:
         token = new_token()
-        record = _record(tenant, scopes, user)
+        record = _record(tenant, scopes, _bound_users(user, users))
         with self._lock:
             self._tenants[token_hash(token)] = record
         return token
@@ -230,9 +260,11 @@ class RedisTenants:
         self._async: PerLoop[tuple[Any, Any]] = PerLoop(self._new_client)
         """Each event loop's redis.asyncio client and its bucket script (EVALSHA, loaded on first use)."""
 
-    def create(self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES, user: str | None = None) -> str:
+    def create(
+        self, tenant: str, scopes: Iterable[str] = DEFAULT_SCOPES, user: str | None = None, users: Iterable[str] = ()
+    ) -> str:
         token = new_token()
-        record = _record(tenant, scopes, user)
+        record = _record(tenant, scopes, _bound_users(user, users))
         self._call(lambda: self._redis.hset(self._key, token_hash(token), record))
         return token
 

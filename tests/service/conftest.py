@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import socket
 import threading
 import time
@@ -36,7 +38,12 @@ class Running:
         self.thread.join(timeout=30)
 
 
-def start(config: ServiceConfig, tenants: Tenants | None = None) -> Running:
+def start(config: ServiceConfig, tenants: Tenants | None = None, *, trust: bool = True) -> Running:
+    """A live service on a loopback port. The tests' checks name their users with tokens bound to none: every
+    tenant is trusted to (``trusted_user_tenants={"*"}``) unless the test sets its own, or ``trust`` is False (a
+    test of that rule)."""
+    if trust and not config.trusted_user_tenants:
+        config = dataclasses.replace(config, trusted_user_tenants=frozenset({"*"}))
     tenants = tenants or MemoryTenants()
     token = tenants.create("acme", SCOPES)  # the tests' operator token: every route
     port = free_port()

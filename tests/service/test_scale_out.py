@@ -66,6 +66,8 @@ def two_services(redis_url: str) -> Iterator[tuple[str, str, str, str]]:
             str(port),
             "--policy",
             str(examples.policy_path()),
+            "--trust-user-id",  # the agent's token names its users
+            "*",
         ]
         procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
         urls.append(f"http://127.0.0.1:{port}")

@@ -960,14 +960,46 @@ def test_an_answer_token_bound_to_a_user_answers_only_that_users_questions() -> 
         assert call(running.url, "/v1/check", mine, _asked_check())[0] == 403
         assert call(running.url, "/v1/authorizations?user_id=u-1", mine)[0] == 403
         assert call(running.url, "/v1/audit", mine)[0] == 403
-        for scopes in (["check"], ["answer", "grant"], ["answer", "check"]):
-            with pytest.raises(UsageError, match="may only answer"):
+        for scopes in (["grant"], ["answer", "grant"], ["check", "admin"]):
+            with pytest.raises(UsageError, match="may only check and answer"):
                 running.tenants.create("acme", scopes, user="u-1")
         for user in ("", "a\nb", "x" * 257):
             with pytest.raises(UsageError, match="printable"):
                 running.tenants.create("acme", ["answer"], user=user)
     finally:
         running.stop()
+
+
+def test_the_user_is_whoever_the_token_vouches_for_never_whoever_the_body_says() -> None:
+    running = start(ServiceConfig(), trust=False)
+    try:
+        agent = running.tenants.create("acme", ["check"])  # bound to no user, its tenant not trusted to name one
+        ann = running.tenants.create("acme", ["check", "answer"], users=["u-ann"])
+        both = running.tenants.create("acme", ["check"], users=["u-ann", "u-bob"])
+        named = {**EMAIL, "user_id": "u-eve"}
+        status, answer = call(running.url, "/v1/check", agent, named)
+        assert status == 403 and answer["error"] == "user_not_vouched" and "--trust-user-id" in answer["detail"]
+        anonymous = {k: v for k, v in EMAIL.items() if k != "user_id"}
+        assert call(running.url, "/v1/check", agent, anonymous)[0] == 200  # no user named: one user's service
+        assert call(running.url, "/v1/check", ann, {**EMAIL, "user_id": "u-ann"})[0] == 200
+        status, answer = call(running.url, "/v1/check", ann, named)
+        assert status == 403 and "bound to" in answer["detail"]
+        assert call(running.url, "/v1/check", both, {**EMAIL, "user_id": "u-bob"})[0] == 200
+        status, batch = call(running.url, "/v1/check:batch", both, {"checks": [{**EMAIL, "user_id": "u-bob"}, named]})
+        assert status == 200 and "verdict" in batch["results"][0]
+        assert batch["results"][1]["status"] == 403 and batch["results"][1]["error"]["error"] == "user_not_vouched"
+    finally:
+        running.stop()
+    trusted = start(ServiceConfig(trusted_user_tenants=frozenset({"acme"})))
+    try:
+        assert (
+            call(trusted.url, "/v1/check", trusted.tenants.create("acme", ["check"]), {**EMAIL, "user_id": "x"})[0]
+            == 200
+        )
+        other = trusted.tenants.create("globex", ["check"])
+        assert call(trusted.url, "/v1/check", other, {**EMAIL, "user_id": "x"})[0] == 403
+    finally:
+        trusted.stop()
 
 
 def test_a_bound_token_keeps_its_user_in_the_redis_token_store(tmp_path: Path) -> None:
@@ -981,14 +1013,16 @@ def test_a_bound_token_keeps_its_user_in_the_redis_token_store(tmp_path: Path) -
         tenants = tenants_for(server.url)
         token = tenants.create("acme", ["answer"], user="ann|the second")  # a "|" of its own
         who = tenants.identity_of(token)
-        assert who is not None and (who.tenant, who.scopes, who.user) == (
+        assert who is not None and (who.tenant, who.scopes, who.users) == (
             "acme",
             frozenset({"answer"}),
-            "ann|the second",
+            frozenset({"ann|the second"}),
         )
-        assert dict(tenants.list())[token_hash(token)].user == "ann|the second"
+        assert dict(tenants.list())[token_hash(token)].users == {"ann|the second"}
+        several = tenants.identity_of(tenants.create("acme", ["check", "answer"], users=["ann", "bob|2"]))
+        assert several is not None and several.users == {"ann", "bob|2"} and several.scopes == {"check", "answer"}
         plain = tenants.identity_of(tenants.create("acme", ["check"]))
-        assert plain is not None and plain.user is None
+        assert plain is not None and not plain.users
     finally:
         server.stop()
 

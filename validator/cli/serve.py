@@ -50,6 +50,7 @@ def app_from_environment() -> Any:
         rate_per_second=settings["rate"],
         burst=settings["burst"],
         request_policy_tenants=frozenset(settings.get("request_policy") or ()),
+        trusted_user_tenants=frozenset(settings.get("trust_user_id") or ()),
         allow_volatile_store=bool(settings.get("allow_volatile_store")),
     )
     return service.create_app(config)
@@ -140,6 +141,15 @@ def serve(
     judge: Annotated[str, typer.Option(help="Judge: strict (offline, the embedded default).")] = "strict",
     rate: Annotated[float, typer.Option(help="Checks a token may make a second, sustained.")] = 50.0,
     burst: Annotated[int, typer.Option(help="Checks a token may make at once.")] = 100,
+    trust_user_id: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="TENANT",
+            help="A tenant whose tokens not bound to users may name any user_id (repeatable; '*' for every "
+            "tenant). Every other tenant's token checks for the users it is bound to (token create --user), or "
+            "names none (403).",
+        ),
+    ] = None,
     allow_request_policy: Annotated[
         list[str] | None,
         typer.Option(
@@ -196,6 +206,7 @@ def serve(
         "rate": rate,
         "burst": burst,
         "request_policy": allowed,
+        "trust_user_id": sorted(set(trust_user_id or ())),
         "allow_volatile_store": allow_volatile_store,
     }
     if not url.startswith("memory:"):
@@ -226,6 +237,7 @@ def serve(
             rate_per_second=rate,
             burst=burst,
             request_policy_tenants=frozenset(allowed),
+            trusted_user_tenants=frozenset(trust_user_id or ()),
         )
         app = service.create_app(config, tenants=tenants)
         uvicorn.run(app, host=host, port=port, timeout_graceful_shutdown=30, log_level="info", access_log=False)
@@ -296,11 +308,11 @@ def create(
         ),
     ] = None,
     user: Annotated[
-        str | None,
+        list[str] | None,
         typer.Option(
             metavar="USER_ID",
-            help="Bind an answer token to one user: it sees and answers only that user's questions "
-            "(needs --scope answer and nothing else).",
+            help="Bind the token to a user (repeatable): it checks only calls naming one of its users, and sees "
+            "and answers only their questions (scopes check and answer only).",
         ),
     ] = None,
 ) -> None:
@@ -310,7 +322,7 @@ def create(
         _err("a token in memory:// dies with this command; pass --store redis://... (validator serve prints its own)")
         raise typer.Exit(2)
     try:
-        print(_service().tenants_for(url).create(tenant, scope or ["check"], user))
+        print(_service().tenants_for(url).create(tenant, scope or ["check"], users=user or ()))
     except (StoreError, UsageError) as exc:
         _err(str(exc))
         raise typer.Exit(2) from None
@@ -344,13 +356,16 @@ def list_tokens(
         _err(str(exc))
         raise typer.Exit(2) from None
     if as_json:
-        rows = [{"sha256": h, "tenant": who.tenant, "scopes": sorted(who.scopes), "user": who.user} for h, who in found]
+        rows = [
+            {"sha256": h, "tenant": who.tenant, "scopes": sorted(who.scopes), "users": sorted(who.users)}
+            for h, who in found
+        ]
         print(json.dumps(rows, indent=2))
         return
     if not found:
         _err("no tokens" + (f" of tenant {tenant}" if tenant else ""))
     for digest, who in found:  # one line each, whatever the terminal's width: the hash is what revoke takes
-        bound = "" if who.user is None else f"  user={who.user!r}"
+        bound = "".join(f"  user={u!r}" for u in sorted(who.users))
         print(f"{digest}  {who.tenant}  {','.join(s for s in _service().SCOPES if s in who.scopes)}{bound}")
 
 

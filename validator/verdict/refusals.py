@@ -587,6 +587,17 @@ def could_not_check(error: str) -> str:
     return f"the service could not check it ({error})"
 
 
+def user_not_vouched(bound: bool) -> str:
+    """A check naming a user its token does not speak for (the service)."""
+    if bound:
+        return "this token checks for the users it is bound to; the check names another user_id"
+    return (
+        "this token is bound to no user, and its tenant is not trusted to say who the user is: name no user_id, "
+        "use a token bound to the user (validator token create --user USER_ID), or have the operator trust the "
+        "tenant (validator serve --trust-user-id TENANT)"
+    )
+
+
 def question_not_kept(detail: str) -> str:
     return f"the question could not be kept ({detail})"
 
