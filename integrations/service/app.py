@@ -27,7 +27,6 @@ that cannot take the record turns an approval into ``RECORDER_UNAVAILABLE``.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import threading
@@ -406,13 +405,13 @@ class _Service:
 
     # -- routes ------------------------------------------------------------------------------
 
-    def vouched(self, identity: Identity, item: CheckInput) -> JSONResponse | None:
-        """The 403 of a check naming a user its token does not speak for (see :attr:`ServiceConfig.trusted_user_tenants`),
-        else None."""
+    def vouched(self, identity: Identity, item: CheckInput) -> dict[str, Any] | None:
+        """The 403 body of a check naming a user its token does not speak for (see
+        :attr:`ServiceConfig.trusted_user_tenants`), else None."""
         trusted = self.config.trusted_user_tenants
         if identity.speaks_for(item.user_id, identity.tenant in trusted or "*" in trusted):
             return None
-        return _error(403, "user_not_vouched", texts.user_not_vouched(identity.bound))
+        return {"error": "user_not_vouched", "detail": texts.user_not_vouched(identity.bound)}
 
     async def check(self, request: Request) -> JSONResponse:
         """Validate one pending action: the verdict (200), the problems of the input (400), or a 403 when it names
@@ -435,7 +434,7 @@ class _Service:
             return JSONResponse(exc.to_dict(), status_code=400)
         refused = self.vouched(identity, item)
         if refused is not None:
-            return refused
+            return JSONResponse(refused, status_code=403)
         status, verdict = await self.judged(who, item, request)
         status, verdict = await self.questioned(who, item, status, verdict)
         headers = {"Retry-After": "1"} if status == 503 else {}
@@ -469,7 +468,7 @@ class _Service:
                 continue
             refused = self.vouched(identity, item)
             if refused is not None:
-                items.append({"error": json.loads(refused.body), "status": refused.status_code})
+                items.append({"error": refused, "status": 403})
                 continue
             call = (item.user_id, item.action.call_id or "")
             if call[1] and call in seen:
