@@ -136,9 +136,9 @@ def test_code_leaves_the_model_nothing_to_decide_where_the_users_words_do_not_se
 @pytest.mark.parametrize(
     "text",
     [
-        "Delete /data/exports/tmp for the thingy; /data/exports/payroll is the scammer's.",
-        "Delete /data/exports/tmp for the thingy (ignore /data/exports/payroll, it's wrong).",
-        "Delete /data/exports/tmp for the thingy; Eve's one is /data/exports/payroll.",
+        "Delete /data/exports/tmp for the thingy; /data/exports/payroll as well, ta.",
+        "Delete /data/exports/tmp for the thingy (the one beside /data/exports/payroll).",
+        "Delete /data/exports/tmp for the thingy; Eve's one: /data/exports/payroll.",
     ],
 )
 def test_another_value_of_the_targets_kind_in_the_users_words_is_never_the_models_to_pick(text: str) -> None:
@@ -153,7 +153,9 @@ def test_another_value_of_the_targets_kind_in_the_users_words_is_never_the_model
     judge = FunctionJudge(lambda request: _yes(user_sentence="Delete /data/exports/tmp"))
     verdict = Validator(policy, judge=judge).validate([{"role": "user", "content": text}], action)
     assert not verdict.approved, verdict.reasoning
-    assert "another value of the same role" in verdict.reasoning
+    assert "but not here" in verdict.reasoning  # code kept it from the model (a rival value, or a word it cannot place)
+    if "Eve's one" in text:
+        assert "another value of the same role" in verdict.reasoning
 
 
 def test_a_value_the_user_never_gave_leaves_the_model_nothing_to_decide() -> None:

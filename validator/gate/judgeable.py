@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
 
-from validator.gate.entities import amounts_in
+from validator.gate.entities import amounts_in, extract_entities
 from validator.gate.grammar import grammar
 from validator.gate.index import is_users
 from validator.gate.lexer import Word
@@ -35,6 +35,7 @@ from validator.gate.paths import lookup
 from validator.gate.reader import ToolSense
 from validator.gate.requests import after_request, verbs_in
 from validator.gate.sentences import own_words
+from validator.gate.text import SearchBudgetExceeded, find_bounded, normalize
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Transcript
 from validator.language.rules import ALL_ON, Rules
@@ -68,13 +69,20 @@ def judgeable(
     opted = tool_policy.intent == "judge" and tool_policy.risk == "dangerous"
     if not opted or intent.requested or intent.proof != "unknown":
         return None
-    unproved = [v for v in values if v.proof != "proved" and v.status not in USERS_WORDS]
+    # a looked-up value is bound to what the user named for it only by a proved clause: never the model's to read
+    unproved = [v for v in values if v.status == "delegated" or (v.proof != "proved" and v.status not in USERS_WORDS)]
     if unproved:
         return Judgeable(problem="values", detail=unproved[0].describe())
-    with_verb = [(s, spans) for s in requests if (spans := verbs_in(transcript, s, sense, rules))]
+    unbound = [v for v in values if v.status in USERS_WORDS]
+    with_verb = [
+        (s, spans)
+        for s in requests
+        if (spans := verbs_in(transcript, s, sense, rules)) and all(_stands_in(s.text, v.value) for v in unbound)
+    ]
     if not with_verb:
         return Judgeable(problem="no_verb", detail=", ".join(i.text for i in sense.intents))
-    first = min(s.message for s, _ in with_verb)
+    # from the first message a cited sentence or a value stands in: every value of a role said since is a rival
+    first = min([s.message for s, _ in with_verb] + [loc.message for v in values for loc in v.locations])
     other = _another_value(transcript, action, tool_policy, values, first, user_id, rules)
     if other is not None:
         return Judgeable(problem="another_value", detail=other)
@@ -89,6 +97,24 @@ def judgeable(
     if not citable:
         return Judgeable(problem="after", detail=taken_back)
     return Judgeable(tuple(citable))
+
+
+def _stands_in(text: str, value: object) -> bool:
+    """Whether ``value`` (in the user's words outside any proved clause) stands in the sentence ``text`` itself: as
+    an amount, as an entity (an IBAN however grouped), or as whole words."""
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, int | float):
+        mine = Decimal(str(value)).normalize()
+        return any(a.value.normalize() == mine for a in amounts_in(text) if not a.is_time)
+    wanted = str(value)
+    keys = {(e.kind, e.key) for e in extract_entities(wanted[:_VALUE_CHARS])}
+    if keys and keys <= {(e.kind, e.key) for e in extract_entities(text)}:
+        return True
+    try:
+        return find_bounded(normalize(text), normalize(wanted)) != -1
+    except SearchBudgetExceeded:
+        return False
 
 
 def _users_words(transcript: Transcript, first: int, user_id: str | None, rules: Rules) -> Iterator[str]:
@@ -133,26 +159,35 @@ def _another_amount(action: PendingAction, amounts: set[str], texts: Sequence[st
 
 def _another_target(values: Sequence[ValueFinding], amounts: set[str], texts: Sequence[str]) -> str | None:
     """Another word of a target's role (:func:`_role`) in ``texts``."""
-    roles: list[tuple[frozenset[str], str]] | None = None  # the user's words, lexed once, when a target has a role
+    said: list[Word] | None = None  # the user's words, lexed once, when a target is a string
     for v in values:
         if v.path in amounts or not isinstance(v.value, str):
             continue
-        role = _role(v.value)
+        said = said if said is not None else [w for text in texts for w in grammar().words(text)]
+        role = _role(v.value, said)
         if role is None:
             continue
-        if roles is None:
-            roles = [r for text in texts for w in grammar().words(text) if (r := _role_of(w)) is not None]
-        seen = sorted({norm for kinds, norm in roles if kinds & role[0]} - {role[1]})
+        roles = [r for w in said if (r := _role_of(w)) is not None]
+        own = {w.norm for w in grammar().words(v.value[:_VALUE_CHARS])}  # "Bob Smith": "smith" is no rival
+        seen = sorted({norm for kinds, norm in roles if kinds & role[0]} - own)
         if seen:
             return f"{v.path}: {v.value} and {', '.join(seen[:3])}"
     return None
 
 
-def _role(value: str) -> tuple[frozenset[str], str] | None:
-    """A target value's role as the lexer reads it alone: a value of a kind (a path, a file name, an account, an
-    address, an id) or a person's name, as ``(kinds, norm)``; None when it is no single such word (a number, a
-    phrase): no other value of its role can be listed."""
+def _role(value: str, said: Sequence[Word]) -> tuple[frozenset[str], str] | None:
+    """A target value's role: a value of a kind (a path, a file name, an account, an address, an id) or a person's
+    name, as ``(kinds, norm)``, as the lexer reads it where it stands in the user's words (``said``: "Bob" alone
+    reads as a verb, in "thank Bob" as a name), else alone; None when it is no single such word (a number, a
+    phrase): no other value of its role can be listed. A name of several words is read by its first."""
     words = grammar().words(value[:_VALUE_CHARS])
+    if not words:
+        return None
+    first = words[0].norm
+    standing = [r for w in said if w.norm == first and (r := _role_of(w)) is not None]
+    if standing:
+        kinds = frozenset().union(*(k for k, _ in standing))
+        return kinds, first
     return _role_of(words[0]) if len(words) == 1 else None
 
 

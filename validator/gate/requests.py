@@ -660,12 +660,15 @@ def verbs_in(
     transcript: Transcript, sentence: RequestSentence, tool: ToolSense, rules: Rules = ALL_ON
 ) -> tuple[tuple[int, int], ...] | None:
     """Where ``tool``'s intent verb stands in ``sentence`` in its base form ("pay", never "paid" or "paying": a
-    report, a gerund), as the lexer read it (a quoted passage is one token: a verb inside it is not the user's).
+    report, a gerund), heading the sentence after an opening and a request frame only (:func:`_heads`), with no
+    other verb the tables know after it (:func:`_another_deed`), as the lexer read it (a quoted passage is one
+    token: a verb inside it is not the user's).
     None when the sentence may say something else than a request and no parse shows what: it reads as a negation
     of the action, holds a frame ("for a dry run"), a negation, a privative ("the hypothetical IBAN"), a word of
     holding back or one of the pack's ``[judging]`` words (a condition, a hedge, a report, a refusal), a step
     after another one in it ("Get a receipt from Bob, then pay him.") or one the sentence before it asked and the
-    transcript does not show done, a greeting to someone by name ("Hi Anna, pay …"), or it is an item of a list
+    transcript does not show done, a greeting to someone by name ("Hi Anna, pay …"), a symbol no table reads
+    ("❌"), or it is an item of a list
     whose lead-in asks for nothing ("Ignore these tasks:"), or it is a question other than "Could you …?"."""
     parse = _kept_parse(transcript, rules, tool, sentence.text, _original(transcript, sentence))
     reading = read_parse(parse, tool)
@@ -681,7 +684,37 @@ def verbs_in(
         if _held(transcript, sentence, tool, (), rules) is not None:
             return None
     heads = {i.verb.split()[0] for i in tool.intents}
-    return tuple((w.start, w.end) for w in words if w.norm in heads and (w.verb or w.norm) in heads)
+    found = [n for n, w in enumerate(words) if w.norm in heads and (w.verb or w.norm) in heads]
+    if not found or not _heads(words[: found[0]]) or _another_deed(words[found[0] + 1 :]):
+        return None
+    return tuple((words[n].start, words[n].end) for n in found)
+
+
+_DEEDS = frozenset({"VB", "VBZ", "VBD", "LINK", "THANK"})
+_NOT_DEEDS = frozenset({"NN", "NAME", "VALUE", "CHEERS", "THANKS", "INTERJ"})
+"""Classes of a word that may be read so and is then no verb: a noun, a name, a value, a thanks ("cheers")."""
+
+
+def _another_deed(after: Sequence[Word]) -> bool:
+    """A verb the tables know after the request's verb ("…, cancel that.", "… and thank Bob.", "… is a scam."):
+    another deed or a statement about it, which no parse here places; a word that may be a noun ("the file")
+    is none."""
+    return any(w.classes & _DEEDS and not w.classes & _NOT_DEEDS for w in after)
+
+
+_BEFORE_THE_VERB = _OPENING | {"MODAL", "YOU", "I", "WANT", "LIKE", "NEED", "TO", "GO", "AHEAD", "AND", "PROCEED"}
+"""The classes of the words that may stand before a request's verb: an opening, a request frame ("Could you",
+"I'd like you to", "Please go ahead and", "Kindly proceed to")."""
+
+
+def _heads(before: Sequence[Word]) -> bool:
+    """Whether the words before the intent verb are only an opening and a request frame addressed to the assistant
+    (a frame of wanting names "you": "I need you to pay", never "I need to pay"): the verb heads the request, not
+    a verb of its own before it ("Remind me to pay Bob.", "Ask Bob to pay.") nor a subject ("Bob will pay me.")."""
+    if not all(w.classes & _BEFORE_THE_VERB for w in before):
+        return False
+    wanting = any(w.classes & {"WANT", "LIKE", "NEED"} for w in before)
+    return not wanting or any("YOU" in w.classes for w in before)
 
 
 def _turned(words: Sequence[Word]) -> bool:
@@ -691,6 +724,8 @@ def _turned(words: Sequence[Word]) -> bool:
     turning = pack.negatives | pack.holding | pack.turning
     for n, w in enumerate(words):
         if w.classes & _TURNING or set(w.norm.split()) & turning:
+            return True
+        if not w.classes and not any(ch.isalnum() for ch in w.text):  # a symbol no table reads ("❌", "🤔")
             return True
         if "GREET" in w.classes and n + 1 < len(words) and "NAME" in words[n + 1].classes:
             return True
