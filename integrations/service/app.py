@@ -549,6 +549,8 @@ class _Service:
             review = read_review(data["answer"], call_id=question.call_id or "", tool=question.tool)
         except InputError as exc:
             return JSONResponse(exc.to_dict(), status_code=400)
+        if review.remember and review.remember.get("quote") and "grant" not in identity.scopes:
+            return _error(403, "remember_too_wide", texts.REMEMBER_TOO_WIDE)
         if not await self.stored(who, lambda store: questions.close(store, question_id)):
             return _error(409, "question_answered", "this question was answered already: each is answered once")
         checker, _ = self.validator_of(who)

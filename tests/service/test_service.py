@@ -1089,3 +1089,33 @@ def test_readyz_counts_what_the_audit_lists(service: Running) -> None:
     listed = call(service.url, "/v1/audit", service.token)[1]
     status, ready = call(service.url, "/readyz", None)
     assert status == 200 and ready["audit_records"] == len(listed) == 3
+
+
+def test_an_answer_remembers_the_call_it_answers_within_the_policys_bound_never_wider() -> None:
+    running, agent, person = _asking_service()
+    try:
+        asked = [
+            call(
+                running.url,
+                "/v1/check",
+                agent,
+                {**_asked_check(), "action": {**_asked_check()["action"], "call_id": f"c{i}"}},
+            )[1]
+            for i in range(3)
+        ]
+        ids = [a["question_id"] for a in asked]
+        # a free quote may widen the grant ("every time" never spends): an answer token may not
+        wide = {"type": "approve", "remember": {"expires_in_days": 7, "quote": "Always, every time, whenever."}}
+        status, refused = call(running.url, "/v1/answer", person, {"question_id": ids[0], "answer": wide})
+        assert status == 403 and refused["error"] == "remember_too_wide"
+        # longer than the policy's bound (30 days): approved, the grant not kept
+        long = {"type": "approve", "remember": {"expires_in_days": 3650}}
+        status, decided = call(running.url, "/v1/answer", person, {"question_id": ids[1], "answer": long})
+        assert status == 200 and decided["code"] == "APPROVED_BY_USER" and decided["authorization_id"] is None
+        assert "answer_grant_days" in decided["reasoning"]
+        # within it: kept, scoped to the call
+        short = {"type": "approve", "remember": {"expires_in_days": 7}}
+        status, decided = call(running.url, "/v1/answer", person, {"question_id": ids[2], "answer": short})
+        assert status == 200 and decided["authorization_id"], decided
+    finally:
+        running.stop()

@@ -118,7 +118,8 @@ def _remembered(
     store = validator.authorizations
     try:
         tool_policy = validator.policy.for_tool(action.tool)
-        grant = grant_from_answer(action, tool_policy, user_id, remember, reason, validator.config.clock())
+        most = validator.policy.settings.answer_grant_days
+        grant = grant_from_answer(action, tool_policy, user_id, remember, reason, validator.config.clock(), most)
         if store is None:
             raise UsageError("this validator has no authorization store to keep the grant in")
         store.put(grant)

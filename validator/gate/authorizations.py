@@ -227,13 +227,15 @@ def grant_from_answer(
     remember: Mapping[str, Any],
     reason: str | None,
     now: datetime,
+    most_days: int = 3650,
 ) -> StandingAuthorization:
     """A standing authorization from the user's "always" on a call they approved when asked.
 
     Scoped to what they saw: the tool, and every argument of this call pinned to its value (targets,
     amounts, the currency, and each other scalar, nested ones by dotted path); a list of several
     values is not pinned, so the grant never covers a target that is one (the gate then asks again).
-    It expires after ``remember["expires_in_days"]`` days (30 unless said; 1 to 3,650). Its quote is
+    It expires after ``remember["expires_in_days"]`` days (30 unless said, and at most ``most_days``: the policy's
+    ``answer_grant_days``). Its quote is
     ``remember["quote"]``, else the user's own reason, else what they approved.
 
     Raises:
@@ -244,8 +246,11 @@ def grant_from_answer(
     from validator.exceptions import UsageError
 
     days = remember.get("expires_in_days", DEFAULT_DAYS)
-    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 3650:
-        raise UsageError(f"remember.expires_in_days must be a whole number from 1 to 3650, got {days!r}")
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= most_days:
+        raise UsageError(
+            f"remember.expires_in_days must be a whole number from 1 to {most_days} (the policy's "
+            f"answer_grant_days), got {days!r}"
+        )
     where = _pins(action, tool_policy)
     quote = remember.get("quote")
     said = quote if isinstance(quote, str) and quote.strip() else reason

@@ -168,6 +168,9 @@ class PolicySettings:
     """``False`` is shadow mode, for rolling out: every verdict is judged and recorded as usual, but a
     refused action runs anyway (code ``NOT_ENFORCED``, the refusal in ``shadow_of``), with a warning
     logged and counted. Never the default."""
+    answer_grant_days: int = 30
+    """The longest a standing authorization made from the user's answer ("always", ``remember``) may last, in days:
+    a ``remember`` asking longer is not kept (the approval stands). A longer grant is made with ``auth grant``."""
 
 
 GUARDED_DEFAULT = ToolPolicy()
@@ -202,7 +205,10 @@ class Policy:
     def to_dict(self) -> dict[str, Any]:
         """Plain data, in the same shape :meth:`from_dict` reads."""
         return {
-            "settings": asdict(self.settings),
+            # a policy without the later setting keeps its version
+            "settings": {
+                k: v for k, v in asdict(self.settings).items() if not (k == "answer_grant_days" and v == 30)
+            },
             "tools": {
                 name: {
                     k: list(v) if isinstance(v, tuple) else (dict(v) if isinstance(v, Mapping) else v)

@@ -71,6 +71,7 @@ class _SettingsDoc(_Strict):
     ungrounded_targets: Literal["judge", "block"] = "judge"
     quality: Literal["advise", "ask_user"] = "advise"
     enforce: bool = True
+    answer_grant_days: int = Field(default=30, ge=1, le=3650)
 
 
 class _PolicyDoc(_Strict):

@@ -587,6 +587,12 @@ def could_not_check(error: str) -> str:
     return f"the service could not check it ({error})"
 
 
+REMEMBER_TOO_WIDE = (
+    "a remember with words of its own (quote) may widen the grant beyond the question asked (\"every time\" never "
+    "spends): it needs a token with the grant scope; an answer token remembers the call it answers, as asked"
+)
+
+
 def user_not_vouched(bound: bool) -> str:
     """A check naming a user its token does not speak for (the service)."""
     if bound:
