@@ -136,6 +136,10 @@ class ServiceConfig:
     users it is bound to only (``validator token create --user``), or for no named user; a check naming another
     user is a 403: the ledger, the standing authorizations and the questions are the named user's. ``"*"``: every
     tenant (one operator's own agents, each behind its own authentication)."""
+    tenant_checks: int = 3
+    """Checks of one tenant a process runs at once, counted until each one's worker thread finishes (a check past
+    its time keeps its thread until its gate's budget stops it): a tenant's heavy checks never hold more of the
+    threads every tenant shares. Beyond it a check is a 429 with ``Retry-After`` (a batch's checks wait)."""
     request_policy_tenants: frozenset[str] = frozenset()
     """Tenants whose check inputs may carry their own ``policy`` (the operator's choice, per tenant). For
     every other tenant the service applies its own policy (``policy``, else the empty one: every tool
@@ -208,6 +212,8 @@ class _Service:
         )
         self.latency = Histogram("validator_http_seconds", "Request latency", ["route"], registry=self.registry)
         self.held = HeldConversations(config.max_held_bytes)
+        self.slots: dict[str, asyncio.Semaphore] = {}
+        """Each tenant's check slots (:meth:`slot`), on the event loop."""
 
     # -- tenants, bodies, checks -------------------------------------------------------------
 
@@ -375,14 +381,35 @@ class _Service:
             chunks.append(chunk)
         return b"".join(chunks)
 
-    async def judged(self, tenant: str, item: CheckInput, request: Request) -> tuple[int, dict[str, Any]]:
+    async def slot(self, tenant: str, *, wait: bool) -> asyncio.Semaphore:
+        """Take one of the tenant's check slots (:attr:`ServiceConfig.tenant_checks`) and return their semaphore (its
+        ``release`` gives it back once the check's worker thread has finished, not when its caller got an answer):
+        a tenant's checks never hold more of the threads every tenant shares, so one tenant's heavy checks cannot
+        starve another's. When all are held, a batch's check waits for one (``wait``); any other request is a 429
+        with ``Retry-After``."""
+        slots = self.slots.setdefault(tenant, asyncio.Semaphore(self.config.tenant_checks))
+        if slots.locked() and not wait:
+            bound = self.config.tenant_checks
+            raise HTTPException(
+                429, texts.tenant_checks_full(bound), headers={"Retry-After": str(TENANT_RETRY_SECONDS)}
+            )
+        await slots.acquire()
+        return slots
+
+    async def judged(
+        self, tenant: str, item: CheckInput, request: Request, *, wait: bool = False
+    ) -> tuple[int, dict[str, Any]]:
         """``(status, verdict)``: 200 and the validator's verdict, or 503 and a refusal. The check's span continues
-        the caller's trace (its ``traceparent``)."""
+        the caller's trace (its ``traceparent``). It runs in one of the tenant's slots (:meth:`slot`)."""
         timeout = self.config.check_timeout
+        slots = await self.slot(tenant, wait=wait)
+        started = False
         try:
             checker, _ = self.validator_of(tenant)
             with self.config.telemetry.continued(request.headers):  # the worker thread takes the context along
                 running = asyncio.ensure_future(asyncio.to_thread(checker.check, item))
+            running.add_done_callback(lambda _: slots.release())
+            started = True
             done, _ = await asyncio.wait({running}, timeout=timeout)
             if not done:  # it may still finish and be recorded; the caller has its refusal either way
                 return 503, _refusal(item.action.tool, texts.check_ran_over(timeout))
@@ -390,6 +417,9 @@ class _Service:
         except Exception as exc:  # the validator never raises here; this is the service's own glue failing
             log.exception("check failed for tenant %s", tenant)
             return 503, _refusal(item.action.tool, texts.could_not_check(type(exc).__name__))
+        finally:
+            if not started:  # no worker thread took the slot
+                slots.release()
         self.verdicts.labels(verdict.code.value).inc()
         return 503 if verdict.code in STORE_FAULTS else 200, verdict.to_dict()
 
@@ -486,7 +516,7 @@ class _Service:
         async def one(item: CheckInput | dict[str, Any]) -> dict[str, Any]:
             if isinstance(item, dict):
                 return item
-            status, verdict = await self.judged(who, item, request)
+            status, verdict = await self.judged(who, item, request, wait=True)
             return {"verdict": (await self.questioned(who, item, status, verdict))[1]}
 
         return JSONResponse({"results": list(await asyncio.gather(*(one(i) for i in items)))})
@@ -815,6 +845,10 @@ def check_persistence(config: ServiceConfig) -> None:
         raise SetupError(VOLATILE.format(url=url) + ("" if kept is False else " (it cannot say)"))
     if policy != "noeviction":
         raise SetupError(EVICTING.format(url=url, policy=policy or "unknown: it cannot say"))
+
+
+TENANT_RETRY_SECONDS = 1
+"""What a 429 of a tenant whose check slots are all held asks the caller to wait."""
 
 
 ANSWER_BY_ID = (

@@ -265,7 +265,16 @@ class ServiceClient(_Base[httpx.BaseTransport, httpx.Client]):
         return call.read(status, body)
 
     def _post(self, call: _Call[Any], deadline: float) -> tuple[int, bytes | str, Mapping[str, str]]:
-        """``(status, body, headers)``, or ``(0, why, {})`` when the exchange failed."""
+        """``(status, body, headers)``, or ``(0, why, {})`` when the exchange failed; a 429 asking to wait is sent
+        again after the wait, while the deadline allows (:func:`_retry_after`)."""
+        while True:
+            status, body, headers = self._send(call, deadline)
+            wait = _retry_after(status, headers, deadline)
+            if wait is None:
+                return status, body, headers
+            time.sleep(wait)
+
+    def _send(self, call: _Call[Any], deadline: float) -> tuple[int, bytes | str, Mapping[str, str]]:
         try:
             with self._client.stream(**self._request(call)) as response:
                 self._start(response)
@@ -325,6 +334,16 @@ class AsyncServiceClient(_Base[httpx.AsyncBaseTransport, httpx.AsyncClient]):
     async def _post(self, call: _Call[Any], deadline: float) -> tuple[int, bytes | str, Mapping[str, str]]:
         import asyncio
 
+        while True:
+            status, body, headers = await self._send(call, deadline)
+            wait = _retry_after(status, headers, deadline)
+            if wait is None:
+                return status, body, headers
+            await asyncio.sleep(wait)
+
+    async def _send(self, call: _Call[Any], deadline: float) -> tuple[int, bytes | str, Mapping[str, str]]:
+        import asyncio
+
         left = max(0.0, deadline - time.monotonic())
         try:
             async with asyncio.timeout(left), self._client.stream(**self._request(call)) as response:
@@ -340,6 +359,24 @@ class AsyncServiceClient(_Base[httpx.AsyncBaseTransport, httpx.AsyncClient]):
             return 0, f"no whole answer within {self.timeout:g} s", {}
         except Exception as exc:
             return 0, f"the service could not be reached ({type(exc).__name__}: {str(exc)[:200]})", {}
+
+
+RETRY_AFTER_MOST = 5.0
+"""The longest ``Retry-After`` (seconds) a client waits out before sending a 429'd call again."""
+
+
+def _retry_after(status: int, headers: Mapping[str, str], deadline: float) -> float | None:
+    """How long to wait before sending again: a 429 (the tenant's checks all running) with a ``Retry-After`` of a
+    few seconds that ends before the deadline; else None (the answer stands: a 429 then reads as a refusal)."""
+    if status != 429:
+        return None
+    try:
+        wait = float(headers.get("retry-after", ""))
+    except ValueError:
+        return None
+    if not 0 <= wait <= RETRY_AFTER_MOST or time.monotonic() + wait >= deadline:
+        return None
+    return wait
 
 
 # -- reading the answers strictly -------------------------------------------------------------------

@@ -353,3 +353,38 @@ def test_a_later_sentence_that_fills_what_the_call_left_open_joins_it() -> None:
 
     calls = [f.call for f in _numbered([proved(("to", 0)), proved(("cc", 0)), proved(("to", 0), ("to", 1))])]
     assert calls == [0, 0, 1, 2]  # cc joins the first call; a second "to" is a call of its own, then another
+
+
+def test_a_check_past_its_budget_stops_reading_between_messages_not_only_its_answer(monkeypatch: Any) -> None:
+    """30,000 one-sentence user messages before the request: once the gate's budget is spent, the next message is
+    not read (a clock that moves a millisecond a reading stands in for a slow machine: no timing here)."""
+    import itertools
+    import time as time_module
+
+    import validator.gate.requests as requests_module
+    from validator import Validator
+
+    ticks = itertools.count()
+    monkeypatch.setattr(time_module, "perf_counter", lambda: next(ticks) / 1000)
+    read = 0
+    real = requests_module._read_sentences
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal read
+        read += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(requests_module, "_read_sentences", counted)
+    messages = [{"role": "user", "content": f"Note number {i} about the garden."} for i in range(30_000)]
+    messages.append({"role": "user", "content": "Please email marta@acme.example that the Q3 report is ready."})
+    action = {
+        "tool": "send_email",
+        "args": {"to": "marta@acme.example", "body": "The Q3 report is ready."},
+        "justification": {
+            "reason": "asked",
+            "evidence": [{"quote": "email marta@acme.example that the Q3 report is ready"}],
+        },
+    }
+    verdict = Validator(POLICY, config=ValidatorConfig(gate_budget=0.5)).validate(messages, action, user_id="u")
+    assert verdict.code.value == "GATE_BUDGET_EXCEEDED" and not verdict.approved
+    assert read < 3_000, read  # stopped within a few hundred readings of the budget, not after all 30,000

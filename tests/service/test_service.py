@@ -857,7 +857,7 @@ def test_400_checks_at_once_on_a_healthy_redis_are_answered_or_told_to_wait_neve
             gate.wait()
             try:
                 with urllib.request.urlopen(request, timeout=120) as response:
-                    return response.status, dict(response.headers)
+                    return response.status, dict(response.headers.items())
             except urllib.error.HTTPError as exc:
                 return exc.code, dict(exc.headers)
 
@@ -865,7 +865,7 @@ def test_400_checks_at_once_on_a_healthy_redis_are_answered_or_told_to_wait_neve
             answers = list(pool.map(one, checks))
         statuses = [s for s, _ in answers]
         assert not [s for s in statuses if s >= 500], sorted(set(statuses))
-        assert all(h.get("Retry-After") for s, h in answers if s != 200)
+        assert all({k.lower(): v for k, v in h.items()}.get("retry-after") for s, h in answers if s != 200)
         assert set(statuses) <= {200, 429} and statuses.count(200) > 0
     finally:
         running.stop()
@@ -1118,4 +1118,42 @@ def test_an_answer_remembers_the_call_it_answers_within_the_policys_bound_never_
         status, decided = call(running.url, "/v1/answer", person, {"question_id": ids[2], "answer": short})
         assert status == 200 and decided["authorization_id"], decided
     finally:
+        running.stop()
+
+
+def test_one_tenants_heavy_checks_hold_only_their_share_and_the_others_run() -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from validator.judges.base import JudgeOutput, JudgeRequest
+    from validator.testing import FunctionJudge
+
+    release = threading.Event()
+
+    def slow_for_heavy(request: JudgeRequest) -> JudgeOutput:
+        if "SLOW" in request.transcript.messages[0].content:
+            release.wait(20)
+        return JudgeOutput(approved=False, reasoning="no", confidence="high")
+
+    running = start(ServiceConfig(judge=lambda: FunctionJudge(slow_for_heavy), tenant_checks=2, check_timeout=30))
+    heavy = running.tenants.create("heavy", ["check"])
+    light = running.tenants.create("light", ["check"])
+    first = EMAIL["messages"][0]
+    slow = {**EMAIL, "messages": [{**first, "content": "SLOW. " + first["content"]}, *EMAIL["messages"][1:]]}
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            held = [pool.submit(call, running.url, "/v1/check", heavy, slow) for _ in range(2)]
+            time.sleep(0.5)  # both of heavy's slots are held now
+            status, answer = call(running.url, "/v1/check", heavy, slow)
+            assert status == 429 and "checks running" in answer["error"], answer
+            quick = [call(running.url, "/v1/check", light, EMAIL)[0] for _ in range(10)]
+            assert quick == [200] * 10  # the other tenant is not starved
+            release.set()
+            assert [f.result()[0] for f in held] == [200, 200]
+        assert call(running.url, "/v1/check", heavy, EMAIL)[0] == 200  # its slots came back
+        batch = {"checks": [EMAIL] * 5}  # a batch's checks wait for a slot instead
+        status, results = call(running.url, "/v1/check:batch", heavy, batch)
+        assert status == 200 and all("verdict" in r for r in results["results"])
+    finally:
+        release.set()
         running.stop()

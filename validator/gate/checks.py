@@ -58,7 +58,7 @@ from validator.gate.secrets import secrets_in, users_secrets
 from validator.gate.sentences import locate, own_words, pasted_by_message, request_sentences
 from validator.gate.signature import named_only_outside, outside_target
 from validator.gate.split import sentences as split_sentences
-from validator.gate.text import SearchBudgetExceeded, normalize
+from validator.gate.text import normalize, within
 from validator.inputs.action import (
     MAX_QUOTE_CHARS,
     MAX_QUOTES,
@@ -346,7 +346,7 @@ def run_gate(
         and not valid
         and rules.on(Rule.INJECTION_SIGNATURE)
     ):
-        outside = named_only_outside(transcript, sense, user_id, rules)
+        outside = named_only_outside(transcript, sense, user_id, rules, deadline)
         if outside is not None:  # nothing of the user's names it; an outside party's text does
             intent = replace(intent, proof="disproved", problem="outside_only", detail=outside, step_of=None)
     if (
@@ -504,9 +504,7 @@ def _as_step(
     return intent
 
 
-def _within(deadline: float | None, stage: str) -> None:
-    if deadline is not None and time.perf_counter() > deadline:
-        raise SearchBudgetExceeded(f"the gate's time budget ran out while {stage}")
+_within = within
 
 
 def _grounded(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import cast, get_args
@@ -43,7 +42,7 @@ from validator.gate.reader import (
 )
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
-from validator.gate.text import SearchBudgetExceeded
+from validator.gate.text import within
 from validator.inputs.transcript import Fact, Transcript
 from validator.language import english
 from validator.language.rules import ALL_ON, Rule, Rules
@@ -212,8 +211,7 @@ def _kept_parse(transcript: Transcript, rules: Rules, tool: ToolSense, text: str
 
 def _in_time(deadline: float | None) -> None:
     """Raise :class:`SearchBudgetExceeded` past ``deadline`` (the check then answers with what it proved: nothing)."""
-    if deadline is not None and time.perf_counter() > deadline:
-        raise SearchBudgetExceeded("the gate's time budget ran out while reading the user's sentences")
+    within(deadline, "reading the user's sentences")
 
 
 def _read_sentences(
@@ -280,8 +278,15 @@ def _earlier(
     ):
         first -= 1  # (another author's message in a group chat is not this user's turn)
     found: list[tuple[context.Outcome, str]] = []
+    count = 0
     for i in range(first, sentence.message + 1):
+        _in_time(deadline)
         read, kept = _read_sentences(transcript, i, rules, tool, others, deadline)
+        count += len(read)
+        if count > MAX_LATER_SENTENCES:
+            return Read(
+                "unknown", "earlier_words", f"more than {MAX_LATER_SENTENCES:,} sentences of the user's before it"
+            )
         own = i == sentence.message
         for s, parse in read:
             if own and s.end > sentence.start:

@@ -34,7 +34,7 @@ from validator.gate.provenance import call_of, output_texts
 from validator.gate.reader import ToolSense
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
-from validator.gate.text import normalize
+from validator.gate.text import normalize, within
 from validator.inputs.transcript import Transcript
 from validator.language import english
 from validator.language.rules import ALL_ON, Rules
@@ -66,14 +66,19 @@ def _names(words: Sequence[Word], stems: frozenset[str]) -> bool:
 
 
 def _users_messages(
-    transcript: Transcript, user_id: str | None, rules: Rules, verbs: frozenset[str] = frozenset()
+    transcript: Transcript,
+    user_id: str | None,
+    rules: Rules,
+    verbs: frozenset[str] = frozenset(),
+    deadline: float | None = None,
 ) -> Iterator[tuple[str, list[tuple[Word, ...]]] | None]:
     """The user's own words, message by message, with each sentence's words; last, None when more of them
-    exist than are read (then what the rest says is not known)."""
+    exist than are read (then what the rest says is not known). Past ``deadline``: :class:`SearchBudgetExceeded`."""
     left = _USERS_READ
     for i, m in enumerate(transcript.messages):
         if not is_users(m, user_id):
             continue
+        within(deadline, "reading the user's words for the signature")
         own = own_words(transcript, i, rules)
         left -= len(own)
         if left < 0:
@@ -83,14 +88,18 @@ def _users_messages(
 
 
 def named_only_outside(
-    transcript: Transcript, tool: ToolSense, user_id: str | None = None, rules: Rules = ALL_ON
+    transcript: Transcript,
+    tool: ToolSense,
+    user_id: str | None = None,
+    rules: Rules = ALL_ON,
+    deadline: float | None = None,
 ) -> str | None:
     """Where a tool's output names the action when no sentence of the user's does (``message #i, <speaker>:
-    <its words>``), or None."""
+    <its words>``), or None. Past ``deadline``: :class:`SearchBudgetExceeded`."""
     stems = _stems(tool)
     if not stems:
         return None
-    for message in _users_messages(transcript, user_id, rules, tool.verbs):
+    for message in _users_messages(transcript, user_id, rules, tool.verbs, deadline):
         if message is None:
             return None  # more of the user's words than are read: one of them may name it
         if any(_names(words, stems) or not in_pack_language(words) or _hands_off(words) for words in message[1]):
@@ -98,6 +107,7 @@ def named_only_outside(
     for i, m in enumerate(transcript.messages):
         if m.role != "tool" or m.name == tool.tool:
             continue
+        within(deadline, "reading the tools' outputs for the signature")
         for content in output_texts(m.content[:_READ]):
             for s in sentences(content):
                 text = content[s.start : s.end]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import time
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -52,7 +53,16 @@ _NONWORD = re.compile(r"[^\w]")
 
 
 class SearchBudgetExceeded(Exception):
-    """A verbatim search met more boundary misses than :data:`MAX_MISSES` (adversarial, periodic text)."""
+    """A verbatim search met more boundary misses than :data:`MAX_MISSES` (adversarial, periodic text), or the
+    gate's time budget ran out (:func:`within`)."""
+
+
+def within(deadline: float | None, stage: str) -> None:
+    """Raise :class:`SearchBudgetExceeded` past ``deadline`` (a ``time.perf_counter()`` value; None: no budget),
+    saying in which ``stage``: every loop of the gate over messages calls it, so a check past its budget stops
+    its work, not only its answer."""
+    if deadline is not None and time.perf_counter() > deadline:
+        raise SearchBudgetExceeded(f"the gate's time budget ran out while {stage}")
 
 
 def _next_candidate(haystack: str, needle: str, pos: int, check_start: bool) -> int:

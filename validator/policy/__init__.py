@@ -206,9 +206,7 @@ class Policy:
         """Plain data, in the same shape :meth:`from_dict` reads."""
         return {
             # a policy without the later setting keeps its version
-            "settings": {
-                k: v for k, v in asdict(self.settings).items() if not (k == "answer_grant_days" and v == 30)
-            },
+            "settings": {k: v for k, v in asdict(self.settings).items() if not (k == "answer_grant_days" and v == 30)},
             "tools": {
                 name: {
                     k: list(v) if isinstance(v, tuple) else (dict(v) if isinstance(v, Mapping) else v)

@@ -588,9 +588,14 @@ def could_not_check(error: str) -> str:
 
 
 REMEMBER_TOO_WIDE = (
-    "a remember with words of its own (quote) may widen the grant beyond the question asked (\"every time\" never "
+    'a remember with words of its own (quote) may widen the grant beyond the question asked ("every time" never '
     "spends): it needs a token with the grant scope; an answer token remembers the call it answers, as asked"
 )
+
+
+def tenant_checks_full(bound: int) -> str:
+    """A check of a tenant whose every check slot of this process is held (the service)."""
+    return f"this tenant has {bound} checks running on this process already (the most it may); retry in a moment"
 
 
 def user_not_vouched(bound: bool) -> str:
