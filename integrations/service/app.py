@@ -65,6 +65,7 @@ from validator import (
 from validator._json import dumps
 from validator.exceptions import FieldProblem, SetupError, StoreBusy, StoreError, ValidatorError
 from validator.gate.authorizations import is_bound
+from validator.gate.index import is_users
 from validator.inputs import sent, strictjson
 from validator.inputs.checkinput import DEFAULT_LIMITS, check_input_data
 from validator.inputs.held import Held, HeldConversations
@@ -465,8 +466,11 @@ class _Service:
         refused = self.vouched(identity, item)
         if refused is not None:
             return JSONResponse(refused, status_code=403)
+        answered = await self.answered(who, item)
+        if answered is not None:  # the user answered this very call since: the agent learns it, once
+            return JSONResponse(answered)
         status, verdict = await self.judged(who, item, request)
-        status, verdict = await self.questioned(who, item, status, verdict)
+        status, verdict = await self.questioned(who, item, status, verdict, token_hash(_bearer(request)))
         headers = {"Retry-After": "1"} if status == 503 else {}
         if chain is not None:
             headers |= {CONVERSATION_DIGEST: chain.digest, CONVERSATION_COUNT: str(chain.count)}
@@ -517,15 +521,33 @@ class _Service:
             if isinstance(item, dict):
                 return item
             status, verdict = await self.judged(who, item, request, wait=True)
-            return {"verdict": (await self.questioned(who, item, status, verdict))[1]}
+            asker = token_hash(_bearer(request))
+            return {"verdict": (await self.questioned(who, item, status, verdict, asker))[1]}
 
         return JSONResponse({"results": list(await asyncio.gather(*(one(i) for i in items)))})
 
+    async def answered(self, tenant: str, item: CheckInput) -> dict[str, Any] | None:
+        """The user's decided verdict on this very call (same user, call id and arguments), once, when they answered
+        its question and wrote nothing since (:func:`~validator.state.questions.replayed`); else None."""
+        call_id = item.action.call_id
+        if not call_id:
+            return None
+        messages = item.transcript.messages
+
+        def read(store: Store) -> Any:
+            return questions.replayed(
+                store, store, item.user_id, call_id, item.action.args, messages, lambda m: is_users(m, item.user_id)
+            )
+
+        found = await self.stored(tenant, read)
+        return dict(found) if found is not None else None
+
     async def questioned(
-        self, tenant: str, item: CheckInput, status: int, verdict: dict[str, Any]
+        self, tenant: str, item: CheckInput, status: int, verdict: dict[str, Any], asker: str = ""
     ) -> tuple[int, dict[str, Any]]:
         """An ``ask_user`` verdict with the question it puts kept in the tenant's store, and its id added; a store
-        that cannot keep it turns the question into a refusal (a question no one can answer asks nothing)."""
+        that cannot keep it turns the question into a refusal (a question no one can answer asks nothing).
+        ``asker``: the SHA-256 of the token that checked (it may read the question's status)."""
         if status != 200 or verdict.get("decision") != Decision.ASK_USER.value:
             return status, verdict
         asked = Verdict.from_dict(verdict)
@@ -541,6 +563,7 @@ class _Service:
                 call_id=item.action.call_id,
                 args=item.action.args,
                 ttl=ttl,
+                asker=asker,
             )
 
         try:
@@ -581,7 +604,8 @@ class _Service:
             return JSONResponse(exc.to_dict(), status_code=400)
         if review.remember and review.remember.get("quote") and "grant" not in identity.scopes:
             return _error(403, "remember_too_wide", texts.REMEMBER_TOO_WIDE)
-        if not await self.stored(who, lambda store: questions.close(store, question_id)):
+        ttl = timedelta(seconds=self.config.question_seconds)
+        if not await self.stored(who, lambda store: questions.close(store, question_id, ttl)):
             return _error(409, "question_answered", "this question was answered already: each is answered once")
         checker, _ = self.validator_of(who)
         try:
@@ -599,6 +623,11 @@ class _Service:
             log.exception("answer failed for tenant %s", who)
             return JSONResponse(_refusal(question.tool, texts.answer_not_recorded(type(exc).__name__)), 503)
         self.verdicts.labels(decided.code.value).inc()
+        edited = review.edited_args is not None
+        try:
+            await self.stored(who, lambda store: questions.decided(store, question, decided, edited=edited))
+        except HTTPException:  # the answer is recorded; only its status for the agent is lost
+            log.warning("the outcome of question %s was not kept for its status", question_id)
         return JSONResponse(decided.to_dict())
 
     async def question(self, request: Request, question_id: str) -> JSONResponse:
@@ -610,7 +639,21 @@ class _Service:
         found = await self.stored(identity.tenant, lambda store: questions.pending(store, question_id))
         if found is None or not _answers_for(identity, found):
             return _error(404, "question_not_found", QUESTION_NOT_FOUND)
-        return JSONResponse(found.shown())
+        answered = await self.stored(identity.tenant, lambda store: questions.outcome(store, question_id))
+        return JSONResponse({**found.shown(), "status": questions.status(found, answered)["status"]})
+
+    async def question_status(self, request: Request, question_id: str) -> JSONResponse:
+        """What the agent may learn of the question its own check put: pending, approved, rejected or edited, and the
+        decided verdict (scope ``check``; another token's question is a 404, as an unknown or expired one is)."""
+        identity = await self.identity(request, "check")
+        bad = _bad_id("question_id", question_id, questions.QUESTION_ID)
+        if bad is not None:
+            return bad
+        found = await self.stored(identity.tenant, lambda store: questions.pending(store, question_id))
+        if found is None or found.asker != token_hash(_bearer(request)):
+            return _error(404, "question_not_found", QUESTION_NOT_FOUND)
+        answered = await self.stored(identity.tenant, lambda store: questions.outcome(store, question_id))
+        return JSONResponse(questions.status(found, answered))
 
     async def grant(self, request: Request) -> JSONResponse:
         """Grant a standing authorization (the CLI's ``auth grant``)."""
@@ -772,6 +815,12 @@ def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None =
     )
     route("/v1/answer", service.answer, methods=["POST"], responses={200: verdict, 404: {}, 409: {}, **refusals})
     route("/v1/questions/{question_id}", service.question, methods=["GET"], responses={404: {}, **refusals})
+    route(
+        "/v1/questions/{question_id}/status",
+        service.question_status,
+        methods=["GET"],
+        responses={404: {}, **refusals},
+    )
     route("/v1/authorizations", service.grant, methods=["POST"], status_code=201, responses=refusals)
     route("/v1/authorizations", service.authorizations, methods=["GET"], responses=refusals)
     route("/v1/authorizations/{auth_id}/revoke", service.revoke, methods=["POST"], responses={404: {}, **refusals})

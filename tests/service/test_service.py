@@ -1157,3 +1157,37 @@ def test_one_tenants_heavy_checks_hold_only_their_share_and_the_others_run() -> 
     finally:
         release.set()
         running.stop()
+
+
+def test_the_agent_learns_the_answer_to_its_own_question_once() -> None:
+    running, agent, person = _asking_service()
+    try:
+        check = {**_asked_check(), "action": {**_asked_check()["action"], "call_id": "call-learn"}}
+        status, asked = call(running.url, "/v1/check", agent, check)
+        assert status == 200 and asked["decision"] == "ask_user"
+        qid = asked["question_id"]
+        status, seen = call(running.url, f"/v1/questions/{qid}/status", agent)
+        assert status == 200 and seen["status"] == "pending" and "verdict" not in seen
+        other = running.tenants.create("acme", ["check"])
+        assert call(running.url, f"/v1/questions/{qid}/status", other)[0] == 404  # not its question
+        status, decided = call(running.url, "/v1/answer", person, {"question_id": qid, "answer": {"type": "approve"}})
+        assert status == 200 and decided["code"] == "APPROVED_BY_USER"
+        status, seen = call(running.url, f"/v1/questions/{qid}/status", agent)
+        assert seen["status"] == "approved" and seen["verdict"]["code"] == "APPROVED_BY_USER"
+        assert call(running.url, f"/v1/questions/{qid}", person)[1]["status"] == "approved"  # no longer waiting
+        # the same call checked again, the user silent since (the agent said something): the answer, once
+        check = {**check, "messages": [*check["messages"], {"role": "assistant", "content": "I asked you."}]}
+        status, again = call(running.url, "/v1/check", agent, check)
+        assert status == 200 and again["code"] == "APPROVED_BY_USER" and again.get("question_id") in (None, qid)
+        # a word of the user's since the question: checked anew
+        status, asked = call(
+            running.url, "/v1/check", agent, {**check, "action": {**check["action"], "call_id": "c-2"}}
+        )
+        qid = asked["question_id"]
+        call(running.url, "/v1/answer", person, {"question_id": qid, "answer": {"type": "approve"}})
+        later = {**check, "action": {**check["action"], "call_id": "c-2"}}
+        later["messages"] = [*check["messages"], {"role": "user", "content": "Actually, wait."}]
+        status, fresh = call(running.url, "/v1/check", agent, later)
+        assert fresh["code"] != "APPROVED_BY_USER"
+    finally:
+        running.stop()

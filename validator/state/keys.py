@@ -26,7 +26,17 @@ from validator.inputs.transcript import Transcript
 from validator.policy import ToolPolicy
 from validator.record.recorder import hash_args
 
-__all__ = ["cited_ids", "grant_key", "request_key", "retry_key", "spender", "verdict_key", "question_key"]
+__all__ = [
+    "answered_call_key",
+    "cited_ids",
+    "grant_key",
+    "outcome_key",
+    "question_key",
+    "request_key",
+    "retry_key",
+    "spender",
+    "verdict_key",
+]
 
 
 def _sha(text: str) -> str:
@@ -94,6 +104,16 @@ def cited_ids(action: PendingAction) -> list[str]:
     if justification is None:
         return []
     return [e.authorization_id for e in justification.evidence if isinstance(e, AuthorizationEvidence)]
+
+
+def outcome_key(question_id: str) -> str:
+    """The key of a question's outcome once answered (:func:`validator.state.questions.decided`)."""
+    return f"question-outcome:{question_id}"
+
+
+def answered_call_key(user_id: str | None, call_id: str) -> str:
+    """The key under which the answered verdict of a call waits for the agent's check of that call again."""
+    return f"answered-call:{_sha(user_id or '')}:{_sha(call_id)}"
 
 
 def question_key(question_id: str) -> str:
