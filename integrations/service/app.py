@@ -539,7 +539,10 @@ class _Service:
                 store, store, item.user_id, call_id, item.action.args, messages, lambda m: is_users(m, item.user_id)
             )
 
-        found = await self.stored(tenant, read)
+        try:
+            found = await self.stored(tenant, read)
+        except HTTPException:  # a store that cannot answer: the check itself fails closed, saying so
+            return None
         return dict(found) if found is not None else None
 
     async def questioned(

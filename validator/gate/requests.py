@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import cast, get_args
@@ -211,7 +212,7 @@ def _kept_parse(transcript: Transcript, rules: Rules, tool: ToolSense, text: str
 
 def _in_time(deadline: float | None) -> None:
     """Raise :class:`SearchBudgetExceeded` past ``deadline`` (the check then answers with what it proved: nothing)."""
-    within(deadline, "reading the user's sentences")
+    within(deadline, "reading the user's sentences", time.perf_counter)  # the reader's own clock
 
 
 def _read_sentences(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import bisect
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -57,11 +58,11 @@ class SearchBudgetExceeded(Exception):
     gate's time budget ran out (:func:`within`)."""
 
 
-def within(deadline: float | None, stage: str) -> None:
+def within(deadline: float | None, stage: str, clock: Callable[[], float] | None = None) -> None:
     """Raise :class:`SearchBudgetExceeded` past ``deadline`` (a ``time.perf_counter()`` value; None: no budget),
     saying in which ``stage``: every loop of the gate over messages calls it, so a check past its budget stops
-    its work, not only its answer."""
-    if deadline is not None and time.perf_counter() > deadline:
+    its work, not only its answer. ``clock``: the caller's own (default ``time.perf_counter``)."""
+    if deadline is not None and (clock or time.perf_counter)() > deadline:
         raise SearchBudgetExceeded(f"the gate's time budget ran out while {stage}")
 
 
