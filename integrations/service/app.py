@@ -748,8 +748,10 @@ class _Service:
             log.exception("request failed: %s %s", request.method, route)
             response = _error(500, "internal_error", type(exc).__name__)
         elapsed = time.perf_counter() - started
-        self.requests.labels(route, str(response.status_code)).inc()
-        self.latency.labels(route).observe(elapsed)
+        matched = request.scope.get("route")  # the route's template, never the raw path: a label set that stays small
+        template = getattr(matched, "path", None) or "unmatched"
+        self.requests.labels(template, str(response.status_code)).inc()
+        self.latency.labels(template).observe(elapsed)
         line = {"event": "request", "method": request.method, "path": route, "status": response.status_code}
         log.info(dumps({**line, "ms": round(elapsed * 1000, 3)}))
         return response

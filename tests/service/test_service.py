@@ -170,6 +170,15 @@ def test_metrics_count_requests_and_verdicts(service: Running, path: str) -> Non
     assert f'validator_http_requests_total{{route="{path}",status="200"}} 1.0' in text
 
 
+def test_metrics_label_routes_by_template_so_unknown_paths_cannot_grow_them(service: Running) -> None:
+    for i in range(50):  # unauthenticated 404s under fifty paths, and a question id in a path
+        call(service.url, f"/nothing/{i}", None)
+    call(service.url, "/v1/questions/q_" + "a" * 32, service.token)
+    status, text = call(service.url, "/metrics", service.token)
+    assert status == 200 and "/nothing/" not in text and 'route="unmatched"' in text
+    assert 'route="/v1/questions/{question_id}"' in text and "q_aaaa" not in text
+
+
 # -- issue 23: the service as a security boundary ---------------------------------------------------------
 
 EXEMPT_MONEY = {"tools": {"send_money": {"exempt": True}}}
