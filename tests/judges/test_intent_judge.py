@@ -58,10 +58,11 @@ def test_a_model_on_the_blind_view_citing_the_users_sentence_approves_and_says_i
 
     recorder = MemoryRecorder()
     checker = Validator(OPTED, judge=ScriptedJudge([_yes(user_sentence=CITED)]), recorder=recorder)
-    verdict = checker.validate([{"role": "user", "content": REQUEST}], _action(), user_id="u")
+    verdict = checker.validate([{"role": "user", "content": REQUEST}], _action(call_id="c-1"), user_id="u")
     assert verdict.approved and verdict.decided_by == "model", verdict.reasoning
     (event,) = recorder.events
     assert event.to_dict()["verdict"]["decided_by"] == "model"  # the audit says who decided
+    assert verdict.audit_id == event.id and event.to_dict()["call_id"] == "c-1"  # each finds the other
     assert 'intent = "judge"' in verdict.reasoning and "message #0" in verdict.reasoning
     judged = verdict.findings.intent.judged
     assert judged is not None and judged.message == 0 and CITED in judged.text

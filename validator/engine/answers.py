@@ -79,7 +79,7 @@ def _answered(
         validator.recorder.record(event)
     except Exception as exc:
         return validator._not_recorded(event, exc)
-    return decided
+    return event.verdict  # with its record's id
 
 
 def _edit(pending: PendingAction, verdict: Verdict, edit: Any) -> tuple[PendingAction, list[str]] | Verdict:

@@ -270,6 +270,7 @@ class Validator(BaseValidator):
         recorder = stores.recorder
         try:
             yield from Io(partial(recorder.record, event), partial(recorder.arecord, event))
+            verdict = event.verdict  # with its record's id
         except SpendLost as lost:  # neither spent nor recorded: the refusal it becomes is recorded instead
             if stores.session is not None:
                 stores.session.drop_spends()  # a refusal spends nothing (and is spooled if it must be)
@@ -277,6 +278,7 @@ class Validator(BaseValidator):
             event = self._event(transcript, pending, user_id, verdict)
             try:
                 yield from Io(partial(recorder.record, event), partial(recorder.arecord, event))
+                verdict = event.verdict
             except Exception as exc:
                 verdict = self._not_recorded(event, exc)
         except Exception as exc:

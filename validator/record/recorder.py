@@ -15,7 +15,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -50,6 +50,8 @@ class AuditEvent:
     transcript_hash: str
     policy_version: str
     verdict: Verdict
+    call_id: str | None = None
+    """The host's id of the call the verdict is on (None when it sent none)."""
 
     @classmethod
     def of(
@@ -62,15 +64,19 @@ class AuditEvent:
         policy_version: str,
         verdict: Verdict,
     ) -> AuditEvent:
-        """The event recording ``verdict`` on ``action`` in ``transcript`` (hashes, not copies)."""
+        """The event recording ``verdict`` on ``action`` in ``transcript`` (hashes, not copies); the verdict it
+        records carries the event's id (``audit_id``), so a caller can find its record."""
+        event_id = uuid.uuid4().hex
         return cls(
+            id=event_id,
             time=time,
             user_id=user_id,
             tool=action.tool,
             args_hash=hash_args(action.args),
             transcript_hash=transcript.digest,
             policy_version=policy_version,
-            verdict=verdict,
+            verdict=replace(verdict, audit_id=event_id),
+            call_id=action.call_id,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -82,6 +88,7 @@ class AuditEvent:
             "args_hash": self.args_hash,
             "transcript_hash": self.transcript_hash,
             "policy_version": self.policy_version,
+            "call_id": self.call_id,
             "verdict": self.verdict.to_dict(),
         }
 

@@ -104,6 +104,8 @@ class Verdict:
     question_id: str | None = None
     """The question an ``ask_user`` verdict of the decision service puts to the user, kept until it is
     answered once (``POST /v1/answer {"question_id", "answer"}``; :mod:`validator.state.questions`)."""
+    audit_id: str | None = None
+    """The id of the audit record of this verdict (the engine's record; None when it was not recorded)."""
     decided_by: DecidedBy = "code"
     """Who decided it (:data:`DecidedBy`): an ``ask_user`` verdict, and the user's answer or overruling, is always
     ``user``; a model judge's answer that decided the verdict is ``model``; anything else ``code``."""

@@ -438,7 +438,7 @@ def not_recorded(verdict: Verdict, detail: str) -> Verdict:
     """A verdict that could not be recorded: an approval becomes ``RECORDER_UNAVAILABLE``; a refusal stands.
     Either way it says so (``recorded=False``)."""
     if not verdict.approved:
-        return replace(verdict, recorded=False)
+        return replace(verdict, recorded=False, audit_id=None)
     return replace(
         verdict,
         approved=False,
@@ -448,6 +448,7 @@ def not_recorded(verdict: Verdict, detail: str) -> Verdict:
         suggested_next_step=next_step_for(Code.RECORDER_UNAVAILABLE),
         recorded=False,
         decided_by="code",
+        audit_id=None,
     )
 
 
