@@ -51,6 +51,7 @@ def app_from_environment() -> Any:
         burst=settings["burst"],
         request_policy_tenants=frozenset(settings.get("request_policy") or ()),
         trusted_user_tenants=frozenset(settings.get("trust_user_id") or ()),
+        tenant_checks=int(settings.get("tenant_checks") or 3),
         allow_volatile_store=bool(settings.get("allow_volatile_store")),
     )
     return service.create_app(config)
@@ -141,6 +142,14 @@ def serve(
     judge: Annotated[str, typer.Option(help="Judge: strict (offline, the embedded default).")] = "strict",
     rate: Annotated[float, typer.Option(help="Checks a token may make a second, sustained.")] = 50.0,
     burst: Annotated[int, typer.Option(help="Checks a token may make at once.")] = 100,
+    tenant_checks: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Checks of one tenant a worker runs at once (a tenant's heavy checks never hold more of the "
+            "threads every tenant shares); beyond it a 429 with Retry-After.",
+        ),
+    ] = 3,
     trust_user_id: Annotated[
         list[str] | None,
         typer.Option(
@@ -207,6 +216,7 @@ def serve(
         "burst": burst,
         "request_policy": allowed,
         "trust_user_id": sorted(set(trust_user_id or ())),
+        "tenant_checks": tenant_checks,
         "allow_volatile_store": allow_volatile_store,
     }
     if not url.startswith("memory:"):
@@ -238,6 +248,7 @@ def serve(
             burst=burst,
             request_policy_tenants=frozenset(allowed),
             trusted_user_tenants=frozenset(trust_user_id or ()),
+            tenant_checks=tenant_checks,
         )
         app = service.create_app(config, tenants=tenants)
         uvicorn.run(app, host=host, port=port, timeout_graceful_shutdown=30, log_level="info", access_log=False)
