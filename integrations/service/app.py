@@ -137,6 +137,10 @@ class ServiceConfig:
     users it is bound to only (``validator token create --user``), or for no named user; a check naming another
     user is a 403: the ledger, the standing authorizations and the questions are the named user's. ``"*"``: every
     tenant (one operator's own agents, each behind its own authentication)."""
+    question_bytes: int = 64 * 1024 * 1024
+    """What one tenant's waiting questions may hold in the store, in bytes (each holds its check input for
+    ``question_seconds``): a question beyond it is not kept, and the check is a 429 saying the figure, so one
+    tenant's questions never fill a Redis that must not evict."""
     tenant_checks: int = 3
     """Checks of one tenant a process runs at once, counted until each one's worker thread finishes (a check past
     its time keeps its thread until its gate's budget stops it): a tenant's heavy checks never hold more of the
@@ -471,7 +475,7 @@ class _Service:
             return JSONResponse(answered)
         status, verdict = await self.judged(who, item, request)
         status, verdict = await self.questioned(who, item, status, verdict, token_hash(_bearer(request)))
-        headers = {"Retry-After": "1"} if status == 503 else {}
+        headers = {"Retry-After": "1"} if status == 503 else ({"Retry-After": "60"} if status == 429 else {})
         if chain is not None:
             headers |= {CONVERSATION_DIGEST: chain.digest, CONVERSATION_COUNT: str(chain.count)}
         return JSONResponse(verdict, status_code=status, headers=headers or None)
@@ -556,8 +560,13 @@ class _Service:
         asked = Verdict.from_dict(verdict)
         check = check_input_data(item.transcript, item.action, item.user_id)
         ttl = timedelta(seconds=self.config.question_seconds)
+        size = len(dumps(check)) + len(dumps(verdict))  # what its record holds for as long as it waits
+        quota = self.config.question_bytes
 
-        def keep(store: Store) -> str:
+        def keep(store: Store) -> str | int:
+            held = store.hold(size, quota, datetime.now(UTC), ttl)
+            if held is not None:  # the tenant's questions hold its whole quota: this one is not kept
+                return held
             return questions.ask(
                 store,
                 check,
@@ -573,6 +582,9 @@ class _Service:
             question_id = await self.stored(tenant, keep)
         except HTTPException as exc:
             return 503, _refusal(item.action.tool, texts.question_not_kept(str(exc.detail)))
+        if isinstance(question_id, int):
+            why = texts.questions_full(question_id, quota, size)
+            return 429, Verdict.blocked(item.action.tool, why, code=Code.SERVICE_UNAVAILABLE).to_dict()
         return 200, {**verdict, "question_id": question_id}
 
     async def answer(self, request: Request) -> JSONResponse:

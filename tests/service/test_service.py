@@ -1200,3 +1200,40 @@ def test_the_agent_learns_the_answer_to_its_own_question_once() -> None:
         assert fresh["code"] != "APPROVED_BY_USER"
     finally:
         running.stop()
+
+
+@pytest.mark.parametrize("kind", ["memory", "redis"])
+def test_a_tenants_questions_hold_at_most_its_quota(kind: str, tmp_path: Path) -> None:
+    from validator import Policy
+
+    from tests.redis_server import RedisServer
+
+    server = RedisServer(tmp_path) if kind == "redis" else None
+    url = "memory://"
+    if server is not None:
+        server.start()
+        url = server.url
+    size = 3_000  # about what one question of _asked_check holds
+    config = ServiceConfig(store_url=url, policy=Policy.load(examples.policy_path()), question_bytes=2 * size + 500)
+    running = start(config)
+    try:
+        agent = running.tenants.create("acme", ["check"])
+        answers = [
+            call(
+                running.url,
+                "/v1/check",
+                agent,
+                {**_asked_check(), "action": {**_asked_check()["action"], "call_id": f"q{i}"}},
+            )
+            for i in range(6)
+        ]
+        statuses = [status for status, _ in answers]
+        assert 200 in statuses and 429 in statuses, statuses
+        refused = next(body for status, body in answers if status == 429)
+        assert not refused["approved"] and "of its" in refused["reasoning"] and "bytes" in refused["reasoning"]
+        other = running.tenants.create("globex", ["check"])  # another tenant's quota is its own
+        assert call(running.url, "/v1/check", other, _asked_check())[0] == 200
+    finally:
+        running.stop()
+        if server is not None:
+            server.stop()

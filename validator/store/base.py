@@ -9,6 +9,7 @@ callers decide what that means, and none of them treats an unreadable record as 
 from __future__ import annotations
 
 import asyncio
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -41,6 +42,7 @@ __all__ = [
     "authorization_to_json",
     "minute",
     "hour",
+    "held_buckets",
 ]
 
 DEFAULT_NAMESPACE = "validator"
@@ -105,6 +107,13 @@ class Counters(ABC):
     def count_outcome(self, scope: str, name: str, blocked: bool, at: datetime) -> None: ...
     @abstractmethod
     def outcome_counts(self, scope: str, name: str, buckets: Buckets) -> tuple[int, int]: ...
+
+    def hold(self, size: int, quota: int, at: datetime, ttl: timedelta) -> int | None:
+        """Count ``size`` bytes of a question held for ``ttl`` against ``quota``: the bytes of the questions asked
+        in the last ``ttl`` (by hour: a question's record lives that long, answered or not). None when they fit
+        (and are counted, atomically with the check), else the bytes held already (nothing is counted). A store
+        that keeps no such count holds every question."""
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +228,12 @@ def minute(at: datetime) -> str:
 
 def hour(at: datetime) -> str:
     return "h" + at.strftime("%Y%m%d%H")
+
+
+def held_buckets(at: datetime, ttl: timedelta) -> Buckets:
+    """The hour buckets a question asked within ``ttl`` before ``at`` is counted in, the current one first."""
+    hours = math.ceil(ttl.total_seconds() / 3600) + 1
+    return [hour(at - timedelta(hours=n)) for n in range(hours)]
 
 
 class _AuthorizationRecord(BaseModel):

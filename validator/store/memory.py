@@ -17,6 +17,7 @@ from validator.store.base import (
     Store,
     authorization_from_json,
     authorization_to_json,
+    held_buckets,
     hour,
     minute,
     revoke_in,
@@ -163,6 +164,15 @@ class MemoryStore(MemoryLedger, Store):
         with self._lock:
             cells = [self._counts.get((scope, name, b), [0, 0]) for b in buckets]
         return sum(c[0] for c in cells), sum(c[1] for c in cells)
+
+    def hold(self, size: int, quota: int, at: datetime, ttl: timedelta) -> int | None:
+        buckets = held_buckets(at, ttl)
+        with self._lock:
+            total = sum(self._counts.get(("held", "bytes", b), [0, 0])[0] for b in buckets)
+            if total + size > quota:
+                return total
+            self._counts.setdefault(("held", "bytes", buckets[0]), [0, 0])[0] += size
+        return None
 
     @property
     def identity(self) -> str:

@@ -54,6 +54,7 @@ from validator.store.base import (
     Store,
     authorization_from_json,
     authorization_to_json,
+    held_buckets,
     hour,
     minute,
     redact_in,
@@ -102,6 +103,14 @@ local held = redis.call('GET', KEYS[1])
 if held and held ~= ARGV[1] then return held end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false
+"""
+_HOLD = """
+local total = 0
+for i = 1, #KEYS do total = total + (tonumber(redis.call('GET', KEYS[i])) or 0) end
+if total + tonumber(ARGV[1]) > tonumber(ARGV[2]) then return total end
+redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return -1
 """
 log = logging.getLogger("validator.store.redis")
 _LIST = """
@@ -217,6 +226,7 @@ class RedisStore(Store):
         self._list = self._redis.register_script(_LIST)
         self._loaded: set[str] = set()
         self._spend = self._redis.register_script(_SPEND)
+        self._hold = self._redis.register_script(_HOLD)
         self._current: _Session | None = None
         """One check's session, on the store :meth:`session` returned for it (None on the store itself)."""
 
@@ -592,6 +602,15 @@ class RedisStore(Store):
         except redis.RedisError as exc:
             raise self._fail("counter read", exc) from exc
         return sum(int(r[0] or 0) for r in rows), sum(int(r[1] or 0) for r in rows)
+
+    def hold(self, size: int, quota: int, at: datetime, ttl: timedelta) -> int | None:
+        keys = [self._key("held", b) for b in held_buckets(at, ttl)]
+        seconds = int(ttl.total_seconds()) + 7200
+        try:
+            held = self._hold(keys=keys, args=[size, quota, seconds])
+        except redis.RedisError as exc:
+            raise self._fail("question quota", exc) from exc
+        return None if int(held) < 0 else int(held)
 
     # -- the connection ------------------------------------------------------------------------
 

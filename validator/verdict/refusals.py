@@ -593,6 +593,14 @@ REMEMBER_TOO_WIDE = (
 )
 
 
+def questions_full(held: int, quota: int, size: int) -> str:
+    """An ``ask_user`` verdict whose question the tenant's quota cannot hold (the service)."""
+    return (
+        f"the question was not kept: this tenant's waiting questions hold {held:,} of its {quota:,} bytes, and this "
+        f"one needs {size:,}; answer or let some expire, or ask the operator for a larger quota"
+    )
+
+
 def tenant_checks_full(bound: int) -> str:
     """A check of a tenant whose every check slot of this process is held (the service)."""
     return f"this tenant has {bound} checks running on this process already (the most it may); retry in a moment"
