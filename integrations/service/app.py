@@ -32,10 +32,11 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from http import HTTPStatus
 from typing import Any, TypeVar
 
 from validator.extras import missing_extra
@@ -168,11 +169,50 @@ def _tenant_store(config: ServiceConfig, tenant: str) -> Store:
     return open_store(tenant_url(config.store_url, tenant))
 
 
+PROBLEM = "application/problem+json"
+"""Every error of the service is an RFC 9457 problem (a refused check is a verdict instead)."""
+
+
+PROBLEM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "An RFC 9457 problem, with this service's members: error, code, problems",
+    "required": ["type", "title", "status", "code"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {},
+        "error": {"type": "string"},
+        "code": {"type": "string"},
+        "problems": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+
+def _problem(status: int, body: Mapping[str, Any], headers: dict[str, str] | None = None) -> JSONResponse:
+    """An RFC 9457 problem: ``type`` (our URN for the error's code), ``title`` (the status's phrase), ``status``,
+    ``detail``, and our members: ``error`` and ``code`` (the same code) and, for bad input, ``problems``."""
+    code = str(body.get("code") or body.get("error") or "error")
+    problem: dict[str, Any] = {
+        "type": f"urn:action-validator:error:{code}",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        **body,
+        "code": code,
+    }
+    return JSONResponse(problem, status_code=status, headers=headers, media_type=PROBLEM)
+
+
 def _error(status: int, error: str, detail: Any = None, headers: dict[str, str] | None = None) -> JSONResponse:
     body: dict[str, Any] = {"error": error}
     if detail is not None:
         body["detail"] = detail
-    return JSONResponse(body, status_code=status, headers=headers)
+    return _problem(status, body, headers)
+
+
+def _bad_input(exc: InputError) -> JSONResponse:
+    """A 400 naming each bad field (``problems``), as a problem."""
+    return _problem(400, exc.to_dict())
 
 
 def _refusal(tool: str, why: str) -> dict[str, Any]:
@@ -466,10 +506,10 @@ class _Service:
                     return _error(409, "conversation_not_held", CONVERSATION_NOT_HELD)
                 item, chain = found
         except InputError as exc:
-            return JSONResponse(exc.to_dict(), status_code=400)
+            return _bad_input(exc)
         refused = self.vouched(identity, item)
         if refused is not None:
-            return JSONResponse(refused, status_code=403)
+            return _problem(403, refused)
         answered = await self.answered(who, item)
         if answered is not None:  # the user answered this very call since: the agent learns it, once
             return JSONResponse(answered)
@@ -488,7 +528,7 @@ class _Service:
         try:
             data = strict_json(await self.body(request))
         except InputError as exc:
-            return JSONResponse(exc.to_dict(), status_code=400)
+            return _bad_input(exc)
         most = self.config.max_batch
         checks = data.get("checks") if isinstance(data, dict) else None
         if not isinstance(checks, list) or not 0 < len(checks) <= most or set(data) != {"checks"}:
@@ -608,7 +648,7 @@ class _Service:
             if not isinstance(question_id, str) or not questions.QUESTION_ID.fullmatch(question_id):
                 raise InputError([FieldProblem("question_id", "is not a question id (q_ and 32 characters)")])
         except InputError as exc:
-            return JSONResponse(exc.to_dict(), status_code=400)
+            return _bad_input(exc)
         question = await self.stored(who, lambda store: questions.pending(store, question_id))
         if question is None or not _answers_for(identity, question):
             return _error(404, "question_not_found", QUESTION_NOT_FOUND)
@@ -616,7 +656,7 @@ class _Service:
             item = self.parsed(who, dict(question.check))
             review = read_review(data["answer"], call_id=question.call_id or "", tool=question.tool)
         except InputError as exc:
-            return JSONResponse(exc.to_dict(), status_code=400)
+            return _bad_input(exc)
         if review.remember and review.remember.get("quote") and "grant" not in identity.scopes:
             return _error(403, "remember_too_wide", texts.REMEMBER_TOO_WIDE)
         ttl = timedelta(seconds=self.config.question_seconds)
@@ -676,7 +716,7 @@ class _Service:
         try:
             auth = _authorization(strict_json(await self.body(request)))
         except InputError as exc:
-            return JSONResponse(exc.to_dict(), status_code=400)
+            return _bad_input(exc)
         except (ValueError, TypeError, ValidatorError) as exc:
             return _error(400, "invalid_input", str(exc))
         await self.stored(who, lambda store: store.put(auth))
@@ -731,19 +771,29 @@ class _Service:
         """The process answers."""
         return {"ok": True}
 
-    async def readyz(self) -> JSONResponse:
-        """The store answers (a load balancer sends nothing here until it does)."""
+    async def readyz(self, request: Request) -> JSONResponse:
+        """The store answers (a load balancer sends nothing here until it does): ``{"ok"}`` and the status to
+        anyone; the store's details (its address, version, why it is not ready) and the caller's own tenant's audit
+        count only to an ``admin`` token."""
         try:
             if self.probe is None:  # one store for the probe, kept: a new one a call would leak connections
                 self.probe = _tenant_store(self.config, "readyz")
             health = await self.probe.ahealth()
-            if health.get("ok") and "audit_records" in health:  # what /v1/audit lists, of the tenants served here
-                with self.state.lock:
-                    stores = [store for _, store in self.state.checkers.values()]
-                health["audit_records"] = await asyncio.to_thread(lambda: sum(s.audit_length() for s in stores))
         except Exception as exc:
             health = {"ok": False, "error": type(exc).__name__}
-        return JSONResponse(health, status_code=200 if health.get("ok") else 503)
+        status = 200 if health.get("ok") else 503
+        who = None
+        if _bearer(request):
+            try:
+                who = await self.identity(request, "admin")
+            except (HTTPException, _Unavailable):
+                who = None
+        if who is None:
+            return JSONResponse({"ok": bool(health.get("ok"))}, status_code=status)
+        if health.get("ok") and "audit_records" in health:  # what /v1/audit lists, of the caller's tenant
+            _, store = self.validator_of(who.tenant)
+            health["audit_records"] = await asyncio.to_thread(store.audit_length)
+        return JSONResponse(health, status_code=status)
 
     async def metrics(self, request: Request) -> Response:
         """Prometheus metrics of this process."""
@@ -792,7 +842,10 @@ def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None =
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        return _error(exc.status_code, str(exc.detail), headers=dict(exc.headers or {}))
+        said = str(exc.detail)  # a sentence: the problem's detail (and, as before, its error)
+        code = HTTPStatus(exc.status_code).phrase.lower().replace(" ", "_")
+        body = {"error": said, "detail": said, "code": code}
+        return _problem(exc.status_code, body, headers=dict(exc.headers or {}))
 
     @app.exception_handler(_Unavailable)
     async def unavailable(request: Request, exc: _Unavailable) -> JSONResponse:
@@ -800,7 +853,16 @@ def create_app(config: ServiceConfig | None = None, *, tenants: Tenants | None =
 
     check_input = schema("check-input")
     verdict = {"content": {"application/json": {"schema": schema("verdict")}}}
-    refusals: dict[int | str, dict[str, Any]] = {400: {}, 401: {}, 403: {}, 413: {}, 415: {}, 429: {}, 503: {}}
+    problem = {"content": {PROBLEM: {"schema": PROBLEM_SCHEMA}}}
+    refusals: dict[int | str, dict[str, Any]] = {
+        400: problem,
+        401: problem,
+        403: problem,
+        413: problem,
+        415: problem,
+        429: problem,
+        503: {"description": "a blocking verdict (a check route), else a problem"},
+    }
     batch = {"type": "array", "items": check_input, "minItems": 1, "maxItems": config.max_batch}
     batch_schema = {
         "type": "object",

@@ -42,7 +42,14 @@ def _parsed(raw: bytes) -> Any:
 def test_no_anonymous_access_and_no_stack_traces(service: Running) -> None:
     assert call(service.url, "/v1/check", None, EMAIL)[0] == 401
     status, answer = call(service.url, "/v1/check", "vt_not-a-token", EMAIL)
-    assert status == 401 and answer == {"error": "a valid bearer token is required"}
+    assert status == 401 and answer["error"] == "a valid bearer token is required"
+    # every error is an RFC 9457 problem, with our code
+    assert {answer["type"], answer["title"], answer["status"], answer["code"]} == {
+        "urn:action-validator:error:unauthorized",
+        "Unauthorized",
+        401,
+        "unauthorized",
+    }
     assert call(service.url, "/metrics", None)[0] == 401
     assert call(service.url, "/healthz", None) == (200, {"ok": True})
     assert call(service.url, "/readyz", None)[0] == 200
@@ -476,11 +483,12 @@ def test_the_service_refuses_to_start_on_a_redis_that_may_evict_a_spent_request(
         check_persistence(ServiceConfig(store_url=evicting.url))  # noeviction: it runs
         service = start(ServiceConfig(store_url=evicting.url))
         try:
-            status, health = call(service.url, "/readyz", None, None, method="GET")
+            status, health = call(service.url, "/readyz", service.token, None, method="GET")
             assert status == 200 and health["ok"], health
             client.config_set("maxmemory-policy", "allkeys-lru")
-            status, health = call(service.url, "/readyz", None, None, method="GET")
+            status, health = call(service.url, "/readyz", service.token, None, method="GET")
             assert status == 503 and "allkeys-lru" in health["error"], health
+            assert call(service.url, "/readyz", None) == (503, {"ok": False})
         finally:
             service.stop()
             client.close()
@@ -1089,15 +1097,19 @@ def test_serve_shows_its_tokens_as_a_block_or_in_a_file_and_none_when_it_cannot_
     assert "vt_" not in out and str(path) in out
 
 
-def test_readyz_counts_what_the_audit_lists(service: Running) -> None:
-    """``/readyz``'s ``audit_records`` is what ``/v1/audit`` lists, summed over the tenants this process serves
-    (its probe's own store is a tenant no check is recorded in)."""
-    assert call(service.url, "/readyz", None)[1]["audit_records"] == 0
+def test_readyz_shows_anyone_whether_it_is_ready_and_an_admin_its_own_tenants_audit(service: Running) -> None:
+    """``/readyz``: ``{"ok"}`` to anyone (a load balancer); to an admin token the store's details and its own
+    tenant's ``audit_records``, what its ``/v1/audit`` lists (never another tenant's)."""
+    assert call(service.url, "/readyz", None) == (200, {"ok": True})
+    assert call(service.url, "/readyz", service.token)[1]["audit_records"] == 0
     for _ in range(3):
         call(service.url, "/v1/check", service.token, EMAIL)
     listed = call(service.url, "/v1/audit", service.token)[1]
-    status, ready = call(service.url, "/readyz", None)
+    status, ready = call(service.url, "/readyz", service.token)
     assert status == 200 and ready["audit_records"] == len(listed) == 3
+    other = service.tenants.create("globex", ["admin"])
+    assert call(service.url, "/readyz", other)[1]["audit_records"] == 0  # its own tenant's only
+    assert call(service.url, "/readyz", None) == (200, {"ok": True})  # no address, no version, no count
 
 
 def test_an_answer_remembers_the_call_it_answers_within_the_policys_bound_never_wider() -> None:
@@ -1204,9 +1216,8 @@ def test_the_agent_learns_the_answer_to_its_own_question_once() -> None:
 
 @pytest.mark.parametrize("kind", ["memory", "redis"])
 def test_a_tenants_questions_hold_at_most_its_quota(kind: str, tmp_path: Path) -> None:
-    from validator import Policy
-
     from tests.redis_server import RedisServer
+    from validator import Policy
 
     server = RedisServer(tmp_path) if kind == "redis" else None
     url = "memory://"
