@@ -677,8 +677,11 @@ def test_a_number_that_underflows_is_refused_with_its_path_as_one_that_overflows
     assert status == 400 and "action.args.amount" in json.dumps(answer), answer
 
 
-@pytest.mark.parametrize("how", ["file", "env"])
+@pytest.mark.parametrize("how", ["file", "env", "flag"])
 def test_the_store_password_stays_off_the_command_line_and_out_of_the_environment(tmp_path: Path, how: str) -> None:
+    """``--store-file`` and ``--store-env`` keep the password off every command line; given in ``--store`` (the
+    operator's own command line), the workers still get it only through a private file, never in their
+    environment."""
     import os
     import subprocess
     import sys
@@ -694,9 +697,11 @@ def test_the_store_password_stays_off_the_command_line_and_out_of_the_environmen
     if how == "file":
         (tmp_path / "store-url").write_text(url + "\n")
         source = ["--store-file", str(tmp_path / "store-url")]
-    else:
+    elif how == "env":
         env["MY_STORE"] = url
         source = ["--store-env", "MY_STORE"]
+    else:
+        source = ["--store", url]
     validator_cli = str(Path(sys.executable).with_name("validator"))
     process = subprocess.Popen(
         [validator_cli, "serve", *source, "--port", str(port), "--workers", "2"],
@@ -725,6 +730,8 @@ def test_the_store_password_stays_off_the_command_line_and_out_of_the_environmen
                     continue  # gone meanwhile
                 if part == "environ" and how == "env" and pid == str(process.pid):
                     continue  # the operator's own variable as the command started (the workers never get it)
+                if part == "cmdline" and how == "flag" and pid == str(process.pid):
+                    continue  # the operator typed it there; the workers never see it
                 assert secret.encode() not in seen, (pid, part)
     finally:
         process.terminate()

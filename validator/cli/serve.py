@@ -90,7 +90,16 @@ def _store_source(store: str | None, store_file: Path | None, store_env: str | N
             raise UsageError(f"--store-env {store_env}: that environment variable is not set or empty")
         return url, {"file": _private_copy(url)}
     url = store or "memory://"
-    return url, url
+    return url, ({"file": _private_copy(url)} if _has_secret(url) else url)
+
+
+def _has_secret(url: str) -> bool:
+    """Whether a store URL carries a password (in its user part or its query): the workers then read it from a
+    private file, never from the settings they inherit in their environment."""
+    from urllib.parse import parse_qs, urlsplit
+
+    parts = urlsplit(url)
+    return bool(parts.password) or "password" in parse_qs(parts.query)
 
 
 def _private_copy(url: str) -> str:
@@ -122,7 +131,15 @@ def _structured_logs() -> None:
 def serve(
     host: Annotated[str, typer.Option(help="Interface to bind: loopback unless told otherwise.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8321,
-    store: StoreOption = None,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="memory:// (default) or redis://host:port/db. Read from this flag only (never from "
+            "VALIDATOR_STORE_URL: --store-env VALIDATOR_STORE_URL says so); a password in it reaches the workers "
+            "through a file only this user reads.",
+        ),
+    ] = None,
     store_file: Annotated[
         Path | None,
         typer.Option(
