@@ -40,7 +40,7 @@ from validator import (
     Validator,
     ValidatorConfig,
 )
-from validator.testing import FunctionJudge
+from validator.testing import FunctionJudge, always_yes
 
 POLICY = Policy(
     {
@@ -903,16 +903,6 @@ def approve_everything(request: JudgeRequest) -> JudgeOutput:
     return JudgeOutput(approved=True, reasoning="Looks authorized to me.", confidence="high")
 
 
-def always_yes_citing(request: JudgeRequest) -> JudgeOutput:
-    """The worst model the opt-in (``intent = "judge"``) can meet: it approves everything on the blind view with
-    high confidence, citing a sentence code lets it cite whenever there is one."""
-    held = request.findings.judgeable
-    cited = held.sentences[0].text if held is not None and held.sentences else None
-    return JudgeOutput(
-        approved=True, reasoning="Looks authorized to me.", confidence="high", view="blind", user_sentence=cited
-    )
-
-
 def check(v: Variant, validator: Validator, *, found: bool = False, user_id: str = "u-1") -> str:
     """The decision on one variant (``approve``, ``ask_user`` or ``block``). ``found``: as a host that cannot
     carry a justification sends it (no quote; the validator reads the user's words itself). Each variant is
@@ -961,7 +951,7 @@ def run(
     report = Report()
     strict = validator()
     stamp = validator(FunctionJudge(approve_everything, name="approve_everything"))
-    opted = validator(FunctionJudge(always_yes_citing, name="always_yes"), intent_judged(POLICY))
+    opted = validator(FunctionJudge(always_yes), intent_judged(POLICY))
     chosen = [v for v in variants(seed_value, rounds) if only is None or v.transform.startswith(only)]
     for n, v in enumerate(chosen):
         if limit is not None and n >= limit:

@@ -43,7 +43,7 @@ from typing import Any
 from validator import Code, Policy, Validator, ValidatorConfig, Verdict
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
 from validator.policy.suggest import propose, read_specs
-from validator.testing import FunctionJudge
+from validator.testing import FunctionJudge, always_yes
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY_PATH = ROOT / "bench" / "utility_policy.toml"
@@ -309,8 +309,8 @@ def run_category(
 
 class ApproveAll:
     """The ceiling a perfect model could reach on the blind view: a judge that approves every call it is asked
-    about with high confidence, citing the first sentence of the user's the gate lets it cite (else the user's
-    newest words, which code then holds to the table). Each call is priced as the blind request an
+    about with high confidence, citing the first sentence of the user's the gate lets it cite
+    (:func:`validator.testing.always_yes`). Each call is priced as the blind request an
     ``AnthropicJudge`` would send (``bench/cache_cost.py``'s model and prices, no cache)."""
 
     def __init__(self) -> None:
@@ -329,14 +329,7 @@ class ApproveAll:
         body = self._judge.plan(request).body
         usage = {**self._cost.CacheEmulator(self._cost._answer, enabled=False).usage(body), "output_tokens": 60}
         self.usd += float(self._cost.PRICES.cost(self._cost.MODEL, usage) or 0.0)
-        held = request.findings.judgeable
-        if held is not None and held.sentences:
-            cited = held.sentences[0].text
-        else:
-            cited = next((r.text for r in reversed(request.findings.requests)), None)
-        return JudgeOutput(
-            approved=True, reasoning="approve-all stand-in", confidence="high", view="blind", user_sentence=cited
-        )
+        return always_yes(request)
 
 
 def with_intent_judge(policy: Policy) -> Policy:

@@ -4,6 +4,7 @@
   its fields, or an exception to raise. It records every request in ``calls``;
   :meth:`ScriptedJudge.assert_complete` fails if steps were left unused.
 - :class:`FunctionJudge` wraps a function ``(JudgeRequest) -> JudgeOutput | dict`` (sync or async).
+- :func:`always_yes`, such a function: the worst model a policy's ``intent = "judge"`` can meet.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any, ClassVar
 from validator.exceptions import UsageError, ValidatorError
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
 
-__all__ = ["FunctionJudge", "ScriptError", "ScriptedJudge"]
+__all__ = ["FunctionJudge", "ScriptError", "ScriptedJudge", "always_yes"]
 
 Step = JudgeOutput | Mapping[str, Any] | BaseException
 
@@ -91,3 +92,21 @@ class FunctionJudge(Judge):
         if inspect.isawaitable(result):
             result = await result
         return _output(result)
+
+
+def always_yes(request: JudgeRequest) -> JudgeOutput:
+    """A model that approves everything on the blind view with high confidence, citing the first sentence of the
+    user's the gate lets a model cite (:mod:`validator.gate.judgeable`), else the newest request sentence: the
+    worst model a dangerous tool's ``intent = "judge"`` can meet (``FunctionJudge(always_yes)``)."""
+    held = request.findings.judgeable
+    if held is not None and held.sentences:
+        cited: str | None = held.sentences[0].text
+    else:
+        cited = next((r.text for r in reversed(request.findings.requests)), None)
+    return JudgeOutput(
+        approved=True,
+        reasoning="Approved: this stand-in approves everything.",
+        confidence="high",
+        view="blind",
+        user_sentence=cited,
+    )

@@ -305,7 +305,7 @@ def run_gate(
     warm()  # one-time loads never count against the budget
     deadline = None if budget is None else time.perf_counter() + budget
     quotes = _check_quotes(transcript, justification, user_id, rules)
-    _within(deadline, "checking the quotes")
+    within(deadline, "checking the quotes")
     auth_findings: list[AuthorizationFinding] = []
     valid: list[StandingAuthorization] = []
     for i, e in enumerate(justification.evidence):
@@ -355,7 +355,7 @@ def run_gate(
         and (other := suggest_tool(policy, action.tool, others, requests, transcript, rules))
     ):
         intent = replace(intent, other_tool=other[0], other_intent=other[1])
-    _within(deadline, "reading the request")
+    within(deadline, "reading the request")
     records = record_sources(policy)
     grounded = _grounded(
         transcript, requests, action, tool_policy, tuple(valid), user_id, intent, rules, now, sources=records
@@ -364,7 +364,7 @@ def run_gate(
         grounded = (_outside_only(grounded[0], action.tool, tool_policy, transcript, user_id, rules), grounded[1])
     if edited:
         grounded = (_by_edit(grounded[0], edited), _by_edit(grounded[1], edited))
-    _within(deadline, "grounding the values")
+    within(deadline, "grounding the values")
     open_to = judgeable(
         transcript,
         action,
@@ -502,9 +502,6 @@ def _as_step(
             own = _declared_fills(sense, requests, transcript)
             return replace(found, intents=intent.intents, step_of=parent, fills=own, forbidden=())
     return intent
-
-
-_within = within
 
 
 def _grounded(

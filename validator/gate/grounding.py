@@ -55,6 +55,7 @@ __all__ = [
     "as_number",
     "copied_from_outside",
     "ground_value",
+    "stands_in",
 ]
 
 MAX_LOCATIONS = 5
@@ -236,6 +237,15 @@ def _holds(text: str, value: Any, entity: Entity | None, currency: str | None, n
     if number is not None:
         return any(n == number and _same_currency(c, currency, named) for n, c in _quantities(text))
     return isinstance(value, str) and _holds_token(text, value)
+
+
+def stands_in(text: str, value: Any) -> bool:
+    """Whether ``text`` holds ``value`` as a value, as the gate reads every value (an entity by its identity, a
+    number as a quantity in any currency, else a whole token), for values not read as a request's fill."""
+    if isinstance(value, str) and len(value) > MAX_VALUE:
+        return False
+    entity = parse_entity(value) if isinstance(value, str) else None
+    return _holds(text, value, entity, None)
 
 
 def _anchor(value: Any, entity: Entity | None) -> str:

@@ -27,15 +27,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
 
-from validator.gate.entities import amounts_in, extract_entities
+from validator.gate.entities import amounts_in
 from validator.gate.grammar import grammar
+from validator.gate.grounding import as_number, stands_in
 from validator.gate.index import is_users
 from validator.gate.lexer import Word
 from validator.gate.paths import lookup
 from validator.gate.reader import ToolSense
 from validator.gate.requests import after_request, verbs_in
 from validator.gate.sentences import own_words
-from validator.gate.text import SearchBudgetExceeded, find_bounded, normalize
+from validator.gate.text import within
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Transcript
 from validator.language.rules import ALL_ON, Rules
@@ -77,13 +78,13 @@ def judgeable(
     with_verb = [
         (s, spans)
         for s in requests
-        if (spans := verbs_in(transcript, s, sense, rules)) and all(_stands_in(s.text, v.value) for v in unbound)
+        if (spans := verbs_in(transcript, s, sense, rules)) and all(stands_in(s.text, v.value) for v in unbound)
     ]
     if not with_verb:
         return Judgeable(problem="no_verb", detail=", ".join(i.text for i in sense.intents))
     # from the first message a cited sentence or a value stands in: every value of a role said since is a rival
     first = min([s.message for s, _ in with_verb] + [loc.message for v in values for loc in v.locations])
-    other = _another_value(transcript, action, tool_policy, values, first, user_id, rules)
+    other = _another_value(transcript, action, tool_policy, values, first, user_id, rules, deadline)
     if other is not None:
         return Judgeable(problem="another_value", detail=other)
     citable: list[Citable] = []
@@ -99,28 +100,14 @@ def judgeable(
     return Judgeable(tuple(citable))
 
 
-def _stands_in(text: str, value: object) -> bool:
-    """Whether ``value`` (in the user's words outside any proved clause) stands in the sentence ``text`` itself: as
-    an amount, as an entity (an IBAN however grouped), or as whole words."""
-    if isinstance(value, bool) or value is None:
-        return False
-    if isinstance(value, int | float):
-        mine = Decimal(str(value)).normalize()
-        return any(a.value.normalize() == mine for a in amounts_in(text) if not a.is_time)
-    wanted = str(value)
-    keys = {(e.kind, e.key) for e in extract_entities(wanted[:_VALUE_CHARS])}
-    if keys and keys <= {(e.kind, e.key) for e in extract_entities(text)}:
-        return True
-    try:
-        return find_bounded(normalize(text), normalize(wanted)) != -1
-    except SearchBudgetExceeded:
-        return False
-
-
-def _users_words(transcript: Transcript, first: int, user_id: str | None, rules: Rules) -> Iterator[str]:
-    """The user's own words (pasted and quoted passages blanked) in each user message from ``first`` on."""
+def _users_words(
+    transcript: Transcript, first: int, user_id: str | None, rules: Rules, deadline: float | None
+) -> Iterator[str]:
+    """The user's own words (pasted and quoted passages blanked) in each user message from ``first`` on, within the
+    gate's budget."""
     for i in range(first, len(transcript.messages)):
         if is_users(transcript.messages[i], user_id):
+            within(deadline, "reading the user's words for rival values")
             yield own_words(transcript, i, rules)[:_LONGEST]
 
 
@@ -132,10 +119,11 @@ def _another_value(
     first: int,
     user_id: str | None,
     rules: Rules,
+    deadline: float | None = None,
 ) -> str | None:
     """Another value of a target's or an amount's role in the user's own words from message ``first`` on, as
     ``"recipient: bob@… and eve@…"``; None when each is the only one."""
-    texts = list(_users_words(transcript, first, user_id, rules))
+    texts = list(_users_words(transcript, first, user_id, rules, deadline))
     amounts = set(tool_policy.amount_paths(action.tool))
     return _another_amount(action, amounts, texts) or _another_target(values, amounts, texts)
 
@@ -164,23 +152,24 @@ def _another_target(values: Sequence[ValueFinding], amounts: set[str], texts: Se
         if v.path in amounts or not isinstance(v.value, str):
             continue
         said = said if said is not None else [w for text in texts for w in grammar().words(text)]
-        role = _role(v.value, said)
+        words = grammar().words(v.value[:_VALUE_CHARS])
+        role = _role(words, said)
         if role is None:
             continue
         roles = [r for w in said if (r := _role_of(w)) is not None]
-        own = {w.norm for w in grammar().words(v.value[:_VALUE_CHARS])}  # "Bob Smith": "smith" is no rival
+        own = {w.norm for w in words}  # "Bob Smith": "smith" is no rival
         seen = sorted({norm for kinds, norm in roles if kinds & role[0]} - own)
         if seen:
             return f"{v.path}: {v.value} and {', '.join(seen[:3])}"
     return None
 
 
-def _role(value: str, said: Sequence[Word]) -> tuple[frozenset[str], str] | None:
+def _role(words: Sequence[Word], said: Sequence[Word]) -> tuple[frozenset[str], str] | None:
     """A target value's role: a value of a kind (a path, a file name, an account, an address, an id) or a person's
     name, as ``(kinds, norm)``, as the lexer reads it where it stands in the user's words (``said``: "Bob" alone
     reads as a verb, in "thank Bob" as a name), else alone; None when it is no single such word (a number, a
-    phrase): no other value of its role can be listed. A name of several words is read by its first."""
-    words = grammar().words(value[:_VALUE_CHARS])
+    phrase): no other value of its role can be listed. A name of several words is read by its first. ``words``:
+    the value as the lexer reads it alone."""
     if not words:
         return None
     first = words[0].norm
@@ -200,10 +189,11 @@ def _role_of(word: Word) -> tuple[frozenset[str], str] | None:
 
 
 def _number(value: object) -> Decimal | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return Decimal(str(value)).normalize()
+    """An amount argument's number: a plain number (:func:`~validator.gate.grounding.as_number`: never NaN or an
+    infinity), or the one amount a text holds ("50 EUR")."""
+    number = as_number(value)
+    if number is not None:
+        return number.normalize()
     if isinstance(value, str):
         found = amounts_in(value)
         return found[0].value.normalize() if len(found) == 1 else None

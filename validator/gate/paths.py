@@ -50,14 +50,7 @@ def leaves(value: Any) -> Iterator[Scalar]:
 
 def string_leaves(value: Any, path: str) -> Iterator[tuple[str, str]]:
     """``(path, text)`` for every string inside ``value``, with list indices and keys in the path."""
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, Mapping):
-        for k, v in value.items():
-            yield from string_leaves(v, f"{path}.{k}" if path else str(k))
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            yield from string_leaves(v, f"{path}[{i}]")
+    return ((where, leaf) for where, leaf in scalar_leaves(value, path) if isinstance(leaf, str))
 
 
 def scalar_leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:

@@ -812,10 +812,8 @@ def read_request(
     for sentence in sentences_:
         parse = _kept_parse(transcript, rules, tool, sentence.text, _original(transcript, sentence))
         reading = read_parse(parse, tool)
-        if reading is not None and reading.proof == "proved" and sentence.lead is not None:
-            lead = grammar().parse(sentence.lead)
-            if not (lead.readings and all(r.kind == "list_lead" for r in lead.readings)):
-                reading = Read("unknown", "not_a_request", sentence.lead)
+        if reading is not None and reading.proof == "proved" and _led_astray(sentence):
+            reading = Read("unknown", "not_a_request", sentence.lead or "")
         if reading is None:
             continue
         if reading.proof == "proved" and rules.on(Rule.WHOLE_CONTEXT):

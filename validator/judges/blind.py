@@ -36,6 +36,7 @@ from validator._json import dumps
 from validator.exceptions import UsageError
 from validator.gate.entities import extract_entities
 from validator.gate.index import is_users
+from validator.gate.provenance import call_of
 from validator.gate.sentences import attributed
 from validator.gate.text import SearchBudgetExceeded, find_bounded, normalize
 from validator.inputs.transcript import Transcript
@@ -201,13 +202,10 @@ _LOOKUP_ARGS = 8
 def _lookup_call(i: int, users: _Users) -> str:
     """The call a tool message ``i`` answers, as ``", the result of TOOL(ARGS)"``: each argument verbatim where it
     stands in the user's own words (or is a number, a boolean or null), else its length; "" when none is found."""
-    messages = users.transcript.messages
-    answered = messages[i].tool_call_id
-    if messages[i].role != "tool" or not answered:
+    found = call_of(users.transcript, i) if users.transcript.messages[i].role == "tool" else None
+    if found is None:
         return ""
-    call = next((c for m in messages[:i] for c in m.tool_calls if c.id == answered), None)
-    if call is None:
-        return ""
+    _, call = found
     shown = []
     for n, (key, value) in enumerate(list(call.args.items())[:_LOOKUP_ARGS]):
         label = key if _IDENTIFIER.fullmatch(key) and users.where(key) is not None else f"<argument #{n}>"

@@ -166,14 +166,14 @@ def _refused(
         q = outside[0]
         return _Refusal(
             Code.EVIDENCE_NOT_FROM_USER,
-            texts.quotes_outside(len(outside), n, q.index + 1, _short(q.quote), [str(loc) for loc in q.locations]),
+            texts.quotes_outside(len(outside), n, q.index + 1, texts.short(q.quote), [str(loc) for loc in q.locations]),
             ask,
         )
     if missing and rules.on(Rule.FABRICATED_QUOTES):
         q = missing[0]
         return _Refusal(
             Code.EVIDENCE_NOT_FOUND,
-            texts.quotes_nowhere(len(missing), n, messages, q.index + 1, _short(q.quote)),
+            texts.quotes_nowhere(len(missing), n, messages, q.index + 1, texts.short(q.quote)),
             next_step_for(Code.EVIDENCE_NOT_FOUND),
         )
     bad_auth = [a for a in findings.authorizations if a.status != "valid"]
@@ -247,11 +247,6 @@ def _check_refusal(check: CheckFinding, tool: str) -> _Refusal:
         return _Refusal(code, texts.gate_gave_up(check.detail), next_step_for(code))
     code = Code.RETRY_CAP_REACHED
     return _Refusal(code, texts.retry_capped(check.count), next_step_for(code))
-
-
-def _short(text: str, n: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _gap_refusal(findings: Findings, tool: str, gaps: Sequence[Gap], decision: Decision) -> _Refusal:

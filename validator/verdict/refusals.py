@@ -15,68 +15,69 @@ from validator.verdict.codes import Code
 from validator.verdict.findings import Findings, ValueFinding
 
 __all__ = [
+    "ARGUMENTS_CHANGED",
     "NEVER_ASKED",
     "NEXT_STEPS",
-    "call_id_reused",
+    "NOT_APPROVED",
+    "NO_VERDICT_RECORDED",
     "REQUEST_REASONS",
+    "RESERVED",
+    "SAID_NO",
+    "STRICT_PREFIX",
     "UNKNOWN_NOTE",
+    "UNTRACED",
+    "also",
+    "answer_not_recorded",
+    "answered",
+    "authorization_does_not_count",
+    "call_id_reused",
+    "call_id_used",
+    "check_ran_over",
+    "conversation_unreadable",
+    "could_not_check",
     "edit_approved",
     "edit_refused",
     "edit_unreadable",
     "egress_reason",
     "exempt",
-    "judge_unavailable",
-    "internal_error",
-    "not_recorded",
-    "request_used",
-    "request_carried_out",
-    "ledger_unavailable",
-    "policy_asks",
-    "policy_never_asks",
-    "shadow",
-    "service_unavailable",
-    "judge_overheld",
-    "judge_decided_unknown",
-    "quality_held",
-    "low_confidence",
     "gate_gave_up",
     "grant_kept",
     "grant_not_kept",
-    "retry_capped",
-    "UNTRACED",
-    "also",
-    "authorization_does_not_count",
+    "internal_error",
+    "judge_decided_unknown",
+    "judge_overheld",
+    "judge_unavailable",
+    "ledger_unavailable",
+    "low_confidence",
+    "next_step",
     "no_justification",
     "no_user_evidence",
     "no_user_words_found",
+    "not_recorded",
+    "overruled",
+    "policy_asks",
+    "policy_never_asks",
+    "quality_held",
+    "question_not_kept",
     "quotes_nowhere",
     "quotes_outside",
-    "request_unproved",
-    "targets_outside",
-    "values_unproved",
-    "ARGUMENTS_CHANGED",
-    "NOT_APPROVED",
-    "NO_VERDICT_RECORDED",
-    "RESERVED",
-    "SAID_NO",
-    "STRICT_PREFIX",
-    "answered",
-    "call_id_used",
-    "conversation_unreadable",
     "quotes_verified",
+    "request_carried_out",
+    "request_reason",
+    "request_unproved",
+    "request_used",
+    "retry_capped",
+    "service_unavailable",
+    "shadow",
+    "short",
+    "sticky_approval",
     "strict_approved",
     "strict_not_requested",
     "strict_ungrounded",
+    "targets_outside",
     "validator_failed",
+    "values_unproved",
     "words_read_itself",
-    "answer_not_recorded",
-    "check_ran_over",
-    "could_not_check",
-    "question_not_kept",
-    "next_step",
-    "overruled",
-    "request_reason",
-    "sticky_approval",
 ]
 
 NEXT_STEPS: dict[Code, str] = {
@@ -323,8 +324,7 @@ def intent_held(why: str) -> str:
 
 
 def _clip(text: str, n: int = 160) -> str:
-    text = " ".join(text.split())
-    return json.dumps(text if len(text) <= n else text[: n - 1] + "…", ensure_ascii=False)
+    return json.dumps(short(text, n), ensure_ascii=False)
 
 
 def quality_held(notes: Sequence[str]) -> str:
@@ -669,7 +669,7 @@ def question_for_user(tool: str, findings: Findings, reasoning: str) -> str:
     intent = findings.intent
     unclear = ""
     if intent is not None and not intent.requested:
-        shown = f': "{_short(intent.detail, 120)}"' if intent.detail and " " in intent.detail.strip() else ""
+        shown = f': "{short(intent.detail, 120)}"' if intent.detail and " " in intent.detail.strip() else ""
         unclear = _UNCLEAR.get(intent.problem or "not_named", UNREAD).format(detail=shown)
     elif findings.check is not None and findings.check.problem == "egress":
         unclear = "A link in it would carry your data to a host you did not name."
@@ -683,7 +683,7 @@ def _origin(value: ValueFinding) -> str:
     origin = _ORIGINS.get(value.status, value.status).format(where=where)
     if value.status == "delegated" and value.chain:
         origin = "looked up: " + value.chain.split(" <- ", 1)[-1]
-    shown = _short(str(value.value), 60)
+    shown = short(str(value.value), 60)
     return f"{value.path} = {shown} ({origin})"
 
 
@@ -695,6 +695,7 @@ def _source(role: str, speaker: str) -> str:
     return {"assistant": "the assistant's own words", "user": speaker}.get(role, speaker)
 
 
-def _short(text: str, n: int) -> str:
+def short(text: str, n: int = 80) -> str:
+    """``text`` on one line, cut to ``n`` characters with an ellipsis."""
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
