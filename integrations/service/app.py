@@ -293,7 +293,7 @@ class _Service:
         ``before``: the held conversation its messages follow."""
         item = CheckInput.from_json(raw, before=before) if isinstance(raw, bytes) else CheckInput.from_dict(raw)
         if item.action.call_id is None:  # no id: a new call, which spends anew (an id makes a retry idempotent)
-            item = replace(item, action=replace(item.action, call_id=f"service-{uuid.uuid4().hex}"))
+            item = replace(item, action=replace(item.action, call_id=f"{MINTED_CALL_ID}{uuid.uuid4().hex}"))
         return self.admitted(tenant, item)
 
     def incremental(self, tenant: str, request: Request, raw: bytes) -> tuple[CheckInput, sent.Chain | None] | None:
@@ -574,7 +574,7 @@ class _Service:
         """The user's decided verdict on this very call (same user, call id and arguments), once, when they answered
         its question and wrote nothing since (:func:`~validator.state.questions.replayed`); else None."""
         call_id = item.action.call_id
-        if not call_id:
+        if not call_id or call_id.startswith(MINTED_CALL_ID):  # a call this service named now was never asked
             return None
         messages = item.transcript.messages
 
@@ -975,6 +975,8 @@ def check_persistence(config: ServiceConfig) -> None:
         raise SetupError(EVICTING.format(url=url, policy=policy or "unknown: it cannot say"))
 
 
+MINTED_CALL_ID = "service-"
+"""How the ids the service gives a call that came without one begin."""
 TENANT_RETRY_SECONDS = 1
 """What a 429 of a tenant whose check slots are all held asks the caller to wait."""
 

@@ -272,17 +272,19 @@ class RedisStore(Store):
         read: dict[str, Any] = {}
         clock: tuple[int, float] | None = None
         listed = self._key("auth", "user", reads.user_id) if reads.user_id is not None else None
+        timed = reads.carry_spends  # the check's record goes through it: its deadline is on the server's clock
         try:
             pipe = self._redis.pipeline(transaction=False)
-            pipe.time()  # the server's clock now: a record of this check's approval is made before its deadline
+            if timed:
+                pipe.time()
             if keys:
                 pipe.mget(keys)
             if listed:
                 self._ensure_loaded(self._list)
                 pipe.evalsha(self._list.sha, 1, listed, self._key("auth", ""))
-            results = pipe.execute(raise_on_error=False)
-            now = results.pop(0)
-            if not isinstance(now, Exception):
+            results = pipe.execute(raise_on_error=False) if timed or keys or listed else []
+            now = results.pop(0) if timed else None
+            if now is not None and not isinstance(now, Exception):
                 clock = (int(now[0]) * 1000 + int(now[1]) // 1000, time.monotonic())
             if keys:
                 got = results.pop(0)
@@ -459,7 +461,7 @@ class RedisStore(Store):
     def _deadline(self, session: _Session | None) -> int:
         """The server time (ms) after which the append must write nothing: when this process stops waiting for
         its answer (the socket timeout after sending, less a margin for the reply's way back), on the server's
-        clock read with the check's read-ahead; 0 (none) outside a check's session."""
+        clock read with the check's read-ahead; 0 (none) where the record does not go through a check's session."""
         if session is None or session.clock is None:
             return 0
         server, local = session.clock
