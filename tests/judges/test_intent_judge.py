@@ -261,3 +261,29 @@ def test_the_opt_in_is_for_dangerous_tools_and_named_in_the_error() -> None:
     # the default writes nothing: a policy without the field keeps its version
     assert "intent" not in NOT_OPTED.to_dict()["tools"]["send_money"]
     assert OPTED.to_dict()["tools"]["send_money"]["intent"] == "judge"
+
+
+@pytest.mark.parametrize(
+    "cited",
+    ["pay 50 EUR to \ud800", "pay " * 1_000, "\u202epay 50 EUR", "\uff30\uff21\uff39 50 EUR", "a" * 4_000],
+)
+def test_a_hostile_citation_is_refused_never_a_crash(cited: str) -> None:
+    verdict = _check(REQUEST, ScriptedJudge([_yes(user_sentence=cited)] * 2))
+    assert not verdict.approved, verdict.reasoning
+    if "\ud800" in cited:  # an answer that is no text: the judge failed, and that blocks
+        assert verdict.code.value == "JUDGE_UNAVAILABLE"
+    else:  # words the sentence does not hold: the user is asked, as without the opt-in
+        assert verdict.decision.value == "ask_user" and "user_sentence" in verdict.reasoning
+
+
+@pytest.mark.parametrize("amount", [float("nan"), float("inf"), 50.0000001, "50", True])
+def test_an_odd_amount_under_the_opt_in_is_never_approved_unless_it_is_the_users(amount: Any) -> None:
+    judge = FunctionJudge(lambda request: _yes(user_sentence=CITED))
+    try:
+        verdict = _check(REQUEST, judge, amount=amount)
+    except Exception as exc:  # a typed refusal of the input is the other good answer
+        from validator.exceptions import InputError
+
+        assert isinstance(exc, InputError)
+        return
+    assert not verdict.approved or amount == "50", verdict.reasoning
