@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from validator.exceptions import UsageError, ValidatorError
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
+from validator.verdict.refusals import STAND_IN_APPROVES
 
 __all__ = ["FunctionJudge", "ScriptError", "ScriptedJudge", "always_yes"]
 
@@ -105,7 +106,7 @@ def always_yes(request: JudgeRequest) -> JudgeOutput:
         cited = next((r.text for r in reversed(request.findings.requests)), None)
     return JudgeOutput(
         approved=True,
-        reasoning="Approved: this stand-in approves everything.",
+        reasoning=STAND_IN_APPROVES,
         confidence="high",
         view="blind",
         user_sentence=cited,

@@ -15,6 +15,7 @@ from validator.verdict.codes import Code
 from validator.verdict.findings import Findings, ValueFinding
 
 __all__ = [
+    "STAND_IN_APPROVES",
     "ARGUMENTS_CHANGED",
     "NEVER_ASKED",
     "NEXT_STEPS",
@@ -693,6 +694,10 @@ def _source(role: str, speaker: str) -> str:
         tool, _, author = speaker.removeprefix("tool ").partition(" (from ")
         return f"a message from {author.rstrip(')')}" if author else f"the output of {tool}"
     return {"assistant": "the assistant's own words", "user": speaker}.get(role, speaker)
+
+
+STAND_IN_APPROVES = "Approved: this stand-in approves everything."
+"""The reasoning of :func:`validator.testing.always_yes` (a stand-in for a model, in tests and benchmarks)."""
 
 
 def short(text: str, n: int = 80) -> str:
