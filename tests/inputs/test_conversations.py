@@ -174,3 +174,31 @@ def test_the_cache_never_keeps_host_messages_alive() -> None:
     assert transcript_from_state({"messages": again}, validator=validator) == transcript  # by id, reads, content
     assert cache.builds == 1  # found again, not rebuilt
     assert len(Validator().transcripts.of("langchain", conversations)) == 0  # another validator's are its own
+
+
+def test_seen_finds_a_conversation_decoded_again_or_grown_and_only_the_same_users() -> None:
+    """:class:`Seen` (issue 61): the same messages as new objects are the transcript seen (with what was derived
+    from it); a longer one is the seen one extended; another user's, or messages equal but not the same (a
+    ``1`` for a ``1.0``, a ``True`` for a ``1``), are not; and it keeps at most ``size`` transcripts."""
+    from validator.inputs.conversations import Seen
+    from validator.inputs.transcript import CHARS
+
+    def msgs(amount: object = 1.0) -> list[Message]:
+        return [
+            Message("user", "Pay Bob."),
+            Message("assistant", "", (ToolCall("c1", "lookup", {"amount": amount}),)),
+            Message("tool", "ok", tool_call_id="c1", name="lookup"),
+        ]
+
+    seen = Seen(size=3)
+    first = seen.adopt(Transcript(msgs()), "u-1")
+    first.fact(CHARS)
+    assert seen.adopt(Transcript(msgs()), "u-1") is first and seen.found == 1
+    longer = seen.adopt(Transcript([*msgs(), Message("user", "Thanks.")]), "u-1")
+    assert longer.messages[:3] == first.messages and longer.messages[0] is first.messages[0] and seen.found == 2
+    other = Transcript(msgs())
+    assert seen.adopt(other, "u-2") is other  # another user's checks never find it
+    for amount in (1, True):
+        kind = Transcript(msgs(amount))
+        assert seen.adopt(kind, "u-1") is kind  # equal in Python, not in the digest: not the one seen
+    assert len(seen._kept) == 3

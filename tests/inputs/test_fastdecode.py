@@ -230,3 +230,29 @@ def test_the_underflow_prefilter_finds_what_the_pattern_finds(pieces: list[bytes
 
     body = b"".join(pieces)
     assert _may_underflow(body) == bool(_TINY.search(body))
+
+
+_FREE_PLACES = [
+    ("action.args", lambda d, n: d["action"]["args"].update(amount=n)),
+    ("action.justification", lambda d, n: d["action"].update(justification=n)),
+    ("action.justification", lambda d, n: d["action"]["justification"].update(score=[[n]])),
+    ("policy", lambda d, n: d.update(policy={"tools": {"send_money": {"cap": n}}})),
+    ("messages[1].tool_calls[0].args", lambda d, n: d["messages"][1]["tool_calls"][0]["args"].update(limit=n)),
+]
+
+
+@pytest.mark.parametrize(("place", "put"), _FREE_PLACES)
+@pytest.mark.parametrize("number", ["1e-400", "-1e-400", "0.5e-330", "1E-999"])
+def test_a_number_that_underflows_is_refused_in_every_free_form_part(place: str, put: Any, number: str) -> None:
+    """The fast decoder looks for an underflowing number only where a free-form part holds a float zero (what
+    one reads as): every such place is one, and the refusal is the careful parser's, naming the place."""
+    doc = json.loads(json.dumps(GOOD))
+    put(doc, 12345.5)
+    raw = json.dumps(doc).replace("12345.5", number).encode()
+    with pytest.raises(ValueError, match="underflows"):
+        fastdecode.decode(raw, max_depth=12)
+    with pytest.raises(InputError) as refused:
+        CheckInput.from_json(raw, limits=LIMITS)
+    assert any(p.path.startswith(place) and "underflows" in p.problem for p in refused.value.problems)
+    fine = raw.replace(number.encode(), b"0.0")  # a plain zero is a zero
+    assert fastdecode.decode(fine, max_depth=12) is not None

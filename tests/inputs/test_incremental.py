@@ -149,3 +149,57 @@ def test_the_digest_tells_apart_what_a_naive_join_would_not() -> None:
     f = Transcript([Message("assistant", "", (ToolCall("x", "t", {"b": 2, "a": 1}),))])
     assert len({a.digest, b.digest}) == 2 and c.digest != d.digest
     assert e.digest == f.digest  # equal arguments are equal, whatever their order
+
+
+def _check_data(messages: list[Message], action: dict[str, Any], user: str | None) -> bytes:
+    import msgspec
+
+    return msgspec.json.encode(
+        {"messages": msgspec.to_builtins(messages), "action": action, **({"user_id": user} if user else {})}
+    )
+
+
+ASKS = [
+    "Please send the report to ana@example.com.",
+    "Pay 120 EUR to DE89370400440532013000 today.",
+    "Please send the report to ana@example.com. Never mind, don't send it.",
+]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conversations(), st.data())
+def test_a_validator_that_keeps_what_it_read_decides_as_one_that_reads_each_check_afresh(
+    messages: list[Message], data: st.DataObject
+) -> None:
+    """Issue 61: a validator's checks find a conversation they read lately (the same messages decoded again, the
+    same conversation a few messages longer, a branch from an earlier point, another user's) and keep what was
+    derived from it. Whatever the order, every verdict equals that of a fresh validator (with the same spent
+    requests) on the same input."""
+    from validator import MemoryRecorder, Validator
+    from validator.store.memory import MemoryLedger
+
+    keeping = Validator(POLICY, recorder=MemoryRecorder())
+    user = data.draw(st.sampled_from(USERS))
+    actions = [
+        justified("send_email", {"to": "ana@example.com", "body": "the report"}, "send the report to ana@example.com"),
+        justified("send_money", {"recipient": "DE89370400440532013000", "amount": 120}, "Pay 120 EUR"),
+    ]
+    for _ in range(data.draw(st.integers(1, 5))):
+        ask = Message("user", data.draw(st.sampled_from(ASKS)))
+        seen = [*messages[: data.draw(st.integers(1, len(messages)))], ask]
+        action = data.draw(st.sampled_from(actions))
+        who = data.draw(st.sampled_from([user, *USERS]))
+        try:
+            raw = _check_data(seen, action, who)
+            twin = MemoryLedger()  # what the keeping validator spent so far, and no more
+            twin._spent, twin._blocks = dict(keeping.ledger._spent), dict(keeping.ledger._blocks)  # type: ignore[attr-defined]
+            fresh = Validator(POLICY, recorder=MemoryRecorder(), ledger=twin).check(raw)
+        except InputError:
+            continue
+        kept = keeping.check(raw)
+        assert (kept.decision, kept.code, kept.reasoning, kept.findings) == (
+            fresh.decision,
+            fresh.code,
+            fresh.reasoning,
+            fresh.findings,
+        )

@@ -31,6 +31,7 @@ recorder that cannot record turns an approval into ``RECORDER_UNAVAILABLE``. Onl
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import time
 from collections import Counter
@@ -244,6 +245,8 @@ class Validator(BaseValidator):
         started = time.perf_counter()
         user_id, agent_request = options.get("user_id"), options.get("agent_request")
         transcript = read_messages(messages, agent_request, self.transcripts.of("anthropic", anthropic_conversations))
+        if messages is not None and transcript is not messages:  # parsed afresh: a conversation seen lately?
+            transcript = self.transcripts.seen.adopt(transcript, user_id)
         pending, stores, plan = read_action(action), self._stores, None
         try:
             plan = CheckPlan.of(
@@ -328,7 +331,8 @@ class Validator(BaseValidator):
     def _input(self, data: CheckData, conversation: str | None) -> CheckInput:
         if conversation is not None and isinstance(data, str | bytes):
             return held_input(self.conversations, conversation, data)
-        return _as_input(data)
+        item = _as_input(data)  # each input decoded afresh: its conversation may be one checked lately
+        return dataclasses.replace(item, transcript=self.transcripts.seen.adopt(item.transcript, item.user_id))
 
     def _with_policy(self, item: CheckInput) -> Validator:
         if item.policy is None or self._policy_given:  # the operator's policy always wins

@@ -22,12 +22,13 @@ again with another sentence's words, so "Pay Eve 50 EUR." and "Pay Bob 900 USD."
 from __future__ import annotations
 
 import itertools
+import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cache
-from typing import Any, Literal, NamedTuple
+from typing import Any, Generic, Literal, NamedTuple, TypeVar
 
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError, UnexpectedInput
@@ -62,7 +63,35 @@ _NOUNISH = frozenset({"NN", "NNS", "ADJ", "NAME", "VALUE", "QUOTED", "NUM", "PRI
 MAX_READINGS = 48
 """A sentence whose parses mean more different things than this is unknown (no authorization rests on it)."""
 _CACHE = 4096
-"""Parse trees kept, by the sentence's shape."""
+"""Parse trees kept, by the sentence's shape; and sentences' words and parses kept, by the sentence."""
+_MEMO_CHARS = 4_000
+"""A text this long or longer is lexed and parsed each time it is read, never kept (a memo of sentences, not of
+documents: its memory stays within :data:`_CACHE` times this)."""
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class _Recent(Generic[K, V]):
+    """The last ``size`` values computed, by key; safe to share between threads."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._kept: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K, compute: Callable[[], V]) -> V:
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+        value = compute()  # outside the lock: two threads may compute one value, never wait on each other
+        with self._lock:
+            self._kept[key] = value
+            if len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+        return value
+
 
 ReadingKind = Literal[
     "request", "negated", "social", "fragment", "list_lead", "declared", "stated", "answered", "asked", "reason"
@@ -241,11 +270,20 @@ class Grammar:
         # compares one type; this one asks the token's classes (the parser's documented matcher seam).
         self.lark.parser.parser.term_matcher = _matches
         self.literals = tuple(sorted((t.pattern.value, t.name) for t in self.lark.terminals if t.pattern.type == "str"))
-        self._trees: OrderedDict[tuple[frozenset[str], ...], tuple[Tree[Any] | None, int | None]] = OrderedDict()
+        self._trees: _Recent[tuple[frozenset[str], ...], tuple[Tree[Any] | None, int | None]] = _Recent(_CACHE)
+        self._words: _Recent[tuple[str, str | None, frozenset[str]], tuple[Word, ...]] = _Recent(_CACHE)
+        self._parses: _Recent[tuple[str, str | None, frozenset[str], frozenset[str]], Parse] = _Recent(_CACHE)
 
     def words(
         self, sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset()
     ) -> tuple[Word, ...]:
+        """The tokens of ``sentence`` (:func:`~validator.gate.lexer.lex`); a sentence read again (each check of
+        a conversation reads its user's sentences) is lexed once."""
+        if len(sentence) >= _MEMO_CHARS:
+            return self._lexed(sentence, original, verbs)
+        return self._words.get((sentence, original, verbs), lambda: self._lexed(sentence, original, verbs))
+
+    def _lexed(self, sentence: str, original: str | None, verbs: frozenset[str]) -> tuple[Word, ...]:
         return lex(sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack)
 
     def parse(
@@ -257,7 +295,14 @@ class Grammar:
         phrasal: frozenset[str] = frozenset(),
     ) -> Parse:
         """Every reading of ``sentence`` (see the module docstring). ``verbs``: words read as verbs beyond the
-        verb table; ``phrasal``: phrasal verbs read besides the pack's ("log in" of a policy's intents)."""
+        verb table; ``phrasal``: phrasal verbs read besides the pack's ("log in" of a policy's intents). A
+        sentence read again is parsed once (a :class:`Parse` is immutable)."""
+        if len(sentence) >= _MEMO_CHARS:
+            return self._parsed(sentence, original, verbs, phrasal)
+        key = (sentence, original, verbs, phrasal)
+        return self._parses.get(key, lambda: self._parsed(sentence, original, verbs, phrasal))
+
+    def _parsed(self, sentence: str, original: str | None, verbs: frozenset[str], phrasal: frozenset[str]) -> Parse:
         words, cut = lex_bounded(
             sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack, limit=MAX_TOKENS
         )
@@ -275,15 +320,7 @@ class Grammar:
             return Parse(words, frozenset(), "too_long", f"more than {MAX_TOKENS} tokens")
         if len(words) > MAX_TOKENS:
             return Parse(words, frozenset(), "too_long", f"{len(words)} tokens")
-        shape = tuple(w.classes for w in words)
-        if shape in self._trees:
-            self._trees.move_to_end(shape)
-            tree, stuck = self._trees[shape]
-        else:
-            tree, stuck = self._tree(words)
-            self._trees[shape] = (tree, stuck)
-            if len(self._trees) > _CACHE:
-                self._trees.popitem(last=False)
+        tree, stuck = self._trees.get(tuple(w.classes for w in words), lambda: self._tree(words))
         if tree is None:  # where the parse stopped: this sentence's word there
             return Parse(words, frozenset(), "no_parse", words[stuck].text if stuck is not None else "(the end)")
         try:

@@ -117,7 +117,7 @@ class _Read:
     memo of a parse is used only for the very object it was computed for (``objs`` holds each kept parse by
     its id, so an id there always names a live object; a parse not kept is never memoised)."""
 
-    __slots__ = ("alone_facts", "by_message", "chars", "objs", "parsed", "reads")
+    __slots__ = ("alone_facts", "by_message", "chars", "frames", "objs", "parsed", "reads")
 
     def __init__(self, carried: _Read | None = None) -> None:
         # dict(...) of a dict copies it in one step (no other thread runs in between)
@@ -135,6 +135,9 @@ class _Read:
         then a comparison of
         its values with the request's)."""
         self.chars: int = carried.chars if carried else 0
+        self.frames: dict[int, str | None] = dict(carried.frames) if carried else {}
+        """The sentence of each user message (by index) that frames the turns after it (:func:`_framed_before`),
+        or None: kept for a message whose sentences are."""
 
     def parse(self, text: str, original: str, verbs: frozenset[str], phrasal: frozenset[str]) -> Parse:
         """The parse of a sentence (its text, and the message's text there) in this reading's vocabulary: the one
@@ -412,8 +415,6 @@ def _framed_before(
     first = sentence.message
     while first > 0 and transcript.messages[first - 1].role == "user":
         first -= 1
-    pack = english()
-    frames, ahead = pack.frame_words, pack.ahead
     seen = 0
     for i in range(first - 1, -1, -1):
         if transcript.messages[i].role != "user":
@@ -421,11 +422,26 @@ def _framed_before(
         seen += 1
         if seen > _FRAMES_READ:
             break
-        read, _ = _read_sentences(transcript, i, rules, tool, (), deadline)
-        for s, parse in read:
-            norms = {w.norm for w in parse.words} | {w.verb for w in parse.words if w.verb}
-            if norms & (frames | ahead) or _governs(s.original, norms):
-                return Read("unknown", "earlier_words", s.original, row="frame")
+        read, kept = _read_sentences(transcript, i, rules, tool, (), deadline)
+        if i in kept.frames:
+            frame = kept.frames[i]
+        else:
+            frame = _frame_in(read)
+            if kept.by_message.get(i) is read:  # kept with the message's sentences (within their bound)
+                kept.frames[i] = frame
+        if frame is not None:
+            return Read("unknown", "earlier_words", frame, row="frame")
+    return None
+
+
+def _frame_in(read: Sequence[tuple[_Sentence, Parse]]) -> str | None:
+    """The first of a message's sentences that frames what follows it (see :func:`_framed_before`), as written."""
+    pack = english()
+    frames = pack.frame_words | pack.ahead
+    for s, parse in read:
+        norms = {w.norm for w in parse.words} | {w.verb for w in parse.words if w.verb}
+        if norms & frames or _governs(s.original, norms):
+            return s.original
     return None
 
 

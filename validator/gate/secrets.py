@@ -41,6 +41,21 @@ SHAPES: tuple[re.Pattern[str], ...] = (
 )
 """The issued forms of credentials: each match is a secret, in any text."""
 
+_SHAPE_MARKS: tuple[tuple[str, ...], ...] = (
+    ("sk_", "rk_", "pk_"),
+    ("sk-",),
+    ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ("github_pat_",),
+    ("xox",),
+    ("AKIA", "ASIA"),
+    ("AIza",),
+    ("glpat-",),
+    ("eyJ",),
+    ("-----BEGIN ",),
+)
+"""For each of :data:`SHAPES`, the literals one of which every match of it contains: a shape is looked for
+only in a text holding one (a substring search is many times cheaper than the pattern's scan)."""
+
 _ASSIGNED = re.compile(
     r"(?i)(password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key)([A-Z0-9_.-]{0,40})"
     r"[\"']?\s*[:=]\s*[\"']?([^\s\"',;&]{4,200})"
@@ -59,6 +74,9 @@ _DECLARED = re.compile(
     r"security\s+code|cvv|cvc)\s*(?:is|was|:|=)\s*[\"'“]?([^\s\"'”,;]{4,200})"
 )
 """A secret's noun, then ``is`` / ``:`` / ``=`` and the value (the user's own words only)."""
+_ASSIGNED_MARKS = ("passw", "secret", "token", "key")
+_DECLARED_MARKS = ("pass", "pin", "key", "token", "secret", "security", "cvv", "cvc")
+"""The lowercase literals every match of :data:`_ASSIGNED` (and of :data:`_DECLARED`) contains."""
 _SECRET_LIKE = re.compile(r"\d|[^\w]|_|[A-Z]")
 """A declared value is a secret when it holds a digit, a sign or a capital ("hunter2", "Tr0ub4dor&3"): "the
 password is wrong" declares no password."""
@@ -68,7 +86,7 @@ _TRAILING = ".!?)"
 def secrets_in(text: str, declared: Iterable[str] = ()) -> Iterator[str]:
     """Each secret in ``text``: a match of :data:`SHAPES`, an assigned value, or a ``declared`` string in it."""
     seen: set[str] = set()
-    for shape in SHAPES:
+    for shape in _shapes_in(text):
         for m in shape.finditer(text):
             if m.group(0) not in seen:
                 seen.add(m.group(0))
@@ -125,10 +143,31 @@ def _encoded_in(value: str, views: tuple[str, str]) -> bool:
     return any(form[: max(ENCODED_MIN, len(form) - 2)].casefold() in folded for form in forms)
 
 
+def _shapes_in(text: str) -> Iterator[re.Pattern[str]]:
+    """Each of :data:`SHAPES` that may match in ``text``: those whose literal it holds."""
+    return (shape for shape, marks in zip(SHAPES, _SHAPE_MARKS, strict=True) if _holds(text, marks))
+
+
+def _holds(text: str, marks: tuple[str, ...]) -> bool:
+    return any(m in text for m in marks)
+
+
+def _may_hold(text: str, marks: tuple[str, ...]) -> bool:
+    """Whether a case-insensitive pattern whose every match holds one of ``marks`` may match ``text``. Exact
+    on ASCII text (lowercasing is what the pattern's ignoring case does there); any other text is read in full
+    (Unicode's case folding matches letters outside ASCII too: the Kelvin sign for ``k``, a long s for ``s``)."""
+    if not text.isascii():
+        return True
+    lower = text.lower()
+    return any(m in lower for m in marks)
+
+
 def declared_secrets(texts: Iterable[str]) -> frozenset[str]:
     """The strings the user's words declare secrets ("my password is hunter2" → ``hunter2``)."""
     out = set()
     for text in texts:
+        if not _may_hold(text, _DECLARED_MARKS):
+            continue
         for m in _DECLARED.finditer(text):
             value = m.group(1).rstrip(_TRAILING)
             if len(value) >= 4 and _SECRET_LIKE.search(value):
@@ -138,14 +177,16 @@ def declared_secrets(texts: Iterable[str]) -> frozenset[str]:
 
 def _secrets_of(messages: Iterable[Message], user_id: Hashable) -> frozenset[str]:
     uid = user_id if isinstance(user_id, str) else None
-    out: set[str] = set()
-    for m in messages:
-        if not m.content:
-            continue
-        if is_users(m, uid):
-            out |= declared_secrets([m.content])
-        out.update(v for v in _assigned(m.content[:_READ]))  # a .env read, a config pasted: whoever showed it
-        out.update(match.group(0) for shape in SHAPES for match in shape.finditer(m.content[:_READ]))
+    said = [m for m in messages if m.content]
+    reads = [m.content[:_READ] for m in said]
+    joined = "\x00".join(reads)  # a literal absent from it is absent from every message: one search for all
+    shapes = [(shape, marks) for shape, marks in zip(SHAPES, _SHAPE_MARKS, strict=True) if _holds(joined, marks)]
+    assigning = _may_hold(joined, _ASSIGNED_MARKS)
+    out = set(declared_secrets(m.content for m in said if is_users(m, uid)))
+    for read in reads:
+        if assigning:
+            out.update(_assigned(read))  # a .env read, a config pasted: whoever showed it
+        out.update(match.group(0) for shape, marks in shapes if _holds(read, marks) for match in shape.finditer(read))
     return frozenset(out)
 
 
@@ -172,6 +213,8 @@ _READ = 200_000
 
 
 def _assigned(text: str) -> Iterator[str]:
+    if not _may_hold(text, _ASSIGNED_MARKS):
+        return
     for m in _ASSIGNED.finditer(text):
         head = _NAME_TAIL.search(text, max(0, m.start() - _NAME_BACK), m.start())
         name = (head.group(0) if head else "") + m.group(1) + m.group(2)

@@ -40,7 +40,7 @@ from typing import Any, Generic, TypeVar
 
 from validator.inputs.transcript import CHARS, Message, Transcript
 
-__all__ = ["Conversations", "Convert", "Reads", "TranscriptCaches", "flat"]
+__all__ = ["Conversations", "Convert", "Reads", "Seen", "TranscriptCaches", "flat"]
 
 S = TypeVar("S")
 
@@ -224,13 +224,66 @@ def _ends(groups: list[list[Message]], offset: int) -> tuple[int, ...]:
     return tuple(accumulate((len(g) for g in groups), initial=offset))[1:]
 
 
+class Seen:
+    """The transcripts a validator checked lately (up to ``size`` of them and ``max_chars`` of text), each with
+    what its checks derived from it (its :class:`~validator.inputs.transcript.Fact` values: the user's
+    sentences read, the indexes, the secrets).
+
+    A host that decodes each check afresh (``validator check --jsonl``, a stateless server, the service)
+    sends the same conversation, or the same one a few messages longer, as new objects every time.
+    :meth:`adopt` finds it: the very transcript seen (equal messages, equal digest), or the one seen extended
+    by the new messages only (:meth:`Transcript.extend`). Kept per user: one user's checks never find
+    another's conversation, even by its time. What is kept is a cache: the result equals the transcript
+    given, and a transcript not found is simply kept as it is."""
+
+    def __init__(self, *, size: int = 16, max_chars: int = 32_000_000) -> None:
+        self.size = size
+        self.max_chars = max_chars
+        self._kept: OrderedDict[tuple[Hashable, str], Transcript] = OrderedDict()
+        self._chars = 0
+        self._lock = threading.Lock()
+        self.found = 0
+        """Checks that found their transcript, or a shorter one of their conversation, among those kept."""
+
+    def adopt(self, transcript: Transcript, scope: Hashable) -> Transcript:
+        """``transcript``, or an equal one seen before with what was derived from it, for user ``scope``."""
+        first = transcript.messages[0]
+        with self._lock:
+            kept = [
+                (key, t)
+                for key, t in self._kept.items()
+                if key[0] == scope and len(t) <= len(transcript) and t.messages[0] == first
+            ]
+        for known in sorted((t for _, t in kept), key=len, reverse=True):
+            if known is transcript or transcript.begins_with(known):
+                adopted = known if len(known) == len(transcript) else known.extend(transcript.messages[len(known) :])
+                self.found += 1
+                self._keep((scope, adopted.digest), adopted)  # the shorter one stays: a branch from it finds it
+                return adopted
+        self._keep((scope, transcript.digest), transcript)
+        return transcript
+
+    def _keep(self, key: tuple[Hashable, str], transcript: Transcript) -> None:
+        with self._lock:
+            old = self._kept.pop(key, None)
+            if old is not None:
+                self._chars -= old.fact(CHARS)
+            self._kept[key] = transcript
+            self._chars += transcript.fact(CHARS)
+            while len(self._kept) > 1 and (len(self._kept) > self.size or self._chars > self.max_chars):
+                _, evicted = self._kept.popitem(last=False)
+                self._chars -= evicted.fact(CHARS)
+
+
 class TranscriptCaches:
     """The conversation caches one validator owns, one per host's message format, each made on its first use
-    (:class:`Conversations`): a validator's checks share them, and nothing outlives the validator."""
+    (:class:`Conversations`), and the transcripts its checks read lately (:attr:`seen`): a validator's checks
+    share them, and nothing outlives the validator."""
 
     def __init__(self) -> None:
         self._made: dict[str, Conversations[Any]] = {}
         self._lock = threading.Lock()
+        self.seen = Seen()
 
     def of(self, kind: str, make: Callable[[], Conversations[Any]]) -> Conversations[Any]:
         """The cache of the ``kind`` messages (made by ``make`` the first time)."""

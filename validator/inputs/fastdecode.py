@@ -98,21 +98,27 @@ def _open_parts(doc: CheckIn) -> list[tuple[Any, int]]:
     return parts
 
 
-def _within(value: Any, levels: int) -> bool:
+def _within(value: Any, levels: int) -> tuple[bool, bool]:
     """Whether ``value`` nests at most ``levels`` deep and holds only finite numbers (no path kept: this is the
-    fast answer; the careful parser names the places)."""
+    fast answer; the careful parser names the places), and whether it holds a float zero (the only value a
+    number that underflows is read as)."""
     stack = [(value, levels)]
+    zero = False
     while stack:
         item, left = stack.pop()
         kind = type(item)
         if kind is dict or kind is list:
             if left <= 0 or (left == 1 and item):  # it, or anything inside it, is too deep
-                return False
+                return False, zero
             children = item.values() if kind is dict else item
             stack.extend((child, left - 1) for child in children if type(child) in _DEEP)
-        elif (kind is float and not math.isfinite(item)) or (kind is int and abs(item) > MAX_SAFE_INTEGER):
-            return False
-    return True
+        elif kind is float:
+            if not math.isfinite(item):
+                return False, zero
+            zero = zero or item == 0.0
+        elif kind is int and abs(item) > MAX_SAFE_INTEGER:
+            return False, zero
+    return True, zero
 
 
 _DEEP = (dict, list, float, int)
@@ -126,11 +132,20 @@ def decode(data: bytes, *, max_depth: int) -> CheckIn:
             non-finite number, nesting deeper than ``max_depth``).
         msgspec.ValidationError: a field has the wrong type, an unknown key, or is missing.
     """
-    value = strictjson.fast(data)
+    value = strictjson.fast(data, underflow=False)
     doc = msgspec.convert(value, CheckIn)
+    zero = False
     for part, depth in _open_parts(doc):
-        if part and not _within(part, max_depth - depth + 1):
+        if not part and type(part) is not float:  # nothing in it (a float zero may be a number that underflowed)
+            continue
+        fits, zeros = _within(part, max_depth - depth + 1)
+        if not fits:
             raise ValueError("a free-form part nests too deep or holds a number out of range")
+        zero = zero or zeros
+    # numbers stand only in the free-form parts (every other field is text, a boolean or a record): where none
+    # of them holds a zero, no number underflowed, and the body is not scanned for one
+    if zero and strictjson.underflows(data):
+        raise ValueError(strictjson.UNDERFLOWS)
     return doc
 
 

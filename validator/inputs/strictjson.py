@@ -151,13 +151,22 @@ def unmarked(value: Any) -> Any:
     return value
 
 
-def fast(raw: bytes) -> Any:
+def fast(raw: bytes, *, underflow: bool = True) -> Any:
     """``raw`` by these rules' fast pass (``jiter``: a duplicate key, ``NaN``, a lone surrogate or a number that
-    underflows refused), with no place named; raises :class:`ValueError`."""
+    underflows refused), with no place named; raises :class:`ValueError`. ``underflow=False``: the caller
+    looks for a number that underflows itself (:func:`underflows`), where the value holds a zero."""
     value = jiter.from_json(raw, allow_inf_nan=False, catch_duplicate_keys=True)
-    if _may_underflow(raw) and _underflows(loads(raw)):
-        raise ValueError("a number underflows: out of a float's range")
+    if underflow and underflows(raw):
+        raise ValueError(UNDERFLOWS)
     return value
+
+
+UNDERFLOWS = "a number underflows: out of a float's range"
+
+
+def underflows(raw: bytes) -> bool:
+    """Whether a number in ``raw`` underflows (``1e-400``: read as ``0.0`` by a fast reader)."""
+    return _may_underflow(raw) and _underflows(loads(raw))
 
 
 def _underflows(value: Any) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -190,6 +191,20 @@ class Transcript:
         """SHA-256 over every message (role, author, text, tool calls), in order, in the canonical
         form :data:`DIGEST_SCHEME` names: equal for equal transcripts however they were built."""
         return self._running().hexdigest()
+
+    def begins_with(self, other: Transcript) -> bool:
+        """Whether ``other``'s messages are this transcript's first ones: equal, and equal in the digest's
+        canonical form (which tells ``1`` from ``1.0`` and ``True``, as equality does not)."""
+        n = len(other.messages)
+        if n > len(self.messages):
+            return False
+        if all(map(operator.is_, self.messages[:n], other.messages)):  # one extended from the other
+            return True
+        if self.messages[:n] != other.messages:
+            return False
+        if n == len(self.messages):
+            return self.digest == other.digest
+        return _hash_of(self.messages[:n]).hexdigest() == other.digest
 
     def extend(self, messages: Iterable[Message]) -> Transcript:
         """This conversation with ``messages`` appended: only they are checked, hashed and indexed.
