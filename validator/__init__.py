@@ -18,70 +18,74 @@ Typical usage::
     print(verdict.decision, verdict.code, verdict.reasoning)
 """
 
-from validator._types import Confidence, Risk, Role
-from validator.engine import (
-    ActionInput,
-    BaseValidator,
-    MessagesInput,
-    Validator,
-    ValidatorConfig,
-    avalidate,
-    check,
-    validate,
-)
-from validator.engine.stateful import stateful_validator
-from validator.exceptions import (
-    ActionBlocked,
-    FieldProblem,
-    InputError,
-    JudgeError,
-    JudgeOutputError,
-    JudgeRequestRejected,
-    JudgeServiceError,
-    JudgeTimeout,
-    JudgeTransportError,
-    PolicyError,
-    SetupError,
-    StoreBusy,
-    StoreError,
-    UsageError,
-    ValidatorError,
-    is_control_flow,
-)
-from validator.inputs import (
-    AuthorizationEvidence,
-    CheckInput,
-    Justification,
-    Limits,
-    Message,
-    PendingAction,
-    QuoteEvidence,
-    ToolCall,
-    Transcript,
-    parse_action,
-    parse_justification,
-    parse_transcript,
-    pending_action,
-    transcript_from_anthropic,
-)
-from validator.judges import Judge, JudgeOutput, JudgeRequest, StrictJudge
-from validator.language.lexicon import default_intents
-from validator.policy import Policy, PolicySettings, ToolPolicy
-from validator.prompts import load_prompt
-from validator.record import AuditEvent, MemoryRecorder, Recorder
-from validator.store import AuthorizationStore, MemoryAuthorizationStore
-from validator.store.records import StandingAuthorization
-from validator.telemetry import Telemetry
-from validator.verdict import Code, Decision, Usage, Verdict
-from validator.verdict.decision import decide
-from validator.verdict.findings import (
-    AuthorizationFinding,
-    Findings,
-    IntentFinding,
-    Location,
-    QuoteFinding,
-    ValueFinding,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from validator._types import Confidence, Risk, Role
+    from validator.engine import (
+        ActionInput,
+        BaseValidator,
+        MessagesInput,
+        Validator,
+        ValidatorConfig,
+        avalidate,
+        check,
+        validate,
+    )
+    from validator.engine.stateful import stateful_validator
+    from validator.exceptions import (
+        ActionBlocked,
+        FieldProblem,
+        InputError,
+        JudgeError,
+        JudgeOutputError,
+        JudgeRequestRejected,
+        JudgeServiceError,
+        JudgeTimeout,
+        JudgeTransportError,
+        PolicyError,
+        SetupError,
+        StoreBusy,
+        StoreError,
+        UsageError,
+        ValidatorError,
+        is_control_flow,
+    )
+    from validator.inputs import (
+        AuthorizationEvidence,
+        CheckInput,
+        Justification,
+        Limits,
+        Message,
+        PendingAction,
+        QuoteEvidence,
+        ToolCall,
+        Transcript,
+        parse_action,
+        parse_justification,
+        parse_transcript,
+        pending_action,
+        transcript_from_anthropic,
+    )
+    from validator.judges import Judge, JudgeOutput, JudgeRequest, StrictJudge
+    from validator.language.lexicon import default_intents
+    from validator.policy import Policy, PolicySettings, ToolPolicy
+    from validator.prompts import load_prompt
+    from validator.record import AuditEvent, MemoryRecorder, Recorder
+    from validator.store import AuthorizationStore, MemoryAuthorizationStore
+    from validator.store.records import StandingAuthorization
+    from validator.telemetry import Telemetry
+    from validator.verdict import Code, Decision, Usage, Verdict
+    from validator.verdict.decision import decide
+    from validator.verdict.findings import (
+        AuthorizationFinding,
+        Findings,
+        IntentFinding,
+        Location,
+        QuoteFinding,
+        ValueFinding,
+    )
 
 __all__ = [
     "ActionBlocked",
@@ -157,10 +161,92 @@ __all__ = [
 
 __version__ = "0.1.0"
 
-# Tracebacks and reprs name the public path (validator.Verdict), as httpx does. Type aliases
-# (Risk, Role, ...) are not classes and keep theirs.
-for _name in __all__:
-    _obj = globals()[_name]
-    if isinstance(_obj, type) or (callable(_obj) and not _name[0].isupper()):
-        _obj.__module__ = "validator"
-del _name, _obj
+# Each name is imported when first asked for (PEP 562): ``import validator`` costs no more than the modules a
+# command uses (the Claude Code hook's client imports none). Tracebacks and reprs name the public path
+# (validator.Verdict), as httpx does; type aliases (Risk, Role, ...) are not classes and keep theirs.
+_HOMES: dict[str, str] = {
+    "ActionBlocked": "validator.exceptions",
+    "ActionInput": "validator.engine",
+    "AuditEvent": "validator.record",
+    "AuthorizationEvidence": "validator.inputs",
+    "AuthorizationFinding": "validator.verdict.findings",
+    "AuthorizationStore": "validator.store",
+    "avalidate": "validator.engine",
+    "BaseValidator": "validator.engine",
+    "check": "validator.engine",
+    "CheckInput": "validator.inputs",
+    "Code": "validator.verdict",
+    "Confidence": "validator._types",
+    "decide": "validator.verdict.decision",
+    "Decision": "validator.verdict",
+    "default_intents": "validator.language.lexicon",
+    "FieldProblem": "validator.exceptions",
+    "Findings": "validator.verdict.findings",
+    "InputError": "validator.exceptions",
+    "IntentFinding": "validator.verdict.findings",
+    "is_control_flow": "validator.exceptions",
+    "Judge": "validator.judges",
+    "JudgeError": "validator.exceptions",
+    "JudgeOutput": "validator.judges",
+    "JudgeOutputError": "validator.exceptions",
+    "JudgeRequest": "validator.judges",
+    "JudgeRequestRejected": "validator.exceptions",
+    "JudgeServiceError": "validator.exceptions",
+    "JudgeTimeout": "validator.exceptions",
+    "JudgeTransportError": "validator.exceptions",
+    "Justification": "validator.inputs",
+    "Limits": "validator.inputs",
+    "load_prompt": "validator.prompts",
+    "Location": "validator.verdict.findings",
+    "MemoryAuthorizationStore": "validator.store",
+    "MemoryRecorder": "validator.record",
+    "Message": "validator.inputs",
+    "MessagesInput": "validator.engine",
+    "parse_action": "validator.inputs",
+    "parse_justification": "validator.inputs",
+    "parse_transcript": "validator.inputs",
+    "pending_action": "validator.inputs",
+    "PendingAction": "validator.inputs",
+    "Policy": "validator.policy",
+    "PolicyError": "validator.exceptions",
+    "PolicySettings": "validator.policy",
+    "QuoteEvidence": "validator.inputs",
+    "QuoteFinding": "validator.verdict.findings",
+    "Recorder": "validator.record",
+    "Risk": "validator._types",
+    "Role": "validator._types",
+    "SetupError": "validator.exceptions",
+    "StandingAuthorization": "validator.store.records",
+    "stateful_validator": "validator.engine.stateful",
+    "StoreBusy": "validator.exceptions",
+    "StoreError": "validator.exceptions",
+    "StrictJudge": "validator.judges",
+    "Telemetry": "validator.telemetry",
+    "ToolCall": "validator.inputs",
+    "ToolPolicy": "validator.policy",
+    "Transcript": "validator.inputs",
+    "transcript_from_anthropic": "validator.inputs",
+    "Usage": "validator.verdict",
+    "UsageError": "validator.exceptions",
+    "validate": "validator.engine",
+    "Validator": "validator.engine",
+    "ValidatorConfig": "validator.engine",
+    "ValidatorError": "validator.exceptions",
+    "ValueFinding": "validator.verdict.findings",
+    "Verdict": "validator.verdict",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    obj = getattr(importlib.import_module(home), name)
+    if isinstance(obj, type) or (callable(obj) and not name[0].isupper()):
+        obj.__module__ = "validator"
+    globals()[name] = obj
+    return obj
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,3 +1,3 @@
-from validator.cli import main
+from validator.cli.entry import main
 
 main()

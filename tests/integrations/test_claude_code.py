@@ -266,7 +266,7 @@ def test_the_command_answers_and_fails_closed(tmp_path: Path, monkeypatch: pytes
     assert _decision(_cli(json.dumps(data), "--policy", str(tmp_path / "missing.toml"))) == "deny"
     assert _decision(_cli(json.dumps(data), "--store", "nosuch://x")) == "deny"
 
-    def crash(*args: Any) -> Any:
+    def crash(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("a bug in our code")
 
     monkeypatch.setattr(hook_cli, "_answer", crash)
@@ -277,7 +277,7 @@ def test_the_command_answers_and_fails_closed(tmp_path: Path, monkeypatch: pytes
 def test_the_command_answers_deny_when_its_deadline_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
-    def slow(*args: Any) -> Any:
+    def slow(*args: Any, **kwargs: Any) -> Any:
         time.sleep(5)
         raise AssertionError("not reached")
 

@@ -19,30 +19,16 @@ from typing import Annotated, Any
 import typer
 
 from validator.cli._common import StoreOption, new_app
+from validator.cli.hookwire import IDLE_SECONDS, POLICY_FILE, HookOptions, find_policy, key_of, peer_uid, read_all
 
-__all__ = ["POLICY_FILE", "find_policy", "register"]
+__all__ = ["POLICY_FILE", "find_policy", "late", "register"]
 
-POLICY_FILE = "action-validator.toml"
-"""The policy's file name in a project's ``.claude`` folder and in the user's ``~/.claude``."""
 
 hooks = new_app("Pre-tool hooks of agent hosts (Claude Code).")
 
 
 class _Deadline(Exception):
     pass
-
-
-def find_policy(explicit: Path | None, data: Any) -> Path | None:
-    """The policy file, in this order: ``--policy``; the project's ``.claude/action-validator.toml`` (the
-    project is ``$CLAUDE_PROJECT_DIR``, else the hook input's ``cwd``); the user's
-    ``~/.claude/action-validator.toml``. None: the built-in default policy."""
-    if explicit is not None:
-        return explicit
-    cwd = data.get("cwd") if isinstance(data, dict) else None
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or (cwd if isinstance(cwd, str) and cwd else None)
-    candidates = [Path(project) / ".claude" / POLICY_FILE] if project else []
-    candidates.append(Path.home() / ".claude" / POLICY_FILE)
-    return next((c for c in candidates if c.is_file()), None)
 
 
 def _deny(reason: str) -> dict[str, Any]:
@@ -58,7 +44,14 @@ def _deny(reason: str) -> dict[str, Any]:
 
 
 def _answer(
-    raw: bytes, policy: Path | None, store: str | None, judge: str, model: str | None, allow: bool = True
+    raw: bytes,
+    policy: Path | None,
+    store: str | None,
+    judge: str,
+    model: str | None,
+    allow: bool = True,
+    *,
+    resolved: bool = False,
 ) -> dict[str, Any]:
     from validator.cli.check import _make_judge
     from validator.engine.stateful import stateful_validator
@@ -72,7 +65,7 @@ def _answer(
     except (ValueError, RecursionError) as exc:
         return _deny(f"The action validator could not read the hook input, so the call does not run: {exc}")
     try:
-        found = find_policy(policy, data)
+        found = policy if resolved else find_policy(policy, data)
         validator = stateful_validator(
             open_store(store),
             policy=Policy.load(found) if found is not None else None,
@@ -104,31 +97,125 @@ def claude_code(
             "Claude Code's own permissions decide the rest.",
         ),
     ] = True,
+    persistent: Annotated[
+        bool,
+        typer.Option(
+            help="Answer through a local hook process this command starts and reuses (same answers, a few "
+            "milliseconds a call instead of half a second); any failure falls back to answering here."
+        ),
+    ] = False,
+    serve: Annotated[
+        Path | None, typer.Option(hidden=True, help="Be the persistent hook process on this socket.")
+    ] = None,
+    serve_key: Annotated[str | None, typer.Option(hidden=True)] = None,
+    default_policy: Annotated[bool, typer.Option(hidden=True, help="The built-in policy, none looked up.")] = False,
 ) -> None:
     """Decide one Claude Code PreToolUse call: hook input on stdin, the permission decision on stdout."""
-
-    def expired(signum: int, frame: FrameType | None) -> None:
-        raise _Deadline
-
-    timed = hasattr(signal, "setitimer") and timeout > 0
-    try:
-        if timed:
-            signal.signal(signal.SIGALRM, expired)
-            signal.setitimer(signal.ITIMER_REAL, timeout)
-        try:
-            answer = _answer(sys.stdin.buffer.read(), policy, store, judge, model, allow)
-        finally:
-            if timed:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-    except _Deadline:
-        answer = _deny(f"The action validator did not decide within {timeout:g} s, so the call does not run.")
-    except Exception as exc:  # fail closed: whatever went wrong, the call does not run
-        answer = _deny(f"The action validator failed, so the call does not run: {type(exc).__name__}: {exc}")
+    options = HookOptions(policy=policy, store=store, judge=judge, model=model, timeout=timeout, allow=allow)
+    if serve is not None and serve_key is not None:
+        _serve(serve, serve_key, options, resolved=default_policy or policy is not None)
+        return
+    answer = _timed_answer(sys.stdin.buffer.read(), options)
     try:
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()
     except Exception:  # no answer could be written: exit 2, which Claude Code treats as a refusal
         raise typer.Exit(2) from None
+
+
+def late(timeout: float) -> dict[str, Any]:
+    """The answer when the hook did not decide within ``timeout`` seconds."""
+    return _deny(f"The action validator did not decide within {timeout:g} s, so the call does not run.")
+
+
+def _timed_answer(raw: bytes, options: HookOptions, *, resolved: bool = False) -> dict[str, Any]:
+    """:func:`_answer` within ``options.timeout`` (a deny past it), any failure of ours a deny."""
+
+    def expired(signum: int, frame: FrameType | None) -> None:
+        raise _Deadline
+
+    timed = hasattr(signal, "setitimer") and options.timeout > 0
+    o = options
+    try:
+        if timed:
+            signal.signal(signal.SIGALRM, expired)
+            signal.setitimer(signal.ITIMER_REAL, options.timeout)
+        try:
+            return _answer(raw, o.policy, o.store, o.judge, o.model, o.allow, resolved=resolved)
+        finally:
+            if timed:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    except _Deadline:
+        return late(options.timeout)
+    except Exception as exc:  # fail closed: whatever went wrong, the call does not run
+        return _deny(f"The action validator failed, so the call does not run: {type(exc).__name__}: {exc}")
+
+
+def _serve(path: Path, key: str, options: HookOptions, *, resolved: bool) -> None:
+    """The persistent hook process (:mod:`validator.cli.hookwire`): answers its own user's calls for ``key`` on
+    the socket at ``path``, one at a time, until :data:`IDLE_SECONDS` pass without one or its policy changes."""
+    import socket
+
+    if key_of(options, options.policy if resolved else None) != key:
+        return  # started for other options than it was given: nothing to serve
+    try:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        with probe:
+            probe.connect(str(path))
+        return  # another process serves this key already
+    except OSError:
+        path.unlink(missing_ok=True)  # a socket its process left behind
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        server.bind(str(path))
+        os.chmod(path, 0o600)
+        bound = path.stat().st_ino
+        server.listen(16)
+        server.settimeout(IDLE_SECONDS)
+        _grammar_warm()
+        while True:
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                return
+            with conn:
+                if not _serve_one(conn, key, options, resolved):
+                    return
+    finally:
+        server.close()
+        try:
+            if path.stat().st_ino == bound:  # still ours (a later process may have taken the name)
+                path.unlink()
+        except (OSError, UnboundLocalError):
+            pass
+
+
+def _grammar_warm() -> None:
+    from validator.gate.reader import warm
+
+    warm()
+
+
+def _serve_one(conn: Any, key: str, options: HookOptions, resolved: bool) -> bool:
+    """Answer one connection; False when this process must stop (its policy changed since it started)."""
+    import time
+
+    if peer_uid(conn) != os.getuid():
+        return True  # another user's process: no answer
+    raw = read_all(conn, time.monotonic() + 5.0)
+    try:
+        request = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
+        request = None
+    if not isinstance(request, dict) or request.get("key") != key or not isinstance(request.get("input"), str):
+        conn.sendall(json.dumps({"key": None}).encode())
+        return True
+    if key_of(options, options.policy if resolved else None) != key:  # the policy file changed: stop
+        conn.sendall(json.dumps({"key": None}).encode())
+        return False
+    answer = _timed_answer(request["input"].encode("utf-8", "surrogateescape"), options, resolved=resolved)
+    conn.sendall(json.dumps({"key": key, "answer": answer}).encode())
+    return True
 
 
 def register(app: typer.Typer) -> None:
