@@ -18,10 +18,10 @@ Typical usage::
     print(verdict.decision, verdict.code, verdict.reasoning)
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+import typing as _typing
 
-if TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
     from validator._types import Confidence, Risk, Role
     from validator.engine import (
         ActionInput,
@@ -237,11 +237,11 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    obj = getattr(importlib.import_module(home), name)
+    obj = getattr(_importlib.import_module(home), name)
     if isinstance(obj, type) or (callable(obj) and not name[0].isupper()):
         obj.__module__ = "validator"
     globals()[name] = obj
