@@ -242,7 +242,7 @@ _FREE_PLACES = [
 
 
 @pytest.mark.parametrize(("place", "put"), _FREE_PLACES)
-@pytest.mark.parametrize("number", ["1e-400", "-1e-400", "0.5e-330", "1E-999"])
+@pytest.mark.parametrize("number", ["1e-400", "-1e-400", "0.5e-330", "1E-999", "0." + "0" * 250 + "1e-99"])
 def test_a_number_that_underflows_is_refused_in_every_free_form_part(place: str, put: Any, number: str) -> None:
     """The fast decoder looks for an underflowing number only where a free-form part holds a float zero (what
     one reads as): every such place is one, and the refusal is the careful parser's, naming the place."""

@@ -232,7 +232,8 @@ def test_a_policy_edited_after_the_process_started_is_never_answered_under_the_o
     assert old is not None
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.connect(str(old))
-        conn.sendall(json.dumps({"key": old_key, "input": json.dumps(data)}).encode())
+        ask_old = {"key": old_key, "input": json.dumps(data), "cwd": str(tmp_path), "until": time.time() + 30}
+        conn.sendall(json.dumps(ask_old).encode())
         conn.shutdown(socket.SHUT_WR)
         assert json.loads(hookwire.read_all(conn, time.monotonic() + 30) or b"{}") == {"key": None}
     deadline = time.monotonic() + 30
@@ -247,3 +248,100 @@ def test_options_the_client_does_not_read_go_to_the_full_command_line() -> None:
     assert HookOptions.parse(["--timeout", "soon"]) is None
     parsed = HookOptions.parse(["--persistent", "--policy=p.toml", "--no-allow", "--timeout", "9", "--judge", "x"])
     assert parsed == HookOptions(policy=Path("p.toml"), allow=False, timeout=9.0, judge="x")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--timeout", "1e10"],
+        ["--timeout", "inf"],
+        ["--timeout", "nan"],
+        ["--timeout", "0"],
+        ["--policy="],
+        ["--policy", "loop.toml"],
+    ],
+)
+def test_options_and_files_the_client_cannot_use_get_the_one_shot_hooks_answer(
+    runtime: Path, tmp_path: Path, args: list[str]
+) -> None:
+    """Whatever the client cannot read or use (a timeout no socket takes, an empty value, a policy that is a loop
+    of links), the command answers as the one-shot hook does, and exits 0: never a traceback (exit 1 lets the
+    call run)."""
+    (tmp_path / "loop.toml").symlink_to(tmp_path / "loop.toml")
+    _, data = _inputs(tmp_path)[0]
+    cwd = {"cwd": str(tmp_path)}
+    once = _run_in(tmp_path, ["--policy", str(POLICY), *args], data)
+    assert _run_in(tmp_path, ["--persistent", "--policy", str(POLICY), *args], data) == once
+    assert _run_in(tmp_path, ["--persistent", "--policy", str(POLICY), *args], data) == once, cwd
+
+
+def _run_in(folder: Path, args: list[str], data: dict[str, Any]) -> dict[str, Any]:
+    done = subprocess.run(
+        [CLI, "hook", "claude-code", *args],
+        input=json.dumps(data).encode(),
+        capture_output=True,
+        timeout=120,
+        cwd=folder,
+    )
+    assert done.returncode == 0, done.stderr
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+def test_a_relative_transcript_path_is_read_from_the_asking_clients_folder(runtime: Path, tmp_path: Path) -> None:
+    """The process serves every project: a relative path in the input (or in ``--policy``) is read from the folder
+    of the client that asks, as the one-shot hook reads it, never from the folder of the one that started it."""
+    email = {"to": "bob@acme.example", "subject": "Notes", "body": "The notes."}
+    answers = []
+    for name, words in (("a", "Email bob@acme.example the notes."), ("b", "Do not email bob@acme.example.")):
+        folder = tmp_path / name
+        folder.mkdir()
+        data = _hook_input(folder, words, "mcp__mail__send_email", email)
+        data["transcript_path"] = "t.jsonl"
+        shutil.copy(POLICY, folder / "policy.toml")
+        for policy in (str(POLICY), "policy.toml"):
+            once = _run_in(folder, ["--policy", policy], data)
+            _run_in(folder, ["--persistent", "--policy", policy], data)  # the first starts the process
+            assert _served_in(folder, data, Path(policy)) == once
+            assert _run_in(folder, ["--persistent", "--policy", policy], data) == once
+        answers.append(_decision(once))
+    assert answers == ["allow", "deny"]
+
+
+def _served_in(folder: Path, data: dict[str, Any], policy: Path = POLICY) -> dict[str, Any]:
+    here = os.getcwd()
+    os.chdir(folder)
+    try:
+        return _served(HookOptions(policy=policy), data)
+    finally:
+        os.chdir(here)
+
+
+def _pid(sock: Path) -> int:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(str(sock))
+        pid, _, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+    return int(pid)
+
+
+def test_a_client_that_leaves_or_gave_up_costs_the_process_nothing(runtime: Path, tmp_path: Path) -> None:
+    """A client that closes without waiting, or whose deadline has passed, gets nothing decided for it (nothing
+    spent, nothing recorded), and the same process answers the next call."""
+    _, data = _inputs(tmp_path)[0]
+    options = HookOptions(policy=POLICY)
+    _served(options, data)
+    sock = _path(options, POLICY)
+    pid = _pid(sock)
+    key = key_of(options, POLICY)
+    late = {"key": key, "input": json.dumps(data), "cwd": str(tmp_path), "until": time.time() - 1}
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(str(sock))
+        conn.sendall(json.dumps(late).encode())
+        conn.shutdown(socket.SHUT_WR)
+        assert hookwire.read_all(conn, time.monotonic() + 30) == b""  # no answer: nothing was decided
+    for _ in range(3):  # clients that leave before their answer
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(str(sock))
+            conn.sendall(json.dumps({**late, "until": time.time() + 30}).encode())
+    assert _decision(_served(options, data)) == "allow"
+    assert _pid(sock) == pid

@@ -25,14 +25,18 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def _persistent(args: list[str], started: float) -> None:
     """Answer through the persistent process and exit; return (the stdin kept for the one-shot hook, with the
-    time left of the deadline) when it cannot answer."""
+    time left of the deadline) when it cannot answer, or when anything here fails: the one-shot hook then
+    answers, and fails closed on its own (a traceback here would exit 1, which lets the call run)."""
     from validator.cli.hookwire import HookOptions, ask
 
     options = HookOptions.parse(args[2:])
     if options is None:
         return
     raw = sys.stdin.buffer.read()
-    how, answer = ask(raw, options, started)
+    try:
+        how, answer = ask(raw, options, started)
+    except Exception:
+        how, answer = "unavailable", None
     if how == "late":
         from validator.cli.hooks import late
 

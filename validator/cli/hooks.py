@@ -8,6 +8,7 @@ refusal of the call.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -19,7 +20,16 @@ from typing import Annotated, Any
 import typer
 
 from validator.cli._common import StoreOption, new_app
-from validator.cli.hookwire import IDLE_SECONDS, POLICY_FILE, HookOptions, find_policy, key_of, peer_uid, read_all
+from validator.cli.hookwire import (
+    IDLE_SECONDS,
+    POLICY_FILE,
+    STORE_ENV,
+    HookOptions,
+    find_policy,
+    key_of,
+    peer_uid,
+    read_all,
+)
 
 __all__ = ["POLICY_FILE", "find_policy", "late", "register"]
 
@@ -128,18 +138,22 @@ def late(timeout: float) -> dict[str, Any]:
     return _deny(f"The action validator did not decide within {timeout:g} s, so the call does not run.")
 
 
-def _timed_answer(raw: bytes, options: HookOptions, *, resolved: bool = False) -> dict[str, Any]:
-    """:func:`_answer` within ``options.timeout`` (a deny past it), any failure of ours a deny."""
+def _timed_answer(
+    raw: bytes, options: HookOptions, *, resolved: bool = False, budget: float | None = None
+) -> dict[str, Any]:
+    """:func:`_answer` within ``options.timeout`` (or the ``budget`` left of it: a deny past it), any failure of
+    ours a deny."""
 
     def expired(signum: int, frame: FrameType | None) -> None:
         raise _Deadline
 
-    timed = hasattr(signal, "setitimer") and options.timeout > 0
+    seconds = options.timeout if budget is None else budget
+    timed = hasattr(signal, "setitimer") and seconds > 0
     o = options
     try:
         if timed:
             signal.signal(signal.SIGALRM, expired)
-            signal.setitimer(signal.ITIMER_REAL, options.timeout)
+            signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
             return _answer(raw, o.policy, o.store, o.judge, o.model, o.allow, resolved=resolved)
         finally:
@@ -154,8 +168,13 @@ def _timed_answer(raw: bytes, options: HookOptions, *, resolved: bool = False) -
 def _serve(path: Path, key: str, options: HookOptions, *, resolved: bool) -> None:
     """The persistent hook process (:mod:`validator.cli.hookwire`): answers its own user's calls for ``key`` on
     the socket at ``path``, one at a time, until :data:`IDLE_SECONDS` pass without one or its policy changes."""
+    import dataclasses
     import socket
 
+    os.chdir("/")  # every call says where it stands; the process stands nowhere of its own
+    store = os.environ.pop(STORE_ENV, None)  # handed over off the command line; not part of the environment keyed
+    if store:
+        options = dataclasses.replace(options, store=store)
     if key_of(options, options.policy if resolved else None) != key:
         return  # started for other options than it was given: nothing to serve
     try:
@@ -197,7 +216,8 @@ def _grammar_warm() -> None:
 
 
 def _serve_one(conn: Any, key: str, options: HookOptions, resolved: bool) -> bool:
-    """Answer one connection; False when this process must stop (its policy changed since it started)."""
+    """Answer one connection; False when this process must stop (its policy or its code changed since it
+    started). A client that left before its answer costs nothing but that answer."""
     import time
 
     if peer_uid(conn) != os.getuid():
@@ -207,15 +227,40 @@ def _serve_one(conn: Any, key: str, options: HookOptions, resolved: bool) -> boo
         request = json.loads(raw) if raw is not None else None
     except (ValueError, RecursionError):
         request = None
-    if not isinstance(request, dict) or request.get("key") != key or not isinstance(request.get("input"), str):
-        conn.sendall(json.dumps({"key": None}).encode())
+    fields = request if isinstance(request, dict) else {}
+    until, cwd = fields.get("until"), fields.get("cwd")
+    if (
+        fields.get("key") != key
+        or not isinstance(fields.get("input"), str)
+        or not isinstance(cwd, str)
+        or not isinstance(until, int | float)
+    ):
+        _send(conn, {"key": None})
         return True
-    if key_of(options, options.policy if resolved else None) != key:  # the policy file changed: stop
-        conn.sendall(json.dumps({"key": None}).encode())
+    if key_of(options, options.policy if resolved else None) != key:  # the policy file or the code changed: stop
+        _send(conn, {"key": None})
         return False
-    answer = _timed_answer(request["input"].encode("utf-8", "surrogateescape"), options, resolved=resolved)
-    conn.sendall(json.dumps({"key": key, "answer": answer}).encode())
+    budget = min(options.timeout, until - time.time())
+    if not budget > 0:
+        return True  # its client gave up: nothing is decided (nor spent, nor recorded) for it
+    try:
+        os.chdir(cwd)  # relative paths in the input read as from the client's folder, as the one-shot hook's do
+    except OSError:
+        _send(conn, {"key": None})
+        return True
+    try:
+        answer = _timed_answer(
+            fields["input"].encode("utf-8", "surrogateescape"), options, resolved=resolved, budget=budget
+        )
+    finally:
+        os.chdir("/")
+    _send(conn, {"key": key, "answer": answer})
     return True
+
+
+def _send(conn: Any, reply: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):  # the client left: this process serves the next one
+        conn.sendall(json.dumps(reply).encode())
 
 
 def register(app: typer.Typer) -> None:

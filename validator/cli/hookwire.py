@@ -30,7 +30,6 @@ import os
 import socket
 import stat
 import struct
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -40,6 +39,8 @@ from typing import Any
 
 __all__ = [
     "IDLE_SECONDS",
+    "MAX_TIMEOUT",
+    "STORE_ENV",
     "POLICY_FILE",
     "HookOptions",
     "ask",
@@ -108,37 +109,67 @@ class HookOptions:
                 continue
             elif name in named and (eq or rest):
                 values[named[name]] = value if eq else rest.pop(0)
+                if not values[named[name]]:  # an empty value ("--policy=$UNSET"): the full command line's reading
+                    return None
             else:
                 return None
         try:
             timeout = float(values.pop("timeout", 50.0))
         except ValueError:
             return None
+        if not 0 < timeout <= MAX_TIMEOUT:  # NaN too: the one-shot hook reads what this reader does not
+            return None
         policy = values.pop("policy", None)
         return HookOptions(policy=Path(policy) if policy else None, timeout=timeout, **values)
 
 
-def key_of(options: HookOptions, policy: Path | None) -> str:
-    """The hash of everything an answer depends on besides the hook input (see the module docstring)."""
-    from validator import __version__
+MAX_TIMEOUT = 3600.0
+"""The longest ``--timeout`` the persistent form takes (Claude Code's own limit for a hook is far shorter)."""
 
+
+def key_of(options: HookOptions, policy: Path | None) -> str:
+    """The hash of everything an answer depends on besides the hook input and the working folder (see the
+    module docstring): the policy file's path and bytes, every option, the whole environment (the store's URL,
+    the API's key and address, the spool, ``HOME``: whatever the answer reads), the interpreter and the code
+    (each of the package's files by its size and time: an upgrade is another process)."""
     try:
         policy_bytes = policy.read_bytes() if policy is not None else b""
-    except OSError:
-        policy_bytes = b"\x00unreadable"
+        where = str(policy.resolve()) if policy is not None else ""
+    except (OSError, RuntimeError):  # unreadable, or a loop of links: a key of its own (the one-shot hook denies)
+        policy_bytes, where = b"\x00unreadable", str(policy)
     parts = [
         PROTOCOL,
-        __version__,
-        str(policy.resolve()) if policy is not None else "",
+        sys.executable,
+        _code_stamp(),
+        where,
         hashlib.sha256(policy_bytes).hexdigest(),
-        options.store or os.environ.get("VALIDATOR_STORE_URL") or "",
+        options.store or "",
         options.judge,
         options.model or "",
         options.allow,
         options.timeout,
-        hashlib.sha256(os.environ.get("ANTHROPIC_API_KEY", "").encode()).hexdigest(),
+        hashlib.sha256(json.dumps(sorted(os.environ.items())).encode("utf-8", "surrogateescape")).hexdigest(),
     ]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def _code_stamp() -> str:
+    """The package's files (this one's folder's parent and the integrations' folder), each by its path, size and
+    modification time: another version, or the same one edited in place, is another stamp."""
+    import importlib.util
+
+    roots = {Path(__file__).resolve().parents[1]}
+    spec = importlib.util.find_spec("validator.integrations")
+    if spec is not None and spec.submodule_search_locations:
+        roots.update(Path(p).resolve() for p in spec.submodule_search_locations)
+    seen = hashlib.sha256()
+    for root in sorted(roots):
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(f for f in files if not f.endswith(".pyc")):
+                st = os.stat(os.path.join(folder, name))
+                seen.update(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    return seen.hexdigest()
 
 
 def private_dir() -> Path | None:
@@ -188,8 +219,8 @@ def read_all(conn: socket.socket, deadline: float) -> bytes | None:
         left = deadline - time.monotonic()
         if left <= 0:
             return None
-        conn.settimeout(left)
         try:
+            conn.settimeout(min(left, MAX_TIMEOUT))
             chunk = conn.recv(65536)
         except (TimeoutError, OSError):
             return None
@@ -211,6 +242,7 @@ def valid_answer(answer: Any, allow: bool) -> bool:
     return (
         set(answer) == {"hookSpecificOutput"}
         and isinstance(out, dict)
+        and set(out) <= {"hookEventName", "permissionDecision", "permissionDecisionReason"}
         and out.get("hookEventName") == "PreToolUse"
         and out.get("permissionDecision") in _DECISIONS
         and (out["permissionDecision"] != "allow" or allow)
@@ -249,7 +281,13 @@ def ask(raw: bytes, options: HookOptions, started: float) -> Asked:
             return "unavailable", None
         if peer_uid(conn) != os.getuid():
             return "unavailable", None
-        request = {"protocol": PROTOCOL, "key": key, "input": raw.decode("utf-8", "surrogateescape")}
+        request = {
+            "protocol": PROTOCOL,
+            "key": key,
+            "input": raw.decode("utf-8", "surrogateescape"),
+            "cwd": os.getcwd(),  # relative paths in the input are read from here, as the one-shot hook reads them
+            "until": time.time() + (deadline - time.monotonic()),  # past it the process does not decide
+        }
         try:
             conn.sendall(json.dumps(request).encode("utf-8", "surrogateescape"))
             conn.shutdown(socket.SHUT_WR)
@@ -272,17 +310,16 @@ def ask(raw: bytes, options: HookOptions, started: float) -> Asked:
 def _start(path: Path, key: str, policy: Path | None, options: HookOptions) -> None:
     """Start the hook process for ``key`` in the background (its own session: it outlives this call)."""
     args = [sys.executable, "-m", "validator", "hook", "claude-code", "--serve", str(path), "--serve-key", key]
-    args += ["--policy", str(policy)] if policy is not None else ["--default-policy"]
-    args += ["--store", options.store] if options.store else []
+    args += ["--policy", str(policy.resolve())] if policy is not None else ["--default-policy"]
     args += ["--judge", options.judge, "--timeout", repr(options.timeout)]
     args += ["--model", options.model] if options.model else []
     args += ["--allow" if options.allow else "--no-allow"]
+    env = {**os.environ, **({STORE_ENV: options.store} if options.store else {})}  # a password stays off `ps`
+    quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
     with contextlib.suppress(OSError):  # the one-shot hook answers this call and the next
-        subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
+        # spawned, not a Popen: nothing of this process waits for it or keeps an object of it
+        os.posix_spawn(sys.executable, args, env, file_actions=quiet, setsid=True)
+
+
+STORE_ENV = "VALIDATOR_HOOK_STORE"
+"""How the client hands ``--store`` to the process it starts: in its environment, never on its command line."""
