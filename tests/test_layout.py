@@ -128,17 +128,22 @@ def test_store_imports_no_stage_above_it() -> None:
 
 
 def test_the_gate_returns_findings_and_one_function_decides() -> None:
-    """The gate finds; :func:`validator.verdict.decision.decide` decides (principle 7's table in one place): no
-    module of the gate imports a code, a decision, a verdict or a refusal text, only the findings' types (a
-    reason in words for a finding is read from the refusals inside the function that words it)."""
+    """The gate finds; :func:`validator.decision.decide` decides (principle 7's table in one place): no module of
+    the gate imports a code, a decision, a verdict or a refusal text, only the findings' types, at its top or
+    inside a function; and neither the gate nor the judges import the decision (it stands above both)."""
     modules = _modules()
-    for module in [m for m in modules if m.startswith("validator.gate")]:
+    for module in [m for m in modules if m.startswith(("validator.gate", "validator.judges"))]:
         tree = ast.parse(modules[module].read_text(encoding="utf-8"))
-        top = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
-        names = [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
-        names += [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
-        deciding = [n for n in names if n.startswith("validator.verdict") and n != "validator.verdict.findings"]
-        assert deciding == [], module
+        every = [n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)]
+        names = [n.module or "" for n in every if isinstance(n, ast.ImportFrom)]
+        names += [a.name for n in every if isinstance(n, ast.Import) for a in n.names]
+        names += [f"{n.module}.{a.name}" for n in every if isinstance(n, ast.ImportFrom) for a in n.names]
+        assert [n for n in names if n == "validator.decision"] == [], module
+        if module.startswith("validator.gate"):
+            deciding = [
+                n for n in names if n.startswith("validator.verdict") and not n.startswith("validator.verdict.findings")
+            ]
+            assert deciding == [], module
 
 
 CONTEXT_STATE = {"validator.integrations._host"}
@@ -320,7 +325,7 @@ def test_one_module_writes_refusal_texts() -> None:
 
 
 def test_at_most_ten_loose_modules() -> None:
-    """What belongs together is a package (the verdict: its codes, findings, refusals and the decision; the
+    """What belongs together is a package (the verdict: its codes, findings and refusals; the
     language: the pack, the lexicon, the rules; the policy and its lint); at most ten modules stand alone."""
     loose = sorted(p.name for p in (ROOT / "validator").glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
     assert len(loose) <= 10, loose
@@ -378,7 +383,7 @@ def test_the_readme_layout_names_each_box_of_the_pipeline() -> None:
         "engine": "validator/engine/",
         "gate": "validator/gate/",
         "judges": "validator/judges/",
-        "decision": "validator/verdict/decision.py",
+        "decision": "validator/decision.py",
         "state": "validator/state/",
         "record": "validator/record/",
         "store": "validator/store/",

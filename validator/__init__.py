@@ -23,6 +23,7 @@ import typing as _typing
 
 if _typing.TYPE_CHECKING:
     from validator._types import Confidence, Risk, Role
+    from validator.decision import decide
     from validator.engine import (
         ActionInput,
         BaseValidator,
@@ -77,7 +78,6 @@ if _typing.TYPE_CHECKING:
     from validator.store.records import StandingAuthorization
     from validator.telemetry import Telemetry
     from validator.verdict import Code, Decision, Usage, Verdict
-    from validator.verdict.decision import decide
     from validator.verdict.findings import (
         AuthorizationFinding,
         Findings,
@@ -159,7 +159,9 @@ __all__ = [
     "Verdict",
 ]
 
-__version__ = "0.1.0"
+from validator._types import VERSION as _VERSION
+
+__version__ = _VERSION
 
 # Each name is imported when first asked for (PEP 562): ``import validator`` costs no more than the modules a
 # command uses (the Claude Code hook's client imports none). Tracebacks and reprs name the public path
@@ -177,7 +179,7 @@ _HOMES: dict[str, str] = {
     "CheckInput": "validator.inputs",
     "Code": "validator.verdict",
     "Confidence": "validator._types",
-    "decide": "validator.verdict.decision",
+    "decide": "validator.decision",
     "Decision": "validator.verdict",
     "default_intents": "validator.language.lexicon",
     "FieldProblem": "validator.exceptions",

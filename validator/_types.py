@@ -1,4 +1,4 @@
-"""Small shared vocabularies: who wrote a message, how risky a tool is, how sure a judge is.
+"""Small shared vocabularies: who wrote a message, how risky a tool is, how sure a judge is; and the version.
 
 They sit below every stage so the policy, the transcript, the findings and the verdict can all name
 them without importing each other.
@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["ROLES", "Confidence", "Risk", "Role"]
+__all__ = ["ROLES", "VERSION", "Confidence", "Risk", "Role"]
+
+VERSION = "0.1.0"
+"""The package's version (``validator.__version__``; OpenTelemetry's instrumentation scope reads it here, below
+every stage)."""
 
 Role = Literal["user", "assistant", "tool", "system"]
 """Who wrote a message: only ``user`` speaks for the user."""

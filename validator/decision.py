@@ -18,7 +18,6 @@ from typing import overload
 
 from validator._types import Risk
 from validator.exceptions import UsageError
-from validator.gate.requests import suggestion, why_not_requested
 from validator.judges.base import JudgeOutput
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy, PolicySettings, ToolPolicy
@@ -88,7 +87,7 @@ def unproved(findings: Findings) -> tuple[Code, str] | None:
         return None
     gap = gaps[0]
     if gap.what == "request" and findings.intent is not None:
-        return _GAP_CODES[gap.what], why_not_requested(
+        return _GAP_CODES[gap.what], texts.why_not_requested(
             findings.intent, len(findings.requests), found=findings.evidence == "found"
         )
     return _GAP_CODES[gap.what], "; ".join(g.detail for g in gaps if g.what == gap.what)
@@ -254,14 +253,14 @@ def _gap_refusal(findings: Findings, tool: str, gaps: Sequence[Gap], decision: D
     first = gaps[0]
     if first.what == "request" and findings.intent is not None:
         intent = findings.intent
-        why = why_not_requested(intent, len(findings.requests), found=findings.evidence == "found")
+        why = texts.why_not_requested(intent, len(findings.requests), found=findings.evidence == "found")
         shown = "disproved" if first.proof == "disproved" else "not proved (unknown)"
         reasoning = texts.request_unproved(tool, shown, why)
         if intent.problem == "outside_only":  # the injection signature: never the tool an attacker's text names
             code, step = Code.INJECTION_SIGNATURE, next_step_for(Code.INJECTION_SIGNATURE, tool=tool)
         else:
             code = Code.ACTION_NOT_REQUESTED
-            step = suggestion(intent, tool) or next_step_for(code, tool=tool)
+            step = texts.suggestion(intent, tool) or next_step_for(code, tool=tool)
     elif first.reason == "outside_only":  # the injection signature on a target: an account an attacker wrote
         values = [g for g in gaps if g.reason == "outside_only"]
         reasoning = texts.targets_outside(len(values), len(findings.targets), [g.detail for g in values])

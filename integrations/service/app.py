@@ -64,6 +64,7 @@ from validator import (
     stateful_validator,
 )
 from validator._json import dumps
+from validator.decision import service_unavailable
 from validator.exceptions import FieldProblem, SetupError, StoreBusy, StoreError, ValidatorError
 from validator.gate.authorizations import is_bound
 from validator.gate.index import is_users
@@ -80,7 +81,6 @@ from validator.store.base import Store, redacted
 from validator.store.records import new_authorization_id
 from validator.telemetry import Telemetry
 from validator.verdict import refusals as texts
-from validator.verdict.decision import service_unavailable
 from validator.verdict.refusals import call_id_in_batch, next_step
 
 T = TypeVar("T")

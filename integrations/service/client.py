@@ -41,10 +41,10 @@ import httpx
 import jiter
 import msgspec
 
+from validator.decision import service_unavailable
 from validator.inputs import sent
 from validator.telemetry import CheckSpan, Telemetry
 from validator.verdict import Verdict, verdict_adapter
-from validator.verdict.decision import service_unavailable
 
 __all__ = ["AsyncServiceClient", "ServiceClient"]
 

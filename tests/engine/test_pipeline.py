@@ -27,9 +27,9 @@ from validator import (
     ValidatorConfig,
     decide,
 )
+from validator.decision import Judged
 from validator.record.recorder import AuditEvent
 from validator.testing import FunctionJudge, ScriptedJudge, ScriptError
-from validator.verdict.decision import Judged
 from validator.verdict.findings import Findings, QuoteFinding
 
 T = inbox_transcript("Please email bob@acme.example the minutes.", "nothing")

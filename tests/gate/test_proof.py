@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from validator import Code, Decision, Message, Policy, ToolPolicy, Transcript, Validator
+from validator.decision import Judged, decide
 from validator.gate.reader import Read, ToolSense
 from validator.gate.reader import read as read_sense
 from validator.gate.split import sentences
@@ -23,7 +24,6 @@ from validator.judges.base import JudgeOutput
 from validator.language import english, load_pack
 from validator.policy import PolicySettings
 from validator.testing import FunctionJudge
-from validator.verdict.decision import Judged, decide
 from validator.verdict.findings import CheckFinding, Findings, IntentFinding, QuoteFinding, ValueFinding
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -32,11 +32,11 @@ from validator import (
     Validator,
     decide,
 )
+from validator.decision import Judged
 from validator.exceptions import JudgeError, JudgeOutputError
 from validator.judges.anthropic import AnthropicJudge, PriceTable, breakpoints, prepare_tools
 from validator.judges.anthropic.judge import map_sdk_error
 from validator.judges.anthropic.requests import StandaloneCaching, transcript_breakpoints
-from validator.verdict.decision import Judged
 from validator.verdict.findings import Findings, QuoteFinding
 
 SEND_EMAIL = {

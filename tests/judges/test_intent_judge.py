@@ -1,6 +1,6 @@
 """Dangerous intent by the policy's opt-in (``intent = "judge"``): a model on the blind view may approve a dangerous
 call whose request code could not read, and only where code proved everything else (validator.gate.judgeable,
-validator.verdict.decision). Without the opt-in nothing changes."""
+validator.decision). Without the opt-in nothing changes."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ Typical usage::
 The engine only orchestrates; each step lives in its stage: :mod:`validator.inputs` (typed
 transcript and action), :mod:`validator.gate` (authorization lookup and the evidence gate),
 :mod:`validator.judges` (the judge call, its time limit and retry), :mod:`validator.state.reuse`,
-:mod:`validator.verdict.decision` (every verdict) and :mod:`validator.record`.
+:mod:`validator.decision` (every verdict) and :mod:`validator.record`.
 
 Fail closed: every path that is not a clean approval returns a non-approving verdict. A judge
 that raises, times out, or answers something unusable is retried once, then the action is
@@ -41,6 +41,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, TypedDict, Unpack, cast
 
+from validator import decision
+from validator.decision import Judged
 from validator.engine.answers import answering
 from validator.engine.base import (
     ActionInput,
@@ -86,8 +88,7 @@ from validator.store.base import (
 )
 from validator.store.memory import MemoryLedger
 from validator.telemetry import CheckSpan
-from validator.verdict import Verdict, decision
-from validator.verdict.decision import Judged
+from validator.verdict import Verdict
 from validator.verdict.findings import CheckFinding, Findings
 
 __all__ = ["Defaults", "Validator", "avalidate", "check", "validate"]

@@ -19,7 +19,7 @@ For one pending action it checks, with no model:
 
 It returns findings only: what they come to (any **disproved** finding blocks, a **dangerous** action
 with an **unknown** one goes to the user, everything else goes to the judge) is the decision table of
-principle 7, in one place (:func:`validator.verdict.decision.decide`). The gate never approves.
+principle 7, in one place (:func:`validator.decision.decide`). The gate never approves.
 """
 
 from __future__ import annotations
@@ -294,7 +294,7 @@ def run_gate(
     edited: Collection[str] = (),
     rules: Rules = ALL_ON,
 ) -> Findings:
-    """Run every code check on one action and return what they found (:func:`validator.verdict.decision.decide` decides
+    """Run every code check on one action and return what they found (:func:`validator.decision.decide` decides
     what it comes to); see the module docstring. ``policy`` (the whole policy) lets a refusal suggest the tool
     the user did ask for. ``edited``: argument paths the user set themselves by
     editing the call when asked (their edit is the user's words for exactly those values). ``rules``: the

@@ -18,7 +18,7 @@ judge, this module finds what that is (:class:`~validator.verdict.findings.Judge
   table leaves unknown or reads as taking them back, no frame in an earlier turn and no reply to another
   participant (``after``: an unread "Scratch that, I'll handle it myself." is never the model's alone).
 
-:func:`validator.verdict.decision.decide` holds the model's answer to it: approved with high confidence, on the
+:func:`validator.decision.decide` holds the model's answer to it: approved with high confidence, on the
 blind view, citing words of one of these sentences that hold the verb. Nothing disproved reaches a judge at all.
 """
 

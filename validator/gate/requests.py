@@ -57,9 +57,7 @@ __all__ = [
     "read_request",
     "requests_tool",
     "suggest_tool",
-    "suggestion",
     "verbs_in",
-    "why_not_requested",
 ]
 
 _PRIORITY: dict[str, int] = {
@@ -1041,18 +1039,3 @@ def suggest_tool(
         if matched is not None:
             return name, matched
     return None
-
-
-def suggestion(intent: IntentFinding, tool: str) -> str | None:
-    """The next step that names the tool the user did ask for, when there is one."""
-    if intent.other_tool is None:
-        return None
-    return f"The user asked to {intent.other_intent}: use `{intent.other_tool}` instead of `{tool}`, or ask the user."
-
-
-def why_not_requested(intent: IntentFinding, sentences: int, *, found: bool = False) -> str:
-    """The reason the reader gives, in words (the texts live in :mod:`validator.verdict.refusals`); ``found``: the
-    sentences are every one of the user's own, read because the host could not carry a justification."""
-    from validator.verdict.refusals import request_reason
-
-    return request_reason(intent.problem or "not_named", intent.detail, sentences, found=found, row=intent.row)

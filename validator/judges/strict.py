@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from validator.gate.requests import suggestion, why_not_requested
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
 from validator.verdict import Code, refusals
 from validator.verdict.findings import IntentFinding, ValueFinding
@@ -50,10 +49,11 @@ class StrictJudge(Judge):
     def _not_requested(self, request: JudgeRequest, intent: IntentFinding) -> JudgeOutput:
         tool = request.action.tool
         looked = ", ".join(repr(i) for i in intent.intents[:12]) or "(none)"
-        why = why_not_requested(intent, len(request.findings.requests), found=request.findings.evidence == "found")
+        findings = request.findings
+        why = refusals.why_not_requested(intent, len(findings.requests), found=findings.evidence == "found")
         next_step = refusals.next_step(Code.ACTION_NOT_REQUESTED, tool=tool)
         if intent.other_tool is not None:
-            next_step = suggestion(intent, tool) or next_step
+            next_step = refusals.suggestion(intent, tool) or next_step
         return JudgeOutput(
             approved=False,
             confidence="high",

@@ -38,6 +38,7 @@ from decimal import Decimal
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+from validator import decision
 from validator.exceptions import StoreError
 from validator.gate.entities import amounts_in, extract_entities
 from validator.gate.paths import lookup
@@ -51,7 +52,7 @@ from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import ToolPolicy
 from validator.state.keys import grant_key, request_key, spender
 from validator.store.base import RequestLedger, SpendLost
-from validator.verdict import REFUSAL_TEMPLATE, Verdict, decision
+from validator.verdict import REFUSAL_TEMPLATE, Verdict
 from validator.verdict.findings import Findings, IntentFinding
 
 __all__ = ["CALLS", "SPENT_TTL", "carried_out", "lost", "spend", "spend_answered"]

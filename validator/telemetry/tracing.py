@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
+from validator._types import VERSION
 from validator.telemetry import conventions as names
 from validator.verdict.codes import FAULTS
 
@@ -48,9 +49,7 @@ _METRICS_API = "opentelemetry.metrics"
 
 
 def _version() -> str:
-    from validator import __version__
-
-    return __version__
+    return VERSION
 
 
 class CheckSpan:

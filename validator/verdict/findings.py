@@ -12,7 +12,7 @@ Every finding is one of three values, with its evidence (:data:`Proof`):
 - **disproved**: a strong local signal says the opposite (a negation that governs the verb, the
   value under a negation in the request, the quote or the value only in an outside party's text);
 - **unknown**: everything else. Unknown never approves offline and never approves a dangerous
-  action; it asks, or lets a model judge decide a general one (:func:`validator.verdict.decision.decide`).
+  action; it asks, or lets a model judge decide a general one (:func:`validator.decision.decide`).
 """
 
 from __future__ import annotations
@@ -416,7 +416,7 @@ class CheckFinding:
     already (``call_id_reused``: ``detail`` is the id), an exempt call whose link carries the user's words to a
     host they never named (``egress``: ``detail`` the argument path, with ``host`` and ``carried``), the gate's
     deadline passed (``deadline``: ``detail`` the step it was in), the retry cap reached (``retry_cap``:
-    ``count`` blocks so far). Each refuses, whatever else was found (:func:`validator.verdict.decision.decide`)."""
+    ``count`` blocks so far). Each refuses, whatever else was found (:func:`validator.decision.decide`)."""
 
     problem: CheckProblem
     detail: str = ""

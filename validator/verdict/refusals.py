@@ -1,7 +1,7 @@
 """Refusal texts as data: for each code, what the verdict says and the next step it suggests.
 
 Every module that refuses or asks takes its words from here, so one code reads the same on every
-path (the gate, the strict judge, the decision, the engine's own checks). :mod:`validator.verdict.decision`
+path (the gate, the strict judge, the decision, the engine's own checks). :mod:`validator.decision`
 stays the only place a :class:`~validator.verdict.Verdict` is built; this module only holds texts.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from validator.verdict.codes import Code
-from validator.verdict.findings import Findings, ValueFinding
+from validator.verdict.findings import Findings, IntentFinding, ValueFinding
 
 __all__ = [
     "STAND_IN_APPROVES",
@@ -79,6 +79,8 @@ __all__ = [
     "validator_failed",
     "values_unproved",
     "words_read_itself",
+    "suggestion",
+    "why_not_requested",
 ]
 
 NEXT_STEPS: dict[Code, str] = {
@@ -272,7 +274,7 @@ def overruled(approved: bool, decision: str, reason: str | None, reasoning: str)
     )
 
 
-# -- the decision's own texts (validator.verdict.decision builds the verdicts) ---------------------------------------
+# -- the decision's own texts (validator.decision builds the verdicts) ---------------------------------------
 
 
 def judge_overheld(gap: str, *, refused: bool) -> str:
@@ -704,3 +706,16 @@ def short(text: str, n: int = 80) -> str:
     """``text`` on one line, cut to ``n`` characters with an ellipsis."""
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def suggestion(intent: IntentFinding, tool: str) -> str | None:
+    """The next step that names the tool the user did ask for, when there is one."""
+    if intent.other_tool is None:
+        return None
+    return f"The user asked to {intent.other_intent}: use `{intent.other_tool}` instead of `{tool}`, or ask the user."
+
+
+def why_not_requested(intent: IntentFinding, sentences: int, *, found: bool = False) -> str:
+    """Why the request reader did not find this action asked for, in words; ``found``: the sentences are every
+    one of the user's own, read because the host could not carry a justification."""
+    return request_reason(intent.problem or "not_named", intent.detail, sentences, found=found, row=intent.row)
