@@ -152,7 +152,7 @@ def justified_tool(sdk_tool: SdkMcpTool[Any]) -> SdkMcpTool[Any]:
     """An in-process SDK tool whose schema requires ``justification`` (the handler never receives it)."""
     schema = _json_schema(sdk_tool.input_schema)
     if JUSTIFICATION in schema.get("properties", {}):
-        raise ValueError(f"tool {sdk_tool.name!r} already has a parameter named {JUSTIFICATION!r}")
+        raise UsageError(f"tool {sdk_tool.name!r} already has a parameter named {JUSTIFICATION!r}")
     justified = {
         **schema,
         "properties": {**schema.get("properties", {}), JUSTIFICATION: justification_schema()},

@@ -39,6 +39,7 @@ except ImportError as exc:
 from validator.integrations._lifecycle import Ask, Outcome, ToolCallGuard
 
 from validator.engine import BaseValidator, Validator
+from validator.exceptions import UsageError
 from validator.inputs.checkinput import parse_transcript
 from validator.verdict import Verdict
 from validator.verdict.refusals import hook_failed
@@ -94,7 +95,7 @@ class CrewGuard:
     def kickoff(self, crew: Any, request: str, *, inputs: Mapping[str, Any] | None = None) -> Any:
         """``crew.kickoff(inputs=inputs)`` with every tool call checked against ``request``, the user's words."""
         if not isinstance(request, str) or not request.strip():
-            raise ValueError("request: the user's words are required (a non-empty string)")
+            raise UsageError("request: the user's words are required (a non-empty string)")
         run = _Kickoff(request)
         with scoped_hooks():
             register_scoped(InterceptionPoint.PRE_TOOL_CALL, lambda ctx: self._before(run, ctx))

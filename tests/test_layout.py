@@ -392,3 +392,17 @@ def test_the_readme_layout_names_each_box_of_the_pipeline() -> None:
         row = next((line for line in layout.splitlines() if line.startswith(f"| {box}")), "")
         assert f"`{where}`" in row, box
         assert (ROOT / where).exists(), where
+
+
+def test_every_refusing_code_has_its_next_step() -> None:
+    """Issue 60: a code that refuses tells the agent what to do next, from the one table of texts; the codes
+    without one are named here (what approves, and what carries the judge's or the user's own words)."""
+    from validator.verdict.codes import Code
+    from validator.verdict.refusals import NEXT_STEPS, next_step
+
+    own_words = {Code.APPROVED, Code.EXEMPT, Code.APPROVED_BY_USER, Code.NOT_ENFORCED}
+    own_words |= {Code.JUDGE_REJECTED, Code.REJECTED_BY_USER}  # the model's suggestion, the user's answer
+    assert sorted(c.value for c in Code if c not in NEXT_STEPS and c not in own_words) == []
+    for code in NEXT_STEPS:
+        text = next_step(code, tool="send_email", paths="to")
+        assert text.endswith((".", ")")) and "{" not in text, code

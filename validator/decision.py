@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import overload
+from typing import assert_never, overload
 
 from validator._types import Risk
 from validator.exceptions import UsageError
@@ -230,22 +230,26 @@ def _model_intent(findings: Findings, output: JudgeOutput) -> tuple[Citable | No
 
 
 def _check_refusal(check: CheckFinding, tool: str) -> _Refusal:
-    if check.problem == "call_id_reused":  # it ran already: this is not a retry of it
-        code = Code.TOOL_CALL_ID_REUSED
-        return _Refusal(code, texts.call_id_reused(check.detail), next_step_for(code))
-    if check.problem == "egress":
-        code = Code.ENTITY_NOT_GROUNDED
-        return _Refusal(
-            code,
-            texts.egress_reason(tool, check.detail, check.host, check.carried, check.egress or "user_words"),
-            next_step_for(code, paths=check.detail),
-            Decision.ASK_USER,
-        )
-    if check.problem == "deadline":
-        code = Code.GATE_BUDGET_EXCEEDED
-        return _Refusal(code, texts.gate_gave_up(check.detail), next_step_for(code))
-    code = Code.RETRY_CAP_REACHED
-    return _Refusal(code, texts.retry_capped(check.count), next_step_for(code))
+    match check.problem:
+        case "call_id_reused":  # it ran already: this is not a retry of it
+            code = Code.TOOL_CALL_ID_REUSED
+            return _Refusal(code, texts.call_id_reused(check.detail), next_step_for(code))
+        case "egress":
+            code = Code.ENTITY_NOT_GROUNDED
+            return _Refusal(
+                code,
+                texts.egress_reason(tool, check.detail, check.host, check.carried, check.egress or "user_words"),
+                next_step_for(code, paths=check.detail),
+                Decision.ASK_USER,
+            )
+        case "deadline":
+            code = Code.GATE_BUDGET_EXCEEDED
+            return _Refusal(code, texts.gate_gave_up(check.detail), next_step_for(code))
+        case "retry_cap":
+            code = Code.RETRY_CAP_REACHED
+            return _Refusal(code, texts.retry_capped(check.count), next_step_for(code))
+        case unknown:  # a new problem must be worded here before it type-checks
+            assert_never(unknown)
 
 
 def _gap_refusal(findings: Findings, tool: str, gaps: Sequence[Gap], decision: Decision) -> _Refusal:

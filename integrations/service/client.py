@@ -42,6 +42,7 @@ import jiter
 import msgspec
 
 from validator.decision import service_unavailable
+from validator.exceptions import UsageError
 from validator.inputs import sent
 from validator.telemetry import CheckSpan, Telemetry
 from validator.verdict import Verdict, verdict_adapter
@@ -151,7 +152,7 @@ class _Base(Generic[TransportT, ClientT]):
         telemetry: Telemetry | None = None,
     ) -> None:
         if not url.startswith(("http://", "https://")):
-            raise ValueError(f"the service URL must be http:// or https://, got {url!r}")
+            raise UsageError(f"the service URL must be http:// or https://, got {url!r}")
         self.url = url.rstrip("/")
         self.token = token
         self.timeout = timeout

@@ -195,3 +195,15 @@ def test_a_crash_in_our_code_denies(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     outcome = asyncio.run(_run(tmp_path, prompt, script, _guard(Validator(_policy()))))
     assert outcome["ran"] == []
     assert "a bug" in str(outcome["requests"][-1]["messages"])
+
+
+def test_a_tool_that_already_takes_a_justification_is_a_usage_error() -> None:
+    """A developer's mistake is the documented :class:`UsageError` (issue 60), not a bare ``ValueError``."""
+    from validator import UsageError
+
+    @tool("send_email", "Send an email.", {"to": str, "justification": str})
+    async def send_email(args: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": "sent"}]}
+
+    with pytest.raises(UsageError, match="already has a parameter named 'justification'"):
+        justified_tool(send_email)

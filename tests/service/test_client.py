@@ -233,3 +233,14 @@ def test_the_client_writes_what_json_writes_and_nan_never_becomes_null(value: An
         assert json.loads(body) == json.loads(expected)
     else:
         assert body == expected
+
+
+@pytest.mark.parametrize("url", ["ftp://validator.internal", "localhost:8080", ""])
+def test_a_service_url_that_is_not_http_is_a_usage_error(url: str) -> None:
+    """A developer's mistake is the documented :class:`UsageError` (issue 60), naming what is wrong."""
+    from validator.integrations.service.client import ServiceClient
+
+    from validator import UsageError
+
+    with pytest.raises(UsageError, match="must be http:// or https://"):
+        ServiceClient(url, "token")

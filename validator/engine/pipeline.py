@@ -67,7 +67,7 @@ from validator.inputs.held import HeldConversations
 from validator.inputs.held import check_input as held_input
 from validator.inputs.transcript import Transcript
 from validator.judges.base import Judge, JudgeRequest
-from validator.judges.runner import Attempts, Limits, describe, judging
+from validator.judges.runner import Attempts, JudgeLimits, describe, judging
 from validator.judges.strict import StrictJudge
 from validator.policy import Policy
 from validator.record import lastresort
@@ -314,7 +314,7 @@ class Validator(BaseValidator):
             kept = yield from Io(partial(reuse.get, key), partial(reuse.aget, key))
             if kept is not None:
                 return (yield from Io(self._spent(kept, step, stores)))
-        limits = Limits(self.config.judge_timeout, self.config.judge_attempts, self.config.control_flow)
+        limits = JudgeLimits(self.config.judge_timeout, self.config.judge_attempts, self.config.control_flow)
         attempts = yield from judging(self.judge, step, limits)
         verdict = self._verdict(step, attempts)
         if reuse is not None:

@@ -21,7 +21,7 @@ from validator.judges.base import Judge, JudgeOutput, JudgeRequest
 from validator.shells import Io, Steps, arun, run
 from validator.verdict import Usage
 
-__all__ = ["Attempts", "Limits", "acall_judge", "call_judge", "describe", "judging"]
+__all__ = ["Attempts", "JudgeLimits", "acall_judge", "call_judge", "describe", "judging"]
 
 _EXECUTOR = ThreadPoolExecutor(max_workers=16, thread_name_prefix="validator-judge")
 
@@ -86,7 +86,7 @@ async def _aonce(judge: Judge, request: JudgeRequest, timeout: float | None) -> 
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class JudgeLimits:
     """How a judge is called: seconds per attempt (None: no limit), attempts, the host's control-flow signals."""
 
     timeout: float | None
@@ -94,7 +94,7 @@ class Limits:
     signals: tuple[type[BaseException], ...] = ()
 
 
-def judging(judge: Judge, request: JudgeRequest, limits: Limits) -> Steps[Attempts]:
+def judging(judge: Judge, request: JudgeRequest, limits: JudgeLimits) -> Steps[Attempts]:
     """Up to ``limits.attempts`` calls of ``judge``, each within ``limits.timeout`` seconds, as the steps of
     :mod:`validator.shells` (run by either shell)."""
     result = Attempts(signals=limits.signals)
@@ -110,11 +110,11 @@ def judging(judge: Judge, request: JudgeRequest, limits: Limits) -> Steps[Attemp
     return result
 
 
-def call_judge(judge: Judge, request: JudgeRequest, limits: Limits) -> Attempts:
+def call_judge(judge: Judge, request: JudgeRequest, limits: JudgeLimits) -> Attempts:
     """:func:`judging`, sync."""
     return run(judging(judge, request, limits))
 
 
-async def acall_judge(judge: Judge, request: JudgeRequest, limits: Limits) -> Attempts:
+async def acall_judge(judge: Judge, request: JudgeRequest, limits: JudgeLimits) -> Attempts:
     """:func:`judging`, async."""
     return await arun(judging(judge, request, limits))

@@ -21,7 +21,7 @@ __all__ = [
     "APOSTROPHES",
     "ArgumentKind",
     "LanguagePack",
-    "Phrase",
+    "WordSequence",
     "english",
     "english_verb_lemmas",
     "fold_apostrophes",
@@ -33,7 +33,8 @@ APOSTROPHES = "\u2019\u2018\u02bc\u02b9\u02bb\u02bd\uff07\u00b4\u0060\u2032"
 """Characters used as an apostrophe (U+2019, U+02BC, ...): all read as ``'``."""
 _APOS = str.maketrans({c: "'" for c in APOSTROPHES})
 
-Phrase = tuple[str, ...]
+WordSequence = tuple[str, ...]
+"""A phrase of the pack's tables as its words, in order ("write to" is ``("write", "to")``)."""
 
 
 def fold_apostrophes(text: str) -> str:
@@ -41,12 +42,12 @@ def fold_apostrophes(text: str) -> str:
     return text.translate(_APOS)
 
 
-def phrase(text: str) -> Phrase:
+def phrase(text: str) -> WordSequence:
     """A phrase of the pack as words: ``"every month"`` -> ``("every", "month")``."""
     return tuple(fold_apostrophes(text.lower()).split())
 
 
-def _phrases(items: list[str]) -> tuple[Phrase, ...]:
+def _phrases(items: list[str]) -> tuple[WordSequence, ...]:
     return tuple(sorted({phrase(i) for i in items}, key=len, reverse=True))
 
 
@@ -137,13 +138,13 @@ class LanguagePack:
     time_prepositions: frozenset[str]
     identifier_markers: frozenset[str]
     multiple: frozenset[str]
-    attribution_verbs: tuple[Phrase, ...]
+    attribution_verbs: tuple[WordSequence, ...]
     documents: frozenset[str]
-    presenters: tuple[Phrase, ...]
+    presenters: tuple[WordSequence, ...]
     forward_markers: tuple[str, ...]
     headers: tuple[str, ...]
     instructions: tuple[str, ...]
-    grant_periods: dict[str, tuple[Phrase, ...]]
+    grant_periods: dict[str, tuple[WordSequence, ...]]
     families: dict[str, tuple[str, ...]]
     triggers: dict[str, frozenset[str]]
     deeds: dict[str, frozenset[str]] = field(default_factory=dict)

@@ -1,4 +1,5 @@
-"""A third attacker's pass over the grammar (a helper that had not seen it), as examples of the rules it broke.
+"""Contested arguments, exclusions, quantifiers, later words about the purpose, and one request spent by one
+action: examples of the rules an attacker's pass over the grammar broke.
 
 - **One argument, two phrases** (``contested``): "delete the file report.pdf *in /data/exports*" gives the
   argument ``path`` two values from two phrases, the file and the folder it is in; "move a.txt *to /b*"
