@@ -6,6 +6,11 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh dev
 
 if ! command -v redis-server >/dev/null 2>&1; then
+    if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+        echo "make test: the tests need Redis and redis-server is missing; install it (Debian, Ubuntu:" \
+            "sudo apt-get install redis-server; macOS: brew install redis), then run make test again" >&2
+        exit 1
+    fi
     echo "== installing redis-server"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null
@@ -32,6 +37,8 @@ echo "== ruff"
 .venv/bin/ruff format --check .
 echo "== mypy --strict"
 scripts/typecheck.sh
+echo "== docs (mkdocs build --strict: a broken link or a page left out fails)"
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$data/site"
 echo "== pytest"
 .venv/bin/python -m pytest "$@"
 echo "== eval suite (strict judge, plus every judge with committed recordings, replayed)"

@@ -1,12 +1,11 @@
-"""The package as a user gets it (issue 28): the wheel is built, installed with each extra set into a fresh
-environment, and the README's snippets and the CLI run from an empty folder against it, never against
-this checkout.
+"""The package as a user gets it: the wheel is built, installed with each extra set into a fresh environment,
+and the documentation's snippets and the CLI run from an empty folder against it, never against this checkout.
 
-Each README code block runs in document order in one folder that starts empty (so ``validator init``
-early on writes the ``policy.toml`` a later snippet loads), each Python block with the interpreter of
-the environment holding exactly the extras its imports name, each shell line with the base install's
-``validator``. Model calls go to a scripted Messages API on a mock transport (the real SDK), and a
-connection off this machine fails the snippet. Environments are made with uv (fast, and a fresh one
+Each code block of the documentation (the README, then the site) runs in reading order in one folder that
+starts empty (so ``validator init`` early on writes the ``policy.toml`` a later snippet loads), each Python
+block with the interpreter of the environment holding exactly the extras its imports name, each shell line
+with the base install's ``validator``. Model calls go to a scripted Messages API on a mock transport (the
+real SDK), and a connection off this machine fails the snippet. Environments are made with uv (fast, and a fresh one
 every time); ``make test-fast`` leaves these tests out (marker ``install``).
 """
 
@@ -27,15 +26,15 @@ from typing import Any
 
 import pytest
 
+from tests.docs import BLOCKS, PAGES
 from tests.test_extras import MODULES
 from tests.test_package import _build_wheel
-from tests.test_readme import BLOCKS
 from validator.extras import EXTRAS, extra_for, install_hint
 
 pytestmark = pytest.mark.install
 
 ROOT = Path(__file__).resolve().parent.parent
-README_TEXT = (ROOT / "README.md").read_text(encoding="utf-8")
+INSTALL_PAGE = PAGES["docs/install.md"]
 UV = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
 OURS = {**dict(MODULES), "validator.integrations.langchain_tools": "langchain"}
 """Our modules that need an extra, beside the third-party modules of :data:`validator.extras.EXTRAS`."""
@@ -78,7 +77,7 @@ def envs(tmp_path_factory: pytest.TempPathFactory) -> Environments:
 
 @pytest.fixture(scope="session")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The user's empty folder, shared by the README's blocks in their order."""
+    """The user's empty folder, shared by the documentation's blocks in their order."""
     return tmp_path_factory.mktemp("empty")
 
 
@@ -96,7 +95,7 @@ def _run(argv: list[str | Path], cwd: Path, **kwargs: Any) -> subprocess.Complet
     )
 
 
-# -- the README, block by block ------------------------------------------------------------------
+# -- the documentation, block by block --------------------------------------------------------
 
 
 BROUGHT = {"opentelemetry.sdk": "opentelemetry-sdk"}
@@ -153,7 +152,7 @@ del sys.path[0]
 RUN = [(lang, body, why, line) for lang, body, why, line in BLOCKS if lang in ("python", "sh") and why is None]
 
 
-@pytest.mark.parametrize(("lang", "body", "line"), [(a, b, d) for a, b, _, d in RUN], ids=[f"line{d}" for *_, d in RUN])
+@pytest.mark.parametrize(("lang", "body", "line"), [(a, b, d) for a, b, _, d in RUN], ids=[d for *_, d in RUN])
 def test_the_readme_runs_from_an_empty_folder(
     lang: str, body: str, line: int, envs: Environments, folder: Path
 ) -> None:
@@ -171,7 +170,7 @@ def test_the_readme_runs_from_an_empty_folder(
         if done.returncode == 0 or named is None or named[1] in extras:
             break
         extras.add(named[1])
-    assert done.returncode == 0, f"README.md:{line} (extras {sorted(extras)}):\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, f"{line} (extras {sorted(extras)}):\n{done.stderr[-3000:]}"
     for shown in re.findall(r"^\s*print\(.*\)\s*# (\S.*)$", body, re.M):  # "print(...)  # shown" comments
         if not shown.endswith("..."):
             assert shown in done.stdout, (line, shown, done.stdout)
@@ -362,10 +361,10 @@ def test_a_users_mypy_strict_reads_the_installed_types(envs: Environments, tmp_p
     assert re.search(r"Coroutine\[Any, Any, (builtins\.)?int\]", notes[1]), notes
 
 
-# -- the README's sample output, generated ----------------------------------------------------------
+# -- the documentation's sample output, generated ---------------------------------------------
 
 OUTPUT = re.compile(r"<!-- output of: (?P<command>[^>]*?) -->\n```\n(?P<shown>.*?)```", re.S)
-SAMPLES = [(m["command"], m["shown"]) for m in OUTPUT.finditer(README_TEXT)]
+SAMPLES = [(m["command"], m["shown"], name) for name, text in PAGES.items() for m in OUTPUT.finditer(text)]
 
 
 def _steady(text: str) -> str:
@@ -374,12 +373,12 @@ def _steady(text: str) -> str:
     return re.sub(r" +", " ", re.sub(r"\d[\d.,]* ?ms\b", "#ms", text)).rstrip()  # and pads the line to fit
 
 
-@pytest.mark.parametrize(("command", "shown"), SAMPLES, ids=[c for c, _ in SAMPLES])
-def test_the_readmes_sample_output_is_what_the_command_prints(
-    command: str, shown: str, envs: Environments, tmp_path: Path
+@pytest.mark.parametrize(("command", "shown", "page"), SAMPLES, ids=[c for c, _, _ in SAMPLES])
+def test_the_docs_sample_output_is_what_the_command_prints(
+    command: str, shown: str, page: str, envs: Environments, tmp_path: Path
 ) -> None:
-    """The README shows what the command prints from an empty folder, 100 columns wide. With
-    ``UPDATE_README=1`` the test writes it there instead (then commit the README)."""
+    """The documentation shows what the command prints from an empty folder, 100 columns wide. With
+    ``UPDATE_README=1`` the test writes it there instead (then commit the page)."""
     args = command.split()
     assert args[0] == "validator", command
     extras: set[str] = set()
@@ -392,21 +391,23 @@ def test_the_readmes_sample_output_is_what_the_command_prints(
     assert "Traceback" not in done.stderr, done.stderr
     printed = done.stdout.rstrip() + "\n"
     if os.environ.get("UPDATE_README") == "1":
-        readme = ROOT / "README.md"
+        readme = ROOT / page
         text = readme.read_text(encoding="utf-8")
         block = f"<!-- output of: {command} -->\n```\n"
         start = text.index(block) + len(block)
         readme.write_text(text[:start] + printed + text[text.index("```", start) :], encoding="utf-8")
         return
-    assert _steady(shown) == _steady(printed), f"README sample of `{command}` is stale: UPDATE_README=1 rewrites it"
+    assert _steady(shown) == _steady(printed), (
+        f"{page}: the sample of `{command}` is stale: UPDATE_README=1 rewrites it"
+    )
 
 
-# -- the README's install lines, as written, from a clone ---------------------------------------------------
+# -- the install page's lines, as written, from a clone --------------------------------------------
 
 
 def _install_blocks() -> list[list[str]]:
-    """The shell blocks of the README's Install section: each a list of its ``pip install`` lines (comments off)."""
-    section = README_TEXT.split("\n## Install\n", 1)[1].split("\n## ", 1)[0]
+    """The shell blocks of the install page: each a list of its ``pip install`` lines (comments off)."""
+    section = INSTALL_PAGE
     blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
     lines = [[raw.split("  #")[0].strip() for raw in b.splitlines() if raw.startswith("pip install")] for b in blocks]
     return [block for block in lines if block]
@@ -414,7 +415,7 @@ def _install_blocks() -> list[list[str]]:
 
 def test_the_readmes_install_lines_work_from_a_clone(tmp_path: Path) -> None:
     """``pip install .`` with extras, and a wheel built with ``python -m build``, each in a fresh environment with
-    pip, run as the README writes them in a copy of the repository; then the CLI and the extras from an empty
+    pip, run as the install page writes them in a copy of the repository; then the CLI and the extras from an empty
     folder."""
     blocks = _install_blocks()
     assert len(blocks) == 2, blocks  # from the clone; a wheel built in it

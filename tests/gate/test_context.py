@@ -148,13 +148,12 @@ def test_a_saying_verb_beside_a_message_is_the_same_message() -> None:
 
 
 def test_the_readmes_context_table_is_the_table() -> None:
-    """The README's list of whole-context rules names each row of validator.gate.context.TABLE, in order, with
-    what it reads."""
-    from pathlib import Path
-
+    """The documentation's list of whole-context rules (the pipeline page) names each row of
+    validator.gate.context.TABLE, in order, with what it reads."""
+    from tests.docs import page
     from validator.gate.context import TABLE
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    readme = page("docs/pipeline.md")
     block = readme.split("<!-- context-table:", 1)[1].split("\n\n", 1)[0]
     rows = [line.split("|")[1:3] for line in block.splitlines() if line.strip().startswith("| `")]
     assert [(name.strip().strip("`"), reads.strip()) for name, reads in rows] == [(r.name, r.reads) for r in TABLE]

@@ -341,11 +341,13 @@ def test_a_call_without_tool_use_id_is_found_by_its_transcript_line(
 
 
 def test_the_readmes_hook_sample_runs_as_written() -> None:
-    """The README shows the sample transcript and hook input of ``examples/claude_code/`` verbatim, and the
+    """The hosts page shows the sample transcript and hook input of ``examples/claude_code/`` verbatim, and the
     command it shows denies the vendor's payment (the injection signature)."""
     import subprocess
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    from tests.docs import page
+
+    readme = page("docs/hosts.md")
     for name in ("sample_transcript.jsonl", "sample_hook_input.json"):
         assert (EXAMPLE / name).read_text(encoding="utf-8") in readme, name
     command = "validator hook claude-code --policy ../../validator/examples/policy.toml < sample_hook_input.json"
