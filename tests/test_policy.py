@@ -140,3 +140,29 @@ def test_policy_check_prints_the_warnings(tmp_path: Path) -> None:
     path.write_text('[tools.wipe_disk]\nrisk = "dangerous"\n', encoding="utf-8")
     result = CliRunner().invoke(app, ["policy", "check", str(path)])
     assert result.exit_code == 0 and "warning:" in result.stdout and "wipe_disk" in result.stdout
+
+
+def test_a_pattern_exempts_the_tools_it_matches_that_the_policy_does_not_name() -> None:
+    """Issue 62: ``[tools."mcp__*__get_*"]`` with ``exempt = true`` exempts the read-only tools of every MCP server
+    by their names (the author's choice: a name can lie); a tool the policy names keeps its own entry, a pattern
+    does nothing but exempt, and the patterns stand among the tools in the policy's plain data (its version)."""
+    text = """
+[tools."mcp__*__get_*"]
+exempt = true
+
+[tools.mcp__github__get_secret_and_post_it]
+risk = "dangerous"
+targets = ["to"]
+"""
+    policy = Policy.from_toml(text)
+    assert policy.for_tool("mcp__github__get_issue").exempt
+    assert policy.for_tool("mcp__github__create_issue") == ToolPolicy()
+    assert policy.for_tool("mcp__github__get_secret_and_post_it").risk == "dangerous"  # named: its own entry
+    assert "mcp__*__get_*" not in policy.tools and "mcp__*__get_*" in policy.to_dict()["tools"]
+    assert Policy.from_dict(policy.to_dict()) == policy
+    assert Policy.from_toml(text).version == policy.version != Policy.from_toml(text.split("\n\n", 1)[1]).version
+    for extra in ('risk = "dangerous"', 'intents = ["get"]', "exempt = false"):
+        with pytest.raises(PolicyError, match="a pattern only exempts"):
+            Policy.from_toml(f'[tools."mcp__*__pay*"]\n{extra}\n')
+    with pytest.raises(PolicyError, match="is a pattern"):
+        Policy({"get_*": ToolPolicy(exempt=True)})

@@ -392,3 +392,44 @@ def test_a_transcript_file_created_and_not_yet_written_is_read_again(tmp_path: P
     path.write_text("")
     with pytest.raises(InputError, match="at least one message"):
         read_session(str(path), "t1", wait=0.1)  # still empty past the wait: refused, naming why
+
+
+def test_a_read_only_mcp_tool_the_policy_exempts_by_pattern_runs_and_an_acting_one_is_checked(tmp_path: Path) -> None:
+    """Issue 62: "What does issue 42 say?" reaches GitHub's ``get_issue`` at once (exempt by the policy's pattern),
+    while ``create_issue``, which the pattern does not match, is checked with its intent from its own verb."""
+    text = POLICY.read_text(encoding="utf-8") + '\n[tools."mcp__*__get_*"]\nexempt = true\n'
+    guard = validator_guard(Validator(Policy.from_toml(text)))
+    read = _hook_input(tmp_path, "What does issue 42 say?", "mcp__github__get_issue", {"issue_number": 42})
+    assert _decision(hook_answer(read, guard)) == "allow"
+    act = _hook_input(tmp_path, "What does issue 42 say?", "mcp__github__create_issue", {"title": "x"})
+    assert _decision(hook_answer(act, guard)) != "allow"
+
+
+def test_print_settings_names_this_installs_command_and_doctor_finds_a_missing_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--print-settings`` writes the settings entry with the installed command by its absolute path (Claude Code
+    runs hooks with its own PATH); ``validator doctor --hook`` reports each settings file's hook command, found or
+    not, and a missing one (or none) exits 1."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    none = CliRunner().invoke(app, ["doctor", "--hook"])
+    assert none.exit_code == 1 and "--print-settings" in none.stdout
+    printed = CliRunner().invoke(app, ["hook", "claude-code", "--print-settings", "--persistent", "--no-allow"])
+    assert printed.exit_code == 0, printed.output
+    settings = json.loads(printed.stdout)
+    hook = settings["hooks"]["PreToolUse"][0]["hooks"][0]
+    words = shlex.split(hook["command"])
+    assert Path(words[0]).is_absolute() and Path(words[0]).is_file(), words
+    assert words[1:] == ["hook", "claude-code", "--persistent", "--no-allow"]
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(printed.stdout, encoding="utf-8")
+    found = CliRunner().invoke(app, ["doctor", "--hook"])
+    assert found.exit_code == 0 and found.stdout.startswith("ok "), found.stdout
+    moved = printed.stdout.replace(words[0], str(tmp_path / "gone" / "validator"))
+    (tmp_path / ".claude" / "settings.json").write_text(moved, encoding="utf-8")
+    missing = CliRunner().invoke(app, ["doctor", "--hook"])
+    assert missing.exit_code == 1 and "is not found" in missing.stdout

@@ -119,9 +119,20 @@ def claude_code(
     ] = None,
     serve_key: Annotated[str | None, typer.Option(hidden=True)] = None,
     default_policy: Annotated[bool, typer.Option(hidden=True, help="The built-in policy, none looked up.")] = False,
+    print_settings: Annotated[
+        bool,
+        typer.Option(
+            "--print-settings",
+            help="Print the .claude/settings.json entry for this hook, with this install's command by its absolute "
+            "path (and the options given), and exit.",
+        ),
+    ] = False,
 ) -> None:
     """Decide one Claude Code PreToolUse call: hook input on stdin, the permission decision on stdout."""
     options = HookOptions(policy=policy, store=store, judge=judge, model=model, timeout=timeout, allow=allow)
+    if print_settings:
+        print(json.dumps(settings_entry(options, persistent=persistent), indent=2))
+        return
     if serve is not None and serve_key is not None:
         _serve(serve, serve_key, options, resolved=default_policy or policy is not None)
         return
@@ -131,6 +142,87 @@ def claude_code(
         sys.stdout.flush()
     except Exception:  # no answer could be written: exit 2, which Claude Code treats as a refusal
         raise typer.Exit(2) from None
+
+
+MATCHER = "mcp__.*"
+"""The tools the printed settings guard: every MCP tool (the ones that reach third parties); a read-only one the
+policy exempts, by name or by a pattern (``[tools."mcp__*__get_*"]``, ``exempt = true``), passes at once."""
+
+
+def installed_command() -> str:
+    """This install's ``validator`` by its absolute path (Claude Code runs hooks with its own ``PATH``)."""
+    import shutil
+
+    found = Path(sys.argv[0]).resolve() if Path(sys.argv[0]).name == "validator" else None
+    if found is None or not found.is_file():
+        which = shutil.which("validator") or shutil.which("validator", path=str(Path(sys.executable).parent))
+        found = Path(which).resolve() if which else Path(sys.executable).with_name("validator")
+    return str(found)
+
+
+def settings_entry(options: HookOptions, *, persistent: bool) -> dict[str, Any]:
+    """The ``.claude/settings.json`` entry running this hook with ``options``."""
+    import shlex
+
+    words = [installed_command(), "hook", "claude-code"]
+    words += ["--persistent"] if persistent else []
+    words += ["--policy", str(options.policy.resolve())] if options.policy is not None else []
+    words += ["--store", options.store] if options.store else []
+    words += ["--judge", options.judge] if options.judge != "strict" else []
+    words += ["--model", options.model] if options.model else []
+    words += ["--no-allow"] if not options.allow else []
+    words += ["--timeout", f"{options.timeout:g}"] if options.timeout != 50.0 else []
+    hook = {"type": "command", "command": shlex.join(words), "timeout": max(60, int(options.timeout) + 10)}
+    return {"hooks": {"PreToolUse": [{"matcher": MATCHER, "hooks": [hook]}]}}
+
+
+def settings_problems(project: Path | None = None) -> tuple[list[str], list[str]]:
+    """What ``validator doctor --hook`` reports: the hook commands found in Claude Code's settings files (the
+    project's ``.claude/settings.json`` and ``settings.local.json``, the user's ``~/.claude/settings.json``) that
+    run this hook, each found or missing; and the problems (a command that does not resolve, none at all)."""
+    import shlex
+    import shutil
+
+    where = project or Path(os.environ.get("CLAUDE_PROJECT_DIR") or ".")
+    files = [where / ".claude" / "settings.json", where / ".claude" / "settings.local.json"]
+    files.append(Path.home() / ".claude" / "settings.json")
+    files = list(dict.fromkeys(f.resolve() for f in files))  # the project may be the home folder
+    found: list[str] = []
+    problems: list[str] = []
+    for file in files:
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            problems.append(f"{file}: cannot be read: {exc}")
+            continue
+        entries = ((data.get("hooks") or {}).get("PreToolUse") or []) if isinstance(data, dict) else []
+        for entry in entries if isinstance(entries, list) else []:
+            for hook in (entry.get("hooks") or []) if isinstance(entry, dict) else []:
+                command = hook.get("command", "") if isinstance(hook, dict) else ""
+                if "hook claude-code" not in command:
+                    continue
+                try:
+                    program = shlex.split(command)[0]
+                except (ValueError, IndexError):
+                    problems.append(f"{file}: the command {command!r} cannot be read")
+                    continue
+                resolved = program if os.path.isabs(program) else shutil.which(program)
+                if resolved is None or not os.access(resolved, os.X_OK):
+                    problems.append(
+                        f"{file}: the hook command {program!r} is not found, so Claude Code cannot run it and no "
+                        f"call is checked; `validator hook claude-code --print-settings` prints an entry with the "
+                        f"installed command's absolute path"
+                    )
+                else:
+                    found.append(f"{file}: {command} (matcher {entry.get('matcher', '')!r})")
+    if not found and not problems:
+        problems.append(
+            "no Claude Code settings file runs `validator hook claude-code`: "
+            "`validator hook claude-code --print-settings` prints the entry to add"
+        )
+    return found, problems
 
 
 def late(timeout: float) -> dict[str, Any]:

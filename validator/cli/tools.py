@@ -76,13 +76,32 @@ def doctor(
     emulate: Annotated[bool, typer.Option(help="With --live: run against the caching emulator, offline.")] = False,
     model: Annotated[str, typer.Option(help="With --live: the model of the agent and the validator.")] = LIVE_MODEL,
     turns: Annotated[int, typer.Option(min=1, max=20, help="With --live: how many agent turns.")] = 3,
+    hook: Annotated[
+        bool,
+        typer.Option(
+            "--hook",
+            help="Check the Claude Code hook instead: that a settings file runs it and its command is found.",
+        ),
+    ] = False,
 ) -> None:
     """Explain a cache miss: does the validator request extend the agent's byte for byte, and where not?
+
+    With ``--hook``: the Claude Code settings files that run ``validator hook claude-code``, and whether each
+    command is found (a missing one means no call is checked); exit 1 on any problem.
 
     With ``--live``: run the shared-prefix validator on a short agent conversation and print, per
     check, the tokens read, written and paid in full, the cost, the latency and whether the deferred
     validator tool was loaded, then the cost ratio against standalone checks.
     """
+    if hook:
+        from validator.cli.hooks import settings_problems
+
+        found, trouble = settings_problems()
+        for line in found:
+            print(f"ok       {line}")
+        for line in trouble:
+            print(f"problem  {line}")
+        raise typer.Exit(1 if trouble else 0)
     if live:
         _live(model, turns, emulate)
         return

@@ -30,6 +30,7 @@ import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
@@ -183,21 +184,38 @@ def sources(policy: Policy | None) -> frozenset[str]:
     return frozenset(name for name, tp in policy.tools.items() if tp.returns == "user_records")
 
 
+PATTERN_SIGNS = frozenset("*?[")
+"""A tool name holding one of these is a pattern (``mcp__*__get_*``, matched as :func:`fnmatch.fnmatchcase` does)."""
+
+
+def is_pattern(name: str) -> bool:
+    return bool(PATTERN_SIGNS & set(name))
+
+
 @dataclass(frozen=True)
 class Policy:
-    """The tool policy of one agent."""
+    """The tool policy of one agent.
+
+    ``patterns``: tool names as patterns (``"mcp__*__get_*"``), each exempting the tools it matches that the policy
+    does not name (the author's choice: a tool's name is the tool's own claim, and a name can lie). In a policy
+    file they stand among the tools, as ``[tools."mcp__*__get_*"]`` with ``exempt = true`` and nothing else."""
 
     tools: Mapping[str, ToolPolicy] = field(default_factory=dict)
     settings: PolicySettings = field(default_factory=PolicySettings)
+    patterns: Mapping[str, ToolPolicy] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        problems = _consistency_problems(self.tools)
+        problems = _consistency_problems(self.tools) + _pattern_problems(self.tools, self.patterns)
         if problems:
             raise PolicyError(problems)
 
     def for_tool(self, name: str) -> ToolPolicy:
-        """The tool's policy; a tool the policy does not name is guarded and general."""
-        return self.tools.get(name, GUARDED_DEFAULT)
+        """The tool's policy: its own entry, else the first pattern that matches it (in the order written), else
+        guarded and general."""
+        found = self.tools.get(name)
+        if found is not None:
+            return found
+        return next((tp for pattern, tp in self.patterns.items() if fnmatchcase(name, pattern)), GUARDED_DEFAULT)
 
     def declares(self, name: str) -> bool:
         return name in self.tools
@@ -215,7 +233,7 @@ class Policy:
                     if not (k in ("currency", "content", "returns", "options") and not v)
                     and not (k == "intent" and v == "code")
                 }
-                for name, tp in sorted(self.tools.items())
+                for name, tp in sorted({**self.tools, **self.patterns}.items())
             },
         }
 
@@ -252,8 +270,10 @@ class Policy:
             for name, t in doc.tools.items()
         }
         settings = PolicySettings(**doc.settings.model_dump())
+        named = {name: tp for name, tp in tools.items() if not is_pattern(name)}
+        patterns = {name: tp for name, tp in tools.items() if is_pattern(name)}
         try:
-            return cls(tools, settings)
+            return cls(named, settings, patterns)
         except PolicyError as exc:
             raise PolicyError(exc.problems, source=source) from None
 
@@ -320,6 +340,22 @@ def _consistency_problems(tools: Mapping[str, ToolPolicy]) -> list[FieldProblem]
             problems.append(
                 FieldProblem(f"{where}.targets", "'justification' is the actor's own argument, not a target")
             )
+    return problems
+
+
+def _pattern_problems(tools: Mapping[str, ToolPolicy], patterns: Mapping[str, ToolPolicy]) -> list[FieldProblem]:
+    """A pattern only exempts (``exempt = true`` and nothing else), and a named tool is never a pattern."""
+    problems = [
+        FieldProblem(f"tools.{name}", "a tool name holding *, ? or [ is a pattern: give it in patterns")
+        for name in tools
+        if isinstance(name, str) and is_pattern(name)
+    ]
+    for name, tp in patterns.items():
+        if not isinstance(name, str) or not is_pattern(name):
+            problems.append(FieldProblem("patterns", f"a pattern holds *, ? or [, got {name!r}"))
+        elif not isinstance(tp, ToolPolicy) or tp != ToolPolicy(exempt=True):
+            why = "a pattern only exempts the tools it matches: exempt = true and nothing else (a name can lie)"
+            problems.append(FieldProblem(f"tools.{name}", why))
     return problems
 
 
