@@ -40,7 +40,7 @@ from validator.integrations._host import (
     split_justification,
     unreadable_history,
 )
-from validator.integrations._review import Review, approval_request, read_review
+from validator.integrations._review import AskConfig, Item, Review, approval_request, ask_configs, read_review
 
 from validator.engine import BaseValidator
 from validator.exceptions import is_control_flow
@@ -120,8 +120,11 @@ class ToolCallGuard:
         reserved: Collection[str] = (),
         remembered: int = 256,
         signals: Collection[type[BaseException]] = (),
+        interrupt_on: Mapping[str, Any] | None = None,
     ) -> None:
         self.validator = validator
+        self.asks = ask_configs(interrupt_on)
+        """How the person may answer about each tool (LangChain's ``interrupt_on``; every decision by default)."""
         self.reserved = frozenset(reserved)
         self.signals: tuple[type[BaseException], ...] = (*signals, *validator.config.control_flow)
         self._verdicts: Remembered[str, Verdict] = Remembered(remembered)
@@ -232,15 +235,17 @@ class ToolCallGuard:
 
     # -- 3. ask -------------------------------------------------------------------------------
 
-    def request(self, call: GuardedCall, verdict: Verdict) -> dict[str, Any]:
+    def request(self, call: GuardedCall, verdict: Verdict, host: tuple[Any, Any] = (None, None)) -> dict[str, Any]:
         """The per-call approval request for an ``ask_user`` verdict, with the scope "remember this" keeps."""
-        asked = approval_request(call.call_id, call.tool, call.action.args, verdict, call.action.justification)
+        asked = approval_request(self.item(call, verdict, host))
         asked["action_validator"]["remember_scope"] = self.scope(call)
         return asked
 
-    def item(self, call: GuardedCall, verdict: Verdict) -> tuple[str, str, Mapping[str, Any], Verdict, Any]:
-        """One item of a batched request (:func:`~validator.integrations._review.batched_request`)."""
-        return call.call_id, call.tool, call.action.args, verdict, call.action.justification
+    def item(self, call: GuardedCall, verdict: Verdict, host: tuple[Any, Any] = (None, None)) -> Item:
+        """One call put to the person (:func:`~validator.integrations._review.batched_request`); ``host``: the
+        host's state and runtime, for a description factory."""
+        config = self.asks.get(call.tool, AskConfig())
+        return call.call_id, call.tool, call.action.args, verdict, call.action.justification, config, host
 
     def scope(self, call: GuardedCall) -> dict[str, Any]:
         """What a "remember this" answer would keep: the tool and every argument pinned, and its lifetime."""
@@ -338,7 +343,8 @@ class ToolCallGuard:
         """The person's answer to the question about ``call``, read strictly."""
         if isinstance(answer, Review):
             return answer
-        return read_review(answer, call_id=call.call_id, tool=call.tool, index=index)
+        allowed = self.asks.get(call.tool, AskConfig()).allowed_decisions
+        return read_review(answer, call_id=call.call_id, tool=call.tool, index=index, allowed=allowed)
 
     def _answered(self, call: GuardedCall, verdict: Verdict, answer: Any, index: int) -> Outcome | Review:
         """The outcome when there is nothing (more) to record, else the answer to record."""

@@ -24,16 +24,78 @@ rejection that says what was unreadable, never an approval; so is anything else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from validator._json import dumps
+from validator.exceptions import UsageError
 from validator.verdict import Verdict
 
-__all__ = ["ALLOWED_DECISIONS", "Review", "approval_request", "batched_request", "read_review"]
+__all__ = [
+    "ALLOWED_DECISIONS",
+    "AskConfig",
+    "Review",
+    "approval_request",
+    "ask_configs",
+    "batched_request",
+    "read_review",
+]
 
 ALLOWED_DECISIONS = ["approve", "edit", "reject", "respond"]
+
+Describe = Callable[[Mapping[str, Any], Any, Any], str]
+"""LangChain's description factory: ``(tool_call, state, runtime) -> str`` (state and runtime: the host's, or
+None where the host has none)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AskConfig:
+    """How the person may answer about one tool, with the meaning of LangChain's ``InterruptOnConfig``: the
+    decisions offered (any other is a rejection saying so, never an approval) and the description shown (a text,
+    or a factory of one; by default the validator's own question). The validator decides *whether* to ask."""
+
+    allowed_decisions: tuple[str, ...] = tuple(ALLOWED_DECISIONS)
+    description: str | Describe | None = None
+
+    def describe(self, tool: str, args: Mapping[str, Any], verdict: Verdict, host: tuple[Any, Any, str]) -> str:
+        if self.description is None:
+            return description(tool, args, verdict)
+        if isinstance(self.description, str):
+            return self.description
+        state, runtime, call_id = host
+        return str(self.description({"name": tool, "args": dict(args), "id": call_id}, state, runtime))
+
+
+def ask_configs(interrupt_on: Mapping[str, Any] | None) -> dict[str, AskConfig]:
+    """LangChain's ``interrupt_on`` (``{tool: True | InterruptOnConfig}``) as :class:`AskConfig` by tool.
+
+    Raises:
+        UsageError: ``False`` (the validator, not this table, decides whether to ask: a tool never put to the
+            person is the policy's ``ask = "never"``), or a config without a non-empty list of known decisions.
+    """
+    out: dict[str, AskConfig] = {}
+    for tool, config in (interrupt_on or {}).items():
+        if config is True:
+            out[tool] = AskConfig()
+            continue
+        if not isinstance(config, Mapping):
+            raise UsageError(
+                f"interrupt_on[{tool!r}] must be True or a config with allowed_decisions (a tool the person is never "
+                f"asked about is the policy's ask = 'never'), got {config!r}"
+            )
+        allowed = config.get("allowed_decisions")
+        unknown = sorted(set(allowed or ()) - set(ALLOWED_DECISIONS)) if isinstance(allowed, list | tuple) else None
+        if not allowed or unknown is None or unknown or set(config) - {"allowed_decisions", "description"}:
+            raise UsageError(
+                f"interrupt_on[{tool!r}] needs allowed_decisions, a non-empty list of {', '.join(ALLOWED_DECISIONS)}"
+                f" (and optionally a description), got {dict(config)!r}"
+            )
+        describe = config.get("description")
+        if describe is not None and not (isinstance(describe, str) or callable(describe)):
+            raise UsageError(f"interrupt_on[{tool!r}].description must be text or a callable, got {describe!r}")
+        out[tool] = AskConfig(tuple(dict.fromkeys(allowed)), describe)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +113,17 @@ class Review:
     response: str | None = None
     """A ``respond`` decision: the person's message, which the agent reads as the tool's answer (the call does
     not run)."""
+
+    @property
+    def kind(self) -> str | None:
+        """Which of LangChain's decisions this is (None: an unreadable answer, a rejection already)."""
+        if self.unreadable:
+            return None
+        if self.response is not None:
+            return "respond"
+        if self.edited_args is not None:
+            return "edit"
+        return "approve" if self.approved else "reject"
 
 
 def _why(verdict: Verdict, justification: Any) -> dict[str, Any]:
@@ -72,34 +145,41 @@ def description(tool: str, args: Mapping[str, Any], verdict: Verdict) -> str:
     return f"{verdict.question_for_user()}\nArguments: {dumps(dict(args), default=str)}"
 
 
-def approval_request(
-    call_id: str, tool: str, args: Mapping[str, Any], verdict: Verdict, justification: Any
-) -> dict[str, Any]:
-    """The per-call interrupt value: LangChain's ``ToolApprovalRequest`` and the validator's reasons."""
+Item = tuple[str, str, Mapping[str, Any], Verdict, Any, AskConfig, tuple[Any, Any]]
+"""One call put to the person: ``(call id, tool, args, verdict, justification, its ask config, the host's (state,
+runtime))``."""
+
+
+def approval_request(item: Item) -> dict[str, Any]:
+    """The per-call interrupt value: LangChain's ``ToolApprovalRequest``, the decisions offered, and the
+    validator's reasons."""
+    call_id, tool, args, verdict, justification, config, (state, runtime) = item
     return {
         "type": "tool_approval",
         "tool_call_id": call_id,
         "name": tool,
         "args": dict(args),
-        "description": description(tool, args, verdict),
+        "description": config.describe(tool, args, verdict, (state, runtime, call_id)),
+        "allowed_decisions": list(config.allowed_decisions),
         "action_validator": _why(verdict, justification),
     }
 
 
-def batched_request(items: Sequence[tuple[str, str, Mapping[str, Any], Verdict, Any]]) -> dict[str, Any]:
-    """The batched interrupt value: LangChain's ``HITLRequest`` for ``(call id, tool, args, verdict,
-    justification)`` items, and the validator's reasons in the same order."""
+def batched_request(items: Sequence[Item]) -> dict[str, Any]:
+    """The batched interrupt value: LangChain's ``HITLRequest`` for the items, each tool's decisions in its review
+    config, and the validator's reasons in the same order."""
+    configs = {item[1]: item[5] for item in items}
     return {
         "action_requests": [
-            {"name": tool, "args": dict(args), "description": description(tool, args, verdict)}
-            for _, tool, args, verdict, _ in items
+            {"name": tool, "args": dict(args), "description": config.describe(tool, args, verdict, (*host, call_id))}
+            for call_id, tool, args, verdict, _, config, host in items
         ],
         "review_configs": [
-            {"action_name": tool, "allowed_decisions": list(ALLOWED_DECISIONS)}
-            for tool in dict.fromkeys(tool for _, tool, _, _, _ in items)
+            {"action_name": tool, "allowed_decisions": list(c.allowed_decisions)} for tool, c in configs.items()
         ],
         "action_validator": [
-            {"tool_call_id": call_id, **_why(verdict, justification)} for call_id, _, _, verdict, justification in items
+            {"tool_call_id": call_id, **_why(verdict, justification)}
+            for call_id, _, _, verdict, justification, _, _ in items
         ],
     }
 
@@ -130,8 +210,20 @@ def _shape(answer: Mapping[str, Any]) -> str | None:
     return kind if isinstance(kind, str) and kind in _KEYS and kind != "legacy" else None
 
 
-def read_review(answer: Any, *, call_id: str, tool: str, index: int = 0) -> Review:
-    """The user's decision on call ``call_id`` (the ``index``-th of a batched request) of ``tool``."""
+def read_review(
+    answer: Any, *, call_id: str, tool: str, index: int = 0, allowed: Sequence[str] = ALLOWED_DECISIONS
+) -> Review:
+    """The user's decision on call ``call_id`` (the ``index``-th of a batched request) of ``tool``; a decision
+    ``allowed`` does not hold is a rejection that says so."""
+    review = _read(answer, call_id=call_id, tool=tool, index=index)
+    kind = review.kind
+    if kind is not None and kind not in allowed:
+        why = f"the decision {kind!r} is not offered for {tool} (offered: {', '.join(allowed)})"
+        return _unreadable(answer, why)
+    return review
+
+
+def _read(answer: Any, *, call_id: str, tool: str, index: int) -> Review:
     if isinstance(answer, Mapping) and call_id in answer:
         answer = answer[call_id]
     if isinstance(answer, Mapping) and "decisions" in answer:

@@ -1,24 +1,22 @@
 """LangChain v1 agent middleware for ``create_agent``, the way ``HumanInTheLoopMiddleware`` plugs in.
 
-- ``wrap_model_call`` gives every guarded tool the model sees a required ``justification``
-  argument (exempt tools are left as they are). For a ChatAnthropic model it also adds the search
-  tool and the deferred validator tool from the first turn and remembers each call's request body
-  (built by langchain-anthropic itself), so an Anthropic judge can share the agent's prompt cache.
-- ``wrap_tool_call`` validates the call, strips ``justification`` before the tool runs, answers a
-  refused call with ``ToolMessage(status="error")`` (reasoning and suggested next step), or stops the
-  run (``on_block="halt"``), and sends an ``ask_user`` verdict to the user through ``interrupt`` in
-  LangChain's human-in-the-loop shapes (``interrupt_mode="per_call"``: a ``tool_approval`` request per
-  call; ``"batched"``: one ``HITLRequest`` per model turn, from ``after_model``), with the
-  validator's reasons under ``action_validator``. Resume with LangChain's decisions (approve, edit,
-  reject; ``{"decisions": [...]}`` when batched) or ``True``/``False``; see
-  :mod:`validator.integrations._review`. Verdicts are kept per tool call, so the re-run that a
-  resume causes does not call the judge again (in the same process). An edit (ours, or a
-  ``HumanInTheLoopMiddleware`` step's, in either order) is validated again as a new call; the tool
-  node gets a wrapper of the tool that runs only the arguments that were checked.
+- ``wrap_model_call`` gives every guarded tool the model sees a required ``justification`` argument (exempt tools are
+  left as they are). For a ChatAnthropic model it also adds the search tool and the deferred validator tool from the
+  first turn and remembers each call's request body (built by langchain-anthropic itself), so an Anthropic judge can
+  share the agent's prompt cache.
+- ``wrap_tool_call`` validates the call, strips ``justification`` before the tool runs, answers a refused call with
+  ``ToolMessage(status="error")`` (reasoning and suggested next step), or stops the run (``on_block="halt"``), and
+  sends an ``ask_user`` verdict to the user through ``interrupt`` in LangChain's human-in-the-loop shapes
+  (``interrupt_mode="per_call"``: a ``tool_approval`` request per call; ``"batched"``: one ``HITLRequest`` per model
+  turn, from ``after_model``), with the validator's reasons under ``action_validator``. Resume with LangChain's
+  decisions (approve, edit, reject, respond; ``{"decisions": [...]}`` batched; offered per tool by ``interrupt_on``);
+  see :mod:`validator.integrations._review`. Verdicts are kept per tool call, so the re-run that a resume causes does
+  not call the judge again (in the same process). An edit (ours, or a ``HumanInTheLoopMiddleware`` step's, in either
+  order) is validated again as a new call; the tool node gets a wrapper of the tool that runs only the arguments that
+  were checked.
 
-Sync and async twins of both hooks exist. The host's control-flow exceptions (``GraphInterrupt``
-and the rest of ``GraphBubbleUp``) always propagate; any other exception in the validation itself
-blocks the call, it never runs it.
+Sync and async twins of both hooks exist. The host's control-flow exceptions (``GraphInterrupt`` and the rest of
+``GraphBubbleUp``) always propagate; any other exception in the validation itself blocks the call, it never runs it.
 
 Typical usage::
 
@@ -86,11 +84,13 @@ class ActionValidatorMiddleware(AgentMiddleware):
         search_name: str = DEFAULT_SEARCH_TOOL,
         interrupt_mode: Literal["per_call", "batched"] = "per_call",
         on_block: Literal["tell_model", "halt"] = "tell_model",
+        interrupt_on: Mapping[str, Any] | None = None,
     ) -> None:
         """``interrupt_mode``: ask the user one call at a time (LangChain's ``per_call`` request shape) or
         about every escalated call of a model turn at once (its ``batched`` shape). ``on_block``: a refused
         call is answered to the model (``tell_model``), or the run stops with :class:`ActionBlocked`
-        (``halt``)."""
+        (``halt``). ``interrupt_on``: LangChain's per-tool ``allowed_decisions`` and ``description`` for the
+        calls the validator asks about (it decides whether to ask)."""
         super().__init__()
         if interrupt_mode not in ("per_call", "batched"):
             raise UsageError(f"interrupt_mode must be 'per_call' or 'batched', got {interrupt_mode!r}")
@@ -108,7 +108,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
         only unique while its object lives), at most ``REMEMBERED`` of them."""
         self._requests: Remembered[str, dict[str, Any]] = Remembered(REMEMBERED)
         """The body the agent's own model call sent, by its answer's id (the judge shares its prompt cache)."""
-        self.guard = ToolCallGuard(self.validator, reserved=self._ours, remembered=REMEMBERED, signals=SIGNALS)
+        self.guard = ToolCallGuard(self.validator, reserved=self._ours, signals=SIGNALS, interrupt_on=interrupt_on)
 
     # -- the model call ----------------------------------------------------------------------
 
@@ -224,21 +224,21 @@ class ActionValidatorMiddleware(AgentMiddleware):
         user = lambda: user_id_from(self.user_id_key, configurable, getattr(runtime, "context", None))  # noqa: E731
         return [c for c in (self._start(call, state, user) for call in last.tool_calls) if c.refusal is None]
 
-    def _ask_turn(self, judged: list[tuple[GuardedCall, Verdict]]) -> None:
+    def _ask_turn(self, judged: list[tuple[GuardedCall, Verdict]], host: tuple[Any, Any]) -> None:
         """One interrupt for every escalated call of the turn; each call's decision kept for its tool call."""
         asked = [(c, v) for c, v in judged if v.decision is Decision.ASK_USER and not self.guard.holds(c)]
         if not asked:
             return
-        answer = interrupt(batched_request([self.guard.item(c, v) for c, v in asked]))
+        answer = interrupt(batched_request([self.guard.item(c, v, host) for c, v in asked]))
         for i, (c, _) in enumerate(asked):
             self.guard.hold(c, self.guard.review(c, answer, index=i))
 
     def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        self._ask_turn([(c, self.guard.decide(c)) for c in self._turn(state, runtime)])
+        self._ask_turn([(c, self.guard.decide(c)) for c in self._turn(state, runtime)], (state, runtime))
         return None
 
     async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        self._ask_turn([(c, await self.guard.adecide(c)) for c in self._turn(state, runtime)])
+        self._ask_turn([(c, await self.guard.adecide(c)) for c in self._turn(state, runtime)], (state, runtime))
         return None
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]) -> ToolResult:

@@ -249,3 +249,98 @@ def test_answers_are_read_strictly_and_never_approve_on_doubt(answer: Any) -> No
 def test_the_documented_shapes_still_read(answer: Any, approved: bool) -> None:
     review = read_review(answer, call_id="c1", tool="send_email")
     assert review.approved is approved and not review.unreadable
+
+
+ONLY_YES_OR_NO = {"send_email": {"allowed_decisions": ["approve", "reject"], "description": "Send this email?"}}
+
+
+def _langchains(mode: str, log: list[Any]) -> Any:
+    """LangChain's own HumanInTheLoopMiddleware with the same per-tool config, on the same tool and calls."""
+    call = {"id": "c1", "name": "send_email", "args": {"to": "bob@acme.example"}}
+    model = ScriptedChatModel(responses=[AIMessage("", tool_calls=[call]), AIMessage("done")])
+
+    @tool
+    def send_email(to: str, body: str = "") -> str:
+        """Send an email."""
+        log.append((to, body))
+        return f"sent to {to}"
+
+    hitl = HumanInTheLoopMiddleware(interrupt_on=ONLY_YES_OR_NO, interrupt_mode=mode)
+    return create_agent(model, [send_email], middleware=[hitl], checkpointer=InMemorySaver())
+
+
+@pytest.mark.parametrize("mode", ["per_call", "batched"])
+@pytest.mark.parametrize("kind", ["langchain", "validator"])
+def test_per_tool_allowed_decisions_and_description_mean_what_langchains_interrupt_on_means(
+    kind: str, mode: str
+) -> None:
+    """Issue 62: ``interrupt_on={tool: {"allowed_decisions", "description"}}`` as LangChain's
+    ``HumanInTheLoopMiddleware`` takes it: the request offers those decisions with that description; a decision
+    not offered never runs the call (LangChain raises; the validator refuses, saying why); an offered one does."""
+    for decision in ("edit", "approve"):
+        log: list[Any] = []
+        ours = kind == "validator"
+        agent = _agent(kind, mode, log, interrupt_on=ONLY_YES_OR_NO) if ours else _langchains(mode, log)
+        cfg = {"configurable": {"thread_id": f"{kind}-{mode}-{decision}-offered"}}
+        (asked,) = agent.invoke({"messages": [HumanMessage(USER)]}, cfg, version="v2").interrupts
+        value = asked.value
+        if mode == "batched":
+            assert value["review_configs"] == [
+                {"action_name": "send_email", "allowed_decisions": ["approve", "reject"]}
+            ]
+            assert value["action_requests"][0]["description"] == "Send this email?"
+        elif kind == "validator":  # the per-call shape is the validator's own: it says the same
+            assert value["allowed_decisions"] == ["approve", "reject"] and value["description"] == "Send this email?"
+        else:
+            continue  # LangChain's middleware has no per-call shape of its own to compare
+        resume = Command(resume=_payload(mode, DECISIONS[decision]))
+        if decision == "edit" and kind == "langchain":
+            with pytest.raises(ValueError, match="not allowed"):
+                agent.invoke(resume, cfg, version="v2")
+            assert log == []
+            continue
+        out = agent.invoke(resume, cfg, version="v2").value
+        result = next(m for m in out["messages"] if isinstance(m, ToolMessage))
+        if decision == "edit":
+            assert result.status == "error" and "'edit' is not offered" in str(result.content) and log == []
+        else:
+            assert result.status == "success" and log[0][0] == "bob@acme.example"
+
+
+def test_a_description_factory_gets_the_call_and_in_a_batched_turn_the_agents_state() -> None:
+    seen: list[Any] = []
+
+    def describe(call: Any, state: Any, runtime: Any) -> str:
+        seen.append((call["name"], call["args"]["to"], call["id"], state is not None and "messages" in state))
+        return f"Email {call['args']['to']}?"
+
+    log: list[Any] = []
+    agent = _agent(
+        "validator",
+        "batched",
+        log,
+        interrupt_on={"send_email": {"allowed_decisions": ["approve"], "description": describe}},
+    )
+    (asked,) = agent.invoke(
+        {"messages": [HumanMessage(USER)]}, {"configurable": {"thread_id": "d"}}, version="v2"
+    ).interrupts
+    assert asked.value["action_requests"][0]["description"] == "Email bob@acme.example?"
+    assert seen[0] == ("send_email", "bob@acme.example", "c1", True)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        False,
+        {},
+        {"allowed_decisions": []},
+        {"allowed_decisions": ["approve", "maybe"]},
+        {"allowed": ["approve"]},
+        "yes",
+    ],
+)
+def test_an_interrupt_on_config_that_cannot_be_honoured_is_a_usage_error(config: Any) -> None:
+    from validator import UsageError
+
+    with pytest.raises(UsageError, match="interrupt_on"):
+        ActionValidatorMiddleware(Validator(ALWAYS), interrupt_on={"send_email": config})
