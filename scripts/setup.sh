@@ -16,7 +16,9 @@ fi
 spec="."
 [ -n "$extras" ] && spec=".[$extras]"
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip 2>/dev/null || true
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e "$spec"
+# setuptools warns on every editable install that a folder named like the package may shadow it: this clone's is
+# the package itself (quiet, as the rest of the set-up is)
+PYTHONWARNINGS="ignore:Editable installation" .venv/bin/python -m pip install --quiet --disable-pip-version-check -e "$spec"
 # The benign utility bench (bench/utility.py) reads the Berkeley Function Calling Leaderboard's multi-turn
 # data and simulated APIs (Apache-2.0); --no-deps: its declared dependencies (torch, ...) are not needed.
 if [[ "$extras" == *dev* ]]; then .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps bfcl-eval==2026.3.23; fi

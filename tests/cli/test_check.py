@@ -282,3 +282,29 @@ def test_a_payment_the_transcript_shows_done_goes_to_the_user_with_no_store(tmp_
     for data, exit_code, code in cases:
         result = runner.invoke(app, ["check", "--json", "--policy", policy, "-"], input=json.dumps(data))
         assert (result.exit_code, json.loads(result.stdout)["code"]) == (exit_code, code), result.output
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 99, 100, 110, 140, 200])
+def test_every_value_and_every_word_of_where_it_came_from_appears_whole_at_any_width(width: int) -> None:
+    """Issue 62: at 80 columns the findings' table cropped its values (``messag / read_i / billin``). Now every
+    value, argument, status and word of each location is printed whole, whatever the terminal's width: a table
+    where it fits, one block per row where it does not."""
+    from rich.console import Console
+
+    from validator import Validator, examples
+    from validator.cli.check import render
+    from validator.inputs.checkinput import CheckInput
+
+    verdict = Validator().check(CheckInput.from_json(examples.check_path("vendor_invoice").read_bytes()))
+    console = Console(width=width, record=True, color_system=None)
+    render(verdict, console)
+    shown = console.export_text()
+    findings = verdict.findings
+    words = [q.quote for q in findings.quotes]
+    for v in (*findings.targets, *findings.entities):
+        words += [repr(v.value), v.path, v.status, *(w for loc in v.locations for w in str(loc).split())]
+    for q in findings.quotes:
+        words += [q.status, *(w for loc in q.locations for w in str(loc).split())]
+    tokens = set(shown.split())
+    for word in (w for phrase in words for w in phrase.split()):
+        assert word in tokens, (width, word)

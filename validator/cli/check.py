@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -67,31 +68,59 @@ def render(verdict: Verdict, console: Console) -> None:
     if f.justification_problems:
         for p in f.justification_problems:
             console.print(f"  [red]•[/] {safe(p)}")
-    if f.quotes or f.authorizations:
-        table = Table(title="evidence", show_lines=False)
-        for col in ("#", "evidence", "status", "where"):
-            table.add_column(col, overflow="fold")  # nothing cut: where a value came from is the finding
-        for q in f.quotes:
-            where = ", ".join(map(str, q.locations)) or "nowhere"
-            table.add_row(str(q.index + 1), clip(q.quote, 200), q.status, safe(where))
-        for a in f.authorizations:
-            table.add_row(str(a.index + 1), f"authorization {safe(a.authorization_id)}", a.status, clip(a.detail, 200))
-        console.print(table)
+    evidence = [
+        (str(q.index + 1), clip(q.quote, 200), q.status, safe(", ".join(map(str, q.locations)) or "nowhere"))
+        for q in f.quotes
+    ] + [
+        (str(a.index + 1), f"authorization {safe(a.authorization_id)}", a.status, clip(a.detail, 200))
+        for a in f.authorizations
+    ]
+    if evidence:
+        _rows(console, "evidence", ("#", "evidence", "status", "where"), evidence, whole=1)
     values = [("target", v) for v in f.targets] + [("entity", v) for v in f.entities]
     if values:
-        table = Table(title="where the values came from")
-        shown = [clip(repr(v.value), 120) for _, v in values]
-        for col in ("", "argument", "value", "status", "where"):
-            # a value is never broken inside a word (an IBAN, an address): its column is as wide as its longest
-            table.add_column(col, overflow="fold", min_width=_widest_word(shown) if col == "value" else None)
-        for (label, v), value in zip(values, shown, strict=True):
-            where = v.authorization_id or ", ".join(map(str, v.locations)) or "-"
-            kind = f"{label} ({v.kind})" if v.kind else label
-            table.add_row(kind, safe(v.path), value, v.status, safe(where))
-        console.print(table)
+        rows = [
+            (
+                f"{label} ({v.kind})" if v.kind else label,
+                safe(v.path),
+                clip(repr(v.value), 120),
+                v.status,
+                safe(v.authorization_id or ", ".join(map(str, v.locations)) or "-"),
+            )
+            for label, v in values
+        ]
+        _rows(console, "where the values came from", ("", "argument", "value", "status", "where"), rows, whole=2)
     if f.intent is not None:
         matched = f.intent.matched or ("negated" if f.intent.negated else "not named")
         console.print(f"intent: {safe(matched)} (looked for {safe(', '.join(f.intent.intents))})")
+
+
+WIDE = 100
+"""A terminal at least this wide, and wide enough for every column's longest word, shows the findings as tables; a
+narrower one as one block per row, so that no value (an IBAN, an address) and no word of where it came from is cut
+or folded inside a word."""
+
+
+def _rows(
+    console: Console, title: str, columns: tuple[str, ...], rows: Sequence[tuple[str, ...]], *, whole: int
+) -> None:
+    """``rows`` under ``title``: a table on a wide terminal (column ``whole``, the value, never broken inside a
+    word), else each row as a block of ``column: value`` lines, every word whole."""
+    widest = [max(len(col), _widest_word([row[i] for row in rows], most=10_000)) for i, col in enumerate(columns)]
+    if console.width >= max(WIDE, sum(widest) + 3 * len(columns) + 1):  # each column at least its longest word
+        table = Table(title=title, show_lines=False)
+        for i, col in enumerate(columns):  # nothing cut: where a value came from is the finding
+            table.add_column(col, overflow="fold", min_width=widest[i])
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+        return
+    console.print(f"[bold]{title}[/]")
+    for row in rows:
+        head, *rest = row
+        console.print(f"  [bold]{head}[/]", soft_wrap=False)
+        for col, value in zip(columns[1:], rest, strict=True):
+            console.print(f"    {col or 'what'}: {value}", overflow="ignore", crop=False)
 
 
 def _widest_word(texts: list[str], most: int = 64) -> int:
