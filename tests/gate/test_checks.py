@@ -342,7 +342,7 @@ def test_a_call_is_grounded_by_the_values_of_one_requested_call(text: str, quote
 
 
 def test_a_later_sentence_that_fills_what_the_call_left_open_joins_it() -> None:
-    from validator.gate.grammar import Value
+    from validator.gate.meaning import Value
     from validator.gate.reader import Fill, Read
     from validator.gate.requests import _numbered
     from validator.verdict.findings import RequestSentence

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from validator import Decision, Message, Policy, ToolPolicy, Transcript, Validator
-from validator.gate.grammar import OWNER_BACK, OWNER_OTHER, OWNER_USER, grammar
+from validator.gate.grammar import grammar
+from validator.gate.meaning import OWNER_BACK, OWNER_OTHER, OWNER_USER
 from validator.inputs.action import PendingAction
 
 POLICY = Policy(

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal, Protocol
 
-from validator.gate.grammar import OWNER_USER, Declaration, Parse, Reading, Value
 from validator.gate.lexer import OPEN, Word, in_pack_language
+from validator.gate.meaning import OWNER_USER, Declaration, Parse, Reading, Value
 from validator.gate.reader import (
     PROVABLE,
     Fill,

@@ -1,7 +1,7 @@
 """Is this sentence, as a whole, the user asking for this action? The grammar's readings, per tool.
 
 A sentence is read by the request grammar (:mod:`validator.gate.grammar`): its complete parses, each a
-:class:`~validator.gate.grammar.Reading`. This module says what those readings mean for one tool, and gives
+:class:`~validator.gate.meaning.Reading`. This module says what those readings mean for one tool, and gives
 one of three values (the design's principle 7):
 
 - **proved**: the sentence has at least one complete parse, and every parse agrees that it is a request (an
@@ -31,21 +31,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any, get_args
 
 from validator.gate.entities import EntityKind
-from validator.gate.grammar import (
+from validator.gate.grammar import Grammar, grammar
+from validator.gate.lexer import CARRIED, Word, shape_kinds
+from validator.gate.meaning import (
     OWNER_BACK,
     OWNER_OTHER,
     OWNER_USER,
     Action,
     Declaration,
-    Grammar,
     Mod,
     Parse,
     Phrase,
     Reading,
     Value,
-    grammar,
 )
-from validator.gate.lexer import CARRIED, Word, shape_kinds
 from validator.language import ArgumentKind, LanguagePack, english, english_verb_lemmas
 from validator.language.lexicon import families_of
 from validator.verdict.findings import Proof

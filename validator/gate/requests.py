@@ -19,16 +19,10 @@ from dataclasses import dataclass, replace
 from typing import cast, get_args
 
 from validator.gate import context
-from validator.gate.grammar import (
-    OWNER_BACK,
-    Action,
-    Parse,
-    Reading,
-    Value,
-    grammar,
-)
+from validator.gate.grammar import grammar
 from validator.gate.index import is_users
 from validator.gate.lexer import Word
+from validator.gate.meaning import OWNER_BACK, Action, Parse, Reading, Value
 from validator.gate.provenance import output_texts
 from validator.gate.reader import (
     Fill,

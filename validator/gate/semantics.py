@@ -1,0 +1,803 @@
+"""Reading a parse tree of the request grammar into what it means (:mod:`validator.gate.meaning`): each complete
+parse of a sentence becomes a :class:`~validator.gate.meaning.Reading`, a rule whose phrase the pack's tables do not
+license is dropped, and a sentence whose parses mean more than :data:`MAX_READINGS` things is too ambiguous.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any
+
+from lark import Token, Tree
+
+from validator.gate.entities import CURRENCIES
+from validator.gate.lexer import CARRIED, Word
+from validator.gate.meaning import (
+    OWNER_BACK,
+    OWNER_OTHER,
+    OWNER_USER,
+    Action,
+    Declaration,
+    Mod,
+    Phrase,
+    Reading,
+    Value,
+)
+from validator.language import LanguagePack
+
+__all__ = ["MAX_CARRIED", "MAX_READINGS", "Semantics", "TooAmbiguous"]
+
+MAX_CARRIED = 2
+"""Words carried as text one noun phrase may hold ("*discount coupons*"): more would let a run of words no table
+knows say what no rule reads."""
+
+_NOUNISH = frozenset({"NN", "NNS", "ADJ", "NAME", "VALUE", "QUOTED", "NUM", "PRIV", "ORD", "DET"})
+
+MAX_READINGS = 48
+"""A sentence whose parses mean more different things than this is unknown (no authorization rests on it)."""
+
+
+class TooAmbiguous(Exception):
+    """A sentence whose parses mean more than :data:`MAX_READINGS` different things."""
+
+
+# -- reading a parse ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """A piece of a phrase while it is read: a tag and what it carries."""
+
+    tag: str
+    data: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Pres:
+    """The words before a noun phrase's head (or a name), as read: the values that name the thing ("the
+    'archives' folder", "the t-88 thread"), those that describe it (a name, an amount), its nouns, and whether an
+    open-class word or a privative stands among them."""
+
+    naming: tuple[Value, ...] = ()
+    describing: tuple[Value, ...] = ()
+    nouns: tuple[Word, ...] = ()
+    carried: bool = False
+    privative: bool = False
+
+    def __add__(self, other: _Pres) -> _Pres:
+        return _Pres(
+            self.naming + other.naming,
+            self.describing + other.describing,
+            self.nouns + other.nouns,
+            self.carried or other.carried,
+            self.privative or other.privative,
+        )
+
+
+_NO_PRES = _Pres()
+
+
+_VALUE_KINDS: dict[str, frozenset[str]] = {
+    "email": frozenset({"person", "email"}),
+    "handle": frozenset({"person", "handle"}),
+    "phone": frozenset({"person", "phone"}),
+    "iban": frozenset({"account", "iban"}),
+    "account": frozenset({"account"}),
+    "path": frozenset({"file", "folder", "path"}),
+    "filename": frozenset({"file", "filename"}),
+    "id": frozenset({"id"}),
+    "url": frozenset({"link", "url"}),
+    "domain": frozenset({"link", "domain"}),
+    "hashtag": frozenset({"channel", "hashtag"}),
+}
+
+
+def _name(node: Tree[Any]) -> str:
+    return str(getattr(node.data, "value", node.data))
+
+
+class Semantics:
+    """Reads a parse tree into readings, bottom up: each node's set of meanings, each ``_ambig`` node the
+    union of its alternatives'. A rule's reading is ``None`` when its phrase is not licensed (dropped)."""
+
+    def __init__(self, words: Sequence[Word], pack: LanguagePack, verbs: frozenset[str] = frozenset()) -> None:
+        self.words = words
+        self.pack = pack
+        self.verbs = verbs
+        """Phrasal verbs the caller reads besides the pack's (a policy's intents, "log in")."""
+        self.memo: dict[int, frozenset[Any]] = {}
+
+    def values(self, node: Any) -> frozenset[Any]:
+        if isinstance(node, Token):
+            return frozenset({node})
+        key = id(node)
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        if node.data == "_ambig":
+            out: frozenset[Any] = frozenset().union(*(self.values(c) for c in node.children))
+        else:
+            choices = [self.values(c) for c in node.children]
+            combinations = 1
+            for c in choices:
+                combinations *= len(c)
+            if combinations > MAX_READINGS * 8:
+                raise TooAmbiguous(_name(node))
+            build: Callable[[Tree[Any], list[Any]], Any] = getattr(self, "r_" + _name(node), self._through)
+            out = frozenset(v for combo in itertools.product(*choices) if (v := build(node, list(combo))) is not None)
+        if len(out) > MAX_READINGS:
+            raise TooAmbiguous(_name(node))
+        self.memo[key] = out
+        return out
+
+    # -- helpers
+
+    def word(self, token: Any) -> Word:
+        word: Word = self.words[token.position]
+        return word
+
+    def tokens(self, kids: Sequence[Any], cls: str | None = None) -> list[Word]:
+        found = [self.word(k) for k in kids if isinstance(k, Token)]
+        return [w for w in found if cls is None or cls in w.classes]
+
+    def span(self, node: Any) -> tuple[int, int]:
+        leaves = list(self._leaves(node))
+        return (leaves[0].start, leaves[-1].end) if leaves else (0, 0)
+
+    def _leaves(self, node: Any) -> Iterator[Word]:
+        if isinstance(node, Token):
+            yield self.word(node)
+            return
+        for child in node.children:
+            yield from self._leaves(child.children[0] if isinstance(child, Tree) and child.data == "_ambig" else child)
+
+    @staticmethod
+    def parts(kids: Sequence[Any], tag: str) -> list[_Part]:
+        return [k for k in kids if isinstance(k, _Part) and k.tag == tag]
+
+    @staticmethod
+    def phrases(kids: Sequence[Any]) -> list[Phrase]:
+        return [k for k in kids if isinstance(k, Phrase)]
+
+    @staticmethod
+    def _through(node: Tree[Any], kids: list[Any]) -> Any:
+        inner = [k for k in kids if not isinstance(k, Token)]
+        return inner[0] if len(inner) == 1 else _Part("words")
+
+    # -- sentences
+
+    def r_start(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        reading = next(k for k in kids if isinstance(k, Reading))
+        openers = self.parts(kids, "openers")
+        if openers and openers[0].data and reading.kind == "request":
+            return replace(reading, sequenced=True)  # "Then pay Bob.": after what was asked before it
+        return reading
+
+    def r_openers(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """Whether a sequencing opener stands among the sentence's openers."""
+        earlier = self.parts(kids, "openers")
+        return _Part("openers", bool(earlier and earlier[0].data) or bool(self.parts(kids, "sequence")))
+
+    def r_sequence(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return _Part("sequence")
+
+    def r_social(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("social", "social")
+
+    def r_request(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        frame = self.parts(kids, "frame")[0]
+        negated = self.parts(kids, "actions")  # "…, but don't lock the doors": governed by the negation
+        actions = frame.data[1] + tuple(replace(a, negated=True) for p in negated for a in p.data)
+        declared = tuple(d for p in self.parts(kids, "declaration") for d in p.data)
+        reason = self.parts(kids, "reason")
+        return Reading(
+            "request", frame.data[0], actions, declarations=declared, reason=reason[0].data if reason else ""
+        )
+
+    def r_reason(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("reason", "reason", reason=self.parts(kids, "reason")[0].data)
+
+    def r_removal(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return _Part("reason", "removal")
+
+    def r_asked(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("asked", "asked")
+
+    def r_answered(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("answered", "answered")
+
+    def r_stated(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        """A statement: each clause an action of its verb ("be" for a state) with its phrases, so that what it
+        is about can be compared with a request (validator.gate.requests)."""
+        return Reading("stated", "stated", self.parts(kids, "statement")[0].data)
+
+    def r_statement(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "statement")
+        return _Part(
+            "statement", (earlier[0].data if earlier else ()) + tuple(k for k in kids if isinstance(k, Action))
+        )
+
+    def r_state_of(self, node: Tree[Any], kids: list[Any]) -> Action:
+        start, end = self.span(node)
+        phrases = tuple(self.phrases(kids)) + tuple(p for s in self.parts(kids, "state") for p in s.data)
+        return Action("be", phrases, (), False, start, end)
+
+    def r_state(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return _Part("state", tuple(self.phrases(kids)))
+
+    def r_did(self, node: Tree[Any], kids: list[Any]) -> Action | None:
+        verb = next(w for w in self.tokens(kids) if w.classes & {"VBN", "VBG"} and w.verb)
+        objects = self.parts(kids, "objects")[0].data
+        if objects[1]:
+            return None  # a particle: "I checked in" is a phrasal verb this form does not read
+        start, end = self.span(node)
+        return Action(verb.verb, objects[0], self._mods(kids), False, start, end)
+
+    def r_declared(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("declared", "declared", declarations=self.parts(kids, "declaration")[0].data)
+
+    def r_declaration(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """The declarations: "my user id is 'USR005'" gives (user, id) and USR005, the user's; "I am USR001"
+        gives the pack's words of a person's identity; "his IBAN is X" gives (iban,) and X, the person's the
+        request names."""
+        given = self.parts(kids, "given")[0].data
+        head = self.parts(kids, "head")
+        owner = self.parts(kids, "owner")
+        if head:
+            nouns = [w for p in self.parts(kids, "nouns") for w in p.data]
+            words = frozenset({head[0].data[0], *(w.lemma or w.norm for w in nouns)})
+        else:
+            words = self.pack.identity
+        whose = owner[0].data if owner else OWNER_USER
+        return _Part("declaration", tuple(Declaration(words, v, whose) for v in given.values))
+
+    def r_nouns(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "nouns")
+        return _Part("nouns", (earlier[0].data if earlier else ()) + tuple(self.tokens(kids, "NN")))
+
+    def r_owner(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """Whose a declared value is: the person the request names (a pronoun), a name, or someone described."""
+        words = self.tokens(kids)
+        names = [w for w in words if "NAME" in w.classes]
+        if len(words) == 1 and not names:
+            return _Part("owner", OWNER_BACK)
+        if len(words) == 2 and len(names) == 1 and not self.parts(kids, "det"):
+            return _Part("owner", names[0].text)
+        return _Part("owner", OWNER_OTHER)
+
+    def r_negated(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        actions = self.parts(kids, "actions")[0].data
+        return Reading("negated", "negated", tuple(replace(a, negated=True) for a in actions))
+
+    def r_fragment(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        given = self.parts(kids, "given")[0].data
+        return Reading("fragment", "fragment", (), given, self.parts(kids, "pps")[0].data)
+
+    def r_given(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        amounts = self.phrases(kids)
+        if amounts:
+            return _Part("given", amounts[0])
+        w = self.tokens(kids)[0]
+        names = self.parts(kids, "names")[0].data[0] if self.parts(kids, "names") else ()
+        if "NUM" in w.classes and not w.classes & {"VALUE", "QUOTED", "NAME"}:
+            value = Value("number", w.text, w.start, w.end, w.value)
+            return _Part(
+                "given", Phrase("number", frozenset({"number"}), None, (value,), (), (), False, w.start, w.end)
+            )
+        if "QUOTED" in w.classes:
+            value = Value("quoted", str(w.value), w.start, w.end)
+            return _Part(
+                "given", Phrase("quoted", frozenset({"quoted"}), None, (value,), (), (), False, w.start, w.end)
+            )
+        start, end = self.span(node)
+        if "NAME" in w.classes:
+            value = Value("name", w.text, w.start, w.end)
+            return _Part(
+                "given",
+                Phrase("named", frozenset({"person", "name"}), None, (value, *names), (), (), False, start, end),
+            )
+        kinds = frozenset().union(*(_VALUE_KINDS.get(k, frozenset({k})) for k in w.kinds))
+        return _Part("given", Phrase("valued", kinds, None, (_value(w), *names), (), (), False, start, end))
+
+    def r_pps(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+        earlier = self.parts(kids, "pps")
+        found: tuple[Mod, ...] = earlier[0].data if earlier else ()
+        phrases = self.phrases(kids)
+        if phrases:
+            preposition = self.tokens(kids)[0].norm
+            if not _licensed(self.pack.verb_phrases, preposition, phrases[0]):
+                return None
+            found += (Mod(preposition, phrases[0], "", phrases[0].start - len(preposition) - 1, phrases[0].end),)
+        return _Part("pps", found)
+
+    def r_list_lead(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("list_lead", "list_lead")
+
+    # -- frames
+
+    def _frame(self, name: str, kids: list[Any]) -> _Part:
+        return _Part("frame", (name, self.parts(kids, "actions")[0].data))
+
+    def r_imperative(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return self._frame("imperative", kids)
+
+    def r_polite(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return self._frame("polite", kids)
+
+    def r_wish(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return self._frame("wish", kids)
+
+    def r_permit(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return self._frame("permit", kids)
+
+    def r_result(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        subject = self.phrases(kids)[0]
+        participle = self.tokens(kids, "VBN")[-1]
+        end = self.span(node)[1]
+        action = Action(participle.verb or participle.norm, (subject,), self._mods(kids), False, subject.start, end)
+        return _Part("frame", ("result", (action,)))
+
+    # -- actions
+
+    def r_actions(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "actions")
+        first = earlier[0].data if earlier else ()
+        then = any(p.data for p in self.parts(kids, "conj"))
+        added = tuple(replace(k, sequenced=True) if then else k for k in kids if isinstance(k, Action))
+        return _Part("actions", first + added)
+
+    def r_conj(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """Whether a conjunction puts what follows after what precedes ("then", "and then")."""
+        return _Part("conj", any(w.classes & {"SEQ"} for w in self.tokens(kids)))
+
+    r_gerunds = r_actions
+
+    def r_action(self, node: Tree[Any], kids: list[Any]) -> Action | None:
+        verb = next(w for w in self.tokens(kids) if w.classes & {"VB", "VBG"})
+        objects = self.parts(kids, "objects")[0].data
+        start, end = self.span(node)
+        name = " ".join((verb.verb or verb.norm, *objects[1]))
+        if objects[1] and name not in self.pack.phrasal and name not in self.verbs:
+            return None  # "post in #general" is a verb and a phrase, not a phrasal verb "post in"
+        mods, said = self._mods(kids), self._said(kids)
+        if said and not mods and objects[0] and self._relative(objects[0][-1], said[0]):
+            return None  # "email Bob the report that Eve wrote": "that" may open what the report is, not what to say
+        return Action(name, objects[0], mods + said, False, start, end)
+
+    def _relative(self, thing: Phrase, said: Mod) -> bool:
+        """Whether free text after a thing may be a clause about the thing: "that" right after a noun."""
+        before = max((w for w in self.words if w.end <= said.start), key=lambda w: w.end, default=None)
+        return (
+            before is not None
+            and before.norm in self.pack.back_pronouns  # "that": a marker, and a word that points back
+            and thing.form == "described"
+            and "person" not in thing.kinds
+        )
+
+    def _said(self, kids: Sequence[Any]) -> tuple[Mod, ...]:
+        return tuple(m for p in self.parts(kids, "said") for m in p.data)
+
+    def r_said(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        texts = self.parts(kids, "text")
+        if not texts:
+            return _Part("said", ())
+        text = texts[0].data
+        marker = next((w for w in self.tokens(kids) if "MARKER" in w.classes), None)
+        reported = marker is not None and marker.norm in self.pack.back_pronouns and not _one_quote(text)  # "that …"
+        return _Part("said", (Mod("text", None, text[0], text[1], self.span(node)[1], reported),))
+
+    r_gerund = r_action
+
+    def r_say(self, node: Tree[Any], kids: list[Any]) -> Action:
+        verb = next(w for w in self.tokens(kids) if w.classes & {"SAY", "SAYING", "ASK"})
+        text = self.parts(kids, "text")[0].data
+        start, end = self.span(node)
+        # "tell her the deck is ready", "ask Bob if he's free": what to say; "say yes" dictates it
+        reported = bool(verb.classes & {"SAY", "ASK"}) and not _one_quote(text)
+        text_mod = (Mod("text", None, text[0], text[1], end, reported),)
+        return Action(verb.norm, tuple(self.phrases(kids)), text_mod, False, start, end, says=True)
+
+    def r_let_know(self, node: Tree[Any], kids: list[Any]) -> Action:
+        start, end = self.span(node)
+        mods = self._mods(kids) + self._said(kids)
+        return Action("let know", tuple(self.phrases(kids)), mods, False, start, end, says=True)
+
+    def _mods(self, kids: Sequence[Any]) -> tuple[Mod, ...]:
+        return tuple(m for p in self.parts(kids, "mods") for m in p.data)
+
+    def r_mods(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "mods")
+        return _Part("mods", (earlier[0].data if earlier else ()) + tuple(k for k in kids if isinstance(k, Mod)))
+
+    def r_objects(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+        found = tuple(self.phrases(kids))
+        if len(found) == 2 and not _indirect(found[0], found[1]):
+            return None
+        return _Part("objects", (found, tuple(w.norm for w in self.tokens(kids, "PRT"))))
+
+    def r_pp(self, node: Tree[Any], kids: list[Any]) -> Mod | None:
+        preposition = self.tokens(kids)[0].norm
+        phrase = self.phrases(kids)[0]
+        if not _licensed(self.pack.verb_phrases, preposition, phrase):
+            return None
+        start, end = self.span(node)
+        return Mod(preposition, phrase, "", start, end)
+
+    def r_now(self, node: Tree[Any], kids: list[Any]) -> Mod:
+        return Mod("now", None, "", *self.span(node))
+
+    def r_deadline(self, node: Tree[Any], kids: list[Any]) -> Mod:
+        return Mod("deadline", None, " ".join(w.norm for w in self._leaves(node)), *self.span(node))
+
+    def r_point(self, node: Tree[Any], kids: list[Any]) -> Mod:
+        words = [w for w in self._leaves(node)]
+        if words[0].norm in self.pack.time_prepositions:
+            words = words[1:]
+        return Mod("time", None, " ".join(w.norm for w in words), *self.span(node))
+
+    def r_manner(self, node: Tree[Any], kids: list[Any]) -> Mod:
+        return Mod("manner", None, self.tokens(kids)[0].norm, *self.span(node))
+
+    def r_text(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        words = list(self._leaves(node))
+        if len(words) == 1 and "QUOTED" in words[0].classes:  # "saying 'I'll be late'": the passage itself
+            return _Part("text", (str(words[0].value), words[0].start, True))
+        shown = " ".join(str(w.value) if "QUOTED" in w.classes else w.text for w in words)
+        return _Part("text", (shown, words[0].start, False))
+
+    # -- noun phrases
+
+    def r_np(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        return self.phrases(kids)[0]
+
+    def r_items(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "items")
+        return _Part("items", (earlier[0].data if earlier else ()) + tuple(self.phrases(kids)))
+
+    def r_np_list(self, node: Tree[Any], kids: list[Any]) -> Phrase | None:
+        items = (*self.parts(kids, "items")[0].data, *self.phrases(kids))
+        kinds = frozenset.intersection(*(p.kinds for p in items))
+        if not kinds and len({p.form for p in items}) > 1:
+            return None  # "a meeting with Ann and Bob" is no list of a meeting and Bob: things of no common kind
+        start, end = self.span(node)
+        values = tuple(v for p in items for v in p.values)
+        inner = tuple(v for p in items for v in p.inner)
+        return Phrase(
+            "list",
+            kinds,
+            None,
+            values,
+            inner,
+            tuple(v for p in items for v in p.excluded),
+            True,
+            start,
+            end,
+            carried=any(p.carried for p in items),
+            privative=any(p.privative for p in items),
+        )
+
+    def r_np_except(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        kept, dropped = self.phrases(kids)
+        start, end = self.span(node)
+        excluded = dropped.values + dropped.inner
+        if not excluded:  # "bob@…, not the minutes": a thing excluded by description, which no value can check
+            excluded = (Value("described", dropped.head or dropped.form, dropped.start, dropped.end),)
+        return replace(kept, inner=kept.inner, excluded=kept.excluded + excluded, start=start, end=end)
+
+    def _pres(self, kids: Sequence[Any]) -> _Pres:
+        found = self.parts(kids, "pres")
+        pres: _Pres = found[0].data if found else _NO_PRES
+        return pres
+
+    def _noun_parts(self, kids: Sequence[Any]) -> tuple[tuple[Value, ...], tuple[Value, ...], tuple[Value, ...], bool]:
+        """``(values that name the thing, values that describe it, its owner, quantified)`` of a noun phrase."""
+        pres = self._pres(kids)
+        det = self.parts(kids, "det")[0].data if self.parts(kids, "det") else ((), False, False)
+        names = self.parts(kids, "names")[0].data[0] if self.parts(kids, "names") else ()
+        phrases = self.parts(kids, "phrases")[0].data[0] if self.parts(kids, "phrases") else ()
+        return pres.naming + names, pres.describing + phrases, det[0], det[1]
+
+    def r_described(self, node: Tree[Any], kids: list[Any]) -> Phrase | None:
+        lemma, kinds, _plural, open_head = self.parts(kids, "head")[0].data
+        has_det = any(p.data[2] for p in self.parts(kids, "det"))
+        if not has_det and self._value_first(kids):
+            return (
+                None  # "give ann@acme.example access": two objects, not an access named ann@…; "the t-88 thread" is one
+            )
+        if "person" not in kinds and self._addressed(kids):
+            return None  # "the team at team@acme.example" gives a person's address; "the summary at …" none
+        if open_head == "OPENV" and not has_det:
+            return None  # a verb form as a head only after a determiner ("the pilot"): "as Finance confirms" is none
+        if not self._carried_in_place(node):
+            return None  # "the workshop pending approval": words no table knows do not run on into what they mean
+        naming, describing, owner, quantified = self._noun_parts(kids)
+        naming += tuple(Value("number", w.text, w.start, w.end, w.value) for w in self.tokens(kids, "NUM"))
+        attached = self.parts(kids, "phrases")[0].data[1] if self.parts(kids, "phrases") else ()
+        pres = self._pres(kids)
+        carried = bool(open_head) or pres.carried or any(p.carried for _, p in attached)
+        privative = pres.privative or any(p.privative for _, p in attached)
+        if pres.naming and (carried or "person" in kinds or not self._names_its_head(node, lemma)):
+            # "the t-88 *sibling* thread", "the DE44… *replacement* account", "the bob@… manager": a value before a
+            # head that a carried word or a person's noun makes another thing names that other thing's relative
+            naming = tuple(v for v in naming if v not in pres.naming)
+            describing = describing + pres.naming
+        start, end = self.span(node)
+        return Phrase(
+            "described",
+            kinds,
+            lemma,
+            naming,
+            describing + owner,
+            (),
+            quantified,
+            start,
+            end,
+            attached,
+            carried=carried,
+            privative=privative,
+            named_before=bool(pres.naming) and bool(naming),
+        )
+
+    def _names_its_head(self, node: Any, lemma: str) -> bool:
+        """Whether the last value before the head stands right before it ("the t-88 thread"): with a word between
+        ("the t-88 printer thread", "the DE44… backup account") the value names another thing the word relates."""
+        words = []
+        for w in self._leaves(node):
+            if "PREP" in w.classes:
+                break
+            words.append(w)
+        at = max((n for n, w in enumerate(words) if w.classes & {"VALUE", "QUOTED"}), default=None)
+        return at is not None and at + 1 < len(words) and (words[at + 1].lemma or words[at + 1].norm) == lemma
+
+    def _carried_in_place(self, node: Any) -> bool:
+        """Whether the words carried as text in a noun phrase (before its first preposition) are at most
+        :data:`MAX_CARRIED`, and none follows a noun the tables know: modifiers and a head, as English builds a
+        noun phrase ("the *electricity* bill", "*discount coupons*"), never words running on after one ("the
+        workshop *pending approval*", "the rent *absent objections*": a condition no rule reads)."""
+        carried, after_noun = 0, False
+        for w in self._leaves(node):
+            if "PREP" in w.classes:
+                break  # the phrase's own phrases are noun phrases of their own
+            if w.classes & CARRIED and not w.classes & _NOUNISH:
+                carried += 1
+                if after_noun or carried > MAX_CARRIED:
+                    return False
+            elif w.classes & {"NN", "NNS"}:
+                after_noun = True
+        return True
+
+    def _value_first(self, kids: Sequence[Any]) -> bool:
+        """Whether the phrase opens with a value before its head (a name in quotation marks aside)."""
+        return any(v.kind not in ("quoted", "name", "number", "measure", "money") for v in self._pres(kids).naming)
+
+    def _addressed(self, kids: Sequence[Any]) -> bool:
+        """Whether the phrase's names hold an address given beside it ("at bob@acme.example")."""
+        return any(p.data[1] for p in self.parts(kids, "names"))
+
+    def r_named(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        name = self.tokens(kids, "NAME")[-1]
+        naming, describing, owner, _ = self._noun_parts(kids)
+        start, end = self.span(node)
+        values = (Value("name", name.text, name.start, name.end), *naming)
+        pres = self._pres(kids)
+        nouns = pres.nouns
+        head = nouns[-1].lemma or nouns[-1].norm if nouns else None  # "the subject Inbox": a subject, named
+        return Phrase(
+            "named",
+            frozenset({"person", "name"}),
+            head,
+            values,
+            describing + owner,
+            (),
+            False,
+            start,
+            end,
+            carried=pres.carried,
+            privative=pres.privative,
+        )
+
+    def r_head(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """``(lemma, kinds, plural, carried)``: a head carried as text has no kind ("OPEN": no table knows it;
+        "OPENV": the tables know it only as a verb form), and its phrase is carried."""
+        w = self.tokens(kids)[0]
+        plural = "NNS" in w.classes and "NN" not in w.classes
+        carried = "OPENV" if "OPENV" in w.classes and not w.classes & {"NN", "NNS"} else ("OPEN" in w.classes)
+        return _Part("head", (w.lemma or w.norm, w.kinds, plural, carried))
+
+    def r_pres(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """The words before the head, read (:class:`_Pres`): a quoted name or a value before the head names it
+        ("the 'archives' folder", "the t-88 thread"); a name or an amount describes it."""
+        pres = self._pres(kids)
+        for p in self.parts(kids, "pre"):
+            pres = pres + p.data
+        return _Part("pres", pres)
+
+    r_name_pres = r_pres  # words only before a name
+
+    def r_pre(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        words = self.tokens(kids)
+        for w in words:
+            if "QUOTED" in w.classes:
+                return _Part("pre", _Pres(naming=(Value("quoted", str(w.value), w.start, w.end),)))
+            if "VALUE" in w.classes:
+                return _Part("pre", _Pres(naming=(_value(w),)))
+        if len(words) == 2 and "UNIT" in words[1].classes:  # "the 1500 km trip": a measure, never an amount
+            start, end = words[0].start, words[1].end
+            measure = Value("measure", f"{words[0].text} {words[1].text}", start, end, words[0].value)
+            return _Part("pre", _Pres(describing=(measure,)))
+        values = tuple(v for p in self.phrases(kids) for v in p.values)
+        values += tuple(Value("name", w.text, w.start, w.end) for w in words if "NAME" in w.classes)
+        if not self.phrases(kids) and len(words) == 1 and words[0].classes & {"NUM", "NUMW"}:  # a count ("2 files")
+            values += (Value("number", words[0].text, words[0].start, words[0].end, words[0].value),)
+        nouns = tuple(w for w in words if "NN" in w.classes and len(words) == 1)
+        carried = any(w.classes & CARRIED for w in words)
+        privative = len(words) == 1 and "PRIV" in words[0].classes
+        return _Part("pre", _Pres(describing=values, nouns=nouns, carried=carried, privative=privative))
+
+    r_name_pre = r_pre
+
+    def r_det(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """``(its owner's names, quantified, whether a determiner stands there at all)``."""
+        owner = tuple(v for p in self.parts(kids, "possessor") for v in p.data)
+        multiple = any(w.norm in self.pack.multiple for w in self.tokens(kids))
+        return _Part("det", (owner, multiple, bool(kids)))
+
+    def r_possessor(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        names = tuple(Value("name", w.text, w.start, w.end) for w in self.tokens(kids, "NAME"))
+        return _Part("possessor", names)
+
+    def r_names(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """``(the values that name it, whether one is an address given beside it)``."""
+        earlier = self.parts(kids, "names")
+        values, addressed = earlier[0].data if earlier else ((), False)
+        values += tuple(v for p in self.parts(kids, "name") for v in p.data)
+        addresses = self.parts(kids, "address")
+        values += tuple(v for p in addresses for v in p.data)
+        return _Part("names", (values, addressed or bool(addresses)))
+
+    def r_names_of_name(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """``(the values that name it, whether one is an address given beside it)``: its surnames, then its
+        addresses."""
+        surnames = self.parts(kids, "surnames")[0].data if self.parts(kids, "surnames") else ()
+        addresses = self.parts(kids, "addresses")[0].data if self.parts(kids, "addresses") else ()
+        return _Part("names", (surnames + addresses, bool(addresses)))
+
+    def r_surnames(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "surnames")
+        return _Part(
+            "surnames",
+            (earlier[0].data if earlier else ()) + tuple(v for p in self.parts(kids, "name") for v in p.data),
+        )
+
+    def r_addresses(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        earlier = self.parts(kids, "addresses")
+        return _Part(
+            "addresses",
+            (earlier[0].data if earlier else ()) + tuple(v for p in self.parts(kids, "address") for v in p.data),
+        )
+
+    r_value_names = r_names  # only an address
+
+    def r_address(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return _Part("address", tuple(_value(w) for w in self.tokens(kids, "VALUE")))
+
+    def r_name(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        found: list[Value] = []
+        for w in self.tokens(kids):
+            if "QUOTED" in w.classes:
+                found.append(Value("quoted", str(w.value), w.start, w.end))
+            elif "VALUE" in w.classes:
+                found.append(_value(w))
+            elif "NAME" in w.classes:
+                found.append(Value("name", w.text, w.start, w.end))
+        return _Part("name", tuple(found))
+
+    r_surname = r_name
+
+    def r_phrases(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+        """``(the values its phrases hold, each phrase by preposition)``."""
+        earlier = self.parts(kids, "phrases")
+        found, attached = earlier[0].data if earlier else ((), ())
+        added = self.phrases(kids)
+        if added:
+            preposition = self.tokens(kids)[0].norm
+            if not _licensed(self.pack.noun_phrases, preposition, added[0]):
+                return None
+            found += added[0].values + added[0].inner + added[0].excluded
+            attached += ((preposition, added[0]),)
+        return _Part("phrases", (found, attached))
+
+    def r_valued(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        w = self.tokens(kids, "VALUE")[0]
+        naming, describing, _, _ = self._noun_parts(kids)
+        attached = self.parts(kids, "phrases")[0].data[1] if self.parts(kids, "phrases") else ()
+        kinds = frozenset().union(*(_VALUE_KINDS.get(k, frozenset({k})) for k in w.kinds))
+        start, end = self.span(node)
+        return Phrase("valued", kinds, None, (_value(w), *naming), describing, (), False, start, end, attached)
+
+    def r_quoted(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        w = self.tokens(kids, "QUOTED")[0]
+        kind = "mention" if self.tokens(kids, "DET") else "quoted"  # "the “minutes”": a thing's name, not a text
+        return Phrase(
+            "quoted",
+            frozenset({"quoted"}),
+            None,
+            (Value(kind, str(w.value), w.start, w.end),),
+            (),
+            (),
+            False,
+            w.start,
+            w.end,
+        )
+
+    def r_pronoun(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        w = self.tokens(kids)[0]
+        return Phrase("pronoun", frozenset({"pronoun"}), w.norm, (), (), (), False, w.start, w.end)
+
+    def r_money(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        phrase: Phrase = self.phrases(kids)[0]
+        start, end = self.span(node)
+        return replace(phrase, start=start, end=end)
+
+    def r_amount(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        currency, number, magnitude = None, Decimal(0), Decimal(1)
+        for w in self.tokens(kids):
+            if "CUR" in w.classes:
+                currency = CURRENCIES.get(w.norm, w.value)
+            elif w.classes & {"NUM", "NUMW"}:
+                number = w.value
+            elif "MAG" in w.classes:
+                magnitude = Decimal(self.pack.magnitudes[w.norm])
+        start, end = self.span(node)
+        value = Value("money", " ".join(w.text for w in self._leaves(node)), start, end, number * magnitude, currency)
+        return Phrase("money", frozenset({"money"}), None, (value,), (), (), False, start, end)
+
+    def r_number(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        w = self.tokens(kids)[0]
+        value = Value("number", w.text, w.start, w.end, w.value)
+        return Phrase("number", frozenset({"number"}), None, (value,), (), (), False, w.start, w.end)
+
+    def r_measure(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        number, unit = self.tokens(kids)
+        start, end = self.span(node)
+        value = Value("measure", f"{number.text} {unit.text}", start, end, number.value)
+        return Phrase("measure", frozenset({"measure"}), unit.norm, (value,), (), (), False, start, end)
+
+    def r_timed(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+        start, end = self.span(node)
+        value = Value("time", " ".join(w.norm for w in self._leaves(node)), start, end)
+        return Phrase("timed", frozenset({"time"}), None, (value,), (), (), False, start, end)
+
+
+_RECEIVERS = frozenset({"person", "name", "email", "handle", "phone", "account", "iban", "pronoun"})
+
+
+def _indirect(first: Phrase, second: Phrase) -> bool:
+    """Whether two objects are an indirect and a direct one ("email Bob the report", "pay Eve 50 EUR", "send
+    Bob this"): the first a receiver with nothing describing it, the second no receiver ("find the draft and
+    email it" has no double object "the draft and email" + "it")."""
+    receiver = bool(first.kinds & _RECEIVERS) and not first.inner and first.form not in ("list", "described")
+    return receiver and (second.form == "pronoun" or not (second.kinds <= _RECEIVERS))
+
+
+def _one_quote(text: tuple[str, int, bool]) -> bool:
+    """Whether free text is one quoted passage ("that 'I'll be late'"): the words themselves, dictated."""
+    return text[2]
+
+
+def _value(w: Word) -> Value:
+    kind = "filename" if "filename" in w.kinds else next(iter(sorted(w.kinds)), "value")
+    return Value(kind, w.text, w.start, w.end)
+
+
+def _licensed(table: dict[str, frozenset[str]], preposition: str, phrase: Phrase) -> bool:
+    """Whether a preposition takes the phrase: its noun is of a kind the table lists for it ("*": any). A phrase
+    whose head is carried as text has no kind: any preposition of the table takes it, and it fills no argument
+    (what it would fill, the reader finds none for: "for the electricity", "on the checkout page")."""
+    kinds = table.get(preposition, frozenset())
+    if kinds and phrase.carried and not phrase.kinds and not phrase.values:
+        return True
+    return "*" in kinds or bool(phrase.kinds & kinds)
