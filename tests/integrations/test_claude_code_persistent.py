@@ -345,3 +345,31 @@ def test_a_client_that_leaves_or_gave_up_costs_the_process_nothing(runtime: Path
             conn.sendall(json.dumps({**late, "until": time.time() + 30}).encode())
     assert _decision(_served(options, data)) == "allow"
     assert _pid(sock) == pid
+
+
+def test_no_more_than_eight_processes_are_started_and_a_dead_ones_socket_is_cleared(
+    runtime: Path, tmp_path: Path
+) -> None:
+    """An environment that differs on every call is a new key each time: past ``MAX_PROCESSES`` live processes the
+    call answers one-shot and starts none; a socket whose process is gone is removed, and does not count."""
+    folder = private_dir()
+    assert folder is not None
+    live = []
+    for i in range(hookwire.MAX_PROCESSES):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.bind(str(folder / f"hook-live{i}.sock"))
+        sock.listen(8)
+        live.append(sock)
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(str(folder / "hook-dead.sock"))
+    dead.close()  # its file stays: a process killed without cleaning up
+    _, data = _inputs(tmp_path)[1]
+    try:
+        assert _decision(_run(["--persistent", "--policy", str(POLICY)], data)) == "ask"
+        time.sleep(2)
+        names = sorted(p.name for p in folder.iterdir())
+        assert "hook-dead.sock" not in names
+        assert len(names) == hookwire.MAX_PROCESSES  # the live ones, and no new one
+    finally:
+        for sock in live:
+            sock.close()

@@ -39,6 +39,7 @@ from typing import Any
 
 __all__ = [
     "IDLE_SECONDS",
+    "MAX_PROCESSES",
     "MAX_TIMEOUT",
     "STORE_ENV",
     "POLICY_FILE",
@@ -277,7 +278,8 @@ def ask(raw: bytes, options: HookOptions, started: float) -> Asked:
         try:
             conn.connect(str(path))
         except OSError:
-            _start(path, key, policy, options)
+            if _room_for_one_more(folder):
+                _start(path, key, policy, options)
             return "unavailable", None
         if peer_uid(conn) != os.getuid():
             return "unavailable", None
@@ -305,6 +307,31 @@ def ask(raw: bytes, options: HookOptions, started: float) -> Asked:
     if not isinstance(found, dict) or found.get("key") != key or not valid_answer(found.get("answer"), options.allow):
         return "unavailable", None
     return "answered", found["answer"]
+
+
+MAX_PROCESSES = 8
+"""The most hook processes one user's folder holds: past it a call whose key has none answers one-shot and starts
+none (an environment that differs on every call, each its own key, must not leave a process a call behind)."""
+
+
+def _room_for_one_more(folder: Path) -> bool:
+    """Whether a process may be started in ``folder``: the sockets of live processes, fewer than
+    :data:`MAX_PROCESSES` (a socket whose process is gone is removed on the way)."""
+    live = 0
+    for sock in folder.glob("hook-*.sock"):
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.settimeout(0.2)
+        try:
+            probe.connect(str(sock))
+            live += 1
+        except ConnectionRefusedError:
+            with contextlib.suppress(OSError):
+                sock.unlink()  # its process is gone
+        except OSError:
+            live += 1  # busy, or unknown: counted
+        finally:
+            probe.close()
+    return live < MAX_PROCESSES
 
 
 def _start(path: Path, key: str, policy: Path | None, options: HookOptions) -> None:
