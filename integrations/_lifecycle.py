@@ -30,6 +30,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from validator.integrations._host import (
@@ -43,12 +44,14 @@ from validator.integrations._host import (
 from validator.integrations._review import AskConfig, Item, Review, approval_request, ask_configs, read_review
 
 from validator.engine import BaseValidator
+from validator.engine.base import CheckOptions
 from validator.exceptions import is_control_flow
 from validator.gate.authorizations import remember_scope
 from validator.gate.paths import changed
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Transcript
 from validator.record.recorder import hash_args
+from validator.shells import Io, Steps, arun, run
 from validator.verdict import Decision, Verdict
 
 __all__ = ["GuardedCall", "Outcome", "ToolCallGuard"]
@@ -209,25 +212,21 @@ class ToolCallGuard:
 
     def decide(self, call: GuardedCall) -> Verdict:
         """The verdict on ``call``: kept, or validated now; a failure of the validation blocks it."""
-        known = self.kept(call)
-        if known is not None:
-            return known
-        try:
-            verdict = self.validator.validate(
-                call.transcript, call.action, user_id=call.user_id, agent_request=call.agent_request, edited=call.edited
-            )
-        except Exception as exc:
-            return self._failed(call.tool, exc, "The validator failed on this call")
-        return self._verdicts.put(call.key, verdict)
+        return run(self._deciding(call))
 
     async def adecide(self, call: GuardedCall) -> Verdict:
-        """Async twin of :meth:`decide`."""
+        """Async twin of :meth:`decide`: the same steps (:mod:`validator.shells`), async I/O."""
+        return await arun(self._deciding(call))
+
+    def _deciding(self, call: GuardedCall) -> Steps[Verdict]:
         known = self.kept(call)
         if known is not None:
             return known
+        options: CheckOptions = {"user_id": call.user_id, "agent_request": call.agent_request, "edited": call.edited}
         try:
-            verdict = await self.validator.avalidate(
-                call.transcript, call.action, user_id=call.user_id, agent_request=call.agent_request, edited=call.edited
+            verdict = yield from Io(
+                partial(self.validator.validate, call.transcript, call.action, **options),
+                partial(self.validator.avalidate, call.transcript, call.action, **options),
             )
         except Exception as exc:
             return self._failed(call.tool, exc, "The validator failed on this call")
@@ -257,29 +256,24 @@ class ToolCallGuard:
         """What happens to ``call``: its verdict, and for an ``ask_user`` verdict the person's answer through
         ``ask`` (called outside any ``try``, so a host's interrupt passes), recorded. Without ``ask`` an
         ``ask_user`` verdict does not run."""
-        verdict = self.decide(call)
-        if verdict.decision is not Decision.ASK_USER:
-            return self.outcome(call, verdict)
-        answer: Any = self._held(call)
-        if answer is None:
-            if ask is None:
-                return self.outcome(call, verdict)
-            answer = ask(self.request(call, verdict))
-        return self.settle(call, verdict, answer)
+        return run(self._running(call, ask))
 
     async def arun(self, call: GuardedCall, ask: AsyncAsk | None = None) -> Outcome:
-        """Async twin of :meth:`run` (``ask`` may return an awaitable)."""
-        verdict = await self.adecide(call)
+        """Async twin of :meth:`run` (``ask`` may return an awaitable): the same steps, async I/O."""
+        return await arun(self._running(call, ask))
+
+    def _running(self, call: GuardedCall, ask: AsyncAsk | None) -> Steps[Outcome]:
+        verdict = yield from self._deciding(call)
         if verdict.decision is not Decision.ASK_USER:
             return self.outcome(call, verdict)
         answer: Any = self._held(call)
         if answer is None:
             if ask is None:
                 return self.outcome(call, verdict)
-            answer = ask(self.request(call, verdict))
-            if inspect.isawaitable(answer):
-                answer = await answer
-        return await self.asettle(call, verdict, answer)
+            request = self.request(call, verdict)
+            # in the host's own thread in both shells (a LangGraph interrupt must be raised where it runs)
+            answer = yield from Io(partial(ask, request), partial(_awaited, ask, request))
+        return (yield from self._settling(call, verdict, answer, 0))
 
     def hold(self, call: GuardedCall, review: Review) -> None:
         """Keep the person's answer about ``call``, given before the call runs (LangChain's batched request for
@@ -355,23 +349,22 @@ class ToolCallGuard:
 
     def settle(self, call: GuardedCall, verdict: Verdict, answer: Any, *, index: int = 0) -> Outcome:
         """The outcome of ``verdict`` once the person answered (``index``: the call's place in a batch)."""
-        review = self._answered(call, verdict, answer, index)
-        if isinstance(review, Outcome):
-            return review
-        try:
-            decided = self.validator.answer(verdict, review.approved, review.reason, **self._answer(call, review))
-        except Exception as exc:
-            decided = self._failed(call.tool, exc, NOT_RECORDED)
-        return self._outcome_of(call, decided, review)
+        return run(self._settling(call, verdict, answer, index))
 
     async def asettle(self, call: GuardedCall, verdict: Verdict, answer: Any, *, index: int = 0) -> Outcome:
-        """Async twin of :meth:`settle` (the recording runs off the event loop)."""
+        """Async twin of :meth:`settle` (the recording runs off the event loop): the same steps, async I/O."""
+        return await arun(self._settling(call, verdict, answer, index))
+
+    def _settling(self, call: GuardedCall, verdict: Verdict, answer: Any, index: int) -> Steps[Outcome]:
         review = self._answered(call, verdict, answer, index)
         if isinstance(review, Outcome):
             return review
+        answering = (verdict, review.approved, review.reason)
+        options = self._answer(call, review)
         try:
-            decided = await self.validator.aanswer(
-                verdict, review.approved, review.reason, **self._answer(call, review)
+            decided = yield from Io(
+                partial(self.validator.answer, *answering, **options),
+                partial(self.validator.aanswer, *answering, **options),
             )
         except Exception as exc:
             decided = self._failed(call.tool, exc, NOT_RECORDED)
@@ -397,3 +390,9 @@ class ToolCallGuard:
 
 def _answered_key(call: GuardedCall, review: Review) -> str:
     return hash_args({"call": call.key, "review": repr(review)})
+
+
+async def _awaited(ask: AsyncAsk, request: dict[str, Any]) -> Any:
+    """The person's answer through an ``ask`` that may return an awaitable (the async shell's form)."""
+    answer = ask(request)
+    return await answer if inspect.isawaitable(answer) else answer

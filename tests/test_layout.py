@@ -406,3 +406,19 @@ def test_every_refusing_code_has_its_next_step() -> None:
     for code in NEXT_STEPS:
         text = next_step(code, tool="send_email", paths="to")
         assert text.endswith((".", ")")) and "{" not in text, code
+
+
+def test_the_lifecycle_is_written_once_for_both_shells() -> None:
+    """Issue 60: ``ToolCallGuard``'s sync and async twins take the same steps (a generator of effects run by
+    :mod:`validator.shells`), never two hand-written bodies that could drift apart."""
+    from validator.integrations._lifecycle import ToolCallGuard
+
+    def body(name: str) -> str:
+        function = ast.parse(inspect.getsource(getattr(ToolCallGuard, name)).strip()).body[0]
+        assert isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+        return "\n".join(ast.unparse(statement) for statement in function.body[1:])
+
+    for sync, asynchronous in (("decide", "adecide"), ("run", "arun"), ("settle", "asettle")):
+        one, two = body(sync), body(asynchronous)
+        assert one.startswith("return run(self._"), one
+        assert one.replace("return run(", "return await arun(") == two, (one, two)
