@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from validator import examples
 from validator._json import dumps
@@ -107,14 +108,18 @@ def _rows(
     """``rows`` under ``title``: a table on a wide terminal (column ``whole``, the value, never broken inside a
     word), else each row as a block of ``column: value`` lines, every word whole."""
     widest = [max(len(col), _widest_word([row[i] for row in rows], most=10_000)) for i, col in enumerate(columns)]
-    if console.width >= max(WIDE, sum(widest) + 3 * len(columns) + 1):  # each column at least its longest word
-        table = Table(title=title, show_lines=False)
-        for i, col in enumerate(columns):  # nothing cut: where a value came from is the finding
-            table.add_column(col, overflow="fold", min_width=widest[i])
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
-        return
+    table = Table(title=title, show_lines=False)
+    for i, col in enumerate(columns):  # nothing cut: each column at least its longest word
+        table.add_column(col, overflow="fold", min_width=widest[i])
+    for row in rows:
+        table.add_row(*row)
+    if console.width >= WIDE:
+        with console.capture() as captured:  # what the table looks like at this width: a word cut, then blocks
+            console.print(table)
+        shown = set(captured.get().split())
+        if all(w in shown for row in rows for cell in row for w in Text.from_markup(cell).plain.split()):
+            console.print(table)
+            return
     console.print(f"[bold]{title}[/]")
     for row in rows:
         head, *rest = row
