@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from validator import Code, Decision, InputError, Message, Policy, ToolPolicy, Transcript, Validator
+from validator import Code, Decision, InputError, Message, Policy, ToolPolicy, Transcript, Validator, ValidatorConfig
 from validator.cli import app
 from validator.judges.base import JudgeOutput, JudgeRequest
 from validator.policy.suggest import ToolSpec, option_defaults, propose, read_specs
@@ -43,10 +44,14 @@ POLICY = Policy(
 IBAN = "DE89370400440532013000"
 
 
+NOW = datetime(2026, 12, 6, 12, tzinfo=UTC)
+"""The day the cases' dates are read from ("on Friday" is 2026-12-11): the validator's clock, never the machine's."""
+
+
 def _check(user: str, tool: str, args: dict[str, Any], judge: Any = None) -> Any:
     t = Transcript([Message(role="user", content=user)])
     action = {"tool": tool, "args": args, "justification": {"reason": "r", "evidence": [{"quote": user}]}}
-    return Validator(POLICY, judge=judge).validate(t, action, user_id="u-1")
+    return Validator(POLICY, judge=judge, config=ValidatorConfig(clock=lambda: NOW)).validate(t, action, user_id="u-1")
 
 
 def _widened(verdict: Any) -> list[str]:
