@@ -77,7 +77,7 @@ def policy_tool(tool_name: str, policy: Policy) -> str:
     while at != -1:
         tool = rest[at + 2 :]
         readings.append(tool if tool in policy.tools else tool_name)
-        at = rest.find("__", at + 2)
+        at = rest.find("__", at + 1)  # every split, overlapping ones too: "a___b" is a_ + _b and a + b
     return max(readings, key=lambda name: _strictness(policy, name), default=tool_name)
 
 

@@ -433,3 +433,11 @@ def test_print_settings_names_this_installs_command_and_doctor_finds_a_missing_o
     (tmp_path / ".claude" / "settings.json").write_text(moved, encoding="utf-8")
     missing = CliRunner().invoke(app, ["doctor", "--hook"])
     assert missing.exit_code == 1 and "is not found" in missing.stdout
+
+
+def test_a_name_with_three_underscores_is_read_every_way_it_splits() -> None:
+    """The attacker's pass: ``mcp__bank___send_money`` (server ``bank_``, tool ``send_money``) was never read as
+    the policy's dangerous ``send_money``, and a pattern could exempt ``mcp__x__get___send_money``."""
+    policy = Policy.from_toml(POLICY.read_text(encoding="utf-8") + '\n[tools."mcp__*__get_*"]\nexempt = true\n')
+    for name in ("mcp__bank___send_money", "mcp__x__get___send_money", "mcp__a__b____send_money"):
+        assert policy.for_tool(policy_tool(name, policy)).risk == "dangerous", name

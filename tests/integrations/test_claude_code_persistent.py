@@ -250,29 +250,36 @@ def test_options_the_client_does_not_read_go_to_the_full_command_line() -> None:
     assert parsed == HookOptions(policy=Path("p.toml"), allow=False, timeout=9.0, judge="x")
 
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["--timeout", "1e10"],
-        ["--timeout", "inf"],
-        ["--timeout", "nan"],
-        ["--timeout", "0"],
-        ["--policy="],
-        ["--policy", "loop.toml"],
-    ],
-)
+@pytest.mark.parametrize("args", [["--policy="], ["--policy", "loop.toml"]])
 def test_options_and_files_the_client_cannot_use_get_the_one_shot_hooks_answer(
     runtime: Path, tmp_path: Path, args: list[str]
 ) -> None:
-    """Whatever the client cannot read or use (a timeout no socket takes, an empty value, a policy that is a loop
-    of links), the command answers as the one-shot hook does, and exits 0: never a traceback (exit 1 lets the
-    call run)."""
+    """Whatever the client cannot read or use (an empty value, a policy that is a loop of links), the command
+    answers as the one-shot hook does, and exits 0: never a traceback (exit 1 lets the call run)."""
     (tmp_path / "loop.toml").symlink_to(tmp_path / "loop.toml")
     _, data = _inputs(tmp_path)[0]
-    cwd = {"cwd": str(tmp_path)}
     once = _run_in(tmp_path, ["--policy", str(POLICY), *args], data)
     assert _run_in(tmp_path, ["--persistent", "--policy", str(POLICY), *args], data) == once
-    assert _run_in(tmp_path, ["--persistent", "--policy", str(POLICY), *args], data) == once, cwd
+    assert _run_in(tmp_path, ["--persistent", "--policy", str(POLICY), *args], data) == once
+
+
+@pytest.mark.parametrize("timeout", ["1e10", "inf", "nan", "0", "-1"])
+def test_a_timeout_no_deadline_can_hold_is_refused_with_exit_2_which_blocks_the_call(
+    runtime: Path, tmp_path: Path, timeout: str
+) -> None:
+    """A deadline of 0 (none), a negative, infinite or not-a-number one, or one past an hour: the command refuses
+    its options and exits 2, which Claude Code takes as blocking the call (never the silent run of a hook over
+    its own timeout), persistent or not."""
+    _, data = _inputs(tmp_path)[0]
+    for persistent in ([], ["--persistent"]):
+        done = subprocess.run(
+            [CLI, "hook", "claude-code", *persistent, "--policy", str(POLICY), "--timeout", timeout],
+            input=json.dumps(data).encode(),
+            capture_output=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 2 and b"--timeout" in done.stderr and b"allow" not in done.stdout, done
 
 
 def _run_in(folder: Path, args: list[str], data: dict[str, Any]) -> dict[str, Any]:
@@ -373,3 +380,49 @@ def test_no_more_than_eight_processes_are_started_and_a_dead_ones_socket_is_clea
     finally:
         for sock in live:
             sock.close()
+
+
+def test_the_hooks_deadline_passes_every_except_exception_and_a_late_answer_is_never_trusted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The attacker's pass: the timer's exception was an ``Exception``, so a library's ``except Exception`` (the
+    phone scan's "cannot scan this text") took it for "no phone numbers" and the check went on, past its deadline,
+    to an allow. Now it passes every such handler; an answer that comes back past the deadline anyway is a deny;
+    and a persistent process whose check a deadline cut stops serving (a lock may be held, a cache half-filled)."""
+    from validator.cli import hooks
+
+    allow = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}
+
+    def swallowing(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        with contextlib.suppress(Exception):  # what the phone scan did
+            time.sleep(3)
+        return allow
+
+    def stubborn(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        until = time.monotonic() + 0.6
+        while time.monotonic() < until:
+            with contextlib.suppress(BaseException):  # the worst a library could do
+                time.sleep(0.05)
+        return allow
+
+    options = HookOptions(policy=POLICY, timeout=0.2)
+    for answer in (swallowing, stubborn):
+        monkeypatch.setattr(hooks, "_answer", answer)
+        started = time.monotonic()
+        assert hooks._timed_answer(b"{}", options) == hookwire.late(0.2)
+        assert time.monotonic() - started < 2.5
+    monkeypatch.setattr(hooks, "_timed_answer", lambda *a, **k: hookwire.late(options.timeout))
+    monkeypatch.setattr(hooks, "key_of", lambda *a: "k")
+    server, client = socket.socketpair()
+    with server, client:
+        client.sendall(json.dumps({"key": "k", "input": "{}", "cwd": "/", "until": time.time() + 30}).encode())
+        client.shutdown(socket.SHUT_WR)
+        assert hooks._serve_one(server, "k", options, True) is False  # this process serves no more
+
+
+def test_a_policy_that_is_a_fifo_never_blocks_the_client(tmp_path: Path) -> None:
+    fifo = tmp_path / "policy.toml"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    assert key_of(HookOptions(policy=fifo), fifo) != key_of(HookOptions(policy=POLICY), POLICY)
+    assert time.monotonic() - started < 5

@@ -27,7 +27,7 @@ def _persistent(args: list[str], started: float) -> None:
     """Answer through the persistent process and exit; return (the stdin kept for the one-shot hook, with the
     time left of the deadline) when it cannot answer, or when anything here fails: the one-shot hook then
     answers, and fails closed on its own (a traceback here would exit 1, which lets the call run)."""
-    from validator.cli.hookwire import HookOptions, ask
+    from validator.cli.hookwire import HookOptions, ask, late
 
     options = HookOptions.parse(args[2:])
     if options is None:
@@ -38,8 +38,6 @@ def _persistent(args: list[str], started: float) -> None:
     except Exception:
         how, answer = "unavailable", None
     if how == "late":
-        from validator.cli.hooks import late
-
         answer = late(options.timeout)
     if answer is not None:
         try:

@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from types import FrameType
 from typing import Annotated, Any
@@ -25,32 +26,26 @@ from validator.cli.hookwire import (
     POLICY_FILE,
     STORE_ENV,
     HookOptions,
+    deny,
     find_policy,
     key_of,
+    late,
     peer_uid,
     read_all,
 )
 
-__all__ = ["POLICY_FILE", "find_policy", "late", "register"]
+__all__ = ["POLICY_FILE", "find_policy", "register"]
 
 
 hooks = new_app("Pre-tool hooks of agent hosts (Claude Code).")
 
 
-class _Deadline(Exception):
-    pass
+class _Deadline(BaseException):
+    """The hook's own deadline, raised by its timer wherever the check is: a ``BaseException``, so that no
+    ``except Exception`` on the way (a library's "could not scan this text") takes it for an answer and goes on."""
 
 
-def _deny(reason: str) -> dict[str, Any]:
-    """``hook_output("deny", reason)`` of :mod:`validator.integrations.claude_code`, written here again on
-    purpose: the answer to a crash or a deadline must not depend on importing the adapter that failed."""
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        }
-    }
+_deny = deny
 
 
 def _answer(
@@ -97,7 +92,12 @@ def claude_code(
     judge: Annotated[str, typer.Option(help="Judge: strict (offline, no model) or anthropic.")] = "strict",
     model: Annotated[str | None, typer.Option(help="Model of the anthropic judge.")] = None,
     timeout: Annotated[
-        float, typer.Option(help="Seconds before it answers deny on its own (keep it under the hook's timeout).")
+        float,
+        typer.Option(
+            min=0.001,
+            max=3600,
+            help="Seconds before it answers deny on its own (keep it under the hook's timeout).",
+        ),
     ] = 50.0,
     allow: Annotated[
         bool,
@@ -225,11 +225,6 @@ def settings_problems(project: Path | None = None) -> tuple[list[str], list[str]
     return found, problems
 
 
-def late(timeout: float) -> dict[str, Any]:
-    """The answer when the hook did not decide within ``timeout`` seconds."""
-    return _deny(f"The action validator did not decide within {timeout:g} s, so the call does not run.")
-
-
 def _timed_answer(
     raw: bytes, options: HookOptions, *, resolved: bool = False, budget: float | None = None
 ) -> dict[str, Any]:
@@ -242,12 +237,13 @@ def _timed_answer(
     seconds = options.timeout if budget is None else budget
     timed = hasattr(signal, "setitimer") and seconds > 0
     o = options
+    started = time.monotonic()
     try:
         if timed:
             signal.signal(signal.SIGALRM, expired)
             signal.setitimer(signal.ITIMER_REAL, seconds)
         try:
-            return _answer(raw, o.policy, o.store, o.judge, o.model, o.allow, resolved=resolved)
+            answer = _answer(raw, o.policy, o.store, o.judge, o.model, o.allow, resolved=resolved)
         finally:
             if timed:
                 signal.setitimer(signal.ITIMER_REAL, 0)
@@ -255,6 +251,9 @@ def _timed_answer(
         return late(options.timeout)
     except Exception as exc:  # fail closed: whatever went wrong, the call does not run
         return _deny(f"The action validator failed, so the call does not run: {type(exc).__name__}: {exc}")
+    if timed and time.monotonic() - started >= seconds:  # answered, but past the deadline: never trusted
+        return late(options.timeout)
+    return answer
 
 
 def _serve(path: Path, key: str, options: HookOptions, *, resolved: bool) -> None:
@@ -269,13 +268,17 @@ def _serve(path: Path, key: str, options: HookOptions, *, resolved: bool) -> Non
         options = dataclasses.replace(options, store=store)
     if key_of(options, options.policy if resolved else None) != key:
         return  # started for other options than it was given: nothing to serve
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(0.5)
     try:
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        with probe:
-            probe.connect(str(path))
+        probe.connect(str(path))
         return  # another process serves this key already
+    except (ConnectionRefusedError, FileNotFoundError):
+        path.unlink(missing_ok=True)  # a socket its process left behind (or none)
     except OSError:
-        path.unlink(missing_ok=True)  # a socket its process left behind
+        return  # a process holds it and does not answer: not a second one on its name
+    finally:
+        probe.close()
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         server.bind(str(path))
@@ -347,7 +350,9 @@ def _serve_one(conn: Any, key: str, options: HookOptions, resolved: bool) -> boo
     finally:
         os.chdir("/")
     _send(conn, {"key": key, "answer": answer})
-    return True
+    # a deadline that fired mid-check may have left a library's lock held or a cache half-filled: this process
+    # serves no more (the next call starts a fresh one)
+    return answer != late(options.timeout)
 
 
 def _send(conn: Any, reply: dict[str, Any]) -> None:

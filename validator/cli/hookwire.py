@@ -45,8 +45,10 @@ __all__ = [
     "POLICY_FILE",
     "HookOptions",
     "ask",
+    "deny",
     "find_policy",
     "key_of",
+    "late",
     "peer_uid",
     "private_dir",
     "read_all",
@@ -62,6 +64,24 @@ IDLE_SECONDS = 900.0
 MAX_MESSAGE = 16 * 1024 * 1024
 """The most bytes either side reads of one message (a hook input is far smaller)."""
 _DECISIONS = frozenset({"allow", "deny", "ask"})
+
+
+def deny(reason: str) -> dict[str, Any]:
+    """``hook_output("deny", reason)`` of :mod:`validator.integrations.claude_code`, written here again on
+    purpose: the answer to a crash or a deadline must not depend on importing the adapter that failed (nor, for
+    the persistent client, on importing anything beyond the standard library)."""
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def late(timeout: float) -> dict[str, Any]:
+    """The answer when the hook did not decide within ``timeout`` seconds."""
+    return deny(f"The action validator did not decide within {timeout:g} s, so the call does not run.")
 
 
 def find_policy(explicit: Path | None, data: Any) -> Path | None:
@@ -134,6 +154,8 @@ def key_of(options: HookOptions, policy: Path | None) -> str:
     the API's key and address, the spool, ``HOME``: whatever the answer reads), the interpreter and the code
     (each of the package's files by its size and time: an upgrade is another process)."""
     try:
+        if policy is not None and not policy.is_file():  # a folder, a FIFO (a read would wait), missing
+            raise OSError("not a regular file")
         policy_bytes = policy.read_bytes() if policy is not None else b""
         where = str(policy.resolve()) if policy is not None else ""
     except (OSError, RuntimeError):  # unreadable, or a loop of links: a key of its own (the one-shot hook denies)
