@@ -23,8 +23,13 @@ data="$(mktemp -d)"
 redis-server --port "$port" --bind 127.0.0.1 --dir "$data" --save "" --appendonly yes --appendfsync everysec \
     --daemonize yes --pidfile "$data/redis.pid" --logfile "$data/redis.log"
 stop_redis() {
-    if [ -s "$data/redis.pid" ]; then kill "$(cat "$data/redis.pid")" 2>/dev/null || true; fi
-    rm -rf "$data"
+    if [ -s "$data/redis.pid" ]; then
+        pid="$(cat "$data/redis.pid")"
+        kill "$pid" 2>/dev/null || true
+        # wait for it to be gone: a server still writing its files on the way out races the folder's removal
+        for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    fi
+    rm -rf "$data" || true
 }
 trap stop_redis EXIT
 for _ in $(seq 1 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
@@ -38,7 +43,9 @@ echo "== ruff"
 echo "== mypy --strict"
 scripts/typecheck.sh
 echo "== docs (mkdocs build --strict: a broken link or a page left out fails)"
-NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$data/site"
+site="$(mktemp -d)"
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site/site"
+rm -rf "$site"
 echo "== pytest"
 .venv/bin/python -m pytest "$@"
 echo "== eval suite (strict judge, plus every judge with committed recordings, replayed)"
