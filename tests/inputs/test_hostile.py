@@ -307,7 +307,7 @@ def test_import_and_check_work_where_fcntl_does_not_exist() -> None:
 def test_the_test_script_uses_a_free_port_and_stops_only_its_own_server() -> None:
     script = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
     assert "6390" not in script and "shutdown" not in script
-    assert 'kill "$(cat "$data/redis.pid")"' in script and "getsockname" in script
+    assert 'pid="$(cat "$data/redis.pid")"' in script and 'kill "$pid"' in script and "getsockname" in script
 
 
 # -- who is the user ------------------------------------------------------------------------------
