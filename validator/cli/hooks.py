@@ -28,6 +28,7 @@ from validator.cli.hookwire import (
     HookOptions,
     deny,
     find_policy,
+    held,
     key_of,
     late,
     peer_uid,
@@ -43,9 +44,6 @@ hooks = new_app("Pre-tool hooks of agent hosts (Claude Code).")
 class _Deadline(BaseException):
     """The hook's own deadline, raised by its timer wherever the check is: a ``BaseException``, so that no
     ``except Exception`` on the way (a library's "could not scan this text") takes it for an answer and goes on."""
-
-
-_deny = deny
 
 
 def _answer(
@@ -68,7 +66,7 @@ def _answer(
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as exc:
-        return _deny(f"The action validator could not read the hook input, so the call does not run: {exc}")
+        return deny(f"The action validator could not read the hook input, so the call does not run: {exc}")
     try:
         found = policy if resolved else find_policy(policy, data)
         validator = stateful_validator(
@@ -77,7 +75,7 @@ def _answer(
             judge=_make_judge(judge, model, None),
         )
     except InputError as exc:
-        return _deny(
+        return deny(
             "The action validator is not set up, so the call does not run: " + "; ".join(map(str, exc.problems))
         )
     return hook_answer(data, validator_guard(validator), allow=allow)
@@ -250,7 +248,7 @@ def _timed_answer(
     except _Deadline:
         return late(options.timeout)
     except Exception as exc:  # fail closed: whatever went wrong, the call does not run
-        return _deny(f"The action validator failed, so the call does not run: {type(exc).__name__}: {exc}")
+        return deny(f"The action validator failed, so the call does not run: {type(exc).__name__}: {exc}")
     if timed and time.monotonic() - started >= seconds:  # answered, but past the deadline: never trusted
         return late(options.timeout)
     return answer
@@ -268,17 +266,8 @@ def _serve(path: Path, key: str, options: HookOptions, *, resolved: bool) -> Non
         options = dataclasses.replace(options, store=store)
     if key_of(options, options.policy if resolved else None) != key:
         return  # started for other options than it was given: nothing to serve
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(0.5)
-    try:
-        probe.connect(str(path))
-        return  # another process serves this key already
-    except (ConnectionRefusedError, FileNotFoundError):
-        path.unlink(missing_ok=True)  # a socket its process left behind (or none)
-    except OSError:
-        return  # a process holds it and does not answer: not a second one on its name
-    finally:
-        probe.close()
+    if held(path, wait=0.5):
+        return  # another process serves this key already (or holds it without answering: not a second one)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         server.bind(str(path))

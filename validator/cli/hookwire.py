@@ -47,6 +47,7 @@ __all__ = [
     "ask",
     "deny",
     "find_policy",
+    "held",
     "key_of",
     "late",
     "peer_uid",
@@ -336,24 +337,28 @@ MAX_PROCESSES = 8
 none (an environment that differs on every call, each its own key, must not leave a process a call behind)."""
 
 
+def held(path: Path, wait: float = 0.2) -> bool:
+    """Whether a process holds the socket at ``path`` (it answers, or is there and does not answer within
+    ``wait`` seconds); a socket whose process is gone is removed on the way."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(wait)
+    try:
+        probe.connect(str(path))
+        return True
+    except (ConnectionRefusedError, FileNotFoundError):
+        with contextlib.suppress(OSError):
+            path.unlink()  # its process is gone (or there was none)
+        return False
+    except OSError:
+        return True  # busy, or unknown: held
+    finally:
+        probe.close()
+
+
 def _room_for_one_more(folder: Path) -> bool:
     """Whether a process may be started in ``folder``: the sockets of live processes, fewer than
-    :data:`MAX_PROCESSES` (a socket whose process is gone is removed on the way)."""
-    live = 0
-    for sock in folder.glob("hook-*.sock"):
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        probe.settimeout(0.2)
-        try:
-            probe.connect(str(sock))
-            live += 1
-        except ConnectionRefusedError:
-            with contextlib.suppress(OSError):
-                sock.unlink()  # its process is gone
-        except OSError:
-            live += 1  # busy, or unknown: counted
-        finally:
-            probe.close()
-    return live < MAX_PROCESSES
+    :data:`MAX_PROCESSES`."""
+    return sum(held(sock) for sock in folder.glob("hook-*.sock")) < MAX_PROCESSES
 
 
 def _start(path: Path, key: str, policy: Path | None, options: HookOptions) -> None:
