@@ -244,7 +244,7 @@ class ToolCallGuard:
         """One call put to the person (:func:`~validator.integrations._review.batched_request`); ``host``: the
         host's state and runtime, for a description factory."""
         config = self.asks.get(call.tool, AskConfig())
-        return call.call_id, call.tool, call.action.args, verdict, call.action.justification, config, host
+        return Item(call.call_id, call.tool, call.action.args, verdict, call.action.justification, config, host)
 
     def scope(self, call: GuardedCall) -> dict[str, Any]:
         """What a "remember this" answer would keep: the tool and every argument pinned, and its lifetime."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from validator._json import dumps
 from validator.exceptions import UsageError
@@ -35,6 +35,7 @@ from validator.verdict import Verdict
 __all__ = [
     "ALLOWED_DECISIONS",
     "AskConfig",
+    "Item",
     "Review",
     "approval_request",
     "ask_configs",
@@ -57,14 +58,6 @@ class AskConfig:
 
     allowed_decisions: tuple[str, ...] = tuple(ALLOWED_DECISIONS)
     description: str | Describe | None = None
-
-    def describe(self, tool: str, args: Mapping[str, Any], verdict: Verdict, host: tuple[Any, Any, str]) -> str:
-        if self.description is None:
-            return description(tool, args, verdict)
-        if isinstance(self.description, str):
-            return self.description
-        state, runtime, call_id = host
-        return str(self.description({"name": tool, "args": dict(args), "id": call_id}, state, runtime))
 
 
 def ask_configs(interrupt_on: Mapping[str, Any] | None) -> dict[str, AskConfig]:
@@ -145,41 +138,57 @@ def description(tool: str, args: Mapping[str, Any], verdict: Verdict) -> str:
     return f"{verdict.question_for_user()}\nArguments: {dumps(dict(args), default=str)}"
 
 
-Item = tuple[str, str, Mapping[str, Any], Verdict, Any, AskConfig, tuple[Any, Any]]
-"""One call put to the person: ``(call id, tool, args, verdict, justification, its ask config, the host's (state,
-runtime))``."""
+class Item(NamedTuple):
+    """One call put to the person."""
+
+    call_id: str
+    tool: str
+    args: Mapping[str, Any]
+    verdict: Verdict
+    justification: Any
+    config: AskConfig
+    host: tuple[Any, Any] = (None, None)
+    """The host's state and runtime, for a description factory (None where the host has none)."""
+
+    def description(self) -> str:
+        """What the person reads: the tool's configured description (a text, or its factory's), else the
+        validator's own question."""
+        described = self.config.description
+        if described is None:
+            return description(self.tool, self.args, self.verdict)
+        if isinstance(described, str):
+            return described
+        state, runtime = self.host
+        return str(described({"name": self.tool, "args": dict(self.args), "id": self.call_id}, state, runtime))
 
 
 def approval_request(item: Item) -> dict[str, Any]:
     """The per-call interrupt value: LangChain's ``ToolApprovalRequest``, the decisions offered, and the
     validator's reasons."""
-    call_id, tool, args, verdict, justification, config, (state, runtime) = item
     return {
         "type": "tool_approval",
-        "tool_call_id": call_id,
-        "name": tool,
-        "args": dict(args),
-        "description": config.describe(tool, args, verdict, (state, runtime, call_id)),
-        "allowed_decisions": list(config.allowed_decisions),
-        "action_validator": _why(verdict, justification),
+        "tool_call_id": item.call_id,
+        "name": item.tool,
+        "args": dict(item.args),
+        "description": item.description(),
+        "allowed_decisions": list(item.config.allowed_decisions),
+        "action_validator": _why(item.verdict, item.justification),
     }
 
 
 def batched_request(items: Sequence[Item]) -> dict[str, Any]:
     """The batched interrupt value: LangChain's ``HITLRequest`` for the items, each tool's decisions in its review
     config, and the validator's reasons in the same order."""
-    configs = {item[1]: item[5] for item in items}
+    configs = {item.tool: item.config for item in items}
     return {
         "action_requests": [
-            {"name": tool, "args": dict(args), "description": config.describe(tool, args, verdict, (*host, call_id))}
-            for call_id, tool, args, verdict, _, config, host in items
+            {"name": item.tool, "args": dict(item.args), "description": item.description()} for item in items
         ],
         "review_configs": [
             {"action_name": tool, "allowed_decisions": list(c.allowed_decisions)} for tool, c in configs.items()
         ],
         "action_validator": [
-            {"tool_call_id": call_id, **_why(verdict, justification)}
-            for call_id, _, _, verdict, justification, _, _ in items
+            {"tool_call_id": item.call_id, **_why(item.verdict, item.justification)} for item in items
         ],
     }
 

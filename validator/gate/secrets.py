@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Sequence
 from urllib.parse import unquote
 
 from validator.gate.index import is_users
@@ -55,6 +55,7 @@ _SHAPE_MARKS: tuple[tuple[str, ...], ...] = (
 )
 """For each of :data:`SHAPES`, the literals one of which every match of it contains: a shape is looked for
 only in a text holding one (a substring search is many times cheaper than the pattern's scan)."""
+_MARKED = tuple(zip(SHAPES, _SHAPE_MARKS, strict=True))
 
 _ASSIGNED = re.compile(
     r"(?i)(password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key)([A-Z0-9_.-]{0,40})"
@@ -86,7 +87,7 @@ _TRAILING = ".!?)"
 def secrets_in(text: str, declared: Iterable[str] = ()) -> Iterator[str]:
     """Each secret in ``text``: a match of :data:`SHAPES`, an assigned value, or a ``declared`` string in it."""
     seen: set[str] = set()
-    for shape in _shapes_in(text):
+    for shape, _ in _shapes_in(text):
         for m in shape.finditer(text):
             if m.group(0) not in seen:
                 seen.add(m.group(0))
@@ -143,9 +144,11 @@ def _encoded_in(value: str, views: tuple[str, str]) -> bool:
     return any(form[: max(ENCODED_MIN, len(form) - 2)].casefold() in folded for form in forms)
 
 
-def _shapes_in(text: str) -> Iterator[re.Pattern[str]]:
-    """Each of :data:`SHAPES` that may match in ``text``: those whose literal it holds."""
-    return (shape for shape, marks in zip(SHAPES, _SHAPE_MARKS, strict=True) if _holds(text, marks))
+def _shapes_in(
+    text: str, among: Sequence[tuple[re.Pattern[str], tuple[str, ...]]] = _MARKED
+) -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
+    """Each of :data:`SHAPES` (of ``among``) that may match in ``text``, with its literals: those it holds one of."""
+    return [(shape, marks) for shape, marks in among if _holds(text, marks)]
 
 
 def _holds(text: str, marks: tuple[str, ...]) -> bool:
@@ -180,13 +183,13 @@ def _secrets_of(messages: Iterable[Message], user_id: Hashable) -> frozenset[str
     said = [m for m in messages if m.content]
     reads = [m.content[:_READ] for m in said]
     joined = "\x00".join(reads)  # a literal absent from it is absent from every message: one search for all
-    shapes = [(shape, marks) for shape, marks in zip(SHAPES, _SHAPE_MARKS, strict=True) if _holds(joined, marks)]
+    shapes = _shapes_in(joined)
     assigning = _may_hold(joined, _ASSIGNED_MARKS)
     out = set(declared_secrets(m.content for m in said if is_users(m, uid)))
     for read in reads:
         if assigning:
             out.update(_assigned(read))  # a .env read, a config pasted: whoever showed it
-        out.update(match.group(0) for shape, marks in shapes if _holds(read, marks) for match in shape.finditer(read))
+        out.update(match.group(0) for shape, _ in _shapes_in(read, shapes) for match in shape.finditer(read))
     return frozenset(out)
 
 
