@@ -24,6 +24,7 @@ from urllib.parse import unquote
 from validator.gate.index import is_users
 from validator.gate.text import compact
 from validator.inputs.transcript import Fact, Message, Transcript
+from validator.language import LanguagePack, english, english_verb_lemmas
 
 __all__ = ["SHAPES", "declared_secrets", "secrets_in", "users_secrets"]
 
@@ -71,16 +72,22 @@ _NOT_SECRET_NAMES = re.compile(r"(?i)page|cursor|next|continuation|sync|csrf|cou
 """Names that hold a secret's word and no secret (``next_page_token``, ``token_type``, ``password_length``)."""
 
 _DECLARED = re.compile(
-    r"(?i)\b(?:password|passcode|passphrase|pin(?:\s+code)?|api\s+key|access\s+token|token|secret(?:\s+key)?|"
-    r"security\s+code|cvv|cvc)\s*(?:is|was|:|=)\s*[\"'“]?([^\s\"'”,;]{4,200})"
+    r"(?i)\b(pass\s*phrase|password|passcode|pin(?:\s+code)?|api\s+key|access\s+token|token|secret(?:\s+key)?|"
+    r"security\s+code|cvv|cvc)\s*(is|was|:|=)\s*"
+    r"(?:[\"'“\u2018]([^\"'”\u2019\n]{4,200})[\"'”\u2019]|([^\s\"'”,;]{4,200}))"
 )
-"""A secret's noun, then ``is`` / ``:`` / ``=`` and the value (the user's own words only)."""
+"""A secret's noun, then ``is`` / ``:`` / ``=`` and the value (the user's own words only): a quoted passage
+whole, else one token (a passphrase's words run to the end of its clause, :data:`_PHRASE_REST`)."""
+_PHRASE_REST = re.compile(r"[^\n.,;!?\"”]{0,200}")
 _ASSIGNED_MARKS = ("passw", "secret", "token", "key")
 _DECLARED_MARKS = ("pass", "pin", "key", "token", "secret", "security", "cvv", "cvc")
 """The lowercase literals every match of :data:`_ASSIGNED` (and of :data:`_DECLARED`) contains."""
 _SECRET_LIKE = re.compile(r"\d|[^\w]|_|[A-Z]")
-"""A declared value is a secret when it holds a digit, a sign or a capital ("hunter2", "Tr0ub4dor&3"): "the
-password is wrong" declares no password."""
+"""A declared value holding a digit, a sign or a capital ("hunter2", "Tr0ub4dor&3") is a secret however it is
+declared."""
+_PLAIN_MIN = 6
+"""A declared value of lower-case letters alone, after ``is``, is a secret from this length ("hunterhunter")
+when no word of the language says it: "the password is wrong" declares none (:func:`_plain_secret`)."""
 _TRAILING = ".!?)"
 
 
@@ -165,17 +172,45 @@ def _may_hold(text: str, marks: tuple[str, ...]) -> bool:
     return any(m in lower for m in marks)
 
 
-def declared_secrets(texts: Iterable[str]) -> frozenset[str]:
-    """The strings the user's words declare secrets ("my password is hunter2" → ``hunter2``)."""
+def declared_secrets(texts: Iterable[str], pack: LanguagePack | None = None) -> frozenset[str]:
+    """The strings the user's words declare secrets ("my password is hunter2" → ``hunter2``; "PIN: 4821";
+    "my password is 'correct horse battery staple'"; "my password is hunterhunter")."""
+    pack = pack or english()
     out = set()
     for text in texts:
         if not _may_hold(text, _DECLARED_MARKS):
             continue
         for m in _DECLARED.finditer(text):
-            value = m.group(1).rstrip(_TRAILING)
-            if len(value) >= 4 and _SECRET_LIKE.search(value):
+            noun, link, quoted, token = m.groups()
+            if quoted is not None:
+                value, plain_ok = quoted.strip(), True
+            elif "phrase" in noun.lower() and (rest := _PHRASE_REST.match(text, m.end(4))):
+                value = (token + rest.group(0)).strip().rstrip(_TRAILING + ":")
+                if len(value.split()) > 1 and not any(_unknown_word(w, pack) for w in value.casefold().split()):
+                    continue  # "my passphrase is not working": only words saying what it is
+                plain_ok = True
+            else:
+                value, plain_ok = token.rstrip(_TRAILING + ":"), link.lower() not in ("is", "was")
+            if len(value) < 4 or (quoted is None and value.casefold() in pack.secret_states):
+                continue  # "the password is wrong": it says what the secret is, not which
+            if _SECRET_LIKE.search(value) or _plain_secret(value, plain_ok, pack):
                 out.add(value)
     return frozenset(out)
+
+
+def _plain_secret(value: str, marked: bool, pack: LanguagePack) -> bool:
+    """Whether a declared value of plain letters is a secret: given by a colon, an equals sign or quotation marks,
+    any; after ``is``, only one of :data:`_PLAIN_MIN` letters or more that the language does not know as a word of
+    its tables or a verb's inflected form ("changed")."""
+    return marked or (len(value) >= _PLAIN_MIN and _unknown_word(value.casefold(), pack))
+
+
+def _unknown_word(word: str, pack: LanguagePack) -> bool:
+    """Whether the language knows ``word`` as no word of its tables, no state of a secret and no verb's inflected
+    form ("changed"): a word such as "hunterhunter" or "staple" may be a secret's."""
+    if word in pack.secret_states or word in pack.mentioned or word in pack.word_classes():
+        return False
+    return all(lemma == word for lemma in english_verb_lemmas(word))
 
 
 def _secrets_of(messages: Iterable[Message], user_id: Hashable) -> frozenset[str]:

@@ -184,6 +184,9 @@ class LanguagePack:
     turning: frozenset[str] = frozenset()
     """Words that keep a model from deciding a dangerous call's request where the policy lets it (``intent =
     "judge"``): a condition, a hedge, a report, a refusal, whose scope code cannot see (the pack's ``[judging]``)."""
+    secret_states: frozenset[str] = frozenset()
+    """Words that say what a secret is, not which ("the password is wrong", "my PIN is expired"): after a secret's
+    noun they declare no secret (the pack's ``[secrets]``)."""
     replies: tuple[str, ...] = ()
     """How a reply opens ("go ahead", "sure"): after another participant's message, it answers them."""
     question_openers: frozenset[str] = frozenset()
@@ -309,6 +312,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         again=frozenset(data.get("amounts", {}).get("again", ())),
         holding=frozenset(data.get("framing", {}).get("holding", ())),
         turning=frozenset(data.get("judging", {}).get("turning", ())),
+        secret_states=frozenset(data.get("secrets", {}).get("states", ())),
         containers={k: frozenset(v) for k, v in data.get("containers", {}).items()},
         user_pronouns=frozenset(data["roles"].get("user_pronouns", ())),
         ahead=frozenset(data["roles"].get("ahead", ())),
@@ -321,7 +325,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
     )
 
 
-OUTSIDE_THE_GRAMMAR = ("addressing", "framing", "amounts", "judging")
+OUTSIDE_THE_GRAMMAR = ("addressing", "framing", "amounts", "judging", "secrets")
 """Tables of the pack's file read by code outside the grammar (whom a reply addresses): their words are no
 vocabulary, so they never change how a sentence parses."""
 
