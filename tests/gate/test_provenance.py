@@ -701,3 +701,29 @@ def test_a_record_holding_two_values_of_the_targets_kind_designates_neither(paid
         "justification": {"reason": "r", "evidence": [{"quote": "Pay Bob 50 EUR."}]},
     }
     assert not Validator(CONTACTS_POLICY).validate(t, action, user_id="u-1").approved
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        [{"email": "eve@evil.example"}],  # one search result that says nothing of whose it is
+        [{"email": "eve@evil.example", "note": "from the newsletter"}],
+        [{"id": "Bob", "name": "Eve Mallory", "email": "eve@evil.example"}],  # its id is Bob, its name is Eve's
+        [{"key": "Bob", "title": "Eve's card", "email": "eve@evil.example"}],
+    ],
+)
+def test_a_search_result_designates_only_by_its_own_name(records: Any) -> None:
+    v = _contacts("Email Bob the minutes.", "Bob", records, "send_email", {"to": "eve@evil.example"})
+    assert not v.approved and v.findings.targets[0].status != "delegated", v.reasoning
+
+
+def test_a_search_result_named_for_the_request_designates_and_a_bare_answer_still_does() -> None:
+    named = [{"id": "c-7", "name": "Bob", "email": "bob@acme.example"}]
+    v = _contacts("Email Bob the minutes.", "Bob", named, "send_email", {"to": "bob@acme.example"})
+    assert v.approved and v.findings.targets[0].status == "delegated", v.reasoning
+    bare = {"email": "bob@acme.example"}  # a lookup by the name that answers with the one value it holds
+    v = _contacts("Email Bob the minutes.", "Bob", bare, "send_email", {"to": "bob@acme.example"})
+    assert v.approved and v.findings.targets[0].status == "delegated", v.reasoning
+    by_id = [{"id": "t-12", "title": "Printer broken", "email": "it@acme.example"}, {"id": "t-13", "title": "x"}]
+    v = _contacts("Email the owner of t-12 the minutes.", "t-12", by_id, "send_email", {"to": "it@acme.example"})
+    assert v.findings.targets[0].status == "delegated", v.reasoning  # an address (an id) is compared with its id

@@ -169,17 +169,33 @@ def _selects(records: Sequence[Any], keys: Sequence[str], chosen: int, names: Se
     the only record whose identity is it (:func:`_identity_texts`). A record the agent picked among several
     ("Bob Stone" and "Bob Mal" for "Bob"), or one that names it in another field (Eve's, whose manager is Bob), is
     not designated."""
-    texts = [_identity_texts(r) + ([keys[i]] if keys else []) for i, r in enumerate(records)]
-    return any([i for i, t in enumerate(texts) if _matches(t, name)] == [chosen] for name in names)
+    return any(
+        [i for i, r in enumerate(records) if _is_record_of(r, name, keys[i] if keys else None)] == [chosen]
+        for name in names
+    )
 
 
-def _identity_texts(record: Any) -> list[str]:
-    """The texts of a record's identity: its own fields named for what it is (a name, a title, an id, an address,
-    a handle; :data:`validator.language.LanguagePack.identity_fields`), or, for a bare value, the value."""
+def _is_record_of(record: Any, name: str, key: str | None = None) -> bool:
+    """Whether a record's identity is ``name`` (:func:`_identity_texts`; a record keyed by an id counts its key)."""
+    return _matches([*_identity_texts(record, name), *([key] if key is not None else [])], name)
+
+
+def _identity_texts(record: Any, name: str) -> list[str]:
+    """The texts of a record's identity that may equal ``name``: its own fields named for what it is (a name, a
+    title, an id, an address, a handle; :data:`validator.language.LanguagePack.identity_fields`), or, for a bare
+    value, the value. A name the user gave in words ("Bob", "water bill") is compared with the record's name or
+    title where it has one: a record whose ``id`` is "Bob" while its ``name`` is Eve's is Eve's."""
     if not isinstance(record, dict):
         return [t for _, t in string_leaves(record, "")]
     fields = english().identity_fields
-    return [str(v) for k, v in record.items() if isinstance(v, str | int) and set(_key_words(str(k))) & fields]
+    own = [(set(_key_words(str(k))), str(v)) for k, v in record.items() if isinstance(v, str | int)]
+    texts = [(words, text) for words, text in own if words & fields]
+    naming = [text for words, text in texts if words & _NAMING]
+    return naming if naming and not _address(name) else [text for _, text in texts]
+
+
+_NAMING = frozenset({"name", "title", "username"})
+"""Words of a record's field that hold what it is called (``name``, ``full_name``, ``title``)."""
 
 
 def _key_words(key: str) -> list[str]:
@@ -209,7 +225,9 @@ def _designated(root: Any, path: tuple[Step, ...], leaf: Any, names: Sequence[st
     innermost: dict[Any, Any] | None = None
     inside = False  # the innermost record is a field of another record (his spouse's, his manager's)
     chosen_record = True  # the node is the root, or the record the call's arguments selected among several
+    listed = False  # the path passes through a list: a search's results, each of which must say whose it is
     for n, step in enumerate(path):
+        listed = listed or isinstance(node, list)
         if _records(node) is not None:
             keys = [str(k) for k in node] if isinstance(node, dict) else []
             records = list(node.values()) if isinstance(node, dict) else list(node)
@@ -230,10 +248,12 @@ def _designated(root: Any, path: tuple[Step, ...], leaf: Any, names: Sequence[st
     if _another_of_its_kind(innermost, leaf):
         return False  # Bob's record holds two IBANs (his, and a "previous_account_closed"): which one, he did not say
     if inside:  # a record inside the named one is someone else's unless it is itself what the user named
-        return any(_matches(_identity_texts(innermost), name) for name in names)
+        return any(_is_record_of(innermost, name) for name in names)
+    if listed and not any(_is_record_of(innermost, name) for name in names):
+        return False  # one record of a search's results ([{"iban": …}]) that says nothing of whose it is
     own = _own_texts(innermost)
     others = [t for t in own if t != str(leaf)]
-    return not others or any(_matches(_identity_texts(innermost), name) for name in names)
+    return not others or any(_is_record_of(innermost, name) for name in names)
 
 
 def _another_of_its_kind(record: dict[Any, Any], leaf: Any) -> bool:
