@@ -280,3 +280,54 @@ def test_property_replaying_an_executed_call_in_any_bound_form_never_approves(
     else:
         done = _ran("c1", ran, result, error=result.startswith("Error"))
     assert not _check([Message("user", ask), *done], replay, ask).approved
+
+
+def test_a_payee_looked_up_in_the_users_records_is_the_same_payee_in_any_form() -> None:
+    """ "Pay Bob 500 EUR.": the agent looked Bob up in the user's contacts and paid his IBAN; a call to "Bob" is the
+    same payment (and the other way round), and a record of another name binds nothing."""
+    pays = ToolPolicy(risk="dangerous", targets=("recipient",), amounts=("amount",), delegate=("recipient",))
+    policy = Policy({"send_money": pays, "search_contacts": ToolPolicy(exempt=True, returns="user_records")})
+    ask = "Pay Bob 500 EUR."
+    by_name = {"recipient": "Bob", "amount": 500, "currency": "EUR"}
+    by_iban = {"recipient": OTHER, "amount": 500, "currency": "EUR"}
+
+    def lookup(name: str) -> list[Message]:
+        record = f'[{{"name": "{name}", "iban": "{OTHER}"}}]'
+        return [
+            Message("assistant", "", (ToolCall("s1", "search_contacts", {"query": "Bob"}),)),
+            Message("tool", record, (), "s1", "search_contacts"),
+        ]
+
+    def check(messages: list[Message], args: dict[str, Any]) -> Any:
+        why = {"reason": "The user asked.", "evidence": [{"quote": ask}]}
+        action = {"tool": "send_money", "args": args, "call_id": "c9", "justification": why}
+        return Validator(policy).validate(Transcript(messages), action, user_id="u-1")
+
+    start = [Message("user", ask), *lookup("Bob")]
+    assert check(start, by_iban).approved  # delegated through the lookup
+    assert check([*start, *_ran("c1", by_iban)], by_name).code == Code.REQUEST_ALREADY_USED
+    assert check([*start, *_ran("c1", by_name)], by_iban).code == Code.REQUEST_ALREADY_USED
+    other = [Message("user", ask), *lookup("Bob Plumbing Ltd")]  # not Bob's record: binds nothing
+    assert check([*other, *_ran("c1", by_iban)], by_name).code != Code.REQUEST_ALREADY_USED
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        [Message("assistant", "I have started the transfer; it may take a minute.")],
+        [Message("assistant", "", (ToolCall("c2", "check_status", {}),)), Message("tool", "pending", (), "c2")],
+    ],
+)
+def test_a_call_in_flight_before_the_turn_being_checked_is_another_call_even_without_an_id(
+    after: list[Message],
+) -> None:
+    """Checked with no call id, a call with the action's very arguments counts as the action itself only in the
+    newest message of calls; one made before a later message may be running now."""
+    pending = [Message("user", ASK), Message("assistant", "", (ToolCall("c1", "send_money", RENT),)), *after]
+    action = {
+        "tool": "send_money",
+        "args": RENT,
+        "justification": {"reason": "The user asked.", "evidence": [{"quote": ASK}]},
+    }
+    verdict = Validator(POLICY).validate(Transcript(pending), action, user_id="u-1")
+    assert verdict.code == Code.REQUEST_ALREADY_USED and "call c1" in verdict.reasoning

@@ -34,7 +34,7 @@ from validator.gate.text import compact, normalize
 from validator.inputs.transcript import ToolCall, Transcript
 from validator.language import english
 
-__all__ = ["MAX_HOPS", "TEXT_WORDS", "Trace", "call_of", "has_field", "output_texts", "trace"]
+__all__ = ["MAX_HOPS", "TEXT_WORDS", "Trace", "call_of", "has_field", "output_texts", "records_of", "trace"]
 
 MAX_HOPS = 2
 """Lookups a delegated value may pass through, counted from the user's words."""
@@ -334,6 +334,36 @@ def trace(
                 return Trace((hop, *earlier), at), None
         why = why or f"in a record of the result of {call.name} (message #{message}) its arguments do not select"
     return None, why
+
+
+def records_of(transcript: Transcript, names: Sequence[str], sources: frozenset[str]) -> list[list[str]]:
+    """The texts of each record a source of the user's records returned whose identity is one of ``names``
+    (Bob's contact for "Bob", :func:`_is_record_of`): what the user's own records say is that one's. Read by the
+    ledger, which counts a payment to any of them as a payment to the name."""
+    found: list[list[str]] = []
+    if not names or not sources:
+        return found
+    for message, m in enumerate(transcript.messages):
+        if m.role != "tool" or m.author or not m.content:
+            continue
+        call = call_of(transcript, message)
+        root = _parsed(m.content) if call is not None and call[1].name in sources else None
+        for record in _dicts(root):
+            if any(_is_record_of(record, name) for name in names):
+                found.append([text for _, text in string_leaves(record, "")])
+    return found
+
+
+def _dicts(root: Any) -> Iterator[dict[Any, Any]]:
+    """Every mapping inside a parsed result, at any depth (walked without recursion: a result may be deep)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            yield node
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def _written_before(transcript: Transcript, value: Any, before: int, in_request: InRequest) -> str | None:

@@ -42,6 +42,7 @@ from validator import decision
 from validator.exceptions import StoreError
 from validator.gate.entities import amounts_in, extract_entities
 from validator.gate.paths import lookup
+from validator.gate.provenance import records_of
 from validator.gate.reader import words as read_words
 from validator.gate.text import compact
 from validator.inputs.action import PendingAction
@@ -49,11 +50,11 @@ from validator.inputs.transcript import Fact, Message, ToolCall, Transcript
 from validator.judges.base import JudgeRequest
 from validator.language import english
 from validator.language.rules import ALL_ON, Rule, Rules
-from validator.policy import ToolPolicy
+from validator.policy import ToolPolicy, sources
 from validator.state.keys import grant_key, request_key, spender
 from validator.store.base import RequestLedger, SpendLost
 from validator.verdict import REFUSAL_TEMPLATE, Verdict
-from validator.verdict.findings import Findings, IntentFinding
+from validator.verdict.findings import Findings
 
 __all__ = ["CALLS", "SPENT_TTL", "carried_out", "lost", "spend", "spend_answered"]
 
@@ -241,13 +242,15 @@ def carried_out(request: JudgeRequest) -> ToolCall | None:
         return None
     action = request.action
     paths = list(request.tool_policy.targets) or sorted({f.path for f in intent.fills if f.call != -1})
-    texts = tuple(r.text for r in request.findings.requests)
-    mine = {p: _bound(_forms(lookup(action.args, p)[1]), p, intent, texts) for p in paths}  # once, not per call
+    mine = {p: _bound(_forms(lookup(action.args, p)[1]), p, request) for p in paths}  # once, not per call
     calls = request.transcript.fact(CALLS)
     carried = calls.carried
     like = _like_tools(request) if paths and request.tool_policy.risk == "dangerous" else {}
     # only the calls after the request: those that ran, and those with no result yet (in flight: done as well)
-    after_request = [*carried[bisect_right(carried, after, key=itemgetter(0)) :], *_in_flight(calls, after, action)]
+    after_request = [
+        *carried[bisect_right(carried, after, key=itemgetter(0)) :],
+        *_in_flight(request.transcript, calls, after, action),
+    ]
     for _, call in after_request:
         if call.id == action.call_id:
             continue
@@ -287,8 +290,7 @@ def corrected(request: JudgeRequest) -> int | None:
     said = {w for r in request.findings.requests for w in _WORDS.findall(r.text.casefold())}
     if said & english().again:
         return None
-    texts = tuple(r.text for r in request.findings.requests)
-    payee = set().union(*(_bound(_forms(lookup(action.args, p)[1]), p, intent, texts) for p in tool_policy.targets))
+    payee = set().union(*(_bound(_forms(lookup(action.args, p)[1]), p, request) for p in tool_policy.targets))
     payee -= {ANY}
     payee = {f for f in payee if ":" in f and not f.startswith("number:")}  # an account, an address: an entity
     mine = set().union(*(_forms(lookup(action.args, p)[1]) for p in amounts)) - {ANY}
@@ -308,35 +310,55 @@ def corrected(request: JudgeRequest) -> int | None:
     return None
 
 
-def _bound(forms: set[str], path: str, intent: IntentFinding, texts: tuple[str, ...] = ()) -> set[str]:
+def _bound(forms: set[str], path: str, request: JudgeRequest) -> set[str]:
     """A target's forms with every other form the request binds to the same payee ("Pay Bob 500 EUR, his IBAN is
     DE89…": Bob and DE89… are one payee): a request for one action names one payee, so each value it puts in
-    the argument, and each address, account or link its sentences (``texts``) hold, is a form of it, when one
-    of them is the action's value. A request for several actions binds nothing this way."""
-    if intent.multiple or ANY in forms:
+    the argument, each address, account or link its sentences hold, and each value of the record the user's own
+    records hold for a name it gives (Bob's contact: his IBAN, his address) is a form of it, when one of them
+    is the action's value. A request for several actions binds nothing this way."""
+    intent = request.findings.intent
+    if intent is None or intent.multiple or ANY in forms:
         return forms
-    named = [_forms(f.text) for f in intent.fills if f.path == path]
-    named += [{f"{e.kind}:{e.key}"} for text in texts for e in extract_entities(text[:LONGEST])]
+    names = [f.text for f in intent.fills if f.path == path]
+    named = [_forms(name) for name in names]
+    named += [{f"{e.kind}:{e.key}"} for r in request.findings.requests for e in extract_entities(r.text[:LONGEST])]
     if any(g & forms for g in named):
         forms = forms.union(*named)
+    looked_up = [_forms(texts) for texts in records_of(request.transcript, names, sources(request.policy))]
+    if any(g & forms for g in looked_up):
+        forms = forms.union(*(g for g in looked_up if not g & {ANY}))
     return forms
 
 
-def _in_flight(calls: _Calls, after: int, action: PendingAction) -> list[tuple[int, ToolCall]]:
+def _in_flight(transcript: Transcript, calls: _Calls, after: int, action: PendingAction) -> list[tuple[int, ToolCall]]:
     """The calls after the request with no result yet, made in an earlier message than the action's own: each
     counts as done (it may be running now). The action's own message is the one holding its id, or, for an
-    action checked with none, the last holding a call of its tool with its very arguments (the host checks the
-    call it is about to run); the calls beside it are checked with it, and the store's ledger lets the first
-    of two spend the request."""
+    action checked with none, the transcript's newest message of calls holding a call of its tool with its very
+    arguments (the host checks the call it is about to run): with a user's, an assistant's or another call's
+    message after it, that call was made before and may be running, so the action is another (the calls beside
+    it are checked with it, and the store's ledger lets the first of two spend the request)."""
     own = dict(action.args)
+    newest = _newest_calls(transcript)
     mine = [
         i
         for i, call in calls.waiting
         if call.id == action.call_id
-        or (action.call_id is None and call.name == action.tool and _same_args(call.args, own))
+        or (action.call_id is None and i == newest and call.name == action.tool and _same_args(call.args, own))
     ]
     before = max(mine) if mine else None
     return [(i, call) for i, call in calls.waiting if after < i and (before is None or i < before)]
+
+
+def _newest_calls(transcript: Transcript) -> int | None:
+    """The last message of calls when only its calls' results follow it (the turn the host is running), else
+    None."""
+    messages = transcript.messages
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].tool_calls:
+            return i
+        if messages[i].role != "tool":
+            return None
+    return None
 
 
 def _same_args(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
