@@ -254,19 +254,39 @@ def test_a_look_alike_of_the_target_in_the_done_call_is_the_same_target(odd: str
     assert verdict.code == Code.REQUEST_ALREADY_USED
 
 
-@settings(max_examples=60, deadline=None)
+LOOKING_UP = Policy(
+    {
+        "send_money": ToolPolicy(
+            risk="dangerous", targets=("recipient",), amounts=("amount",), delegate=("recipient",)
+        ),
+        "search_contacts": ToolPolicy(exempt=True, returns="user_records"),
+    }
+)
+
+
+@settings(max_examples=80, deadline=None)
 @given(
     name=st.sampled_from(["Bob", "Ann", "Mario", "Dana"]),
+    bound_by=st.sampled_from(["declared", "looked_up"]),
     ran_as=st.sampled_from(["name", "iban", "spaced", "lower"]),
     replay_as=st.sampled_from(["name", "iban", "spaced", "lower"]),
     result=st.sampled_from(["Transfer executed", "Error: timeout, but the transfer went through", None]),
 )
 def test_property_replaying_an_executed_call_in_any_bound_form_never_approves(
-    name: str, ran_as: str, replay_as: str, result: str | None
+    name: str, bound_by: str, ran_as: str, replay_as: str, result: str | None
 ) -> None:
     """Executed (answered, answered with an error saying it went through, or still in flight), the same payment
-    in any form of the payee the request binds is never approved again."""
-    ask = f"Pay {name} 500 EUR, his IBAN is {OTHER}."
+    in any form of the payee the request binds (the IBAN declared for him, or his record in the user's own
+    contacts) is never approved again."""
+    ask = f"Pay {name} 500 EUR, his IBAN is {OTHER}." if bound_by == "declared" else f"Pay {name} 500 EUR."
+    looked = (
+        [
+            Message("assistant", "", (ToolCall("s1", "search_contacts", {"query": name}),)),
+            Message("tool", f'[{{"name": "{name}", "iban": "{OTHER}"}}]', (), "s1", "search_contacts"),
+        ]
+        if bound_by == "looked_up"
+        else []
+    )
     forms = {
         "name": name,
         "iban": OTHER,
@@ -279,7 +299,10 @@ def test_property_replaying_an_executed_call_in_any_bound_form_never_approves(
         done = [Message("assistant", "", (ToolCall("c1", "send_money", ran),))]
     else:
         done = _ran("c1", ran, result, error=result.startswith("Error"))
-    assert not _check([Message("user", ask), *done], replay, ask).approved
+    why = {"reason": "The user asked.", "evidence": [{"quote": ask}]}
+    action = {"tool": "send_money", "args": replay, "call_id": "c9", "justification": why}
+    t = Transcript([Message("user", ask), *looked, *done])
+    assert not Validator(LOOKING_UP).validate(t, action, user_id="u-1").approved
 
 
 def test_a_payee_looked_up_in_the_users_records_is_the_same_payee_in_any_form() -> None:

@@ -225,9 +225,10 @@ def _designated(root: Any, path: tuple[Step, ...], leaf: Any, names: Sequence[st
     innermost: dict[Any, Any] | None = None
     inside = False  # the innermost record is a field of another record (his spouse's, his manager's)
     chosen_record = True  # the node is the root, or the record the call's arguments selected among several
-    listed = False  # the path passes through a list: a search's results, each of which must say whose it is
+    through_list = False  # a list on the path so far
+    listed = False  # the innermost record stands in a list (a search's results): it must say whose it is
     for n, step in enumerate(path):
-        listed = listed or isinstance(node, list)
+        through_list = through_list or isinstance(node, list)
         if _records(node) is not None:
             keys = [str(k) for k in node] if isinstance(node, dict) else []
             records = list(node.values()) if isinstance(node, dict) else list(node)
@@ -236,7 +237,7 @@ def _designated(root: Any, path: tuple[Step, ...], leaf: Any, names: Sequence[st
                 return False
         if isinstance(node, dict):
             inside = inside or (innermost is not None and not chosen_record)
-            innermost = node
+            innermost, listed = node, through_list
         if n == len(path) - 1 and scalar and isinstance(node, list) and len(node) > 1:
             return False  # one account of Bob's several: the agent's choice
         if n < len(path) - 1:
