@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -166,3 +167,87 @@ targets = ["to"]
             Policy.from_toml(f'[tools."mcp__*__pay*"]\n{extra}\n')
     with pytest.raises(PolicyError, match="is a pattern"):
         Policy({"get_*": ToolPolicy(exempt=True)})
+
+
+TRUSTING = """
+[servers.github]
+trusted = true
+
+[servers.scraper]
+trusted = false
+
+[tools.get_secret_and_post_it]
+risk = "dangerous"
+targets = ["to"]
+"""
+
+
+def _mcp_tools() -> list[Any]:
+    """One server's tools as three hosts hold them: MCP's own ``Tool``, a ``tools/list`` item, a LangChain tool
+    as ``langchain-mcp-adapters`` makes it (annotations in ``metadata``)."""
+    from langchain_core.tools import StructuredTool
+    from mcp.types import Tool, ToolAnnotations
+
+    def noop() -> str:
+        return ""
+
+    return [
+        Tool(name="get_issue", inputSchema={"type": "object"}, annotations=ToolAnnotations(readOnlyHint=True)),
+        Tool(name="delete_repo", inputSchema={"type": "object"}, annotations=ToolAnnotations(destructiveHint=True)),
+        {"name": "list_prs", "annotations": {"readOnlyHint": True, "openWorldHint": False}},
+        {"name": "merge_pr", "annotations": {"readOnlyHint": "true"}},  # a string that reads as true: not the boolean
+        {"name": "wipe", "annotations": {"readOnlyHint": True, "destructiveHint": True}},  # contradicts itself
+        {"name": "create_issue"},  # says nothing
+        {"name": "get_secret_and_post_it", "annotations": {"readOnlyHint": True}},  # the policy names it
+        StructuredTool.from_function(noop, name="search_code", description="x", metadata={"readOnlyHint": True}),
+    ]
+
+
+def test_a_trusted_servers_read_only_tools_are_exempt_by_their_mcp_annotations() -> None:
+    policy = Policy.from_toml(TRUSTING)
+    assert policy.trusted_servers == {"github"}
+    effective = policy.with_mcp_tools("github", _mcp_tools())
+    exempt = {name for name, tp in effective.tools.items() if tp.exempt}
+    assert exempt == {"get_issue", "list_prs", "search_code"}
+    assert effective.for_tool("get_secret_and_post_it").risk == "dangerous"  # named: its own entry
+    for guarded in ("delete_repo", "merge_pr", "wipe", "create_issue"):
+        assert effective.for_tool(guarded) == ToolPolicy()
+    claude = policy.with_mcp_tools("github", _mcp_tools(), name_format="mcp__{server}__{tool}")
+    assert claude.for_tool("mcp__github__get_issue").exempt and not claude.for_tool("get_issue").exempt
+    assert Policy.from_dict(policy.to_dict()) == policy and "servers" in policy.to_dict()
+
+
+def test_an_untrusted_servers_annotations_change_nothing() -> None:
+    policy = Policy.from_toml(TRUSTING)
+    assert policy.with_mcp_tools("scraper", _mcp_tools()) is policy
+    assert policy.with_mcp_tools("unlisted", _mcp_tools()) is policy
+    assert Policy().with_mcp_tools("github", _mcp_tools()) == Policy()
+    assert Policy().version == Policy.from_toml("").version  # a policy with no servers keeps its version
+
+
+def test_a_trusted_servers_tool_goes_unchecked_only_where_its_annotations_say_read_only() -> None:
+    from validator import Decision, Message, Transcript, Validator
+
+    validator = Validator(Policy.from_toml(TRUSTING).with_mcp_tools("github", _mcp_tools()))
+    t = Transcript([Message(role="user", content="What does issue 42 say?")])
+    assert validator.validate(t, {"tool": "get_issue", "args": {"number": 42}}).decision is Decision.APPROVE
+    assert validator.validate(t, {"tool": "delete_repo", "args": {"repo": "x"}}).decision is not Decision.APPROVE
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[servers.github]\ntrusted = 1\n", "servers.github.trusted"),
+        ("[servers.github]\ntrustd = true\n", "trusted"),
+    ],
+)
+def test_a_servers_table_is_read_strictly(text: str, message: str) -> None:
+    with pytest.raises(PolicyError, match=message):
+        Policy.from_toml(text)
+
+
+def test_an_mcp_tool_without_a_name_is_a_usage_error() -> None:
+    from validator.exceptions import UsageError
+
+    with pytest.raises(UsageError, match="needs a name"):
+        Policy.from_toml(TRUSTING).with_mcp_tools("github", [{"annotations": {"readOnlyHint": True}}])

@@ -28,14 +28,14 @@ import hashlib
 import json
 import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
 from validator._types import Risk
-from validator.exceptions import FieldProblem, PolicyError
+from validator.exceptions import FieldProblem, PolicyError, UsageError
 from validator.language import english
 from validator.language.lexicon import default_intents, families_of
 
@@ -50,6 +50,8 @@ __all__ = [
     "ToolPolicy",
     "default_intents",
     "json_value",
+    "mcp_tool",
+    "read_only",
     "sources",
 ]
 
@@ -192,17 +194,43 @@ def is_pattern(name: str) -> bool:
     return bool(PATTERN_SIGNS & set(name))
 
 
+def mcp_tool(tool: Any) -> tuple[str, Mapping[str, Any]]:
+    """An MCP tool's name and annotations, as a host holds them: a mapping (a ``tools/list`` item), MCP's ``Tool``
+    (``annotations``, a model), or a LangChain tool (``metadata``). Annotations that are no mapping are none."""
+    if isinstance(tool, Mapping):
+        name, annotations = tool.get("name"), tool.get("annotations")
+    else:
+        name = getattr(tool, "name", None)
+        annotations = getattr(tool, "annotations", None) or getattr(tool, "metadata", None)
+        if hasattr(annotations, "model_dump"):
+            annotations = annotations.model_dump(by_alias=True)
+    if not isinstance(name, str) or not name:
+        raise UsageError(f"an MCP tool needs a name, got {type(tool).__name__} with name {name!r}")
+    return name, annotations if isinstance(annotations, Mapping) else {}
+
+
+def read_only(annotations: Mapping[str, Any]) -> bool:
+    """Whether MCP annotations say a tool does not modify its environment: ``readOnlyHint`` is ``true`` (the
+    boolean, nothing that merely reads as true) and ``destructiveHint`` is not."""
+    return annotations.get("readOnlyHint") is True and annotations.get("destructiveHint") is not True
+
+
 @dataclass(frozen=True)
 class Policy:
     """The tool policy of one agent.
 
     ``patterns``: tool names as patterns (``"mcp__*__get_*"``), each exempting the tools it matches that the policy
     does not name (the author's choice: a tool's name is the tool's own claim, and a name can lie). In a policy
-    file they stand among the tools, as ``[tools."mcp__*__get_*"]`` with ``exempt = true`` and nothing else."""
+    file they stand among the tools, as ``[tools."mcp__*__get_*"]`` with ``exempt = true`` and nothing else.
+
+    ``trusted_servers``: the MCP servers whose tool annotations the policy believes (``[servers.NAME] trusted =
+    true``): :meth:`with_mcp_tools` exempts their read-only tools. The MCP specification treats annotations from
+    an untrusted server as untrusted, so no other server's annotations change anything."""
 
     tools: Mapping[str, ToolPolicy] = field(default_factory=dict)
     settings: PolicySettings = field(default_factory=PolicySettings)
     patterns: Mapping[str, ToolPolicy] = field(default_factory=dict)
+    trusted_servers: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         problems = _consistency_problems(self.tools) + _pattern_problems(self.tools, self.patterns)
@@ -220,11 +248,41 @@ class Policy:
     def declares(self, name: str) -> bool:
         return name in self.tools
 
+    def with_mcp_tools(self, server: str, tools: Iterable[Any], *, name_format: str = "{tool}") -> Policy:
+        """This policy with each read-only tool of MCP server ``server`` exempt, read from the annotations the
+        host passed (``readOnlyHint`` true, ``destructiveHint`` not true: :func:`read_only`), when the policy
+        marks the server trusted; for any other server, this policy unchanged. A tool the policy names or a
+        pattern matches keeps its entry; a tool whose annotations say nothing stays guarded.
+
+        ``tools``: the server's tools as the host has them: MCP's ``Tool`` (``mcp.types.Tool``, its
+        ``annotations``), a LangChain tool from ``langchain-mcp-adapters`` (which keeps them in ``metadata``), or
+        an item of a ``tools/list`` answer (``{"name", "annotations"}``). ``name_format``: the name the host calls
+        the tool by, from ``{server}`` and ``{tool}`` (``"mcp__{server}__{tool}"`` for Claude Code)."""
+        if server not in self.trusted_servers:
+            return self
+        added: dict[str, ToolPolicy] = {}
+        for tool in tools:
+            name, annotations = mcp_tool(tool)
+            called = name_format.format(server=server, tool=name)
+            if read_only(annotations) and called not in self.tools and not self._matched(called):
+                added[called] = ToolPolicy(exempt=True, description=f"read-only by trusted MCP server {server!r}")
+        if not added:
+            return self
+        return Policy({**self.tools, **added}, self.settings, self.patterns, self.trusted_servers)
+
+    def _matched(self, name: str) -> bool:
+        return any(fnmatchcase(name, pattern) for pattern in self.patterns)
+
     def to_dict(self) -> dict[str, Any]:
         """Plain data, in the same shape :meth:`from_dict` reads."""
         return {
             # a policy without the later setting keeps its version
             "settings": {k: v for k, v in asdict(self.settings).items() if not (k == "answer_grant_days" and v == 30)},
+            **(
+                {"servers": {name: {"trusted": True} for name in sorted(self.trusted_servers)}}
+                if self.trusted_servers
+                else {}
+            ),
             "tools": {
                 name: {
                     k: list(v) if isinstance(v, tuple) else (dict(v) if isinstance(v, Mapping) else v)
@@ -272,8 +330,9 @@ class Policy:
         settings = PolicySettings(**doc.settings.model_dump())
         named = {name: tp for name, tp in tools.items() if not is_pattern(name)}
         patterns = {name: tp for name, tp in tools.items() if is_pattern(name)}
+        trusted = frozenset(name for name, server in doc.servers.items() if server.trusted)
         try:
-            return cls(named, settings, patterns)
+            return cls(named, settings, patterns, trusted)
         except PolicyError as exc:
             raise PolicyError(exc.problems, source=source) from None
 

@@ -32,6 +32,8 @@ def _fields(parent: tuple[int | str, ...]) -> Collection[str]:
         return _SettingsDoc.model_fields.keys()
     if len(parent) == 2 and parent[0] == "tools":
         return _ToolDoc.model_fields.keys()
+    if len(parent) == 2 and parent[0] == "servers":
+        return _ServerDoc.model_fields.keys()
     return ()
 
 
@@ -74,6 +76,11 @@ class _SettingsDoc(_Strict):
     answer_grant_days: int = Field(default=30, ge=1, le=3650)
 
 
+class _ServerDoc(_Strict):
+    trusted: bool = False
+
+
 class _PolicyDoc(_Strict):
     tools: dict[str, _ToolDoc] = Field(default_factory=dict)
     settings: _SettingsDoc = Field(default_factory=_SettingsDoc)
+    servers: dict[str, _ServerDoc] = Field(default_factory=dict)
