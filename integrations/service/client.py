@@ -12,7 +12,9 @@ caller runs the action only when ``verdict.approved``:
   one checks it between reads, so it overshoots by one read at most);
 - an answer over ``max_bytes`` (1 MiB: a verdict is a few kilobytes), refused as it streams in;
 - a non-2xx status (a 503 whose body is a blocking verdict on the tool keeps that verdict's code, such as
-  ``RECORDER_UNAVAILABLE`` when the service's store failed; a 503 never approves);
+  ``RECORDER_UNAVAILABLE`` when the service's store failed; a 503 never approves); the service's RFC 9457
+  problem is read into the refusal's reasoning (its code, detail and each bad field: ``the service answered
+  403 (user_not_vouched; …)``);
 - a body that is not exactly a verdict: read strictly (``"approved": "true"`` or ``1`` is not a
   boolean, a duplicate key is refused), and a verdict on another tool than the one asked about.
 
@@ -481,10 +483,37 @@ def _strict(tool: str, data: Any) -> Verdict:
 
 
 def _failure(status: int, body: bytes | str) -> str:
+    """What a failed exchange says: the service's RFC 9457 problem read (its code, detail and each bad field),
+    else the start of the body as text."""
     if status == 0:
         return str(body)
+    problem = _problem(body)
+    if problem is not None:
+        return f"the service answered {status} ({problem})"
     shown = body[:300].decode("utf-8", "replace") if isinstance(body, bytes) else body[:300]
     return f"the service answered {status}: {shown}"
+
+
+def _problem(body: bytes | str) -> str | None:
+    """An RFC 9457 problem body (``type``, ``title``, ``status``, ``detail``, and the service's ``code`` and
+    ``problems``) as one line: ``CODE: detail; path: problem; …`` (at most 600 characters), or None when the
+    body is no problem."""
+    try:
+        data = _parsed(body)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str) or "status" not in data:
+        return None
+    code = data.get("code") if isinstance(data.get("code"), str) else data.get("title")
+    parts = [str(code or data["type"])]
+    detail = data.get("detail")
+    if detail is not None:
+        parts.append(detail if isinstance(detail, str) else json.dumps(detail))
+    problems = data.get("problems")
+    if isinstance(problems, list):
+        parts += [f"{p.get('path') or '(the input)'}: {p.get('problem')}" for p in problems[:10] if isinstance(p, dict)]
+    line = "; ".join(str(part) for part in parts)
+    return line if len(line) <= 600 else line[:599] + "…"
 
 
 def _one(tool: str, status: int, body: bytes | str) -> Verdict:

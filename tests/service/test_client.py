@@ -244,3 +244,25 @@ def test_a_service_url_that_is_not_http_is_a_usage_error(url: str) -> None:
 
     with pytest.raises(UsageError, match="must be http:// or https://"):
         ServiceClient(url, "token")
+
+
+def test_a_problem_body_is_read_its_code_detail_and_each_bad_field_named() -> None:
+    problem = {
+        "type": "urn:action-validator:error:invalid_input",
+        "title": "Bad Request",
+        "status": 400,
+        "code": "invalid_input",
+        "error": "invalid_input",
+        "problems": [{"path": "messages.0.role", "problem": "must be user, assistant, tool or system"}],
+    }
+    answer = lambda r: httpx.Response(  # noqa: E731
+        400, content=json.dumps(problem), headers={"content-type": "application/problem+json"}
+    )
+    for verdict in _both(answer):
+        _refused(verdict, "answered 400 (invalid_input", "messages.0.role: must be user, assistant, tool or system")
+    quota = {"type": "urn:action-validator:error:question_quota", "title": "Too Many Requests", "status": 429}
+    quota |= {"code": "question_quota", "detail": "held questions are at 64 MiB of 64 MiB"}
+    for verdict in _both(lambda r: httpx.Response(429, json=quota)):
+        _refused(verdict, "answered 429 (question_quota; held questions are at 64 MiB of 64 MiB)")
+    for verdict in _both(lambda r: httpx.Response(418, text="<html>teapot</html>")):  # no problem: its text
+        _refused(verdict, "answered 418: <html>teapot</html>")

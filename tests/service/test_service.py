@@ -69,7 +69,8 @@ def test_bad_input_is_a_400_naming_the_field_and_the_client_refuses_it(service: 
     status, answer = call(service.url, "/v1/check", service.token, {**EMAIL, "user_id": 5})
     assert status == 400 and answer["problems"][0]["path"] == "user_id"
     refused = ServiceClient(service.url, service.token).check({**EMAIL, "user_id": 5})
-    assert not refused.approved and refused.code is Code.SERVICE_UNAVAILABLE and "400" in refused.reasoning
+    assert not refused.approved and refused.code is Code.SERVICE_UNAVAILABLE
+    assert "answered 400 (invalid_input; user_id: " in refused.reasoning, refused.reasoning  # the problem, read
     status, answer = call(service.url, "/v1/check:batch", service.token, {"checks": [EMAIL, {"nope": 1}]})
     assert status == 200 and "verdict" in answer["results"][0] and "error" in answer["results"][1]
 
@@ -1012,6 +1013,9 @@ def test_the_user_is_whoever_the_token_vouches_for_never_whoever_the_body_says()
         status, batch = call(running.url, "/v1/check:batch", both, {"checks": [{**EMAIL, "user_id": "u-bob"}, named]})
         assert status == 200 and "verdict" in batch["results"][0]
         assert batch["results"][1]["status"] == 403 and batch["results"][1]["error"]["error"] == "user_not_vouched"
+        with ServiceClient(running.url, agent) as client:  # the client reads the problem: its code and detail
+            refused = client.check(named)
+        assert not refused.approved and "answered 403 (user_not_vouched; " in refused.reasoning, refused.reasoning
     finally:
         running.stop()
     trusted = start(ServiceConfig(trusted_user_tenants=frozenset({"acme"})))
