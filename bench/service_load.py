@@ -12,6 +12,13 @@ own, while a thread polls ``/healthz``: the statuses (every one a 200, or a 429 
 a 5xx), p50 / p99, and the slowest ``/healthz`` during the load. ``--store redis://...`` runs it all on a
 Redis (a persistent one: the service refuses a volatile store), its tokens made with ``validator token``.
 
+Then the two-tenant row: a service with the default bound on a tenant's checks at once (3), two tenants'
+check tokens, and the light tenant's small checks sent alone and then while the heavy tenant sends long
+conversations (30,000 one-sentence user messages before the request, each near the gate's budget) from
+twelve threads: the light tenant's p50 / p99 and errors in both, and the heavy tenant's statuses. It needs
+a Redis (tokens of two tenants): ``--store``, or a throwaway ``redis-server`` the bench starts on a loopback
+port when one is installed (``--tenants 0`` skips the row).
+
 Run: ``python bench/service_load.py`` (``--quick`` for a short run).
 """
 
@@ -20,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -29,6 +37,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -68,24 +77,34 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _start(store: str | None) -> tuple[subprocess.Popen[str], str, str, str]:
-    """The service, its URL, a token that may check and one that may read the audit."""
+CLI = str(Path(sys.executable).parent / "validator")
+
+
+def _token(store: str, tenant: str, scope: str) -> str:
+    made = subprocess.run(
+        [CLI, "token", "create", "--tenant", tenant, "--store", store, "--scope", scope],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return re.findall(r"vt_[A-Za-z0-9_-]+", made.stdout + made.stderr)[-1]
+
+
+def _start(
+    store: str | None, tenant_checks: int = 1000, tenants: tuple[tuple[str, str], ...] = (("bench", "check"),)
+) -> tuple[subprocess.Popen[str], str, str, str]:
+    """The service, its URL, a token that may check and one that may read the audit (with ``tenants``, one
+    check token of each of the two)."""
     port = _port()
-    cli = str(Path(sys.executable).parent / "validator")
-    # one operator's load: its checks name their users, and may all run at once
+    cli = CLI
+    # one operator's load: its checks name their users, and may all run at once (unless told the bound)
     cmd = [cli, "serve", "--port", str(port), "--rate", "1e9", "--burst", "1000000", "--trust-user-id", "*"]
-    cmd += ["--tenant-checks", "1000"]
+    cmd += ["--tenant-checks", str(tenant_checks)]
     tokens: list[str] = []
     if store:
         cmd += ["--store", store]
-        for scope in ("check", "admin"):
-            made = subprocess.run(
-                [cli, "token", "create", "--tenant", "bench", "--store", store, "--scope", scope],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            tokens += re.findall(r"vt_[A-Za-z0-9_-]+", made.stdout + made.stderr)[-1:]
+        wanted = tenants if len(tenants) == 2 else (*tenants, ("bench", "admin"))  # two check tokens, or check + admin
+        tokens += [_token(store, tenant, scope) for tenant, scope in wanted]
     token_file = Path(tempfile.mkdtemp()) / "tokens"
     if not store:
         cmd += ["--token-file", str(token_file)]
@@ -157,6 +176,104 @@ def _at_once(url: str, token: str, n: int) -> None:
     print(f"  every answer not a 200 carries Retry-After: {told}; a 5xx: {failed}")
 
 
+def _long_check(messages: int) -> dict[str, Any]:
+    """A valid check whose conversation holds ``messages`` one-sentence user messages before the request."""
+    body = json.loads(json.dumps(EMAIL))
+    filler = [{"role": "user", "content": f"Note {i} is filed."} for i in range(messages)]
+    body["messages"] = filler + body["messages"]
+    return body
+
+
+def _light_run(url: str, token: str, n: int) -> tuple[list[float], int]:
+    """``n`` small checks from five threads: their latencies and how many were not the expected approval."""
+    client = ServiceClient(url, token, timeout=60)
+
+    def one(i: int) -> tuple[float, bool]:
+        body = {**EMAIL, "user_id": f"light-{i}", "action": {**EMAIL["action"], "call_id": f"light-{i}"}}
+        started = time.perf_counter()
+        verdict = client.check(body)
+        return time.perf_counter() - started, verdict.approved
+
+    with ThreadPoolExecutor(5) as pool:
+        answers = list(pool.map(one, range(n)))
+    return [t for t, _ in answers], sum(not ok for _, ok in answers)
+
+
+def _two_tenants(store: str, n: int, heavy_messages: int) -> int:
+    """The light tenant alone, then beside the heavy one (module docstring): the light tenant's errors."""
+    proc, url, heavy, light = _start(store, tenant_checks=3, tenants=(("heavy", "check"), ("light", "check")))
+    statuses: dict[int, int] = {}
+    try:
+        _light_run(url, light, 10)  # warm-up
+        alone, alone_errors = _light_run(url, light, n)
+        stop = threading.Event()
+        payload = json.dumps(_long_check(heavy_messages)).encode()
+
+        def hammer() -> None:
+            while not stop.is_set():
+                request = urllib.request.Request(url + "/v1/check", data=payload, method="POST")
+                request.add_header("Authorization", f"Bearer {heavy}")
+                request.add_header("Content-Type", "application/json")
+                try:
+                    with urllib.request.urlopen(request, timeout=120) as response:
+                        status = response.status
+                except urllib.error.HTTPError as exc:
+                    status = exc.code
+                statuses[status] = statuses.get(status, 0) + 1
+                if status == 429:
+                    time.sleep(0.2)
+
+        threads = [threading.Thread(target=hammer, daemon=True) for _ in range(12)]
+        for t in threads:
+            t.start()
+        time.sleep(2)  # the heavy tenant's checks are running
+        beside, beside_errors = _light_run(url, light, n)
+        stop.set()
+        for t in threads:
+            t.join(timeout=120)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    print(f"two tenants (a tenant's checks at once: 3; {heavy_messages:,}-message checks of the heavy one)")
+    for label, values, errors in (("light alone", alone, alone_errors), ("light + heavy", beside, beside_errors)):
+        p50, p99 = _percentile(values, 0.5) * 1000, _percentile(values, 0.99) * 1000
+        print(f"  {label:>14}: {len(values)} checks, p50 {p50:.0f} ms, p99 {p99:.0f} ms, errors {errors}")
+    shown = ", ".join(f"{k} x {v}" for k, v in sorted(statuses.items()))
+    print(f"  heavy tenant's answers meanwhile: {shown}")
+    return alone_errors + beside_errors
+
+
+_DURABLE = ("--appendonly", "yes", "--maxmemory-policy", "noeviction")
+"""What ``serve`` asks of its Redis: it keeps its data across a restart and evicts nothing."""
+
+
+def _throwaway_redis() -> tuple[str, Callable[[], None]] | None:
+    """A persistent ``redis-server`` on a free loopback port in a folder of its own, and how to stop it; None
+    when none is installed."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        return None
+    port, folder = _port(), Path(tempfile.mkdtemp())
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder), "--save", "", *_DURABLE],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.05)
+
+    def stop() -> None:
+        proc.terminate()
+        proc.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    return f"redis://127.0.0.1:{port}/0", stop
+
+
 def _wait_ready(url: str, deadline: float, proc: subprocess.Popen[str]) -> None:
     """Poll ``/healthz`` until the socket answers: uvicorn logs "startup complete" before it binds, so a
     check sent on that line alone can be refused before the service ever sees it (and is not audited)."""
@@ -180,6 +297,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--at-once", type=int, default=None, help="checks sent at the same moment (400; --quick 50)")
     parser.add_argument("--store", default=None, help="a persistent Redis (redis://...); default: memory")
+    parser.add_argument(
+        "--tenants", type=int, default=None, help="the two-tenant row's light checks (50; --quick 20; 0 skips it)"
+    )
+    parser.add_argument("--heavy-messages", type=int, default=30_000, help="messages of a heavy tenant's check")
     args = parser.parse_args(argv)
     n = 200 if args.quick else args.checks
     inputs = _inputs(n)
@@ -241,7 +362,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"p50 ratio service / in-process: {statistics.median(latencies) / statistics.median(local):.1f}")
     once = "exactly once" if audited == n + len(warm) else "MISMATCH"
     print(f"errors: {errors}; audit records: {audited} for {n + len(warm)} verdicts, warm-up included ({once})")
-    return 0 if errors == 0 and audited == n + len(warm) else 1
+    light = args.tenants if args.tenants is not None else (20 if args.quick else 50)
+    light_errors = 0
+    if light:
+        started_redis = None if args.store else _throwaway_redis()
+        store = args.store or (started_redis[0] if started_redis else None)
+        if store is None:
+            print("two tenants: skipped (no --store, and no redis-server installed)")
+        else:
+            try:
+                light_errors = _two_tenants(store, light, args.heavy_messages)
+            finally:
+                if started_redis is not None:
+                    started_redis[1]()
+    return 0 if errors == 0 and light_errors == 0 and audited == n + len(warm) else 1
 
 
 if __name__ == "__main__":

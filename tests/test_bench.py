@@ -56,8 +56,9 @@ def test_hosts_benchmark_prints_every_row_with_its_target() -> None:
 
 
 def test_service_load_benchmark_is_bounded_errorless_and_audits_each_verdict_once() -> None:
+    small = ["--quick", "--tenants", "10", "--heavy-messages", "2000"]  # the two-tenant row, shorter
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "service_load.py"), "--quick"],
+        [sys.executable, str(ROOT / "bench" / "service_load.py"), *small],
         capture_output=True,
         text=True,
         timeout=300,
@@ -65,6 +66,10 @@ def test_service_load_benchmark_is_bounded_errorless_and_audits_each_verdict_onc
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     assert "errors: 0;" in proc.stdout and "(exactly once)" in proc.stdout
     assert re.search(r"throughput ratio service / in-process: [\d.]+", proc.stdout)
+    # the two-tenant row: the light tenant's checks, alone and beside the heavy one, every one approved
+    for label in ("light alone", "light + heavy"):
+        assert re.search(rf"{re.escape(label)}: 10 checks, p50 \d+ ms, p99 \d+ ms, errors 0", proc.stdout), proc.stdout
+    assert re.search(r"heavy tenant's answers meanwhile: (\d{3} x \d+(, )?)+", proc.stdout), proc.stdout
 
 
 def test_cache_cost_benchmark_writes_its_rows_and_standalone_never_costs_more_than_uncached(tmp_path: Path) -> None:
