@@ -136,6 +136,36 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         server.stop()
 
 
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real Redis Cluster of three primaries, made here (:class:`tests.redis_server.RedisClusterServers`)."""
+    from tests.redis_server import RedisClusterServers
+
+    cluster = RedisClusterServers(tmp_path_factory.mktemp("redis-cluster"))
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def redis_cluster_store(redis_cluster: Any) -> Iterator[Any]:
+    """A RedisStore on the cluster, in a namespace of its own, deleted afterwards."""
+    import uuid
+
+    from validator.store.redis import RedisStore
+
+    store = RedisStore(redis_cluster.url.partition("?")[0], namespace=f"test-{uuid.uuid4().hex[:10]}", cluster=True)
+    yield store
+    for node in store._redis.get_primaries():
+        client = store._redis.get_redis_connection(node)
+        keys = list(client.scan_iter("{" + store.ns + "}:*"))
+        if keys:
+            client.delete(*keys)
+    store.close()
+
+
 @pytest.fixture
 def redis_store(redis_url: str) -> Iterator[Any]:
     """A RedisStore in a namespace of its own, deleted afterwards."""

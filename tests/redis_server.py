@@ -60,6 +60,8 @@ class RedisServer:
         )
         client = redis.Redis(port=self.port, socket_connect_timeout=0.2, password=self.password)
         for _ in range(100):
+            if self.process.poll() is not None:  # it exited (a bad option, a port taken): say so now
+                raise RuntimeError(f"redis-server exited with {self.process.returncode} on port {self.port}")
             try:
                 client.ping()
                 client.close()
@@ -73,3 +75,60 @@ class RedisServer:
             self.process.terminate()
             self.process.wait(timeout=10)
             self.process = None
+
+
+class RedisClusterServers:
+    """A Redis Cluster of three primaries on loopback ports (``redis-server --cluster-enabled yes``, each in a
+    folder of its own with an append-only file, joined by ``redis-cli --cluster create``), for the store's tests
+    on a cluster. ``url`` names one node and ``cluster=true``; :meth:`holder` finds the node of a key's slot."""
+
+    def __init__(self, directory: Path) -> None:
+        cluster = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000")
+        # each node's bus port named (by default its port + 10000: past 65535 for a high free port)
+        self.nodes = [
+            RedisServer(directory / f"node-{i}", extra=(*cluster, "--cluster-port", str(free_port()))) for i in range(3)
+        ]
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.nodes[0].port}/0?cluster=true"
+
+    def start(self) -> None:
+        cli = shutil.which("redis-cli")
+        if cli is None:
+            raise RuntimeError("redis-cli is not installed: the cluster tests need it (it comes with redis-server)")
+        for node in self.nodes:
+            node.directory.mkdir(parents=True, exist_ok=True)
+            node.start()
+        addresses = [f"127.0.0.1:{node.port}" for node in self.nodes]
+        subprocess.run(
+            [cli, "--cluster", "create", *addresses, "--cluster-replicas", "0", "--cluster-yes"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=60,
+        )
+        deadline = time.monotonic() + 30
+        for node in self.nodes:  # every node agrees the cluster is whole before a test uses it
+            client = redis.Redis(port=node.port, decode_responses=True)
+            while client.cluster("info").get("cluster_state") != "ok":
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the cluster did not come up on {addresses}")
+                time.sleep(0.1)
+            client.close()
+
+    def holder(self, key: str) -> RedisServer:
+        """The primary serving ``key``'s slot."""
+        client = redis.Redis(port=self.nodes[0].port, decode_responses=True)
+        try:
+            slot = int(client.cluster("keyslot", key))
+            for start, end, primary, *_ in client.cluster("slots"):
+                if int(start) <= slot <= int(end):
+                    return next(n for n in self.nodes if n.port == int(primary[1]))
+        finally:
+            client.close()
+        raise RuntimeError(f"no node serves the slot of {key!r}")
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()

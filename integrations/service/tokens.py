@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from validator.exceptions import StoreBusy, StoreError, UsageError
-from validator.store import check_tenant, url_namespace
+from validator.store import check_tenant, url_cluster, url_namespace
 from validator.store.base import redact_in
 from validator.store.loops import PerLoop
 
@@ -244,15 +244,18 @@ class MemoryTenants:
 class RedisTenants:
     """Tokens shared by every service process on one Redis (a hash ``{namespace}:tokens``)."""
 
-    def __init__(self, url: str, *, namespace: str = "validator-service", timeout: float = 1.0) -> None:
+    def __init__(
+        self, url: str, *, namespace: str = "validator-service", timeout: float = 1.0, cluster: bool = False
+    ) -> None:
         import redis
 
-        from validator.store.redis import client_options
+        from validator.store.redis import client_options, sync_client
 
         self._options: dict[str, Any] = client_options(timeout)
+        self._cluster = cluster
         try:
-            self._redis = redis.Redis.from_url(url, **self._options)
-        except ValueError as exc:
+            self._redis = sync_client(url, self._options, cluster)
+        except (ValueError, redis.RedisError) as exc:
             raise StoreError(f"token store: bad URL: {redact_in(str(exc), url)}") from None
         self._key = f"{namespace}:tokens"
         self._url = url
@@ -302,7 +305,7 @@ class RedisTenants:
     def _new_client(self) -> tuple[Any, Any]:
         from validator.store.redis import async_client
 
-        client = async_client(self._url, self._options)
+        client = async_client(self._url, self._options, self._cluster)
         return client, client.register_script(_TAKE)
 
     async def aclose(self) -> None:
@@ -359,5 +362,6 @@ def tenants_for(store_url: str) -> Tenants:
     ``NAMESPACE-service:tokens``, ``validator-service:tokens`` when the URL names no namespace: a service
     under another namespace has tokens of its own), else in memory."""
     if store_url.startswith(("redis://", "rediss://", "unix://")):
-        return RedisTenants(store_url.partition("?")[0], namespace=f"{url_namespace(store_url)}-service")
+        namespace, cluster = f"{url_namespace(store_url)}-service", url_cluster(store_url)
+        return RedisTenants(store_url.partition("?")[0], namespace=namespace, cluster=cluster)
     return MemoryTenants()

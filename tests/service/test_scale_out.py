@@ -1,4 +1,5 @@
-"""Two ``validator serve`` processes on one real Redis: one request is spent once, whichever process is asked."""
+"""Two ``validator serve`` processes on one real Redis, or on a Redis Cluster: one request is spent once, whichever
+process is asked."""
 
 from __future__ import annotations
 
@@ -51,9 +52,13 @@ def _wait(url: str) -> None:
     raise RuntimeError(f"{url} did not start")
 
 
-@pytest.fixture
-def two_services(redis_url: str) -> Iterator[tuple[str, str, str, str]]:
-    store = f"{redis_url}?namespace=scale-{time.monotonic_ns()}"
+@pytest.fixture(params=["redis", "redis-cluster"])
+def two_services(request: pytest.FixtureRequest) -> Iterator[tuple[str, str, str, str]]:
+    """Two service processes on one Redis, or on a Redis Cluster of three primaries."""
+    if request.param == "redis":
+        store = f"{request.getfixturevalue('redis_url')}?namespace=scale-{time.monotonic_ns()}"
+    else:
+        store = f"{request.getfixturevalue('redis_cluster').url}&namespace=scale-{time.monotonic_ns()}"
     urls, procs = [], []
     for _ in range(2):
         port = free_port()

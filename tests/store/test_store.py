@@ -42,11 +42,11 @@ ACTION = {
 OK = {"approved": True, "reasoning": "the user asked", "confidence": "high"}
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "redis", "redis-cluster"])
 def store(request: pytest.FixtureRequest) -> Any:
     if request.param == "memory":
         return MemoryStore()
-    return request.getfixturevalue("redis_store")
+    return request.getfixturevalue("redis_store" if request.param == "redis" else "redis_cluster_store")
 
 
 def _arun(store: Any, coro: Any) -> Any:

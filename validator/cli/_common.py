@@ -68,7 +68,11 @@ YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do it without aski
 
 StoreOption = Annotated[
     str | None,
-    typer.Option("--store", envvar="VALIDATOR_STORE_URL", help="memory:// (default) or redis://host:port/db"),
+    typer.Option(
+        "--store",
+        envvar="VALIDATOR_STORE_URL",
+        help="memory:// (default) or redis://host:port/db (?cluster=true: a Redis Cluster)",
+    ),
 ]
 
 

@@ -135,9 +135,9 @@ def serve(
         str | None,
         typer.Option(
             "--store",
-            help="memory:// (default) or redis://host:port/db. Read from this flag only (never from "
-            "VALIDATOR_STORE_URL: --store-env VALIDATOR_STORE_URL says so); a password in it reaches the workers "
-            "through a file only this user reads.",
+            help="memory:// (default) or redis://host:port/db (?cluster=true for a Redis Cluster). Read from this "
+            "flag only (never from VALIDATOR_STORE_URL: --store-env VALIDATOR_STORE_URL says so); a password in "
+            "it reaches the workers through a file only this user reads.",
         ),
     ] = None,
     store_file: Annotated[

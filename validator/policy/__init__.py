@@ -202,8 +202,9 @@ def mcp_tool(tool: Any) -> tuple[str, Mapping[str, Any]]:
     else:
         name = getattr(tool, "name", None)
         annotations = getattr(tool, "annotations", None) or getattr(tool, "metadata", None)
-        if hasattr(annotations, "model_dump"):
-            annotations = annotations.model_dump(by_alias=True)
+        dump = getattr(annotations, "model_dump", None)  # MCP's ToolAnnotations, a pydantic model
+        if callable(dump):
+            annotations = dump(by_alias=True)
     if not isinstance(name, str) or not name:
         raise UsageError(f"an MCP tool needs a name, got {type(tool).__name__} with name {name!r}")
     return name, annotations if isinstance(annotations, Mapping) else {}

@@ -2,7 +2,9 @@
 
 :func:`open_store` opens a store from a URL: ``memory://`` (the embedded default) or
 ``redis://host:port/db`` (``rediss://`` for TLS; ``?namespace=NAME`` prefixes the keys, default
-``validator``; ``?retention_days=N`` keeps N days of audit records, default 30).
+``validator``; ``?retention_days=N`` keeps N days of audit records, default 30; ``?cluster=true`` for a
+Redis Cluster, named by any of its nodes: every key of a namespace, so of a tenant, carries the namespace as
+its hash tag and stays in one slot).
 ``VALIDATOR_STORE_URL`` is read when no URL is given. The store sits below every stage and imports
 none of them; :func:`validator.stateful_validator` wires one into a :class:`~validator.Validator`.
 """
@@ -42,6 +44,7 @@ __all__ = [
     "check_tenant",
     "open_store",
     "tenant_url",
+    "url_cluster",
     "url_namespace",
 ]
 
@@ -66,6 +69,15 @@ def url_namespace(url: str) -> str:
     if len(given) > 1 or (given and not given[0]):
         raise StoreError(f"a store URL names one non-empty namespace; {redacted(url)!r} names {given!r}")
     return given[0] if given else DEFAULT_NAMESPACE
+
+
+def url_cluster(url: str) -> bool:
+    """Whether a store URL names a Redis Cluster (``?cluster=true``; ``false`` or absent: one Redis); any other
+    value is a :class:`StoreError`."""
+    given = [v.lower() for k, v in parse_qsl(url.partition("?")[2], keep_blank_values=True) if k == "cluster"]
+    if len(given) > 1 or (given and given[0] not in ("true", "false")):
+        raise StoreError(f"a store URL says cluster=true or cluster=false once; {redacted(url)!r} says {given!r}")
+    return given == ["true"]
 
 
 def tenant_url(url: str, tenant: str) -> str:
@@ -99,9 +111,11 @@ def open_store(url: str | None = None, **options: Any) -> Store:
         except ValueError as exc:
             raise StoreError(f"bad store URL {redacted(url)!r}: {exc}") from None
         query = parse_qsl(parts.query, keep_blank_values=True)
-        ours = {k: v for k, v in query if k in ("namespace", "retention_days")}
+        ours = {k: v for k, v in query if k in ("namespace", "retention_days", "cluster")}
         if "namespace" in ours:  # ?namespace=NAME prefixes every key
             options.setdefault("namespace", url_namespace(url))
+        if "cluster" in ours:  # ?cluster=true: a Redis Cluster
+            options.setdefault("cluster", url_cluster(url))
         if "retention_days" in ours:  # ?retention_days=N keeps N days of audit records
             try:
                 options.setdefault("retention", timedelta(days=float(ours["retention_days"])))

@@ -15,6 +15,11 @@ Keys, all under a namespace (``validator`` by default):
                                                 hour buckets ``hYYYYmmddHH`` live 8 days
 ==============================================  =================================================
 
+On a Redis Cluster (``cluster=True``; ``?cluster=true`` in the URL) every key carries the namespace as its
+hash tag (``{validator:acme}:audit``): a tenant's keys share one slot, so the scripts that read and write
+several of them (the append that spends, the listing) run on one primary; the persistence and eviction
+checks ask every primary.
+
 Appends to the audit log are idempotent: a Lua script adds the event id to ``{ns}:audit:ids`` and
 the entry to the stream in one step, only when the id is new, and trims both to the retention. The
 record of an approval that spends a user's request carries the spend (``{ns}:spent:{key}``) into the
@@ -41,6 +46,8 @@ from validator.extras import missing_extra
 try:
     import redis
     import redis.asyncio
+    import redis.asyncio.cluster
+    import redis.cluster
 except ImportError as exc:
     raise missing_extra("redis", "validator.store.redis", exc) from None
 
@@ -104,6 +111,7 @@ if held and held ~= ARGV[1] then return held end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false
 """
+_TIME = "return redis.call('TIME')"
 _HOLD = """
 local total = 0
 for i = 1, #KEYS do total = total + (tonumber(redis.call('GET', KEYS[i])) or 0) end
@@ -176,12 +184,25 @@ def client_options(timeout: float) -> dict[str, Any]:
     }
 
 
-def async_client(url: str, options: dict[str, Any]) -> redis.asyncio.Redis:
+def sync_client(url: str, options: dict[str, Any], cluster: bool = False) -> Any:
+    """The blocking client of one Redis, or of a Redis Cluster (redis-py's cluster client, which finds every
+    node from the one the URL names and sends each command to the primary of its key's slot)."""
+    if cluster:
+        return redis.cluster.RedisCluster.from_url(url, **options)
+    return redis.Redis.from_url(url, **options)
+
+
+def async_client(url: str, options: dict[str, Any], cluster: bool = False) -> Any:
     """An event loop's client: at most :data:`ASYNC_CONNECTIONS` connections, each request waiting up to
-    :data:`POOL_WAIT` for one, and the same one retry (the asyncio kind)."""
+    :data:`POOL_WAIT` for one, and the same one retry (the asyncio kind). On a cluster: at most as many
+    connections to each node (redis-py's cluster client keeps no waiting pool: one over the bound is busy)."""
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
 
+    if cluster:
+        kept = {k: v for k, v in options.items() if k not in ("retry_on_timeout", "retry_on_error", "retry")}
+        retry = Retry(NoBackoff(), 1, supported_errors=(redis.exceptions.ConnectionError,))
+        return redis.asyncio.cluster.RedisCluster.from_url(url, max_connections=ASYNC_CONNECTIONS, retry=retry, **kept)
     pool = redis.asyncio.BlockingConnectionPool.from_url(
         url,
         max_connections=ASYNC_CONNECTIONS,
@@ -193,6 +214,8 @@ def async_client(url: str, options: dict[str, Any]) -> redis.asyncio.Redis:
 
 def busy(exc: BaseException) -> bool:
     """Whether a failure says every pooled connection stayed in use (busy), not that the server failed."""
+    if isinstance(exc, redis.exceptions.MaxConnectionsError):  # a cluster node's bound reached
+        return True
     return isinstance(exc, redis.exceptions.ConnectionError) and "No connection available" in str(exc)
 
 
@@ -208,25 +231,30 @@ class RedisStore(Store):
         namespace: str = DEFAULT_NAMESPACE,
         retention: timedelta = timedelta(days=30),
         timeout: float = 1.0,
+        cluster: bool = False,
     ) -> None:
         if not timedelta(minutes=1) <= retention <= timedelta(days=36_500):
             raise StoreError(f"audit retention must be between a minute and 100 years, got {retention}")
+        if cluster and ("{" in namespace or "}" in namespace):
+            raise StoreError(f"on a cluster the namespace is the keys' hash tag: no braces in it, got {namespace!r}")
         self.url = url
         self.ns = namespace
+        self.cluster = cluster
         self.retention = retention
         self._timeout = timeout
         options = client_options(timeout)
         self._options = options
         try:
-            self._redis = redis.Redis.from_url(url, **options)
-        except ValueError as exc:
-            raise StoreError(f"bad store URL {redacted(url)!r}: {exc}") from None
-        self._async_clients: PerLoop[redis.asyncio.Redis] = PerLoop(lambda: async_client(url, options))
+            self._redis = sync_client(url, options, cluster)
+        except (ValueError, redis.RedisError) as exc:
+            raise StoreError(f"bad store URL {redacted(url)!r}: {redact_in(str(exc), url)}") from None
+        self._async_clients: PerLoop[Any] = PerLoop(lambda: async_client(url, options, cluster))
         self._append = self._redis.register_script(_APPEND)
         self._list = self._redis.register_script(_LIST)
         self._loaded: set[str] = set()
         self._spend = self._redis.register_script(_SPEND)
         self._hold = self._redis.register_script(_HOLD)
+        self._time = self._redis.register_script(_TIME)
         self._current: _Session | None = None
         """One check's session, on the store :meth:`session` returned for it (None on the store itself)."""
 
@@ -237,7 +265,7 @@ class RedisStore(Store):
         host = parts.hostname or parts.path
         return f"redis://{host}:{parts.port or 6379}{parts.path if parts.hostname else ''}#{self.ns}"
 
-    def _aclient(self) -> redis.asyncio.Redis:
+    def _aclient(self) -> Any:
         return self._async_clients.get()
 
     async def aclose(self) -> None:
@@ -247,6 +275,8 @@ class RedisStore(Store):
             await client.aclose()
 
     def _key(self, *parts: str) -> str:
+        if self.cluster:  # the namespace is the hash tag: every key of it in one slot
+            return ":".join(("{" + self.ns + "}", *parts))
         return ":".join((self.ns, *parts))
 
     def _fail(self, what: str, exc: Exception) -> StoreError:
@@ -276,9 +306,9 @@ class RedisStore(Store):
         try:
             pipe = self._redis.pipeline(transaction=False)
             if timed:
-                pipe.time()
-            if keys:
-                pipe.mget(keys)
+                self._clock(pipe)
+            for key in keys:  # one GET each: a cluster's pipeline takes no MGET (the same one round trip)
+                pipe.get(key)
             if listed:
                 self._ensure_loaded(self._list)
                 pipe.evalsha(self._list.sha, 1, listed, self._key("auth", ""))
@@ -286,9 +316,8 @@ class RedisStore(Store):
             now = results.pop(0) if timed else None
             if now is not None and not isinstance(now, Exception):
                 clock = (int(now[0]) * 1000 + int(now[1]) // 1000, time.monotonic())
-            if keys:
-                got = results.pop(0)
-                read = dict.fromkeys(keys, got) if isinstance(got, Exception) else dict(zip(keys, got, strict=True))
+            read = dict(zip(keys, results[: len(keys)], strict=True))
+            del results[: len(keys)]
             if listed and not isinstance(results[0], Exception):
                 read[listed] = results[0]
         except redis.RedisError as exc:
@@ -296,6 +325,15 @@ class RedisStore(Store):
         view = copy.copy(self)
         view._current = _Session(read, carry=reads.carry_spends, clock=clock)
         return view
+
+    def _clock(self, pipe: Any) -> None:
+        """Queue a read of the server's clock: on a cluster, of the primary that holds the namespace's slot (a
+        script keyed by it), the one that runs the append whose deadline it sets."""
+        if self.cluster:
+            self._ensure_loaded(self._time)
+            pipe.evalsha(self._time.sha, 1, self._key("clock"))
+        else:
+            pipe.time()
 
     def end_session(self) -> None:
         """Send the writes this check's session still holds (none outside a session)."""
@@ -618,43 +656,65 @@ class RedisStore(Store):
 
     def persistence(self) -> bool | None:
         """Whether the server keeps what it is told across a restart (an append-only file, or RDB snapshots);
-        None when it cannot say (``CONFIG`` renamed by a managed Redis, and no AOF in ``INFO``).
+        None when it cannot say (``CONFIG`` renamed by a managed Redis, and no AOF in ``INFO``). On a cluster,
+        every primary must (False when one does not).
 
         Raises:
             StoreError: the server cannot be reached.
         """
+        found: list[bool | None] = []
         try:
-            try:
-                config = self._redis.config_get("appendonly") | self._redis.config_get("save")
-            except redis.ResponseError:  # CONFIG disabled or renamed
-                info = self._redis.info("persistence")
-                return True if str(info.get("aof_enabled")) == "1" else None
+            for node in self._primaries():
+                try:
+                    config = self._on(node, "config_get", "appendonly") | self._on(node, "config_get", "save")
+                except redis.ResponseError:  # CONFIG disabled or renamed
+                    info = self._on(node, "info", "persistence")
+                    found.append(True if str(info.get("aof_enabled")) == "1" else None)
+                    continue
+                found.append(str(config.get("appendonly")) == "yes" or bool(str(config.get("save") or "").strip()))
         except redis.RedisError as exc:
             raise self._fail("persistence check", exc) from exc
-        return str(config.get("appendonly")) == "yes" or bool(str(config.get("save") or "").strip())
+        return False if False in found else None if None in found else True
 
     def eviction(self) -> str | None:
         """The server's ``maxmemory-policy`` (``noeviction`` keeps every key; any other may drop a spent request,
         and the same payment is then approved again); None when it cannot say (``CONFIG`` renamed, and no
-        policy in ``INFO memory``).
+        policy in ``INFO memory``). On a cluster, the first primary's policy that is not ``noeviction``, else
+        the one they share.
 
         Raises:
             StoreError: the server cannot be reached.
         """
+        found: list[str | None] = []
         try:
-            try:
-                found = self._redis.config_get("maxmemory-policy").get("maxmemory-policy")
-            except redis.ResponseError:  # CONFIG disabled or renamed
-                found = self._redis.info("memory").get("maxmemory_policy")
+            for node in self._primaries():
+                try:
+                    policy = self._on(node, "config_get", "maxmemory-policy").get("maxmemory-policy")
+                except redis.ResponseError:  # CONFIG disabled or renamed
+                    policy = self._on(node, "info", "memory").get("maxmemory_policy")
+                found.append(str(policy) if policy else None)
         except redis.RedisError as exc:
             raise self._fail("eviction check", exc) from exc
-        return str(found) if found else None
+        other = [p for p in found if p is not None and p != NO_EVICTION]
+        return other[0] if other else None if None in found or not found else NO_EVICTION
+
+    def _primaries(self) -> tuple[Any, ...]:
+        """The nodes a check asks: every primary of a cluster, else the one server (None)."""
+        return tuple(self._redis.get_primaries()) if self.cluster else (None,)
+
+    def _on(self, node: Any, command: str, *args: Any) -> Any:
+        """``command`` on ``node`` (a cluster's primary), or on the one server."""
+        if node is None:
+            return getattr(self._redis, command)(*args)
+        return getattr(self._redis, command)(*args, target_nodes=node)
 
     def health(self) -> dict[str, Any]:
         try:
             self._redis.ping()
             info = {**self._redis.info("server"), **self._redis.info("memory")}
             length = self.audit_length()
+            if self.cluster:  # every primary's policy, not one node's
+                info["maxmemory_policy"] = self.eviction() or info.get("maxmemory_policy")
         except (redis.RedisError, StoreError) as exc:
             return self._health(exc)
         return self._health(info, length)
@@ -665,6 +725,10 @@ class RedisStore(Store):
             await client.ping()
             info = {**await client.info("server"), **await client.info("memory")}
             length = int(await client.xlen(self._key("audit")))
+            if self.cluster:
+                policies = await client.config_get("maxmemory-policy", target_nodes=client.PRIMARIES)
+                other = [str(p) for p in _policies(policies) if p != NO_EVICTION]
+                info["maxmemory_policy"] = other[0] if other else NO_EVICTION
         except redis.RedisError as exc:
             return self._health(exc)
         return self._health(info, length)
@@ -685,6 +749,15 @@ class RedisStore(Store):
 
 NO_EVICTION = "noeviction"
 """The one ``maxmemory-policy`` under which Redis never drops a key to make room (a spent request stays spent)."""
+
+
+def _policies(answers: Any) -> list[Any]:
+    """Each node's ``maxmemory-policy`` from a cluster client's ``CONFIG GET`` (one answer, or one per node)."""
+    if isinstance(answers, dict) and "maxmemory-policy" in answers:
+        return [answers["maxmemory-policy"]]
+    if isinstance(answers, dict):
+        return [a.get("maxmemory-policy") for a in answers.values() if isinstance(a, dict)]
+    return []
 
 
 def _verdict(raw: Any, key: str) -> dict[str, Any] | None:
