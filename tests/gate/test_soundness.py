@@ -616,3 +616,20 @@ def test_one_request_one_payment_on_the_async_path_too() -> None:
         return sorted(v.code for v in verdicts)
 
     assert asyncio.run(both()) == sorted([Code.APPROVED, Code.REQUEST_ALREADY_USED])
+
+
+@pytest.mark.parametrize(
+    ("user", "text", "approved"),
+    [
+        ("Post 'standup moved to 10:30 today' in #eng-team.", "standup moved to 10:30 today", True),
+        ("post “standup moved to 10:30 today” in #eng-team", "Standup moved to 10:30 today", True),
+        ("Post 'standup moved to 10:30 today' in #eng-team.", "standup moved to 11:30 today", False),
+        ("Post 'standup moved' in #eng-team.", "standup moved to 10:30 today", False),  # a time the user never gave
+    ],
+)
+def test_a_time_inside_a_passage_the_user_quotes_is_the_users(user: str, text: str, approved: bool) -> None:
+    policy = Policy({"post_message": ToolPolicy(targets=("channel",), content=("text",))})
+    v = _check(user, "post_message", {"channel": "#eng-team", "text": text}, user, policy=policy)
+    assert v.approved is approved, v.reasoning
+    if not approved:
+        assert any(f.path == "text(time)" for f in v.findings.targets), v.findings.targets

@@ -45,6 +45,7 @@ from validator.gate.grounding import (
 )
 from validator.gate.index import is_users, other_index, user_index
 from validator.gate.judgeable import judgeable
+from validator.gate.lexer import quoted_spans
 from validator.gate.options import option_findings, unclassified
 from validator.gate.paths import Keys, keyed_strings, leaves, lookup, under
 from validator.gate.reader import ToolSense, declared, warm
@@ -68,7 +69,7 @@ from validator.inputs.action import (
     QuoteEvidence,
 )
 from validator.inputs.transcript import Transcript
-from validator.language import english
+from validator.language import english, fold_apostrophes
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy, ToolPolicy
 from validator.policy import sources as record_sources
@@ -688,6 +689,16 @@ def _in_paths(path: str, paths: Sequence[str]) -> bool:
     return any(_is_under(path, (p,)) for p in paths)
 
 
+def _request_texts(transcript: Transcript, requests: Sequence[RequestSentence]) -> Iterator[str]:
+    """The request sentences, and the inside of each passage they quote (read from the message: a sentence's
+    text may hold a long quotation masked): a time in "post 'standup moved to 10:30 today' in #eng-team" is the
+    user's though the sentence reads the quotation as one token."""
+    for r in requests:
+        yield r.text
+        said = fold_apostrophes(transcript.messages[r.message].content[r.start : r.end])  # spans of the folded text
+        yield from (said[a + 1 : b - 1] for a, b in quoted_spans(said))
+
+
 def _content_findings(
     transcript: Transcript,
     action: PendingAction,
@@ -701,7 +712,8 @@ def _content_findings(
     them one the user's request names ("Tell Bob the meeting is at 3pm." is no body saying 5pm), and no run of
     :data:`COPIED_WORDS` words in a row copied from an outside party's message (an email's text forwarded into
     a post, a vendor's wording sent on as the user's)."""
-    said = {w.norm for r in requests for w in grammar().words(r.text) if "TIMEX" in w.classes}
+    texts = _request_texts(transcript, requests)
+    said = {w.norm for text in texts for w in grammar().words(text) if "TIMEX" in w.classes}
     for path in content:
         found, value = lookup(action.args, path)
         if found != "found" or not isinstance(value, str):
