@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Hashable, Iterable, Iterator, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from urllib.parse import unquote
 
 from validator.gate.index import is_users
@@ -72,22 +72,27 @@ _NOT_SECRET_NAMES = re.compile(r"(?i)page|cursor|next|continuation|sync|csrf|cou
 """Names that hold a secret's word and no secret (``next_page_token``, ``token_type``, ``password_length``)."""
 
 _DECLARED = re.compile(
-    r"(?i)\b(pass\s*phrase|password|passcode|pin(?:\s+code)?|api\s+key|access\s+token|token|secret(?:\s+key)?|"
-    r"security\s+code|cvv|cvc)\s*(is|was|:|=)\s*"
+    r"(?i)\b(pass\s*phrase|password|passwd|pwd|pw|passcode|pin(?:\s+code)?|api\s+key|access\s+token|token|"
+    r"secret(?:\s+key)?|(?:wi-?fi|network)\s+key|security\s+code|cvv|cvc)"
+    r"(?:\s+(?:for|of|to|on|at)(?:\s+[\w'-]+){1,3}?)?"  # "the password for my bank is …"
+    r"(\s*\b(?:is|was)\b\s*:?|\s*[:=]|'s)"  # "… is", "… is:", ":", "=", "password's …"
+    r"(?:\s*\b(?:now|still|currently|actually|just|simply|literally|really|also|basically|always)\b)*\s*"
     r"(?:[\"'“\u2018]([^\"'”\u2019\n]{4,200})[\"'”\u2019]|([^\s\"'”,;]{4,200}))"
 )
-"""A secret's noun, then ``is`` / ``:`` / ``=`` and the value (the user's own words only): a quoted passage
-whole, else one token (a passphrase's words run to the end of its clause, :data:`_PHRASE_REST`)."""
-_PHRASE_REST = re.compile(r"[^\n.,;!?\"”]{0,200}")
+"""A secret's noun (and whose it is: "for my bank"), then ``is`` / ``:`` / ``=`` / ``'s``, words of time ("now",
+"still"), and the value (the user's own words only): a quoted passage whole, else one token (a passphrase's
+words run to the end of its clause, :data:`_PHRASE_REST`)."""
+_PHRASE_REST = re.compile(r"(?:(?!\s+(?:and|but|or)\s+(?:my|the|our|his|her|their|your|its)\b)[^\n.,;!?\"”]){0,200}")
+"""A passphrase's words after its first: to the clause's end, or to "and my …" (another declaration)."""
 _ASSIGNED_MARKS = ("passw", "secret", "token", "key")
-_DECLARED_MARKS = ("pass", "pin", "key", "token", "secret", "security", "cvv", "cvc")
+_DECLARED_MARKS = ("pass", "pw", "pin", "key", "token", "secret", "security", "cvv", "cvc")
 """The lowercase literals every match of :data:`_ASSIGNED` (and of :data:`_DECLARED`) contains."""
 _SECRET_LIKE = re.compile(r"\d|[^\w]|_|[A-Z]")
 """A declared value holding a digit, a sign or a capital ("hunter2", "Tr0ub4dor&3") is a secret however it is
 declared."""
-_PLAIN_MIN = 6
-"""A declared value of lower-case letters alone, after ``is``, is a secret from this length ("hunterhunter")
-when no word of the language says it: "the password is wrong" declares none (:func:`_plain_secret`)."""
+_SECRET_CLASSES = frozenset({"NN", "NNS", "NAME"})
+"""The only classes a word of plain letters may have in the language and still be a declared secret ("my password
+is monkey", a noun): any other says what the secret is or is no value ("wrong", "please", "here")."""
 _TRAILING = ".!?)"
 
 
@@ -117,7 +122,7 @@ def secrets_in(text: str, declared: Iterable[str] = ()) -> Iterator[str]:
         yield value
 
 
-ENCODED_MIN = 8
+ENCODED_MIN = 6
 """A known secret this long or longer is looked for in its encodings too."""
 
 
@@ -173,42 +178,45 @@ def _may_hold(text: str, marks: tuple[str, ...]) -> bool:
 
 
 def declared_secrets(texts: Iterable[str], pack: LanguagePack | None = None) -> frozenset[str]:
-    """The strings the user's words declare secrets ("my password is hunter2" → ``hunter2``; "PIN: 4821";
-    "my password is 'correct horse battery staple'"; "my password is hunterhunter")."""
+    """The strings the user's words declare secrets ("my password is hunter2" → ``hunter2``; "PIN: 4821"; "my
+    password is 'correct horse battery staple'"; "the password for my bank is now hunterhunter")."""
     pack = pack or english()
     out = set()
     for text in texts:
         if not _may_hold(text, _DECLARED_MARKS):
             continue
         for m in _DECLARED.finditer(text):
-            noun, link, quoted, token = m.groups()
+            noun, _, quoted, token = m.groups()
             if quoted is not None:
-                value, plain_ok = quoted.strip(), True
+                value = quoted.strip()
             elif "phrase" in noun.lower() and (rest := _PHRASE_REST.match(text, m.end(4))):
                 value = (token + rest.group(0)).strip().rstrip(_TRAILING + ":")
-                if len(value.split()) > 1 and not any(_unknown_word(w, pack) for w in value.casefold().split()):
-                    continue  # "my passphrase is not working": only words saying what it is
-                plain_ok = True
             else:
-                value, plain_ok = token.rstrip(_TRAILING + ":"), link.lower() not in ("is", "was")
-            if len(value) < 4 or (quoted is None and value.casefold() in pack.secret_states):
-                continue  # "the password is wrong": it says what the secret is, not which
-            if _SECRET_LIKE.search(value) or _plain_secret(value, plain_ok, pack):
+                value = token.rstrip(_TRAILING + ":")
+            if len(value) >= 4 and (quoted is not None or _names_a_secret(value, pack)):
                 out.add(value)
     return frozenset(out)
 
 
-def _plain_secret(value: str, marked: bool, pack: LanguagePack) -> bool:
-    """Whether a declared value of plain letters is a secret: given by a colon, an equals sign or quotation marks,
-    any; after ``is``, only one of :data:`_PLAIN_MIN` letters or more that the language does not know as a word of
-    its tables or a verb's inflected form ("changed")."""
-    return marked or (len(value) >= _PLAIN_MIN and _unknown_word(value.casefold(), pack))
+def _names_a_secret(value: str, pack: LanguagePack) -> bool:
+    """Whether a declared value not in quotation marks is a secret rather than words about one: one with a digit,
+    a sign or a capital always; words of plain letters when one of them may be a secret's (:func:`_may_be_secret`:
+    "the password is wrong", "my passphrase is not working" declare none)."""
+    words = value.split()
+    if len(words) == 1 and _SECRET_LIKE.search(value):
+        return True
+    classes = pack.word_classes()
+    return any(_may_be_secret(w.casefold(), pack, classes) for w in words)
 
 
-def _unknown_word(word: str, pack: LanguagePack) -> bool:
-    """Whether the language knows ``word`` as no word of its tables, no state of a secret and no verb's inflected
-    form ("changed"): a word such as "hunterhunter" or "staple" may be a secret's."""
-    if word in pack.secret_states or word in pack.mentioned or word in pack.word_classes():
+def _may_be_secret(word: str, pack: LanguagePack, classes: Mapping[str, frozenset[str]]) -> bool:
+    """Whether a word may be (part of) a secret: any with a digit, a sign or a capital; one of plain letters that
+    says nothing about a secret: no state of one (the pack's ``[secrets]``: "wrong", "expired"), no word of the
+    language's other classes (an adjective, "please", "here"), no adverb in -ly, no verb's inflected form
+    ("changed"). A noun ("monkey") or a word no table knows ("hunterhunter", "staple") may be."""
+    if _SECRET_LIKE.search(word):
+        return True
+    if word in pack.secret_states or word.endswith("ly") or not classes.get(word, _SECRET_CLASSES) <= _SECRET_CLASSES:
         return False
     return all(lemma == word for lemma in english_verb_lemmas(word))
 
