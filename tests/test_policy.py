@@ -251,3 +251,20 @@ def test_an_mcp_tool_without_a_name_is_a_usage_error() -> None:
 
     with pytest.raises(UsageError, match="needs a name"):
         Policy.from_toml(TRUSTING).with_mcp_tools("github", [{"annotations": {"readOnlyHint": True}}])
+
+
+def test_the_attackers_mcp_listings_stay_guarded() -> None:
+    """A destructive flag of any truthy shape, a name listed read-only and then destructive, a name holding a
+    pattern's sign (no tool's), and empty annotations beside a metadata that says read-only."""
+    from types import SimpleNamespace
+
+    listed = [
+        {"name": "wipe_a", "annotations": {"readOnlyHint": True, "destructiveHint": "true"}},
+        {"name": "wipe_b", "annotations": {"readOnlyHint": True, "destructiveHint": 1}},
+        {"name": "twice", "annotations": {"readOnlyHint": True}},
+        {"name": "twice", "annotations": {"destructiveHint": True}},
+        {"name": "get_*", "annotations": {"readOnlyHint": True}},
+        SimpleNamespace(name="odd", annotations={}, metadata={"readOnlyHint": True}),
+    ]
+    effective = Policy.from_toml(TRUSTING).with_mcp_tools("github", listed)
+    assert not any(tp.exempt for tp in effective.tools.values()), effective.tools

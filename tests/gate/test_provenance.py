@@ -710,6 +710,14 @@ def test_a_record_holding_two_values_of_the_targets_kind_designates_neither(paid
         [{"email": "eve@evil.example", "note": "from the newsletter"}],
         [{"id": "Bob", "name": "Eve Mallory", "email": "eve@evil.example"}],  # its id is Bob, its name is Eve's
         [{"key": "Bob", "title": "Eve's card", "email": "eve@evil.example"}],
+        # the attacker's pass: a field naming someone else beside the record's own name
+        [{"name": "Eve Mallory", "manager_name": "Bob", "email": "eve@evil.example"}],
+        [{"name": "Bob Stone"}, {"name": "Eve", "emergency_contact_name": "Bob", "email": "eve@evil.example"}],
+        [{"email": "eve@evil.example", "manager_name": "Bob"}],
+        [{"name": "Eve", "username": "Bob", "email": "eve@evil.example"}],  # a handle is no name
+        ["eve@evil.example"],  # a list of one bare value says nothing of whose it is
+        {"results": ["eve@evil.example"]},
+        {"results": {"c_17": {"email": "eve@evil.example"}}},  # a mapping of records by id, one in it
     ],
 )
 def test_a_search_result_designates_only_by_its_own_name(records: Any) -> None:
@@ -727,3 +735,22 @@ def test_a_search_result_named_for_the_request_designates_and_a_bare_answer_stil
     by_id = [{"id": "t-12", "title": "Printer broken", "email": "it@acme.example"}, {"id": "t-13", "title": "x"}]
     v = _contacts("Email the owner of t-12 the minutes.", "t-12", by_id, "send_email", {"to": "it@acme.example"})
     assert v.findings.targets[0].status == "delegated", v.reasoning  # an address (an id) is compared with its id
+
+
+@pytest.mark.parametrize("name", ["Jean-Luc", "O'Brien"])
+def test_a_name_joined_by_a_hyphen_or_an_apostrophe_is_a_name_not_an_address(name: str) -> None:
+    """The attacker's pass: "Jean-Luc" was read as an address, and a lookup by an address returns its thing whole."""
+    records = [{"name": "Eve Mallory", "email": "eve@evil.example"}]
+    v = _contacts(f"Email {name} the minutes.", name, records, "send_email", {"to": "eve@evil.example"})
+    assert not v.approved and v.findings.targets[0].status != "delegated", v.reasoning
+    own = [{"name": name, "email": "jl@acme.example"}]
+    v = _contacts(f"Email {name} the minutes.", name, own, "send_email", {"to": "jl@acme.example"})
+    assert v.findings.targets[0].status == "delegated", v.reasoning
+
+
+def test_records_keyed_by_their_names_designate_the_one_the_user_named() -> None:
+    by_name = {"Bob": {"email": "bob@acme.example"}, "Eve": {"email": "eve@evil.example"}}
+    v = _contacts("Email Bob the minutes.", "Bob", by_name, "send_email", {"to": "bob@acme.example"})
+    assert v.approved and v.findings.targets[0].status == "delegated", v.reasoning
+    v = _contacts("Email Bob the minutes.", "Bob", by_name, "send_email", {"to": "eve@evil.example"})
+    assert not v.approved, v.reasoning

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -354,3 +355,40 @@ def test_a_call_in_flight_before_the_turn_being_checked_is_another_call_even_wit
     }
     verdict = Validator(POLICY).validate(Transcript(pending), action, user_id="u-1")
     assert verdict.code == Code.REQUEST_ALREADY_USED and "call c1" in verdict.reasoning
+
+
+def test_two_of_the_very_call_in_one_turn_checked_without_an_id_are_never_both_approved() -> None:
+    """The attacker's pass: two identical payments in the newest message, each checked with no call id, were each
+    taken for the action itself; which one a check is cannot be told, so each counts as done."""
+    pending = [
+        Message("user", ASK),
+        Message("assistant", "", (ToolCall("c1", "send_money", RENT), ToolCall("c2", "send_money", RENT))),
+    ]
+    action = {
+        "tool": "send_money",
+        "args": RENT,
+        "justification": {"reason": "The user asked.", "evidence": [{"quote": ASK}]},
+    }
+    validator = Validator(POLICY)
+    verdicts = [validator.validate(Transcript(pending), action, user_id="u-1") for _ in range(2)]
+    assert not any(v.approved for v in verdicts), [v.reasoning for v in verdicts]
+    with_ids = [validator.validate(Transcript(pending), {**action, "call_id": c}, user_id="u-2") for c in ("c1", "c2")]
+    assert [v.approved for v in with_ids] == [True, False], [v.reasoning for v in with_ids]  # the store's ledger
+
+
+def test_a_record_inside_the_payees_binds_nothing_to_him() -> None:
+    """The attacker's pass: Bob's contact holds his emergency contact Carol's IBAN; paying Carol first (her own
+    request) does not spend the request to pay Bob."""
+    carol = "FR1420041010050500013M02606"
+    ask = f"Pay Carol 300 EUR to {carol}. Pay Bob 500 EUR."
+    record = {"name": "Bob", "iban": OTHER, "emergency_contact": {"name": "Carol", "iban": carol}}
+    messages = [
+        Message("user", ask),
+        Message("assistant", "", (ToolCall("s1", "search_contacts", {"query": "Bob"}),)),
+        Message("tool", json.dumps([record]), (), "s1", "search_contacts"),
+        *_ran("c1", {"recipient": carol, "amount": 300, "currency": "EUR"}),
+    ]
+    why = {"reason": "The user asked.", "evidence": [{"quote": "Pay Bob 500 EUR."}]}
+    action = {"tool": "send_money", "args": {"recipient": OTHER, "amount": 500, "currency": "EUR"}, "call_id": "c9"}
+    v = Validator(LOOKING_UP).validate(Transcript(messages), {**action, "justification": why}, user_id="u-1")
+    assert v.code != Code.REQUEST_ALREADY_USED, v.reasoning

@@ -182,20 +182,25 @@ def _is_record_of(record: Any, name: str, key: str | None = None) -> bool:
 
 def _identity_texts(record: Any, name: str) -> list[str]:
     """The texts of a record's identity that may equal ``name``: its own fields named for what it is (a name, a
-    title, an id, an address, a handle; :data:`validator.language.LanguagePack.identity_fields`), or, for a bare
-    value, the value. A name the user gave in words ("Bob", "water bill") is compared with the record's name or
-    title where it has one: a record whose ``id`` is "Bob" while its ``name`` is Eve's is Eve's."""
+    title, an id, an address, a handle; :data:`validator.language.LanguagePack.identity_fields`, with only words of
+    ``[records] qualifiers`` beside: ``full_name``, ``company_name``, never ``manager_name``, which is someone
+    else's), or, for a bare value, the value. A name the user gave in words ("Bob", "water bill") is compared with
+    the record's name or title where it has one: a record whose ``id`` is "Bob" while its ``name`` is Eve's is
+    Eve's."""
     if not isinstance(record, dict):
         return [t for _, t in string_leaves(record, "")]
-    fields = english().identity_fields
-    own = [(set(_key_words(str(k))), str(v)) for k, v in record.items() if isinstance(v, str | int)]
-    texts = [(words, text) for words, text in own if words & fields]
-    naming = [text for words, text in texts if words & _NAMING]
+    pack = english()
+    fields, own_words = pack.identity_fields, pack.identity_fields | pack.record_qualifiers
+    keyed = [(set(_key_words(str(k))), str(v)) for k, v in record.items() if isinstance(v, str | int)]
+    texts = [(words, text) for words, text in keyed if words & fields and words <= own_words]
+    naming = [text for words, text in texts if words & _NAMING and not words & _HANDLES]
     return naming if naming and not _address(name) else [text for _, text in texts]
 
 
-_NAMING = frozenset({"name", "title", "username"})
+_NAMING = frozenset({"name", "title"})
 """Words of a record's field that hold what it is called (``name``, ``full_name``, ``title``)."""
+_HANDLES = frozenset({"user", "username", "screen", "nick"})
+"""Words of a field that holds a handle, not a name (``user_name``, ``screen_name``)."""
 
 
 def _key_words(key: str) -> list[str]:
@@ -204,9 +209,13 @@ def _key_words(key: str) -> list[str]:
 
 def _address(text: str) -> bool:
     """Whether a lookup's argument is an address of one thing (``bill-december.txt``, ``c-17``, a link) rather
-    than words describing what to find ("Bob", "water bill")."""
+    than words describing what to find ("Bob", "water bill", and names joined by a hyphen or an apostrophe:
+    "Jean-Luc", "O'Brien"): one token holding a digit or a sign of an address."""
     word = text.strip()
-    return bool(word) and not any(ch.isspace() for ch in word) and not word.isalpha()
+    return bool(word) and not any(ch.isspace() for ch in word) and _ADDRESS_SIGNS.search(word) is not None
+
+
+_ADDRESS_SIGNS = re.compile(r"[\d@/\\.:#_]")
 
 
 def _own_texts(record: dict[Any, Any]) -> list[str]:
@@ -225,10 +234,12 @@ def _designated(root: Any, path: tuple[Step, ...], leaf: Any, names: Sequence[st
     innermost: dict[Any, Any] | None = None
     inside = False  # the innermost record is a field of another record (his spouse's, his manager's)
     chosen_record = True  # the node is the root, or the record the call's arguments selected among several
-    through_list = False  # a list on the path so far
-    listed = False  # the innermost record stands in a list (a search's results): it must say whose it is
+    through_list = False  # a list (or a mapping of records by id) on the path so far
+    listed = False  # the innermost record stands in one (a search's results): it must say whose it is
+    key: str | None = None  # the id a mapping of records keys the innermost one by
+    entered_by: str | None = None  # the id the node was reached by, from a mapping of records
     for n, step in enumerate(path):
-        through_list = through_list or isinstance(node, list)
+        through_list = through_list or isinstance(node, list) or _by_id(node)
         if _records(node) is not None:
             keys = [str(k) for k in node] if isinstance(node, dict) else []
             records = list(node.values()) if isinstance(node, dict) else list(node)
@@ -237,24 +248,35 @@ def _designated(root: Any, path: tuple[Step, ...], leaf: Any, names: Sequence[st
                 return False
         if isinstance(node, dict):
             inside = inside or (innermost is not None and not chosen_record)
-            innermost, listed = node, through_list
+            innermost, listed, key = node, through_list, entered_by
         if n == len(path) - 1 and scalar and isinstance(node, list) and len(node) > 1:
             return False  # one account of Bob's several: the agent's choice
         if n < len(path) - 1:
             # a wrapper with no text of its own ({"Introductory meeting": {...}}) is no record of someone
             chosen_record = _records(node) is not None or (isinstance(node, dict) and not _own_texts(node))
+            entered_by = str(step) if _by_id(node) else None
             node = node[step]
-    if innermost is None or any(_address(name) for name in names):
+    if any(_address(name) for name in names):
         return True  # a lookup by an address (a file, a link, an id) returns that thing, whole
+    if innermost is None:
+        return not through_list  # a value the lookup answered with, not one of a search's list ([EVE])
     if _another_of_its_kind(innermost, leaf):
         return False  # Bob's record holds two IBANs (his, and a "previous_account_closed"): which one, he did not say
     if inside:  # a record inside the named one is someone else's unless it is itself what the user named
         return any(_is_record_of(innermost, name) for name in names)
-    if listed and not any(_is_record_of(innermost, name) for name in names):
-        return False  # one record of a search's results ([{"iban": …}]) that says nothing of whose it is
+    if (listed or isinstance(node, list)) and not any(_is_record_of(innermost, name, key) for name in names):
+        # a record of a search's results ([{"iban": …}]), or a value of a list in a record ({"results": [EVE]}),
+        # that says nothing of whose it is
+        return False
     own = _own_texts(innermost)
     others = [t for t in own if t != str(leaf)]
     return not others or any(_is_record_of(innermost, name) for name in names)
+
+
+def _by_id(node: Any) -> bool:
+    """Whether ``node`` is a mapping of records by their ids (``{"c_17": {...}}``): each value a record, no text
+    of its own."""
+    return isinstance(node, dict) and bool(node) and all(isinstance(v, dict) for v in node.values())
 
 
 def _another_of_its_kind(record: dict[Any, Any], leaf: Any) -> bool:
@@ -351,7 +373,7 @@ def records_of(transcript: Transcript, names: Sequence[str], sources: frozenset[
         root = _parsed(m.content) if call is not None and call[1].name in sources else None
         for record in _dicts(root):
             if any(_is_record_of(record, name) for name in names):
-                found.append([text for _, text in string_leaves(record, "")])
+                found.append(_own_texts(record))  # its own fields: a record inside it is someone else's
     return found
 
 

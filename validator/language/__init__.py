@@ -184,6 +184,9 @@ class LanguagePack:
     turning: frozenset[str] = frozenset()
     """Words that keep a model from deciding a dangerous call's request where the policy lets it (``intent =
     "judge"``): a condition, a hedge, a report, a refusal, whose scope code cannot see (the pack's ``[judging]``)."""
+    record_qualifiers: frozenset[str] = frozenset()
+    """Words that may stand beside an identity field's word in a record's own name for it (``full_name``,
+    ``company_name``; the pack's ``[records]``): a field with any other word (``manager_name``) is someone else's."""
     secret_states: frozenset[str] = frozenset()
     """Words that say what a secret is, not which ("the password is wrong", "my PIN is expired"): after a secret's
     noun they declare no secret (the pack's ``[secrets]``)."""
@@ -313,6 +316,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         holding=frozenset(data.get("framing", {}).get("holding", ())),
         turning=frozenset(data.get("judging", {}).get("turning", ())),
         secret_states=frozenset(data.get("secrets", {}).get("states", ())),
+        record_qualifiers=frozenset(data.get("records", {}).get("qualifiers", ())),
         containers={k: frozenset(v) for k, v in data.get("containers", {}).items()},
         user_pronouns=frozenset(data["roles"].get("user_pronouns", ())),
         ahead=frozenset(data["roles"].get("ahead", ())),
@@ -325,7 +329,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
     )
 
 
-OUTSIDE_THE_GRAMMAR = ("addressing", "framing", "amounts", "judging", "secrets")
+OUTSIDE_THE_GRAMMAR = ("addressing", "framing", "amounts", "judging", "secrets", "records")
 """Tables of the pack's file read by code outside the grammar (whom a reply addresses): their words are no
 vocabulary, so they never change how a sentence parses."""
 

@@ -201,7 +201,9 @@ def mcp_tool(tool: Any) -> tuple[str, Mapping[str, Any]]:
         name, annotations = tool.get("name"), tool.get("annotations")
     else:
         name = getattr(tool, "name", None)
-        annotations = getattr(tool, "annotations", None) or getattr(tool, "metadata", None)
+        annotations = getattr(tool, "annotations", None)
+        if annotations is None:  # a LangChain tool keeps them in its metadata (only where it has no annotations)
+            annotations = getattr(tool, "metadata", None)
         dump = getattr(annotations, "model_dump", None)  # MCP's ToolAnnotations, a pydantic model
         if callable(dump):
             annotations = dump(by_alias=True)
@@ -212,8 +214,9 @@ def mcp_tool(tool: Any) -> tuple[str, Mapping[str, Any]]:
 
 def read_only(annotations: Mapping[str, Any]) -> bool:
     """Whether MCP annotations say a tool does not modify its environment: ``readOnlyHint`` is ``true`` (the
-    boolean, nothing that merely reads as true) and ``destructiveHint`` is not."""
-    return annotations.get("readOnlyHint") is True and annotations.get("destructiveHint") is not True
+    boolean, nothing that merely reads as true) and ``destructiveHint`` is absent or ``false`` (any other value,
+    ``"true"`` or ``1``, is read as destructive)."""
+    return annotations.get("readOnlyHint") is True and annotations.get("destructiveHint") in (None, False)
 
 
 @dataclass(frozen=True)
@@ -258,15 +261,21 @@ class Policy:
         ``tools``: the server's tools as the host has them: MCP's ``Tool`` (``mcp.types.Tool``, its
         ``annotations``), a LangChain tool from ``langchain-mcp-adapters`` (which keeps them in ``metadata``), or
         an item of a ``tools/list`` answer (``{"name", "annotations"}``). ``name_format``: the name the host calls
-        the tool by, from ``{server}`` and ``{tool}`` (``"mcp__{server}__{tool}"`` for Claude Code)."""
+        the tool by, from ``{server}`` and ``{tool}`` (``"mcp__{server}__{tool}"`` for Claude Code; with the
+        default, a bare name, give only tools no other server serves under that name). A name listed twice is
+        exempt only when every listing says read-only; a name holding ``*``, ``?`` or ``[`` is no tool's."""
         if server not in self.trusted_servers:
             return self
-        added: dict[str, ToolPolicy] = {}
+        listed: dict[str, bool] = {}  # each name, read-only by every listing of it
         for tool in tools:
             name, annotations = mcp_tool(tool)
             called = name_format.format(server=server, tool=name)
-            if read_only(annotations) and called not in self.tools and not self._matched(called):
-                added[called] = ToolPolicy(exempt=True, description=f"read-only by trusted MCP server {server!r}")
+            listed[called] = listed.get(called, True) and read_only(annotations)
+        added = {
+            called: ToolPolicy(exempt=True, description=f"read-only by trusted MCP server {server!r}")
+            for called, only_reads in listed.items()
+            if only_reads and not is_pattern(called) and called not in self.tools and not self._matched(called)
+        }
         if not added:
             return self
         return Policy({**self.tools, **added}, self.settings, self.patterns, self.trusted_servers)

@@ -336,15 +336,18 @@ def _in_flight(transcript: Transcript, calls: _Calls, after: int, action: Pendin
     action checked with none, the transcript's newest message of calls holding a call of its tool with its very
     arguments (the host checks the call it is about to run): with a user's, an assistant's or another call's
     message after it, that call was made before and may be running, so the action is another (the calls beside
-    it are checked with it, and the store's ledger lets the first of two spend the request)."""
+    it are checked with it, and the store's ledger lets the first of two spend the request). Two such calls in
+    that message, checked with no id, cannot be told apart: each counts as done (the person is asked)."""
     own = dict(action.args)
     newest = _newest_calls(transcript)
-    mine = [
-        i
+    alike = [
+        (i, call)
         for i, call in calls.waiting
-        if call.id == action.call_id
-        or (action.call_id is None and i == newest and call.name == action.tool and _same_args(call.args, own))
+        if action.call_id is None and i == newest and call.name == action.tool and _same_args(call.args, own)
     ]
+    if len(alike) > 1:  # two of the very call in one turn, checked with no id: which one is this? each is done
+        return alike
+    mine = [i for i, call in calls.waiting if call.id == action.call_id] + [i for i, _ in alike]
     before = max(mine) if mine else None
     return [(i, call) for i, call in calls.waiting if after < i and (before is None or i < before)]
 
