@@ -152,6 +152,9 @@ class Reading:
     reason: str = ""
     """A reason the sentence gives (``kind == "reason"``, or after a request's comma): the kind of deed it goes
     with, as the grammar names it (``removal``: "I'm done with it", "it's spam")."""
+    purposes: tuple[Action, ...] = ()
+    """The verbs of a purpose after a request ("… to pay the rent"): never asked for, but read where a sentence is
+    looked at for any action it names (an outside party's "review the invoice to pay 4800 EUR")."""
 
 
 Problem = Literal["unknown_word", "no_parse", "ambiguous", "too_long"]

@@ -99,6 +99,11 @@ def _name(node: Tree[Any]) -> str:
     return str(getattr(node.data, "value", node.data))
 
 
+_TIME_CLASSES = frozenset({"TIMEX", "NOW", "DEADLINE", "MONTH", "ORD"})
+_NOUNS = frozenset({"NN", "NNS"})
+"""Word classes of a time ("on the 1st", "tomorrow", "by Friday"): one in a purpose times the request too."""
+
+
 class Semantics:
     """Reads a parse tree into readings, bottom up: each node's set of meanings, each ``_ambig`` node the
     union of its alternatives'. A rule's reading is ``None`` when its phrase is not licensed (dropped)."""
@@ -193,9 +198,44 @@ class Semantics:
         actions = frame.data[1] + tuple(replace(a, negated=True) for p in negated for a in p.data)
         declared = tuple(d for p in self.parts(kids, "declaration") for d in p.data)
         reason = self.parts(kids, "reason")
+        purposes = self.parts(kids, "purpose")
+        timed = tuple(m for p in purposes for m in p.data[1])
+        if timed:  # a time in the purpose may be the request's ("pay … to renew the lease on March 3"): read as its
+            actions = tuple(replace(a, mods=a.mods + timed) for a in actions)
         return Reading(
-            "request", frame.data[0], actions, declarations=declared, reason=reason[0].data if reason else ""
+            "request",
+            frame.data[0],
+            actions,
+            declarations=declared,
+            reason=reason[0].data if reason else "",
+            purposes=tuple(a for p in purposes if (a := p.data[0]) is not None),
         )
+
+    def r_purpose(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+        """A purpose after a request ("… to prepare for the trip", "… so that Ann has it"): its action (a verb no
+        call reads, kept for :attr:`Reading.purposes`), and a time among its words, which may time the request as
+        well as the purpose: kept as a time of the request's actions."""
+        clause = self.parts(kids, "purpose_clause")
+        action = clause[0].data if clause else self._purpose_action(node, kids)
+        first = next(self._leaves(node), None)
+        if first is not None and first.norm == "to" and any(w.classes & _NOUNS for w in self.tokens(kids, "VB")):
+            return None  # no comma, a verb that is a noun as well: "to account 12345678" is where, not what for
+        words = [w for w in self._leaves(node) if w.classes & _TIME_CLASSES]
+        start, end = self.span(node)
+        timed = (Mod("time", None, " ".join(w.norm for w in words), start, end),) if words else ()
+        return _Part("purpose", (action, timed))
+
+    def r_purpose_clause(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return _Part("purpose_clause", self._purpose_action(node, kids))
+
+    def _purpose_action(self, node: Tree[Any], kids: Sequence[Any]) -> Action | None:
+        verbs = [w for w in self.tokens(kids) if w.classes & {"VB", "VBZ"}]
+        if not verbs:
+            return None  # ", it's for the pizza": no verb
+        objects = self.parts(kids, "objects")
+        start, end = self.span(node)
+        things = objects[0].data[0] if objects else ()
+        return Action(verbs[0].verb or verbs[0].norm, things, self._mods(kids), False, start, end)
 
     def r_reason(self, node: Tree[Any], kids: list[Any]) -> Reading:
         return Reading("reason", "reason", reason=self.parts(kids, "reason")[0].data)

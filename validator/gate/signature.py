@@ -144,8 +144,8 @@ def _asks(text: str, tool: ToolSense, *, unread: bool = True) -> bool:
             continue
         if reading.kind not in ("request", "negated") or hidden:
             return True  # (what another verb's free text or quoted passage says is not read: "Invoice: pay …")
-        if any(tool.intent_of(a) is not None for a in reading.actions):
-            return True
+        if any(tool.intent_of(a) is not None for a in (*reading.actions, *reading.purposes)):
+            return True  # a purpose names it too: "Please review the invoice to pay 4800 EUR to DE89…"
     return False
 
 
