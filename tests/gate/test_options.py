@@ -295,3 +295,19 @@ def _nested_under(levels: int, leaf: dict[str, Any]) -> dict[str, Any]:
 def test_no_depth_or_length_hides_a_widened_option(extra: dict[str, Any]) -> None:
     verdict = _check("Archive thread t-88.", "archive_thread", {"thread_id": "t-88", **extra})
     assert verdict.decision is Decision.ASK_USER and _widened(verdict)
+
+
+def test_a_short_stem_is_no_form_of_another_word() -> None:
+    """Hypothesis found "not" taken for a form of "notes" (both stem to "not"): a stem under four letters counts
+    only as the word itself."""
+    tp = POLICY.for_tool("send_email")
+    policy = Policy({**POLICY.tools, "send_email": replace(tp, options={**tp.options, "mode": ""})})
+    user = "Email bob@acme.example the notes from today."
+    for value, approved in (("not", False), ("notes", True), ("today", True)):
+        action = {
+            "tool": "send_email",
+            "args": {"to": "bob@acme.example", "body": "Notes.", "mode": value},
+            "justification": {"reason": "r", "evidence": [{"quote": user}]},
+        }
+        verdict = Validator(policy).validate(Transcript([Message(role="user", content=user)]), action, user_id="u-1")
+        assert verdict.approved is approved, (value, verdict.reasoning)

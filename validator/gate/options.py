@@ -103,10 +103,13 @@ def _switched_on(value: Any) -> bool:
 class _Said:
     """The words of the proved clauses, stemmed, and whether a negation stands among them."""
 
-    __slots__ = ("negated", "stems", "text")
+    __slots__ = ("negated", "stems", "text", "words")
 
-    def __init__(self, stems: frozenset[str], negated: bool, text: str = "") -> None:
+    def __init__(
+        self, stems: frozenset[str], negated: bool, text: str = "", words: frozenset[str] = frozenset()
+    ) -> None:
         self.stems = stems
+        self.words = words
         self.negated = negated
         self.text = text
         """The proved clauses' words, case-folded, whole (a path the user wrote stands in it verbatim)."""
@@ -116,7 +119,17 @@ def _said(requests: Sequence[RequestSentence]) -> _Said:
     negatives = english().negatives
     words = [w.casefold() for r in requests for w in re.findall(r"[^\W_]+(?:'[a-z]+)?", r.valued())]
     text = " ".join(r.valued() for r in requests).casefold()
-    return _Said(frozenset(_stem(w) for w in words), any(w in negatives for w in words), text)
+    return _Said(frozenset(_stem(w) for w in words), any(w in negatives for w in words), text, frozenset(words))
+
+
+def _holds(word: str, said: _Said) -> bool:
+    """Whether the proved clauses hold ``word``: itself, or a form of it whose stem has four letters or more (a
+    shorter one says too little: "notes" is no form of "not")."""
+    stem = _stem(word)
+    return word.casefold() in said.words or (len(stem) >= _STEM_MIN and stem in said.stems)
+
+
+_STEM_MIN = 4
 
 
 def _read(name: str, value: Any, default: Any, said: _Said, ground: Ground) -> Iterator[ValueFinding]:
@@ -156,7 +169,7 @@ def _element(path: str, value: Any, note: str, said: _Said, ground: Ground) -> I
 
 def _flag_asked(name: str, value: bool, said: _Said) -> bool:
     words = [w for w in tool_words(name) if w not in _NAME_FILLERS]
-    if not words or not all(_stem(w) in said.stems for w in words):
+    if not words or not all(_holds(w, said) for w in words):
         return False
     return said.negated is not value  # on: no negation in the request; off: under one
 
@@ -171,7 +184,7 @@ def _words_asked(value: str, said: _Said) -> bool:
     words = [w.casefold() for w in _WORD.findall(_EXTENSION.sub("", value.strip()))]
     if not words or len(words) > MAX_OPTION_WORDS or said.negated:
         return False
-    return all(_stem(w) in said.stems for w in words)
+    return all(_holds(w, said) for w in words)
 
 
 def _stem(word: str) -> str:
