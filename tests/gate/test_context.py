@@ -108,6 +108,9 @@ TAKEN_BACK = [
     ([f"Pay {IBAN} 50 EUR, then cancel."], PAY),
     # a one-word answer after the request may take it back
     ([f"Pay {IBAN} 50 EUR.", "No."], PAY),
+    # the assistant's own work after it, with a negation inside (the context properties found it)
+    ([f"Pay {IBAN} 50 EUR.\ntell me something i don't know."], PAY),
+    ([f"Pay {IBAN} 50 EUR. Let me know if you shouldn't."], PAY),
 ]
 
 

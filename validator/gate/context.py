@@ -516,10 +516,13 @@ def _stands_alone(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mi
     """Whether every verb of a request beside or after the request stands on its own: no word pointing back,
     no free text, nothing naming the request's thing or one of its arguments, and it is a request of a tool the
     policy knows (of this one only when it is proved)."""
-    conversation = english().conversation
+    conversation, negatives = english().conversation, english().negatives
     for reading in parse.readings:
         for action in reading.actions:
             if own_work(action):
+                said = [w for w in parse.words if action.start <= w.start < action.end]
+                if any("NOT" in w.classes or w.norm in negatives for w in said):
+                    return False  # "tell me something I don't know": a negation in it, whatever it governs
                 continue  # "Let me know when it is done.": the assistant tells the user
             mine_too = tool.intent_of(action) is not None and not action.negated
             # another request of its own names its kind of thing as it does ("Email Ann the report. Email Bob
