@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import socket
 import subprocess
+import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -132,3 +137,31 @@ class RedisClusterServers:
     def stop(self) -> None:
         for node in self.nodes:
             node.stop()
+
+
+def a_late_append_writes_nothing(store: Any, pid: int) -> None:
+    """Assert the store's append that records an approval and spends its request writes nothing when the Redis
+    process ``pid`` (the one server, or the primary of the store's slot) is frozen past the client's timeout
+    while the script is queued: the client gives up (``SpendLost``), Redis resumes and runs it, and no record
+    contradicts the refusal the caller got; the request stays unspent. One in time records and spends first."""
+    import pytest
+
+    from validator.store.base import ReadAhead, SpendLost
+
+    check = store.session(ReadAhead(carry_spends=True))
+    assert check.spend("request-0", "send_money c0", timedelta(days=1)) is None
+    assert check.append_audit("event-on-time", {"verdict": {"code": "APPROVED"}}, datetime.now(UTC))
+    assert store.audit_length() == 1 and store._redis.get(store._key("spent", "request-0")) == "send_money c0"
+    check = store.session(ReadAhead(carry_spends=True))
+    assert check.spend("request-1", "send_money c1", timedelta(days=1)) is None  # waits for the record
+    os.kill(pid, signal.SIGSTOP)
+    resume = threading.Timer(1.5, os.kill, (pid, signal.SIGCONT))
+    resume.start()
+    try:
+        with pytest.raises(SpendLost):
+            check.append_audit("event-late", {"verdict": {"code": "APPROVED"}}, datetime.now(UTC))
+    finally:
+        resume.join()
+    time.sleep(0.2)  # the queued script has run by now
+    assert store.audit_length() == 1  # the one in time only
+    assert store._redis.get(store._key("spent", "request-1")) is None

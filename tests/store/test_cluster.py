@@ -4,19 +4,16 @@ persistence and eviction ask every primary, and a late script writes nothing the
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import threading
-import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 import redis
 
+from tests.redis_server import a_late_append_writes_nothing
 from validator.exceptions import SetupError
 from validator.store import open_store, tenant_url
-from validator.store.base import ReadAhead, SpendLost
+from validator.store.base import ReadAhead
 from validator.store.records import StandingAuthorization
 from validator.store.redis import RedisStore
 
@@ -102,24 +99,9 @@ def test_a_late_script_on_the_primary_of_the_tenants_slot_writes_nothing(redis_c
     store = RedisStore(redis_cluster.url.partition("?")[0], namespace="late-cluster", timeout=0.5, cluster=True)
     holder = redis_cluster.holder(store._key("audit"))
     try:
-        check = store.session(ReadAhead(carry_spends=True))
-        assert check.spend("request-0", "send_money c0", timedelta(days=1)) is None
-        assert check.append_audit("event-on-time", {"verdict": {"code": "APPROVED"}}, datetime.now(UTC))
-        check = store.session(ReadAhead(carry_spends=True))
-        assert check.spend("request-1", "send_money c1", timedelta(days=1)) is None
         assert holder.process is not None
-        os.kill(holder.process.pid, signal.SIGSTOP)
-        resume = threading.Timer(1.5, os.kill, (holder.process.pid, signal.SIGCONT))
-        resume.start()
-        with pytest.raises(SpendLost):
-            check.append_audit("event-late", {"verdict": {"code": "APPROVED"}}, datetime.now(UTC))
-        resume.join()
-        time.sleep(0.2)
-        assert store.audit_length() == 1
-        assert store._redis.get(store._key("spent", "request-1")) is None
+        a_late_append_writes_nothing(store, holder.process.pid)
     finally:
-        if holder.process is not None:
-            os.kill(holder.process.pid, signal.SIGCONT)
         store.close()
 
 

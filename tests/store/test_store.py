@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -553,35 +552,15 @@ def test_an_approval_whose_answer_came_too_late_is_never_recorded_nor_spent(tmp_
     """Redis frozen past the client's timeout while the script that records an approval and spends its request
     is queued: the client gives up (the approval is refused), Redis resumes and runs the script, and the script
     writes nothing: no record contradicts the refusal the caller got, and the request is still unspent."""
-    import os
-    import signal
-    import threading
-
-    from tests.redis_server import RedisServer
-    from validator.store.base import ReadAhead, SpendLost
+    from tests.redis_server import RedisServer, a_late_append_writes_nothing
     from validator.store.redis import RedisStore
 
     server = RedisServer(tmp_path)
     server.start()
     store = RedisStore(server.url, namespace="late", timeout=0.5)
     try:
-        # an answer in time records and spends as ever (and the server holds the script from now on)
-        check = store.session(ReadAhead(carry_spends=True))
-        assert check.spend("request-0", "send_money c0", timedelta(days=1)) is None
-        assert check.append_audit("event-on-time", {"verdict": {"code": "APPROVED"}}, datetime.now(UTC))
-        assert store.audit_length() == 1 and store._redis.get(store._key("spent", "request-0")) == "send_money c0"
-        check = store.session(ReadAhead(carry_spends=True))
-        assert check.spend("request-1", "send_money c1", timedelta(days=1)) is None  # waits for the record
         assert server.process is not None
-        os.kill(server.process.pid, signal.SIGSTOP)
-        resume = threading.Timer(1.5, os.kill, (server.process.pid, signal.SIGCONT))
-        resume.start()
-        with pytest.raises(SpendLost):
-            check.append_audit("event-late", {"verdict": {"code": "APPROVED"}}, datetime.now(UTC))
-        resume.join()
-        time.sleep(0.2)  # the queued script has run by now
-        assert store.audit_length() == 1  # the one in time only
-        assert store._redis.get(store._key("spent", "request-1")) is None
+        a_late_append_writes_nothing(store, server.process.pid)
     finally:
         store.close()
         server.stop()
