@@ -100,8 +100,8 @@ def _name(node: Tree[Any]) -> str:
 
 
 _TIME_CLASSES = frozenset({"TIMEX", "NOW", "DEADLINE", "MONTH", "ORD"})
-_NOUNS = frozenset({"NN", "NNS"})
 """Word classes of a time ("on the 1st", "tomorrow", "by Friday"): one in a purpose times the request too."""
+_NOUNS = frozenset({"NN", "NNS"})
 
 
 class Semantics:
