@@ -187,6 +187,8 @@ def test_a_quoted_passage_is_one_value_across_its_full_stops() -> None:
         (f"Pay 120 EUR to {IBAN}, thx", *PAY),
         (f"Pay 120 EUR to {IBAN}. tysm!", *PAY),
         ("Pay Ty 120 EUR.", "send_money", {"recipient": "Ty", "amount": 120, "currency": "EUR"}),  # a name, still
+        (f"Hi there. Pay 120 EUR to {IBAN}.", *PAY),  # everyday requests a new user typed
+        (f"Hello there, pay 120 EUR to {IBAN}.", *PAY),
     ],
 )
 def test_everyday_spellings_and_a_purpose_without_a_comma_are_read(text: str, tool: str, args: dict[str, Any]) -> None:
