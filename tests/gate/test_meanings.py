@@ -37,6 +37,7 @@ def _pay(user: str, args: dict[str, Any], currency: str | None = None, judge: An
         ("300 crowns", "SEK"),
         ("900 rupees", "INR"),
         ("700 pesos", "MXN"),
+        ("80 bucks", "USD"),  # a new user's everyday word for dollars, of any of them
     ],
 )
 @pytest.mark.parametrize("judge", [None, EVERYTHING], ids=["strict", "approve-everything"])

@@ -119,6 +119,8 @@ CURRENCIES: dict[str, str] = {
     "$": "$?",
     "dollar": "dollar?",
     "dollars": "dollar?",
+    "buck": "dollar?",
+    "bucks": "dollar?",
     "£": "GBP",
     "pound": "pound?",
     "pounds": "pound?",
