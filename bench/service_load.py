@@ -91,20 +91,20 @@ def _token(store: str, tenant: str, scope: str) -> str:
 
 
 def _start(
-    store: str | None, tenant_checks: int = 1000, tenants: tuple[tuple[str, str], ...] = (("bench", "check"),)
+    store: str | None,
+    tenant_checks: int = 1000,
+    tokens_of: tuple[tuple[str, str], tuple[str, str]] = (("bench", "check"), ("bench", "admin")),
 ) -> tuple[subprocess.Popen[str], str, str, str]:
-    """The service, its URL, a token that may check and one that may read the audit (with ``tenants``, one
-    check token of each of the two)."""
+    """The service, its URL and two tokens: on a Redis store, those ``tokens_of`` names (tenant, scope), by default
+    one that may check and one that may read the audit; on memory, the agent's and the operator's it prints."""
     port = _port()
-    cli = CLI
     # one operator's load: its checks name their users, and may all run at once (unless told the bound)
-    cmd = [cli, "serve", "--port", str(port), "--rate", "1e9", "--burst", "1000000", "--trust-user-id", "*"]
+    cmd = [CLI, "serve", "--port", str(port), "--rate", "1e9", "--burst", "1000000", "--trust-user-id", "*"]
     cmd += ["--tenant-checks", str(tenant_checks)]
     tokens: list[str] = []
     if store:
         cmd += ["--store", store]
-        wanted = tenants if len(tenants) == 2 else (*tenants, ("bench", "admin"))  # two check tokens, or check + admin
-        tokens += [_token(store, tenant, scope) for tenant, scope in wanted]
+        tokens += [_token(store, tenant, scope) for tenant, scope in tokens_of]
     token_file = Path(tempfile.mkdtemp()) / "tokens"
     if not store:
         cmd += ["--token-file", str(token_file)]
@@ -201,7 +201,7 @@ def _light_run(url: str, token: str, n: int) -> tuple[list[float], int]:
 
 def _two_tenants(store: str, n: int, heavy_messages: int) -> int:
     """The light tenant alone, then beside the heavy one (module docstring): the light tenant's errors."""
-    proc, url, heavy, light = _start(store, tenant_checks=3, tenants=(("heavy", "check"), ("light", "check")))
+    proc, url, heavy, light = _start(store, tenant_checks=3, tokens_of=(("heavy", "check"), ("light", "check")))
     statuses: dict[int, int] = {}
     try:
         _light_run(url, light, 10)  # warm-up

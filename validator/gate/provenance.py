@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from validator.gate.entities import kind_of, parse_entity
 from validator.gate.paths import string_leaves
 from validator.gate.text import compact, normalize
-from validator.inputs.transcript import ToolCall, Transcript
+from validator.inputs.transcript import Fact, ToolCall, Transcript
 from validator.language import english
 
 __all__ = ["MAX_HOPS", "TEXT_WORDS", "Trace", "call_of", "has_field", "output_texts", "records_of", "trace"]
@@ -359,13 +359,19 @@ def trace(
     return None, why
 
 
-def records_of(transcript: Transcript, names: Sequence[str], sources: frozenset[str]) -> list[list[str]]:
+def records_of(transcript: Transcript, names: Sequence[str], sources: frozenset[str]) -> tuple[tuple[str, ...], ...]:
     """The texts of each record a source of the user's records returned whose identity is one of ``names``
     (Bob's contact for "Bob", :func:`_is_record_of`): what the user's own records say is that one's. Read by the
-    ledger, which counts a payment to any of them as a payment to the name."""
-    found: list[list[str]] = []
+    ledger, which counts a payment to any of them as a payment to the name (once per transcript, names and
+    sources: both of the ledger's readings of one check share it)."""
     if not names or not sources:
-        return found
+        return ()
+    return transcript.fact(_RECORDS, (tuple(names), sources))
+
+
+def _records_named(transcript: Transcript, key: Hashable) -> tuple[tuple[str, ...], ...]:
+    names, sources = cast(tuple[tuple[str, ...], frozenset[str]], key)
+    found: list[tuple[str, ...]] = []
     for message, m in enumerate(transcript.messages):
         if m.role != "tool" or m.author or not m.content:
             continue
@@ -373,8 +379,11 @@ def records_of(transcript: Transcript, names: Sequence[str], sources: frozenset[
         root = _parsed(m.content) if call is not None and call[1].name in sources else None
         for record in _dicts(root):
             if any(_is_record_of(record, name) for name in names):
-                found.append(_own_texts(record))  # its own fields: a record inside it is someone else's
-    return found
+                found.append(tuple(_own_texts(record)))  # its own fields: a record inside it is someone else's
+    return tuple(found)
+
+
+_RECORDS: Fact[tuple[tuple[str, ...], ...]] = Fact("the user's records of a name", _records_named)
 
 
 def _dicts(root: Any) -> Iterator[dict[Any, Any]]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from functools import cache
 from urllib.parse import unquote
 
 from validator.gate.index import is_users
@@ -205,8 +206,14 @@ def _names_a_secret(value: str, pack: LanguagePack) -> bool:
     words = value.split()
     if len(words) == 1 and _SECRET_LIKE.search(value):
         return True
-    classes = pack.word_classes()
+    classes = _word_classes(pack)
     return any(_may_be_secret(w.casefold(), pack, classes) for w in words)
+
+
+@cache
+def _word_classes(pack: LanguagePack) -> Mapping[str, frozenset[str]]:
+    """The pack's words and their classes, built once per pack (not per declared value)."""
+    return pack.word_classes()
 
 
 def _may_be_secret(word: str, pack: LanguagePack, classes: Mapping[str, frozenset[str]]) -> bool:
