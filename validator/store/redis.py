@@ -695,8 +695,7 @@ class RedisStore(Store):
                 found.append(str(policy) if policy else None)
         except redis.RedisError as exc:
             raise self._fail("eviction check", exc) from exc
-        other = [p for p in found if p is not None and p != NO_EVICTION]
-        return other[0] if other else None if None in found or not found else NO_EVICTION
+        return _shared_policy(found)
 
     def _primaries(self) -> tuple[Any, ...]:
         """The nodes a check asks: every primary of a cluster, else the one server (None)."""
@@ -725,10 +724,13 @@ class RedisStore(Store):
             await client.ping()
             info = {**await client.info("server"), **await client.info("memory")}
             length = int(await client.xlen(self._key("audit")))
-            if self.cluster:
-                policies = await client.config_get("maxmemory-policy", target_nodes=client.PRIMARIES)
-                other = [str(p) for p in _policies(policies) if p != NO_EVICTION]
-                info["maxmemory_policy"] = other[0] if other else NO_EVICTION
+            if self.cluster:  # every primary's policy, not one node's (as the sync health reads it)
+                try:
+                    policies = await client.config_get("maxmemory-policy", target_nodes=client.PRIMARIES)
+                except redis.ResponseError:  # CONFIG disabled or renamed: the node's INFO says what it can
+                    policies = {}
+                shared = _shared_policy([str(p) if p else None for p in _policies(policies)])
+                info["maxmemory_policy"] = shared or info.get("maxmemory_policy")
         except redis.RedisError as exc:
             return self._health(exc)
         return self._health(info, length)
@@ -749,6 +751,13 @@ class RedisStore(Store):
 
 NO_EVICTION = "noeviction"
 """The one ``maxmemory-policy`` under which Redis never drops a key to make room (a spent request stays spent)."""
+
+
+def _shared_policy(found: list[str | None]) -> str | None:
+    """The eviction policy of several primaries: the first that is not ``noeviction``, else ``noeviction`` when
+    every one said so, else None (one could not say)."""
+    other = [p for p in found if p is not None and p != NO_EVICTION]
+    return other[0] if other else None if None in found or not found else NO_EVICTION
 
 
 def _policies(answers: Any) -> list[Any]:
