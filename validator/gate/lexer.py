@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
@@ -167,32 +168,43 @@ def _quoted(text: str) -> Iterator[tuple[int, int]]:
 def _spans(text: str, original: str) -> list[tuple[int, int, str, frozenset[str], Any]]:
     """The stretches read as one token before words are split: opaque and quoted passages, values, times."""
     taken: list[tuple[int, int, str, frozenset[str], Any]] = []
+    starts: list[int] = []  # the taken stretches, disjoint, by their starts (and ends in the same order)
+    ends: list[int] = []
 
     def free(a: int, b: int) -> bool:
-        return not any(x < b and a < y for x, y, *_ in taken)
+        """Whether ``[a, b)`` meets no stretch taken: only its neighbours can (a bisection, not a scan of all: a
+        long quotation holding thousands of values was quadratic)."""
+        i = bisect_left(starts, b)  # the stretches starting before b: only the last of them may reach past a
+        return i == 0 or ends[i - 1] <= a
+
+    def take(item: tuple[int, int, str, frozenset[str], Any]) -> None:
+        i = bisect_left(starts, item[0])
+        starts.insert(i, item[0])
+        ends.insert(i, item[1])
+        taken.append(item)
 
     for m in re.finditer(OPAQUE + "+", text):
         passage = original[m.start() : m.end()].strip("".join(_QUOTES) + "\u201d\u300c\u300d\u2033")
-        taken.append((m.start(), m.end(), "QUOTED", frozenset({"quoted"}), passage))
+        take((m.start(), m.end(), "QUOTED", frozenset({"quoted"}), passage))
     for a, b in _quoted(text):
         if free(a, b):
             # a quoted passage is read whole, as the words the argument must hold; one holding a format character
             # or another script's punctuation is a token no class names (what it says cannot be compared)
             readable = _readable(original[a + 1 : b - 1], _TYPOGRAPHY)
             cls, quoted = ("QUOTED", frozenset({"quoted"})) if readable else ("", frozenset[str]())
-            taken.append((a, b, cls, quoted, original[a + 1 : b - 1]))
+            take((a, b, cls, quoted, original[a + 1 : b - 1]))
     for e in extract_entities(text):
         if free(e.start, e.end) and (e.note is not None or not _readable(e.value)):
             # a value that does not parse as one (an address with a stray mark, look-alike characters): a token no
             # class names, so its sentence is unknown
-            taken.append((e.start, e.end, "", frozenset(), e))
+            take((e.start, e.end, "", frozenset(), e))
             continue
         if free(e.start, e.end):
             kinds = frozenset({e.kind, *(["filename"] if e.kind == "domain" and _FILE.match(e.value) else [])})
-            taken.append((e.start, e.end, "VALUE", kinds, e))  # "script.py": a file, and a host under Paraguay's
+            take((e.start, e.end, "VALUE", kinds, e))  # "script.py": a file, and a host under Paraguay's
     for m in _TIME.finditer(text):
         if free(m.start(), m.end()):
-            taken.append((m.start(), m.end(), "TIMEX", frozenset({"time"}), m.group()))
+            take((m.start(), m.end(), "TIMEX", frozenset({"time"}), m.group()))
     return sorted(taken)
 
 

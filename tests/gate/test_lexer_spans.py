@@ -1,0 +1,76 @@
+"""The lexer's stretches read as one token (quoted passages, values, times): found by a bisection over the taken
+ones, the same as a scan of them all, and in one pass however many values a long quotation holds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from validator.gate import lexer
+from validator.language import fold_apostrophes
+
+
+def _spans_by_scan(text: str, original: str) -> list[Any]:
+    """The stretches as the lexer found them before its bisection: every candidate against every taken one."""
+    taken: list[Any] = []
+    free = lambda a, b: not any(x < b and a < y for x, y, *_ in taken)  # noqa: E731
+    marks = "".join(lexer._QUOTES) + "\u201d\u300c\u300d\u2033"
+    for m in lexer.re.finditer(lexer.OPAQUE + "+", text):
+        taken.append((m.start(), m.end(), "QUOTED", frozenset({"quoted"}), original[m.start() : m.end()].strip(marks)))
+    for a, b in lexer._quoted(text):
+        if free(a, b):
+            readable = lexer._readable(original[a + 1 : b - 1], lexer._TYPOGRAPHY)
+            cls, kinds = ("QUOTED", frozenset({"quoted"})) if readable else ("", frozenset[str]())
+            taken.append((a, b, cls, kinds, original[a + 1 : b - 1]))
+    for e in lexer.extract_entities(text):
+        if free(e.start, e.end) and (e.note is not None or not lexer._readable(e.value)):
+            taken.append((e.start, e.end, "", frozenset(), e))
+            continue
+        if free(e.start, e.end):
+            kinds = frozenset({e.kind, *(["filename"] if e.kind == "domain" and lexer._FILE.match(e.value) else [])})
+            taken.append((e.start, e.end, "VALUE", kinds, e))
+    for m in lexer._TIME.finditer(text):
+        if free(m.start(), m.end()):
+            taken.append((m.start(), m.end(), "TIMEX", frozenset({"time"}), m.group()))
+    return sorted(taken)
+
+
+_PIECES = st.sampled_from(
+    [
+        "Pay ",
+        "DE89370400440532013000 ",
+        "'notes from 10:30' ",
+        "“report.pdf” ",
+        "bob@acme.example ",
+        "at 3pm ",
+        "t-88 ",
+        "'unclosed ",
+        "\u2018x\u2019 ",
+        "https://a.example/x ",
+        "50 EUR ",
+        "tomorrow ",
+        '"',
+        "'",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(parts=st.lists(_PIECES, max_size=14))
+def test_property_the_bisection_finds_the_stretches_a_scan_finds(parts: list[str]) -> None:
+    text = "".join(parts)
+    folded = fold_apostrophes(text)
+    assert lexer._spans(folded, text) == _spans_by_scan(folded, text)
+
+
+def test_a_long_sentence_of_many_values_is_read_in_one_pass() -> None:
+    """8,000 times inside one quoted passage: one QUOTED stretch; 8,000 with no closing mark: 8,000 times (each a
+    bisection among those taken: a scan of them all made this quadratic, 70 s for a check past its 5 s budget)."""
+    body = ("standup moved to 10:30 today " * 8000).rstrip()
+    quoted = f"Post '{body}' in #eng-team."
+    spans = lexer._spans(fold_apostrophes(quoted), quoted)
+    assert [s[2] for s in spans] == ["QUOTED"]
+    unclosed = f"Post '{body} ' in #eng-team."
+    assert [s[2] for s in lexer._spans(fold_apostrophes(unclosed), unclosed)] == ["TIMEX"] * 8000
