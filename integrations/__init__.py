@@ -11,6 +11,7 @@
 - :mod:`.service`: ``validator serve``, the HTTP decision service, and its fail-closed client.
 - :mod:`._host`: what every host adapter shares (refusal text, justification, user id, the bounded cache).
 - :mod:`._review`: asking the user, in LangChain's human-in-the-loop shapes, and reading the answer.
+- :mod:`._guard`: the guard of one ``@guarded`` tool, shared by a guarded function and a guarded LangChain tool.
 - :mod:`._lifecycle`: ``ToolCallGuard``, the life of one guarded call, which every adapter translates to.
 
 Each module imports its framework; ``import validator`` imports none.

@@ -28,7 +28,7 @@ from validator import Verdict
 from validator.exceptions import UsageError
 
 if TYPE_CHECKING:
-    from validator.integrations.tools import Guard
+    from validator.integrations._guard import Guard
 
 __all__ = ["SIGNALS", "GuardedTool", "ToolRuntime", "ask", "guard_tool", "is_runtime", "refusal", "start"]
 
