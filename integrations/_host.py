@@ -4,11 +4,13 @@
 - :class:`JustificationArg` and :func:`justified_model`: the ``justification`` argument the agent
   must fill, added to a tool's model-facing schema; its description (``prompts/justification.md``)
   tells the agent that another AI reads it.
+- :func:`justified_schema`: the same argument added to a tool's JSON Schema (hosts that declare tools so).
 - :func:`pending_from_call`: a :class:`~validator.PendingAction` from a tool call's name and
   arguments (``justification`` moved out of them).
 - What the user is asked when a verdict is ``ask_user``, and how their answer is read, is in
   :mod:`validator.integrations._review` (LangChain's human-in-the-loop shapes); the life of one guarded
   call (start, decide, ask, settle) in :mod:`validator.integrations._lifecycle`.
+- :func:`ids_used_before`: the tool call ids a conversation used before a call (a reused id is refused).
 - :func:`user_id_from`: the user's id, in one documented order.
 - :class:`Remembered`: a bounded map of recent verdicts or requests.
 - :func:`validation_context`: in a hand-written loop, which conversation (and user, and agent
@@ -19,15 +21,17 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import copy
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from validator.inputs.action import PendingAction
+from validator.exceptions import UsageError
+from validator.inputs.action import PendingAction, justification_schema
 from validator.inputs.checkinput import pending_action
 from validator.prompts import load_prompt
 from validator.verdict import REFUSAL_TEMPLATE, Code, Verdict
@@ -42,8 +46,10 @@ __all__ = [
     "Remembered",
     "ValidationContext",
     "current_context",
+    "ids_used_before",
     "justification_description",
     "justified_model",
+    "justified_schema",
     "pending_from_call",
     "reused_id",
     "unreadable_history",
@@ -55,6 +61,7 @@ __all__ = [
 
 K = TypeVar("K")
 C = TypeVar("C")
+M = TypeVar("M")
 V = TypeVar("V")
 
 JUSTIFICATION = "justification"
@@ -150,6 +157,23 @@ def justified_model(base: type[BaseModel], *, description: str | None = None) ->
     return create_model(f"{base.__name__}Justified", __doc__=description or base.__doc__, **fields)
 
 
+def justified_schema(schema: Mapping[str, Any], tool: str) -> dict[str, Any]:
+    """A copy of a tool's JSON Schema with a required ``justification`` parameter (strict-mode compatible; the
+    guidance in the parameter's description, never in the tool's).
+
+    Raises:
+        UsageError: the tool already has a parameter of that name.
+    """
+    out = copy.deepcopy(dict(schema))
+    properties = out.setdefault("properties", {})
+    if JUSTIFICATION in properties:
+        raise UsageError(f"tool {tool!r} already has a parameter named {JUSTIFICATION!r}")
+    properties[JUSTIFICATION] = justification_schema()
+    required = list(out.get("required", []))
+    out["required"] = required if JUSTIFICATION in required else [*required, JUSTIFICATION]
+    return out
+
+
 def user_of(spec: str | Callable[[C], str | None] | None, ctx: C, holder: Any) -> str | None:
     """The user's id as an adapter was told: ``spec`` itself, what ``spec(ctx)`` says, else the
     ``user_id`` of ``holder`` (the run's dependencies or context: an entry or an attribute)."""
@@ -197,6 +221,22 @@ class Remembered(Generic[K, V]):
         """The entry, removed in the same step (two takers never both get it)."""
         with self._lock:
             return self._items.pop(key, None)
+
+
+def ids_used_before(
+    messages: Sequence[M], call_id: str, calls: Callable[[M], list[Any]], ids: Callable[[M], Iterable[str]]
+) -> frozenset[str]:
+    """Tool call ids the messages before the call's own message used: ``ids`` reads a message's calls and answers.
+
+    The call's own message is the last one whose ``calls`` (its tool call ids) hold the id; a host that resumes, or a
+    human-in-the-loop step that rewrites that message, keeps its id there. Without one, every message is earlier.
+    An id that message holds twice counts as used too: neither call can be told apart, both are refused.
+    """
+    own = next((k for k in range(len(messages) - 1, -1, -1) if call_id in calls(messages[k])), len(messages))
+    used = {i for m in messages[:own] for i in ids(m)}
+    if own < len(messages) and calls(messages[own]).count(call_id) > 1:
+        used.add(call_id)
+    return frozenset(used)
 
 
 def reused_id(tool: str, call_id: str) -> Verdict:

@@ -41,14 +41,13 @@ try:
     )
 except ImportError as exc:
     raise missing_extra("claude-agent-sdk", "validator.integrations.claude_agent_sdk", exc) from None
-from validator.integrations._host import JUSTIFICATION, split_justification
+from validator.integrations._host import JUSTIFICATION, justified_schema, split_justification
 from validator.integrations._lifecycle import ToolCallGuard
 from validator.integrations._review import Review
 from validator.integrations.claude_code import decide_call, failure_reason, hook_output, permission
 
 from validator.engine import BaseValidator, Validator
 from validator.exceptions import UsageError
-from validator.inputs.action import justification_schema
 from validator.inputs.claude_code import TRANSCRIPT_WAIT
 from validator.verdict import Verdict
 
@@ -150,14 +149,7 @@ class ClaudeAgentGuard:
 
 def justified_tool(sdk_tool: SdkMcpTool[Any]) -> SdkMcpTool[Any]:
     """An in-process SDK tool whose schema requires ``justification`` (the handler never receives it)."""
-    schema = _json_schema(sdk_tool.input_schema)
-    if JUSTIFICATION in schema.get("properties", {}):
-        raise UsageError(f"tool {sdk_tool.name!r} already has a parameter named {JUSTIFICATION!r}")
-    justified = {
-        **schema,
-        "properties": {**schema.get("properties", {}), JUSTIFICATION: justification_schema()},
-        "required": [*schema.get("required", []), JUSTIFICATION],
-    }
+    justified = justified_schema(_json_schema(sdk_tool.input_schema), sdk_tool.name)
     handler = sdk_tool.handler
 
     async def without_justification(args: Any) -> dict[str, Any]:

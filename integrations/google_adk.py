@@ -36,14 +36,13 @@ try:
     from google.genai import types
 except ImportError as exc:
     raise missing_extra("google-adk", "validator.integrations.google_adk", exc) from None
-from validator.integrations._host import JUSTIFICATION
+from validator.integrations._host import JUSTIFICATION, justified_schema
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
 
 from validator._json import dumps
 from validator.engine import BaseValidator, Validator
 from validator.exceptions import UsageError
-from validator.inputs.action import justification_schema
 from validator.inputs.transcript import Message, ToolCall, Transcript
 from validator.verdict import Decision, Verdict
 
@@ -198,14 +197,7 @@ class JustifiedFunctionTool(FunctionTool):
         schema = declaration.parameters_json_schema
         if not isinstance(schema, Mapping):
             raise UsageError(f"tool {self.name!r}: its declaration has no JSON schema to add the justification to")
-        if JUSTIFICATION in schema.get("properties", {}):
-            raise UsageError(f"tool {self.name!r} already has a parameter named {JUSTIFICATION!r}")
-        justified_schema = {
-            **schema,
-            "properties": {**schema.get("properties", {}), JUSTIFICATION: justification_schema()},
-            "required": [*schema.get("required", []), JUSTIFICATION],
-        }
-        return declaration.model_copy(update={"parameters_json_schema": justified_schema})
+        return declaration.model_copy(update={"parameters_json_schema": justified_schema(schema, self.name)})
 
 
 def justified(func: Any) -> JustifiedFunctionTool:

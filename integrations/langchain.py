@@ -24,7 +24,7 @@ try:
 except ImportError as exc:
     raise missing_extra("langchain", "validator.integrations.langchain", exc) from None
 from pydantic import BaseModel
-from validator.integrations._host import justified_model
+from validator.integrations._host import ids_used_before, justified_model
 
 from validator.engine.base import BaseValidator
 from validator.exceptions import FieldProblem, InputError
@@ -188,31 +188,24 @@ def justified_tool(tool: BaseTool) -> BaseTool:
 
 
 def used_before(messages: Any, call_id: str) -> frozenset[str]:
-    """Tool call ids that messages before the call's own AI message already used (a call or its answer).
-
-    The call's own message is the last AI message holding its id; a host that resumes, or a human-in-the-
-    loop step that rewrites that message, keeps its id there. Without one, every message is earlier. An id
-    that message holds twice counts as used too.
-    """
+    """Tool call ids that messages before the call's own AI message already used (a call or its answer), as
+    :func:`~validator.integrations._host.ids_used_before` reads them."""
     items = list(messages) if isinstance(messages, Sequence) and not isinstance(messages, str) else []
-    own = next(
-        (
-            k
-            for k in range(len(items) - 1, -1, -1)
-            if isinstance(items[k], AIMessage) and any(c.get("id") == call_id for c in items[k].tool_calls)
-        ),
-        len(items),
-    )
-    ids: set[str] = set()
-    for m in items[:own]:
-        kind = type(m)
-        if kind is ToolMessage or (kind is not AIMessage and isinstance(m, ToolMessage)):
-            ids.add(str(m.tool_call_id))
-        elif (kind is AIMessage or isinstance(m, AIMessage)) and m.tool_calls:
-            ids.update(str(c.get("id")) for c in m.tool_calls)
-    if own < len(items) and [c.get("id") for c in items[own].tool_calls].count(call_id) > 1:
-        ids.add(call_id)  # two calls of one message under one id: neither can be told apart, both are refused
-    return frozenset(ids)
+    return ids_used_before(items, call_id, _call_ids, _ids)
+
+
+def _call_ids(message: Any) -> list[Any]:
+    return [c.get("id") for c in message.tool_calls] if isinstance(message, AIMessage) else []
+
+
+def _ids(message: Any) -> list[str]:
+    """The ids a message used: a tool message's call, an AI message's calls (exact types are tried first)."""
+    kind = type(message)
+    if kind is ToolMessage or (kind is not AIMessage and isinstance(message, ToolMessage)):
+        return [str(message.tool_call_id)]
+    if (kind is AIMessage or isinstance(message, AIMessage)) and message.tool_calls:
+        return [str(c.get("id")) for c in message.tool_calls]
+    return []
 
 
 def proposed_call(messages: Any, call_id: str) -> tuple[str, dict[str, Any]] | None:

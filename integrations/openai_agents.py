@@ -60,13 +60,12 @@ try:
     from agents.tool_guardrails import ToolGuardrailFunctionOutput, ToolInputGuardrail, ToolInputGuardrailData
 except ImportError as exc:
     raise missing_extra("openai-agents", "validator.integrations.openai_agents", exc) from None
-from validator.integrations._host import JUSTIFICATION, Remembered, split_justification, user_of
+from validator.integrations._host import Remembered, justified_schema, split_justification, user_of
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
 
 from validator import BaseValidator, Decision, Validator, Verdict
 from validator.exceptions import UsageError
-from validator.inputs.action import justification_schema
 from validator.inputs.responses import call_ids, item_args, item_text, plain, transcript_from_items
 from validator.verdict.refusals import sticky_approval
 
@@ -170,18 +169,6 @@ class _AgentHooks(AgentHooks[Any]):
 
 
 # -- the guard ----------------------------------------------------------------------------------
-
-
-def _justified_schema(tool: FunctionTool) -> dict[str, Any]:
-    schema = json.loads(json.dumps(tool.params_json_schema))
-    properties = schema.setdefault("properties", {})
-    if JUSTIFICATION in properties:
-        raise UsageError(f"tool {tool.name!r} already has a parameter named {JUSTIFICATION!r}")
-    properties[JUSTIFICATION] = justification_schema()
-    required = schema.setdefault("required", [])
-    if JUSTIFICATION not in required:
-        required.append(JUSTIFICATION)
-    return dict(schema)
 
 
 def _stripped(arguments: str) -> str:
@@ -292,6 +279,7 @@ class ToolGuard:
         (``justify=False``, for an exempt tool: its schema kept, its calls checked all the same)."""
         if getattr(tool.on_invoke_tool, _GUARDED, False):
             return tool
+        schema = justified_schema(tool.params_json_schema, tool.name) if justify else tool.params_json_schema
         invoke = tool.on_invoke_tool
         own_approval = tool.needs_approval
 
@@ -318,7 +306,7 @@ class ToolGuard:
         setattr(on_invoke_tool, _GUARDED, True)
         return dataclasses.replace(
             tool,
-            params_json_schema=_justified_schema(tool) if justify else tool.params_json_schema,
+            params_json_schema=schema,
             on_invoke_tool=on_invoke_tool,
             needs_approval=needs_approval,
             tool_input_guardrails=[self._guardrail, *(tool.tool_input_guardrails or [])],

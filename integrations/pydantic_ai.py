@@ -61,14 +61,12 @@ try:
     from pydantic_core import from_json, to_json
 except ImportError as exc:
     raise missing_extra("pydantic-ai", "validator.integrations.pydantic_ai", exc) from None
-from validator.integrations._host import JUSTIFICATION, split_justification, user_of
+from validator.integrations._host import JUSTIFICATION, ids_used_before, justified_schema, split_justification, user_of
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
 
 from validator import BaseValidator, Decision, Message, ToolCall, Transcript, Validator, Verdict
-from validator.exceptions import UsageError
 from validator.inputs.transcript import content_text
-from validator.judges.anthropic.tools import justify
 
 __all__ = ["ValidatedToolset", "transcript_from_pydantic_ai", "validated_tools"]
 
@@ -189,9 +187,7 @@ def _without_justification(check: Callable[..., Any]) -> Callable[..., Any]:
 
 def _justified(tool: ToolsetTool[AgentDepsT]) -> ToolsetTool[AgentDepsT]:
     """The tool as the model sees it: ``justification`` required, guidance in its description."""
-    if JUSTIFICATION in tool.tool_def.parameters_json_schema.get("properties", {}):
-        raise UsageError(f"tool {tool.tool_def.name!r} already has a parameter named {JUSTIFICATION!r}")
-    schema = justify({"input_schema": tool.tool_def.parameters_json_schema})["input_schema"]
+    schema = justified_schema(tool.tool_def.parameters_json_schema, tool.tool_def.name)
     check = tool.args_validator_func
     return replace(
         tool,
@@ -206,25 +202,17 @@ def _justified(tool: ToolsetTool[AgentDepsT]) -> ToolsetTool[AgentDepsT]:
 
 def _used_ids(messages: Sequence[ModelMessage], call_id: str) -> frozenset[str]:
     """Tool call ids the history used before the response that made this call (a call or its return)."""
-    own = next(
-        (
-            k
-            for k in range(len(messages) - 1, -1, -1)
-            if isinstance(messages[k], ModelResponse)
-            and any(isinstance(p, ToolCallPart) and p.tool_call_id == call_id for p in messages[k].parts)
-        ),
-        len(messages),
-    )
-    used = {
-        p.tool_call_id
-        for m in messages[:own]
-        for p in m.parts
-        if isinstance(p, ToolCallPart | ToolReturnPart) and p.tool_call_id
-    }
-    if own < len(messages):  # two calls of one response under one id: neither can be told apart
-        ids = [p.tool_call_id for p in messages[own].parts if isinstance(p, ToolCallPart)]
-        used |= {call_id} if ids.count(call_id) > 1 else set()
-    return frozenset(used)
+    return ids_used_before(messages, call_id, _call_ids, _ids)
+
+
+def _call_ids(message: ModelMessage) -> list[str]:
+    if not isinstance(message, ModelResponse):
+        return []
+    return [p.tool_call_id for p in message.parts if isinstance(p, ToolCallPart)]
+
+
+def _ids(message: ModelMessage) -> list[str]:
+    return [p.tool_call_id for p in message.parts if isinstance(p, ToolCallPart | ToolReturnPart) and p.tool_call_id]
 
 
 @dataclass
