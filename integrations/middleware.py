@@ -67,10 +67,6 @@ HITL_EDITS = "hitl_edited_tool_calls"
 """The state key where LangChain's ``HumanInTheLoopMiddleware`` (batched) keeps a reviewer's edit by call id."""
 
 
-def _refusal(verdict: Verdict, call: Mapping[str, Any], response: str | None = None) -> ToolMessage:
-    return refusal_message(verdict, call["id"], call["name"], response)
-
-
 class ActionValidatorMiddleware(AgentMiddleware):
     """Validates every guarded tool call of a ``create_agent`` agent; see the module docstring."""
 
@@ -207,10 +203,14 @@ class ActionValidatorMiddleware(AgentMiddleware):
         """The call to run (the arguments that were checked), or the refusal; ``halt`` stops the run."""
         call = request.tool_call
         if not outcome.runs:
-            if self.on_block == "halt" and outcome.response is None:
-                raise ActionBlocked(outcome.verdict)
-            return _refusal(outcome.verdict, call, outcome.response)
+            return self._refusal(outcome, call["id"], call["name"])
         return request.override(tool_call={**call, "args": outcome.args})
+
+    def _refusal(self, outcome: Outcome, call_id: str, name: str) -> ToolMessage:
+        """The refusal the agent reads for a call that does not run; with ``halt`` the run stops instead."""
+        if self.on_block == "halt" and outcome.response is None:
+            raise ActionBlocked(outcome.verdict)
+        return refusal_message(outcome.verdict, call_id, name, outcome.response)
 
     # -- a whole model turn at once (batched) --------------------------------------------------------
 
@@ -305,9 +305,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
 
     def _ran(self, call: dict[str, Any], outcome: Outcome, injected: dict[str, Any]) -> dict[str, Any] | ToolMessage:
         if not outcome.runs:
-            if self.on_block == "halt" and outcome.response is None:
-                raise ActionBlocked(outcome.verdict)
-            return refusal_message(outcome.verdict, call.get("id") or "", call.get("name") or "", outcome.response)
+            return self._refusal(outcome, call.get("id") or "", call.get("name") or "")
         return {**call, "args": {**injected, **outcome.args}}
 
     def _recheck(self, running: _AsChecked, call: dict[str, Any]) -> dict[str, Any] | ToolMessage:
