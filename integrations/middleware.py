@@ -203,14 +203,14 @@ class ActionValidatorMiddleware(AgentMiddleware):
         """The call to run (the arguments that were checked), or the refusal; ``halt`` stops the run."""
         call = request.tool_call
         if not outcome.runs:
-            return self._refusal(outcome, call["id"], call["name"])
+            return self._refusal(outcome, call)
         return request.override(tool_call={**call, "args": outcome.args})
 
-    def _refusal(self, outcome: Outcome, call_id: str, name: str) -> ToolMessage:
+    def _refusal(self, outcome: Outcome, call: Mapping[str, Any]) -> ToolMessage:
         """The refusal the agent reads for a call that does not run; with ``halt`` the run stops instead."""
         if self.on_block == "halt" and outcome.response is None:
             raise ActionBlocked(outcome.verdict)
-        return refusal_message(outcome.verdict, call_id, name, outcome.response)
+        return refusal_message(outcome.verdict, call["id"], call["name"], outcome.response)
 
     # -- a whole model turn at once (batched) --------------------------------------------------------
 
@@ -305,7 +305,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
 
     def _ran(self, call: dict[str, Any], outcome: Outcome, injected: dict[str, Any]) -> dict[str, Any] | ToolMessage:
         if not outcome.runs:
-            return self._refusal(outcome, call.get("id") or "", call.get("name") or "")
+            return self._refusal(outcome, {"id": call.get("id") or "", "name": call.get("name") or ""})
         return {**call, "args": {**injected, **outcome.args}}
 
     def _recheck(self, running: _AsChecked, call: dict[str, Any]) -> dict[str, Any] | ToolMessage:
