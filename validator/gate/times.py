@@ -77,10 +77,15 @@ def holds_time(said: Sequence[str], value: object, now: datetime | None = None) 
     horizon = 1  # a time of day alone: today's or tomorrow's
     compared = False
     for phrase in said:
+        previous = ""
         for word in phrase.lower().replace(",", " ").split():
             if word in words["fillers"]:
                 continue
-            held = _part_holds(word, at, has_time, now)
+            after_month, previous = previous in words["months"], word
+            if after_month and word.isdigit() and 1 <= int(word) <= 31:
+                held: bool | None = at.day == int(word)  # "December 10": a day, never ten o'clock
+            else:
+                held = _part_holds(word, at, has_time, now)
             if held is None:
                 return False  # a part code cannot read: the argument stays unknown
             if not held:
