@@ -22,6 +22,9 @@ from typing import Any
 
 from validator import Message, Policy, Transcript, Validator, ValidatorConfig, examples
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from utility import cause  # the utility bench's reading of a refusal's cause
+
 DATA = Path(__file__).resolve().parent / "everyday.jsonl"
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 LABELS = ("approve", "ask_user", "block")
@@ -44,6 +47,7 @@ def check(policy: Policy, request: dict[str, Any]) -> dict[str, Any]:
         "args": request["args"],
         "decision": verdict.decision.value,
         "code": verdict.code.value,
+        "cause": cause(verdict),
         "user_turn": request["text"],
         "reasoning": " ".join(verdict.reasoning.split()),
     }
@@ -63,7 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         by_tool.setdefault(row["tool"], Counter())[row["decision"]] += 1
     print(f"\n{'tool':16}{'checked':>8}{'approved':>9}{'asked':>7}{'blocked':>8}")
     for tool, counts in [*sorted(by_tool.items()), ("all", Counter(r["decision"] for r in rows))]:
-        print(f"{tool:16}{sum(counts.values()):>8}" + "".join(f"{counts[k]:>{w}}" for k, w in zip(LABELS, (9, 7, 8))))
+        print(
+            f"{tool:16}{sum(counts.values()):>8}"
+            + "".join(f"{counts[k]:>{w}}" for k, w in zip(LABELS, (9, 7, 8), strict=True))
+        )
     if args.checks is not None:
         args.checks.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     total = Counter(r["decision"] for r in rows)

@@ -228,3 +228,90 @@ def test_an_outside_partys_purpose_naming_the_action_is_still_its_request() -> N
     ]
     v = _check(messages, "send_money", {"recipient": IBAN, "amount": 4800, "currency": "EUR"})
     assert v.decision.value == "block" and v.code.value == "INJECTION_SIGNATURE", v.reasoning
+
+
+EVENT = "create_event"
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args"),
+    [  # everyday requests a new user wrote before reading the grammar (bench/everyday.py)
+        (f"Pay 120 EUR to {IBAN}. It's my share of the rent.", *PAY),  # what the payment is, by a noun of its kind
+        (f"Pay 120 EUR to {IBAN}. It's the deposit for the flat.", *PAY),
+        (f"Pay 120 EUR to {IBAN}. That's the club membership fee.", *PAY),
+        (f"Pay 120 EUR to {IBAN}. It's for the pizza.", *PAY),  # what it is for, as ", it's for the pizza" is
+        (
+            "Add a dentist appointment to my calendar on December 10 at 4pm.",  # "December 10": a day, not 10:00
+            EVENT,
+            {"title": "Dentist appointment", "start": "2026-12-10T16:00:00+00:00"},
+        ),
+        (
+            "pls put a meeting w/ dave@acme.example on the calendar for wed 2pm",  # "w/", and the policy's "put"
+            EVENT,
+            {"title": "Meeting", "start": "2026-12-02T14:00:00+00:00", "attendees": ["dave@acme.example"]},
+        ),
+    ],
+)
+def test_what_a_request_is_its_receiver_described_and_a_month_day_are_read(
+    text: str, tool: str, args: dict[str, Any]
+) -> None:
+    v = _check(_user(text), tool, args)
+    assert v.approved, v.reasoning
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Pay 120 EUR to {IBAN}. It's a scam payment.",  # a word no table knows says what it is
+        f"Pay 120 EUR to {IBAN}. It's a bogus fee.",  # a privative
+        f"Pay 120 EUR to {IBAN}. It's the wrong account.",  # an adjective that chooses
+        f"Pay 120 EUR to {IBAN}. It's the old rent.",
+        f"Pay 120 EUR to {IBAN}. It's the second installment.",  # an ordinal
+        f"Pay 120 EUR to {IBAN}. It's not the rent.",
+        f"Pay 120 EUR to {IBAN}. It's for Eve.",  # a name
+        f"Pay 120 EUR to {IBAN}. It's for the 500 EUR invoice.",  # a value
+        f"Pay 120 EUR to {IBAN}. It's a test payment.",  # a frame
+        f"It's my share of the rent. Pay 120 EUR to {IBAN}.",  # before it: "it" is nothing yet
+        f"Pay 120 EUR to {IBAN}. It's a scam.",
+    ],
+)
+def test_what_a_request_is_leaves_it_unknown_when_it_chooses_negates_or_is_unread(text: str) -> None:
+    v = _check(_user(text), *PAY)
+    assert not v.approved, v.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "second"),
+    [
+        ("Pay the plumber 120 EUR.", "money"),
+        ("Email my boss the notes.", "described"),
+        ("Send the team it.", "pronoun"),
+    ],
+)
+def test_a_person_described_receives_an_amount_a_pronoun_or_a_thing_with_its_own_determiner(
+    text: str, second: str
+) -> None:
+    from validator.gate.grammar import grammar
+
+    parse = grammar().parse(text)
+    objects = {tuple(p.form for p in a.objects) for r in parse.readings for a in r.actions}
+    assert objects == {("described", second)}, (parse.problem, parse.detail, objects)
+
+
+def test_a_described_receiver_never_runs_into_the_noun_after_it_nor_takes_a_privative() -> None:
+    """ "Send the finance report to …": one thing, no receiver "the finance"; "my former landlord 120 EUR": a
+    privative person is no receiver."""
+    assert _check(
+        _user("Send the finance report to bob@acme.example."), "send_email", {"to": "bob@acme.example"}
+    ).approved
+    v = _check(_user(f"Pay my former landlord 120 EUR to {IBAN}."), *PAY)
+    assert not v.approved, v.reasoning
+
+
+@pytest.mark.parametrize(
+    "start", ["2026-12-10T10:00:00+00:00", "2026-12-10T22:00:00+00:00", "2026-11-10T16:00:00+00:00"]
+)
+def test_a_month_and_day_with_a_time_of_day_holds_only_that_day_and_hour(start: str) -> None:
+    text = "Add a dentist appointment to my calendar on December 10 at 4pm."
+    v = _check(_user(text), EVENT, {"title": "Dentist appointment", "start": start})
+    assert not v.approved, v.reasoning

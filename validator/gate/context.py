@@ -25,7 +25,7 @@ from functools import cache
 from typing import Literal, Protocol
 
 from validator.gate.lexer import OPEN, Word, in_pack_language
-from validator.gate.meaning import OWNER_USER, Declaration, Parse, Reading, Value
+from validator.gate.meaning import OWNER_USER, Declaration, Parse, Phrase, Reading, Value
 from validator.gate.reader import (
     PROVABLE,
     Fill,
@@ -240,6 +240,45 @@ def _statement(s: Sentence) -> Outcome | None:
     return STANDING  # "The lease is sorted.", "I checked invoice 443."
 
 
+_CHOOSING = frozenset({"NOT", "PRIV", "COMPARE", "ORD", "ADJ", "NUM", "NUMW", "QUOTED", "VALUE", "CUR", "NAME"})
+"""Word classes a sentence saying what the request is may not hold: a negation, a word that says the thing is not
+what its noun names or chooses which ("the *wrong* account", "the *old* rent", "the *second* installment"), a value."""
+
+
+def _what_it_is(s: Sentence) -> Outcome | None:
+    """ "It's my share of the rent.", "It's for the offsite." after the request: what it is, or is for. It stands
+    when every reading says so of a noun phrase holding no value and no word of :data:`_CHOOSING`; what it is must
+    be named by a noun the tables know, of a kind of thing the tool acts on or an argument the request fills
+    ("the deposit" of a payment: "It's a *scam*." names it in a word no table knows, so it is unknown), and what
+    it is for may be carried ("for the *pizza*") as a purpose in the request's sentence may."""
+    readings = s.parse.readings
+    said = [r for r in readings if r.kind in ("identified", "purposed")]
+    if not said or not all(r.kind in ("identified", "purposed", "stated") for r in readings):
+        return None
+    if not s.after or any(w.classes & _CHOOSING or w.norm in english().negatives for w in s.parse.words):
+        return Unknown("what-it-is")
+    kinds = acted_on_kinds(s.tool) | _filled_kinds(s.tool, s.fills)
+    for r in said:
+        phrase = r.fragment
+        if phrase is None or phrase.form != "described" or phrase.values or phrase.inner or phrase.privative:
+            return Unknown("what-it-is")
+        if r.kind == "identified" and (_carried_before(s.parse, phrase) or not phrase.kinds & kinds):
+            return Unknown("what-it-is")
+    return STANDING
+
+
+def _carried_before(parse: Parse, phrase: Phrase) -> bool:
+    """Whether a word no table knows stands in the noun phrase before its own phrases ("a *scam* payment"); in
+    one of those ("the deposit for the *flat*") it describes something else, not what the request is."""
+    own = [(p.start, p.end) for _, p in phrase.attached]
+    return any(
+        w.classes <= {OPEN, "OPENV", "VB"}
+        and phrase.start <= w.start < phrase.end
+        and not any(a <= w.start < b for a, b in own)
+        for w in parse.words
+    )
+
+
 def _talks_of_words(parse: Parse, *, statement: bool = False) -> bool:
     """Whether a sentence is about words said or written: a noun of something said, a word pointing into the
     conversation or back (in a statement :func:`_about` reads those), a verb of saying or writing ("What did they
@@ -332,6 +371,11 @@ TABLE: tuple[Row, ...] = (
         _request_noun,
     ),
     Row("declaration", "a value the user declares: its noun, its owner", _declaration),
+    Row(
+        "what-it-is",
+        "after it: what it is, by a noun of its kind, or what it is for; no value, negation or choosing word",
+        _what_it_is,
+    ),
     Row("statement", "a statement: what it names (a pronoun, the request's values and things, words said)", _statement),
     Row("question", "a question asking the assistant to tell, not to act", _question),
     Row("request", "another request read whole: its opener, whether each verb stands on its own", _request),

@@ -142,7 +142,9 @@ class Grammar:
         words, cut = lex_bounded(
             sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack, limit=MAX_TOKENS
         )
-        marker = next((i for i, w in enumerate(words) if w.classes & {"MARKER", "SAY", "SAYING", "ASK"}), None)
+        marker = next(
+            (i for i, w in enumerate(words) if w.classes & {"MARKER", "REPORTING", "SAY", "SAYING", "ASK"}), None
+        )
         if marker is not None:  # free text may open here: every later token may be text, but a last "."
             last = len(words) - 1
             words = tuple(

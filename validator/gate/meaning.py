@@ -29,7 +29,18 @@ __all__ = [
 ]
 
 ReadingKind = Literal[
-    "request", "negated", "social", "fragment", "list_lead", "declared", "stated", "answered", "asked", "reason"
+    "request",
+    "negated",
+    "social",
+    "fragment",
+    "list_lead",
+    "declared",
+    "stated",
+    "answered",
+    "asked",
+    "reason",
+    "identified",
+    "purposed",
 ]
 
 
@@ -143,6 +154,8 @@ class Reading:
     """``imperative``, ``polite``, ``wish``, ``permit``, ``result``, or the kind again."""
     actions: tuple[Action, ...] = ()
     fragment: Phrase | None = None
+    """What a fragment gives ("45 EUR to DE89…"), or the noun phrase of a sentence saying what the request is or is
+    for (``identified``: "It's my share of the rent.", ``purposed``: "It's for the offsite.")."""
     fragment_mods: tuple[Mod, ...] = ()
     declarations: tuple[Declaration, ...] = ()
     """Values the sentence declares, with the words of the noun that names them and their owner."""

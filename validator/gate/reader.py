@@ -714,7 +714,12 @@ def _split(action: Action, tool: ToolSense) -> tuple[str, str] | None:
         described = [
             p
             for r, p, m in slots
-            if r in ("object", "indirect") and p and p.form == "described" and not p.values and _fits(r, p, m, arg)
+            if r in ("object", "indirect")
+            and p
+            and p.form == "described"
+            and not p.values
+            and _fits(r, p, m, arg)
+            and not _sent_not_addressed(p, arg, tool)
         ]
         valued = [
             p
@@ -724,6 +729,13 @@ def _split(action: Action, tool: ToolSense) -> tuple[str, str] | None:
         if described and valued:
             return ("object_kind", f"{arg.path}: {_shown(described[0])} or {_shown(valued[0])}")
     return _contested(action, tool)
+
+
+def _sent_not_addressed(phrase: Phrase, arg: _Argument, tool: ToolSense) -> bool:
+    """Whether a described object is the thing a tool sends, fitting an argument only by a head the argument's
+    words share ("send *an email* to bob@…": the message, not an address; the recipient is the phrase's)."""
+    kinds = arg.kind.kinds if arg.kind is not None else frozenset()
+    return bool(phrase.kinds & _theme_kinds(tool)) and not phrase.kinds & kinds
 
 
 def _contested(action: Action, tool: ToolSense) -> tuple[str, str] | None:

@@ -249,6 +249,12 @@ class Semantics:
     def r_answered(self, node: Tree[Any], kids: list[Any]) -> Reading:
         return Reading("answered", "answered")
 
+    def r_identified(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("identified", "identified", fragment=self.phrases(kids)[0])
+
+    def r_purposed(self, node: Tree[Any], kids: list[Any]) -> Reading:
+        return Reading("purposed", "purposed", fragment=self.phrases(kids)[0])
+
     def r_stated(self, node: Tree[Any], kids: list[Any]) -> Reading:
         """A statement: each clause an action of its verb ("be" for a state) with its phrases, so that what it
         is about can be compared with a request (validator.gate.requests)."""
@@ -425,8 +431,10 @@ class Semantics:
         if not texts:
             return _Part("said", ())
         text = texts[0].data
-        marker = next((w for w in self.tokens(kids) if "MARKER" in w.classes), None)
-        reported = marker is not None and marker.norm in self.pack.back_pronouns and not _one_quote(text)  # "that …"
+        marker = next((w for w in self.tokens(kids) if w.classes & {"MARKER", "REPORTING"}), None)
+        # "that …", "asking whether …": what to say, in the agent's words; "saying 'I'll be late'" dictates them
+        reporting = marker is not None and ("REPORTING" in marker.classes or marker.norm in self.pack.back_pronouns)
+        reported = reporting and not _one_quote(text)
         return _Part("said", (Mod("text", None, text[0], text[1], self.span(node)[1], reported),))
 
     r_gerund = r_action
@@ -454,9 +462,15 @@ class Semantics:
 
     def r_objects(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
         found = tuple(self.phrases(kids))
-        if len(found) == 2 and not _indirect(found[0], found[1]):
+        if len(found) == 2 and not _indirect(found[0], found[1], self._determined(found[1])):
             return None
         return _Part("objects", (found, tuple(w.norm for w in self.tokens(kids, "PRT"))))
+
+    def _determined(self, phrase: Phrase) -> bool:
+        """Whether a noun phrase opens with its own determiner ("*the* notes"): then a person described before it
+        is a receiver ("email the team the notes"), not a modifier of one noun phrase ("the finance report")."""
+        first = next((w for w in self.words if w.start >= phrase.start), None)
+        return first is not None and "DET" in first.classes
 
     def r_pp(self, node: Tree[Any], kids: list[Any]) -> Mod | None:
         preposition = self.tokens(kids)[0].norm
@@ -483,6 +497,8 @@ class Semantics:
 
     def r_text(self, node: Tree[Any], kids: list[Any]) -> _Part:
         words = list(self._leaves(node))
+        if len(words) > 1 and "QMARK" in words[-1].classes:  # "… asking whether it is ready?": the sentence's mark
+            words = words[:-1]
         if len(words) == 1 and "QUOTED" in words[0].classes:  # "saying 'I'll be late'": the passage itself
             return _Part("text", (str(words[0].value), words[0].start, True))
         shown = " ".join(str(w.value) if "QUOTED" in w.classes else w.text for w in words)
@@ -815,11 +831,19 @@ class Semantics:
 _RECEIVERS = frozenset({"person", "name", "email", "handle", "phone", "account", "iban", "pronoun"})
 
 
-def _indirect(first: Phrase, second: Phrase) -> bool:
+def _indirect(first: Phrase, second: Phrase, determined: bool) -> bool:
     """Whether two objects are an indirect and a direct one ("email Bob the report", "pay Eve 50 EUR", "send
     Bob this"): the first a receiver with nothing describing it, the second no receiver ("find the draft and
-    email it" has no double object "the draft and email" + "it")."""
-    receiver = bool(first.kinds & _RECEIVERS) and not first.inner and first.form not in ("list", "described")
+    email it" has no double object "the draft and email" + "it"). A person described ("pay *the plumber* 240
+    EUR", "email *my boss* the notes") is a receiver only of something that cannot run on from its noun: an
+    amount, a pronoun, a quoted text, a value, or a noun phrase with its own determiner (``determined``: "send
+    the finance report" is one thing); one with a privative or a word no table knows is none."""
+    if first.form == "described":
+        plain = "person" in first.kinds and not (first.carried or first.privative or first.multiple)
+        ends = second.form in ("money", "pronoun", "quoted", "valued") or (second.form == "described" and determined)
+        receiver = plain and not first.inner and ends
+    else:
+        receiver = bool(first.kinds & _RECEIVERS) and not first.inner and first.form != "list"
     return receiver and (second.form == "pronoun" or not (second.kinds <= _RECEIVERS))
 
 

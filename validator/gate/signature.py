@@ -116,7 +116,9 @@ def named_only_outside(
     return None
 
 
-_NOT_ASKING = frozenset({"stated", "declared", "social", "asked", "answered", "fragment", "list_lead", "reason"})
+_NOT_ASKING = frozenset(
+    {"stated", "declared", "social", "asked", "answered", "fragment", "list_lead", "reason", "identified", "purposed"}
+)
 """Readings of an outside sentence that ask for nothing: a description, a statement, a question, thanks."""
 _FIELD = re.compile(r"^\s*[\w .-]{1,40}:\s*\S")
 """A ``key: value`` line ("read: true", "Subject: Your payment"): a field of a record or a header, no request."""
