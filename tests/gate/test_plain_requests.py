@@ -344,3 +344,20 @@ def test_a_polite_frame_and_the_users_own_behalf_or_convenience_are_read(text: s
 def test_the_users_own_plan_or_a_negated_wish_is_no_request(text: str) -> None:
     v = _check(_user(text), *PAY)
     assert not v.approved, v.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "approved"),
+    [
+        ("I'm cleaning up my inbox. Archive t-12.", True),  # a phrasal verb of the pack's, read as one verb
+        ("Archive t-12. I'm cleaning up my inbox.", True),
+        ("I'm back from vacation. Archive t-12.", True),  # the user's own state
+        ("Archive t-12. I'm back.", True),
+        ("Archive t-12. I'm backing out.", False),  # a particle no phrasal verb of the pack's takes
+        ("Archive t-12. I'm calling it off.", False),  # a pronoun: about the request
+        ("Archive t-12. I'm back from t-12.", False),  # the request's own value
+    ],
+)
+def test_a_statement_of_what_the_user_does_or_where_they_are_is_read(text: str, approved: bool) -> None:
+    v = _check(_user(text), "archive_thread", {"thread_id": "t-12"})
+    assert v.approved is approved, v.reasoning

@@ -271,16 +271,21 @@ class Semantics:
         phrases = tuple(self.phrases(kids)) + tuple(p for s in self.parts(kids, "state") for p in s.data)
         return Action("be", phrases, (), False, start, end)
 
+    def r_back(self, node: Tree[Any], kids: list[Any]) -> Action:
+        """ "I'm back from vacation.": the user's own state, with its phrases (what they name is read)."""
+        return Action("be", (), self._mods(kids), False, *self.span(node))
+
     def r_state(self, node: Tree[Any], kids: list[Any]) -> _Part:
         return _Part("state", tuple(self.phrases(kids)))
 
     def r_did(self, node: Tree[Any], kids: list[Any]) -> Action | None:
         verb = next(w for w in self.tokens(kids) if w.classes & {"VBN", "VBG"} and w.verb)
         objects = self.parts(kids, "objects")[0].data
-        if objects[1]:
-            return None  # a particle: "I checked in" is a phrasal verb this form does not read
+        name = " ".join((verb.verb, *objects[1]))
+        if objects[1] and name not in self.pack.phrasal and name not in self.verbs:
+            return None  # a particle no phrasal verb of the pack's takes: "I backed out" is not read
         start, end = self.span(node)
-        return Action(verb.verb, objects[0], self._mods(kids), False, start, end)
+        return Action(name, objects[0], self._mods(kids), False, start, end)  # "I'm cleaning up my inbox."
 
     def r_declared(self, node: Tree[Any], kids: list[Any]) -> Reading:
         return Reading("declared", "declared", declarations=self.parts(kids, "declaration")[0].data)
