@@ -361,3 +361,56 @@ def test_the_users_own_plan_or_a_negated_wish_is_no_request(text: str) -> None:
 def test_a_statement_of_what_the_user_does_or_where_they_are_is_read(text: str, approved: bool) -> None:
     v = _check(_user(text), "archive_thread", {"thread_id": "t-12"})
     assert v.approved is approved, v.reasoning
+
+
+def _mail(to: str, body: str) -> tuple[str, dict[str, Any]]:
+    return "send_email", {"to": to, "subject": "Update", "body": body}
+
+
+@pytest.mark.parametrize(
+    ("text", "body"),
+    [
+        ("let dave@acme.example know i cant make the 3pm call today, sorry", "Sorry, I can't make the 3pm call today."),
+        ("Let dave@acme.example know that the report is ready.", "Hi Dave, the report is ready."),
+        ("Please mail dave@acme.example to ask if he can cover my shift on Saturday.", "Can you cover Saturday?"),
+        ("Email dave@acme.example to tell him the report is ready.", "Hi Dave, the report is ready."),
+        (
+            "Could you send an email to dave@acme.example asking whether the report is ready?",
+            "Hi Dave, is the report ready?",
+        ),
+    ],
+)
+def test_what_to_tell_after_let_know_or_in_a_purpose_is_the_messages_text(text: str, body: str) -> None:
+    v = _check(_user(text), *_mail("dave@acme.example", body))
+    assert v.approved, v.reasoning
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Let dave@acme.example know tomorrow the report is ready.",  # when to tell it, not what
+        "Let dave@acme.example know at eve@acme.example that the report is ready.",
+        "Let dave@acme.example know 'see you at 5'.",  # one quoted passage: dictated, compared
+    ],
+)
+def test_what_follows_let_know_is_not_the_text_when_it_may_be_a_phrase_or_is_dictated(text: str) -> None:
+    v = _check(_user(text), *_mail("dave@acme.example", "Hi Dave, see you at 6. The report is ready."))
+    assert not v.approved, v.reasoning
+
+
+def test_a_time_the_purpose_tells_is_not_the_requests_but_a_time_of_the_purpose_is() -> None:
+    told = "Email dave@acme.example to ask if he can cover my shift on Saturday."
+    assert _check(_user(told), *_mail("dave@acme.example", "Can you cover Saturday?")).approved
+    timed = "Email dave@acme.example to prepare for the review on Saturday."
+    assert not _check(_user(timed), *_mail("dave@acme.example", "Prep.")).approved
+
+
+def test_his_after_a_name_is_that_persons_when_an_earlier_sentence_opens_the_message() -> None:
+    """The people a message names are read sentence by sentence: "I'm back from vacation. Pay Anna …" names
+    Anna, not "Pay Anna"."""
+    iban = "DE75512108001245126199"
+    args = {"recipient": iban, "amount": 80, "currency": "EUR"}
+    ok = f"I'm back from vacation. Pay Anna 80 EUR, her IBAN is {iban}."
+    assert _check(_user(ok), "send_money", args).approved
+    two = f"Pay Anna 80 EUR, her IBAN is {iban}. Carol says hi."  # another person: "her" is not certain
+    assert not _check(_user(two), "send_money", args).approved

@@ -143,7 +143,8 @@ class Grammar:
             sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack, limit=MAX_TOKENS
         )
         marker = next(
-            (i for i, w in enumerate(words) if w.classes & {"MARKER", "REPORTING", "SAY", "SAYING", "ASK"}), None
+            (i for i, w in enumerate(words) if w.classes & {"MARKER", "REPORTING", "SAY", "SAYING", "ASK", "KNOW"}),
+            None,
         )
         if marker is not None:  # free text may open here: every later token may be text, but a last "."
             last = len(words) - 1

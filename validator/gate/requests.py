@@ -35,7 +35,7 @@ from validator.gate.reader import (
     own_work,
     read_parse,
 )
-from validator.gate.sentences import own_words
+from validator.gate.sentences import own_words, sentence_spans
 from validator.gate.split import sentences
 from validator.gate.text import within
 from validator.inputs.transcript import Fact, Transcript
@@ -917,12 +917,23 @@ def _people(transcript: Transcript, message: int) -> set[str]:
     pack = english()
     content = transcript.messages[message].content
     found: set[str] = {"#unread"} if len(content) > _PEOPLE_READ else set()
-    for n, w in enumerate(grammar().words(content[:_PEOPLE_READ])):
-        if "NAME" in w.classes:
-            found.add(w.text.casefold())
-        elif "person" in pack.nouns.get(w.lemma or w.norm, frozenset()):
-            found.add(f"#{n}")
+    n = 0
+    for piece in _pieces(content[:_PEOPLE_READ]):  # each sentence lexed alone: "… vacation. Pay Anna" is no name
+        for w in grammar().words(piece):
+            n += 1
+            if "NAME" in w.classes:
+                found.add(w.text.casefold())
+            elif "person" in pack.nouns.get(w.lemma or w.norm, frozenset()):
+                found.add(f"#{n}")
     return found
+
+
+def _pieces(text: str) -> list[str]:
+    """The sentences of ``text``, then every stretch between them (pasted or hidden text names people too)."""
+    spans = sentence_spans(text)
+    cuts = [0, *(x for span in spans for x in span), len(text)]
+    between = [text[cuts[i] : cuts[i + 1]] for i in range(0, len(cuts) - 1, 2)]
+    return [*(text[a:b] for a, b in spans), *(t for t in between if t.strip())]
 
 
 _PEOPLE_READ = 20_000

@@ -102,6 +102,10 @@ def _name(node: Tree[Any]) -> str:
 _TIME_CLASSES = frozenset({"TIMEX", "NOW", "DEADLINE", "MONTH", "ORD"})
 """Word classes of a time ("on the 1st", "tomorrow", "by Friday"): one in a purpose times the request too."""
 _NOUNS = frozenset({"NN", "NNS"})
+_OPENS_A_PHRASE = frozenset(
+    {"PREP", "NOW", "DEADLINE", "TIMEX", "MONTH", "ADV", "ORD", "PLEASE", "NUM", "VALUE", "PRT"}
+)
+"""Word classes that may open a phrase of a verb (a time, a place, a manner) rather than what to say."""
 
 
 class Semantics:
@@ -220,7 +224,10 @@ class Semantics:
         first = next(self._leaves(node), None)
         if first is not None and first.norm == "to" and any(w.classes & _NOUNS for w in self.tokens(kids, "VB")):
             return None  # no comma, a verb that is a noun as well: "to account 12345678" is where, not what for
-        words = [w for w in self._leaves(node) if w.classes & _TIME_CLASSES]
+        said = [self.span(k) for k in node.children if isinstance(k, Tree) and _name(k) == "text"]
+        words = [  # what the purpose tells someone is no time of the request ("… to ask if she can cover Saturday")
+            w for w in self._leaves(node) if w.classes & _TIME_CLASSES and not any(a <= w.start < b for a, b in said)
+        ]
         start, end = self.span(node)
         timed = (Mod("time", None, " ".join(w.norm for w in words), start, end),) if words else ()
         return _Part("purpose", (action, timed))
@@ -453,10 +460,23 @@ class Semantics:
         text_mod = (Mod("text", None, text[0], text[1], end, reported),)
         return Action(verb.norm, tuple(self.phrases(kids)), text_mod, False, start, end, says=True)
 
-    def r_let_know(self, node: Tree[Any], kids: list[Any]) -> Action:
+    def r_let_know(self, node: Tree[Any], kids: list[Any]) -> Action | None:
         start, end = self.span(node)
-        mods = self._mods(kids) + self._said(kids)
+        texts = self.parts(kids, "text")  # "let Dave know I can't make it": reported, unless one quoted passage
+        if texts and self._not_told(texts[0].data[1], end):
+            return None
+        told = tuple(Mod("text", None, t[0], t[1], end, not _one_quote(t)) for t in (p.data for p in texts))
+        mods = self._mods(kids) + self._said(kids) + told
         return Action("let know", tuple(self.phrases(kids)), mods, False, start, end, says=True)
+
+    def _not_told(self, start: int, end: int) -> bool:
+        """Whether what follows "let … know" may be no message: a marker in it ("… know that …", "… know at ann@…
+        that …": the marker's own reading), or a first word that may open a phrase of the verb ("… know tomorrow
+        the report is ready": when to tell, which the text would hide)."""
+        told = [w for w in self.words if start <= w.start < end]
+        return bool(told) and (
+            any(w.classes & {"MARKER", "REPORTING"} for w in told) or bool(told[0].classes & _OPENS_A_PHRASE)
+        )
 
     def _mods(self, kids: Sequence[Any]) -> tuple[Mod, ...]:
         return tuple(m for p in self.parts(kids, "mods") for m in p.data)
