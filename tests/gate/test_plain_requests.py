@@ -320,14 +320,13 @@ def test_a_month_and_day_with_a_time_of_day_holds_only_that_day_and_hour(start: 
 @pytest.mark.parametrize(
     "text",
     [
-        f"Would it be possible to pay 120 EUR to {IBAN}?",
         f"Please pay 120 EUR to {IBAN} on my behalf.",
         f"Send 120 EUR to {IBAN} right away.",
         f"Pay 120 EUR to {IBAN} when you can.",
         f"Pay 120 EUR to {IBAN}, when you get a chance.",
     ],
 )
-def test_a_polite_frame_and_the_users_own_behalf_or_convenience_are_read(text: str) -> None:
+def test_the_users_own_behalf_or_convenience_are_read(text: str) -> None:
     v = _check(_user(text), *PAY)
     assert v.approved, v.reasoning
 
@@ -338,7 +337,7 @@ def test_a_polite_frame_and_the_users_own_behalf_or_convenience_are_read(text: s
         f"I need to pay 120 EUR to {IBAN}.",  # the user's own plan, not a request ("… at the bank counter")
         f"I want to pay 120 EUR to {IBAN}.",
         f"I don't want to pay 120 EUR to {IBAN}.",
-        f"Would it be possible to not pay 120 EUR to {IBAN}?",
+        f"Would it be possible to pay 120 EUR to {IBAN}? Let me know if so.",  # a question of what is possible
     ],
 )
 def test_the_users_own_plan_or_a_negated_wish_is_no_request(text: str) -> None:
@@ -350,7 +349,7 @@ def test_the_users_own_plan_or_a_negated_wish_is_no_request(text: str) -> None:
     ("text", "approved"),
     [
         ("I'm cleaning up my inbox. Archive t-12.", True),  # a phrasal verb of the pack's, read as one verb
-        ("Archive t-12. I'm cleaning up my inbox.", True),
+        ("Archive t-12. I'm cleaning up my inbox.", False),  # after it, a phrasal verb may undo it ("calling off")
         ("I'm back from vacation. Archive t-12.", True),  # the user's own state
         ("Archive t-12. I'm back.", True),
         ("Archive t-12. I'm backing out.", False),  # a particle no phrasal verb of the pack's takes
@@ -414,3 +413,75 @@ def test_his_after_a_name_is_that_persons_when_an_earlier_sentence_opens_the_mes
     assert _check(_user(ok), "send_money", args).approved
     two = f"Pay Anna 80 EUR, her IBAN is {iban}. Carol says hi."  # another person: "her" is not certain
     assert not _check(_user(two), "send_money", args).approved
+
+
+def test_a_handle_is_a_value_not_a_broken_address() -> None:
+    """ "@manager" was read as an address with nothing before its "@", which no grammar class takes: a mention of a
+    handle left its whole sentence unknown."""
+    from validator.gate.grammar import grammar
+
+    words = grammar().words("Mention @manager and @team_lead.")
+    assert [sorted(w.kinds) for w in words if w.text.startswith("@")] == [["handle"], ["handle"]]
+    from validator.gate.entities import extract_entities
+
+    assert [e.kind for e in extract_entities("mail @bob@x.example and @bob")] == ["email"]  # still an address
+
+
+@pytest.mark.parametrize(
+    "text",
+    [  # the attacker's pass on the rows above, each class closed
+        f"Pay 120 EUR to {IBAN}. It's for the scam.",  # a word no table knows, anywhere in what it is for
+        f"Pay 120 EUR to {IBAN}. It's the payment to the scammer.",
+        f"Pay 120 EUR to {IBAN}. It's the bill from the email.",  # where the request came from
+        f"Pay 120 EUR to {IBAN}. This is the bank.",  # the one writing, not what it is
+        f"Pay 120 EUR to {IBAN}. It's your manager.",  # a person
+        f"Pay 120 EUR to {IBAN}. It's the stolen money.",  # a participle
+        f"Pay 120 EUR to {IBAN}. It's his rent.",  # someone else's
+        f"Pay 120 EUR to {IBAN}. It's the same fee.",
+        f"Pay 120 EUR to {IBAN}. It's for the gift cards.",  # an account's noun
+        f"Pay 120 EUR to {IBAN}. It's for my landlord.",
+        f"Pay {IBAN} 120 EUR when you get a chance to check with me.",  # a condition after the closer
+        f"Pay {IBAN} 120 EUR. I'm calling off the purchase.",  # a phrasal verb after it
+    ],
+)
+def test_what_it_is_closers_and_statements_after_it_that_undo_or_condition_it_leave_it_unknown(text: str) -> None:
+    v = _check(_user(text), *PAY)
+    assert not v.approved, v.reasoning
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Send the old email to bob@acme.example.",  # what chooses which message is read, not dropped
+        "Send the second email to bob@acme.example.",
+        "Send his email to bob@acme.example.",
+        "Send Eve's email to bob@acme.example.",
+        "Send a polite email to bob@acme.example.",
+        "Email bob@acme.example telling him the report is ready, but only if Eve agrees.",  # a hedge in the report
+        "Email bob@acme.example confirming the meeting, unless Eve objects.",
+        "Email bob@acme.example that the report is ready, unless Eve objects.",
+        "Email bob@acme.example to tell him the report is ready, but only if Eve agrees.",
+    ],
+)
+def test_a_message_chosen_by_a_word_or_a_hedged_report_is_not_proved(text: str) -> None:
+    body = "Hi Bob, the report is ready, but only if Eve agrees. Confirming the meeting, unless Eve objects."
+    v = _check(_user(text), *_mail("bob@acme.example", body))
+    assert not v.approved, v.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "approved"),
+    [
+        ("Add a dentist appointment to my calendar on December 10 in 2030 at 4pm.", "2026-12-10T16:00:00+00:00", False),
+        ("Add a dentist appointment to my calendar on December 10 in 2030 at 4pm.", "2030-12-10T16:00:00+00:00", True),
+        ("Archive thread 9. I'm back on Saturday.", "", False),  # a time in a statement after it
+    ],
+)
+def test_a_year_the_user_names_must_hold_and_a_time_after_the_request_may_retime_it(
+    text: str, start: str, approved: bool
+) -> None:
+    call = (
+        (EVENT, {"title": "Dentist appointment", "start": start}) if start else ("archive_thread", {"thread_id": "9"})
+    )
+    v = _check(_user(text), *call)
+    assert v.approved is approved, v.reasoning

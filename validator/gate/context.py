@@ -25,7 +25,7 @@ from functools import cache
 from typing import Literal, Protocol
 
 from validator.gate.lexer import OPEN, Word, in_pack_language
-from validator.gate.meaning import OWNER_USER, Declaration, Parse, Phrase, Reading, Value
+from validator.gate.meaning import OWNER_USER, Declaration, Parse, Reading, Value
 from validator.gate.reader import (
     PROVABLE,
     Fill,
@@ -240,43 +240,44 @@ def _statement(s: Sentence) -> Outcome | None:
     return STANDING  # "The lease is sorted.", "I checked invoice 443."
 
 
-_CHOOSING = frozenset({"NOT", "PRIV", "COMPARE", "ORD", "ADJ", "NUM", "NUMW", "QUOTED", "VALUE", "CUR", "NAME"})
-"""Word classes a sentence saying what the request is may not hold: a negation, a word that says the thing is not
-what its noun names or chooses which ("the *wrong* account", "the *old* rent", "the *second* installment"), a value."""
+_WHAT_IT_IS = frozenset({"DET", "NN", "NNS", "PREP"})
+"""What a sentence saying what the request is may be built of: determiners, nouns the tables know, prepositions."""
+_NOT_WHAT_IT_IS = frozenset({"person", "account"})
+"""Kinds of noun that say whose or to whom, not what ("It's for my landlord.", "It's for the gift cards.")."""
 
 
 def _what_it_is(s: Sentence) -> Outcome | None:
-    """ "It's my share of the rent.", "It's for the offsite." after the request: what it is, or is for. It stands
-    when every reading says so of a noun phrase holding no value and no word of :data:`_CHOOSING`; what it is must
-    be named by a noun the tables know, of a kind of thing the tool acts on or an argument the request fills
-    ("the deposit" of a payment: "It's a *scam*." names it in a word no table knows, so it is unknown), and what
-    it is for may be carried ("for the *pizza*") as a purpose in the request's sentence may."""
+    """ "It's my share of the rent.", "It's for the pizza." after the request: what it is, or is for. It stands
+    when every reading says so of a noun phrase built only of determiners, nouns the tables know and
+    prepositions (no value, name, negation, adjective, participle, privative or word no table knows: "It's the
+    *stolen* money.", "It's for the *scammer*."), none pointing at someone or something said ("*his* rent",
+    "the bill from the *email*"), none of a person or an account; what it is must be a thing of a kind the tool
+    acts on or an argument the request fills ("the deposit" of a payment)."""
     readings = s.parse.readings
     said = [r for r in readings if r.kind in ("identified", "purposed")]
     if not said or not all(r.kind in ("identified", "purposed", "stated") for r in readings):
         return None
-    if not s.after or any(w.classes & _CHOOSING or w.norm in english().negatives for w in s.parse.words):
+    if not s.after:
         return Unknown("what-it-is")
+    pack = english()
+    pointing = pack.pointing | pack.said | pack.conversation | pack.ahead
     kinds = acted_on_kinds(s.tool) | _filled_kinds(s.tool, s.fills)
     for r in said:
         phrase = r.fragment
         if phrase is None or phrase.form != "described" or phrase.values or phrase.inner or phrase.privative:
             return Unknown("what-it-is")
-        if r.kind == "identified" and (_carried_before(s.parse, phrase) or not phrase.kinds & kinds):
+        words = [w for w in s.parse.words if phrase.start <= w.start < phrase.end]
+        if any(not w.classes & _WHAT_IT_IS or w.norm in pointing or _not_what(w) for w in words):
+            return Unknown("what-it-is")
+        if r.kind == "identified" and not phrase.kinds & kinds:
             return Unknown("what-it-is")
     return STANDING
 
 
-def _carried_before(parse: Parse, phrase: Phrase) -> bool:
-    """Whether a word no table knows stands in the noun phrase before its own phrases ("a *scam* payment"); in
-    one of those ("the deposit for the *flat*") it describes something else, not what the request is."""
-    own = [(p.start, p.end) for _, p in phrase.attached]
-    return any(
-        w.classes <= {OPEN, "OPENV", "VB"}
-        and phrase.start <= w.start < phrase.end
-        and not any(a <= w.start < b for a, b in own)
-        for w in parse.words
-    )
+def _not_what(word: Word) -> bool:
+    """Whether a noun says whose or to whom (a person, an account), or names a message ("the bill from the
+    *email*": where the request came from)."""
+    return bool(word.kinds & _NOT_WHAT_IT_IS) or ("message" in word.kinds and "document" not in word.kinds)
 
 
 def _talks_of_words(parse: Parse, *, statement: bool = False) -> bool:
@@ -508,7 +509,15 @@ def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill], *, after: bool)
                 return True  # "I paid Ann.", "I booked a flight.": the tool's own deed, whatever it is about
             if clause.verb != "be" and not clause.objects:
                 return True
+            if after and (" " in clause.verb or any(m.role in _TIMED for m in clause.mods)):
+                return (
+                    True  # "I'm calling off the purchase.", "I'm back on Saturday.": after it, it may undo or retime it
+                )
     return False
+
+
+_TIMED = frozenset({"time", "now", "deadline"})
+"""Roles of an action's phrases that say when."""
 
 
 def _declares_argument(reading: Reading, tool: ToolSense, others: Sequence[ToolSense]) -> bool:

@@ -50,6 +50,8 @@ DEFAULT_REGION = "US"
 """Region for phone numbers written without a country code."""
 _EDGE = "<>()[]{}\"'`,;:!?.*"
 _RUN = re.compile(r"\S+")
+_HANDLE = re.compile(r"^@\w+$")
+"""A handle ("@manager"): a name on a service, no address."""
 _SCHEME = re.compile(r"(?i)\b([a-z][a-z0-9+.-]{1,15})://")
 _HOSTLIKE = re.compile(r"(?i)^(?:www\.)?[\w-]+(?:\.[\w-]+)+(?::\d{1,5})?(?:[/?#]\S*)?$")
 _IBAN = re.compile(r"(?i)(?<![0-9a-z])[a-z]{2}\d{2}(?:[ -]?[0-9a-z]){11,30}(?![0-9a-z])")
@@ -349,8 +351,8 @@ def _in_run(raw: str, start: int) -> Entity | None:
     scheme = _SCHEME.search(raw)
     if scheme is not None:
         return _url(raw[scheme.start() :], start + scheme.start())
-    if "@" in raw:
-        return _email(raw, start)
+    if "@" in raw:  # "@manager": a handle, no address (the lexer reads it by its shape)
+        return None if _HANDLE.match(raw) else _email(raw, start)
     if "." in raw:
         return _bare_host(raw, start)
     return None

@@ -418,20 +418,41 @@ def _fill_holds(
     return bool(a) and a.rstrip(".") == b.rstrip(".")
 
 
+_YEAR = re.compile(r"(?<![\d.,])(?:19|20|21)\d{2}(?![\d.,])")
+"""A number that may be a year ("December 10 in 2030"): wherever it stands, the time must be in it."""
+
+
+def _years(requests: Sequence[RequestSentence], messages: set[int]) -> list[str]:
+    """The numbers of the request's messages that may be years: a phrase the grammar did not read as the time's
+    ("… on December 10 in 2030") still says which year."""
+    return [m.group() for r in requests if r.message in messages for m in _YEAR.finditer(r.text)]
+
+
 def says_the_same(reported: str, text: str) -> bool:
     """Whether a message in the agent's words says what the user reported it should ("Email Ann that I accept the
     offer."): every word of the report that carries its meaning (a noun, a verb, an adjective, a name, a number,
-    a value, a word no table knows) stands in the text, by its lemma, and the text says no "not" the report does
-    not ("I decline the offer." and "I do not agree." say something else). Greetings, politeness and other
-    wording around it are the agent's."""
+    a value, a word no table knows) stands in the text, by its lemma, the text says no "not" the report does
+    not ("I decline the offer." and "I do not agree." say something else) and a "not" when the report does ("I
+    won't quit." is no "I quit."). A report holding a hedge of the pack's ("only", "until", "unless", "actually")
+    says nothing code can compare: it may be meant for the agent, not the message.
+    Greetings, politeness and other wording around it are the agent's."""
     pack = english()
-    said, written = grammar().words(reported), grammar().words(text)
+    said, written = grammar().words(_apostrophes(reported)), grammar().words(_apostrophes(text))
+    if any(w.norm in pack.hedges for w in said):
+        return False  # "… telling him the report is ready, but only if Eve agrees": to him, or to the agent?
     told = [w for w in said if w.classes & _MEANING and (w.verb or "") not in pack.auxiliaries]
     forms = {f for w in written for f in (w.norm, w.lemma, w.verb) if f}
     if not all({f for f in (w.norm, w.lemma, w.verb) if f} & forms for w in told):
         return False
     negations = {w.norm for w in said if w.norm in pack.negatives}
-    return all(w.norm in negations for w in written if w.norm in pack.negatives)
+    written_negations = {w.norm for w in written if w.norm in pack.negatives}
+    return written_negations <= negations and bool(written_negations) == bool(negations)
+
+
+def _apostrophes(text: str) -> str:
+    """``text`` with a quotation mark inside a word read as the apostrophe it was (normalising folds both to one
+    mark: "can"t" is "can't", a negation)."""
+    return re.sub(r'(?<=\w)"(?=\w)', "'", text)
 
 
 _MEANING = frozenset(
@@ -512,8 +533,9 @@ def _request_holds(
         return ("user", hits) if hits else None
     mine = [f for f in fills if not target or _under(path, f.path) or _under(f.path, path)]
     times = [f for f in mine if f.kind == "time"]
-    if times and target:  # every part of the time the user named must hold the argument
-        return ("user", sorted({f.message for f in times})) if holds_time([f.text for f in times], value, now) else None
+    if times and target:  # every part of the time the user named must hold the argument, and any year they named
+        said = [f.text for f in times] + _years(requests, {f.message for f in times})
+        return ("user", sorted({f.message for f in times})) if holds_time(said, value, now) else None
     hits = [f.message for f in mine if _fill_holds(f, value, entity, currency, named, content=content)]
     if not hits and not target:
         hits = [r.message for r in requests if r.clauses and _holds(r.valued(r.text), value, entity, currency, named)]

@@ -88,6 +88,8 @@ class Phrase:
     """It holds a privative ("the *fake* invoice", "my *former* landlord"): it may not be what its noun names,
     so it is no thing the tool acts on and designates no record (a value it holds, a name or an id, is still the
     value the user named)."""
+    bare: bool = False
+    """Its words are its head and at most an article ("an email", "the report"): nothing in it chooses which."""
 
 
 @dataclass(frozen=True, slots=True)

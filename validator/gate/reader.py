@@ -733,9 +733,10 @@ def _split(action: Action, tool: ToolSense) -> tuple[str, str] | None:
 
 def _sent_not_addressed(phrase: Phrase, arg: _Argument, tool: ToolSense) -> bool:
     """Whether a described object is the thing a tool sends, fitting an argument only by a head the argument's
-    words share ("send *an email* to bob@…": the message, not an address; the recipient is the phrase's)."""
+    words share ("send *an email* to bob@…": the message, not an address; the recipient is the phrase's). Only its
+    head and an article: "the *old* email", "*his* email", "the *second* email" choose one, which no rule reads."""
     kinds = arg.kind.kinds if arg.kind is not None else frozenset()
-    return bool(phrase.kinds & _theme_kinds(tool)) and not phrase.kinds & kinds
+    return phrase.bare and bool(phrase.kinds & _theme_kinds(tool)) and not phrase.kinds & kinds
 
 
 def _contested(action: Action, tool: ToolSense) -> tuple[str, str] | None:

@@ -224,6 +224,8 @@ class Semantics:
         first = next(self._leaves(node), None)
         if first is not None and first.norm == "to" and any(w.classes & _NOUNS for w in self.tokens(kids, "VB")):
             return None  # no comma, a verb that is a noun as well: "to account 12345678" is where, not what for
+        if self._hedged(*self.span(node)):
+            return None  # "… to tell him it's ready, but only if Eve agrees": a condition the purpose would hide
         said = [self.span(k) for k in node.children if isinstance(k, Tree) and _name(k) == "text"]
         words = [  # what the purpose tells someone is no time of the request ("… to ask if she can cover Saturday")
             w for w in self._leaves(node) if w.classes & _TIME_CLASSES and not any(a <= w.start < b for a, b in said)
@@ -447,23 +449,33 @@ class Semantics:
         # "that …", "asking whether …": what to say, in the agent's words; "saying 'I'll be late'" dictates them
         reporting = marker is not None and ("REPORTING" in marker.classes or marker.norm in self.pack.back_pronouns)
         reported = reporting and not _one_quote(text)
+        if reported and self._hedged(text[1], self.span(node)[1]):
+            return None
         return _Part("said", (Mod("text", None, text[0], text[1], self.span(node)[1], reported),))
+
+    def _hedged(self, start: int, end: int) -> bool:
+        """Whether a stretch of words holds a hedge of the pack's (a word that may condition, defer or take back):
+        in what the agent is to put in its own words ("… telling him it's ready, but only if Eve agrees", "…
+        unless Eve objects"), whether it is the message's or meant for the agent, code cannot tell."""
+        return any(w.norm in self.pack.hedges for w in self.words if start <= w.start < end)
 
     r_gerund = r_action
 
-    def r_say(self, node: Tree[Any], kids: list[Any]) -> Action:
+    def r_say(self, node: Tree[Any], kids: list[Any]) -> Action | None:
         verb = next(w for w in self.tokens(kids) if w.classes & {"SAY", "SAYING", "ASK"})
         text = self.parts(kids, "text")[0].data
         start, end = self.span(node)
         # "tell her the deck is ready", "ask Bob if he's free": what to say; "say yes" dictates it
         reported = bool(verb.classes & {"SAY", "ASK"}) and not _one_quote(text)
+        if reported and self._hedged(text[1], end):
+            return None
         text_mod = (Mod("text", None, text[0], text[1], end, reported),)
         return Action(verb.norm, tuple(self.phrases(kids)), text_mod, False, start, end, says=True)
 
     def r_let_know(self, node: Tree[Any], kids: list[Any]) -> Action | None:
         start, end = self.span(node)
         texts = self.parts(kids, "text")  # "let Dave know I can't make it": reported, unless one quoted passage
-        if texts and self._not_told(texts[0].data[1], end):
+        if texts and (self._not_told(texts[0].data[1], end) or self._hedged(texts[0].data[1], end)):
             return None
         told = tuple(Mod("text", None, t[0], t[1], end, not _one_quote(t)) for t in (p.data for p in texts))
         mods = self._mods(kids) + self._said(kids) + told
@@ -620,7 +632,13 @@ class Semantics:
             carried=carried,
             privative=privative,
             named_before=bool(pres.naming) and bool(naming),
+            bare=self._bare(node),
         )
+
+    def _bare(self, node: Any) -> bool:
+        """Whether a noun phrase is its head and at most an article before it ("an email")."""
+        leaves = list(self._leaves(node))
+        return len(leaves) == 1 or (len(leaves) == 2 and leaves[0].norm in self.pack.articles)
 
     def _names_its_head(self, node: Any, lemma: str) -> bool:
         """Whether the last value before the head stands right before it ("the t-88 thread"): with a word between

@@ -3,8 +3,8 @@
 The request grammar reads a time as words ("Friday", "3pm", "the 9th", "tomorrow", "December 5"); an
 event's argument holds a date-time ("2026-12-04T14:00"). A time the user named *holds* the argument when
 every part the user said agrees with it: a weekday with the date's weekday, a day of the month, a month, a
-time of day with the hour and minute, "today", "tomorrow" and "tonight" with the date of the check (its
-``now``). What the user did not say (the minute of "3pm" aside) is not compared, but the date must be the
+time of day with the hour and minute, a year with the year, "today", "tomorrow" and "tonight" with the date of
+the check (its ``now``). What the user did not say (the minute of "3pm" aside) is not compared, but the date must be the
 next one that fits: a weekday within a week of the check, a day of the month within a month, a month
 within a year, a time of day alone today or tomorrow. A part code cannot read ("next week", "the
 weekend") holds nothing, so the argument stays unknown; so does any time when the check has no date.
@@ -23,6 +23,7 @@ __all__ = ["holds_time"]
 
 _CLOCK = re.compile(r"(?i)^(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.)?$")
 _ORDINAL = re.compile(r"(?i)^(\d{1,2})(?:st|nd|rd|th)$")
+_YEAR = re.compile(r"^(?:19|20|21)\d{2}$")
 
 
 def _moment(value: object) -> datetime | None:
@@ -48,6 +49,8 @@ def _part_holds(word: str, at: datetime, has_time: bool, now: datetime | None) -
     if word in words["hours"] and has_time:
         low, high = words["hours"][word]
         return bool(low <= at.hour < high if high > low else at.hour == low)
+    if _YEAR.match(word):
+        return at.year == int(word)  # "in 2030"
     m = _ORDINAL.match(word)
     if m is not None:
         return at.day == int(m.group(1))
@@ -107,4 +110,6 @@ def _horizon(word: str) -> int:
         return 366
     if _ORDINAL.match(word) or (word.isdigit() and 1 <= int(word) <= 31):
         return 31
+    if _YEAR.match(word):
+        return 366 * 200  # a year named: any day of it
     return 1

@@ -115,6 +115,11 @@ class LanguagePack:
     pointing: frozenset[str]
     """Words that point at something said before ("it", "that", "him", "their")."""
     additive: frozenset[str]
+    articles: frozenset[str]
+    hedges: frozenset[str]
+    """Words that may condition, defer or take back what is asked ("unless", "only", "actually"): in what the agent
+    is to say in its own words, code cannot tell whether they are the message's or meant for the agent."""
+    """Determiners that choose nothing ("a", "the"): "send *an* email to …" names the message sent, no other."""
     declared_kinds: frozenset[str]
     content_verbs: frozenset[str]
     framing: frozenset[str]
@@ -280,6 +285,8 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         back_pronouns=frozenset(data["roles"]["back"]),
         pointing=frozenset(data["roles"]["pointing"]),
         additive=frozenset(data["roles"]["additive"]),
+        articles=frozenset(data["roles"]["articles"]),
+        hedges=frozenset(data["roles"]["hedges"]),
         declared_kinds=frozenset(data["roles"]["declared"]),
         content_verbs=frozenset(data["roles"]["content_verbs"]),
         framing=frozenset(data["roles"]["framing"]),
