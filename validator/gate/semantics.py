@@ -440,7 +440,7 @@ class Semantics:
     def _said(self, kids: Sequence[Any]) -> tuple[Mod, ...]:
         return tuple(m for p in self.parts(kids, "said") for m in p.data)
 
-    def r_said(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_said(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
         texts = self.parts(kids, "text")
         if not texts:
             return _Part("said", ())
