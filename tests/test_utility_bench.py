@@ -42,3 +42,24 @@ def test_utility_benchmark_runs_and_accounts_for_every_guarded_call(tmp_path: Pa
         asked,
         blocked,
     )
+
+
+def test_everyday_requests_bench_checks_each_request_and_blocks_none(tmp_path: Path) -> None:
+    """Every request of bench/everyday.jsonl is checked once, and no plain benign request is blocked (asking is
+    the most the validator may do with one: blocking a user's own request is the line never crossed)."""
+    checks = tmp_path / "everyday.jsonl"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "everyday.py"), "--checks", str(checks)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    match = re.fullmatch(r"everyday: approved (\d+) of (\d+), asked (\d+), blocked (\d+)", proc.stdout.splitlines()[-1])
+    assert match, proc.stdout
+    approved, checked, asked, blocked = map(int, match.groups())
+    rows = [json.loads(line) for line in checks.read_text().splitlines()]
+    requests = (ROOT / "bench" / "everyday.jsonl").read_text().splitlines()
+    assert checked == len(rows) == len([r for r in requests if r.strip()]) and approved + asked == checked
+    assert blocked == 0 and {r["decision"] for r in rows} <= {"approve", "ask_user"}

@@ -254,15 +254,15 @@ def _what_it_is(s: Sentence) -> Outcome | None:
     "the bill from the *email*"), none of a person or an account; what it is must be a thing of a kind the tool
     acts on or an argument the request fills ("the deposit" of a payment)."""
     readings = s.parse.readings
-    said = [r for r in readings if r.kind in ("identified", "purposed")]
-    if not said or not all(r.kind in ("identified", "purposed", "stated") for r in readings):
+    saying = [r for r in readings if r.kind in ("identified", "purposed")]
+    if not saying or not all(r.kind in ("identified", "purposed", "stated") for r in readings):
         return None
     if not s.after:
         return Unknown("what-it-is")
     pack = english()
     pointing = pack.pointing | pack.said | pack.conversation | pack.ahead
     kinds = acted_on_kinds(s.tool) | _filled_kinds(s.tool, s.fills)
-    for r in said:
+    for r in saying:
         phrase = r.fragment
         if phrase is None or phrase.form != "described" or phrase.values or phrase.inner or phrase.privative:
             return Unknown("what-it-is")
@@ -374,7 +374,7 @@ TABLE: tuple[Row, ...] = (
     Row("declaration", "a value the user declares: its noun, its owner", _declaration),
     Row(
         "what-it-is",
-        "after it: what it is, by a noun of its kind, or what it is for; no value, negation or choosing word",
+        "after it: what it is, by a noun of its kind, or what it is for, in determiners, known nouns, prepositions",
         _what_it_is,
     ),
     Row("statement", "a statement: what it names (a pronoun, the request's values and things, words said)", _statement),
@@ -509,10 +509,10 @@ def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill], *, after: bool)
                 return True  # "I paid Ann.", "I booked a flight.": the tool's own deed, whatever it is about
             if clause.verb != "be" and not clause.objects:
                 return True
+            # after it, a phrasal verb or a time may undo or retime it ("I'm calling off the purchase.", "I'm back
+            # on Saturday.")
             if after and (" " in clause.verb or any(m.role in _TIMED for m in clause.mods)):
-                return (
-                    True  # "I'm calling off the purchase.", "I'm back on Saturday.": after it, it may undo or retime it
-                )
+                return True
     return False
 
 
