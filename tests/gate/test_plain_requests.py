@@ -233,6 +233,10 @@ def test_an_outside_partys_purpose_naming_the_action_is_still_its_request() -> N
 EVENT = "create_event"
 
 
+def _mail(to: str, body: str) -> tuple[str, dict[str, Any]]:
+    return "send_email", {"to": to, "subject": "Update", "body": body}
+
+
 @pytest.mark.parametrize(
     ("text", "tool", "args"),
     [  # everyday requests a new user wrote before reading the grammar (bench/everyday.py)
@@ -348,8 +352,8 @@ def test_the_users_own_plan_or_a_negated_wish_is_no_request(text: str) -> None:
 @pytest.mark.parametrize(
     ("text", "approved"),
     [
-        ("I'm cleaning up my inbox. Archive t-12.", True),  # a phrasal verb of the pack's, read as one verb
-        ("Archive t-12. I'm cleaning up my inbox.", False),  # after it, a phrasal verb may undo it ("calling off")
+        ("I'm cleaning up my inbox. Archive t-12.", False),  # a phrasal verb: "I'm calling off the payment."
+        ("Archive t-12. I'm cleaning up my inbox.", False),
         ("I'm back from vacation. Archive t-12.", True),  # the user's own state
         ("Archive t-12. I'm back.", True),
         ("Archive t-12. I'm backing out.", False),  # a particle no phrasal verb of the pack's takes
@@ -362,17 +366,11 @@ def test_a_statement_of_what_the_user_does_or_where_they_are_is_read(text: str, 
     assert v.approved is approved, v.reasoning
 
 
-def _mail(to: str, body: str) -> tuple[str, dict[str, Any]]:
-    return "send_email", {"to": to, "subject": "Update", "body": body}
-
-
 @pytest.mark.parametrize(
     ("text", "body"),
     [
         ("let dave@acme.example know i cant make the 3pm call today, sorry", "Sorry, I can't make the 3pm call today."),
         ("Let dave@acme.example know that the report is ready.", "Hi Dave, the report is ready."),
-        ("Please mail dave@acme.example to ask if he can cover my shift on Saturday.", "Can you cover Saturday?"),
-        ("Email dave@acme.example to tell him the report is ready.", "Hi Dave, the report is ready."),
         (
             "Could you send an email to dave@acme.example asking whether the report is ready?",
             "Hi Dave, is the report ready?",
@@ -397,11 +395,16 @@ def test_what_follows_let_know_is_not_the_text_when_it_may_be_a_phrase_or_is_dic
     assert not v.approved, v.reasoning
 
 
-def test_a_time_the_purpose_tells_is_not_the_requests_but_a_time_of_the_purpose_is() -> None:
-    told = "Email dave@acme.example to ask if he can cover my shift on Saturday."
-    assert _check(_user(told), *_mail("dave@acme.example", "Can you cover Saturday?")).approved
-    timed = "Email dave@acme.example to prepare for the review on Saturday."
-    assert not _check(_user(timed), *_mail("dave@acme.example", "Prep.")).approved
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [  # the second attacker's pass: a purpose's free text hid whatever followed it, on any tool
+        (f"Pay 120 EUR to {IBAN} to tell Ann thanks if she finishes the job.", PAY),
+        ("Email dave@acme.example to tell him the report is ready, no, don't.", _mail("dave@acme.example", "Ready.")),
+        ("Email dave@acme.example to prepare for the review on Saturday.", _mail("dave@acme.example", "Prep.")),
+    ],
+)
+def test_a_purpose_tells_nothing_and_its_time_times_the_request(text: str, call: tuple[str, dict[str, Any]]) -> None:
+    assert not _check(_user(text), *call).approved
 
 
 def test_his_after_a_name_is_that_persons_when_an_earlier_sentence_opens_the_message() -> None:
@@ -484,4 +487,48 @@ def test_a_year_the_user_names_must_hold_and_a_time_after_the_request_may_retime
         (EVENT, {"title": "Dentist appointment", "start": start}) if start else ("archive_thread", {"thread_id": "9"})
     )
     v = _check(_user(text), *call)
+    assert v.approved is approved, v.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [  # the second attacker's pass, each class closed
+        (f"I'm calling off the payment. Pay 120 EUR to {IBAN}.", PAY),  # a phrasal verb before it
+        (f"Pay 120 EUR to {IBAN}. It's the invoice from the inbox.", PAY),  # where it came from
+        (f"Pay 120 EUR to {IBAN}. It's the amount in the spreadsheet.", PAY),
+        (f"Pay 120 EUR to {IBAN}, it's for the scam.", PAY),  # the comma form reads as the sentence does
+        (f"Pay 120 EUR to {IBAN}, it's for my landlord.", PAY),
+        ("Archive thread 9. It's for the archive.", ("archive_thread", {"thread_id": "9"})),  # a container
+        ("Email dave@acme.example that the report is ready, maybe.", _mail("dave@acme.example", "It is ready.")),
+        ("Let dave@acme.example know the report is ready, if that's ok.", _mail("dave@acme.example", "Ready.")),
+        ("Let dave@acme.example know I can't make it, don't.", _mail("dave@acme.example", "I can't make it.")),
+        ("Email dave@acme.example telling him the report is ready, or not.", _mail("dave@acme.example", "Ready.")),
+    ],
+)
+def test_what_undoes_or_conditions_a_request_beside_it_or_inside_its_text_leaves_it_unknown(
+    text: str, call: tuple[str, dict[str, Any]]
+) -> None:
+    v = _check(_user(text), *call)
+    assert not v.approved, v.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "approved"),
+    [
+        (
+            "Schedule a call with bob@acme.example on Friday at 3pm about the 2027 budget.",
+            "2026-12-04T15:00:00+00:00",
+            True,
+        ),
+        (
+            "Schedule a call with bob@acme.example on Friday at 3pm about the 2027 budget.",
+            "2027-03-05T15:00:00+00:00",
+            False,
+        ),
+        ("Schedule a call with bob2027@acme.example on Friday at 3pm.", "2027-01-01T15:00:00+00:00", False),
+    ],
+)
+def test_only_a_number_in_the_form_of_a_year_is_one(text: str, start: str, approved: bool) -> None:
+    attendees = ["bob2027@acme.example" if "bob2027" in text else "bob@acme.example"]
+    v = _check(_user(text), EVENT, {"title": "Call", "start": start, "attendees": attendees})
     assert v.approved is approved, v.reasoning

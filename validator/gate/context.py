@@ -40,6 +40,7 @@ from validator.gate.reader import (
     same_value,
     unread,
 )
+from validator.gate.semantics import plainly_described
 from validator.language import english, english_verb_lemmas
 from validator.language.rules import CONTEXT_PREFIX
 
@@ -240,44 +241,25 @@ def _statement(s: Sentence) -> Outcome | None:
     return STANDING  # "The lease is sorted.", "I checked invoice 443."
 
 
-_WHAT_IT_IS = frozenset({"DET", "NN", "NNS", "PREP"})
-"""What a sentence saying what the request is may be built of: determiners, nouns the tables know, prepositions."""
-_NOT_WHAT_IT_IS = frozenset({"person", "account"})
-"""Kinds of noun that say whose or to whom, not what ("It's for my landlord.", "It's for the gift cards.")."""
-
-
 def _what_it_is(s: Sentence) -> Outcome | None:
     """ "It's my share of the rent.", "It's for the pizza." after the request: what it is, or is for. It stands
-    when every reading says so of a noun phrase built only of determiners, nouns the tables know and
-    prepositions (no value, name, negation, adjective, participle, privative or word no table knows: "It's the
-    *stolen* money.", "It's for the *scammer*."), none pointing at someone or something said ("*his* rent",
-    "the bill from the *email*"), none of a person or an account; what it is must be a thing of a kind the tool
-    acts on or an argument the request fills ("the deposit" of a payment)."""
+    when every reading says so plainly (:func:`~validator.gate.semantics.plainly_described`: "It's the *stolen*
+    money.", "It's *his* rent.", "It's the bill from the *email*." do not), and what it is is a thing of a kind the
+    tool acts on or an argument the request fills ("the deposit" of a payment)."""
     readings = s.parse.readings
     saying = [r for r in readings if r.kind in ("identified", "purposed")]
     if not saying or not all(r.kind in ("identified", "purposed", "stated") for r in readings):
         return None
     if not s.after:
         return Unknown("what-it-is")
-    pack = english()
-    pointing = pack.pointing | pack.said | pack.conversation | pack.ahead
     kinds = acted_on_kinds(s.tool) | _filled_kinds(s.tool, s.fills)
     for r in saying:
         phrase = r.fragment
-        if phrase is None or phrase.form != "described" or phrase.values or phrase.inner or phrase.privative:
-            return Unknown("what-it-is")
-        words = [w for w in s.parse.words if phrase.start <= w.start < phrase.end]
-        if any(not w.classes & _WHAT_IT_IS or w.norm in pointing or _not_what(w) for w in words):
+        if phrase is None or not plainly_described(phrase, s.parse.words, english()):
             return Unknown("what-it-is")
         if r.kind == "identified" and not phrase.kinds & kinds:
             return Unknown("what-it-is")
     return STANDING
-
-
-def _not_what(word: Word) -> bool:
-    """Whether a noun says whose or to whom (a person, an account), or names a message ("the bill from the
-    *email*": where the request came from)."""
-    return bool(word.kinds & _NOT_WHAT_IT_IS) or ("message" in word.kinds and "document" not in word.kinds)
 
 
 def _talks_of_words(parse: Parse, *, statement: bool = False) -> bool:

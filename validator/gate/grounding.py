@@ -36,6 +36,7 @@ from validator.gate.grammar import grammar
 from validator.gate.index import other_index, outside_authors, user_index
 from validator.gate.provenance import Trace, has_field, trace
 from validator.gate.reader import carried_spans, forbidden_spans
+from validator.gate.semantics import hedged
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
 from validator.gate.text import TextIndex, normalize
@@ -418,14 +419,20 @@ def _fill_holds(
     return bool(a) and a.rstrip(".") == b.rstrip(".")
 
 
-_YEAR = re.compile(r"(?<![\d.,])(?:19|20|21)\d{2}(?![\d.,])")
-"""A number that may be a year ("December 10 in 2030"): wherever it stands, the time must be in it."""
-
-
 def _years(requests: Sequence[RequestSentence], messages: set[int]) -> list[str]:
-    """The numbers of the request's messages that may be years: a phrase the grammar did not read as the time's
-    ("… on December 10 in 2030") still says which year."""
-    return [m.group() for r in requests if r.message in messages for m in _YEAR.finditer(r.text)]
+    """The years the request's messages name by form ("in 2030", "of 2030", "December 10, 2030"): a phrase the
+    grammar did not read as the time's ("… on December 10 in 2030") still says which year. A number that only
+    looks like one ("the 2027 budget", "bob2027@…") is none."""
+    times = english().times
+    pattern = _year_pattern(frozenset(times["months"]), frozenset(times["year_words"]))
+    return [m.group(1) or m.group(2) for r in requests if r.message in messages for m in pattern.finditer(r.text)]
+
+
+@lru_cache(maxsize=4)
+def _year_pattern(months: frozenset[str], before: frozenset[str]) -> re.Pattern[str]:
+    names, words = ("|".join(sorted(map(re.escape, w), key=len, reverse=True)) for w in (months, before))
+    year = r"((?:19|20|21)\d{2})(?![\w@.-]*\w)"
+    return re.compile(rf"(?i)\b(?:{words})\s+{year}|\b(?:{names})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+{year}")
 
 
 def says_the_same(reported: str, text: str) -> bool:
@@ -438,7 +445,7 @@ def says_the_same(reported: str, text: str) -> bool:
     Greetings, politeness and other wording around it are the agent's."""
     pack = english()
     said, written = grammar().words(_apostrophes(reported)), grammar().words(_apostrophes(text))
-    if any(w.norm in pack.hedges for w in said):
+    if hedged(said, pack):
         return False  # "… telling him the report is ready, but only if Eve agrees": to him, or to the agent?
     told = [w for w in said if w.classes & _MEANING and (w.verb or "") not in pack.auxiliaries]
     forms = {f for w in written for f in (w.norm, w.lemma, w.verb) if f}

@@ -221,15 +221,15 @@ class Semantics:
         well as the purpose: kept as a time of the request's actions."""
         clause = self.parts(kids, "purpose_clause")
         action = clause[0].data if clause else self._purpose_action(node, kids)
+        described = self.phrases(kids)
+        if action is None and described and not plainly_described(described[0], self.words, self.pack):
+            return None  # ", it's for the scam": as a sentence of its own after the request (validator.gate.context)
         first = next(self._leaves(node), None)
         if first is not None and first.norm == "to" and any(w.classes & _NOUNS for w in self.tokens(kids, "VB")):
             return None  # no comma, a verb that is a noun as well: "to account 12345678" is where, not what for
         if self._hedged(*self.span(node)):
             return None  # "… to tell him it's ready, but only if Eve agrees": a condition the purpose would hide
-        said = [self.span(k) for k in node.children if isinstance(k, Tree) and _name(k) == "text"]
-        words = [  # what the purpose tells someone is no time of the request ("… to ask if she can cover Saturday")
-            w for w in self._leaves(node) if w.classes & _TIME_CLASSES and not any(a <= w.start < b for a, b in said)
-        ]
+        words = [w for w in self._leaves(node) if w.classes & _TIME_CLASSES]
         start, end = self.span(node)
         timed = (Mod("time", None, " ".join(w.norm for w in words), start, end),) if words else ()
         return _Part("purpose", (action, timed))
@@ -290,11 +290,10 @@ class Semantics:
     def r_did(self, node: Tree[Any], kids: list[Any]) -> Action | None:
         verb = next(w for w in self.tokens(kids) if w.classes & {"VBN", "VBG"} and w.verb)
         objects = self.parts(kids, "objects")[0].data
-        name = " ".join((verb.verb, *objects[1]))
-        if objects[1] and name not in self.pack.phrasal and name not in self.verbs:
-            return None  # a particle no phrasal verb of the pack's takes: "I backed out" is not read
+        if objects[1]:
+            return None  # a particle: "I'm calling off the payment." is a phrasal verb this form does not read
         start, end = self.span(node)
-        return Action(name, objects[0], self._mods(kids), False, start, end)  # "I'm cleaning up my inbox."
+        return Action(verb.verb, objects[0], self._mods(kids), False, start, end)
 
     def r_declared(self, node: Tree[Any], kids: list[Any]) -> Reading:
         return Reading("declared", "declared", declarations=self.parts(kids, "declaration")[0].data)
@@ -454,10 +453,8 @@ class Semantics:
         return _Part("said", (Mod("text", None, text[0], text[1], self.span(node)[1], reported),))
 
     def _hedged(self, start: int, end: int) -> bool:
-        """Whether a stretch of words holds a hedge of the pack's (a word that may condition, defer or take back):
-        in what the agent is to put in its own words ("… telling him it's ready, but only if Eve agrees", "…
-        unless Eve objects"), whether it is the message's or meant for the agent, code cannot tell."""
-        return any(w.norm in self.pack.hedges for w in self.words if start <= w.start < end)
+        """Whether what the agent is to put in its own words may hold words meant for the agent (:func:`hedged`)."""
+        return hedged([w for w in self.words if start <= w.start < end], self.pack)
 
     r_gerund = r_action
 
@@ -872,6 +869,46 @@ class Semantics:
 
 
 _RECEIVERS = frozenset({"person", "name", "email", "handle", "phone", "account", "iban", "pronoun"})
+
+
+_PLAIN_CLASSES = frozenset({"DET", "NN", "NNS", "PREP"})
+_NOT_PLAIN_KINDS = frozenset({"person", "account", "folder", "channel"})
+"""Kinds of noun that say whose, to whom or where, not what ("for my landlord", "for the gift cards", "for the
+archive")."""
+
+
+def plainly_described(phrase: Phrase, words: Sequence[Word], pack: LanguagePack) -> bool:
+    """Whether a noun phrase saying what a request is or is for ("my share of the rent", "for the pizza") can
+    change nothing: built only of determiners, nouns the tables know and the pack's describing prepositions (no
+    value, name, negation, adjective, participle, privative or word no table knows: "the *stolen* money", "for the
+    *scammer*"), none pointing at someone or at something said ("*his* rent", "the bill from the *email*"), no
+    noun of a person, an account or a container."""
+    if phrase.form != "described" or phrase.values or phrase.inner or phrase.privative:
+        return False
+    pointing = pack.pointing | pack.said | pack.conversation | pack.ahead
+    inside = [w for w in words if phrase.start <= w.start < phrase.end]
+    return all(
+        w.classes & _PLAIN_CLASSES
+        and not ("PREP" in w.classes and w.norm not in pack.describing)
+        and w.norm not in pointing
+        and not w.kinds & _NOT_PLAIN_KINDS
+        and not ("message" in w.kinds and "document" not in w.kinds)
+        for w in inside
+    )
+
+
+def hedged(words: Sequence[Word], pack: LanguagePack) -> bool:
+    """Whether a text to be put in the agent's words holds, past its first word ("asking *whether* …", "ask *if*
+    …"), a hedge of the pack's (a word that may condition, defer or take back: "… it's ready, *if* Eve agrees",
+    "…, *maybe*", "… *unless* Eve objects"), or a "no" after a comma or an "or" ("…, no, don't.", "…, or not."):
+    whether those are the message's or meant for the agent, code cannot tell."""
+    for n, w in enumerate(words[1:], 1):
+        if w.norm in pack.hedges:
+            return True
+        after = words[n + 1] if n + 1 < len(words) else None
+        if w.norm in (",", "or") and after is not None and (after.norm in pack.negatives or "ANSWER" in after.classes):
+            return True
+    return False
 
 
 def _indirect(first: Phrase, second: Phrase, determined: bool) -> bool:

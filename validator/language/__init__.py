@@ -116,6 +116,9 @@ class LanguagePack:
     """Words that point at something said before ("it", "that", "him", "their")."""
     additive: frozenset[str]
     articles: frozenset[str]
+    describing: frozenset[str]
+    """Prepositions of a phrase saying what a thing is of or for ("my share *of* the rent"); "from", "in" say where
+    it came from ("the bill *from* the email")."""
     hedges: frozenset[str]
     """Words that may condition, defer or take back what is asked ("unless", "only", "actually"): in what the agent
     is to say in its own words, code cannot tell whether they are the message's or meant for the agent."""
@@ -286,6 +289,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         pointing=frozenset(data["roles"]["pointing"]),
         additive=frozenset(data["roles"]["additive"]),
         articles=frozenset(data["roles"]["articles"]),
+        describing=frozenset(data["roles"]["describing"]),
         hedges=frozenset(data["roles"]["hedges"]),
         declared_kinds=frozenset(data["roles"]["declared"]),
         content_verbs=frozenset(data["roles"]["content_verbs"]),
