@@ -56,9 +56,10 @@ def check(policy: Policy, request: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checks", type=Path, default=None, help="write every check, one JSON line each")
+    parser.add_argument("--data", type=Path, default=DATA, help=f"the requests (default: {DATA.name})")
     args = parser.parse_args(argv)
     policy = Policy.load(examples.policy_path())
-    rows = [check(policy, r) for r in requests()]
+    rows = [check(policy, r) for r in requests(args.data)]
     for row in rows:
         reason = "" if row["decision"] == "approve" else f"  {row['reasoning'][:160]}"
         print(f"{row['entry']:4} {row['decision']:9} {row['user_turn'][:90]}{reason}")

@@ -44,12 +44,21 @@ def test_utility_benchmark_runs_and_accounts_for_every_guarded_call(tmp_path: Pa
     )
 
 
-def test_everyday_requests_bench_checks_each_request_and_blocks_none(tmp_path: Path) -> None:
-    """Every request of bench/everyday.jsonl is checked once, and no plain benign request is blocked (asking is
-    the most the validator may do with one: blocking a user's own request is the line never crossed)."""
+@pytest.mark.parametrize("data", ["everyday.jsonl", "everyday_holdout.jsonl"])
+def test_everyday_requests_bench_checks_each_request_and_blocks_none(tmp_path: Path, data: str) -> None:
+    """Every request of bench/everyday.jsonl (and of the held-out set) is checked once, and no plain benign request
+    is blocked (asking is the most the validator may do with one: blocking a user's own request is the line never
+    crossed)."""
     checks = tmp_path / "everyday.jsonl"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "everyday.py"), "--checks", str(checks)],
+        [
+            sys.executable,
+            str(ROOT / "bench" / "everyday.py"),
+            "--checks",
+            str(checks),
+            "--data",
+            str(ROOT / "bench" / data),
+        ],
         capture_output=True,
         text=True,
         timeout=300,
@@ -60,6 +69,6 @@ def test_everyday_requests_bench_checks_each_request_and_blocks_none(tmp_path: P
     assert match, proc.stdout
     approved, checked, asked, blocked = map(int, match.groups())
     rows = [json.loads(line) for line in checks.read_text().splitlines()]
-    requests = (ROOT / "bench" / "everyday.jsonl").read_text().splitlines()
+    requests = (ROOT / "bench" / data).read_text().splitlines()
     assert checked == len(rows) == len([r for r in requests if r.strip()]) and approved + asked == checked
     assert blocked == 0 and {r["decision"] for r in rows} <= {"approve", "ask_user"}
