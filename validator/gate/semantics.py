@@ -900,13 +900,13 @@ def plainly_described(phrase: Phrase, words: Sequence[Word], pack: LanguagePack)
 def hedged(words: Sequence[Word], pack: LanguagePack) -> bool:
     """Whether a text to be put in the agent's words holds, past its first word ("asking *whether* …", "ask *if*
     …"), a hedge of the pack's (a word that may condition, defer or take back: "… it's ready, *if* Eve agrees",
-    "…, *maybe*", "… *unless* Eve objects"), or a "no" after a comma or an "or" ("…, no, don't.", "…, or not."):
-    whether those are the message's or meant for the agent, code cannot tell."""
+    "…, *maybe*", "… *unless* Eve objects", "…, *or* not"), or a "no" after a comma ("…, no, don't."): whether those
+    are the message's or meant for the agent, code cannot tell."""
     for n, w in enumerate(words[1:], 1):
         if w.norm in pack.hedges:
             return True
         after = words[n + 1] if n + 1 < len(words) else None
-        if w.norm in (",", "or") and after is not None and (after.norm in pack.negatives or "ANSWER" in after.classes):
+        if w.norm == "," and after is not None and (after.norm in pack.negatives or "ANSWER" in after.classes):
             return True
     return False
 
