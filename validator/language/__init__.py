@@ -116,13 +116,13 @@ class LanguagePack:
     """Words that point at something said before ("it", "that", "him", "their")."""
     additive: frozenset[str]
     articles: frozenset[str]
+    """Determiners that choose nothing ("a", "the"): "send *an* email to …" names the message sent, no other."""
     describing: frozenset[str]
     """Prepositions of a phrase saying what a thing is of or for ("my share *of* the rent"); "from", "in" say where
     it came from ("the bill *from* the email")."""
     hedges: frozenset[str]
     """Words that may condition, defer or take back what is asked ("unless", "only", "actually"): in what the agent
     is to say in its own words, code cannot tell whether they are the message's or meant for the agent."""
-    """Determiners that choose nothing ("a", "the"): "send *an* email to …" names the message sent, no other."""
     declared_kinds: frozenset[str]
     content_verbs: frozenset[str]
     framing: frozenset[str]
