@@ -40,7 +40,7 @@ from validator.gate.semantics import hedged
 from validator.gate.sentences import own_words
 from validator.gate.split import sentences
 from validator.gate.text import TextIndex, normalize
-from validator.gate.times import holds_time
+from validator.gate.times import holds_time, named_years
 from validator.inputs.transcript import Transcript
 from validator.language import english
 from validator.language.rules import ALL_ON, Rule, Rules
@@ -419,22 +419,6 @@ def _fill_holds(
     return bool(a) and a.rstrip(".") == b.rstrip(".")
 
 
-def _years(requests: Sequence[RequestSentence], messages: set[int]) -> list[str]:
-    """The years the request's messages name by form ("in 2030", "of 2030", "December 10, 2030"): a phrase the
-    grammar did not read as the time's ("… on December 10 in 2030") still says which year. A number that only
-    looks like one ("the 2027 budget", "bob2027@…") is none."""
-    times = english().times
-    pattern = _year_pattern(frozenset(times["months"]), frozenset(times["year_words"]))
-    return [m.group(1) or m.group(2) for r in requests if r.message in messages for m in pattern.finditer(r.text)]
-
-
-@lru_cache(maxsize=4)
-def _year_pattern(months: frozenset[str], before: frozenset[str]) -> re.Pattern[str]:
-    names, words = ("|".join(sorted(map(re.escape, w), key=len, reverse=True)) for w in (months, before))
-    year = r"((?:19|20|21)\d{2})(?![\w@.-]*\w)"
-    return re.compile(rf"(?i)\b(?:{words})\s+{year}|\b(?:{names})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+{year}")
-
-
 def says_the_same(reported: str, text: str) -> bool:
     """Whether a message in the agent's words says what the user reported it should ("Email Ann that I accept the
     offer."): every word of the report that carries its meaning (a noun, a verb, an adjective, a name, a number,
@@ -541,7 +525,8 @@ def _request_holds(
     mine = [f for f in fills if not target or _under(path, f.path) or _under(f.path, path)]
     times = [f for f in mine if f.kind == "time"]
     if times and target:  # every part of the time the user named must hold the argument, and any year they named
-        said = [f.text for f in times] + _years(requests, {f.message for f in times})
+        messages = {f.message for f in times}
+        said = [f.text for f in times] + [y for r in requests if r.message in messages for y in named_years(r.text)]
         return ("user", sorted({f.message for f in times})) if holds_time(said, value, now) else None
     hits = [f.message for f in mine if _fill_holds(f, value, entity, currency, named, content=content)]
     if not hits and not target:

@@ -4,8 +4,8 @@ The request grammar reads a time as words ("Friday", "3pm", "the 9th", "tomorrow
 event's argument holds a date-time ("2026-12-04T14:00"). A time the user named *holds* the argument when
 every part the user said agrees with it: a weekday with the date's weekday, a day of the month, a month, a
 time of day with the hour and minute, a year with the year, "today", "tomorrow" and "tonight" with the date of
-the check (its ``now``). What the user did not say (the minute of "3pm" aside) is not compared, but the date must be the
-next one that fits: a weekday within a week of the check, a day of the month within a month, a month
+the check (its ``now``). What the user did not say (the minute of "3pm" aside) is not compared, but the date must
+be the next one that fits: a weekday within a week of the check, a day of the month within a month, a month
 within a year, a time of day alone today or tomorrow. A part code cannot read ("next week", "the
 weekend") holds nothing, so the argument stays unknown; so does any time when the check has no date.
 The words of weekdays, months and parts of the day live in the language pack.
@@ -16,14 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from validator.language import english
 
-__all__ = ["holds_time"]
+__all__ = ["holds_time", "named_years"]
 
 _CLOCK = re.compile(r"(?i)^(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.)?$")
 _ORDINAL = re.compile(r"(?i)^(\d{1,2})(?:st|nd|rd|th)$")
-_YEAR = re.compile(r"^(?:19|20|21)\d{2}$")
+_YEAR_DIGITS = r"(?:19|20|21)\d{2}"
+_YEAR = re.compile(rf"^{_YEAR_DIGITS}$")
 
 
 def _moment(value: object) -> datetime | None:
@@ -113,3 +115,19 @@ def _horizon(word: str) -> int:
     if _YEAR.match(word):
         return 366 * 200  # a year named: any day of it
     return 1
+
+
+def named_years(text: str) -> list[str]:
+    """The years ``text`` names by form ("in 2030", "of 2030", "December 10, 2030"): a phrase the grammar did not
+    read as a time's ("… on December 10 in 2030") still says which year. A number that only looks like one ("the
+    2027 budget", "bob2027@…") is none. The words before a year and the months are the pack's."""
+    times = english().times
+    pattern = _year_pattern(frozenset(times["months"]), frozenset(times["year_words"]))
+    return [m.group(1) or m.group(2) for m in pattern.finditer(text)]
+
+
+@lru_cache(maxsize=4)
+def _year_pattern(months: frozenset[str], before: frozenset[str]) -> re.Pattern[str]:
+    names, words = ("|".join(sorted(map(re.escape, w), key=len, reverse=True)) for w in (months, before))
+    year = rf"({_YEAR_DIGITS})(?![\w@.-]*\w)"
+    return re.compile(rf"(?i)\b(?:{words})\s+{year}|\b(?:{names})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+{year}")
