@@ -917,14 +917,13 @@ def _people(transcript: Transcript, message: int) -> set[str]:
     pack = english()
     content = transcript.messages[message].content
     found: set[str] = {"#unread"} if len(content) > _PEOPLE_READ else set()
-    n = 0
-    for piece in _pieces(content[:_PEOPLE_READ]):  # each sentence lexed alone: "… vacation. Pay Anna" is no name
-        for w in grammar().words(piece):
-            n += 1
-            if "NAME" in w.classes:
-                found.add(w.text.casefold())
-            elif "person" in pack.nouns.get(w.lemma or w.norm, frozenset()):
-                found.add(f"#{n}")
+    # each sentence lexed alone: "… vacation. Pay Anna" is no name "Pay Anna"
+    words = (w for piece in _pieces(content[:_PEOPLE_READ]) for w in grammar().words(piece))
+    for n, w in enumerate(words):
+        if "NAME" in w.classes:
+            found.add(w.text.casefold())
+        elif "person" in pack.nouns.get(w.lemma or w.norm, frozenset()):
+            found.add(f"#{n}")
     return found
 
 
