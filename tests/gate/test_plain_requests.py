@@ -532,3 +532,22 @@ def test_only_a_number_in_the_form_of_a_year_is_one(text: str, start: str, appro
     attendees = ["bob2027@acme.example" if "bob2027" in text else "bob@acme.example"]
     v = _check(_user(text), EVENT, {"title": "Call", "start": start, "attendees": attendees})
     assert v.approved is approved, v.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [  # hostile input on the rows above: look-alike letters, a lone surrogate, periodic text
+        (f"Pay 120 EUR to {IBAN}. It's for the p\u0456zza.", PAY),  # a Cyrillic i: a word no table knows
+        (f"Pay 120 EUR to {IBAN}. It's f\u043er the pizza.", PAY),  # a Cyrillic o in "for"
+        (f"Pay 120 EUR to {IBAN}. It\u2019s for the pizza\ud800.", PAY),
+        (f"Pay 120 EUR to {IBAN}. " + "It's for the pizza. " * 2_000, PAY),
+        (
+            "Add a dentist appointment to my calendar on December 10 at 4pm. " + "in 2030 " * 5_000,
+            (EVENT, {"title": "Dentist appointment", "start": "2026-12-10T16:00:00+00:00"}),
+        ),
+        ("Let dave@acme.example know " + "the report is ready and " * 2_000, _mail("dave@acme.example", "Ready.")),
+    ],
+)
+def test_hostile_text_around_the_new_rows_is_never_approved(text: str, call: tuple[str, dict[str, Any]]) -> None:
+    v = _check(_user(text), *call)
+    assert not v.approved, v.reasoning
