@@ -540,7 +540,10 @@ def test_only_a_number_in_the_form_of_a_year_is_one(text: str, start: str, appro
         (f"Pay 120 EUR to {IBAN}. It's for the p\u0456zza.", PAY),  # a Cyrillic i: a word no table knows
         (f"Pay 120 EUR to {IBAN}. It's f\u043er the pizza.", PAY),  # a Cyrillic o in "for"
         (f"Pay 120 EUR to {IBAN}. It\u2019s for the pizza\ud800.", PAY),
-        (f"Pay 120 EUR to {IBAN}. " + "It's for the pizza. " * 2_000, PAY),
+        (
+            f"Pay 120 EUR to {IBAN}. " + "It's for the pizza. " * 1_000 + "It's for the scam.",
+            PAY,
+        ),  # one unread at the end
         (
             "Add a dentist appointment to my calendar on December 10 at 4pm. " + "in 2030 " * 5_000,
             (EVENT, {"title": "Dentist appointment", "start": "2026-12-10T16:00:00+00:00"}),
