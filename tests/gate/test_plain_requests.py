@@ -554,3 +554,58 @@ def test_only_a_number_in_the_form_of_a_year_is_one(text: str, start: str, appro
 def test_hostile_text_around_the_new_rows_is_never_approved(text: str, call: tuple[str, dict[str, Any]]) -> None:
     v = _check(_user(text), *call)
     assert not v.approved, v.reasoning
+
+
+# A policy whose event's start and end are targets: a span's sides must hold them, each its own.
+SPANNED = Policy(
+    {
+        **POLICY.tools,
+        "create_event": ToolPolicy(targets=("start", "end"), intents=("add", "create", "schedule", "put")),
+        "reschedule_event": ToolPolicy(targets=("start",), intents=("move", "reschedule", "push")),
+    }
+)
+
+
+def _event(start: str, end: str) -> dict[str, Any]:
+    return {"title": "Lunch", "start": f"2026-12-{start}:00Z", "end": f"2026-12-{end}:00Z", "attendees": []}
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("Add lunch to my calendar tomorrow from noon to 1pm.", "02T12:00", "02T13:00"),
+        ("add lunch tomorrow 4:15pm-4:45pm", "02T16:15", "02T16:45"),
+        ("Add lunch on Friday 12-1pm.", "04T12:00", "04T13:00"),
+        ("Put lunch on my calendar Friday 9:30am to 10:30", "04T09:30", "04T10:30"),
+        ("Schedule lunch on December 15 from 10:00 to 11:30.", "15T10:00", "15T11:30"),
+        ("Schedule lunch on Thursday from 2 to 4 in the afternoon.", "03T14:00", "03T16:00"),
+        ("Schedule lunch tomorrow at 7pm till 8:30pm.", "02T19:00", "02T20:30"),
+        ("Schedule lunch tomorrow 3-3:30pm.", "02T15:00", "02T15:30"),
+    ],
+)
+def test_a_span_of_time_holds_the_start_and_the_end_each_its_own(text: str, start: str, end: str) -> None:
+    assert _check(_user(text), "create_event", _event(start, end), SPANNED).approved
+    wrong = [_event(end, end), _event(start, start), _event(end, start)]
+    wrong.append(_event(f"{int(start[:2]) + 1:02d}{start[2:]}", f"{int(end[:2]) + 1:02d}{end[2:]}"))  # a day later
+    for args in wrong:
+        verdict = _check(_user(text), "create_event", args, SPANNED)
+        assert not verdict.approved, (text, args)
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args"),
+    [
+        # a tool with no argument that ends: "from 2pm to 4pm" is no start of its own (a move, not a span)
+        ("Move my meeting from 2pm to 4pm.", "reschedule_event", {"event_id": "e1", "start": "2026-12-01T14:00:00Z"}),
+        ("Move my meeting from 2pm to 4pm.", "reschedule_event", {"event_id": "e1", "start": "2026-12-01T16:00:00Z"}),
+        ("Push the meeting 2pm - 4pm.", "reschedule_event", {"event_id": "e1", "start": "2026-12-01T14:00:00Z"}),
+        (f"Pay 120 EUR to {IBAN} from 2pm to 4pm.", *PAY),
+        (f"Pay 120 EUR to {IBAN} at 2pm till 4pm.", *PAY),
+        # "until" alone is a condition; a span's end alone, a negation in it, a number that counts: unread
+        ("Schedule lunch until 4pm.", "create_event", _event("01T14:00", "01T16:00")),
+        ("Schedule lunch 2pm not to 4pm.", "create_event", _event("01T14:00", "01T16:00")),
+        ("Schedule lunch from 2 to 4 people.", "create_event", _event("01T14:00", "01T16:00")),
+    ],
+)
+def test_a_span_a_tool_cannot_hold_or_not_read_whole_is_not_proved(text: str, tool: str, args: dict[str, Any]) -> None:
+    assert not _check(_user(text), tool, args, SPANNED).approved

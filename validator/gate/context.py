@@ -498,7 +498,7 @@ def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill], *, after: bool)
     return False
 
 
-_TIMED = frozenset({"time", "now", "deadline"})
+_TIMED = frozenset({"time", "starts", "ends", "now", "deadline"})
 """Roles of an action's phrases that say when."""
 
 

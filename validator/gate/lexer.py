@@ -243,7 +243,8 @@ def lex_bounded(
     pos = 0
     most = None if limit is None else limit + 1
     for a, b, cls, kinds, value in _spans(folded, original):
-        out += _words(folded, sentence, pos, a, tables, pack, verbs, None if most is None else most - len(out))
+        room = None if most is None else most - len(out)
+        out += _words(folded, sentence, pos, a, tables, pack, verbs, room, dash=cls == "TIMEX")
         if most is not None and len(out) >= most:
             return _names(out[:most], sentence), True
         classes = frozenset({cls, *([tables.literals[cls]] if cls in tables.literals else [])}) if cls else frozenset()
@@ -264,13 +265,21 @@ def _words(
     pack: LanguagePack,
     verbs: frozenset[str],
     most: int | None = None,
+    *,
+    dash: bool = False,
 ) -> list[Word]:
+    """The words of ``folded[a:b]``. ``dash``: a time follows at ``b``, so a hyphen that touches it is a dash of
+    its own ("3-3:30pm", "noon-1pm": a span of time, not a word "3-")."""
     out: list[Word] = []
     for m in re.finditer(r"\S+", folded[a:b]):
         if most is not None and len(out) >= most:
             break
         start = a + m.start()
-        for x, y in _pieces(m.group()):
+        pieces = _pieces(m.group())
+        if dash and a + m.end() == b and len(m.group()) > 1 and m.group().endswith("-"):
+            x, y = pieces[-1]
+            pieces[-1:] = [(x, y - 1), (y - 1, y)] if y - 1 > x else [(x, y)]
+        for x, y in pieces:
             out += _piece(
                 folded[start + x : start + y], sentence, start + x, start + y, tables, pack, verbs, bool(out) or a > 0
             )

@@ -95,7 +95,7 @@ class Phrase:
 @dataclass(frozen=True, slots=True)
 class Mod:
     """A phrase of an action: a prepositional phrase (its preposition is the role), a time (``now``,
-    ``deadline``, ``time``), a manner adverb, or free text (``text``)."""
+    ``deadline``, ``time``; a span's ``starts`` and ``ends``), a manner adverb, or free text (``text``)."""
 
     role: str
     phrase: Phrase | None = None

@@ -615,8 +615,8 @@ def _fits(role: str, phrase: Phrase | None, mod: Mod | None, arg: _Argument) -> 
         return False  # "the t-88 reply" is no thread t-88: a value before a head of another kind names its relative
     if role == "text":
         return kind is not None and "text" in kind.roles
-    if role == "time":
-        return kind is not None and "time" in kind.roles
+    if role in _TIMES:
+        return kind is not None and "time" in kind.roles and _fits_time(role, arg)
     if phrase is None:
         return False
     base = "object" if role == "indirect" else role
@@ -628,6 +628,17 @@ def _fits(role: str, phrase: Phrase | None, mod: Mod | None, arg: _Argument) -> 
     if base in kind.headed:
         return headed
     return bool(phrase.kinds & kind.kinds) or headed
+
+
+_TIMES = frozenset({"time", "starts", "ends"})
+"""Roles of the times an action names: a time ("on Friday at 3pm"), a span's start and end ("from 2 to 4")."""
+
+
+def _fits_time(role: str, arg: _Argument) -> bool:
+    """Whether a time argument takes the time: a span's end only one whose name says it ends ("end_time"), its
+    start only one whose name does not; a time of its own any."""
+    ends = bool(arg.words & english().time_ends)
+    return role == "time" or ends == (role == "ends")
 
 
 def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str] | None:
@@ -791,8 +802,9 @@ def _fills_of(reading: Reading, action: Action, tool: ToolSense) -> list[tuple[s
         for arg in tool.arguments:
             if not _fits(role, phrase, mod, arg):
                 continue
-            if mod is not None and role in ("text", "time"):
-                kind = "reported" if mod.reported else role  # "that the deck is ready": what to say, not the words
+            if mod is not None and (role == "text" or role in _TIMES):
+                # "that the deck is ready": what to say, not the words; a span's start or end: a time
+                kind = "reported" if mod.reported else "time" if role in _TIMES else role
                 out.append((arg.path, Value(kind, mod.text, mod.start, mod.end)))
             elif phrase is not None:
                 text = arg.kind is not None and arg.kind.name == "text"  # a quoted passage as a message's text

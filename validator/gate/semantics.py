@@ -492,7 +492,9 @@ class Semantics:
 
     def r_mods(self, node: Tree[Any], kids: list[Any]) -> _Part:
         earlier = self.parts(kids, "mods")
-        return _Part("mods", (earlier[0].data if earlier else ()) + tuple(k for k in kids if isinstance(k, Mod)))
+        spans = tuple(m for p in self.parts(kids, "span") for m in p.data)
+        mods = (earlier[0].data if earlier else ()) + tuple(k for k in kids if isinstance(k, Mod)) + spans
+        return _Part("mods", mods)
 
     def r_objects(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
         found = tuple(self.phrases(kids))
@@ -512,7 +514,35 @@ class Semantics:
         if not _licensed(self.pack.verb_phrases, preposition, phrase):
             return None
         start, end = self.span(node)
+        if phrase.form in ("timed", "number") and self._spanned(start, end):
+            return None  # "9:30am *to 10:30*", "*from 10:00* to 11:30": a span's side, which the span reads
         return Mod(preposition, phrase, "", start, end)
+
+    def _spanned(self, start: int, end: int) -> bool:
+        """Whether the words from ``start`` to ``end`` (a preposition and its time) are a side of a span of time:
+        "to"/"until" right after a time, or "from" a time that "to"/"until"/a dash and a time follow."""
+        at = next(i for i, w in enumerate(self.words) if w.start == start)
+        upto = next(i for i, w in enumerate(self.words) if w.end == end)
+        clock = frozenset({"TIMEX", "NUM"})
+
+        def joins(i: int) -> bool:
+            w = self.words[i] if 0 <= i < len(self.words) else None
+            return w is not None and (w.norm == "to" or bool(w.classes & {"UNTIL", "DASH"}))
+
+        def timed(i: int) -> bool:
+            return 0 <= i < len(self.words) and bool(self.words[i].classes & clock)
+
+        if joins(at):
+            return timed(at - 1)
+        return joins(upto + 1) and timed(upto + 2)
+
+    def r_span(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        """A span of time: its start ("starts") and its end ("ends"), each a time of one word ("from 2 to 4",
+        "4:15pm-4:45pm"); what day it is on comes from the sentence's other time words, which fill both."""
+        words = [w for w in self._leaves(node) if w.norm not in ("from", "at")]
+        first, last = words[0], words[-1]
+        starts = Mod("starts", None, first.norm, first.start, first.end)
+        return _Part("span", (starts, Mod("ends", None, last.norm, last.start, last.end)))
 
     def r_now(self, node: Tree[Any], kids: list[Any]) -> Mod:
         return Mod("now", None, "", *self.span(node))

@@ -212,6 +212,9 @@ class LanguagePack:
     """Number words and their values ("one", "twenty"): read as numbers."""
     time_roles: frozenset[str] = frozenset()
     """Prepositions whose phrase, when it is a time, gives the action's time ("for Friday")."""
+    time_ends: frozenset[str] = frozenset()
+    """Words of an argument's name saying it holds an end ("end_time"): a span's end fills only such an argument,
+    its start only a time argument without them."""
     selective_endings: tuple[str, ...] = ()
     """Endings of a word no table knows that make it one choosing which thing ("smallest", "heavier"): such a word
     is never carried (open-class), so its sentence is unknown."""
@@ -303,6 +306,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         identity=frozenset(data["roles"]["identity"]),
         time_prepositions=frozenset(data["roles"]["time_prepositions"]),
         time_roles=frozenset(data["roles"].get("time_roles", ())),
+        time_ends=frozenset(data["roles"].get("time_ends", ())),
         identifier_markers=frozenset(data["values"]["identifier_markers"]),
         multiple=frozenset(data["values"]["multiple"]),
         attribution_verbs=_phrases(p["attribution_verbs"]),
