@@ -609,3 +609,63 @@ def test_a_span_of_time_holds_the_start_and_the_end_each_its_own(text: str, star
 )
 def test_a_span_a_tool_cannot_hold_or_not_read_whole_is_not_proved(text: str, tool: str, args: dict[str, Any]) -> None:
     assert not _check(_user(text), tool, args, SPANNED).approved
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"I need you to pay the plumber 120 euros, his IBAN is {IBAN}.",
+        f"Please pay the babysitter 120 EUR, her IBAN is {IBAN}. thank you!",
+        f"Pay the plumber 120 EUR. Their IBAN is {IBAN}.",
+        f"Pay the plumber 120 EUR, IBAN {IBAN}",
+        f"Pay the plumber 120 EUR, IBAN: {IBAN}",
+        f"Pay 120 EUR to the plumber. IBAN: {IBAN}.",
+        f"Pay Bob 120 EUR, IBAN {IBAN}",
+        f"Pay Bob 120 EUR. IBAN: {IBAN}.",
+    ],
+)
+def test_a_value_under_its_noun_or_his_is_the_one_person_the_request_names_or_describes(text: str) -> None:
+    verdict = _check(_user(text), *PAY)
+    assert verdict.approved, verdict.reasoning
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"Pay the plumber 120 EUR. Bob is nice. His IBAN is {IBAN}.",  # "his" may be Bob's
+        f"Pay the plumber 120 EUR. My IBAN is {IBAN}.",  # the user's own: the account the money leaves
+        f"Pay the plumber 120 EUR, my IBAN {IBAN}",
+        f"Pay the plumber 120 EUR. His wife's IBAN is {IBAN}.",
+        f"Pay the plumber's boss 120 EUR. His IBAN is {IBAN}.",  # two people: whose is "his"
+        f"Pay the plumber and the electrician 120 EUR. His IBAN is {IBAN}.",
+        f"Pay my sister's plumber 120 EUR, IBAN {IBAN}",
+        f"Pay the plumber 120 EUR, his old IBAN is {IBAN}.",
+        f"Pay the plumber 120 EUR from my account, IBAN {IBAN}",
+        f"Pay 120 EUR, IBAN {IBAN}",  # no one to pay: the account of whom
+        f"IBAN: {IBAN}. Pay Bob 120 EUR.",  # before the request: not its receiver's by form
+        f"Pay the plumber 120 EUR, reference {IBAN}",
+        f"Pay DE89370400440532013000 120 EUR, his IBAN is {IBAN}.",  # the request named its own account
+        f"Pay the invoice 120 EUR. IBAN: {IBAN}.",  # no person described
+    ],
+)
+def test_a_value_whose_owner_may_be_another_or_the_user_is_not_the_receivers(text: str) -> None:
+    verdict = _check(_user(text), *PAY)
+    assert not verdict.approved, verdict.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "approved"),
+    [
+        ("Archive t-12 please 😊", True),
+        ("archive t-12 🙏", True),
+        ("archive t-12, thanks 👍", True),
+        ("archive t-12 ❤️", True),
+        ("archive t-12 😉", False),  # a wink may say it is a joke
+        ("archive t-12 😂", False),
+        ("archive t-12 🙏 not really", False),
+        ("😊 archive t-12", False),  # only as a closer
+    ],
+)
+def test_a_sign_of_thanks_or_a_smile_closes_a_request_a_wink_or_a_laugh_does_not(text: str, approved: bool) -> None:
+    verdict = _check(_user(text), "archive_thread", {"thread_id": "t-12"})
+    assert verdict.approved is approved, verdict.reasoning

@@ -898,10 +898,14 @@ def _given(
             if f.kind == "name" and f.message == s.message and f.start < s.end
         )
         one = False
-        if owners and any(d.owner == OWNER_BACK for d in declarations):  # who else "his" may mean: read once
+        if any(d.owner == OWNER_BACK for d in declarations):  # who else "his" may mean: read once
             if s.message not in people:
                 people[s.message] = _people(transcript, s.message)
-            one = people[s.message] == {owners[0][1].casefold()}
+            if owners:
+                one = people[s.message] == {owners[0][1].casefold()}
+            else:
+                owners = _described_owner(tool, numbered, s, people[s.message])
+                one = bool(owners)
         filled = {f.path for f in numbered}
         # the user's own value ("my IBAN is …") is never what an argument the request fills with another's takes:
         # "Pay Bob 120 EUR. My IBAN is DE44…" names the account the money leaves, not Bob's
@@ -909,6 +913,26 @@ def _given(
         if fills:
             given.append((s, Read("proved", fills=fills)))
     return given
+
+
+def _described_owner(
+    tool: ToolSense, numbered: Sequence[RequestFill], sentence: RequestSentence, people: set[str]
+) -> tuple[tuple[str, str, int], ...]:
+    """Who "his IBAN" is when the request names no one but describes one person ("Pay the plumber 240 EUR, his
+    IBAN is …"): that person, in each argument of a person the request, one call in this message before it, left
+    unfilled; none when the message names anyone else, or a value of its own stands in that argument."""
+    if len(people) != 1 or not next(iter(people)).startswith("#"):
+        return ()
+    mine = [f for f in numbered if f.message == sentence.message and f.start < sentence.end]
+    if not mine or any(f.call != 0 for f in mine):
+        return ()
+    filled = {f.path for f in mine}
+    person = next(iter(people))
+    return tuple(
+        (a.path, person, 0)
+        for a in tool.arguments
+        if a.path not in filled and a.kind is not None and "person" in a.kind.kinds
+    )
 
 
 def _people(transcript: Transcript, message: int) -> set[str]:

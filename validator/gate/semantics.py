@@ -313,6 +313,17 @@ class Semantics:
         whose = owner[0].data if owner else OWNER_USER
         return _Part("declaration", tuple(Declaration(words, v, whose) for v in given.values))
 
+    def r_apposed(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+        """A value under its bare noun ("…, IBAN DE89…", "IBAN: DE89…"): as "his IBAN is DE89…", the one person's
+        the request names (never the user's own: "my IBAN" says that). A noun that is a verb too ("…, email
+        bob@…") may be another request: no such reading."""
+        given = self.parts(kids, "given")[0].data
+        noun = next(w for w in self._leaves(node))
+        if "VB" in noun.classes or "OPENV" in noun.classes:
+            return None
+        words = frozenset({self.parts(kids, "head")[0].data[0]})
+        return _Part("declaration", tuple(Declaration(words, v, OWNER_BACK) for v in given.values))
+
     def r_nouns(self, node: Tree[Any], kids: list[Any]) -> _Part:
         earlier = self.parts(kids, "nouns")
         return _Part("nouns", (earlier[0].data if earlier else ()) + tuple(self.tokens(kids, "NN")))
