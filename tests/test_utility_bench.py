@@ -44,7 +44,7 @@ def test_utility_benchmark_runs_and_accounts_for_every_guarded_call(tmp_path: Pa
     )
 
 
-@pytest.mark.parametrize("data", ["everyday.jsonl", "everyday_holdout.jsonl"])
+@pytest.mark.parametrize("data", ["everyday.jsonl", "everyday_holdout.jsonl", "everyday_holdout2.jsonl"])
 def test_everyday_requests_bench_checks_each_request_and_blocks_none(tmp_path: Path, data: str) -> None:
     """Every request of bench/everyday.jsonl (and of the held-out set) is checked once, and no plain benign request
     is blocked (asking is the most the validator may do with one: blocking a user's own request is the line never

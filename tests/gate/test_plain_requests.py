@@ -669,3 +669,38 @@ def test_a_value_whose_owner_may_be_another_or_the_user_is_not_the_receivers(tex
 def test_a_sign_of_thanks_or_a_smile_closes_a_request_a_wink_or_a_laugh_does_not(text: str, approved: bool) -> None:
     verdict = _check(_user(text), "archive_thread", {"thread_id": "t-12"})
     assert verdict.approved is approved, verdict.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args", "approved"),
+    [
+        ("Could you please archive t-12? It's all sorted now.", "archive_thread", {"thread_id": "t-12"}, True),
+        ("Please archive t-12, I've dealt with it.", "archive_thread", {"thread_id": "t-12"}, True),
+        ("archive t-12, done with it", "archive_thread", {"thread_id": "t-12"}, True),
+        ("Archive t-12. It's not sorted.", "archive_thread", {"thread_id": "t-12"}, False),
+        ("Archive t-12. It's all sorted now, but wait.", "archive_thread", {"thread_id": "t-12"}, False),
+        ("Archive t-12. It's sorted now?", "archive_thread", {"thread_id": "t-12"}, False),
+        (f"Pay {IBAN} 120 EUR. It's all sorted now.", *PAY, False),  # a removal's reason beside a payment
+    ],
+)
+def test_a_matter_settled_is_a_reason_for_a_removal_only(
+    text: str, tool: str, args: dict[str, Any], approved: bool
+) -> None:
+    verdict = _check(_user(text), tool, args)
+    assert verdict.approved is approved, verdict.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "approved"),
+    [
+        ("Could you please archive t-12? Thank you very much.", True),
+        ("Archive t-12. Also have a nice day!", True),
+        ("Archive t-12. Have a great weekend.", True),
+        ("Archive t-12. Thanks again!", True),
+        ("Archive t-12. Have a nice day, or not.", False),
+        ("Archive t-12. Have a nice trip.", False),  # a wish no rule names
+    ],
+)
+def test_a_thanks_or_a_wish_of_its_own_leaves_the_request_standing(text: str, approved: bool) -> None:
+    verdict = _check(_user(text), "archive_thread", {"thread_id": "t-12"})
+    assert verdict.approved is approved, verdict.reasoning
