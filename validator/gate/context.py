@@ -25,7 +25,7 @@ from functools import cache
 from typing import Literal, Protocol
 
 from validator.gate.lexer import OPEN, Word, in_pack_language
-from validator.gate.meaning import OWNER_BACK, OWNER_USER, Declaration, Parse, Reading, Value
+from validator.gate.meaning import OWNER_USER, Declaration, Parse, Reading, Value
 from validator.gate.reader import (
     PROVABLE,
     Fill,
@@ -221,7 +221,7 @@ def _declaration(s: Sentence) -> Outcome | None:
         _declares_argument(r, s.tool, s.others)
         and not any(d.value.kind == "name" for d in r.declarations)  # "I'm Kidding.": a word, not an identity
         and not (s.after and any(same_value(d.value, f.value) for d in r.declarations for f in s.fills))
-        and all(_owned_by_request(d, s) for d in r.declarations)  # "I'm Bob." after "Pay Bob 50 EUR."
+        and all(_owned_by_request(d, s.fills) for d in r.declarations)  # "I'm Bob." after "Pay Bob 50 EUR."
         for r in readings
         if r.kind == "declared"
     )
@@ -518,23 +518,12 @@ def _declares_argument(reading: Reading, tool: ToolSense, others: Sequence[ToolS
     )
 
 
-def _owned_by_request(d: Declaration, s: Sentence) -> bool:
+def _owned_by_request(d: Declaration, fills: Sequence[Fill]) -> bool:
     """Whether a declared value's owner is the user or the one person the request names ("Pay Bob 50 EUR.
-    His IBAN is …") or, naming no one, describes ("Pay the plumber 50 EUR. IBAN: …"); a value of someone else's
-    beside a request ("Eve's IBAN is …") may be what the request is really about: unknown."""
-    names = {f.value.text.casefold() for f in s.fills if f.value.kind == "name"}
-    if d.owner == OWNER_BACK and not names:
-        return _describes_one_person(s)
+    His IBAN is …"); a value of someone else's beside a request ("Eve's IBAN is …") may be what the request
+    is really about: unknown."""
+    names = {f.value.text.casefold() for f in fills if f.value.kind == "name"}
     return d.owner == OWNER_USER or bool(owned_by(d, names))
-
-
-def _describes_one_person(s: Sentence) -> bool:
-    """Whether the request describes one person by a noun and fills no argument of a person with a value of its
-    own ("Pay the plumber 50 EUR."): whose "his IBAN" is (the message naming no one else is the binding's to
-    check, validator.gate.requests)."""
-    people = [n for n in s.request_nouns if "person" in english().nouns.get(n, frozenset())]
-    persons = {a.path for a in s.tool.arguments if a.kind is not None and "person" in a.kind.kinds}
-    return len(people) == 1 and not any(f.path in persons for f in s.fills)
 
 
 def _corrects(parse: Parse) -> bool:

@@ -898,41 +898,29 @@ def _given(
             if f.kind == "name" and f.message == s.message and f.start < s.end
         )
         one = False
-        if any(d.owner == OWNER_BACK for d in declarations):  # who else "his" may mean: read once
+        if owners and any(d.owner == OWNER_BACK for d in declarations):  # who else "his" may mean: read once
             if s.message not in people:
                 people[s.message] = _people(transcript, s.message)
-            if owners:
-                one = people[s.message] == {owners[0][1].casefold()}
-            else:
-                owners = _described_owner(tool, numbered, s, people[s.message])
-                one = bool(owners)
+            one = people[s.message] == {owners[0][1].casefold()}
         filled = {f.path for f in numbered}
         # the user's own value ("my IBAN is …") is never what an argument the request fills with another's takes:
         # "Pay Bob 120 EUR. My IBAN is DE44…" names the account the money leaves, not Bob's
         fills = tuple(f for f in declared(parse, tool, owners, one_person=one) if not (f.call < 0 and f.path in filled))
         if fills:
             given.append((s, Read("proved", fills=fills)))
-    return given
+    return _one_value_each(given)
 
 
-def _described_owner(
-    tool: ToolSense, numbered: Sequence[RequestFill], sentence: RequestSentence, people: set[str]
-) -> tuple[tuple[str, str, int], ...]:
-    """Who "his IBAN" is when the request names no one but describes one person ("Pay the plumber 240 EUR, his
-    IBAN is …"): that person, in each argument of a person the request, one call in this message before it, left
-    unfilled; none when the message names anyone else, or a value of its own stands in that argument."""
-    if len(people) != 1 or not next(iter(people)).startswith("#"):
-        return ()
-    mine = [f for f in numbered if f.message == sentence.message and f.start < sentence.end]
-    if not mine or any(f.call != 0 for f in mine):
-        return ()
-    filled = {f.path for f in mine}
-    person = next(iter(people))
-    return tuple(
-        (a.path, person, 0)
-        for a in tool.arguments
-        if a.path not in filled and a.kind is not None and "person" in a.kind.kinds
-    )
+def _one_value_each(given: list[tuple[RequestSentence, Read]]) -> list[tuple[RequestSentence, Read]]:
+    """The declared values, but none for an argument of a call declared twice with different values ("His IBAN
+    is X. His IBAN is Y."): which one the user means, code cannot tell."""
+    values: dict[tuple[str, int], set[str]] = {}
+    for _, read in given:
+        for f in read.fills:
+            values.setdefault((f.path, f.call), set()).add(f.value.text.casefold())
+    twice = {key for key, texts in values.items() if len(texts) > 1}
+    kept = [(s, replace(r, fills=tuple(f for f in r.fills if (f.path, f.call) not in twice))) for s, r in given]
+    return [(s, r) for s, r in kept if r.fills]
 
 
 def _people(transcript: Transcript, message: int) -> set[str]:
@@ -942,13 +930,24 @@ def _people(transcript: Transcript, message: int) -> set[str]:
     content = transcript.messages[message].content
     found: set[str] = {"#unread"} if len(content) > _PEOPLE_READ else set()
     # each sentence lexed alone: "… vacation. Pay Anna" is no name "Pay Anna"
-    words = (w for piece in _pieces(content[:_PEOPLE_READ]) for w in grammar().words(piece))
+    words = [w for piece in _pieces(content[:_PEOPLE_READ]) for w in grammar().words(piece)]
     for n, w in enumerate(words):
+        after = words[n + 1] if n + 1 < len(words) else None
         if "NAME" in w.classes:
             found.add(w.text.casefold())
         elif "person" in pack.nouns.get(w.lemma or w.norm, frozenset()):
             found.add(f"#{n}")
+        elif w.kinds & _SOMEONE:
+            found.add(w.text.casefold())  # "… Email ann@… the notes. His IBAN is …": Ann's, perhaps
+        elif w.norm in _PERSON_PRONOUNS and not (w.norm == "her" and after is not None and "NN" in after.classes):
+            found.add(f"#{n}")  # "for him": someone else "his" may mean ("her IBAN": whose, not who)
+        elif w.classes & {"OPEN", "OPENV"}:
+            found.add(f"#{n}")  # a word no table knows may be someone ("for my bro", "for the agency")
     return found
+
+
+_PERSON_PRONOUNS = frozenset({"him", "he", "she", "her", "they", "them"})
+"""Pronouns of a person: someone the message speaks of, whom "his" may mean."""
 
 
 def _pieces(text: str) -> list[str]:

@@ -26,6 +26,7 @@ from validator.gate.meaning import (
     Reading,
     Value,
 )
+from validator.gate.times import span_sides
 from validator.language import LanguagePack
 
 __all__ = ["MAX_CARRIED", "MAX_READINGS", "Semantics", "TooAmbiguous"]
@@ -313,17 +314,6 @@ class Semantics:
         whose = owner[0].data if owner else OWNER_USER
         return _Part("declaration", tuple(Declaration(words, v, whose) for v in given.values))
 
-    def r_apposed(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
-        """A value under its bare noun ("…, IBAN DE89…", "IBAN: DE89…"): as "his IBAN is DE89…", the one person's
-        the request names (never the user's own: "my IBAN" says that). A noun that is a verb too ("…, email
-        bob@…") may be another request: no such reading."""
-        given = self.parts(kids, "given")[0].data
-        noun = next(w for w in self._leaves(node))
-        if "VB" in noun.classes or "OPENV" in noun.classes:
-            return None
-        words = frozenset({self.parts(kids, "head")[0].data[0]})
-        return _Part("declaration", tuple(Declaration(words, v, OWNER_BACK) for v in given.values))
-
     def r_nouns(self, node: Tree[Any], kids: list[Any]) -> _Part:
         earlier = self.parts(kids, "nouns")
         return _Part("nouns", (earlier[0].data if earlier else ()) + tuple(self.tokens(kids, "NN")))
@@ -547,13 +537,27 @@ class Semantics:
             return timed(at - 1)
         return joins(upto + 1) and timed(upto + 2)
 
-    def r_span(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_span(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
         """A span of time: its start ("starts") and its end ("ends"), each a time of one word ("from 2 to 4",
         "4:15pm-4:45pm"); what day it is on comes from the sentence's other time words, which fill both."""
-        words = [w for w in self._leaves(node) if w.norm not in ("from", "at")]
-        first, last = words[0], words[-1]
-        starts = Mod("starts", None, first.norm, first.start, first.end)
-        return _Part("span", (starts, Mod("ends", None, last.norm, last.start, last.end)))
+        words = list(self._leaves(node))
+        prefix = words[0].norm if words[0].norm in ("from", "at") else None
+        first, joint, last = words[1:] if prefix else words
+        if prefix == "at" and joint.norm == "to":
+            return None  # "at 10 to 4": ten to four, the British way, or no span
+        if prefix is None and "TIMEX" not in first.classes and not self._after_time(first):
+            return None  # "room 3 to 4pm": the number may be the room's
+        parts = self.pack.times["hours"].keys() - {"noon", "midnight"}
+        sides = span_sides(first.norm, last.norm, part_of_day=any(w.norm in parts for w in self.words))
+        if sides is None:
+            return None
+        starts = Mod("starts", None, sides[0], first.start, first.end)
+        return _Part("span", (starts, Mod("ends", None, sides[1], last.start, last.end)))
+
+    def _after_time(self, word: Word) -> bool:
+        """Whether the word right before ``word`` says a day ("Friday 2-4pm", "on the 15th 9-9:15am")."""
+        before = [w for w in self.words if w.end <= word.start]
+        return bool(before) and bool(before[-1].classes & {"TIMEX", "ORD"})
 
     def r_now(self, node: Tree[Any], kids: list[Any]) -> Mod:
         return Mod("now", None, "", *self.span(node))

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from validator.language import english
 
-__all__ = ["holds_time", "named_years"]
+__all__ = ["holds_time", "named_years", "span_sides"]
 
 _CLOCK = re.compile(r"(?i)^(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.)?$")
 _ORDINAL = re.compile(r"(?i)^(\d{1,2})(?:st|nd|rd|th)$")
@@ -131,3 +131,51 @@ def _year_pattern(months: frozenset[str], before: frozenset[str]) -> re.Pattern[
     names, words = ("|".join(sorted(map(re.escape, w), key=len, reverse=True)) for w in (months, before))
     year = rf"({_YEAR_DIGITS})(?![\w@.-]*\w)"
     return re.compile(rf"(?i)\b(?:{words})\s+{year}|\b(?:{names})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+{year}")
+
+
+def span_sides(start: str, end: str, *, part_of_day: bool = False) -> tuple[str, str] | None:
+    """A span's start and end as times to compare, each with its half of the day where the other side says it
+    ("3-3:30pm": "3pm" and "3:30pm"), or None when the words are not one span within a day, in order: a side
+    that is no time of day ("Friday to Monday", "3pm until Friday"), an hour whose half no side and no part of
+    the day tells ("from 2 to 4"), or an end not after its start ("11pm to 1am", "11 to 1pm" is no 11pm)."""
+    a, b = _clock_of(start), _clock_of(end)
+    if a is None or b is None:
+        return None
+    (ha, ma, xa), (hb, mb, xb) = a, b
+    carried_a, carried_b = xa is None and xb not in (None, "24"), xb is None and xa not in (None, "24")
+    xa, xb = (xb if carried_a else xa), (xa if carried_b else xb)
+    if xa is None or xb is None:
+        if not part_of_day or xa not in (None, "24") or xb not in (None, "24"):
+            return None  # "from 2 to 4": two in the night or in the afternoon
+        return (start, end) if (ha, ma) < (hb, mb) else None
+    if _minutes(ha, ma, xa) >= _minutes(hb, mb, xb):
+        return None
+    return (_shown(ha, ma, xa) if carried_a else start, _shown(hb, mb, xb) if carried_b else end)
+
+
+def _clock_of(word: str) -> tuple[int, int, str | None] | None:
+    """A time of day's hour, minute and half: "am"/"pm", "24" for "14:30" or "10:30" (read as written), None
+    for a bare hour ("3"); None for a word that is no time of day."""
+    if word == "noon":
+        return (12, 0, "pm")
+    m = _CLOCK.match(word)
+    if m is None:
+        return None
+    hour, minute, half = int(m.group(1)), int(m.group(2) or 0), (m.group(3) or "").lower().replace(".", "")
+    if half:
+        return (hour, minute, half) if 1 <= hour <= 12 and minute < 60 else None
+    if m.group(2) is not None:
+        return (hour, minute, "24") if hour < 24 and minute < 60 else None
+    return (hour, 0, None) if 1 <= hour <= 12 else None
+
+
+def _minutes(hour: int, minute: int, half: str) -> int:
+    if half == "pm" and hour < 12:
+        hour += 12
+    if half == "am" and hour == 12:
+        hour = 0
+    return hour * 60 + minute
+
+
+def _shown(hour: int, minute: int, half: str) -> str:
+    return f"{hour}:{minute:02d}{half}" if minute else f"{hour}{half}"
