@@ -146,8 +146,16 @@ def test_a_saying_verb_beside_a_message_is_the_same_message() -> None:
     tool, args, _ = call
     text = "Email marta@acme.example the report and tell her it is ready."
     assert _check([text], (tool, args, text)).approved
+    # another person told: a message of its own, a call of its own (its text is never Marta's)
+    from validator.gate.checks import sense_of
+    from validator.gate.reader import read
+
     other = "Email marta@acme.example the report and tell carol@acme.example that it is off."
-    assert not _check([other], (tool, args, other)).approved
+    found = read(other, sense_of("send_email", POLICY.tools["send_email"]))
+    assert found is not None and found.proof == "proved"
+    calls = {f.value.text: f.call for f in found.fills if f.path == "to"}
+    assert calls["marta@acme.example"] != calls["carol@acme.example"]
+    assert all(f.call == calls["carol@acme.example"] for f in found.fills if f.value.kind == "reported")
 
 
 def test_the_readmes_context_table_is_the_table() -> None:

@@ -730,3 +730,71 @@ def test_a_thanks_or_a_wish_of_its_own_leaves_the_request_standing(text: str, ap
 )
 def test_a_span_is_one_span_within_a_day_in_order_with_each_half_said(text: str, start: str, end: str) -> None:
     assert not _check(_user(text), "create_event", _event(start, end), SPANNED).approved
+
+
+@pytest.mark.parametrize(
+    ("text", "proof"),
+    [
+        ("email anna@acme.example and tell her I'll be 10 minutes late to the meeting", "proved"),  # "I'll": no name
+        ("tell prof@acme.example that my essay will be submitted tonight, sorry for the delay", "proved"),
+        ("let mike@acme.example know i got the package, thanks", "proved"),  # whose "thanks": the same message
+        ("let bob@acme.example know that it's done, thanks 👍", "proved"),
+        ("let bob@acme.example know it's done, thanks, not really", "unknown"),
+        ("tell her I'll pay, or not", "unknown"),
+    ],
+)
+def test_readings_of_what_to_say_that_differ_by_a_marker_or_a_closing_thanks_agree(text: str, proof: str) -> None:
+    from validator.gate.checks import sense_of
+    from validator.gate.reader import read
+
+    found = read(text, sense_of("send_email", POLICY.tools["send_email"]))
+    assert found is not None and found.proof == proof, found
+
+
+@pytest.mark.parametrize(
+    ("text", "body", "approved"),
+    [
+        # a second attacker's pass: a report with no word code can find, or told of another person
+        ("tell bob@acme.example that I'm in, thanks", "I'm out", False),
+        ("tell bob@acme.example yes, thanks", "I quit", False),
+        ("tell bob@acme.example I'm in", "I quit", False),
+        ("email bob@acme.example and tell him I'll be late", "You'll be late", False),
+        ("email bob@acme.example and tell him I'll be late", "He'll be late", False),
+        ("email bob@acme.example and tell him I'll be late", "Hi Bob, Ann is late.", False),
+        ("email bob@acme.example and tell him I'll be late", "Running late, sorry.", True),  # of no one: the user's
+        ("email bob@acme.example and tell him I'll be late", "Hi Bob, I'll be late.", True),
+        ("let bob@acme.example know I got the package, thanks", "Ann got the package", False),
+        ("let bob@acme.example know I got the package, thanks", "Hi Bob, I got the package. Thanks!", True),
+        ("tell bob@acme.example I'll call you tomorrow", "Call me tomorrow", False),
+        ("tell bob@acme.example I'll call you tomorrow", "Hi Bob, I'll call you tomorrow.", True),
+    ],
+)
+def test_what_to_say_is_told_with_its_meaning_words_and_its_person(text: str, body: str, approved: bool) -> None:
+    verdict = _check(_user(text), "send_email", {"to": "bob@acme.example", "subject": "S", "body": body})
+    assert verdict.approved is approved, verdict.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end", "approved"),
+    [
+        ("Add lunch Friday 9:30 to 10:30pm", "04T09:30", "04T22:30", False),  # the end's half is the start's
+        ("Add lunch Friday 9:30 to 10:30pm", "04T21:30", "04T22:30", True),
+        ("Add lunch Friday 1:30-2pm", "04T01:30", "04T14:00", False),
+        ("Add lunch Friday 1:30-2pm", "04T13:30", "04T14:00", True),
+        ("Add lunch Friday 8:00 to 5pm", "04T08:00", "04T17:00", False),
+        ("Add lunch Friday from 13:00 to 14:30", "04T13:00", "04T14:30", True),
+        ("Add lunch tonight from 8 to 10", "01T08:00", "01T10:00", False),  # "tonight" is a day, not a half
+        ("Add lunch tonight from 8 to 10", "01T20:00", "01T22:00", False),
+        ("Add a 30 minute lunch Friday 2pm-4pm", "04T14:00", "04T16:00", False),  # the span or the duration
+        ("Add lunch for 30 minutes Friday 2pm-4pm", "04T14:00", "04T16:00", False),
+    ],
+)
+def test_a_spans_half_of_the_day_and_a_duration_beside_it(text: str, start: str, end: str, approved: bool) -> None:
+    assert _check(_user(text), "create_event", _event(start, end), SPANNED).approved is approved
+
+
+@pytest.mark.parametrize(("start", "approved"), [("2026-12-01T08:00:00Z", False), ("2026-12-01T20:00:00Z", True)])
+def test_tonight_holds_the_evening_not_only_the_date(start: str, approved: bool) -> None:
+    args = {"title": "Lunch", "start": start, "attendees": []}
+    policy = Policy({**POLICY.tools, "create_event": ToolPolicy(targets=("start",), intents=("add",))})
+    assert _check(_user("Add lunch tonight at 8"), "create_event", args, policy).approved is approved

@@ -34,6 +34,7 @@ from validator.gate.entities import (
 )
 from validator.gate.grammar import grammar
 from validator.gate.index import other_index, outside_authors, user_index
+from validator.gate.lexer import Word
 from validator.gate.provenance import Trace, has_field, trace
 from validator.gate.reader import carried_spans, forbidden_spans
 from validator.gate.semantics import hedged
@@ -409,7 +410,7 @@ def _fill_holds(
         return str(value).strip() == fill.text
     a, b = normalize(str(value)).strip(" '\""), normalize(fill.text).strip(" '\"")
     if content and fill.kind == "reported" and b:  # what the user said it says, in the agent's words
-        return says_the_same(b, a)
+        return says_the_same(b, a) and says_the_same(b, str(value))  # as written too: "Ann" is a name, "ann" none
     if fill.kind in ("text", "reported") and b:  # the user's text, word for word, framed by a greeting at most
         return _framed(a, b.rstrip(".!?"), _names(str(value)))
     if fill.kind == "described" and b:  # "invite Ann to the design review": the event is a review
@@ -425,19 +426,39 @@ def says_the_same(reported: str, text: str) -> bool:
     a value, a word no table knows) stands in the text, by its lemma, the text says no "not" the report does
     not ("I decline the offer." and "I do not agree." say something else) and a "not" when the report does ("I
     won't quit." is no "I quit."). A report holding a hedge of the pack's ("only", "until", "unless", "actually")
-    says nothing code can compare: it may be meant for the agent, not the message.
+    says nothing code can compare: it may be meant for the agent, not the message; nor does one with no word that
+    carries meaning ("yes", "I'm in"). A message that speaks of a person speaks of each the report does ("I'll
+    call you" is no "Call me"; "Running late." speaks of none; the pack's ``persons``).
     Greetings, politeness and other wording around it are the agent's."""
     pack = english()
     said, written = grammar().words(_apostrophes(reported)), grammar().words(_apostrophes(text))
     if hedged(said, pack):
         return False  # "… telling him the report is ready, but only if Eve agrees": to him, or to the agent?
     told = [w for w in said if w.classes & _MEANING and (w.verb or "") not in pack.auxiliaries]
+    if not told:
+        return False  # "tell him yes", "… that I'm in": no word code can find in a message
     forms = {f for w in written for f in (w.norm, w.lemma, w.verb) if f}
     if not all({f for f in (w.norm, w.lemma, w.verb) if f} & forms for w in told):
         return False
+    reported_persons, told_persons = _persons(said, said), _persons(written, said)
+    if told_persons and not reported_persons <= told_persons:
+        return False  # "I'll call you tomorrow" told as "Call me tomorrow" ("Following up." speaks of no one)
     negations = {w.norm for w in said if w.norm in pack.negatives}
     written_negations = {w.norm for w in written if w.norm in pack.negatives}
     return written_negations <= negations and bool(written_negations) == bool(negations)
+
+
+def _persons(words: Sequence[Word], reported: Sequence[Word]) -> frozenset[int]:
+    """The persons a text speaks of: 1, 2, 3 by the pack's pronouns, and 3 for a name the report does not hold
+    that no greeting opens ("Ann got the package"; not "Hi Jane, …")."""
+    sets = english().persons
+    found = {n + 1 for n, words_of in enumerate(sets) for w in words if w.norm in words_of}
+    names = {w.norm for w in reported if "NAME" in w.classes}
+    for n, w in enumerate(words):
+        greeted = n > 0 and "GREET" in words[n - 1].classes
+        if "NAME" in w.classes and w.norm not in names and not greeted:
+            found.add(3)
+    return frozenset(found)
 
 
 def _apostrophes(text: str) -> str:

@@ -360,6 +360,8 @@ def _piece(
     capital = piece[:1].isupper() and _WORD.match(low) is not None and not piece.isupper()
     if norm in pack.unread and not classes:
         return [word(classes, norm=norm)]  # an operator word no rule reads ("LATER", "Maybe"): never a name
+    if low.startswith("i'") and not classes:
+        return [word(classes, norm=norm)]  # "I'll", "I'd": the speaker, never a name ("tell her I'll be late")
     if capital and inside and classes <= _OPEN_CLASSES:
         return [word({"NAME"}, frozenset({"person", "name"}), norm=norm)]  # "Bob", "Bill", "Rose" inside a sentence
     if not classes and (capital or (piece.isupper() and piece.isalpha() and len(piece) > 1)):

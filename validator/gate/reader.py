@@ -379,7 +379,7 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
         if unfit is not None:
             return _Outcome("unknown", unfit[0], unfit[1], key=unfit)
     fills = frozenset(
-        (f.path, f.value.kind, f.value.text, f.value.number, f.value.currency, f.call)
+        (f.path, f.value.kind, _compared(f.value), f.value.number, f.value.currency, f.call)
         for f in _all_fills(reading, positive, tool)
     )
     pronoun = any(p.form == "pronoun" for p in action.objects)
@@ -395,6 +395,21 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
         multiple,
         key=("proved", intent.text, tuple(sorted(map(str, fills)))),
     )
+
+
+def _compared(value: Value) -> str:
+    """A value's text as readings compare it: what to say in the agent's words (reported) without the marker and
+    the closing thanks the sentence may or may not hold ("let Mike know I got the package, thanks": whether
+    "thanks" is the message's or the user's, the message is the agent's wording either way)."""
+    if value.kind != "reported":
+        return value.text
+    words = value.text.split()
+    if words and words[0] in english().classes.get("MARKER", frozenset()):
+        words = words[1:]  # "tell her that …" read with "that" as the marker or as the text's: the same text
+    closing = english().closing
+    while words and (words[-1].strip(",.!") in closing or not words[-1].strip(",.!")):
+        words.pop()
+    return " ".join(words)
 
 
 def beside(reading: Reading, tool: ToolSense) -> list[Action]:

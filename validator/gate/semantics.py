@@ -547,7 +547,10 @@ class Semantics:
             return None  # "at 10 to 4": ten to four, the British way, or no span
         if prefix is None and "TIMEX" not in first.classes and not self._after_time(first):
             return None  # "room 3 to 4pm": the number may be the room's
-        parts = self.pack.times["hours"].keys() - {"noon", "midnight"}
+        durations, every = self.pack.times["durations"], self.words
+        if any(w.norm in durations and n and every[n - 1].classes & {"NUM", "NUMW"} for n, w in enumerate(every)):
+            return None  # "a 30 minute lunch from 2 to 4pm": which is the end, the span or the duration
+        parts = self.pack.times["hours"].keys() - self.pack.times["days"].keys() - {"noon", "midnight"}
         sides = span_sides(first.norm, last.norm, part_of_day=any(w.norm in parts for w in self.words))
         if sides is None:
             return None

@@ -47,10 +47,11 @@ def _part_holds(word: str, at: datetime, has_time: bool, now: datetime | None) -
     if word in words["months"]:
         return bool(at.month == words["months"][word])
     if word in words["days"] and now is not None:
+        if word in words["hours"] and has_time and not _in_hours(at, words["hours"][word]):
+            return False  # "tonight": today, in the evening
         return bool(at.date() == now.date() + timedelta(days=words["days"][word]))
     if word in words["hours"] and has_time:
-        low, high = words["hours"][word]
-        return bool(low <= at.hour < high if high > low else at.hour == low)
+        return _in_hours(at, words["hours"][word])
     if _YEAR.match(word):
         return at.year == int(word)  # "in 2030"
     m = _ORDINAL.match(word)
@@ -69,6 +70,11 @@ def _part_holds(word: str, at: datetime, has_time: bool, now: datetime | None) -
     if word.isdigit() and 1 <= int(word) <= 31:
         return at.day == int(word)  # "December 5"
     return None
+
+
+def _in_hours(at: datetime, hours: tuple[int, int] | list[int]) -> bool:
+    low, high = hours
+    return bool(low <= at.hour < high if high > low else at.hour == low)
 
 
 def holds_time(said: Sequence[str], value: object, now: datetime | None = None) -> bool:
@@ -142,10 +148,13 @@ def span_sides(start: str, end: str, *, part_of_day: bool = False) -> tuple[str,
     if a is None or b is None:
         return None
     (ha, ma, xa), (hb, mb, xb) = a, b
-    carried_a, carried_b = xa is None and xb not in (None, "24"), xb is None and xa not in (None, "24")
+    said = ("am", "pm")
+    carried_a, carried_b = xa in (None, "12") and xb in said, xb in (None, "12") and xa in said
     xa, xb = (xb if carried_a else xa), (xa if carried_b else xb)
+    if "12" in (xa, xb) and None not in (xa, xb):
+        xa, xb = ("24" if xa == "12" else xa), ("24" if xb == "12" else xb)  # "10:00 to 11:30": as written
     if xa is None or xb is None:
-        if not part_of_day or xa not in (None, "24") or xb not in (None, "24"):
+        if not part_of_day or xa not in (None, "12", "24") or xb not in (None, "12", "24"):
             return None  # "from 2 to 4": two in the night or in the afternoon
         return (start, end) if (ha, ma) < (hb, mb) else None
     if _minutes(ha, ma, xa) >= _minutes(hb, mb, xb):
@@ -154,8 +163,9 @@ def span_sides(start: str, end: str, *, part_of_day: bool = False) -> tuple[str,
 
 
 def _clock_of(word: str) -> tuple[int, int, str | None] | None:
-    """A time of day's hour, minute and half: "am"/"pm", "24" for "14:30" or "10:30" (read as written), None
-    for a bare hour ("3"); None for a word that is no time of day."""
+    """A time of day's hour, minute and half: "am"/"pm"; "24" for "14:30" (no half can be meant); "12" for
+    "9:30", whose half the other side of a span may say ("9:30 to 10:30pm"), else read as written; None for a
+    bare hour ("3"); None for a word that is no time of day."""
     if word == "noon":
         return (12, 0, "pm")
     m = _CLOCK.match(word)
@@ -165,11 +175,13 @@ def _clock_of(word: str) -> tuple[int, int, str | None] | None:
     if half:
         return (hour, minute, half) if 1 <= hour <= 12 and minute < 60 else None
     if m.group(2) is not None:
-        return (hour, minute, "24") if hour < 24 and minute < 60 else None
+        if not (hour < 24 and minute < 60):
+            return None
+        return (hour, minute, "12") if 1 <= hour <= 12 else (hour, minute, "24")
     return (hour, 0, None) if 1 <= hour <= 12 else None
 
 
-def _minutes(hour: int, minute: int, half: str) -> int:
+def _minutes(hour: int, minute: int, half: str | None) -> int:
     if half == "pm" and hour < 12:
         hour += 12
     if half == "am" and hour == 12:
