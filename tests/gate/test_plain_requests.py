@@ -798,3 +798,28 @@ def test_tonight_holds_the_evening_not_only_the_date(start: str, approved: bool)
     args = {"title": "Lunch", "start": start, "attendees": []}
     policy = Policy({**POLICY.tools, "create_event": ToolPolicy(targets=("start",), intents=("add",))})
     assert _check(_user("Add lunch tonight at 8"), "create_event", args, policy).approved is approved
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end", "approved"),
+    [
+        # a third attacker's pass: a bare hour named no day (it was read as a day of the month for how far ahead
+        # the time may be), "this afternoon" is today's, and a span ends on the day it starts
+        ("add lunch this afternoon from 2 to 4", "01T14:00", "01T16:00", True),
+        ("add lunch this afternoon from 2 to 4", "02T14:00", "02T16:00", False),
+        ("add lunch this afternoon from 2 to 4", "04T14:00", "04T16:00", False),
+        ("add lunch this evening from 7 to 9", "25T19:00", "25T21:00", False),
+        ("add lunch this evening from 7 to 9", "01T19:00", "02T21:00", False),
+        ("add lunch from 2 to 4 in the afternoon", "01T14:00", "02T16:00", False),
+        ("Add lunch on Friday from 2pm to 4pm.", "04T14:00", "05T16:00", False),
+    ],
+)
+def test_a_span_names_one_day_and_a_bare_hour_names_none(text: str, start: str, end: str, approved: bool) -> None:
+    assert _check(_user(text), "create_event", _event(start, end), SPANNED).approved is approved
+
+
+@pytest.mark.parametrize(("start", "approved"), [("01T10:00", True), ("02T10:00", True), ("11T10:00", False)])
+def test_a_time_of_day_alone_is_todays_or_tomorrows(start: str, approved: bool) -> None:
+    args = {"title": "Lunch", "start": f"2026-12-{start}:00Z", "attendees": []}
+    policy = Policy({**POLICY.tools, "create_event": ToolPolicy(targets=("start",), intents=("add",))})
+    assert _check(_user("Add lunch at 10"), "create_event", args, policy).approved is approved

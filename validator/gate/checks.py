@@ -48,7 +48,7 @@ from validator.gate.judgeable import judgeable
 from validator.gate.lexer import quoted_spans
 from validator.gate.options import option_findings, unclassified
 from validator.gate.paths import Keys, keyed_strings, leaves, lookup, under
-from validator.gate.reader import ToolSense, declared, warm
+from validator.gate.reader import ToolSense, argument_words, declared, warm
 from validator.gate.requests import (
     delegated_instructions,
     negated_anywhere,
@@ -60,6 +60,7 @@ from validator.gate.sentences import locate, own_words, pasted_by_message, reque
 from validator.gate.signature import named_only_outside, outside_target
 from validator.gate.split import sentences as split_sentences
 from validator.gate.text import normalize, within
+from validator.gate.times import moment
 from validator.inputs.action import (
     MAX_QUOTE_CHARS,
     MAX_QUOTES,
@@ -222,6 +223,24 @@ def _identifiers(action: PendingAction) -> tuple[str, ...]:
 EMPTY_NOTE = "an empty value the agent set (for many tools it lifts a limit: no expiry, no restriction)"
 COPIED_NOTE = "words copied from an outside party's message into content the agent writes"
 TIME_NOTE = "a time or a date in content the agent writes that the user's request does not name"
+SPAN_NOTE = "an end the user named that is not after the start on the same day"
+
+
+def _span_held(action: PendingAction, fills: Sequence[RequestFill], targets: Sequence[str]) -> Iterator[ValueFinding]:
+    """A span's end on the day it starts, after it: each side holds its own argument ("from 2 to 4 in the
+    afternoon"), but 2pm today and 4pm tomorrow is no span the user named. Only where both are targets."""
+    ends = english().time_ends
+    timed = {f.path for f in fills if f.kind == "time" and f.path in targets}
+    finishing = [p for p in timed if argument_words(p) & ends]
+    for end in finishing:
+        for start in (p for p in timed if p not in finishing):
+            found_a, a = lookup(action.args, start)
+            found_b, b = lookup(action.args, end)
+            began, ended = moment(a), moment(b)
+            if found_a == found_b == "found" and began and ended and (began.date() != ended.date() or ended <= began):
+                yield ValueFinding(end, str(b), "not_found", "time", note=SPAN_NOTE)
+
+
 MAX_CONTENT_READ = 20_000
 """Characters of a content argument read for amounts (bounded work)."""
 AMBIGUOUS_NOTE = "a key with '.' or '[' in it cannot be told from a nested path"
@@ -581,6 +600,7 @@ def _grounded_by(
         for path, target, value in _target_values(action, amounts)
         if value is not None
     )
+    targets += tuple(_span_held(action, fills, declared))
     if tool_policy.risk == "dangerous":
         targets += tuple(_repeated(action.args, (*declared, *amounts), amounts))
     if amounts and intent is not None and intent.multiple and _several_payees(fills, declared, requests):

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from validator.language import english
 
-__all__ = ["holds_time", "named_years", "span_sides"]
+__all__ = ["holds_time", "moment", "named_years", "span_sides"]
 
 _CLOCK = re.compile(r"(?i)^(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.)?$")
 _ORDINAL = re.compile(r"(?i)^(\d{1,2})(?:st|nd|rd|th)$")
@@ -28,7 +28,8 @@ _YEAR_DIGITS = r"(?:19|20|21)\d{2}"
 _YEAR = re.compile(rf"^{_YEAR_DIGITS}$")
 
 
-def _moment(value: object) -> datetime | None:
+def moment(value: object) -> datetime | None:
+    """An argument's date-time (ISO 8601), or None when it is none."""
     if not isinstance(value, str):
         return None
     text = value.strip().replace("Z", "+00:00")
@@ -80,7 +81,7 @@ def _in_hours(at: datetime, hours: tuple[int, int] | list[int]) -> bool:
 def holds_time(said: Sequence[str], value: object, now: datetime | None = None) -> bool:
     """Whether the times the user said (each as the grammar read it: "friday", "3pm", "the 9th") all hold the
     argument ``value`` (an ISO date or date-time), and at least one part was compared."""
-    at = _moment(value)
+    at = moment(value)
     if at is None or now is None:
         return False  # no date of the check: "Friday" cannot be placed
     has_time = isinstance(value, str) and ("T" in value or " " in value.strip())
@@ -88,35 +89,40 @@ def holds_time(said: Sequence[str], value: object, now: datetime | None = None) 
     horizon = 1  # a time of day alone: today's or tomorrow's
     compared = False
     for phrase in said:
-        previous = ""
+        previous = before = ""
         for word in phrase.lower().replace(",", " ").split():
             if word in words["fillers"]:
+                before = word
                 continue
             after_month, previous = previous in words["months"], word
             if after_month and word.isdigit() and 1 <= int(word) <= 31:
                 held: bool | None = at.day == int(word)  # "December 10": a day, never ten o'clock
+            elif before == "this" and word in words["hours"] and word not in words["days"]:
+                held = _part_holds(word, at, has_time, now) and at.date() == now.date()  # "this afternoon": today's
             else:
                 held = _part_holds(word, at, has_time, now)
             if held is None:
                 return False  # a part code cannot read: the argument stays unknown
             if not held:
                 return False
-            compared = True
-            horizon = max(horizon, _horizon(word))
+            compared, before = True, word
+            horizon = max(horizon, _horizon(word, after_month=after_month, has_time=has_time))
     # the user names no year: the time is the next one that fits, not a Friday years away
     days = (at.replace(tzinfo=None).date() - now.replace(tzinfo=None).date()).days
     return compared and 0 <= days <= horizon
 
 
-def _horizon(word: str) -> int:
+def _horizon(word: str, *, after_month: bool = False, has_time: bool = False) -> int:
     """How many days ahead the next time a word names can be: a weekday within a week, a day of the month
-    within a month, a month within a year."""
+    within a month, a month within a year. A bare number read as an hour ("at 10", "from 2 to 4") names no day:
+    its time is today's or tomorrow's."""
     words = english().times
     if word in words["weekdays"]:
         return 7
     if word in words["months"]:
         return 366
-    if _ORDINAL.match(word) or (word.isdigit() and 1 <= int(word) <= 31):
+    day = word.isdigit() and 1 <= int(word) <= 31 and (after_month or not has_time or _CLOCK.match(word) is None)
+    if _ORDINAL.match(word) or day:
         return 31
     if _YEAR.match(word):
         return 366 * 200  # a year named: any day of it
