@@ -823,3 +823,20 @@ def test_a_time_of_day_alone_is_todays_or_tomorrows(start: str, approved: bool) 
     args = {"title": "Lunch", "start": f"2026-12-{start}:00Z", "attendees": []}
     policy = Policy({**POLICY.tools, "create_event": ToolPolicy(targets=("start",), intents=("add",))})
     assert _check(_user("Add lunch at 10"), "create_event", args, policy).approved is approved
+
+
+@pytest.mark.parametrize(
+    ("end", "approved"),
+    [("02T16:00", True), ("02T15:30", True), ("02T15:00", False), ("02T14:00", False), ("09T16:00", False)],
+)
+def test_a_time_of_its_own_is_the_start_and_the_end_stays_after_it_that_day(end: str, approved: bool) -> None:
+    """ "tomorrow at 3pm" says when it starts: the call's end is the agent's to choose (the example policy reads no
+    end), but on that day and after the start (it was compared with 3pm and never held)."""
+    args = {
+        "title": "Call",
+        "start": "2026-12-02T15:00:00Z",
+        "end": f"2026-12-{end}:00Z",
+        "attendees": ["tom@acme.example"],
+    }
+    verdict = _check(_user("schedule a call with tom@acme.example tomorrow at 3pm"), "create_event", args)
+    assert verdict.approved is approved, verdict.reasoning

@@ -223,17 +223,18 @@ def _identifiers(action: PendingAction) -> tuple[str, ...]:
 EMPTY_NOTE = "an empty value the agent set (for many tools it lifts a limit: no expiry, no restriction)"
 COPIED_NOTE = "words copied from an outside party's message into content the agent writes"
 TIME_NOTE = "a time or a date in content the agent writes that the user's request does not name"
-SPAN_NOTE = "an end the user named that is not after the start on the same day"
+SPAN_NOTE = "an end that is not after the start the user named, on the same day"
 
 
-def _span_held(action: PendingAction, fills: Sequence[RequestFill], targets: Sequence[str]) -> Iterator[ValueFinding]:
-    """A span's end on the day it starts, after it: each side holds its own argument ("from 2 to 4 in the
-    afternoon"), but 2pm today and 4pm tomorrow is no span the user named. Only where both are targets."""
+def _span_held(action: PendingAction, fills: Sequence[RequestFill]) -> Iterator[ValueFinding]:
+    """An end on the day the user's time starts, after it: each side of a span holds its own argument ("from 2 to 4
+    in the afternoon"), but 2pm today and 4pm tomorrow is no span the user named; a time of its own ("tomorrow at
+    3pm") names the start, and the call's end, the agent's to choose, stays on that day."""
     ends = english().time_ends
-    timed = {f.path for f in fills if f.kind == "time" and f.path in targets}
-    finishing = [p for p in timed if argument_words(p) & ends]
+    starting = {f.path for f in fills if f.kind == "time" and not argument_words(f.path) & ends}
+    finishing = [p for p in action.args if argument_words(p) & ends]
     for end in finishing:
-        for start in (p for p in timed if p not in finishing):
+        for start in starting:
             found_a, a = lookup(action.args, start)
             found_b, b = lookup(action.args, end)
             began, ended = moment(a), moment(b)
@@ -600,7 +601,7 @@ def _grounded_by(
         for path, target, value in _target_values(action, amounts)
         if value is not None
     )
-    targets += tuple(_span_held(action, fills, declared))
+    targets += tuple(_span_held(action, fills))
     if tool_policy.risk == "dangerous":
         targets += tuple(_repeated(action.args, (*declared, *amounts), amounts))
     if amounts and intent is not None and intent.multiple and _several_payees(fills, declared, requests):

@@ -538,9 +538,10 @@ def _filling(action: Action) -> list[Phrase]:
 def _argument_slots(action: Action, tool: ToolSense) -> list[Slot]:
     """The action's slots (:func:`_slots`) and those of the thing it makes (:func:`_made`) that may fill an
     argument: every one but an adjunct."""
-    return [
-        (role, phrase, mod) for role, phrase, mod in (*_slots(action, tool), *_made(action, tool)) if not _adjunct(role)
-    ]
+    slots = [(role, phrase, mod) for role, phrase, mod in (*_slots(action, tool), *_made(action, tool))]
+    if any(role == "ends" for role, _, _ in slots):  # "on Friday from 2 to 4": the day both sides are on
+        slots = [("day" if role == "time" else role, phrase, mod) for role, phrase, mod in slots]
+    return [(role, phrase, mod) for role, phrase, mod in slots if not _adjunct(role)]
 
 
 Slot = tuple[str, Phrase | None, Mod | None]
@@ -645,15 +646,17 @@ def _fits(role: str, phrase: Phrase | None, mod: Mod | None, arg: _Argument) -> 
     return bool(phrase.kinds & kind.kinds) or headed
 
 
-_TIMES = frozenset({"time", "starts", "ends"})
-"""Roles of the times an action names: a time ("on Friday at 3pm"), a span's start and end ("from 2 to 4")."""
+_TIMES = frozenset({"time", "day", "starts", "ends"})
+"""Roles of the times an action names: a time ("on Friday at 3pm"), a span's start and end ("from 2 to 4"), and
+beside a span the day it is on ("on Friday")."""
 
 
 def _fits_time(role: str, arg: _Argument) -> bool:
-    """Whether a time argument takes the time: a span's end only one whose name says it ends ("end_time"), its
-    start only one whose name does not; a time of its own any."""
+    """Whether a time argument takes the time: a span's end only one whose name says it ends ("end_time"); its
+    start, or a time of its own ("tomorrow at 3pm": when it starts), only one whose name does not; the day a span
+    is on ("on Friday from 2 to 4") any."""
     ends = bool(arg.words & english().time_ends)
-    return role == "time" or ends == (role == "ends")
+    return role == "day" or ends == (role == "ends")
 
 
 def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str] | None:
