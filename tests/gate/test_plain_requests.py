@@ -840,3 +840,35 @@ def test_a_time_of_its_own_is_the_start_and_the_end_stays_after_it_that_day(end:
     }
     verdict = _check(_user("schedule a call with tom@acme.example tomorrow at 3pm"), "create_event", args)
     assert verdict.approved is approved, verdict.reasoning
+
+
+MOVING = Policy(
+    {
+        **POLICY.tools,
+        "reschedule_event": ToolPolicy(targets=("event_id", "start", "end"), intents=("move", "push", "change")),
+    }
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Move meeting e1 from 2pm to 4pm.", "Push meeting e1 from 2pm to 4pm today.", "Change it from 2pm to 4pm."],
+)
+def test_from_a_time_to_a_time_under_a_verb_of_change_is_no_span(text: str) -> None:
+    """A reviewer's finding: under "move", "from 2pm to 4pm" is the old time and the new, never a span (a tool with
+    an end argument took it for one)."""
+    for start, end in (("14:00", "16:00"), ("16:00", "17:00")):
+        args = {"event_id": "e1", "start": f"2026-12-01T{start}:00Z", "end": f"2026-12-01T{end}:00Z"}
+        assert not _check(_user(text), "reschedule_event", args, MOVING).approved
+
+
+def test_an_end_without_a_time_zone_beside_a_start_with_one_is_read_not_a_crash() -> None:
+    args = {"title": "Call", "start": "2026-12-04T15:00:00Z", "end": "2026-12-04T16:00:00", "attendees": []}
+    verdict = _check(_user("schedule a call on friday at 3pm"), "create_event", args)
+    assert verdict.code.value != "INTERNAL_ERROR", verdict.reasoning
+
+
+def test_thank_you_inside_what_to_say_is_not_a_closer() -> None:
+    text = "email bob@acme.example that I'd like to thank you"
+    verdict = _check(_user(text), "send_email", {"to": "bob@acme.example", "subject": "S", "body": "I'd like to quit."})
+    assert not verdict.approved, verdict.reasoning

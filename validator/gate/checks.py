@@ -237,7 +237,7 @@ def _span_held(action: PendingAction, fills: Sequence[RequestFill]) -> Iterator[
         for start in starting:
             found_a, a = lookup(action.args, start)
             found_b, b = lookup(action.args, end)
-            began, ended = moment(a), moment(b)
+            began, ended = (m.replace(tzinfo=None) if m else None for m in (moment(a), moment(b)))  # as holds_time
             if found_a == found_b == "found" and began and ended and (began.date() != ended.date() or ended <= began):
                 yield ValueFinding(end, str(b), "not_found", "time", note=SPAN_NOTE)
 

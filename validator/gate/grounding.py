@@ -428,7 +428,7 @@ def says_the_same(reported: str, text: str) -> bool:
     won't quit." is no "I quit."). A report holding a hedge of the pack's ("only", "until", "unless", "actually")
     says nothing code can compare: it may be meant for the agent, not the message; nor does one with no word that
     carries meaning ("yes", "I'm in"). A message that speaks of a person speaks of each the report does ("I'll
-    call you" is no "Call me"; "Running late." speaks of none; the pack's ``persons``).
+    call you" is no "Call me"; "Running late." speaks of none; the pack's ``grammatical_persons``).
     Greetings, politeness and other wording around it are the agent's."""
     pack = english()
     said, written = grammar().words(_apostrophes(reported)), grammar().words(_apostrophes(text))
@@ -451,7 +451,7 @@ def says_the_same(reported: str, text: str) -> bool:
 def _persons(words: Sequence[Word], reported: Sequence[Word]) -> frozenset[int]:
     """The persons a text speaks of: 1, 2, 3 by the pack's pronouns, and 3 for a name the report does not hold
     that no greeting opens ("Ann got the package"; not "Hi Jane, …")."""
-    sets = english().persons
+    sets = english().grammatical_persons
     found = {n + 1 for n, words_of in enumerate(sets) for w in words if w.norm in words_of}
     names = {w.norm for w in reported if "NAME" in w.classes}
     for n, w in enumerate(words):

@@ -403,12 +403,16 @@ def _compared(value: Value) -> str:
     "thanks" is the message's or the user's, the message is the agent's wording either way)."""
     if value.kind != "reported":
         return value.text
+    pack = english()
     words = value.text.split()
-    if words and words[0] in english().classes.get("MARKER", frozenset()):
+    if words and words[0] in pack.classes.get("MARKER", frozenset()):
         words = words[1:]  # "tell her that …" read with "that" as the marker or as the text's: the same text
-    closing = english().closing
-    while words and (words[-1].strip(",.!") in closing or not words[-1].strip(",.!")):
+    signs = pack.classes.get("EMOJI", frozenset())
+    while words and (words[-1] in signs or not words[-1].strip(",.!")):
         words.pop()
+    comma = max((n for n, w in enumerate(words) if w == ","), default=-1)
+    if comma >= 0 and all(w.strip(".!") in pack.closing for w in words[comma + 1 :]):
+        words = words[:comma]  # "…, thanks": never "… to thank you", whose "thank you" is the message's
     return " ".join(words)
 
 
@@ -663,6 +667,8 @@ def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str]
     """Why the action's objects and phrases do not fit the tool, or None when each fills an argument of its
     kind or is an adjunct."""
     pack = english()
+    if action.verb.split()[0] in pack.changing and any(m.role in ("starts", "ends") for m in action.mods):
+        return ("object_kind", f"{action.verb}: from a time to a time")  # "move it from 2pm to 4pm": old and new
     theme = False  # a thing the tool acts on stood before: a phrase after it that fits nothing may describe it
     for role, phrase, mod in _slots(action, tool):
         if _adjunct(role):

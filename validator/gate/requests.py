@@ -924,8 +924,9 @@ def _one_value_each(given: list[tuple[RequestSentence, Read]]) -> list[tuple[Req
 
 
 def _people(transcript: Transcript, message: int) -> set[str]:
-    """The people a user message names: its names, and each noun of a person ("my landlord") as one more;
-    a message longer than is read names someone more too (what the rest names is not known)."""
+    """The people a user message names: its names, each noun of a person ("my landlord"), each address, phone
+    or handle, each person's pronoun ("for him"; not "her" before a noun) and each word no table knows ("my
+    bro") as one more; a message longer than is read names someone more too (what the rest names is not known)."""
     pack = english()
     content = transcript.messages[message].content
     found: set[str] = {"#unread"} if len(content) > _PEOPLE_READ else set()
@@ -939,15 +940,11 @@ def _people(transcript: Transcript, message: int) -> set[str]:
             found.add(f"#{n}")
         elif w.kinds & _SOMEONE:
             found.add(w.text.casefold())  # "… Email ann@… the notes. His IBAN is …": Ann's, perhaps
-        elif w.norm in _PERSON_PRONOUNS and not (w.norm == "her" and after is not None and "NN" in after.classes):
+        elif w.norm in pack.person_pronouns and not (w.norm == "her" and after is not None and "NN" in after.classes):
             found.add(f"#{n}")  # "for him": someone else "his" may mean ("her IBAN": whose, not who)
         elif w.classes & {"OPEN", "OPENV"}:
             found.add(f"#{n}")  # a word no table knows may be someone ("for my bro", "for the agency")
     return found
-
-
-_PERSON_PRONOUNS = frozenset({"him", "he", "she", "her", "they", "them"})
-"""Pronouns of a person: someone the message speaks of, whom "his" may mean."""
 
 
 def _pieces(text: str) -> list[str]:

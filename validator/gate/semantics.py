@@ -520,8 +520,10 @@ class Semantics:
         return Mod(preposition, phrase, "", start, end)
 
     def _spanned(self, start: int, end: int) -> bool:
-        """Whether the words from ``start`` to ``end`` (a preposition and its time) are a side of a span of time:
-        "to"/"until" right after a time, or "from" a time that "to"/"until"/a dash and a time follow."""
+        """Whether the words from ``start`` to ``end`` (a preposition and its time) are a side of a span of time the
+        span rule reads: "to"/"until"/a dash right after a time, or "from" a time that one of them and a time
+        follow, the two a span of one day (:func:`span_sides`). "from 20 to 22", "from Friday to Monday" are
+        none: their phrases stay."""
         at = next(i for i, w in enumerate(self.words) if w.start == start)
         upto = next(i for i, w in enumerate(self.words) if w.end == end)
         clock = frozenset({"TIMEX", "NUM"})
@@ -533,9 +535,13 @@ class Semantics:
         def timed(i: int) -> bool:
             return 0 <= i < len(self.words) and bool(self.words[i].classes & clock)
 
-        if joins(at):
-            return timed(at - 1)
-        return joins(upto + 1) and timed(upto + 2)
+        if joins(at) and timed(at - 1) and timed(at + 1):
+            first, last = self.words[at - 1], self.words[at + 1]
+        elif joins(upto + 1) and timed(upto) and timed(upto + 2):
+            first, last = self.words[upto], self.words[upto + 2]
+        else:
+            return False
+        return span_sides(first.norm, last.norm, part_of_day=True) is not None
 
     def r_span(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
         """A span of time: its start ("starts") and its end ("ends"), each a time of one word ("from 2 to 4",
@@ -544,7 +550,7 @@ class Semantics:
         prefix = words[0].norm if words[0].norm in ("from", "at") else None
         first, joint, last = words[1:] if prefix else words
         if prefix == "at" and joint.norm == "to":
-            return None  # "at 10 to 4": ten to four, the British way, or no span
+            return None  # "at 10 to 4": ten to four, the British way; "at 2pm to 4pm" reads so too: no span
         if prefix is None and "TIMEX" not in first.classes and not self._after_time(first):
             return None  # "room 3 to 4pm": the number may be the room's
         durations, every = self.pack.times["durations"], self.words

@@ -121,7 +121,7 @@ def _horizon(word: str, *, after_month: bool = False, has_time: bool = False) ->
         return 7
     if word in words["months"]:
         return 366
-    day = word.isdigit() and 1 <= int(word) <= 31 and (after_month or not has_time or _CLOCK.match(word) is None)
+    day = word.isdigit() and 1 <= int(word) <= 31 and (after_month or not has_time)
     if _ORDINAL.match(word) or day:
         return 31
     if _YEAR.match(word):
@@ -159,8 +159,8 @@ def span_sides(start: str, end: str, *, part_of_day: bool = False) -> tuple[str,
     xa, xb = (xb if carried_a else xa), (xa if carried_b else xb)
     if "12" in (xa, xb) and None not in (xa, xb):
         xa, xb = ("24" if xa == "12" else xa), ("24" if xb == "12" else xb)  # "10:00 to 11:30": as written
-    if xa is None or xb is None:
-        if not part_of_day or xa not in (None, "12", "24") or xb not in (None, "12", "24"):
+    if xa is None or xb is None:  # no side says its half: a bare hour is either, unless the day's part is said
+        if not part_of_day:
             return None  # "from 2 to 4": two in the night or in the afternoon
         return (start, end) if (ha, ma) < (hb, mb) else None
     if _minutes(ha, ma, xa) >= _minutes(hb, mb, xb):

@@ -212,12 +212,15 @@ class LanguagePack:
     """Number words and their values ("one", "twenty"): read as numbers."""
     time_roles: frozenset[str] = frozenset()
     """Prepositions whose phrase, when it is a time, gives the action's time ("for Friday")."""
-    persons: tuple[frozenset[str], ...] = ()
+    grammatical_persons: tuple[frozenset[str], ...] = ()
     """The words of the first, second and third persons: a message tells a report with each person it speaks of,
     or with none."""
+    changing: frozenset[str] = frozenset()
+    """Verbs that change a thing's time ("move", "push"): under them "from 2pm to 4pm" is the old time and the new,
+    never a span."""
     closing: frozenset[str] = frozenset()
-    """Words that may close a text to say or the user's sentence alike ("…, thanks"), and the signs of the EMOJI
-    class: readings of the agent's wording that differ only by them agree."""
+    """Words that may close a text to say or the user's sentence alike after a comma ("…, thanks"), and the signs
+    of the EMOJI class: readings of the agent's wording that differ only by them agree."""
     time_ends: frozenset[str] = frozenset()
     """Words of an argument's name saying it holds an end ("end_time"): a span's end fills only such an argument,
     its start only a time argument without them."""
@@ -314,7 +317,10 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         time_roles=frozenset(data["roles"].get("time_roles", ())),
         time_ends=frozenset(data["roles"].get("time_ends", ())),
         closing=frozenset(data["roles"].get("closing", ())) | frozenset(data["classes"].get("EMOJI", ())),
-        persons=tuple(frozenset(data["roles"].get(f"{n}_person", ())) for n in ("first", "second", "third")),
+        grammatical_persons=tuple(
+            frozenset(data["roles"].get(f"{n}_person", ())) for n in ("first", "second", "third")
+        ),
+        changing=frozenset(data["roles"].get("changing", ())),
         identifier_markers=frozenset(data["values"]["identifier_markers"]),
         multiple=frozenset(data["values"]["multiple"]),
         attribution_verbs=_phrases(p["attribution_verbs"]),
