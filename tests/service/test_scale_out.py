@@ -153,6 +153,7 @@ def test_one_request_is_spent_once_across_two_service_processes(two_services: tu
         assert not ended.approved
 
 
+@pytest.mark.usefixtures("frozen_heap")
 def test_identical_parallel_payments_without_an_id_spend_one_request_once(
     two_services: tuple[str, str, str, str],
 ) -> None:

@@ -853,6 +853,7 @@ def test_a_batch_puts_a_question_for_each_call_it_asks_about() -> None:
         running.stop()
 
 
+@pytest.mark.usefixtures("frozen_heap")
 def test_400_checks_at_once_on_a_healthy_redis_are_answered_or_told_to_wait_never_a_5xx(tmp_path: Path) -> None:
     """A busy store is not a down store: the connections are pooled, a request waits for one, and only a
     store that fails is a 503 (before: 100 x 200 and 300 x 503 "Timeout connecting to server")."""
