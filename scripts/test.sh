@@ -47,6 +47,7 @@ site="$(mktemp -d)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site/site"
 rm -rf "$site"
 echo "== pytest"
-.venv/bin/python -m pytest "$@"
+# one worker process per core (pytest-xdist): the suite is CPU-bound; VALIDATOR_TEST_WORKERS=0 runs it in this process
+.venv/bin/python -m pytest -n "${VALIDATOR_TEST_WORKERS:-auto}" "$@"
 echo "== eval suite (strict judge, plus every judge with committed recordings, replayed)"
 .venv/bin/validator eval --recorded --no-progress

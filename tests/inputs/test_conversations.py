@@ -60,7 +60,10 @@ def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.usefixtures("frozen_heap")  # each weak example collects: the other tests' objects are not its
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(histories(), st.data())
 def test_every_turn_equals_a_whole_build_whatever_the_host_did(
     history: list[dict[str, Any]], data: st.DataObject

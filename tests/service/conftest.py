@@ -60,21 +60,6 @@ def start(config: ServiceConfig, tenants: Tenants | None = None, *, trust: bool 
 
 
 @pytest.fixture
-def frozen_heap() -> Iterator[None]:
-    """The test process's own heap kept out of the collector's way during a burst: after two thousand tests this
-    process holds their objects, and a full collection of them stalls every thread of the live service running in
-    it, so a connect to Redis times out (a 503 the service would never give beside no test suite)."""
-    import gc
-
-    gc.collect()
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
-@pytest.fixture
 def service() -> Iterator[Running]:
     running = start(ServiceConfig())
     yield running
