@@ -1,4 +1,4 @@
-.PHONY: demo test test-fast bench schemas verbs
+.PHONY: demo test test-fast bench schemas verbs grammar
 
 # Installs the package and runs standalone checks of the examples on the embedded default.
 demo:
@@ -32,3 +32,7 @@ schemas:
 
 verbs:
 	.venv/bin/python -m validator.devtools.verbs > validator/language/english_verbs.txt
+
+# Rebuilds the compiled grammar after english.lark or Lark changes (a test keeps it equal to a fresh compile).
+grammar:
+	.venv/bin/python -m validator.devtools.grammar > validator/language/english_grammar.json

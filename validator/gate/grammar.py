@@ -32,6 +32,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import LarkError, UnexpectedInput
 from lark.lexer import Lexer
 
+from validator.gate.compiled import compiled
 from validator.gate.lexer import Word, lex, lex_bounded
 from validator.gate.meaning import Parse, Reading
 from validator.gate.semantics import Semantics, TooAmbiguous
@@ -101,7 +102,9 @@ class Grammar:
 
     def __init__(self, pack: LanguagePack) -> None:
         self.pack = pack
-        self.lark = Lark(pack.grammar, parser="earley", lexer=_Given, ambiguity="explicit", keep_all_tokens=True)
+        source = compiled(pack.grammar) or pack.grammar  # compiled ahead where the shipped file is of this grammar
+        self.precompiled = source is not pack.grammar
+        self.lark = Lark(source, parser="earley", lexer=_Given, ambiguity="explicit", keep_all_tokens=True)
         # A token may have several classes ("email": a verb and a noun): Earley tries each. Lark's basic matcher
         # compares one type; this one asks the token's classes (the parser's documented matcher seam).
         self.lark.parser.parser.term_matcher = _matches

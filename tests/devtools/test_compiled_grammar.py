@@ -1,0 +1,93 @@
+"""The request grammar ships compiled (validator.gate.compiled): the shipped file is a fresh compile of the
+shipped grammar, a process reads it instead of compiling, and what it parses is what the grammar's text parses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from validator.gate.compiled import FILE, compiled, dump
+from validator.gate.grammar import Grammar, grammar
+from validator.language import english
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _shipped() -> str:
+    return resources.files("validator.language").joinpath(FILE).read_text(encoding="utf-8")
+
+
+def test_the_shipped_file_is_a_fresh_compile_of_the_shipped_grammar() -> None:
+    assert _shipped() == dump(english().grammar), "run `make grammar` after editing english.lark or upgrading Lark"
+
+
+def test_the_pack_grammar_is_read_compiled_and_another_grammar_is_compiled_afresh() -> None:
+    assert grammar().precompiled
+    other = replace(english(), grammar=english().grammar + "\n// another grammar\n")
+    assert not Grammar(other).precompiled
+
+
+@pytest.mark.parametrize(
+    "shipped",
+    [
+        "",
+        "not json",
+        "[]",
+        "{}",
+        '{"format": 1}',
+        # the key of another grammar, another Lark, another format
+        '{"format": 1, "sha256": "0", "lark": "1.3.1", "ignore": [], "terminals": [], "rules": []}',
+    ],
+)
+def test_a_file_of_another_grammar_or_none_at_all_is_never_read(shipped: str) -> None:
+    assert compiled(english().grammar, shipped) is None
+
+
+def test_a_file_whose_entries_are_broken_is_never_read() -> None:
+    data = json.loads(_shipped())
+    for broken in ({**data, "rules": [{"origin": 1}]}, {**data, "terminals": [None]}, {**data, "lark": "0.0"}):
+        assert compiled(english().grammar, json.dumps(broken)) is None
+    assert compiled(english().grammar, _shipped()) is not None
+
+
+def test_the_compiled_grammar_parses_every_sentence_as_the_grammars_text_does() -> None:
+    fresh = Grammar(replace(english(), grammar=english().grammar + "\n// compiled afresh\n"))
+    ahead = Grammar(english())
+    assert ahead.precompiled and not fresh.precompiled
+    assert ahead.literals == fresh.literals
+    sentences = []
+    for name in ("everyday.jsonl", "everyday_holdout.jsonl", "everyday_holdout2.jsonl"):
+        for line in (ROOT / "bench" / name).read_text(encoding="utf-8").splitlines():
+            sentences += json.loads(line)["text"].replace("? ", "?\n").replace(". ", ".\n").splitlines()
+    assert len(sentences) > 150
+    parsed = 0
+    for sentence in sentences:
+        a, b = ahead.parse(sentence), fresh.parse(sentence)
+        assert a == b, sentence
+        parsed += not a.problem
+    assert parsed > 50  # complete parses among them, not only sentences stopped before the parser
+
+
+@pytest.mark.parametrize("pack", ["english()", "replace(english(), grammar=english().grammar + '//')"])
+def test_a_process_builds_the_grammar_without_compiling_it(pack: str) -> None:
+    probe = (
+        "from dataclasses import replace\n"
+        "import lark.lark\n"
+        "def refuse(*a, **k):\n    raise SystemExit('compiled at run time')\n"
+        "lark.lark.load_grammar = refuse\n"  # the name Lark's constructor compiles a grammar's text with
+        "from validator.gate.grammar import Grammar\n"
+        "from validator.language import english\n"
+        f"g = Grammar({pack})\n"
+        "assert g.precompiled and not g.parse('Pay Bob 50 EUR.').problem\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    if pack == "english()":
+        assert done.returncode == 0, done.stderr
+    else:  # the control: a grammar of no shipped file is compiled, here refused
+        assert "compiled at run time" in done.stderr

@@ -1,0 +1,26 @@
+"""Build the compiled request grammar (``validator/language/english_grammar.json``) from ``english.lark``.
+
+Lark compiles a grammar file on every start; :mod:`validator.gate.compiled` reads this file instead where it is
+of the grammar being loaded and of the installed Lark. Run ``python -m validator.devtools.grammar >
+validator/language/english_grammar.json`` (``make grammar``) after editing the grammar or upgrading Lark; a
+stale file is never read (its key is the grammar's SHA-256 and Lark's version), and a test holds the shipped
+file to what this prints.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import resources
+
+from validator.gate.compiled import dump
+
+__all__ = ["main"]
+
+
+def main() -> None:
+    text = resources.files("validator.language").joinpath("english.lark").read_text(encoding="utf-8")
+    sys.stdout.write(dump(text))
+
+
+if __name__ == "__main__":
+    main()
