@@ -256,6 +256,8 @@ def _anchor(value: Any, entity: Entity | None) -> str:
         number = as_number(value)
         return str(number).split(".")[0][-3:] if number is not None else str(value)
     key = entity.key
+    if entity.kind in ("email", "url", "domain") and key.isascii():
+        return key  # an address or a host of plain ASCII stands in its case-folded text whole: the rarest anchor
     return {
         "email": key.rsplit("@", 1)[-1],
         "url": ".".join(key.split(".")[-2:]),
