@@ -674,6 +674,23 @@ def test_a_sign_of_thanks_or_a_smile_closes_a_request_a_wink_or_a_laugh_does_not
         ("Archive t-12. It's all sorted now, but wait.", "archive_thread", {"thread_id": "t-12"}, False),
         ("Archive t-12. It's sorted now?", "archive_thread", {"thread_id": "t-12"}, False),
         (f"Pay {IBAN} 120 EUR. It's all sorted now.", *PAY, False),  # a removal's reason beside a payment
+        ("Please archive t-12, it is finished. Thank you.", "archive_thread", {"thread_id": "t-12"}, True),
+        ("archive t-12, it's done", "archive_thread", {"thread_id": "t-12"}, True),
+        ("pls remove thread t-12 its junk", "delete_thread", {"thread_id": "t-12"}, True),  # typed without a comma
+        ("Delete t-12, I don't need it.", "delete_thread", {"thread_id": "t-12"}, True),
+        ("archive t-12 it's all done", "archive_thread", {"thread_id": "t-12"}, True),
+        ("Archive t-12, it's not finished.", "archive_thread", {"thread_id": "t-12"}, False),
+        ("Archive t-12, it's finished?", "archive_thread", {"thread_id": "t-12"}, False),
+        ("Archive t-12, is it finished?", "archive_thread", {"thread_id": "t-12"}, False),
+        ("Archive t-12, it's almost done.", "archive_thread", {"thread_id": "t-12"}, False),
+        ("Archive t-12 when it's done.", "archive_thread", {"thread_id": "t-12"}, False),  # a condition, not a reason
+        ("Archive t-12, I don't need it yet.", "archive_thread", {"thread_id": "t-12"}, False),
+        ("Delete t-12, I don't need it, or do I?", "delete_thread", {"thread_id": "t-12"}, False),
+        ("Delete t-12, you don't need it.", "delete_thread", {"thread_id": "t-12"}, False),
+        ("Delete t-12 if it's junk", "delete_thread", {"thread_id": "t-12"}, False),
+        (f"Pay {IBAN} 120 EUR, it's done.", *PAY, False),  # a removal's reason beside a payment
+        (f"Pay {IBAN} 120 EUR its junk", *PAY, False),
+        (f"Pay {IBAN} 120 EUR I don't need it", *PAY, False),
     ],
 )
 def test_a_matter_settled_is_a_reason_for_a_removal_only(
