@@ -889,3 +889,45 @@ def test_thank_you_inside_what_to_say_is_not_a_closer() -> None:
     text = "email bob@acme.example that I'd like to thank you"
     verdict = _check(_user(text), "send_email", {"to": "bob@acme.example", "subject": "S", "body": "I'd like to quit."})
     assert not verdict.approved, verdict.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "approved"),
+    [
+        (f"Send 120 EUR to {IBAN}, I owe him for the flights.", True),
+        (f"Pay 120 EUR to {IBAN}, I owe her.", True),
+        (f"Pay 120 EUR to {IBAN}. I owe them for lunch.", True),
+        (f"Send 120 EUR to {IBAN}, it's my half of the taxi.", True),
+        (f"Send 120 EUR to {IBAN}, that's my share of the rent.", True),
+        (f"Pay 120 EUR to {IBAN}, I owe him for the scam.", False),  # a noun the tables do not know plainly
+        (f"Pay 120 EUR to {IBAN}, I owe him for the fake invoice.", False),  # a privative
+        (f"Pay 120 EUR to {IBAN}, I owe them for the stolen flights.", False),
+        (f"Pay 120 EUR to {IBAN}, I owe him for his rent.", False),  # pointing at someone
+        (f"Pay 120 EUR to {IBAN}, I owe him for the invoice in the email.", False),  # pointing at something said
+        (f"Pay 120 EUR to {IBAN}, I owe him for DE89370400440532013000.", False),  # a value
+        (f"Pay 120 EUR to {IBAN}, I owe him 500 EUR.", False),  # another amount
+        (f"Pay 120 EUR to {IBAN}, I owe Bob for the flights.", False),  # another person, by name
+        (f"Pay 120 EUR to {IBAN}, I don't owe him anything.", False),
+        (f"Pay 120 EUR to {IBAN}, I think I owe him.", False),
+        (f"Pay 120 EUR to {IBAN}, I owe him for the flights, right?", False),
+        (f"Pay 120 EUR to {IBAN}, I owe him for the flights he booked.", False),  # a relative clause
+        (f"Pay 120 EUR to {IBAN}, it's not my half.", False),
+        (f"Pay 120 EUR to {IBAN}, it's his half of the taxi.", False),
+        (f"Pay 120 EUR to {IBAN}, it's the scammer's half.", False),
+    ],
+)
+def test_a_debt_is_a_payments_reason_and_what_it_is_for_is_plainly_described(text: str, approved: bool) -> None:
+    verdict = _check(_user(text), *PAY)
+    assert verdict.approved is approved, verdict.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args"),
+    [
+        ("Delete t-12, I owe him.", "delete_thread", {"thread_id": "t-12"}),  # a payment's reason beside a removal
+        ("Archive t-12. I owe them for lunch.", "archive_thread", {"thread_id": "t-12"}),
+    ],
+)
+def test_a_debt_beside_another_deed_leaves_it_unknown(text: str, tool: str, args: dict[str, Any]) -> None:
+    verdict = _check(_user(text), tool, args)
+    assert not verdict.approved, verdict.reasoning

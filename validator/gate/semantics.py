@@ -253,6 +253,17 @@ class Semantics:
     def r_removal(self, node: Tree[Any], kids: list[Any]) -> _Part:
         return _Part("reason", "removal")
 
+    def r_payment(self, node: Tree[Any], kids: list[Any]) -> _Part:
+        return _Part("reason", "payment")
+
+    def r_payment_reason(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+        """A debt as a payment's reason ("I owe him for the flights"): what it is for plainly described, or no
+        reading (", I owe him for the *scam*", "… for *DE89…*")."""
+        described = self.phrases(kids)
+        if described and not plainly_described(described[0], self.words, self.pack):
+            return None
+        return _Part("payment_reason")
+
     def r_asked(self, node: Tree[Any], kids: list[Any]) -> Reading:
         return Reading("asked", "asked")
 
