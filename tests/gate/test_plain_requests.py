@@ -931,3 +931,43 @@ def test_a_debt_is_a_payments_reason_and_what_it_is_for_is_plainly_described(tex
 def test_a_debt_beside_another_deed_leaves_it_unknown(text: str, tool: str, args: dict[str, Any]) -> None:
     verdict = _check(_user(text), tool, args)
     assert not verdict.approved, verdict.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "args"),
+    [
+        # a sum no value of its list says: 120.50, or 120 and more
+        (f"Send 120 EUR and a half to {IBAN}.", *PAY),
+        (f"Pay {IBAN} 120 EUR and half.", *PAY),
+        (f"Send my half and 120 EUR to {IBAN}.", *PAY),
+        (f"Send 120 EUR and a tip to {IBAN}.", *PAY),
+        (f"Pay {IBAN} the rent and 120 EUR.", *PAY),
+        # a quantifier: a sum per thing, or several payments
+        (f"Pay {IBAN} 120 EUR for each installment.", *PAY),
+        (f"Pay {IBAN} 120 EUR for many flights.", *PAY),
+        (f"Pay {IBAN} 120 EUR, I owe him for each flight.", *PAY),
+        (f"Pay {IBAN} 120 EUR, that's every installment.", *PAY),
+        (f"Pay {IBAN} 120 EUR, I owe him for your flights.", *PAY),  # someone else's
+        # what a payment is, beside another deed
+        ("Delete t-12, it's my half of the taxi.", "delete_thread", {"thread_id": "t-12"}),
+        ("Archive t-12, that's my share of the rent.", "archive_thread", {"thread_id": "t-12"}),
+        (
+            "Send bob@acme.example the file, I owe him.",
+            "send_email",
+            {"to": "bob@acme.example", "subject": "File", "body": "The file."},
+        ),
+        # a removal's reason about a person, not the thing removed
+        ("Delete t-12, I don't need her.", "delete_thread", {"thread_id": "t-12"}),
+        ("Delete t-12, we don't need us.", "delete_thread", {"thread_id": "t-12"}),
+        ("Delete t-12, I'm done with him.", "delete_thread", {"thread_id": "t-12"}),
+    ],
+)
+def test_an_attackers_reasons_leave_the_request_unknown(text: str, tool: str, args: dict[str, Any]) -> None:
+    verdict = _check(_user(text), tool, args)
+    assert not verdict.approved, verdict.reasoning
+
+
+def test_a_reason_that_is_also_what_a_payment_is_for_reads_one_way() -> None:
+    """ "it's spam" is a removal's reason, never what a payment is (the two readings disagreed)."""
+    verdict = _check(_user("delete thread t-12 please, it's spam"), "delete_thread", {"thread_id": "t-12"})
+    assert verdict.approved, verdict.reasoning

@@ -341,7 +341,8 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
     action = matches[0]
     intent = tool.intent_of(action)
     assert intent is not None
-    if reading.reason and intent.verb not in english().deeds.get(reading.reason, frozenset()):
+    deeds = english().deeds.get(reading.reason, frozenset())
+    if reading.reason and intent.verb not in deeds and intent.text not in deeds:
         # "Renew my subscription, not needed anymore.": a reason for another kind of deed
         return _Outcome("unknown", "reason", reading.reason, key=("reason", reading.reason))
     problem = _unfit(reading, action, tool) or _split(action, tool)
@@ -680,6 +681,8 @@ def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str]
             if before is None:
                 continue
             phrase = before
+        if role in pack.purpose_roles and phrase is not None and phrase.multiple and not phrase.values:
+            return ("object_kind", f"{role}: {_shown(phrase)} (several)")  # "120 EUR for each installment": per thing
         if any(_fits(role, phrase, mod, a) for a in tool.arguments):
             continue
         if (

@@ -256,6 +256,16 @@ class Semantics:
     def r_payment(self, node: Tree[Any], kids: list[Any]) -> _Part:
         return _Part("reason", "payment")
 
+    def r_owed_share(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+        """What a payment is, after its comma ("…, it's my half of the taxi"): a payment's reason, so it stands
+        beside a payment only (a deed of another kind is unknown), its phrase a sum of money plainly described."""
+        described = self.phrases(kids)
+        if not described or "money" not in described[0].kinds:
+            return None  # a share of a sum ("my half", "the rent"), never what the thing is (", it's spam")
+        if not plainly_described(described[0], self.words, self.pack):
+            return None
+        return _Part("reason", "payment")
+
     def r_payment_reason(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
         """A debt as a payment's reason ("I owe him for the flights"): what it is for plainly described, or no
         reading (", I owe him for the *scam*", "… for *DE89…*")."""
@@ -617,6 +627,8 @@ class Semantics:
         kinds = frozenset.intersection(*(p.kinds for p in items))
         if not kinds and len({p.form for p in items}) > 1:
             return None  # "a meeting with Ann and Bob" is no list of a meeting and Bob: things of no common kind
+        if "money" in kinds and not all(p.values for p in items):
+            return None  # "120 EUR and a half", "the rent and 120 EUR": a sum no value of the list says
         start, end = self.span(node)
         values = tuple(v for p in items for v in p.values)
         inner = tuple(v for p in items for v in p.inner)
@@ -948,13 +960,15 @@ def plainly_described(phrase: Phrase, words: Sequence[Word], pack: LanguagePack)
     value, name, negation, adjective, participle, privative or word no table knows: "the *stolen* money", "for the
     *scammer*"), none pointing at someone or at something said ("*his* rent", "the bill from the *email*"), no
     noun of a person, an account or a container."""
-    if phrase.form != "described" or phrase.values or phrase.inner or phrase.privative:
-        return False
+    if phrase.form != "described" or phrase.values or phrase.inner or phrase.privative or phrase.multiple:
+        return False  # a value, a privative, a quantifier ("for each installment": a sum per thing)
     pointing = pack.pointing | pack.said | pack.conversation | pack.ahead
+    own = pack.articles | (pack.grammatical_persons[0] if pack.grammatical_persons else frozenset())
     inside = [w for w in words if phrase.start <= w.start < phrase.end]
     return all(
         w.classes & _PLAIN_CLASSES
         and not ("PREP" in w.classes and w.norm not in pack.describing)
+        and not ("DET" in w.classes and not w.classes & _NOUNS and w.norm not in own)  # "each", "several", "your"
         and w.norm not in pointing
         and not w.kinds & _NOT_PLAIN_KINDS
         and not ("message" in w.kinds and "document" not in w.kinds)
