@@ -36,6 +36,7 @@ import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -44,6 +45,10 @@ from validator import Code, Policy, Validator, ValidatorConfig, Verdict
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
 from validator.policy.suggest import propose, read_specs
 from validator.testing import FunctionJudge, always_yes
+
+NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+"""The checks' date, fixed (no bench case may depend on the day it runs): before every day the suite's users name
+for what they ask (February 28 to December 25, 2026: "on November 15th 2026")."""
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICY_PATH = ROOT / "bench" / "utility_policy.toml"
@@ -225,7 +230,7 @@ def run_entry(
     justification, as a host that cannot carry one sends it)."""
     methods = instantiate(entry, backend, long_context)
     # fresh: the ledger starts empty
-    validator = Validator(policy, judge=judge, config=ValidatorConfig(rules_off=rules_off))
+    validator = Validator(policy, judge=judge, config=ValidatorConfig(rules_off=rules_off, clock=lambda: NOW))
     messages: list[dict[str, Any]] = []
     count = 0
     for turn_index, (turn, calls) in enumerate(zip(entry["question"], truth, strict=True)):
