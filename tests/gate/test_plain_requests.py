@@ -675,10 +675,18 @@ def test_a_sign_of_thanks_or_a_smile_closes_a_request_a_wink_or_a_laugh_does_not
         ("Archive t-12. It's sorted now?", "archive_thread", {"thread_id": "t-12"}, False),
         (f"Pay {IBAN} 120 EUR. It's all sorted now.", *PAY, False),  # a removal's reason beside a payment
         ("Please archive t-12, it is finished. Thank you.", "archive_thread", {"thread_id": "t-12"}, True),
-        ("archive t-12, it's done", "archive_thread", {"thread_id": "t-12"}, True),
-        ("pls remove thread t-12 its junk", "delete_thread", {"thread_id": "t-12"}, True),  # typed without a comma
+        ("pls remove thread t-12, its junk", "delete_thread", {"thread_id": "t-12"}, True),
         ("Delete t-12, I don't need it.", "delete_thread", {"thread_id": "t-12"}, True),
-        ("archive t-12 it's all done", "archive_thread", {"thread_id": "t-12"}, True),
+        # said after a request, "done" or "over" may say it was done already, or drop it
+        ("archive t-12, it's done", "archive_thread", {"thread_id": "t-12"}, False),
+        ("Delete t-12. It was done.", "delete_thread", {"thread_id": "t-12"}, False),
+        ("Delete t-12. It's over.", "delete_thread", {"thread_id": "t-12"}, False),
+        ("Archive t-12. It's all done.", "archive_thread", {"thread_id": "t-12"}, False),
+        # typed without a comma, a reason may be what the object is ("the spam inside t-12") or which of its parts
+        ("pls remove thread t-12 its junk", "delete_thread", {"thread_id": "t-12"}, False),
+        ("Remove from t-12 its spam", "delete_thread", {"thread_id": "t-12"}, False),
+        ("Delete everything from t-12 not needed anymore", "delete_thread", {"thread_id": "t-12"}, False),
+        ("Archive the messages of t-12 no longer needed", "archive_thread", {"thread_id": "t-12"}, False),
         ("Archive t-12, it's not finished.", "archive_thread", {"thread_id": "t-12"}, False),
         ("Archive t-12, it's finished?", "archive_thread", {"thread_id": "t-12"}, False),
         ("Archive t-12, is it finished?", "archive_thread", {"thread_id": "t-12"}, False),
@@ -936,6 +944,10 @@ def test_a_debt_beside_another_deed_leaves_it_unknown(text: str, tool: str, args
 @pytest.mark.parametrize(
     ("text", "tool", "args"),
     [
+        # "half" is a word of "my half of …" only: elsewhere it may halve an amount
+        (f"Pay half {IBAN} 120 EUR.", *PAY),
+        (f"Pay {IBAN} 120 EUR half.", *PAY),
+        (f"Send 120 EUR to {IBAN}, it's half of the rent.", *PAY),
         # a sum no value of its list says: 120.50, or 120 and more
         (f"Send 120 EUR and a half to {IBAN}.", *PAY),
         (f"Pay {IBAN} 120 EUR and half.", *PAY),

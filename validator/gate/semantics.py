@@ -266,6 +266,14 @@ class Semantics:
             return None
         return _Part("reason", "payment")
 
+    def r_owed_half(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+        """ "…, it's my half of the taxi": a payment's reason, what it is half of plainly described ("half" is a
+        word of this phrase only: anywhere else it may halve an amount, and has no parse)."""
+        described = self.phrases(kids)
+        if not described or not plainly_described(described[0], self.words, self.pack):
+            return None
+        return _Part("reason", "payment")
+
     def r_payment_reason(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
         """A debt as a payment's reason ("I owe him for the flights"): what it is for plainly described, or no
         reading (", I owe him for the *scam*", "… for *DE89…*")."""
