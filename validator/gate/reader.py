@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from typing import Any, get_args
 
 from validator.gate.entities import EntityKind
@@ -197,6 +198,14 @@ class ToolSense:
 
     def intent_of(self, action: Action) -> Intent | None:
         return next((i for i in self.intents if i.names(action)), None)
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash(tuple(getattr(self, f.name) for f in fields(self)))
+
+    def __hash__(self) -> int:
+        """The fields' hash, as the dataclass's own, computed once: a sense is a key of every reading kept."""
+        return self._hash
 
 
 def _kind_of(words: frozenset[str], pack: LanguagePack, *, payment: bool) -> ArgumentKind | None:
