@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from validator.gate.compiled import FILE, compiled, dump
+from validator.gate.compiled import FILE, START, compile_grammar, compiled, dump
 from validator.gate.grammar import Grammar, grammar
 from validator.language import english
 
@@ -33,6 +33,10 @@ def test_the_pack_grammar_is_read_compiled_and_another_grammar_is_compiled_afres
     assert not Grammar(other).precompiled
 
 
+def _edited(**changes: object) -> str:
+    return json.dumps({**json.loads(_shipped()), **changes})
+
+
 @pytest.mark.parametrize(
     "shipped",
     [
@@ -41,19 +45,44 @@ def test_the_pack_grammar_is_read_compiled_and_another_grammar_is_compiled_afres
         "[]",
         "{}",
         '{"format": 1}',
-        # the key of another grammar, another Lark, another format
-        '{"format": 1, "sha256": "0", "lark": "1.3.1", "ignore": [], "terminals": [], "rules": []}',
+        "[" * 100_000,  # nested past the recursion limit
+        _edited(sha256="0" * 64),  # another grammar's
+        _edited(lark="0.0"),  # another Lark's
+        _edited(format=2),  # another format
+        _edited(rules=json.loads(_shipped())["rules"][:-1]),  # cut short: its body's key no longer holds
+        _edited(ignore="abc"),  # edited
+        _edited(rules=[], terminals=[], body=""),
     ],
 )
-def test_a_file_of_another_grammar_or_none_at_all_is_never_read(shipped: str) -> None:
+def test_a_file_of_another_grammar_lark_or_format_or_cut_short_is_never_read(shipped: str) -> None:
     assert compiled(english().grammar, shipped) is None
 
 
 def test_a_file_whose_entries_are_broken_is_never_read() -> None:
     data = json.loads(_shipped())
-    for broken in ({**data, "rules": [{"origin": 1}]}, {**data, "terminals": [None]}, {**data, "lark": "0.0"}):
+    for broken in ({**data, "rules": [{"origin": 1}]}, {**data, "terminals": [None]}):
         assert compiled(english().grammar, json.dumps(broken)) is None
     assert compiled(english().grammar, _shipped()) is not None
+
+
+def test_what_is_read_is_what_lark_compiles_types_and_all() -> None:
+    """Each terminal and rule as Lark compiles the text, field by field, with the types Lark gives them (a pattern's
+    flags a frozenset, a rule's empty indices a tuple: JSON holds lists)."""
+    ahead = compiled(english().grammar)
+    assert ahead is not None
+    terminals, rules, ignore = ahead.compile(list(START), set())
+    fresh_terminals, fresh_rules, fresh_ignore = compile_grammar(english().grammar)
+    assert ignore == list(fresh_ignore)
+    assert [t.serialize() for t in terminals] == [t.serialize() for t in fresh_terminals]
+    assert [r.serialize() for r in rules] == [r.serialize() for r in fresh_rules]
+    for mine, theirs in zip(terminals, fresh_terminals, strict=True):
+        assert (mine.name, mine.priority, type(mine.pattern)) == (theirs.name, theirs.priority, type(theirs.pattern))
+        assert type(mine.pattern.flags) is type(theirs.pattern.flags) and hash(mine.pattern) == hash(theirs.pattern)
+    for mine_rule, their_rule in zip(rules, fresh_rules, strict=True):
+        assert mine_rule == their_rule and hash(mine_rule) == hash(their_rule)
+        assert mine_rule.expansion == their_rule.expansion and mine_rule.alias == their_rule.alias
+        assert type(mine_rule.options.empty_indices) is type(their_rule.options.empty_indices)
+        assert mine_rule.options.serialize() == their_rule.options.serialize()
 
 
 def test_the_compiled_grammar_parses_every_sentence_as_the_grammars_text_does() -> None:

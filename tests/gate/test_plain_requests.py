@@ -983,3 +983,39 @@ def test_a_reason_that_is_also_what_a_payment_is_for_reads_one_way() -> None:
     """ "it's spam" is a removal's reason, never what a payment is (the two readings disagreed)."""
     verdict = _check(_user("delete thread t-12 please, it's spam"), "delete_thread", {"thread_id": "t-12"})
     assert verdict.approved, verdict.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "approved"),
+    [
+        (f"Send 120 EUR to {IBAN}. I owe him for the flights.", True),  # the deed by the whole intent, any case
+        (f"Send 120 EUR to {IBAN}. It's all sorted now.", False),  # a removal's reason
+    ],
+)
+def test_a_sentence_of_its_own_goes_with_a_payment_named_by_its_whole_intent(text: str, approved: bool) -> None:
+    """A tool whose only intent is "Send money": its deed is a payment by the whole intent ("send" alone is an
+    email's verb too), whatever case the policy writes it in."""
+    policy = Policy(
+        {
+            **POLICY.tools,
+            "send_money": ToolPolicy(
+                risk="dangerous", targets=("recipient",), amounts=("amount",), intents=("Send money",)
+            ),
+        }
+    )
+    verdict = _check(_user(text), *PAY, policy=policy)
+    assert verdict.approved is approved, verdict.reasoning
+
+
+@pytest.mark.parametrize(
+    ("text", "approved"),
+    [
+        (f"Pay {IBAN} 120 EUR for two installments.", False),  # per installment, or for both
+        (f"Pay {IBAN} 120 EUR for 3 tickets.", False),
+        (f"Pay {IBAN} 120 EUR for the tickets.", True),
+        (f"Pay {IBAN} 120 EUR for the 2026 tax.", True),  # a year counts nothing
+    ],
+)
+def test_a_sum_for_things_counted_may_be_per_thing(text: str, approved: bool) -> None:
+    verdict = _check(_user(text), *PAY)
+    assert verdict.approved is approved, verdict.reasoning

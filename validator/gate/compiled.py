@@ -5,8 +5,9 @@ Lark turns a grammar file into terminals and rules on every start (about 70 ms f
 the file with its own grammar, then expands the EBNF); it keeps that work only for its LALR parser, as a pickle
 in the shared temporary folder. Here it is JSON beside the grammar (``english_grammar.json``), built by
 ``python -m validator.devtools.grammar`` (``make grammar``) and keyed by the grammar text's SHA-256 and Lark's
-version: a pack whose grammar differs, or a Lark of another version, compiles as before. JSON and never a
-pickle: reading it runs no code. A test holds the shipped file to a fresh compile of the shipped grammar.
+version, with the SHA-256 of its own contents: a pack whose grammar differs, a Lark of another version, or a file
+cut short or edited compiles as before. JSON and never a pickle: reading it runs no code. A test holds the
+shipped file to a fresh compile of the shipped grammar.
 """
 
 from __future__ import annotations
@@ -46,14 +47,22 @@ def _key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _body_key(terminals: Any, rules: Any, ignore: Any) -> str:
+    """The SHA-256 of what the file holds, in one canonical JSON form: a file cut short or edited is not read."""
+    body = json.dumps([terminals, rules, ignore], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
 def dump(text: str) -> str:
     """The compiled form of the grammar ``text`` as the shipped file holds it (JSON, one line a rule)."""
     terminals, rules, ignore = compile_grammar(text)
-    head = {"format": _FORMAT, "sha256": _key(text), "lark": lark.__version__, "ignore": ignore}
+    held = [t.serialize() for t in terminals], [r.serialize() for r in rules], ignore
+    body = _body_key(*json.loads(json.dumps(held)))  # as the reader will see it: tuples are lists in JSON
+    head = {"format": _FORMAT, "sha256": _key(text), "lark": lark.__version__, "body": body, "ignore": ignore}
     lines = [json.dumps(head)[:-1] + ', "terminals": [']
-    lines += [json.dumps(t.serialize()) + "," for t in terminals]
+    lines += [json.dumps(t) + "," for t in held[0]]
     lines += ['], "rules": [']
-    lines += [json.dumps(r.serialize()) + "," for r in rules]
+    lines += [json.dumps(r) + "," for r in held[1]]
     lines += ["]}"]
     text_out = "\n".join(lines)
     return text_out.replace(",\n]", "\n]") + "\n"
@@ -89,18 +98,19 @@ def compiled(text: str, shipped: str | None = None) -> LarkGrammar | None:
     """The shipped compile of the grammar ``text``, for one Lark (``shipped``: the file's contents, by default the
     one beside the English grammar), or None when it is of another grammar, format or Lark version, or
     unreadable: then Lark compiles ``text`` itself."""
-    if shipped is None:
-        try:
-            shipped = resources.files("validator.language").joinpath(FILE).read_text(encoding="utf-8")
-        except OSError:
-            return None
     try:
+        if shipped is None:
+            shipped = resources.files("validator.language").joinpath(FILE).read_text(encoding="utf-8")
         data = json.loads(shipped)
         if (data["format"], data["sha256"], data["lark"]) != (_FORMAT, _key(text), lark.__version__):
             return None
+        if data["body"] != _body_key(data["terminals"], data["rules"], data["ignore"]):
+            return None  # cut short or edited since it was written
         terminals = [_terminal(t) for t in data["terminals"]]
         rules = [_rule(r) for r in data["rules"]]
         ignore = [str(i) for i in data["ignore"]]
-    except (ValueError, KeyError, TypeError, AttributeError):  # not a file this module wrote: compile afresh
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):  # compile afresh
+        return None
+    if not rules or not terminals:
         return None
     return _Ahead((terminals, rules, ignore))

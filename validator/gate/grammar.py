@@ -93,6 +93,22 @@ class _Given(Lexer):
         yield from data
 
 
+_OPTIONS: dict[str, Any] = {"parser": "earley", "lexer": _Given, "ambiguity": "explicit", "keep_all_tokens": True}
+"""How the grammar is read: Earley with every parse kept, on the lexer's own tokens."""
+
+
+def _ahead(text: str) -> Lark | None:
+    """Lark's parser from the grammar compiled ahead (:mod:`validator.gate.compiled`); None when none is shipped for
+    ``text`` or what was shipped does not build (then the text is compiled)."""
+    ahead = compiled(text)
+    if ahead is None:
+        return None
+    try:
+        return Lark(ahead, **_OPTIONS)
+    except LarkError:
+        return None
+
+
 def _matches(term: Any, token: Any) -> bool:
     return bool(term.name in token.classes)
 
@@ -102,9 +118,9 @@ class Grammar:
 
     def __init__(self, pack: LanguagePack) -> None:
         self.pack = pack
-        source = compiled(pack.grammar) or pack.grammar  # compiled ahead where the shipped file is of this grammar
-        self.precompiled = source is not pack.grammar
-        self.lark = Lark(source, parser="earley", lexer=_Given, ambiguity="explicit", keep_all_tokens=True)
+        ahead = _ahead(pack.grammar)
+        self.precompiled = ahead is not None
+        self.lark = ahead if ahead is not None else Lark(pack.grammar, **_OPTIONS)
         # A token may have several classes ("email": a verb and a noun): Earley tries each. Lark's basic matcher
         # compares one type; this one asks the token's classes (the parser's documented matcher seam).
         self.lark.parser.parser.term_matcher = _matches

@@ -256,8 +256,9 @@ def _anchor(value: Any, entity: Entity | None) -> str:
         number = as_number(value)
         return str(number).split(".")[0][-3:] if number is not None else str(value)
     key = entity.key
-    if entity.kind in ("email", "url", "domain") and key.isascii():
-        return key  # an address or a host of plain ASCII stands in its case-folded text whole: the rarest anchor
+    if entity.kind == "email" and key.isascii() and "xn--" not in key:
+        return key  # a plain ASCII address stands whole in its case-folded text: the rarest anchor (a host may be
+        # spelled in other letters that IDNA maps to the same key: it keeps the anchor of its last labels)
     return {
         "email": key.rsplit("@", 1)[-1],
         "url": ".".join(key.split(".")[-2:]),

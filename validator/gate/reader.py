@@ -351,7 +351,7 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
     intent = tool.intent_of(action)
     assert intent is not None
     deeds = english().deeds.get(reading.reason, frozenset())
-    if reading.reason and intent.verb not in deeds and intent.text not in deeds:
+    if reading.reason and intent.verb not in deeds and " ".join(intent.text.lower().split()) not in deeds:
         # "Renew my subscription, not needed anymore.": a reason for another kind of deed
         return _Outcome("unknown", "reason", reading.reason, key=("reason", reading.reason))
     problem = _unfit(reading, action, tool) or _split(action, tool)
@@ -690,7 +690,7 @@ def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str]
             if before is None:
                 continue
             phrase = before
-        if role in pack.purpose_roles and phrase is not None and phrase.multiple and not phrase.values:
+        if role in pack.purpose_roles and phrase is not None and (phrase.multiple or _counted(phrase, tool)):
             return ("object_kind", f"{role}: {_shown(phrase)} (several)")  # "120 EUR for each installment": per thing
         if any(_fits(role, phrase, mod, a) for a in tool.arguments):
             continue
@@ -714,6 +714,17 @@ def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str]
         what = mod.text if mod is not None and phrase is None else (_shown(phrase) if phrase is not None else role)
         return ("object_kind", f"{role}: {what}")
     return None
+
+
+def _counted(phrase: Phrase, tool: ToolSense) -> bool:
+    """Whether a money tool's phrase counts things ("for two installments", "for 3 tickets"): a sum for it may be
+    per thing. A year is no count ("for the 2026 tax"); a duration is not a money tool's ("for 30 minutes")."""
+    if not any(a.kind is not None and a.kind.name == "money" for a in tool.arguments):
+        return False
+    return any(v.kind == "number" and not _YEAR.match(v.text) for v in (*phrase.values, *phrase.inner))
+
+
+_YEAR = re.compile(r"^(?:19|20|21)\d{2}$")
 
 
 def _licensed_for_noun(role: str, phrase: Phrase) -> bool:
