@@ -47,8 +47,8 @@ site="$(mktemp -d)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site/site"
 rm -rf "$site"
 echo "== pytest"
-# one worker process per core (pytest-xdist): the suite is CPU-bound; a test marked xdist_group runs with its group
-# in one worker; VALIDATOR_TEST_WORKERS=0 runs it all in this process
-.venv/bin/python -m pytest -n "${VALIDATOR_TEST_WORKERS:-auto}" --dist loadgroup "$@"
+# one worker process per core (pytest-xdist): the suite is CPU-bound; each file runs whole in one worker, in order
+# (the install tests' documentation blocks build on each other); VALIDATOR_TEST_WORKERS=0 runs it all in this process
+.venv/bin/python -m pytest -n "${VALIDATOR_TEST_WORKERS:-auto}" --dist loadfile "$@"
 echo "== eval suite (strict judge, plus every judge with committed recordings, replayed)"
 .venv/bin/validator eval --recorded --no-progress

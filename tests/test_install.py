@@ -31,9 +31,9 @@ from tests.test_extras import MODULES
 from tests.test_package import _build_wheel
 from validator.extras import EXTRAS, extra_for, install_hint
 
-# one worker runs them all, in order: the README's and the docs' blocks build on each other in one folder
-# (`validator init` writes the policy the next blocks load)
-pytestmark = [pytest.mark.install, pytest.mark.xdist_group("install")]
+# under pytest-xdist one worker runs this file, in order (make test's --dist loadfile): the README's and the docs'
+# blocks build on each other in one folder (`validator init` writes the policy the next blocks load)
+pytestmark = pytest.mark.install
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTALL_PAGE = PAGES["docs/install.md"]
