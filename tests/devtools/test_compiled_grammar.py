@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from validator.gate.compiled import FILE, START, compile_grammar, compiled, dump
+from validator.gate.compiled import FILE, START, compile_grammar, compiled, dump, written
 from validator.gate.grammar import Grammar, grammar
 from validator.language import english
 
@@ -34,7 +34,17 @@ def test_the_pack_grammar_is_read_compiled_and_another_grammar_is_compiled_afres
 
 
 def _edited(**changes: object) -> str:
-    return json.dumps({**json.loads(_shipped()), **changes})
+    """The shipped file with ``changes``, written whole as the builder writes it: its body's key holds, so each case
+    is refused for the change it makes."""
+    data = {**json.loads(_shipped()), **changes}
+    head = {k: data[k] for k in ("format", "sha256", "lark")}
+    return written(head, data["ignore"], data["terminals"], data["rules"])
+
+
+def _cut(text: str) -> str:
+    """``text`` without its next-to-last rule's line, still JSON: the body no longer what its key says."""
+    lines = text.splitlines(keepends=True)
+    return "".join([*lines[:-3], lines[-2], lines[-1]])
 
 
 @pytest.mark.parametrize(
@@ -49,9 +59,9 @@ def _edited(**changes: object) -> str:
         _edited(sha256="0" * 64),  # another grammar's
         _edited(lark="0.0"),  # another Lark's
         _edited(format=2),  # another format
-        _edited(rules=json.loads(_shipped())["rules"][:-1]),  # cut short: its body's key no longer holds
-        _edited(ignore="abc"),  # edited
-        _edited(rules=[], terminals=[], body=""),
+        _cut(_shipped()),  # cut short: its body's key no longer holds
+        _shipped().replace('"priority": 0', '"priority": 1', 1),  # edited
+        _edited(rules=[], terminals=[]),  # nothing to build a parser from
     ],
 )
 def test_a_file_of_another_grammar_lark_or_format_or_cut_short_is_never_read(shipped: str) -> None:
@@ -59,10 +69,9 @@ def test_a_file_of_another_grammar_lark_or_format_or_cut_short_is_never_read(shi
 
 
 def test_a_file_whose_entries_are_broken_is_never_read() -> None:
-    data = json.loads(_shipped())
-    for broken in ({**data, "rules": [{"origin": 1}]}, {**data, "terminals": [None]}):
-        assert compiled(english().grammar, json.dumps(broken)) is None
-    assert compiled(english().grammar, _shipped()) is not None
+    for broken in (_edited(rules=[{"origin": 1}]), _edited(terminals=[None]), _edited(ignore="abc")):
+        assert compiled(english().grammar, broken) is None
+    assert compiled(english().grammar, _edited()) is not None  # the helper writes what the builder writes
 
 
 def test_what_is_read_is_what_lark_compiles_types_and_all() -> None:

@@ -24,7 +24,7 @@ from lark.lexer import TerminalDef
 from lark.load_grammar import Grammar as LarkGrammar
 from lark.load_grammar import load_grammar
 
-__all__ = ["FILE", "START", "compile_grammar", "compiled", "dump"]
+__all__ = ["FILE", "START", "compile_grammar", "compiled", "dump", "written"]
 
 FILE = "english_grammar.json"
 """The compiled grammar shipped beside the grammar file, in :mod:`validator.language`."""
@@ -47,25 +47,27 @@ def _key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _body_key(terminals: Any, rules: Any, ignore: Any) -> str:
-    """The SHA-256 of what the file holds, in one canonical JSON form: a file cut short or edited is not read."""
-    body = json.dumps([terminals, rules, ignore], sort_keys=True, separators=(",", ":"))
+def _body_key(body: str) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def written(head: dict[str, Any], ignore: Any, terminals: Sequence[Any], rules: Sequence[Any]) -> str:
+    """The file as :func:`dump` writes it: its head on the first line, the SHA-256 of every line after it (a file
+    cut short or edited is not read, checked without serializing anything again), then one line a rule."""
+    lines = [f'"ignore": {json.dumps(ignore)}, "terminals": [']
+    lines += [json.dumps(t) + "," for t in terminals]
+    lines += ['], "rules": [']
+    lines += [json.dumps(r) + "," for r in rules]
+    lines += ["]}"]
+    body = "\n".join(lines).replace(",\n]", "\n]") + "\n"
+    return json.dumps({**head, "body": _body_key(body)})[:-1] + ",\n" + body
 
 
 def dump(text: str) -> str:
     """The compiled form of the grammar ``text`` as the shipped file holds it (JSON, one line a rule)."""
     terminals, rules, ignore = compile_grammar(text)
-    held = [t.serialize() for t in terminals], [r.serialize() for r in rules], ignore
-    body = _body_key(*json.loads(json.dumps(held)))  # as the reader will see it: tuples are lists in JSON
-    head = {"format": _FORMAT, "sha256": _key(text), "lark": lark.__version__, "body": body, "ignore": ignore}
-    lines = [json.dumps(head)[:-1] + ', "terminals": [']
-    lines += [json.dumps(t) + "," for t in held[0]]
-    lines += ['], "rules": [']
-    lines += [json.dumps(r) + "," for r in held[1]]
-    lines += ["]}"]
-    text_out = "\n".join(lines)
-    return text_out.replace(",\n]", "\n]") + "\n"
+    head = {"format": _FORMAT, "sha256": _key(text), "lark": lark.__version__}
+    return written(head, ignore, [t.serialize() for t in terminals], [r.serialize() for r in rules])
 
 
 def _terminal(data: dict[str, Any]) -> TerminalDef:
@@ -104,11 +106,13 @@ def compiled(text: str, shipped: str | None = None) -> LarkGrammar | None:
         data = json.loads(shipped)
         if (data["format"], data["sha256"], data["lark"]) != (_FORMAT, _key(text), lark.__version__):
             return None
-        if data["body"] != _body_key(data["terminals"], data["rules"], data["ignore"]):
+        if data["body"] != _body_key(shipped.partition("\n")[2]):
             return None  # cut short or edited since it was written
         terminals = [_terminal(t) for t in data["terminals"]]
         rules = [_rule(r) for r in data["rules"]]
-        ignore = [str(i) for i in data["ignore"]]
+        ignore = data["ignore"]
+        if not isinstance(ignore, list) or not all(isinstance(i, str) for i in ignore):
+            return None
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):  # compile afresh
         return None
     if not rules or not terminals:
