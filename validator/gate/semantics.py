@@ -257,30 +257,28 @@ class Semantics:
         return _Part("reason", "payment")
 
     def r_owed_share(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
-        """What a payment is, after its comma ("…, it's my half of the taxi"): a payment's reason, so it stands
-        beside a payment only (a deed of another kind is unknown), its phrase a sum of money plainly described."""
-        described = self.phrases(kids)
-        if not described or "money" not in described[0].kinds:
-            return None  # a share of a sum ("my half", "the rent"), never what the thing is (", it's spam")
-        if not plainly_described(described[0], self.words, self.pack):
-            return None
-        return _Part("reason", "payment")
+        """What a payment is, after its comma ("…, it's my share of the rent"): a payment's reason, so it stands
+        beside a payment only (a deed of another kind is unknown), its phrase a sum of money plainly described, never
+        what the thing is (", it's spam")."""
+        described = self._plain(kids)
+        return _Part("reason", "payment") if described is not None and "money" in described.kinds else None
 
     def r_owed_half(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
         """ "…, it's my half of the taxi": a payment's reason, what it is half of plainly described ("half" is a
         word of this phrase only: anywhere else it may halve an amount, and has no parse)."""
-        described = self.phrases(kids)
-        if not described or not plainly_described(described[0], self.words, self.pack):
-            return None
-        return _Part("reason", "payment")
+        return _Part("reason", "payment") if self._plain(kids) is not None else None
 
     def r_payment_reason(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
         """A debt as a payment's reason ("I owe him for the flights"): what it is for plainly described, or no
         reading (", I owe him for the *scam*", "… for *DE89…*")."""
-        described = self.phrases(kids)
-        if described and not plainly_described(described[0], self.words, self.pack):
+        if self.phrases(kids) and self._plain(kids) is None:
             return None
         return _Part("payment_reason")
+
+    def _plain(self, kids: Sequence[Any]) -> Phrase | None:
+        """The first phrase of ``kids`` when it is plainly described (:func:`plainly_described`), else None."""
+        described = self.phrases(kids)
+        return described[0] if described and plainly_described(described[0], self.words, self.pack) else None
 
     def r_asked(self, node: Tree[Any], kids: list[Any]) -> Reading:
         return Reading("asked", "asked")
