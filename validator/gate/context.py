@@ -200,8 +200,7 @@ def _reason(s: Sentence) -> Outcome | None:
     if not reasons or not all(r.kind == "reason" for r in s.parse.readings):
         return None
     deeds = english().deeds
-    # by an intent's verb or the whole intent: "send money" (a payment), never "send" alone (an email's too)
-    verbs = {i.verb for i in s.tool.intents} | {" ".join(i.text.lower().split()) for i in s.tool.intents}
+    verbs = frozenset().union(*(i.deed_names for i in s.tool.intents))
     if all(verbs & deeds.get(reason, frozenset()) for reason in reasons):
         return STANDING  # "Please archive t-12. I'm done with it.": a reason for this kind of deed
     return Unknown("reason")

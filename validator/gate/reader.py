@@ -46,6 +46,7 @@ from validator.gate.meaning import (
     Reading,
     Value,
 )
+from validator.gate.times import is_year
 from validator.language import ArgumentKind, LanguagePack, english, english_verb_lemmas
 from validator.language.lexicon import families_of
 from validator.verdict.findings import Proof
@@ -97,6 +98,12 @@ class Intent:
     verb: str
     nouns: frozenset[str] = frozenset()
     prepositions: frozenset[str] = frozenset()
+
+    @property
+    def deed_names(self) -> frozenset[str]:
+        """What a deed table may name this intent by ([deeds] of the pack): its verb, or the whole intent ("send
+        money": "send" alone is an email's verb too), in any case the policy writes it."""
+        return frozenset({self.verb, " ".join(self.text.lower().split())})
 
     @classmethod
     def of(cls, text: str, pack: LanguagePack) -> Intent | None:
@@ -350,8 +357,7 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
     action = matches[0]
     intent = tool.intent_of(action)
     assert intent is not None
-    deeds = english().deeds.get(reading.reason, frozenset())
-    if reading.reason and intent.verb not in deeds and " ".join(intent.text.lower().split()) not in deeds:
+    if reading.reason and not intent.deed_names & english().deeds.get(reading.reason, frozenset()):
         # "Renew my subscription, not needed anymore.": a reason for another kind of deed
         return _Outcome("unknown", "reason", reading.reason, key=("reason", reading.reason))
     problem = _unfit(reading, action, tool) or _split(action, tool)
@@ -721,10 +727,7 @@ def _counted(phrase: Phrase, tool: ToolSense) -> bool:
     per thing. A year is no count ("for the 2026 tax"); a duration is not a money tool's ("for 30 minutes")."""
     if not any(a.kind is not None and a.kind.name == "money" for a in tool.arguments):
         return False
-    return any(v.kind == "number" and not _YEAR.match(v.text) for v in (*phrase.values, *phrase.inner))
-
-
-_YEAR = re.compile(r"^(?:19|20|21)\d{2}$")
+    return any(v.kind == "number" and not is_year(v.text) for v in (*phrase.values, *phrase.inner))
 
 
 def _licensed_for_noun(role: str, phrase: Phrase) -> bool:

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from validator.language import english
 
-__all__ = ["holds_time", "moment", "named_years", "span_sides"]
+__all__ = ["holds_time", "is_year", "moment", "named_years", "span_sides"]
 
 _CLOCK = re.compile(r"(?i)^(\d{1,2})(?::(\d{2}))?\s?(am|pm|a\.m\.|p\.m\.)?$")
 _ORDINAL = re.compile(r"(?i)^(\d{1,2})(?:st|nd|rd|th)$")
@@ -127,6 +127,11 @@ def _horizon(word: str, *, after_month: bool = False, has_time: bool = False) ->
     if _YEAR.match(word):
         return 366 * 200  # a year named: any day of it
     return 1
+
+
+def is_year(word: str) -> bool:
+    """Whether ``word`` is a year by its form ("2026"): a number that names a year, no count."""
+    return bool(_YEAR.match(word))
 
 
 def named_years(text: str) -> list[str]:
