@@ -47,9 +47,9 @@ from validator import CheckInput, MemoryRecorder, Message, Transcript, Validator
 from validator._json import dumps
 from validator.gate.checks import run_gate
 from validator.gate.index import other_index, user_index
-from validator.gate.text import normalize
 from validator.inputs.anthropic import _groups, convert
 from validator.inputs.conversations import Conversations, Seen
+from validator.text.search import normalize
 
 
 def median_ms(fn: Callable[[], Any], repeats: int) -> float:

@@ -46,7 +46,7 @@ from gate_latency import POLICY, build
 from service_load import _start
 
 from validator import MemoryRecorder, Message, Validator
-from validator.gate.text import normalize
+from validator.text.search import normalize
 
 ASK = "Please email person0@acme.example the report."
 QUOTE = "email person0@acme.example the report"

@@ -23,8 +23,8 @@ from validator import Policy
 from validator.devtools.properties import proved, seeds, violations
 from validator.gate.checks import sense_of
 from validator.gate.reader import ToolSense, read
-from validator.gate.split import sentences
 from validator.inputs.action import PendingAction
+from validator.text.split import sentences
 
 ROOT = Path(__file__).resolve().parent.parent
 

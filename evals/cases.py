@@ -25,8 +25,7 @@ from typing import Any, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 from validator.evals._files import json_items
 
-from validator._errors import problems_from_pydantic
-from validator.exceptions import FieldProblem, InputError
+from validator.exceptions import FieldProblem, InputError, problems_from_pydantic
 from validator.inputs.checkinput import CheckInput
 from validator.policy import Policy
 from validator.store.memory import MemoryAuthorizationStore

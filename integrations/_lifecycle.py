@@ -47,11 +47,11 @@ from validator.engine import BaseValidator
 from validator.engine.base import CheckOptions
 from validator.exceptions import is_control_flow
 from validator.gate.authorizations import remember_scope
-from validator.gate.paths import changed
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Transcript
 from validator.record.recorder import hash_args
 from validator.shells import Io, Steps, arun, run
+from validator.text.paths import changed
 from validator.verdict import Decision, Verdict
 
 __all__ = ["GuardedCall", "Outcome", "ToolCallGuard"]

@@ -141,9 +141,39 @@ def test_the_gate_returns_findings_and_one_function_decides() -> None:
         assert [n for n in names if n == "validator.decision"] == [], module
         if module.startswith("validator.gate"):
             deciding = [
-                n for n in names if n.startswith("validator.verdict") and not n.startswith("validator.verdict.findings")
+                n for n in names if n.startswith("validator.verdict") and not n.startswith("validator.findings")
             ]
             assert deciding == [], module
+
+
+def test_text_is_below_every_reader_of_it() -> None:
+    """``validator.text`` (search, entities, sentences, the lexer, times, paths) is what the gate, the blind view
+    and the ledger read words with: it imports the inputs, the language pack and the findings' types, nothing of
+    a stage above it (at its top or inside a function). The judges read words through it and the transcript's
+    own facts, never through the gate; the ledger spends by the findings, never reading a sentence itself."""
+    modules = _modules()
+    known = set(modules)
+    above = (
+        "validator.gate",
+        "validator.judges",
+        "validator.state",
+        "validator.engine",
+        "validator.decision",
+        "validator.record",
+        "validator.policy",
+        "validator.store",
+        "validator.integrations",
+        "validator.cli",
+    )
+    for module in [m for m in modules if m.startswith("validator.text")]:
+        deps = _imports(modules[module], module, known)
+        wrong = [d for d in deps if d.startswith(above) or d == "validator"]
+        wrong += [d for d in deps if d.startswith("validator.verdict") and d != "validator.findings"]
+        assert wrong == [], module
+    for module in [m for m in modules if m.startswith("validator.judges")]:
+        assert [d for d in _imports(modules[module], module, known) if d.startswith("validator.gate")] == [], module
+    ledger = _imports(modules["validator.state.ledger"], "validator.state.ledger", known)
+    assert not {"validator.gate.reader", "validator.gate.grammar", "validator.text.lexer"} & ledger
 
 
 CONTEXT_STATE = {"validator.integrations._host"}

@@ -53,6 +53,14 @@ if _typing.TYPE_CHECKING:
         ValidatorError,
         is_control_flow,
     )
+    from validator.findings import (
+        AuthorizationFinding,
+        Findings,
+        IntentFinding,
+        Location,
+        QuoteFinding,
+        ValueFinding,
+    )
     from validator.inputs import (
         AuthorizationEvidence,
         CheckInput,
@@ -78,14 +86,6 @@ if _typing.TYPE_CHECKING:
     from validator.store.records import StandingAuthorization
     from validator.telemetry import Telemetry
     from validator.verdict import Code, Decision, Usage, Verdict
-    from validator.verdict.findings import (
-        AuthorizationFinding,
-        Findings,
-        IntentFinding,
-        Location,
-        QuoteFinding,
-        ValueFinding,
-    )
 
 __all__ = [
     "ActionBlocked",
@@ -171,7 +171,7 @@ _HOMES: dict[str, str] = {
     "ActionInput": "validator.engine",
     "AuditEvent": "validator.record",
     "AuthorizationEvidence": "validator.inputs",
-    "AuthorizationFinding": "validator.verdict.findings",
+    "AuthorizationFinding": "validator.findings",
     "AuthorizationStore": "validator.store",
     "avalidate": "validator.engine",
     "BaseValidator": "validator.engine",
@@ -183,9 +183,9 @@ _HOMES: dict[str, str] = {
     "Decision": "validator.verdict",
     "default_intents": "validator.language.lexicon",
     "FieldProblem": "validator.exceptions",
-    "Findings": "validator.verdict.findings",
+    "Findings": "validator.findings",
     "InputError": "validator.exceptions",
-    "IntentFinding": "validator.verdict.findings",
+    "IntentFinding": "validator.findings",
     "is_control_flow": "validator.exceptions",
     "Judge": "validator.judges",
     "JudgeError": "validator.exceptions",
@@ -199,7 +199,7 @@ _HOMES: dict[str, str] = {
     "Justification": "validator.inputs",
     "Limits": "validator.inputs",
     "load_prompt": "validator.prompts",
-    "Location": "validator.verdict.findings",
+    "Location": "validator.findings",
     "MemoryAuthorizationStore": "validator.store",
     "MemoryRecorder": "validator.record",
     "Message": "validator.inputs",
@@ -213,7 +213,7 @@ _HOMES: dict[str, str] = {
     "PolicyError": "validator.exceptions",
     "PolicySettings": "validator.policy",
     "QuoteEvidence": "validator.inputs",
-    "QuoteFinding": "validator.verdict.findings",
+    "QuoteFinding": "validator.findings",
     "Recorder": "validator.record",
     "Risk": "validator._types",
     "Role": "validator._types",
@@ -234,7 +234,7 @@ _HOMES: dict[str, str] = {
     "Validator": "validator.engine",
     "ValidatorConfig": "validator.engine",
     "ValidatorError": "validator.exceptions",
-    "ValueFinding": "validator.verdict.findings",
+    "ValueFinding": "validator.findings",
     "Verdict": "validator.verdict",
 }
 

@@ -18,12 +18,12 @@ from typing import assert_never, overload
 
 from validator._types import Risk
 from validator.exceptions import UsageError
+from validator.findings import USERS_WORDS, CheckFinding, Citable, Findings, Gap, ValueFinding
 from validator.judges.base import JudgeOutput
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy, PolicySettings, ToolPolicy
 from validator.verdict import Code, DecidedBy, Decision, Usage, Verdict
 from validator.verdict import refusals as texts
-from validator.verdict.findings import USERS_WORDS, CheckFinding, Citable, Findings, Gap, ValueFinding
 from validator.verdict.refusals import next_step as next_step_for
 from validator.verdict.refusals import overruled as overruled_text
 

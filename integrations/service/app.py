@@ -67,12 +67,11 @@ from validator._json import dumps
 from validator.decision import service_unavailable
 from validator.exceptions import FieldProblem, SetupError, StoreBusy, StoreError, ValidatorError
 from validator.gate.authorizations import is_bound
-from validator.gate.index import is_users
 from validator.inputs import sent, strictjson
 from validator.inputs.checkinput import DEFAULT_LIMITS, check_input_data
 from validator.inputs.held import Held, HeldConversations
 from validator.inputs.sent import CONVERSATION, CONVERSATION_AFTER, CONVERSATION_COUNT, CONVERSATION_DIGEST
-from validator.inputs.transcript import Transcript
+from validator.inputs.transcript import Transcript, is_users
 from validator.judges.base import Judge
 from validator.schemas import schema
 from validator.state import questions

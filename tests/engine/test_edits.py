@@ -22,8 +22,8 @@ from validator import (
     Verdict,
     examples,
 )
-from validator.gate.paths import changed
 from validator.record.recorder import hash_args
+from validator.text.paths import changed
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY = Policy.load(examples.policy_path())

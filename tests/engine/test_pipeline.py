@@ -28,9 +28,9 @@ from validator import (
     decide,
 )
 from validator.decision import Judged
+from validator.findings import Findings, QuoteFinding
 from validator.record.recorder import AuditEvent
 from validator.testing import FunctionJudge, ScriptedJudge, ScriptError
-from validator.verdict.findings import Findings, QuoteFinding
 
 T = inbox_transcript("Please email bob@acme.example the minutes.", "nothing")
 ACTION = justified("send_email", {"to": "bob@acme.example"}, "email bob@acme.example the minutes")

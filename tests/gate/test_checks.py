@@ -342,10 +342,10 @@ def test_a_call_is_grounded_by_the_values_of_one_requested_call(text: str, quote
 
 
 def test_a_later_sentence_that_fills_what_the_call_left_open_joins_it() -> None:
+    from validator.findings import RequestSentence
     from validator.gate.meaning import Value
     from validator.gate.reader import Fill, Read
     from validator.gate.requests import _numbered
-    from validator.verdict.findings import RequestSentence
 
     def proved(*fills: tuple[str, int]) -> tuple[RequestSentence, Read]:
         sentence = RequestSentence(0, 0, 10, "x", 0)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from validator.gate.entities import extract_entities, kind_of
+from validator.text.entities import extract_entities, kind_of
 
 
 def test_extracts_each_kind_once_in_order() -> None:

@@ -175,7 +175,7 @@ def test_a_bounded_split_is_the_whole_split_or_says_it_stopped(words: list[str])
     has more than the limit's words before names are joined (names joined after the cut make no difference:
     the grammar takes a stopped sentence for too long)."""
     from validator.gate.grammar import MAX_TOKENS, grammar
-    from validator.gate.lexer import lex_bounded
+    from validator.text.lexer import lex_bounded
 
     g = grammar()
     sentence = " ".join(words)

@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from validator.gate import lexer
 from validator.language import fold_apostrophes
+from validator.text import lexer
 
 
 def _spans_by_scan(text: str, original: str) -> list[Any]:

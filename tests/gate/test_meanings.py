@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from validator import Decision, Message, Policy, ToolPolicy, Transcript, Validator
-from validator.gate.entities import AMBIGUOUS_CURRENCIES, CURRENCIES, settles
 from validator.judges.base import JudgeOutput
 from validator.testing import FunctionJudge
+from validator.text.entities import AMBIGUOUS_CURRENCIES, CURRENCIES, settles
 
 IBAN = "DE89370400440532013000"
 EVERYTHING = FunctionJudge(lambda r: JudgeOutput(approved=True, confidence="high", reasoning="ok"))

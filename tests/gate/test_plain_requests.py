@@ -165,7 +165,7 @@ def test_the_question_a_person_reads_names_the_values_their_sources_and_what_was
 
 
 def test_a_quoted_passage_is_one_value_across_its_full_stops() -> None:
-    from validator.gate.split import sentences
+    from validator.text.split import sentences
 
     text = "Email bob@acme.example saying 'I'm late. Start without me.' Then archive t-12."
     assert [text[s.start : s.end] for s in sentences(text)] == [
@@ -425,7 +425,7 @@ def test_a_handle_is_a_value_not_a_broken_address() -> None:
 
     words = grammar().words("Mention @manager and @team_lead.")
     assert [sorted(w.kinds) for w in words if w.text.startswith("@")] == [["handle"], ["handle"]]
-    from validator.gate.entities import extract_entities
+    from validator.text.entities import extract_entities
 
     assert [e.kind for e in extract_entities("mail @bob@x.example and @bob")] == ["email"]  # still an address
 

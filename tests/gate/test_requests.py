@@ -91,9 +91,9 @@ def test_negations_across_commas_and_long_clauses() -> None:
 
 
 def test_sender_and_payer_are_not_intents_of_send_and_pay() -> None:
+    from validator.findings import RequestSentence
     from validator.gate.reader import ToolSense
     from validator.gate.requests import requests_tool
-    from validator.verdict.findings import RequestSentence
 
     for text, intent in (("Reply to the sender of that email", "send"), ("Ask the payer", "pay")):
         transcript = Transcript([Message(role="user", content=text)])
@@ -120,7 +120,7 @@ HARMLESS = {"Thanks, that looks good."}  # the same request again names this one
 def test_whatever_the_user_says_after_a_request_that_is_not_harmless_leaves_it_unproved(later: list[str]) -> None:
     from validator.gate.reader import ToolSense
     from validator.gate.requests import read_request
-    from validator.gate.sentences import request_sentences
+    from validator.text.sentences import request_sentences
 
     request = "Please email bob@acme.example the minutes."
     transcript = Transcript([Message(role="user", content=request), *(Message(role="user", content=t) for t in later)])

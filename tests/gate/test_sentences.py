@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from validator.gate.sentences import _lead_ins, _patterns, pasted_spans, unclear_spans
 from validator.language import english
+from validator.text.sentences import _lead_ins, _patterns, pasted_spans, unclear_spans
 
 _PACK = english()
 _WORDS = sorted(

@@ -29,9 +29,9 @@ from validator import (
     ValidatorConfig,
 )
 from validator.gate.authorizations import check_constraint
-from validator.gate.entities import extract_entities, parse_entity
 from validator.inputs.checkinput import pending_action
 from validator.testing import FunctionJudge
+from validator.text.entities import extract_entities, parse_entity
 
 POLICY = Policy(
     {

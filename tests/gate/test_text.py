@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 
 from validator import Message, ToolCall, Transcript
 from validator.gate.checks import check_quote
-from validator.gate.sentences import own_text
-from validator.gate.text import QUOTE_MARKS, TextIndex, find_bounded, normalize
+from validator.text.search import QUOTE_MARKS, TextIndex, find_bounded, normalize
+from validator.text.sentences import own_text
 
 
 @pytest.mark.parametrize(
@@ -156,7 +156,7 @@ _pieces = st.lists(
 @settings(max_examples=300, deadline=None)
 @given(texts=st.lists(_pieces.map("".join), min_size=1, max_size=5), quote=_pieces.map("".join))
 def test_index_finds_what_per_message_normalisation_finds(few: int, texts: list[str], quote: str) -> None:
-    import validator.gate.text as text_module
+    import validator.text.search as text_module
 
     needle = normalize(quote)
     if not needle:

@@ -29,8 +29,8 @@ from validator import (
     Verdict,
 )
 from validator.cli import app
-from validator.gate.text import normalize
 from validator.inputs.checkinput import CheckInput
+from validator.text.search import normalize
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()

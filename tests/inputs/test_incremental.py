@@ -14,9 +14,9 @@ from tests.conftest import POLICY, justified
 from validator import InputError, Message, ToolCall, Transcript
 from validator.gate.checks import run_gate
 from validator.gate.index import other_index, outside_authors, user_index
-from validator.gate.sentences import pasted_by_message
 from validator.inputs.checkinput import pending_action
 from validator.inputs.transcript import DIGEST_SCHEME
+from validator.text.sentences import pasted_by_message
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 PIECES = [

@@ -34,10 +34,10 @@ from validator import (
 )
 from validator.decision import Judged
 from validator.exceptions import JudgeError, JudgeOutputError
+from validator.findings import Findings, QuoteFinding
 from validator.judges.anthropic import AnthropicJudge, PriceTable, breakpoints, prepare_tools
 from validator.judges.anthropic.judge import map_sdk_error
 from validator.judges.anthropic.requests import StandaloneCaching, transcript_breakpoints
-from validator.verdict.findings import Findings, QuoteFinding
 
 SEND_EMAIL = {
     "name": "send_email",

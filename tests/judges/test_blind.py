@@ -291,10 +291,10 @@ def test_no_word_an_outside_party_or_the_agent_wrote_is_rendered(
 ) -> None:
     from dataclasses import replace
 
+    from validator.findings import Location, QuoteFinding
     from validator.inputs.action import parse_justification
     from validator.judges.base import JudgeRequest
     from validator.judges.blind import render_blind
-    from validator.verdict.findings import Location, QuoteFinding
 
     read = {"id": "c1", "name": "read_inbox", "args": {}}
     messages = [

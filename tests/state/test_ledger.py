@@ -54,7 +54,8 @@ def _validator(store: MemoryAuthorizationStore, now: datetime = NOW) -> Validato
 
 def test_a_grant_for_one_lunch_pays_once() -> None:
     validator = _validator(_store("Pay Bob 12 EUR for today's lunch."))
-    assert _pay(validator, "c1").approved
+    first = _pay(validator, "c1")
+    assert first.approved and [a.period for a in first.findings.authorizations] == [None]
     again = _pay(validator, "c2")
     assert (again.decision, again.code) == (Decision.ASK_USER, Code.REQUEST_ALREADY_USED)
     assert _pay(validator, "c1").approved  # the same call again (a retry) spends nothing new
@@ -63,7 +64,8 @@ def test_a_grant_for_one_lunch_pays_once() -> None:
 def test_a_monthly_grant_pays_once_a_month() -> None:
     store = _store("Pay Bob 12 EUR every month for the parking spot.")
     validator = _validator(store)
-    assert _pay(validator, "c1").approved
+    first = _pay(validator, "c1")
+    assert first.approved and [a.period for a in first.findings.authorizations] == ["month"]
     assert _pay(validator, "c2").code is Code.REQUEST_ALREADY_USED
     later = Validator(
         POLICY,
@@ -76,6 +78,7 @@ def test_a_monthly_grant_pays_once_a_month() -> None:
 
 def test_a_grant_for_every_time_is_not_spent() -> None:
     validator = _validator(_store("Whenever Bob pays for lunch, pay him back 12 EUR."))
+    assert [a.period for a in _pay(validator, "c0").findings.authorizations] == ["unlimited"]
     assert all(_pay(validator, f"c{i}").approved for i in range(3))
 
 
@@ -121,10 +124,10 @@ def test_an_answer_whose_spend_cannot_be_computed_is_still_recorded() -> None:
     conversation does not hold): the spend is logged as not made, nothing raises."""
     from dataclasses import replace as changed
 
+    from validator.findings import Findings, IntentFinding, RequestSentence
     from validator.state.ledger import spend_answered
     from validator.store.memory import MemoryLedger
     from validator.verdict import Verdict
-    from validator.verdict.findings import Findings, IntentFinding, RequestSentence
 
     policy = ToolPolicy(risk="dangerous", targets=("recipient",), intents=("pay",))
     findings = Findings(

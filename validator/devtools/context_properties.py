@@ -26,12 +26,12 @@ from functools import cache
 from pathlib import Path
 
 from validator.devtools.properties import Seed
+from validator.findings import RequestSentence
 from validator.gate.grammar import grammar
 from validator.gate.requests import read_request
-from validator.gate.sentences import own_words
-from validator.gate.split import sentences
 from validator.inputs.transcript import Message, Transcript
-from validator.verdict.findings import RequestSentence
+from validator.text.sentences import own_words
+from validator.text.split import sentences
 
 __all__ = ["WITHDRAWING", "ContextFound", "corpus_lines", "in_context", "violations"]
 

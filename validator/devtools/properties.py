@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from functools import cache
 
 from validator.gate.grammar import grammar
-from validator.gate.lexer import CARRIED, OPEN
 from validator.gate.reader import ToolSense, acted_on_kinds, read
 from validator.language import english
+from validator.text.lexer import CARRIED, OPEN
 
 CHARACTERS = (
     "\u200b",  # zero-width space

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 from validator.engine.base import AnswerOptions
 from validator.exceptions import InputError, UsageError
 from validator.gate.authorizations import grant_from_answer
-from validator.gate.paths import changed
 from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import read_action, read_messages
 from validator.inputs.transcript import Transcript
 from validator.judges.runner import describe
 from validator.shells import Io, Steps
 from validator.state import ledger
+from validator.text.paths import changed
 from validator.verdict import Decision, Verdict
 from validator.verdict.refusals import edit_approved, edit_refused, edit_unreadable, grant_kept, grant_not_kept
 

@@ -56,10 +56,10 @@ from validator.engine.base import (
 )
 from validator.engine.plan import CheckPlan
 from validator.exceptions import StoreError, is_control_flow
+from validator.findings import CheckFinding, Findings
 from validator.gate.authorizations import Resolved
 from validator.gate.checks import run_gate
 from validator.gate.egress import egress
-from validator.gate.text import SearchBudgetExceeded
 from validator.inputs.action import PendingAction
 from validator.inputs.anthropic import conversations as anthropic_conversations
 from validator.inputs.checkinput import CheckInput, read_action, read_messages
@@ -88,8 +88,8 @@ from validator.store.base import (
 )
 from validator.store.memory import MemoryLedger
 from validator.telemetry import CheckSpan
+from validator.text.search import SearchBudgetExceeded
 from validator.verdict import Verdict
-from validator.verdict.findings import CheckFinding, Findings
 
 __all__ = ["Defaults", "Validator", "avalidate", "check", "validate"]
 

@@ -30,12 +30,15 @@ import math
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, cast, get_args
 
 from validator.exceptions import StoreError
-from validator.gate.entities import Entity, extract_entities, parse_entity
-from validator.gate.paths import leaves, lookup, string_leaves
+from validator.findings import GrantPeriod
+from validator.gate.grammar import grammar
+from validator.language import english
 from validator.store.records import StandingAuthorization, new_authorization_id
+from validator.text.entities import Entity, extract_entities, parse_entity
+from validator.text.paths import leaves, lookup, string_leaves
 
 __all__ = [
     "Resolved",
@@ -264,3 +267,14 @@ def grant_from_answer(
         expires=now + timedelta(days=days),
         risk=tool_policy.risk,
     )
+
+
+def grant_period(quote: str | None) -> GrantPeriod | None:
+    """How often a grant's words let it be used: ``day``/``week``/``month``/``year``, ``unlimited``, or None
+    (once), by the pack's grant periods read among the words as the lexer reads them."""
+    words = [part for w in grammar().words(quote or "") for part in w.norm.split(" ")]
+    for period in get_args(GrantPeriod):
+        phrases = english().grant_periods.get(period, ())
+        if any(tuple(words[i : i + len(p)]) == p for p in phrases for i in range(len(words) - len(p) + 1)):
+            return cast(GrantPeriod, period)
+    return None

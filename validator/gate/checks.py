@@ -33,49 +33,7 @@ from functools import partial
 from typing import Any
 
 from validator.exceptions import StoreError
-from validator.gate.authorizations import Resolved, scope_problems
-from validator.gate.entities import amounts_in, extract_entities
-from validator.gate.grammar import grammar
-from validator.gate.grounding import (
-    NO_CURRENCY,
-    UNREADABLE,
-    ambiguous_currency,
-    copied_from_outside,
-    ground_value,
-)
-from validator.gate.index import is_users, other_index, user_index
-from validator.gate.judgeable import judgeable
-from validator.gate.lexer import quoted_spans
-from validator.gate.options import option_findings, unclassified
-from validator.gate.paths import Keys, keyed_strings, leaves, lookup, under
-from validator.gate.reader import ToolSense, argument_words, declared, warm
-from validator.gate.requests import (
-    delegated_instructions,
-    negated_anywhere,
-    read_request,
-    suggest_tool,
-)
-from validator.gate.secrets import secrets_in, users_secrets
-from validator.gate.sentences import locate, own_words, pasted_by_message, request_sentences
-from validator.gate.signature import named_only_outside, outside_target
-from validator.gate.split import sentences as split_sentences
-from validator.gate.text import normalize, within
-from validator.gate.times import moment
-from validator.inputs.action import (
-    MAX_QUOTE_CHARS,
-    MAX_QUOTES,
-    AuthorizationEvidence,
-    Justification,
-    PendingAction,
-    QuoteEvidence,
-)
-from validator.inputs.transcript import Transcript
-from validator.language import english, fold_apostrophes
-from validator.language.rules import ALL_ON, Rule, Rules
-from validator.policy import Policy, ToolPolicy
-from validator.policy import sources as record_sources
-from validator.store.records import StandingAuthorization
-from validator.verdict.findings import (
+from validator.findings import (
     AuthorizationFinding,
     Findings,
     IntentFinding,
@@ -85,6 +43,48 @@ from validator.verdict.findings import (
     RequestSentence,
     ValueFinding,
 )
+from validator.gate.authorizations import Resolved, grant_period, scope_problems
+from validator.gate.grammar import grammar
+from validator.gate.grounding import (
+    NO_CURRENCY,
+    UNREADABLE,
+    ambiguous_currency,
+    copied_from_outside,
+    ground_value,
+)
+from validator.gate.index import other_index, user_index
+from validator.gate.judgeable import judgeable
+from validator.gate.options import option_findings, unclassified
+from validator.gate.reader import ToolSense, argument_words, declared, warm
+from validator.gate.requests import (
+    delegated_instructions,
+    negated_anywhere,
+    read_request,
+    suggest_tool,
+)
+from validator.gate.secrets import secrets_in, users_secrets
+from validator.gate.signature import named_only_outside, outside_target
+from validator.inputs.action import (
+    MAX_QUOTE_CHARS,
+    MAX_QUOTES,
+    AuthorizationEvidence,
+    Justification,
+    PendingAction,
+    QuoteEvidence,
+)
+from validator.inputs.transcript import Transcript, is_users
+from validator.language import english, fold_apostrophes
+from validator.language.rules import ALL_ON, Rule, Rules
+from validator.policy import Policy, ToolPolicy
+from validator.policy import sources as record_sources
+from validator.store.records import StandingAuthorization
+from validator.text.entities import amounts_in, extract_entities
+from validator.text.lexer import quoted_spans
+from validator.text.paths import Keys, keyed_strings, leaves, lookup, under
+from validator.text.search import normalize, within
+from validator.text.sentences import locate, own_words, pasted_by_message, request_sentences
+from validator.text.split import sentences as split_sentences
+from validator.text.times import moment
 
 __all__ = ["run_gate"]
 
@@ -174,9 +174,8 @@ def check_authorization(
     problems = scope_problems(record, action.tool, action.args, tool_risk=tool_risk, targets=targets)
     if problems:
         return AuthorizationFinding(index, auth_id, "out_of_scope", "; ".join(problems), record.quote), None
-    return AuthorizationFinding(
-        index, auth_id, "valid", f"covers {record.tool} where {dict(record.where)}", record.quote
-    ), record
+    covers = f"covers {record.tool} where {dict(record.where)}"
+    return AuthorizationFinding(index, auth_id, "valid", covers, record.quote, grant_period(record.quote)), record
 
 
 def _target_values(

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal, Protocol
 
-from validator.gate.lexer import OPEN, Word, in_pack_language
 from validator.gate.meaning import OWNER_USER, Declaration, Parse, Reading, Value
 from validator.gate.reader import (
     PROVABLE,
@@ -43,6 +42,7 @@ from validator.gate.reader import (
 from validator.gate.semantics import plainly_described
 from validator.language import english, english_verb_lemmas
 from validator.language.rules import CONTEXT_PREFIX
+from validator.text.lexer import OPEN, Word, in_pack_language
 
 __all__ = [
     "ROW_PREFIX",

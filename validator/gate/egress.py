@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus, urlsplit
 
-from validator.gate.entities import extract_entities
-from validator.gate.index import is_users, other_index, user_index
-from validator.gate.paths import string_leaves
+from validator.findings import EgressKind
+from validator.gate.index import other_index, user_index
 from validator.gate.secrets import secrets_in, users_secrets
-from validator.inputs.transcript import Transcript
+from validator.inputs.transcript import Transcript, is_users
 from validator.language.rules import ALL_ON, Rule, Rules
-from validator.verdict.findings import EgressKind
+from validator.text.entities import extract_entities
+from validator.text.paths import string_leaves
 
 __all__ = ["Egress", "egress"]
 

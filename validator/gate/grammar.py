@@ -1,7 +1,7 @@
 """The request grammar, read by Lark's Earley parser: a sentence's complete parses, and what each means.
 
 The grammar is a file of the language pack (``validator/language/english.lark``), the lexer gives each
-token every class it has (:mod:`validator.gate.lexer`), and Lark's Earley parser finds every complete parse
+token every class it has (:mod:`validator.text.lexer`), and Lark's Earley parser finds every complete parse
 of the tokens (``ambiguity="explicit"``: a shared tree with ``_ambig`` nodes where parses differ). Each parse
 is then read into a :class:`Reading`: the sentence's kind (a request, a negated request, a social sentence, a
 fragment, a list's lead-in), its frame, each action's verb, objects and phrases, with every value in its
@@ -33,10 +33,10 @@ from lark.exceptions import LarkError, UnexpectedInput
 from lark.lexer import Lexer
 
 from validator.gate.compiled import compiled
-from validator.gate.lexer import Word, lex, lex_bounded
 from validator.gate.meaning import Parse, Reading
 from validator.gate.semantics import Semantics, TooAmbiguous
 from validator.language import LanguagePack, english
+from validator.text.lexer import Word, lex, lex_bounded
 
 __all__ = ["MAX_TOKENS", "Grammar", "grammar"]
 
@@ -132,7 +132,7 @@ class Grammar:
     def words(
         self, sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset()
     ) -> tuple[Word, ...]:
-        """The tokens of ``sentence`` (:func:`~validator.gate.lexer.lex`); a sentence read again (each check of
+        """The tokens of ``sentence`` (:func:`~validator.text.lexer.lex`); a sentence read again (each check of
         a conversation reads its user's sentences) is lexed once."""
         if len(sentence) >= _MEMO_CHARS:
             return self._lexed(sentence, original, verbs)

@@ -3,7 +3,7 @@
 A value is **grounded** only when it stands in the user's request (a sentence of their own words
 that the cited evidence stands in, outside any clause a negation governs) or a cited standing
 authorization allows it. Entities are compared by their parsed identity
-(:mod:`validator.gate.entities`), numbers as numbers (with their currency when both sides name
+(:mod:`validator.text.entities`), numbers as numbers (with their currency when both sides name
 one; a time of day is not a quantity), and anything else as a whole token: ``team@acme.example``
 is not found in ``legal-team@acme.example``, ``t-88`` not in ``t-889``.
 
@@ -21,8 +21,18 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from validator.findings import Location, RequestFill, RequestSentence, ValueFinding, ValueStatus
 from validator.gate.authorizations import allows
-from validator.gate.entities import (
+from validator.gate.grammar import grammar
+from validator.gate.index import other_index, outside_authors, user_index
+from validator.gate.provenance import Trace, has_field, trace
+from validator.gate.reader import carried_spans, forbidden_spans
+from validator.gate.semantics import hedged
+from validator.inputs.transcript import Transcript
+from validator.language import english
+from validator.language.rules import ALL_ON, Rule, Rules
+from validator.store.records import StandingAuthorization
+from validator.text.entities import (
     AMBIGUOUS_CURRENCIES,
     CURRENCIES,
     Entity,
@@ -32,21 +42,11 @@ from validator.gate.entities import (
     same_link,
     settles,
 )
-from validator.gate.grammar import grammar
-from validator.gate.index import other_index, outside_authors, user_index
-from validator.gate.lexer import Word
-from validator.gate.provenance import Trace, has_field, trace
-from validator.gate.reader import carried_spans, forbidden_spans
-from validator.gate.semantics import hedged
-from validator.gate.sentences import own_words
-from validator.gate.split import sentences
-from validator.gate.text import TextIndex, normalize
-from validator.gate.times import holds_time, named_years
-from validator.inputs.transcript import Transcript
-from validator.language import english
-from validator.language.rules import ALL_ON, Rule, Rules
-from validator.store.records import StandingAuthorization
-from validator.verdict.findings import Location, RequestFill, RequestSentence, ValueFinding, ValueStatus
+from validator.text.lexer import Word
+from validator.text.search import TextIndex, normalize
+from validator.text.sentences import own_words
+from validator.text.split import sentences
+from validator.text.times import holds_time, named_years
 
 __all__ = [
     "ambiguous_currency",
@@ -202,7 +202,7 @@ def _same_currency(said: str | None, currency: str | None, named: Named) -> bool
     nothing to compare; :data:`NO_CURRENCY`: the call names none). A number with no currency is in the
     call's when the user's request names that currency (``named``); one written with a sign or word several
     currencies share ("$", "pounds") only when the policy's currency or a code the request names settles it
-    (:func:`~validator.gate.entities.settles`)."""
+    (:func:`~validator.text.entities.settles`)."""
     if currency is None:
         return True
     if currency == NO_CURRENCY:

@@ -11,17 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
-from validator.gate.sentences import blank, pasted_by_message
-from validator.gate.text import TextIndex
-from validator.inputs.transcript import Fact, Message, Transcript
+from validator.inputs.transcript import Fact, Transcript, is_users
 from validator.language.rules import ALL_ON, Rules
+from validator.text.search import TextIndex
+from validator.text.sentences import blank, pasted_by_message
 
-__all__ = ["is_users", "other_index", "outside_authors", "user_index"]
-
-
-def is_users(message: Message, user_id: str | None) -> bool:
-    """Whether a message is the check's user's own: role ``user``, and no other ``author`` named."""
-    return message.role == "user" and (message.author is None or message.author == user_id)
+__all__ = ["other_index", "outside_authors", "user_index"]
 
 
 def _user(t: Transcript, user_id: str | None, rules: Rules, start: int = 0) -> tuple[tuple[int, ...], tuple[str, ...]]:

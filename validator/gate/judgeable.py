@@ -2,7 +2,7 @@
 
 Code could not read the request (the call's intent is unknown) and the tool's policy lets a model judge on the
 blind view decide it. The model's approval then counts only where code proved everything else. Before any
-judge, this module finds what that is (:class:`~validator.verdict.findings.Judgeable`):
+judge, this module finds what that is (:class:`~validator.findings.Judgeable`):
 
 - **every value the user's**: each target, amount and entity stands in the user's own cited words (in a clause
   code proved none for, where no request was proved), a cited standing authorization, or a lookup the policy lets
@@ -27,21 +27,20 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
 
-from validator.gate.entities import amounts_in
+from validator.findings import USERS_WORDS, Citable, IntentFinding, Judgeable, RequestSentence, ValueFinding
 from validator.gate.grammar import grammar
 from validator.gate.grounding import as_number, stands_in
-from validator.gate.index import is_users
-from validator.gate.lexer import Word
-from validator.gate.paths import lookup
 from validator.gate.reader import ToolSense
 from validator.gate.requests import after_request, verbs_in
-from validator.gate.sentences import own_words
-from validator.gate.text import within
 from validator.inputs.action import PendingAction
-from validator.inputs.transcript import Transcript
+from validator.inputs.transcript import Transcript, is_users
 from validator.language.rules import ALL_ON, Rules
 from validator.policy import ToolPolicy
-from validator.verdict.findings import USERS_WORDS, Citable, IntentFinding, Judgeable, RequestSentence, ValueFinding
+from validator.text.entities import amounts_in
+from validator.text.lexer import Word
+from validator.text.paths import lookup
+from validator.text.search import within
+from validator.text.sentences import own_words
 
 __all__ = ["judgeable"]
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal, NamedTuple
 
-from validator.gate.lexer import Word
+from validator.text.lexer import Word
 
 __all__ = [
     "OWNER_BACK",

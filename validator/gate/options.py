@@ -30,10 +30,10 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from validator.gate.paths import entries, lookup, scalar_leaves
+from validator.findings import RequestSentence, ValueFinding
 from validator.language import english
 from validator.language.lexicon import tool_words
-from validator.verdict.findings import RequestSentence, ValueFinding
+from validator.text.paths import entries, lookup, scalar_leaves
 
 __all__ = ["WIDENED_NOTE", "option_findings", "unclassified"]
 

@@ -28,13 +28,13 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from validator.gate.entities import kind_of, parse_entity
-from validator.gate.paths import string_leaves
-from validator.gate.text import compact, normalize
-from validator.inputs.transcript import Fact, ToolCall, Transcript
+from validator.inputs.transcript import Fact, ToolCall, Transcript, call_of
 from validator.language import english
+from validator.text.entities import kind_of, parse_entity
+from validator.text.paths import string_leaves
+from validator.text.search import compact, normalize
 
-__all__ = ["MAX_HOPS", "TEXT_WORDS", "Trace", "call_of", "has_field", "output_texts", "records_of", "trace"]
+__all__ = ["MAX_HOPS", "TEXT_WORDS", "Trace", "has_field", "output_texts", "records_of", "trace"]
 
 MAX_HOPS = 2
 """Lookups a delegated value may pass through, counted from the user's words."""
@@ -70,18 +70,6 @@ class Trace:
     def describe(self, path: str) -> str:
         steps = [f"{h.field} of the result of {h.tool}({h.call}) (message #{h.message})" for h in self.hops]
         return " <- ".join([path, *steps, f"user, message #{self.origin}"])
-
-
-def call_of(transcript: Transcript, message: int) -> tuple[int, ToolCall] | None:
-    """The assistant message and the call a tool message answers."""
-    call_id = transcript.messages[message].tool_call_id
-    if not call_id:
-        return None
-    for i in range(message - 1, -1, -1):
-        for call in transcript.messages[i].tool_calls:
-            if call.id == call_id:
-                return i, call
-    return None
 
 
 TEXT_WORDS = 3

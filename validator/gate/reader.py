@@ -31,9 +31,8 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any, get_args
 
-from validator.gate.entities import EntityKind
+from validator.findings import Proof
 from validator.gate.grammar import Grammar, grammar
-from validator.gate.lexer import CARRIED, Word, shape_kinds
 from validator.gate.meaning import (
     OWNER_BACK,
     OWNER_OTHER,
@@ -46,10 +45,11 @@ from validator.gate.meaning import (
     Reading,
     Value,
 )
-from validator.gate.times import is_year
 from validator.language import ArgumentKind, LanguagePack, english, english_verb_lemmas
 from validator.language.lexicon import families_of
-from validator.verdict.findings import Proof
+from validator.text.entities import EntityKind
+from validator.text.lexer import CARRIED, Word, shape_kinds
+from validator.text.times import is_year
 
 __all__ = [
     "PROVABLE",

@@ -18,10 +18,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import cast, get_args
 
+from validator.findings import IntentFinding, RequestFill, RequestProblem, RequestSentence
 from validator.gate import context
 from validator.gate.grammar import grammar
-from validator.gate.index import is_users
-from validator.gate.lexer import Word
 from validator.gate.meaning import OWNER_BACK, Action, Parse, Reading, Value
 from validator.gate.provenance import output_texts
 from validator.gate.reader import (
@@ -35,14 +34,14 @@ from validator.gate.reader import (
     own_work,
     read_parse,
 )
-from validator.gate.sentences import own_words, sentence_spans
-from validator.gate.split import sentences
-from validator.gate.text import within
-from validator.inputs.transcript import Fact, Transcript
+from validator.inputs.transcript import Fact, Transcript, is_users
 from validator.language import english
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy
-from validator.verdict.findings import IntentFinding, RequestFill, RequestProblem, RequestSentence
+from validator.text.lexer import Word
+from validator.text.search import within
+from validator.text.sentences import own_words, sentence_spans
+from validator.text.split import sentences
 
 __all__ = [
     "after_request",

@@ -22,10 +22,9 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from urllib.parse import unquote
 
-from validator.gate.index import is_users
-from validator.gate.text import compact
-from validator.inputs.transcript import Fact, Message, Transcript
+from validator.inputs.transcript import Fact, Message, Transcript, is_users
 from validator.language import LanguagePack, english, english_verb_lemmas
+from validator.text.search import compact
 
 __all__ = ["SHAPES", "declared_secrets", "secrets_in", "users_secrets"]
 

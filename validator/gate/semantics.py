@@ -13,8 +13,6 @@ from typing import Any
 
 from lark import Token, Tree
 
-from validator.gate.entities import CURRENCIES
-from validator.gate.lexer import CARRIED, Word
 from validator.gate.meaning import (
     OWNER_BACK,
     OWNER_OTHER,
@@ -26,8 +24,10 @@ from validator.gate.meaning import (
     Reading,
     Value,
 )
-from validator.gate.times import span_sides
 from validator.language import LanguagePack
+from validator.text.entities import CURRENCIES
+from validator.text.lexer import CARRIED, Word
+from validator.text.times import span_sides
 
 __all__ = ["MAX_CARRIED", "MAX_READINGS", "Semantics", "TooAmbiguous"]
 

@@ -25,20 +25,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from validator.findings import ValueFinding
 from validator.gate.grammar import grammar
 from validator.gate.grounding import mentions, outside_party
-from validator.gate.index import is_users
-from validator.gate.lexer import Word, in_pack_language
-from validator.gate.paths import string_leaves
-from validator.gate.provenance import call_of, output_texts
+from validator.gate.provenance import output_texts
 from validator.gate.reader import ToolSense
-from validator.gate.sentences import own_words
-from validator.gate.split import sentences
-from validator.gate.text import normalize, within
-from validator.inputs.transcript import Transcript
+from validator.inputs.transcript import Transcript, call_of, is_users
 from validator.language import english
 from validator.language.rules import ALL_ON, Rules
-from validator.verdict.findings import ValueFinding
+from validator.text.lexer import Word, in_pack_language
+from validator.text.paths import string_leaves
+from validator.text.search import normalize, within
+from validator.text.sentences import own_words
+from validator.text.split import sentences
 
 __all__ = ["named_only_outside", "outside_target"]
 

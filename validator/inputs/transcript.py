@@ -34,7 +34,18 @@ from validator.exceptions import FieldProblem, InputError
 if TYPE_CHECKING:
     from hashlib import _Hash
 
-__all__ = ["CHARS", "DIGEST_SCHEME", "Fact", "Message", "Role", "ToolCall", "Transcript", "content_text"]
+__all__ = [
+    "CHARS",
+    "DIGEST_SCHEME",
+    "Fact",
+    "Message",
+    "Role",
+    "ToolCall",
+    "Transcript",
+    "call_of",
+    "content_text",
+    "is_users",
+]
 
 T = TypeVar("T")
 
@@ -253,6 +264,23 @@ class Transcript:
                         self._extenders[slot] = fact.extend
         value: T = memo[slot]
         return value
+
+
+def is_users(message: Message, user_id: str | None) -> bool:
+    """Whether a message is the check's user's own: role ``user``, and no other ``author`` named."""
+    return message.role == "user" and (message.author is None or message.author == user_id)
+
+
+def call_of(transcript: Transcript, message: int) -> tuple[int, ToolCall] | None:
+    """The assistant message and the call a tool message answers."""
+    call_id = transcript.messages[message].tool_call_id
+    if not call_id:
+        return None
+    for i in range(message - 1, -1, -1):
+        for call in transcript.messages[i].tool_calls:
+            if call.id == call_id:
+                return i, call
+    return None
 
 
 def _answered(transcript: Transcript, key: Hashable = None, start: int = 0) -> frozenset[str]:

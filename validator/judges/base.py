@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 
 from validator.exceptions import UsageError
+from validator.findings import Findings, IntentFinding
 from validator.inputs.action import Justification, PendingAction
 from validator.inputs.transcript import Transcript
 from validator.policy import Policy, ToolPolicy
 from validator.verdict import Code, Confidence, Usage
-from validator.verdict.findings import Findings, IntentFinding
 
 if TYPE_CHECKING:
     from validator.telemetry import Telemetry

@@ -8,7 +8,7 @@ holds only:
 - the tool's entry from the **policy** (its risk and the operator's description, never one a host or an
   MCP server supplied);
 - **the user's messages**, in order with their indices; a passage the user pasted or forwarded (what
-  :func:`validator.gate.sentences.attributed` hides from the request reader) becomes a fact: its length
+  :func:`validator.text.sentences.attributed` hides from the request reader) becomes a fact: its length
   and, where it names one, its author's address;
 - **each argument**: verbatim only where it stands in the user's own words (or is a number, a boolean or
   null: no prose), else a typed fact (type, length, where it stands, who wrote that: "stands only in
@@ -34,14 +34,12 @@ from typing import Any
 
 from validator._json import dumps
 from validator.exceptions import UsageError
-from validator.gate.entities import extract_entities
-from validator.gate.index import is_users
-from validator.gate.provenance import call_of
-from validator.gate.sentences import attributed
-from validator.gate.text import SearchBudgetExceeded, find_bounded, normalize
-from validator.inputs.transcript import Transcript
+from validator.findings import ValueFinding
+from validator.inputs.transcript import Transcript, call_of, is_users
 from validator.judges.base import JudgeRequest, View
-from validator.verdict.findings import ValueFinding
+from validator.text.entities import extract_entities
+from validator.text.search import SearchBudgetExceeded, find_bounded, normalize
+from validator.text.sentences import attributed
 
 __all__ = ["VIEWS", "View", "check_view", "render_blind"]
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
+from validator.findings import IntentFinding, ValueFinding
 from validator.judges.base import Judge, JudgeOutput, JudgeRequest
 from validator.verdict import Code, refusals
-from validator.verdict.findings import IntentFinding, ValueFinding
 
 __all__ = ["StrictJudge"]
 

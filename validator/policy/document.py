@@ -8,9 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from validator._errors import problems_from_pydantic
 from validator._types import Risk
-from validator.exceptions import PolicyError
+from validator.exceptions import PolicyError, problems_from_pydantic
 from validator.policy import Ask, IntentBy, Returns
 
 __all__ = ["read_document"]

@@ -20,11 +20,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from validator._json import utf8
-from validator.gate.paths import leaves, lookup
 from validator.inputs.action import AuthorizationEvidence, Justification, PendingAction
 from validator.inputs.transcript import Transcript
 from validator.policy import ToolPolicy
 from validator.record.recorder import hash_args
+from validator.text.paths import leaves, lookup
 
 __all__ = [
     "answered_call_key",

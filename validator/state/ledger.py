@@ -40,11 +40,8 @@ from typing import Any, NamedTuple
 
 from validator import decision
 from validator.exceptions import StoreError
-from validator.gate.entities import amounts_in, extract_entities
-from validator.gate.paths import lookup
+from validator.findings import Findings
 from validator.gate.provenance import records_of
-from validator.gate.reader import words as read_words
-from validator.gate.text import compact
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Fact, Message, ToolCall, Transcript
 from validator.judges.base import JudgeRequest
@@ -53,8 +50,10 @@ from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import ToolPolicy, sources
 from validator.state.keys import grant_key, request_key, spender
 from validator.store.base import RequestLedger, SpendLost
+from validator.text.entities import amounts_in, extract_entities
+from validator.text.paths import lookup
+from validator.text.search import compact
 from validator.verdict import REFUSAL_TEMPLATE, Verdict
-from validator.verdict.findings import Findings
 
 __all__ = ["CALLS", "SPENT_TTL", "carried_out", "lost", "spend", "spend_answered"]
 
@@ -80,16 +79,6 @@ def _keys(findings: Findings, transcript: Transcript, tool: str, user_id: str | 
     return [request_key(user_id, messages[r.message].content, r.start, r.end, step) for r in findings.requests]
 
 
-def _period(quote: str | None) -> str | None:
-    """How often a grant's words let it be used: ``day``/``week``/``month``/``year``, ``unlimited``, or
-    None (once)."""
-    words = read_words(quote or "")
-    for period, phrases in english().grant_periods.items():
-        if any(tuple(words[i : i + len(p)]) == p for p in phrases for i in range(len(words) - len(p) + 1)):
-            return period
-    return None
-
-
 _BUCKETS = {"day": "%Y-%m-%d", "week": "%G-W%V", "month": "%Y-%m", "year": "%Y"}
 
 
@@ -97,7 +86,7 @@ def _grants_of(findings: Findings, user_id: str | None, now: datetime) -> list[s
     """One key per standing authorization the approval rests on, for its period ("once": one key)."""
     keys = []
     for a in findings.valid_authorizations:
-        period = _period(a.quote)
+        period = a.period
         if period == "unlimited":
             continue
         bucket = now.strftime(_BUCKETS[period]) if period else "once"

@@ -2,7 +2,7 @@
 
 ``approved`` is true exactly when ``decision`` is ``approve``. It means "no violation was found
 by the checks that ran", never "this is true". Every other decision carries a machine-readable
-:class:`Code` naming the check that failed, and :class:`~validator.verdict.findings.Findings` with the
+:class:`Code` naming the check that failed, and :class:`~validator.findings.Findings` with the
 figures.
 """
 
@@ -16,9 +16,9 @@ from pydantic import TypeAdapter
 from validator._json import dumps
 from validator._types import Confidence, Risk
 from validator.exceptions import UsageError
+from validator.findings import Findings
 from validator.verdict import refusals
 from validator.verdict.codes import Code, Decision
-from validator.verdict.findings import Findings
 
 __all__ = ["REFUSAL_TEMPLATE", "Code", "Confidence", "DecidedBy", "Decision", "Usage", "Verdict", "verdict_adapter"]
 

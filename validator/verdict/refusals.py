@@ -11,8 +11,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from validator.findings import Findings, IntentFinding, ValueFinding
 from validator.verdict.codes import Code
-from validator.verdict.findings import Findings, IntentFinding, ValueFinding
 
 __all__ = [
     "STAND_IN_APPROVES",

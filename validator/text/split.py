@@ -4,8 +4,8 @@ Sentences are split past abbreviations ("e.g.", "Dr."), decimals, single line br
 sentence), markdown emphasis and lists: an item of a list is a sentence of its own, read under its list's
 lead-in when it has one: the sentence before it ("Perform the following tasks:"; a heading or a sentence
 with no colon is a lead-in too, and the grammar reads it: "Do NOT do any of these" asks for no item). A
-part of the text blanked to NUL (pasted or forwarded text, :mod:`validator.gate.sentences`) splits a
-sentence and is left out; a passage blanked to :data:`~validator.gate.lexer.OPAQUE` (a quotation of
+part of the text blanked to NUL (pasted or forwarded text, :mod:`validator.text.sentences`) splits a
+sentence and is left out; a passage blanked to :data:`~validator.text.lexer.OPAQUE` (a quotation of
 unclear authorship) stays inside its sentence, as one quoted passage. Splitting never decides a meaning:
 it only cuts; each piece is read whole by :mod:`validator.gate.grammar`, and a piece the grammar cannot
 read is unknown.
@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from validator.gate.lexer import quoted_spans
 from validator.language import LanguagePack, english
+from validator.text.lexer import quoted_spans
 
 __all__ = ["Sentence", "sentences"]
 

@@ -48,6 +48,7 @@ __all__ = [
 
 QuoteStatus = Literal["user", "not_from_user", "not_found"]
 AuthorizationStatus = Literal["valid", "not_found", "wrong_user", "expired", "revoked", "out_of_scope", "unavailable"]
+GrantPeriod = Literal["day", "week", "month", "year", "unlimited"]
 ValueStatus = Literal[
     "user",
     "authorization",
@@ -176,6 +177,9 @@ class AuthorizationFinding:
     """Why it does not count (which constraint failed), or what it allows."""
     quote: str | None = None
     """The user's words that granted it, when it was found."""
+    period: GrantPeriod | None = None
+    """How often those words let it be used, when it counts: once a ``day``, ``week``, ``month`` or ``year``,
+    ``unlimited``, or None (once)."""
 
 
 @dataclass(frozen=True, slots=True)

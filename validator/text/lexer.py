@@ -3,7 +3,7 @@
 The classes come from the language pack (:mod:`validator.language`): the grammar's own words, the pack's
 class tables, nouns by kind, the verb table (a verb form is ``VB`` in its base form, ``VBG`` as a gerund,
 ``VBN`` as a past form), and the forms code recognises: values (addresses, links, IBANs, phone and account
-numbers by :mod:`validator.gate.entities`; paths, file names, ids, handles, hashtags by shape), numbers,
+numbers by :mod:`validator.text.entities`; paths, file names, ids, handles, hashtags by shape), numbers,
 currencies, dates and times of day, passages in quotation marks. A capitalised word that no table knows
 is a ``NAME`` (consecutive ones are one name, "Zeta Corp"); so is a capitalised word inside a sentence
 that the tables know only as an open-class word ("Bob", "Bill").
@@ -24,8 +24,8 @@ from decimal import Decimal, InvalidOperation
 from functools import cache
 from typing import Any
 
-from validator.gate.entities import CURRENCIES, extract_entities
 from validator.language import LanguagePack, english, english_verb_lemmas, fold_apostrophes
+from validator.text.entities import CURRENCIES, extract_entities
 
 __all__ = [
     "CARRIED",
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 OPAQUE = "\x01"
-"""Fills a passage of unclear authorship in a user's sentence (:mod:`validator.gate.sentences`): it is read
+"""Fills a passage of unclear authorship in a user's sentence (:mod:`validator.text.sentences`): it is read
 as one quoted passage, whose words are never read."""
 
 OPENV = "OPENV"

@@ -24,13 +24,13 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from functools import lru_cache
 
-from validator.gate.lexer import OPAQUE
-from validator.gate.split import sentences
-from validator.gate.text import QUOTE_MARKS, find_bounded, normalize
+from validator.findings import RequestSentence
 from validator.inputs.transcript import Fact, Transcript
 from validator.language import english
 from validator.language.rules import ALL_ON, Rule, Rules
-from validator.verdict.findings import RequestSentence
+from validator.text.lexer import OPAQUE
+from validator.text.search import QUOTE_MARKS, find_bounded, normalize
+from validator.text.split import sentences
 
 __all__ = [
     "locate",
@@ -271,7 +271,7 @@ def pasted_by_message(transcript: Transcript, rules: Rules = ALL_ON) -> Spans:
 def own_words(transcript: Transcript, i: int, rules: Rules = ALL_ON) -> str:
     """User message ``i`` with every part that is not provably the user's blanked out: pasted text and the rest
     of unclear authorship to NUL (it splits sentences and is never read), a passage in quotation marks to
-    :data:`~validator.gate.lexer.OPAQUE` (it stays in its sentence as one quoted passage, whose words are never
+    :data:`~validator.text.lexer.OPAQUE` (it stays in its sentence as one quoted passage, whose words are never
     read as a request: "Post a tweet saying '…'"). The text requests are read from."""
     text = transcript.messages[i].content
     hidden, quoted = attributed(transcript, i, rules)
