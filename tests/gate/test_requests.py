@@ -17,6 +17,7 @@ from validator import (
     Validator,
     validate,
 )
+from validator.gate.check_context import CheckContext
 
 PAY = Policy({"send_money": ToolPolicy(risk="dangerous", targets=("recipient",), intents=("pay",))})
 
@@ -98,7 +99,7 @@ def test_sender_and_payer_are_not_intents_of_send_and_pay() -> None:
     for text, intent in (("Reply to the sender of that email", "send"), ("Ask the payer", "pay")):
         transcript = Transcript([Message(role="user", content=text)])
         sentence = RequestSentence(0, 0, len(text), text, 0)
-        assert requests_tool(ToolSense.of("tool", (intent,)), [sentence], transcript) is None
+        assert requests_tool(ToolSense.of("tool", (intent,)), [sentence], CheckContext(transcript)) is None
 
 
 _SAID = [
@@ -126,6 +127,6 @@ def test_whatever_the_user_says_after_a_request_that_is_not_harmless_leaves_it_u
     transcript = Transcript([Message(role="user", content=request), *(Message(role="user", content=t) for t in later)])
     sense = ToolSense.of("send_email", ("email",), arguments=("to",))
     cited = [(0, "email bob@acme.example the minutes", [0])]
-    found = read_request(sense, request_sentences(transcript, cited), transcript)
+    found = read_request(sense, request_sentences(transcript, cited), CheckContext(transcript))
     harmless = all(t in HARMLESS for t in later)
     assert found.requested == harmless, (later, found)

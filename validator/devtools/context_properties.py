@@ -27,6 +27,7 @@ from pathlib import Path
 
 from validator.devtools.properties import Seed
 from validator.findings import RequestSentence
+from validator.gate.check_context import CheckContext
 from validator.gate.grammar import grammar
 from validator.gate.requests import read_request
 from validator.inputs.transcript import Message, Transcript
@@ -77,7 +78,7 @@ def in_context(seed: Seed, *, before: str = "", after: str = "", later: str = ""
     own = own_words(transcript, 0)
     found = next(s for s in sentences(own) if s.start <= start < s.end)
     sentence = RequestSentence(0, found.start, found.end, own[found.start : found.end], 0, found.lead)
-    return read_request(seed.sense, [sentence], transcript).proof == "proved"
+    return read_request(seed.sense, [sentence], CheckContext(transcript)).proof == "proved"
 
 
 def _parsed(line: str) -> bool:

@@ -44,10 +44,12 @@ from validator.findings import (
     ValueFinding,
 )
 from validator.gate.authorizations import Resolved, grant_period, scope_problems
+from validator.gate.check_context import CheckContext
 from validator.gate.grammar import grammar
 from validator.gate.grounding import (
     NO_CURRENCY,
     UNREADABLE,
+    Grounds,
     ambiguous_currency,
     copied_from_outside,
     ground_value,
@@ -81,7 +83,7 @@ from validator.store.records import StandingAuthorization
 from validator.text.entities import amounts_in, extract_entities
 from validator.text.lexer import quoted_spans
 from validator.text.paths import Keys, keyed_strings, leaves, lookup, under
-from validator.text.search import normalize, within
+from validator.text.search import normalize
 from validator.text.sentences import locate, own_words, pasted_by_message, request_sentences
 from validator.text.split import sentences as split_sentences
 from validator.text.times import moment
@@ -122,9 +124,7 @@ def check_quote(
     return QuoteFinding(index, quote, "user" if hits else "not_found", _locations(transcript, hits))
 
 
-def _check_quotes(
-    transcript: Transcript, justification: Justification, user_id: str | None, rules: Rules
-) -> tuple[QuoteFinding, ...]:
+def _check_quotes(ctx: CheckContext, justification: Justification) -> tuple[QuoteFinding, ...]:
     """Every quote of the justification; a quote repeated (after normalisation) is searched once."""
     seen: dict[str, QuoteFinding] = {}
     findings = []
@@ -133,7 +133,7 @@ def _check_quotes(
             key = normalize(e.quote)
             earlier = seen.get(key)
             found = (
-                check_quote(transcript, i, e.quote, user_id, rules)
+                check_quote(ctx.transcript, i, e.quote, ctx.user_id, ctx.rules)
                 if earlier is None
                 else replace(earlier, index=i, quote=e.quote)
             )
@@ -324,8 +324,9 @@ def run_gate(
         return Findings(justification_problems=action.problems or ("the justification does not parse",))
     warm()  # one-time loads never count against the budget
     deadline = None if budget is None else time.perf_counter() + budget
-    quotes = _check_quotes(transcript, justification, user_id, rules)
-    within(deadline, "checking the quotes")
+    ctx = CheckContext(transcript, user_id, rules, deadline, now)
+    quotes = _check_quotes(ctx, justification)
+    ctx.within("checking the quotes")
     auth_findings: list[AuthorizationFinding] = []
     valid: list[StandingAuthorization] = []
     for i, e in enumerate(justification.evidence):
@@ -352,13 +353,11 @@ def run_gate(
         requests = request_sentences(transcript, cited, rules)
     sense = sense_of(action.tool, tool_policy, action)
     others = _others(policy, action.tool)
-    intent = read_request(
-        sense, requests, transcript, rules, others=tuple(others.values()), deadline=deadline, user_id=user_id
-    )
+    intent = read_request(sense, requests, ctx, others=tuple(others.values()))
     if not intent.requested and intent.proof != "disproved" and policy is not None:
-        intent = _as_step(intent, sense, tool_policy, policy, action, requests, transcript, rules, deadline, user_id)
+        intent = _as_step(ctx, intent, sense, tool_policy, policy, action, requests)
     if intent.problem == "not_named":
-        intent = delegated_instructions(sense, requests, transcript, rules) or intent
+        intent = delegated_instructions(sense, requests, ctx) or intent
     if (
         not intent.requested
         and intent.proof != "disproved"
@@ -366,38 +365,24 @@ def run_gate(
         and not valid
         and rules.on(Rule.INJECTION_SIGNATURE)
     ):
-        outside = named_only_outside(transcript, sense, user_id, rules, deadline)
+        outside = named_only_outside(ctx, sense)
         if outside is not None:  # nothing of the user's names it; an outside party's text does
             intent = replace(intent, proof="disproved", problem="outside_only", detail=outside, step_of=None)
     if (
         not intent.requested
         and policy is not None
-        and (other := suggest_tool(policy, action.tool, others, requests, transcript, rules))
+        and (other := suggest_tool(policy, action.tool, others, requests, ctx))
     ):
         intent = replace(intent, other_tool=other[0], other_intent=other[1])
-    within(deadline, "reading the request")
-    records = record_sources(policy)
-    grounded = _grounded(
-        transcript, requests, action, tool_policy, tuple(valid), user_id, intent, rules, now, sources=records
-    )
+    ctx.within("reading the request")
+    grounded = _grounded(ctx, requests, action, tool_policy, tuple(valid), intent, sources=record_sources(policy))
     if tool_policy.risk == "dangerous" and rules.on(Rule.INJECTION_SIGNATURE):
-        grounded = (_outside_only(grounded[0], action.tool, tool_policy, transcript, user_id, rules), grounded[1])
+        grounded = (_outside_only(ctx, grounded[0], action.tool, tool_policy), grounded[1])
     if edited:
         grounded = (_by_edit(grounded[0], edited), _by_edit(grounded[1], edited))
-    within(deadline, "grounding the values")
-    open_to = judgeable(
-        transcript,
-        action,
-        tool_policy,
-        intent,
-        requests,
-        (*grounded[0], *grounded[1]),
-        sense,
-        tuple(others.values()),
-        rules=rules,
-        deadline=deadline,
-        user_id=user_id,
-    )
+    ctx.within("grounding the values")
+    values = (*grounded[0], *grounded[1])
+    open_to = judgeable(ctx, action, tool_policy, intent, requests, values, sense, tuple(others.values()))
     findings = Findings(
         quotes=quotes,
         requests=requests,
@@ -492,48 +477,40 @@ def _others(policy: Policy | None, tool: str) -> dict[str, ToolSense]:
 
 
 def _as_step(
+    ctx: CheckContext,
     intent: IntentFinding,
     sense: ToolSense,
     tool_policy: ToolPolicy,
     policy: Policy,
     action: PendingAction,
     requests: Sequence[RequestSentence],
-    transcript: Transcript,
-    rules: Rules,
-    deadline: float | None = None,
-    user_id: str | None = None,
 ) -> IntentFinding:
     """The request of a tool this one is a declared step of, when the user's words prove it and no words
     of the user's, in any message, negate the step itself ("Post it, but never log in")."""
     if not tool_policy.step_of:
         return intent
-    negation = negated_anywhere(transcript, sense, rules, deadline)
+    negation = negated_anywhere(ctx.transcript, sense, ctx.rules, ctx.deadline)
     if negation is not None:
         return replace(intent, proof="disproved", negated=True, problem="negated", detail=negation.detail)
     for parent in tool_policy.step_of:
         parent_sense = sense_of(parent, policy.for_tool(parent))
         others = tuple(_others(policy, parent).values())
-        found = read_request(
-            parent_sense, requests, transcript, rules, others=others, deadline=deadline, user_id=user_id
-        )
+        found = read_request(parent_sense, requests, ctx, others=others)
         if found.requested:
             # the step's own values come from the user's own words ("my username is dr_smith"), never through
             # the parent's arguments
-            own = _declared_fills(sense, requests, transcript)
+            own = _declared_fills(sense, requests, ctx.transcript)
             return replace(found, intents=intent.intents, step_of=parent, fills=own, forbidden=())
     return intent
 
 
 def _grounded(
-    transcript: Transcript,
+    ctx: CheckContext,
     requests: tuple[Any, ...],
     action: PendingAction,
     tool_policy: ToolPolicy,
     valid: tuple[StandingAuthorization, ...],
-    user_id: str | None = None,
-    intent: IntentFinding | None = None,
-    rules: Rules = ALL_ON,
-    now: datetime | None = None,
+    intent: IntentFinding,
     *,
     sources: frozenset[str] = frozenset(),
 ) -> tuple[tuple[ValueFinding, ...], tuple[ValueFinding, ...]]:
@@ -541,10 +518,10 @@ def _grounded(
     counts only as the value the proved request puts in its argument, an entity inside another argument only
     in the request's verb phrase (``intent``). When the request asks for several calls, the call's values are
     grounded by the fills of one of them (the one that holds the most)."""
-    found = [
-        _grounded_by(transcript, requests, action, tool_policy, valid, user_id, intent, rules, now, fills, sources)
-        for fills in _calls(intent.fills if intent is not None else ())
-    ]
+    found = []
+    for fills in _calls(intent.fills):
+        grounds = Grounds(requests, valid, fills, intent.forbidden, sources, tool_policy.currency)
+        found.append(_grounded_by(ctx, grounds, action, tool_policy, intent))
     return min(found, key=lambda f: sum(v.proof != "proved" for v in (*f[0], *f[1])))
 
 
@@ -557,35 +534,13 @@ def _calls(fills: Sequence[RequestFill]) -> list[tuple[RequestFill, ...]]:
 
 
 def _grounded_by(
-    transcript: Transcript,
-    requests: tuple[Any, ...],
-    action: PendingAction,
-    tool_policy: ToolPolicy,
-    valid: tuple[StandingAuthorization, ...],
-    user_id: str | None,
-    intent: IntentFinding | None,
-    rules: Rules,
-    now: datetime | None,
-    fills: tuple[RequestFill, ...],
-    sources: frozenset[str] = frozenset(),
+    ctx: CheckContext, grounds: Grounds, action: PendingAction, tool_policy: ToolPolicy, intent: IntentFinding
 ) -> tuple[tuple[ValueFinding, ...], tuple[ValueFinding, ...]]:
-    clauses = intent.clauses if intent is not None else ()
-    requests = _bound(requests, clauses)
+    transcript, rules = ctx.transcript, ctx.rules
+    requests = _bound(tuple(grounds.requests), intent.clauses)
     # what the user described the made thing as names a title the agent words: never compared with content
-    fills = tuple(f for f in fills if not (f.kind == "described" and _in_paths(f.path, tool_policy.content)))
-    ground = partial(
-        ground_value,
-        transcript,
-        requests,
-        authorizations=valid,
-        user_id=user_id,
-        rules=rules,
-        fills=fills,
-        forbidden=intent.forbidden if intent is not None else (),
-        now=now,
-        sources=sources,
-        policy_currency=tool_policy.currency,
-    )
+    fills = tuple(f for f in grounds.fills if not (f.kind == "described" and _in_paths(f.path, tool_policy.content)))
+    ground = partial(ground_value, ctx, replace(grounds, requests=requests, fills=fills))
     own = action.args.get("currency")  # the call's own, else the policy's for the tool, else none named
     currency = own if isinstance(own, str) and own else (tool_policy.currency or NO_CURRENCY)
     amounts = tuple(p for p in tool_policy.amount_paths(action.tool) if p not in tool_policy.targets)
@@ -625,7 +580,7 @@ def _grounded_by(
             for path, argument, value in _target_values(action, tuple(filled))
             if value is not None
         )
-        targets += tuple(_content_findings(transcript, action, content, ground, user_id, requests))
+        targets += tuple(_content_findings(ctx, action, content, ground, requests))
         if rules.on(Rule.OPTIONS):
             classified = (*tool_policy.classified(action.tool), *(f.path for f in fills))
             targets += tuple(unclassified(action.args, classified, requests))
@@ -640,7 +595,7 @@ def _grounded_by(
         for entity in extract_entities(text)
     )
     if rules.on(Rule.EGRESS):  # a secret counts only where the request names it for this call
-        declared_secrets = users_secrets(transcript, user_id)
+        declared_secrets = users_secrets(transcript, ctx.user_id)
         entities += tuple(
             ground(path, secret, kind="secret", target=False)
             for path, text in strings
@@ -720,11 +675,10 @@ def _request_texts(transcript: Transcript, requests: Sequence[RequestSentence]) 
 
 
 def _content_findings(
-    transcript: Transcript,
+    ctx: CheckContext,
     action: PendingAction,
     content: Sequence[str],
     ground: Any,
-    user_id: str | None,
     requests: Sequence[RequestSentence] = (),
 ) -> Iterator[ValueFinding]:
     """What a general action's content arguments (the agent's wording) must still show: every amount in them is
@@ -732,6 +686,7 @@ def _content_findings(
     them one the user's request names ("Tell Bob the meeting is at 3pm." is no body saying 5pm), and no run of
     :data:`COPIED_WORDS` words in a row copied from an outside party's message (an email's text forwarded into
     a post, a vendor's wording sent on as the user's)."""
+    transcript = ctx.transcript
     texts = _request_texts(transcript, requests)
     said = {w.norm for text in texts for w in grammar().words(text) if "TIMEX" in w.classes}
     for path in content:
@@ -744,7 +699,7 @@ def _content_findings(
         for w in grammar().words(value[:MAX_CONTENT_READ]):
             if "TIMEX" in w.classes and w.norm not in said:
                 yield ValueFinding(f"{path}(time)", w.text, "not_found", "time", note=TIME_NOTE)
-        copied = copied_from_outside(transcript, value, user_id)
+        copied = copied_from_outside(transcript, value, ctx.user_id)
         if copied is not None:
             message, words = copied
             yield ValueFinding(
@@ -774,19 +729,14 @@ def _by_edit(found: tuple[ValueFinding, ...], edited: Collection[str]) -> tuple[
 
 
 def _outside_only(
-    targets: tuple[ValueFinding, ...],
-    tool: str,
-    tool_policy: ToolPolicy,
-    transcript: Transcript,
-    user_id: str | None,
-    rules: Rules,
+    ctx: CheckContext, targets: tuple[ValueFinding, ...], tool: str, tool_policy: ToolPolicy
 ) -> tuple[ValueFinding, ...]:
     """A dangerous action's targets that stand only in outside parties' text, from no source the user named:
     disproved (the injection signature on a value), never put to the user."""
     amounts = tool_policy.amount_paths(tool)
     out = []
     for v in targets:
-        where = None if _is_under(v.path, amounts) else outside_target(transcript, v, user_id, rules)
+        where = None if _is_under(v.path, amounts) else outside_target(ctx, v)
         out.append(v if where is None else replace(v, status="outside_only", outside_party=True))
     return tuple(out)
 

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 from validator.findings import Location, RequestFill, RequestSentence, ValueFinding, ValueStatus
 from validator.gate.authorizations import allows
+from validator.gate.check_context import CheckContext
 from validator.gate.grammar import grammar
 from validator.gate.index import other_index, outside_authors, user_index
 from validator.gate.provenance import Trace, has_field, trace
@@ -30,7 +31,7 @@ from validator.gate.reader import carried_spans, forbidden_spans
 from validator.gate.semantics import hedged
 from validator.inputs.transcript import Transcript
 from validator.language import english
-from validator.language.rules import ALL_ON, Rule, Rules
+from validator.language.rules import Rule, Rules
 from validator.store.records import StandingAuthorization
 from validator.text.entities import (
     AMBIGUOUS_CURRENCIES,
@@ -56,6 +57,7 @@ __all__ = [
     "UNREADABLE",
     "as_number",
     "copied_from_outside",
+    "Grounds",
     "ground_value",
     "stands_in",
 ]
@@ -290,31 +292,41 @@ def _locations(transcript: Transcript, hits: Iterable[int]) -> tuple[Location, .
     return tuple(Location(i, transcript[i].role, transcript[i].speaker) for i in list(hits)[:MAX_LOCATIONS])
 
 
+@dataclass(frozen=True, slots=True)
+class Grounds:
+    """What the values of one call may be grounded in, besides the conversation (:class:`CheckContext`)."""
+
+    requests: Sequence[RequestSentence]
+    """The request's sentences, each proved verb's clause marked."""
+    authorizations: Sequence[StandingAuthorization] = ()
+    """The cited standing authorizations that count."""
+    fills: Sequence[RequestFill] = ()
+    """The values the proved request puts in the call's arguments (a target counts only as the fill of its own
+    argument; an entity inside another argument as any fill, or in the request's verb phrase)."""
+    forbidden: Sequence[tuple[int, int, int]] = ()
+    """Where the request forbids a value: ``(message, start, end)``."""
+    sources: frozenset[str] = frozenset()
+    """The tools the policy declares as returning the user's own records (the only ones a lookup designates a
+    value through)."""
+    policy_currency: str | None = None
+    """The currency the tool's policy declares (it settles a sign several currencies share)."""
+
+
 def ground_value(
-    transcript: Transcript,
-    requests: Sequence[RequestSentence],
+    ctx: CheckContext,
+    grounds: Grounds,
     path: str,
     value: Any,
     *,
     kind: str | None = None,
     scope_path: str | None = None,
-    authorizations: Sequence[StandingAuthorization] = (),
     currency: str | None = None,
-    user_id: str | None = None,
-    rules: Rules = ALL_ON,
-    fills: Sequence[RequestFill] = (),
-    forbidden: Sequence[tuple[int, int, int]] = (),
     target: bool = True,
-    now: datetime | None = None,
-    sources: frozenset[str] = frozenset(),
-    policy_currency: str | None = None,
 ) -> ValueFinding:
     """Where one argument value came from: the user's request, a cited authorization, elsewhere, nowhere.
-    ``fills``: the values the proved request puts in the call's arguments (a target counts only as the fill
-    of its own argument; ``target=False``, an entity inside another argument: as any fill, or in the request's
-    verb phrase); ``forbidden``: where the request forbids a value; ``sources``: the tools the policy declares
-    as returning the user's own records (the only ones a lookup designates a value through);
-    ``policy_currency``: the currency the tool's policy declares (it settles a sign several currencies share)."""
+    ``target=False``: an entity inside another argument (see :attr:`Grounds.fills`)."""
+    transcript, rules, user_id = ctx.transcript, ctx.rules, ctx.user_id
+    requests, fills = grounds.requests, grounds.fills
     if value is UNREADABLE:
         return ValueFinding(path, None, "unreadable", kind)
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -322,7 +334,7 @@ def ground_value(
     entity = parse_entity(value) if isinstance(value, str) else None
     kind = kind or (entity.kind if entity else ("amount" if currency else None))
     note = entity.note if entity else None
-    for auth in authorizations:
+    for auth in grounds.authorizations:
         if allows(auth, scope_path or path, value):
             return ValueFinding(path, value, "authorization", kind, authorization_id=auth.id, note=note)
     if isinstance(value, bool):
@@ -332,22 +344,7 @@ def ground_value(
     if isinstance(value, str) and len(value) > MAX_VALUE:  # bounded work: a 20,000-character "cc" is not searched
         return ValueFinding(path, value[:MAX_VALUE], "unreadable", kind, note=f"longer than {MAX_VALUE} characters")
     negation = rules.on(Rule.NEGATION)
-    found_in = _request_holds(
-        transcript,
-        requests,
-        value,
-        entity,
-        currency,
-        negation,
-        fills,
-        forbidden,
-        scope_path or path,
-        target,
-        now,
-        rules.on(Rule.REQUEST_GRAMMAR),
-        content=kind == "content",
-        policy_currency=policy_currency,
-    )
+    found_in = _request_holds(ctx, grounds, value, entity, currency, scope_path or path, target, kind == "content")
     if found_in is not None:
         return ValueFinding(path, value, found_in[0], kind, _locations(transcript, found_in[1]), note=note)
     # Reported, not decided: where else the value stands, as a value, in the user's own words or elsewhere.
@@ -366,7 +363,7 @@ def ground_value(
     if found and rules.on(Rule.PROVENANCE):
         slot = [f for f in fills if _under(path, f.path) or _under(f.path, path)] if target else []
         scalar = not path.endswith("]")  # one value, not an element of a list argument
-        flow, why = _delegated(transcript, requests, value, found, currency, rules, user_id, slot, scalar, sources)
+        flow, why = _delegated(ctx, requests, value, found, currency, slot, scalar, grounds.sources)
         if flow is not None:
             hops = [h.message for h in flow.hops]
             return ValueFinding(
@@ -523,35 +520,29 @@ def _under(path: str, target: str) -> bool:
 
 
 def _request_holds(
-    transcript: Transcript,
-    requests: Sequence[RequestSentence],
+    ctx: CheckContext,
+    grounds: Grounds,
     value: Any,
     entity: Entity | None,
     currency: str | None,
-    negation: bool,
-    fills: Sequence[RequestFill],
-    forbidden: Sequence[tuple[int, int, int]],
     path: str,
     target: bool,
-    now: datetime | None = None,
-    grammar: bool = True,
-    *,
-    content: bool = False,
-    policy_currency: str | None = None,
+    content: bool,
 ) -> tuple[ValueStatus, list[int]] | None:
     """Whether the proved request holds the value: as the fill of its argument (``user``; an entity inside
     another argument: as any fill, or in the request's verb phrase), only where the request forbids it
     (``forbidden``), or elsewhere in the cited words (``other_clause``); None when it does not."""
-    named = Named(named_currencies(r.text for r in requests), policy_currency) if currency else NONE_NAMED
-    if not grammar:  # the grammar switched off (an ablation): a value counts anywhere in the cited words
+    requests, forbidden, negation = grounds.requests, grounds.forbidden, ctx.rules.on(Rule.NEGATION)
+    named = Named(named_currencies(r.text for r in requests), grounds.policy_currency) if currency else NONE_NAMED
+    if not ctx.rules.on(Rule.REQUEST_GRAMMAR):  # switched off (an ablation): a value counts anywhere in the cited words
         hits = [r.message for r in requests if _holds(_allowed(r.text, negation), value, entity, currency, named)]
         return ("user", hits) if hits else None
-    mine = [f for f in fills if not target or _under(path, f.path) or _under(f.path, path)]
+    mine = [f for f in grounds.fills if not target or _under(path, f.path) or _under(f.path, path)]
     times = [f for f in mine if f.kind == "time"]
     if times and target:  # every part of the time the user named must hold the argument, and any year they named
         messages = {f.message for f in times}
         said = [f.text for f in times] + [y for r in requests if r.message in messages for y in named_years(r.text)]
-        return ("user", sorted({f.message for f in times})) if holds_time(said, value, now) else None
+        return ("user", sorted({f.message for f in times})) if holds_time(said, value, ctx.now) else None
     hits = [f.message for f in mine if _fill_holds(f, value, entity, currency, named, content=content)]
     if not hits and not target:
         hits = [r.message for r in requests if r.clauses and _holds(r.valued(r.text), value, entity, currency, named)]
@@ -559,7 +550,9 @@ def _request_holds(
         return "user", sorted(set(hits))
     if negation and forbidden:
         where = [
-            m for m, a, b in forbidden if _holds(transcript.messages[m].content[a:b], value, entity, currency, named)
+            m
+            for m, a, b in forbidden
+            if _holds(ctx.transcript.messages[m].content[a:b], value, entity, currency, named)
         ]
         if where:
             return "forbidden", where
@@ -572,13 +565,11 @@ def _request_holds(
 
 
 def _delegated(
-    transcript: Transcript,
+    ctx: CheckContext,
     requests: Sequence[RequestSentence],
     value: Any,
     found: Sequence[int],
     currency: str | None,
-    rules: Rules,
-    user_id: str | None,
     slot: Sequence[RequestFill] = (),
     scalar: bool = False,
     sources: frozenset[str] = frozenset(),
@@ -589,6 +580,7 @@ def _delegated(
     request names the argument's value itself (``slot``: "email *Bob* the minutes"), one of the lookups
     must have asked for what the user named there: a search for "minutes" does not designate Bob."""
 
+    transcript, rules = ctx.transcript, ctx.rules
     negation = rules.on(Rule.NEGATION)
 
     def users(text: str) -> list[int]:
@@ -596,7 +588,7 @@ def _delegated(
         if hits:
             return hits
         entity = parse_entity(text)
-        own = _find(user_index(transcript, user_id, rules), transcript, text, entity, None)
+        own = _find(user_index(transcript, ctx.user_id, rules), transcript, text, entity, None)
         return [
             i
             for i in own

@@ -28,13 +28,14 @@ from collections.abc import Iterator, Sequence
 from decimal import Decimal
 
 from validator.findings import USERS_WORDS, Citable, IntentFinding, Judgeable, RequestSentence, ValueFinding
+from validator.gate.check_context import CheckContext
 from validator.gate.grammar import grammar
 from validator.gate.grounding import as_number, stands_in
 from validator.gate.reader import ToolSense
 from validator.gate.requests import after_request, verbs_in
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Transcript, is_users
-from validator.language.rules import ALL_ON, Rules
+from validator.language.rules import Rules
 from validator.policy import ToolPolicy
 from validator.text.entities import amounts_in
 from validator.text.lexer import Word
@@ -51,7 +52,7 @@ _LONGEST = 100_000
 
 
 def judgeable(
-    transcript: Transcript,
+    ctx: CheckContext,
     action: PendingAction,
     tool_policy: ToolPolicy,
     intent: IntentFinding,
@@ -59,10 +60,6 @@ def judgeable(
     values: Sequence[ValueFinding],
     sense: ToolSense,
     others: Sequence[ToolSense],
-    *,
-    rules: Rules = ALL_ON,
-    deadline: float | None = None,
-    user_id: str | None = None,
 ) -> Judgeable | None:
     """What a model may decide of this call's intent (see the module docstring); None where the policy does not
     opt in, the tool is not dangerous, or the intent is not unknown (proved, or disproved: no judge decides it)."""
@@ -74,6 +71,7 @@ def judgeable(
     if unproved:
         return Judgeable(problem="values", detail=unproved[0].describe())
     unbound = [v for v in values if v.status in USERS_WORDS]
+    transcript, rules, deadline, user_id = ctx.transcript, ctx.rules, ctx.deadline, ctx.user_id
     with_verb = [
         (s, spans)
         for s in requests

@@ -20,6 +20,7 @@ from typing import cast, get_args
 
 from validator.findings import IntentFinding, RequestFill, RequestProblem, RequestSentence
 from validator.gate import context
+from validator.gate.check_context import CheckContext
 from validator.gate.grammar import grammar
 from validator.gate.meaning import OWNER_BACK, Action, Parse, Reading, Value
 from validator.gate.provenance import output_texts
@@ -795,18 +796,11 @@ def _original(transcript: Transcript, sentence: RequestSentence) -> str:
 
 
 def read_request(
-    tool: ToolSense,
-    sentences_: Sequence[RequestSentence],
-    transcript: Transcript,
-    rules: Rules = ALL_ON,
-    *,
-    others: Sequence[ToolSense] = (),
-    deadline: float | None = None,
-    user_id: str | None = None,
+    tool: ToolSense, sentences_: Sequence[RequestSentence], ctx: CheckContext, *, others: Sequence[ToolSense] = ()
 ) -> IntentFinding:
     """Whether one of ``sentences_`` requests ``tool``'s action: proved, disproved or unknown. ``others``: the
-    policy's other tools (a later request for one of them takes nothing back); ``user_id``: whose messages are
-    the user's, in a conversation with other participants."""
+    policy's other tools (a later request for one of them takes nothing back)."""
+    transcript, rules, deadline, user_id = ctx.transcript, ctx.rules, ctx.deadline, ctx.user_id
     intents = tuple(i.text for i in tool.intents)
     if not rules.on(Rule.REQUEST_GRAMMAR) and sentences_:
         return IntentFinding(
@@ -1004,16 +998,16 @@ _SOURCE_READ = 20_000
 
 
 def delegated_instructions(
-    tool: ToolSense, sentences_: Sequence[RequestSentence], transcript: Transcript, rules: Rules = ALL_ON
+    tool: ToolSense, sentences_: Sequence[RequestSentence], ctx: CheckContext
 ) -> IntentFinding | None:
     """A typed finding when the user's cited words delegate instructions to a source ("follow the
     instructions in landlord-notices.txt") and a tool output after them names this action: *unknown*,
     shown to the judge and the user, never proved."""
-    delegation = ToolSense.of("instructions", english().instructions)
-    found = read_request(delegation, sentences_, transcript, rules)
+    delegation = ToolSense.of("instructions", ctx.pack.instructions)
+    found = read_request(delegation, sentences_, ctx)
     if not found.requested or not found.clauses:
         return None
-    after = found.clauses[0][0]
+    after, transcript = found.clauses[0][0], ctx.transcript
     g = grammar()
     for i in range(after + 1, len(transcript.messages)):
         m = transcript.messages[i]
@@ -1034,11 +1028,9 @@ def delegated_instructions(
     return None
 
 
-def requests_tool(
-    tool: ToolSense, sentences_: Sequence[RequestSentence], transcript: Transcript, rules: Rules = ALL_ON
-) -> str | None:
+def requests_tool(tool: ToolSense, sentences_: Sequence[RequestSentence], ctx: CheckContext) -> str | None:
     """The intent a request among ``sentences_`` names for ``tool``; None when none is proved."""
-    return read_request(tool, sentences_, transcript, rules).matched
+    return read_request(tool, sentences_, ctx).matched
 
 
 _RANK = {"general": 0, "dangerous": 1}
@@ -1049,8 +1041,7 @@ def suggest_tool(
     tool: str,
     senses: dict[str, ToolSense],
     sentences: Sequence[RequestSentence],
-    transcript: Transcript,
-    rules: Rules = ALL_ON,
+    ctx: CheckContext,
 ) -> tuple[str, str] | None:
     """A tool, no riskier than ``tool``, that the user's cited words do request: ``(tool, intent)``. A
     suggestion never points to a riskier action than the one refused."""
@@ -1058,7 +1049,7 @@ def suggest_tool(
     for name, tp in policy.tools.items():
         if name == tool or tp.exempt or _RANK[tp.risk] > this or name not in senses:
             continue
-        matched = requests_tool(senses[name], sentences, transcript, rules)
+        matched = requests_tool(senses[name], sentences, ctx)
         if matched is not None:
             return name, matched
     return None

@@ -26,13 +26,14 @@ import re
 from collections.abc import Iterator, Sequence
 
 from validator.findings import ValueFinding
+from validator.gate.check_context import CheckContext
 from validator.gate.grammar import grammar
 from validator.gate.grounding import mentions, outside_party
 from validator.gate.provenance import output_texts
 from validator.gate.reader import ToolSense
 from validator.inputs.transcript import Transcript, call_of, is_users
 from validator.language import english
-from validator.language.rules import ALL_ON, Rules
+from validator.language.rules import Rules
 from validator.text.lexer import Word, in_pack_language
 from validator.text.paths import string_leaves
 from validator.text.search import normalize, within
@@ -86,15 +87,10 @@ def _users_messages(
         yield own, [grammar().words(own[s.start : s.end], verbs=verbs) for s in sentences(own)]
 
 
-def named_only_outside(
-    transcript: Transcript,
-    tool: ToolSense,
-    user_id: str | None = None,
-    rules: Rules = ALL_ON,
-    deadline: float | None = None,
-) -> str | None:
+def named_only_outside(ctx: CheckContext, tool: ToolSense) -> str | None:
     """Where a tool's output names the action when no sentence of the user's does (``message #i, <speaker>:
-    <its words>``), or None. Past ``deadline``: :class:`SearchBudgetExceeded`."""
+    <its words>``), or None. Past the check's deadline: :class:`SearchBudgetExceeded`."""
+    transcript, user_id, rules, deadline = ctx.transcript, ctx.user_id, ctx.rules, ctx.deadline
     stems = _stems(tool)
     if not stems:
         return None
@@ -168,15 +164,14 @@ _SAYING = frozenset({"say", "ask", "tell", "write", "list", "instruct", "request
 """Verbs of saying ("do what the email says")."""
 
 
-def outside_target(
-    transcript: Transcript, finding: ValueFinding, user_id: str | None = None, rules: Rules = ALL_ON
-) -> str | None:
+def outside_target(ctx: CheckContext, finding: ValueFinding) -> str | None:
     """Where a target stands when it stands only in outside parties' text from sources the user did not name
     (``message #i, <speaker>``), or None. Only a value with no chain from the user's words
     (``not_from_user``) is read; the agent's own words are no source (an agent repeating the account it was
     handed adds nothing)."""
     if finding.status != "not_from_user":
         return None
+    transcript, user_id, rules = ctx.transcript, ctx.user_id, ctx.rules
     sources = [loc for loc in finding.locations if loc.role != "assistant"]
     if not sources or not all(outside_party(transcript, loc.message, user_id) for loc in sources):
         return None
