@@ -45,17 +45,7 @@ from validator.extras import missing_extra
 
 try:
     from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
-    from pydantic_ai.messages import (
-        ModelMessage,
-        ModelRequest,
-        ModelResponse,
-        SystemPromptPart,
-        TextContent,
-        TextPart,
-        ToolCallPart,
-        ToolReturnPart,
-        UserPromptPart,
-    )
+    from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, ToolCallPart, ToolReturnPart
     from pydantic_ai.tools import AgentDepsT, RunContext
     from pydantic_ai.toolsets import FunctionToolset, ToolsetTool, WrapperToolset
     from pydantic_core import from_json, to_json
@@ -65,8 +55,8 @@ from validator.integrations._host import JUSTIFICATION, ids_used_before, justifi
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import Review
 
-from validator import BaseValidator, Decision, Message, ToolCall, Transcript, Validator, Verdict
-from validator.inputs.transcript import content_text
+from validator import BaseValidator, Decision, Validator, Verdict
+from validator.inputs.pydantic_ai import transcript_from_pydantic_ai, user_text
 
 __all__ = ["ValidatedToolset", "transcript_from_pydantic_ai", "validated_tools"]
 
@@ -76,73 +66,6 @@ SIGNALS: tuple[type[BaseException], ...] = (ApprovalRequired, CallDeferred, Mode
 UserId = str | Callable[[RunContext[Any]], str | None] | None
 GUARDED_KINDS = ("function", "unapproved")
 """Tool kinds a toolset runs itself; an ``external`` tool's calls run outside the agent."""
-
-
-# -- the conversation ---------------------------------------------------------------------------
-
-
-def _user_text(content: str | Sequence[Any]) -> str:
-    if isinstance(content, str):
-        return content
-    return content_text([c.content if isinstance(c, TextContent) else c for c in content])
-
-
-def _request(request: ModelRequest, prompt: str | None) -> list[Message]:
-    out: list[Message] = []
-    last = len(request.parts) - 1
-    for i, part in enumerate(request.parts):
-        if isinstance(part, SystemPromptPart):
-            out.append(Message(role="system", content=part.content))
-        elif isinstance(part, ToolReturnPart):
-            meta = part.metadata if isinstance(part.metadata, Mapping) else {}
-            author = meta.get("author")
-            out.append(
-                Message(
-                    role="tool",
-                    content=part.model_response_str(wrap_if_error=False),
-                    tool_call_id=part.tool_call_id,
-                    name=part.tool_name,
-                    author=author if isinstance(author, str) else None,
-                )
-            )
-        elif isinstance(part, UserPromptPart):
-            text = _user_text(part.content)
-            # After a tool return, a user part is content the tool attached (``ToolReturn(content=...)``),
-            # unless it is the request's last part and the run's own prompt (a resumed run's new prompt).
-            if out and out[-1].role == "tool" and not (i == last and text == prompt):
-                prev = out[-1]
-                out[-1] = Message(
-                    role="tool",
-                    content=f"{prev.content}\n{text}",
-                    tool_call_id=prev.tool_call_id,
-                    name=prev.name,
-                    author=prev.author,
-                )
-            else:
-                out.append(Message(role="user", content=text))
-    return out
-
-
-def _response(response: ModelResponse, index: int) -> Message:
-    text = "\n".join(p.content for p in response.parts if isinstance(p, TextPart))
-    calls = tuple(
-        ToolCall(id=p.tool_call_id or f"call_{index}_{i}", name=p.tool_name, args=p.args_as_dict())
-        for i, p in enumerate(response.parts)
-        if isinstance(p, ToolCallPart)
-    )
-    return Message(role="assistant", content=text, tool_calls=calls)
-
-
-def transcript_from_pydantic_ai(messages: Sequence[ModelMessage], *, prompt: str | None = None) -> Transcript:
-    """A validator transcript from Pydantic AI's message history (``RunContext.messages``); ``prompt`` is the
-    run's own prompt (``RunContext.prompt``), which may follow the tool returns a resumed run answers."""
-    out: list[Message] = []
-    for index, message in enumerate(messages):
-        if isinstance(message, ModelRequest):
-            out.extend(_request(message, prompt))
-        else:
-            out.append(_response(message, index))
-    return Transcript(out)
 
 
 # -- the tool schema and its arguments ------------------------------------------------------------
@@ -310,7 +233,7 @@ class ValidatedToolset(WrapperToolset[AgentDepsT]):
 
 
 def _prompt(ctx: RunContext[Any]) -> str | None:
-    return _user_text(ctx.prompt) if ctx.prompt is not None else None
+    return user_text(ctx.prompt) if ctx.prompt is not None else None
 
 
 def validated_tools(
