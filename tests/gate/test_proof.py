@@ -343,6 +343,41 @@ def test_a_pack_is_data() -> None:
     assert "kindly" not in pack.classes["PLEASE"] and "kindly" in english().classes["PLEASE"]
 
 
+def test_each_field_of_a_pack_says_what_it_holds_and_where_it_is_read_from() -> None:
+    """Every field of :class:`LanguagePack` carries a docstring right under it; every field read from one table
+    names it, and :func:`load_pack` reads that table: a required one left out is a :class:`PackError` naming it,
+    an optional one left out reads as its default."""
+    import ast
+    import dataclasses
+    import tomllib
+
+    from validator.language import LanguagePack, PackError
+
+    source = (ROOT / "validator" / "language" / "__init__.py").read_text()
+    cls = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "LanguagePack")
+    undocumented = [
+        node.target.id
+        for node, after in zip(cls.body, [*cls.body[1:], None], strict=True)
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+        if not (isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant))
+    ]
+    assert undocumented == []
+    text = (ROOT / "validator" / "language" / "english.toml").read_text()
+    data = tomllib.loads(text)
+    tabled = [f for f in dataclasses.fields(LanguagePack) if "at" in f.metadata]
+    assert len(tabled) > 50
+    for f in tabled:
+        section, _, key = f.metadata["at"].rpartition(".")
+        table = data
+        for part in filter(None, section.split(".")):
+            table = table[part]
+        assert key in table, f.metadata["at"]  # the shipped file has every table
+    without = text.replace("adjuncts = ", "adjunct = ", 1)
+    with pytest.raises(PackError, match=r"\[roles\.adjuncts\]"):
+        load_pack(without)
+    assert load_pack(text.replace("[deeds]", "[deeds_unread]", 1)).deeds == {}
+
+
 # -- result frames and the constructions outside the grammar --------------------------------------------
 
 

@@ -11,8 +11,8 @@ holds a word of English.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import MISSING, dataclass, field, fields
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -21,6 +21,7 @@ __all__ = [
     "APOSTROPHES",
     "ArgumentKind",
     "LanguagePack",
+    "PackError",
     "WordSequence",
     "english",
     "english_verb_lemmas",
@@ -32,6 +33,9 @@ __all__ = [
 APOSTROPHES = "\u2019\u2018\u02bc\u02b9\u02bb\u02bd\uff07\u00b4\u0060\u2032"
 """Characters used as an apostrophe (U+2019, U+02BC, ...): all read as ``'``."""
 _APOS = str.maketrans({c: "'" for c in APOSTROPHES})
+
+_REQUIRED: Any = object()
+"""A table the pack's file must have (no default), or one it does not have."""
 
 WordSequence = tuple[str, ...]
 """A phrase of the pack's tables as its words, in order ("write to" is ``("write", "to")``)."""
@@ -48,7 +52,8 @@ def phrase(text: str) -> WordSequence:
 
 
 def _phrases(items: list[str]) -> tuple[WordSequence, ...]:
-    return tuple(sorted({phrase(i) for i in items}, key=len, reverse=True))
+    """The phrases, longest first (then in order: the same in every process, whatever its hash seed)."""
+    return tuple(sorted({phrase(i) for i in items}, key=lambda p: (-len(p), p)))
 
 
 def _plural(noun: str) -> str:
@@ -74,157 +79,213 @@ class ArgumentKind:
     """Roles that fill it only with a noun its name names ("with the subject 'Inbox'")."""
 
 
+def _at(path: str, read: Callable[[Any], Any]) -> dict[str, Any]:
+    """A field's metadata: it is read from the pack's file's table at ``path`` (``"roles.adjuncts"``) by ``read``.
+    A field with a default reads as that where the file leaves its table out; one without is required
+    (:class:`PackError`)."""
+    return {"at": path, "read": read}
+
+
+def _lower(words: list[str]) -> frozenset[str]:
+    return frozenset(w.lower() for w in words)
+
+
+def _sets(table: dict[str, list[str]]) -> dict[str, frozenset[str]]:
+    return {k: frozenset(v) for k, v in table.items()}
+
+
+def _ints(table: dict[str, Any]) -> dict[str, int]:
+    return {k: int(v) for k, v in table.items()}
+
+
+def _tuples(table: dict[str, list[str]]) -> dict[str, tuple[str, ...]]:
+    return {k: tuple(v) for k, v in table.items()}
+
+
+def _phrase_sets(table: dict[str, list[str]]) -> dict[str, tuple[WordSequence, ...]]:
+    return {k: _phrases(v) for k, v in table.items()}
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class LanguagePack:
-    """The word tables of one language; see ``english.toml`` for what each holds. Compared (and hashed) by
-    identity: a pack is loaded once."""
+    """The word tables of one language, each field read from its table of the pack's file (``english.toml``
+    has every one, with what it holds). Compared (and hashed) by identity: a pack is loaded once.
+
+    A field whose metadata is :func:`_at`'s names its table (``"roles.adjuncts"``) and how it is read; :func:`load_pack`
+    reads every such field the same way. The fields after ``grammar`` and before the first table are built from
+    several tables at once."""
 
     grammar: str
     """The request grammar, in Lark's grammar language."""
-    abbreviations: frozenset[str]
-    number_abbreviations: frozenset[str]
-    question_marks: str
-    classes: dict[str, frozenset[str]]
-    """Word -> grammar classes is their inverse; here each class's words."""
-    magnitudes: dict[str, int]
-    spellings: dict[str, str]
-    phrasal: frozenset[str]
-    """Phrasal verbs ("log in", "set up"): a verb and a particle read as one verb."""
-    light: frozenset[str]
-    """Light verbs, whose object names the action ("place an order", "make a transfer")."""
-    times: dict[str, Any]
-    """The parts of a time: ``weekdays``, ``months``, ``days`` (relative), ``hours`` (parts of a day), ``fillers``."""
     nouns: dict[str, frozenset[str]]
-    """Each noun form (singular and plural) and its kinds."""
+    """Each noun form (singular and plural) and its kinds (``[nouns]`` by kind, ``[plurals]`` for irregular ones)."""
     noun_lemmas: dict[str, str]
     """Each noun form and its singular."""
     plurals: frozenset[str]
     """The noun forms that are plurals."""
-    verb_phrases: dict[str, frozenset[str]]
-    """Each preposition of a verb's phrase and the kinds its noun may be (``*``: any)."""
-    noun_phrases: dict[str, frozenset[str]]
-    """Each preposition of a noun's phrase and the kinds its noun may be."""
     arguments: tuple[ArgumentKind, ...]
-    adjunct_roles: frozenset[str]
+    """The kinds of argument (``[arguments.NAME]``): the words of an argument's name that make it that kind, the
+    roles of a request's phrase that fill it, and the kinds of noun phrase that may."""
+    closing: frozenset[str]
+    """Words that may close a text to say or the user's sentence alike after a comma ("…, thanks"), and the signs
+    of the EMOJI class: readings of the agent's wording that differ only by them agree."""
+    grammatical_persons: tuple[frozenset[str], ...]
+    """The words of the first, second and third persons: a message tells a report with each person it speaks of,
+    or with none."""
+    mentioned: frozenset[str]
+    """Every word the pack's file names anywhere (its tables, role lists, lead-ins, grant periods): known, so
+    never an open-class word, whether or not a class of the grammar holds it."""
+
+    abbreviations: frozenset[str] = field(metadata=_at("sentences.abbreviations", _lower))
+    """Words a period after which ends no sentence ("e.g.", "Dr.")."""
+    number_abbreviations: frozenset[str] = field(metadata=_at("sentences.number_abbreviations", _lower))
+    """Abbreviations only before a number ("No. 5", "Ref. 443"): "No. Then email Ann" is two sentences."""
+    question_marks: str = field(metadata=_at("sentences.question_marks", "".join))
+    """Characters that end a sentence besides ".", "!" and "?" (only "?" makes a question of it)."""
+    classes: dict[str, frozenset[str]] = field(metadata=_at("classes", _sets))
+    """Each grammar class (the grammar's CAPITALS) and its words; a word may stand in several."""
+    magnitudes: dict[str, int] = field(metadata=_at("magnitudes", _ints))
+    """Words that multiply the number before them ("2.5k EUR", "3 million") and by how much."""
+    spellings: dict[str, str] = field(metadata=_at("spellings", dict))
+    """Chat spellings and the word each stands for ("pls": "please"); no other misspelling is guessed at."""
+    phrasal: frozenset[str] = field(metadata=_at("phrasal.verbs", frozenset))
+    """Phrasal verbs ("log in", "set up"): a verb and a particle read as one verb."""
+    light: frozenset[str] = field(metadata=_at("light.verbs", frozenset))
+    """Light verbs, whose object names the action ("place an order", "make a transfer")."""
+    times: dict[str, Any] = field(metadata=_at("times", dict))
+    """The parts of a time: ``weekdays``, ``months``, ``days`` (relative), ``hours`` (parts of a day), ``fillers``."""
+    verb_phrases: dict[str, frozenset[str]] = field(metadata=_at("phrases.verb", _sets))
+    """Each preposition of a verb's phrase and the kinds its noun may be (``*``: any)."""
+    noun_phrases: dict[str, frozenset[str]] = field(metadata=_at("phrases.noun", _sets))
+    """Each preposition of a noun's phrase and the kinds its noun may be."""
+    adjunct_roles: frozenset[str] = field(metadata=_at("roles.adjuncts", frozenset))
     """Prepositions whose phrase changes no authorization (a topic: "about the invoice")."""
-    purpose_roles: frozenset[str]
+    purpose_roles: frozenset[str] = field(metadata=_at("roles.purpose", frozenset))
     """Prepositions of a purpose ("for the workshop"), unless their noun is a person."""
-    untyped_roles: frozenset[str]
-    back_pronouns: frozenset[str]
+    untyped_roles: frozenset[str] = field(metadata=_at("roles.untyped", frozenset))
+    """Roles that fill an argument of no kind, with a noun its name names ("lock the door" fills ``door``)."""
+    back_pronouns: frozenset[str] = field(metadata=_at("roles.back", frozenset))
     """Pronouns that may point back at an action ("… and then cancel it")."""
-    pointing: frozenset[str]
+    pointing: frozenset[str] = field(metadata=_at("roles.pointing", frozenset))
     """Words that point at something said before ("it", "that", "him", "their")."""
-    additive: frozenset[str]
-    articles: frozenset[str]
+    additive: frozenset[str] = field(metadata=_at("roles.additive", frozenset))
+    """Openers of a later request that add to what was asked ("also"), not correct it ("oh", "ok")."""
+    articles: frozenset[str] = field(metadata=_at("roles.articles", frozenset))
     """Determiners that choose nothing ("a", "the"): "send *an* email to …" names the message sent, no other."""
-    describing: frozenset[str]
+    describing: frozenset[str] = field(metadata=_at("roles.describing", frozenset))
     """Prepositions of a phrase saying what a thing is of or for ("my share *of* the rent"); "from", "in" say where
     it came from ("the bill *from* the email")."""
-    hedges: frozenset[str]
+    hedges: frozenset[str] = field(metadata=_at("roles.hedges", frozenset))
     """Words that may condition, defer or take back what is asked ("unless", "only", "actually"): in what the agent
     is to say in its own words, code cannot tell whether they are the message's or meant for the agent."""
-    declared_kinds: frozenset[str]
-    content_verbs: frozenset[str]
-    framing: frozenset[str]
-    theme_roles: frozenset[str]
-    person_pronouns: frozenset[str]
-    said: frozenset[str]
-    """Nouns of something said or asked ("request", "instruction"): a statement holding one may be about it."""
-    conversation: frozenset[str]
-    """Words that point into the conversation itself ("next", "following", "everything")."""
-    own_work: frozenset[str]
-    """The assistant's own work ("summarize", "find"): beside a request it needs no tool of the policy."""
-    """Pronouns of a person ("him", "her"): told something with nothing said, they point at no request."""
-    """Roles in which the thing a tool acts on may stand described ("email Bob the minutes")."""
-    """Words that may frame the user's text in a message ("Hi", "Thanks"): nothing else may stand around it."""
-    """Verbs that add content to a message ("include the link"): beside a sending request, the same message."""
+    declared_kinds: frozenset[str] = field(metadata=_at("roles.declared", frozenset))
     """Kinds of noun whose value a user may declare their own ("My balance is …"), harmless after a request."""
-    """Openers of a later request that add to what was asked ("also"), not correct it ("oh", "ok")."""
-    not_verbs: frozenset[str]
-    identity: frozenset[str]
+    content_verbs: frozenset[str] = field(metadata=_at("roles.content_verbs", frozenset))
+    """Verbs that add content to a message ("include the link"): beside a sending request, the same message."""
+    framing: frozenset[str] = field(metadata=_at("roles.framing", frozenset))
+    """Words that may frame the user's text in a message ("Hi", "Thanks"): nothing else may stand around it."""
+    theme_roles: frozenset[str] = field(metadata=_at("roles.theme", frozenset))
+    """Roles in which the thing a tool acts on may stand described ("email Bob the minutes")."""
+    person_pronouns: frozenset[str] = field(metadata=_at("roles.persons", frozenset))
+    """Pronouns of a person ("him", "her"): told something with nothing said, they point at no request."""
+    own_work: frozenset[str] = field(metadata=_at("roles.own_work", frozenset))
+    """The assistant's own work ("summarize", "find"): beside a request it needs no tool of the policy."""
+    said: frozenset[str] = field(metadata=_at("roles.said", frozenset))
+    """Nouns of something said or asked ("request", "instruction"): a statement holding one may be about it."""
+    conversation: frozenset[str] = field(metadata=_at("roles.conversation", frozenset))
+    """Words that point into the conversation itself ("next", "following", "everything")."""
+    not_verbs: frozenset[str] = field(metadata=_at("roles.not_verbs", frozenset))
+    """Words the verb table lists that never head a request (politeness: "please")."""
+    identity: frozenset[str] = field(metadata=_at("roles.identity", frozenset))
     """The words of a person's identity ("I am USR001" fills ``user_id``, ``username``)."""
-    time_prepositions: frozenset[str]
-    identifier_markers: frozenset[str]
-    multiple: frozenset[str]
-    attribution_verbs: tuple[WordSequence, ...]
-    documents: frozenset[str]
-    presenters: tuple[WordSequence, ...]
-    forward_markers: tuple[str, ...]
-    headers: tuple[str, ...]
-    instructions: tuple[str, ...]
-    grant_periods: dict[str, tuple[WordSequence, ...]]
-    families: dict[str, tuple[str, ...]]
-    triggers: dict[str, frozenset[str]]
-    deeds: dict[str, frozenset[str]] = field(default_factory=dict)
+    time_prepositions: frozenset[str] = field(metadata=_at("roles.time_prepositions", frozenset))
+    """What may stand before a time and is not part of it ("at 3pm", "on Friday", "in the afternoon")."""
+    identifier_markers: frozenset[str] = field(metadata=_at("values.identifier_markers", frozenset))
+    """Words after which a number is an identifier's, never an amount ("invoice 2026", "ref 443")."""
+    multiple: frozenset[str] = field(metadata=_at("values.multiple", frozenset))
+    """Words that make one request ask for several actions ("pay each of", "every month")."""
+    attribution_verbs: tuple[WordSequence, ...] = field(metadata=_at("pasted.attribution_verbs", _phrases))
+    """Verbs of writing or saying in a lead-in that gives what follows to someone else ("Bob wrote:")."""
+    documents: frozenset[str] = field(metadata=_at("pasted.documents", frozenset))
+    """Documents a lead-in may name ("here's the email:")."""
+    presenters: tuple[WordSequence, ...] = field(metadata=_at("pasted.presenters", _phrases))
+    """Words that present pasted text ("here's", "forwarding")."""
+    forward_markers: tuple[str, ...] = field(metadata=_at("pasted.forward_markers", tuple))
+    """Lines that open a forwarded message ("forwarded message")."""
+    headers: tuple[str, ...] = field(metadata=_at("pasted.headers", tuple))
+    """A message's header fields ("from", "subject"): lines of them open pasted mail."""
+    instructions: tuple[str, ...] = field(metadata=_at("delegation.instructions", tuple))
+    """Intents that hand the choice of actions to a source ("follow the instructions in notices.txt")."""
+    grant_periods: dict[str, tuple[WordSequence, ...]] = field(metadata=_at("grants", _phrase_sets))
+    """How often a standing authorization may be used, by the words that granted it ("every month": ``month``;
+    "whenever": ``unlimited``); none named: once."""
+    families: dict[str, tuple[str, ...]] = field(metadata=_at("lexicon.families", _tuples))
+    """Families of verbs a user asks for a kind of action with (base forms; ``*`` stands for the object)."""
+    triggers: dict[str, frozenset[str]] = field(metadata=_at("lexicon.triggers", _sets))
+    """The words of a tool's name or description that put it in a family."""
+    deeds: dict[str, frozenset[str]] = field(default_factory=dict, metadata=_at("deeds", _sets))
     """Each kind of deed a reason of the grammar goes with, and the intent verbs of that kind ("removal":
     archive, delete, cancel, unsubscribe): "Archive t-12, I'm done with it." stands; "Renew it, I'm done with
     it." is unknown."""
-    identity_fields: frozenset[str] = frozenset()
+    identity_fields: frozenset[str] = field(default=frozenset(), metadata=_at("roles.identity_fields", frozenset))
     """Words of a record's field names that say what the record is ("name", "title", "id")."""
-    unread: frozenset[str] = frozenset()
+    unread: frozenset[str] = field(default=frozenset(), metadata=_at("open.never", frozenset))
     """Operator words no rule reads yet (``[open] never``): known, never carried, never a name."""
-    negatives: frozenset[str] = frozenset()
+    negatives: frozenset[str] = field(default=frozenset(), metadata=_at("roles.negatives", frozenset))
     """Words that say "not": a message in the agent's words holds none its report does not."""
-    auxiliaries: frozenset[str] = frozenset()
+    auxiliaries: frozenset[str] = field(default=frozenset(), metadata=_at("roles.auxiliaries", frozenset))
     """Auxiliary verbs, which carry no meaning of their own in a report ("I'll *be* late")."""
-    ahead: frozenset[str] = frozenset()
+    ahead: frozenset[str] = field(default=frozenset(), metadata=_at("roles.ahead", frozenset))
     """Words that point at what comes next ("my next message"): in an earlier turn, a frame on what follows."""
-    conditions: frozenset[str] = frozenset()
+    conditions: frozenset[str] = field(default=frozenset(), metadata=_at("roles.conditions", frozenset))
     """Verbs of checking or waiting: a request after one in its sentence waits for it."""
-    user_pronouns: frozenset[str] = frozenset()
+    user_pronouns: frozenset[str] = field(default=frozenset(), metadata=_at("roles.user_pronouns", frozenset))
     """The user's own pronouns ("me", "us"): telling them something is the assistant's own work."""
-    containers: dict[str, frozenset[str]] = field(default_factory=dict)
+    containers: dict[str, frozenset[str]] = field(default_factory=dict, metadata=_at("containers", _sets))
     """Where the things of each kind are kept ("calendar" for an event): a phrase naming one, described, is where
     the thing goes, no argument."""
-    frame_words: frozenset[str] = frozenset()
+    frame_words: frozenset[str] = field(default=frozenset(), metadata=_at("frames.words", frozenset))
     """Words that make what is said a game, a test, an example, a translation or a dictation ("We are
     role-playing."): a sentence around a request holding one leaves it unknown."""
-    distributive: frozenset[str] = frozenset()
+    distributive: frozenset[str] = field(default=frozenset(), metadata=_at("amounts.distributive", frozenset))
     """Words that give each payee of a list the whole amount ("each"): with none, one amount for several payees
     is for each or for all, and code cannot tell."""
-    again: frozenset[str] = frozenset()
+    again: frozenset[str] = field(default=frozenset(), metadata=_at("amounts.again", frozenset))
     """Words of a request adding a payment to an earlier one with the same payee ("again", "another")."""
-    governing: tuple[str, ...] = ()
+    governing: tuple[str, ...] = field(default=(), metadata=_at("framing.governing", tuple))
     """Phrases about the time after a sentence ("from now on", "until"): with a negation or a word of holding
     back, an earlier turn's sentence governs the later ones."""
-    holding: frozenset[str] = frozenset()
+    holding: frozenset[str] = field(default=frozenset(), metadata=_at("framing.holding", frozenset))
     """Words of holding back ("draft", "wait"): with a governing phrase, a frame over what follows."""
-    turning: frozenset[str] = frozenset()
+    turning: frozenset[str] = field(default=frozenset(), metadata=_at("judging.turning", frozenset))
     """Words that keep a model from deciding a dangerous call's request where the policy lets it (``intent =
     "judge"``): a condition, a hedge, a report, a refusal, whose scope code cannot see (the pack's ``[judging]``)."""
-    record_qualifiers: frozenset[str] = frozenset()
+    record_qualifiers: frozenset[str] = field(default=frozenset(), metadata=_at("records.qualifiers", frozenset))
     """Words that may stand beside an identity field's word in a record's own name for it (``full_name``,
     ``company_name``; the pack's ``[records]``): a field with any other word (``manager_name``) is someone else's."""
-    secret_states: frozenset[str] = frozenset()
+    secret_states: frozenset[str] = field(default=frozenset(), metadata=_at("secrets.states", frozenset))
     """Words that say what a secret is, not which ("the password is wrong", "my PIN is expired"): after a secret's
     noun they declare no secret (the pack's ``[secrets]``)."""
-    replies: tuple[str, ...] = ()
+    replies: tuple[str, ...] = field(default=(), metadata=_at("addressing.replies", tuple))
     """How a reply opens ("go ahead", "sure"): after another participant's message, it answers them."""
-    question_openers: frozenset[str] = frozenset()
+    question_openers: frozenset[str] = field(
+        default=frozenset(), metadata=_at("addressing.question_openers", frozenset)
+    )
     """Words a participant's question opens with when it has no question mark ("should i pay bob back")."""
-    assistant_names: frozenset[str] = frozenset()
+    assistant_names: frozenset[str] = field(default=frozenset(), metadata=_at("addressing.assistant", frozenset))
     """Words that name the assistant ("Assistant, pay Bob."): a reply to another participant's question that
     names one is addressed to the assistant after all."""
-    mentioned: frozenset[str] = frozenset()
-    """Every word the pack's file names anywhere (its tables, role lists, lead-ins, grant periods): known, so
-    never an open-class word, whether or not a class of the grammar holds it."""
-    number_words: dict[str, int] = field(default_factory=dict)
+    number_words: dict[str, int] = field(default_factory=dict, metadata=_at("numbers", _ints))
     """Number words and their values ("one", "twenty"): read as numbers."""
-    time_roles: frozenset[str] = frozenset()
+    time_roles: frozenset[str] = field(default=frozenset(), metadata=_at("roles.time_roles", frozenset))
     """Prepositions whose phrase, when it is a time, gives the action's time ("for Friday")."""
-    grammatical_persons: tuple[frozenset[str], ...] = ()
-    """The words of the first, second and third persons: a message tells a report with each person it speaks of,
-    or with none."""
-    changing: frozenset[str] = frozenset()
+    changing: frozenset[str] = field(default=frozenset(), metadata=_at("roles.changing", frozenset))
     """Verbs that change a thing's time ("move", "push"): under them "from 2pm to 4pm" is the old time and the new,
     never a span."""
-    closing: frozenset[str] = frozenset()
-    """Words that may close a text to say or the user's sentence alike after a comma ("…, thanks"), and the signs
-    of the EMOJI class: readings of the agent's wording that differ only by them agree."""
-    time_ends: frozenset[str] = frozenset()
+    time_ends: frozenset[str] = field(default=frozenset(), metadata=_at("roles.time_ends", frozenset))
     """Words of an argument's name saying it holds an end ("end_time"): a span's end fills only such an argument,
     its start only a time argument without them."""
-    selective_endings: tuple[str, ...] = ()
+    selective_endings: tuple[str, ...] = field(default=(), metadata=_at("open.selective_endings", tuple))
     """Endings of a word no table knows that make it one choosing which thing ("smallest", "heavier"): such a word
     is never carried (open-class), so its sentence is unknown."""
 
@@ -265,96 +326,49 @@ def _nouns(
     return {k: frozenset(v) for k, v in kinds.items()}, lemmas, frozenset(plurals)
 
 
+class PackError(ValueError):
+    """A pack's file that lacks a table the pack needs (``roles.adjuncts``, say)."""
+
+
+def _table(data: dict[str, Any], path: str) -> Any:
+    node: Any = data
+    for key in path.split("."):
+        if not isinstance(node, dict) or key not in node:
+            return _REQUIRED
+        node = node[key]
+    return node
+
+
 def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
-    s, p, lex = data["sentences"], data["pasted"], data["lexicon"]
+    """Every field of :class:`LanguagePack` that names its table, read from ``data`` the same way; then the fields
+    built from several tables at once."""
+    read: dict[str, Any] = {}
+    for f in fields(LanguagePack):
+        if "at" not in f.metadata:
+            continue
+        node = _table(data, f.metadata["at"])
+        if node is not _REQUIRED:
+            read[f.name] = f.metadata["read"](node)
+        elif f.default is MISSING and f.default_factory is MISSING:
+            raise PackError(f"the pack's file has no [{f.metadata['at']}] table ({f.name})")
     nouns, lemmas, plurals = _nouns(data["nouns"], data["plurals"])
+    roles = data["roles"]
+    arguments = tuple(
+        ArgumentKind(
+            name, frozenset(a["words"]), frozenset(a["roles"]), frozenset(a["kinds"]), frozenset(a.get("headed", ()))
+        )
+        for name, a in data["arguments"].items()
+    )
     return LanguagePack(
         grammar=grammar,
-        abbreviations=frozenset(a.lower() for a in s["abbreviations"]),
-        number_abbreviations=frozenset(a.lower() for a in s["number_abbreviations"]),
-        question_marks="".join(s["question_marks"]),
-        classes={cls: frozenset(words) for cls, words in data["classes"].items()},
-        magnitudes={k: int(v) for k, v in data["magnitudes"].items()},
-        phrasal=frozenset(data["phrasal"]["verbs"]),
-        light=frozenset(data["light"]["verbs"]),
-        times=dict(data["times"]),
-        spellings=dict(data["spellings"]),
         nouns=nouns,
         noun_lemmas=lemmas,
         plurals=plurals,
-        verb_phrases={k: frozenset(v) for k, v in data["phrases"]["verb"].items()},
-        noun_phrases={k: frozenset(v) for k, v in data["phrases"]["noun"].items()},
-        arguments=tuple(
-            ArgumentKind(
-                name,
-                frozenset(a["words"]),
-                frozenset(a["roles"]),
-                frozenset(a["kinds"]),
-                frozenset(a.get("headed", ())),
-            )
-            for name, a in data["arguments"].items()
-        ),
-        adjunct_roles=frozenset(data["roles"]["adjuncts"]),
-        purpose_roles=frozenset(data["roles"]["purpose"]),
-        untyped_roles=frozenset(data["roles"]["untyped"]),
-        back_pronouns=frozenset(data["roles"]["back"]),
-        pointing=frozenset(data["roles"]["pointing"]),
-        additive=frozenset(data["roles"]["additive"]),
-        articles=frozenset(data["roles"]["articles"]),
-        describing=frozenset(data["roles"]["describing"]),
-        hedges=frozenset(data["roles"]["hedges"]),
-        declared_kinds=frozenset(data["roles"]["declared"]),
-        content_verbs=frozenset(data["roles"]["content_verbs"]),
-        framing=frozenset(data["roles"]["framing"]),
-        theme_roles=frozenset(data["roles"]["theme"]),
-        person_pronouns=frozenset(data["roles"]["persons"]),
-        own_work=frozenset(data["roles"]["own_work"]),
-        said=frozenset(data["roles"]["said"]),
-        conversation=frozenset(data["roles"]["conversation"]),
-        not_verbs=frozenset(data["roles"]["not_verbs"]),
-        identity=frozenset(data["roles"]["identity"]),
-        time_prepositions=frozenset(data["roles"]["time_prepositions"]),
-        time_roles=frozenset(data["roles"].get("time_roles", ())),
-        time_ends=frozenset(data["roles"].get("time_ends", ())),
-        closing=frozenset(data["roles"].get("closing", ())) | frozenset(data["classes"].get("EMOJI", ())),
-        grammatical_persons=tuple(
-            frozenset(data["roles"].get(f"{n}_person", ())) for n in ("first", "second", "third")
-        ),
-        changing=frozenset(data["roles"].get("changing", ())),
-        identifier_markers=frozenset(data["values"]["identifier_markers"]),
-        multiple=frozenset(data["values"]["multiple"]),
-        attribution_verbs=_phrases(p["attribution_verbs"]),
-        documents=frozenset(p["documents"]),
-        presenters=_phrases(p["presenters"]),
-        forward_markers=tuple(p["forward_markers"]),
-        headers=tuple(p["headers"]),
-        instructions=tuple(data["delegation"]["instructions"]),
-        grant_periods={k: _phrases(v) for k, v in data["grants"].items()},
-        families={k: tuple(v) for k, v in lex["families"].items()},
-        triggers={k: frozenset(v) for k, v in lex["triggers"].items()},
-        deeds={k: frozenset(v) for k, v in data.get("deeds", {}).items()},
-        selective_endings=tuple(data.get("open", {}).get("selective_endings", ())),
+        arguments=arguments,
+        closing=frozenset(roles.get("closing", ())) | frozenset(data["classes"].get("EMOJI", ())),
+        grammatical_persons=tuple(frozenset(roles.get(f"{n}_person", ())) for n in ("first", "second", "third")),
         mentioned=frozenset(_words_of({k: v for k, v in data.items() if k not in OUTSIDE_THE_GRAMMAR})),
-        frame_words=frozenset(data.get("frames", {}).get("words", ())),
-        assistant_names=frozenset(data.get("addressing", {}).get("assistant", ())),
-        question_openers=frozenset(data.get("addressing", {}).get("question_openers", ())),
-        replies=tuple(data.get("addressing", {}).get("replies", ())),
-        governing=tuple(data.get("framing", {}).get("governing", ())),
-        distributive=frozenset(data.get("amounts", {}).get("distributive", ())),
-        again=frozenset(data.get("amounts", {}).get("again", ())),
-        holding=frozenset(data.get("framing", {}).get("holding", ())),
-        turning=frozenset(data.get("judging", {}).get("turning", ())),
-        secret_states=frozenset(data.get("secrets", {}).get("states", ())),
-        record_qualifiers=frozenset(data.get("records", {}).get("qualifiers", ())),
-        containers={k: frozenset(v) for k, v in data.get("containers", {}).items()},
-        user_pronouns=frozenset(data["roles"].get("user_pronouns", ())),
-        ahead=frozenset(data["roles"].get("ahead", ())),
-        negatives=frozenset(data["roles"].get("negatives", ())),
-        unread=frozenset(data.get("open", {}).get("never", ())),
-        identity_fields=frozenset(data["roles"].get("identity_fields", ())),
-        auxiliaries=frozenset(data["roles"].get("auxiliaries", ())),
-        conditions=frozenset(data["roles"].get("conditions", ())),
-        number_words={k: int(v) for k, v in data.get("numbers", {}).items()},
+        **read,
     )
 
 
