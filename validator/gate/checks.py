@@ -463,7 +463,15 @@ def _declared_fills(
             v = f.value
             out.append(
                 RequestFill(
-                    r.message, f.path, v.kind, v.text, r.start + v.start, r.start + v.end, v.number, v.currency, -1
+                    message=r.message,
+                    path=f.path,
+                    kind=v.kind,
+                    text=v.text,
+                    start=r.start + v.start,
+                    end=r.start + v.end,
+                    number=v.number,
+                    currency=v.currency,
+                    call=-1,
                 )
             )
     return tuple(out)

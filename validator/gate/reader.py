@@ -584,7 +584,9 @@ def _slots(action: Action, tool: ToolSense) -> list[Slot]:
             and not any(_fits(role, p, None, a) for a in tool.arguments)
         ):
             out.append((role, replace(p, values=()), None))
-            named = Phrase("quoted", frozenset({"quoted", "name"}), None, p.values, (), (), False, p.start, p.end)
+            named = Phrase(
+                form="quoted", kinds=frozenset({"quoted", "name"}), head=None, values=p.values, start=p.start, end=p.end
+            )
             out.append(("named", named, None))
         else:
             out.append((role, p, None))
@@ -620,7 +622,14 @@ def _made(action: Action, tool: ToolSense) -> list[Slot]:
                 out.append(
                     (
                         "named",
-                        Phrase("quoted", frozenset({"quoted", "name"}), None, p.values, (), (), False, p.start, p.end),
+                        Phrase(
+                            form="quoted",
+                            kinds=frozenset({"quoted", "name"}),
+                            head=None,
+                            values=p.values,
+                            start=p.start,
+                            end=p.end,
+                        ),
                         None,
                     )
                 )

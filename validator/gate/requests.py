@@ -976,15 +976,15 @@ def _fills(sentence: RequestSentence, found: Read, first: int) -> Iterator[Reque
     for f in found.fills:
         v = f.value
         yield RequestFill(
-            sentence.message,
-            f.path,
-            v.kind,
-            v.text,
-            sentence.start + v.start,
-            sentence.start + v.end,
-            v.number,
-            v.currency,
-            -1 if f.call < 0 else first + f.call,
+            message=sentence.message,
+            path=f.path,
+            kind=v.kind,
+            text=v.text,
+            start=sentence.start + v.start,
+            end=sentence.start + v.end,
+            number=v.number,
+            currency=v.currency,
+            call=-1 if f.call < 0 else first + f.call,
         )
 
 

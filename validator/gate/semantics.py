@@ -372,22 +372,37 @@ class Semantics:
         if "NUM" in w.classes and not w.classes & {"VALUE", "QUOTED", "NAME"}:
             value = Value("number", w.text, w.start, w.end, w.value)
             return _Part(
-                "given", Phrase("number", frozenset({"number"}), None, (value,), (), (), False, w.start, w.end)
+                "given",
+                Phrase(
+                    form="number", kinds=frozenset({"number"}), head=None, values=(value,), start=w.start, end=w.end
+                ),
             )
         if "QUOTED" in w.classes:
             value = Value("quoted", str(w.value), w.start, w.end)
             return _Part(
-                "given", Phrase("quoted", frozenset({"quoted"}), None, (value,), (), (), False, w.start, w.end)
+                "given",
+                Phrase(
+                    form="quoted", kinds=frozenset({"quoted"}), head=None, values=(value,), start=w.start, end=w.end
+                ),
             )
         start, end = self.span(node)
         if "NAME" in w.classes:
             value = Value("name", w.text, w.start, w.end)
             return _Part(
                 "given",
-                Phrase("named", frozenset({"person", "name"}), None, (value, *names), (), (), False, start, end),
+                Phrase(
+                    form="named",
+                    kinds=frozenset({"person", "name"}),
+                    head=None,
+                    values=(value, *names),
+                    start=start,
+                    end=end,
+                ),
             )
         kinds = frozenset().union(*(_VALUE_KINDS.get(k, frozenset({k})) for k in w.kinds))
-        return _Part("given", Phrase("valued", kinds, None, (_value(w), *names), (), (), False, start, end))
+        return _Part(
+            "given", Phrase(form="valued", kinds=kinds, head=None, values=(_value(w), *names), start=start, end=end)
+        )
 
     def r_pps(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
         earlier = self.parts(kids, "pps")
@@ -639,15 +654,15 @@ class Semantics:
         values = tuple(v for p in items for v in p.values)
         inner = tuple(v for p in items for v in p.inner)
         return Phrase(
-            "list",
-            kinds,
-            None,
-            values,
-            inner,
-            tuple(v for p in items for v in p.excluded),
-            True,
-            start,
-            end,
+            form="list",
+            kinds=kinds,
+            head=None,
+            values=values,
+            inner=inner,
+            excluded=tuple(v for p in items for v in p.excluded),
+            multiple=True,
+            start=start,
+            end=end,
             carried=any(p.carried for p in items),
             privative=any(p.privative for p in items),
         )
@@ -699,16 +714,15 @@ class Semantics:
             describing = describing + pres.naming
         start, end = self.span(node)
         return Phrase(
-            "described",
-            kinds,
-            lemma,
-            naming,
-            describing + owner,
-            (),
-            quantified,
-            start,
-            end,
-            attached,
+            form="described",
+            kinds=kinds,
+            head=lemma,
+            values=naming,
+            inner=describing + owner,
+            multiple=quantified,
+            start=start,
+            end=end,
+            attached=attached,
             carried=carried,
             privative=privative,
             named_before=bool(pres.naming) and bool(naming),
@@ -765,15 +779,13 @@ class Semantics:
         nouns = pres.nouns
         head = nouns[-1].lemma or nouns[-1].norm if nouns else None  # "the subject Inbox": a subject, named
         return Phrase(
-            "named",
-            frozenset({"person", "name"}),
-            head,
-            values,
-            describing + owner,
-            (),
-            False,
-            start,
-            end,
+            form="named",
+            kinds=frozenset({"person", "name"}),
+            head=head,
+            values=values,
+            inner=describing + owner,
+            start=start,
+            end=end,
             carried=pres.carried,
             privative=pres.privative,
         )
@@ -895,26 +907,32 @@ class Semantics:
         attached = self.parts(kids, "phrases")[0].data[1] if self.parts(kids, "phrases") else ()
         kinds = frozenset().union(*(_VALUE_KINDS.get(k, frozenset({k})) for k in w.kinds))
         start, end = self.span(node)
-        return Phrase("valued", kinds, None, (_value(w), *naming), describing, (), False, start, end, attached)
+        return Phrase(
+            form="valued",
+            kinds=kinds,
+            head=None,
+            values=(_value(w), *naming),
+            inner=describing,
+            start=start,
+            end=end,
+            attached=attached,
+        )
 
     def r_quoted(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         w = self.tokens(kids, "QUOTED")[0]
         kind = "mention" if self.tokens(kids, "DET") else "quoted"  # "the “minutes”": a thing's name, not a text
         return Phrase(
-            "quoted",
-            frozenset({"quoted"}),
-            None,
-            (Value(kind, str(w.value), w.start, w.end),),
-            (),
-            (),
-            False,
-            w.start,
-            w.end,
+            form="quoted",
+            kinds=frozenset({"quoted"}),
+            head=None,
+            values=(Value(kind, str(w.value), w.start, w.end),),
+            start=w.start,
+            end=w.end,
         )
 
     def r_pronoun(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         w = self.tokens(kids)[0]
-        return Phrase("pronoun", frozenset({"pronoun"}), w.norm, (), (), (), False, w.start, w.end)
+        return Phrase(form="pronoun", kinds=frozenset({"pronoun"}), head=w.norm, values=(), start=w.start, end=w.end)
 
     def r_money(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         phrase: Phrase = self.phrases(kids)[0]
@@ -932,23 +950,25 @@ class Semantics:
                 magnitude = Decimal(self.pack.magnitudes[w.norm])
         start, end = self.span(node)
         value = Value("money", " ".join(w.text for w in self._leaves(node)), start, end, number * magnitude, currency)
-        return Phrase("money", frozenset({"money"}), None, (value,), (), (), False, start, end)
+        return Phrase(form="money", kinds=frozenset({"money"}), head=None, values=(value,), start=start, end=end)
 
     def r_number(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         w = self.tokens(kids)[0]
         value = Value("number", w.text, w.start, w.end, w.value)
-        return Phrase("number", frozenset({"number"}), None, (value,), (), (), False, w.start, w.end)
+        return Phrase(form="number", kinds=frozenset({"number"}), head=None, values=(value,), start=w.start, end=w.end)
 
     def r_measure(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         number, unit = self.tokens(kids)
         start, end = self.span(node)
         value = Value("measure", f"{number.text} {unit.text}", start, end, number.value)
-        return Phrase("measure", frozenset({"measure"}), unit.norm, (value,), (), (), False, start, end)
+        return Phrase(
+            form="measure", kinds=frozenset({"measure"}), head=unit.norm, values=(value,), start=start, end=end
+        )
 
     def r_timed(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         start, end = self.span(node)
         value = Value("time", " ".join(w.norm for w in self._leaves(node)), start, end)
-        return Phrase("timed", frozenset({"time"}), None, (value,), (), (), False, start, end)
+        return Phrase(form="timed", kinds=frozenset({"time"}), head=None, values=(value,), start=start, end=end)
 
 
 _RECEIVERS = frozenset({"person", "name", "email", "handle", "phone", "account", "iban", "pronoun"})
