@@ -34,6 +34,7 @@ def test_every_exception_is_exported_and_pickles() -> None:
     samples = [
         exceptions.InputError([exceptions.FieldProblem("a.b", "bad")]),
         exceptions.PolicyError([exceptions.FieldProblem("tools.x", "bad")], source="p.toml"),
+        exceptions.PackError([exceptions.FieldProblem("roles.adjuncts", "the table is missing")]),
         exceptions.JudgeError("strict", "boom"),
         exceptions.JudgeTimeout("strict", 1.5),
         exceptions.JudgeOutputError("strict", "unparseable"),

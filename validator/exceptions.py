@@ -5,7 +5,8 @@ Errors (something went wrong)::
 
     ValidatorError
     ├── InputError            bad check input: names each field path and its problem
-    │   └── PolicyError           a policy that cannot be loaded or is inconsistent
+    │   ├── PolicyError           a policy that cannot be loaded or is inconsistent
+    │   └── PackError             a language pack's file that lacks a table or holds a wrong one
     ├── JudgeError            a judge could not produce a usable verdict (retried once, then blocks)
     │   ├── JudgeTimeout
     │   ├── JudgeOutputError      a verdict that does not parse, contradicts itself, or calls other tools
@@ -53,6 +54,7 @@ __all__ = [
     "JudgeServiceError",
     "JudgeTimeout",
     "JudgeTransportError",
+    "PackError",
     "PolicyError",
     "SetupError",
     "StoreError",
@@ -112,6 +114,14 @@ class PolicyError(InputError):
     """A tool policy (Python, JSON or TOML) that is malformed or contradicts itself."""
 
     def __init__(self, problems: Sequence[FieldProblem], *, source: str = "policy") -> None:
+        super().__init__(problems, source=source)
+
+
+class PackError(InputError):
+    """A language pack's file that cannot be read as a pack: a table it needs is missing, or one holds what the
+    pack cannot take (each problem names the table)."""
+
+    def __init__(self, problems: Sequence[FieldProblem], *, source: str = "language pack") -> None:
         super().__init__(problems, source=source)
 
 
@@ -213,7 +223,7 @@ def is_control_flow(exc: BaseException, signals: Iterable[type[BaseException]]) 
 _UNION_TAG = re.compile(r"^(function-|tagged-)|^\w+\[.*\]$|^(str|int|float|bool|list|dict|none)$")
 
 
-def path_of(loc: tuple[int | str, ...], prefix: str = "") -> str:
+def _path_of(loc: tuple[int | str, ...], prefix: str = "") -> str:
     out = prefix
     for part in loc:
         if isinstance(part, int):
@@ -248,5 +258,5 @@ def problems_from_pydantic(
             msg = "is required"
         elif err["type"].endswith("_type"):
             msg = f"{msg}, got {type(err.get('input')).__name__}"
-        problems.append(FieldProblem(path_of(loc, prefix), msg))
+        problems.append(FieldProblem(_path_of(loc, prefix), msg))
     return problems

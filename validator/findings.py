@@ -48,7 +48,7 @@ __all__ = [
 
 QuoteStatus = Literal["user", "not_from_user", "not_found"]
 AuthorizationStatus = Literal["valid", "not_found", "wrong_user", "expired", "revoked", "out_of_scope", "unavailable"]
-GrantPeriod = Literal["day", "week", "month", "year", "unlimited"]
+GrantPeriod = Literal["once", "day", "week", "month", "year", "unlimited"]
 ValueStatus = Literal[
     "user",
     "authorization",
@@ -178,8 +178,9 @@ class AuthorizationFinding:
     quote: str | None = None
     """The user's words that granted it, when it was found."""
     period: GrantPeriod | None = None
-    """How often those words let it be used, when it counts: once a ``day``, ``week``, ``month`` or ``year``,
-    ``unlimited``, or None (once)."""
+    """How often those words let it be used, when it counts: ``once`` unless they name a ``day``, ``week``,
+    ``month`` or ``year``, or say every time (``unlimited``); None: not read (a finding recorded before periods
+    were, or one that does not count)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -351,7 +351,8 @@ def test_each_field_of_a_pack_says_what_it_holds_and_where_it_is_read_from() -> 
     import dataclasses
     import tomllib
 
-    from validator.language import LanguagePack, PackError
+    from validator.exceptions import InputError, PackError
+    from validator.language import LanguagePack
 
     source = (ROOT / "validator" / "language" / "__init__.py").read_text()
     cls = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "LanguagePack")
@@ -372,9 +373,13 @@ def test_each_field_of_a_pack_says_what_it_holds_and_where_it_is_read_from() -> 
         for part in filter(None, section.split(".")):
             table = table[part]
         assert key in table, f.metadata["at"]  # the shipped file has every table
-    without = text.replace("adjuncts = ", "adjunct = ", 1)
-    with pytest.raises(PackError, match=r"\[roles\.adjuncts\]"):
+    without = text.replace("adjuncts = ", "adjunct = ", 1).replace("\n[plurals]\n", "\n[plural]\n", 1)
+    with pytest.raises(PackError) as raised:
         load_pack(without)
+    assert isinstance(raised.value, InputError)
+    assert [p.path for p in raised.value.problems] == ["roles.adjuncts", "plurals"], raised.value
+    with pytest.raises(PackError, match=r"grants\.fortnight: not a period"):
+        load_pack(text.replace("[grants]", '[grants]\nfortnight = ["every other week"]', 1))
     assert load_pack(text.replace("[deeds]", "[deeds_unread]", 1)).deeds == {}
 
 

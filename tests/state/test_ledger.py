@@ -55,7 +55,7 @@ def _validator(store: MemoryAuthorizationStore, now: datetime = NOW) -> Validato
 def test_a_grant_for_one_lunch_pays_once() -> None:
     validator = _validator(_store("Pay Bob 12 EUR for today's lunch."))
     first = _pay(validator, "c1")
-    assert first.approved and [a.period for a in first.findings.authorizations] == [None]
+    assert first.approved and [a.period for a in first.findings.authorizations] == ["once"]
     again = _pay(validator, "c2")
     assert (again.decision, again.code) == (Decision.ASK_USER, Code.REQUEST_ALREADY_USED)
     assert _pay(validator, "c1").approved  # the same call again (a retry) spends nothing new
@@ -188,3 +188,18 @@ def test_the_calls_carried_out_of_a_longer_transcript_are_those_of_a_whole_read(
         assert other.fact(CALLS).carried == _carried_whole(Transcript(list(other.messages)))
         kept = longer
         assert kept.fact(CALLS).carried == _carried_whole(Transcript(list(kept.messages)))
+
+
+def test_a_verdict_recorded_before_findings_held_the_period_spends_by_the_grants_words() -> None:
+    """A verdict rebuilt from data saved before authorization findings carried their period (a question waiting
+    in the service, LangGraph's saved state, the reuse cache) spends a monthly grant once a month, as it did."""
+    from dataclasses import replace
+
+    from validator.state.ledger import _grants_of
+
+    store = _store("Pay Bob 12 EUR every month for the parking spot.")
+    verdict = _pay(_validator(store), "c1")
+    (finding,) = verdict.findings.authorizations
+    old = replace(verdict.findings, authorizations=(replace(finding, period=None),))
+    assert finding.period == "month"
+    assert _grants_of(old, "u-1", NOW) == _grants_of(verdict.findings, "u-1", NOW) != []

@@ -30,7 +30,7 @@ import math
 import re
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, cast, get_args
+from typing import Any, cast
 
 from validator.exceptions import StoreError
 from validator.findings import GrantPeriod
@@ -269,12 +269,12 @@ def grant_from_answer(
     )
 
 
-def grant_period(quote: str | None) -> GrantPeriod | None:
-    """How often a grant's words let it be used: ``day``/``week``/``month``/``year``, ``unlimited``, or None
-    (once), by the pack's grant periods read among the words as the lexer reads them."""
+def grant_period(quote: str | None) -> GrantPeriod:
+    """How often a grant's words let it be used: ``once``, unless they name a period of the pack's ``[grants]``
+    (``day``/``week``/``month``/``year``, or ``unlimited``: "whenever"), read among the words as the lexer reads
+    them (the pack's file names no other period: :func:`validator.language.load_pack`)."""
     words = [part for w in grammar().words(quote or "") for part in w.norm.split(" ")]
-    for period in get_args(GrantPeriod):
-        phrases = english().grant_periods.get(period, ())
+    for period, phrases in english().grant_periods.items():
         if any(tuple(words[i : i + len(p)]) == p for p in phrases for i in range(len(words) - len(p) + 1)):
             return cast(GrantPeriod, period)
-    return None
+    return "once"

@@ -324,7 +324,7 @@ def run_gate(
         return Findings(justification_problems=action.problems or ("the justification does not parse",))
     warm()  # one-time loads never count against the budget
     deadline = None if budget is None else time.perf_counter() + budget
-    ctx = CheckContext(transcript, user_id, rules, deadline, now)
+    ctx = CheckContext(transcript, user_id=user_id, rules=rules, deadline=deadline, now=now)
     quotes = _check_quotes(ctx, justification)
     ctx.within("checking the quotes")
     auth_findings: list[AuthorizationFinding] = []
@@ -528,7 +528,14 @@ def _grounded(
     grounded by the fills of one of them (the one that holds the most)."""
     found = []
     for fills in _calls(intent.fills):
-        grounds = Grounds(requests, valid, fills, intent.forbidden, sources, tool_policy.currency)
+        grounds = Grounds(
+            requests,
+            authorizations=valid,
+            fills=fills,
+            forbidden=intent.forbidden,
+            sources=sources,
+            policy_currency=tool_policy.currency,
+        )
         found.append(_grounded_by(ctx, grounds, action, tool_policy, intent))
     return min(found, key=lambda f: sum(v.proof != "proved" for v in (*f[0], *f[1])))
 
@@ -566,7 +573,7 @@ def _grounded_by(
     targets += tuple(_span_held(action, fills))
     if tool_policy.risk == "dangerous":
         targets += tuple(_repeated(action.args, (*declared, *amounts), amounts))
-    if amounts and intent is not None and intent.multiple and _several_payees(fills, declared, requests):
+    if amounts and intent.multiple and _several_payees(fills, declared, requests):
         targets = tuple(_joint(v) if v.kind == "amount" else v for v in targets)
     covered = tuple(tuple(p.split(".")) for p in (*declared, *amounts))
     options = tool_policy.options if rules.on(Rule.OPTIONS) else {}

@@ -1011,11 +1011,6 @@ def forbidden_spans(sentence: str, parser: Grammar | None = None) -> list[tuple[
     return [(v.start, v.end) for v in forbidden_values(parse)]
 
 
-def words(sentence: str) -> list[str]:
-    """The lower-case words of ``sentence`` as the lexer reads them (for the grant-period tables)."""
-    return [part for w in grammar().words(sentence) for part in w.norm.split(" ")]
-
-
 def fragment_fills(reading: Reading, tool: ToolSense) -> list[Fill]:
     """What a fragment reading ("to eve@acme.example", "50 EUR") fills of ``tool``'s arguments, as the
     objects and phrases of a verb of the tool would."""

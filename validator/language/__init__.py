@@ -17,11 +17,12 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from validator.exceptions import FieldProblem, PackError
+
 __all__ = [
     "APOSTROPHES",
     "ArgumentKind",
     "LanguagePack",
-    "PackError",
     "WordSequence",
     "english",
     "english_verb_lemmas",
@@ -33,6 +34,9 @@ __all__ = [
 APOSTROPHES = "\u2019\u2018\u02bc\u02b9\u02bb\u02bd\uff07\u00b4\u0060\u2032"
 """Characters used as an apostrophe (U+2019, U+02BC, ...): all read as ``'``."""
 _APOS = str.maketrans({c: "'" for c in APOSTROPHES})
+
+GRANT_PERIODS = ("day", "week", "month", "year", "unlimited")
+"""The periods a pack's ``[grants]`` may name (how often a standing authorization may be used)."""
 
 _REQUIRED: Any = object()
 """A table the pack's file must have (no default), or one it does not have."""
@@ -106,7 +110,7 @@ def _phrase_sets(table: dict[str, list[str]]) -> dict[str, tuple[WordSequence, .
     return {k: _phrases(v) for k, v in table.items()}
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, kw_only=True)
 class LanguagePack:
     """The word tables of one language, each field read from its table of the pack's file (``english.toml``
     has every one, with what it holds). Compared (and hashed) by identity: a pack is loaded once.
@@ -126,13 +130,13 @@ class LanguagePack:
     arguments: tuple[ArgumentKind, ...]
     """The kinds of argument (``[arguments.NAME]``): the words of an argument's name that make it that kind, the
     roles of a request's phrase that fill it, and the kinds of noun phrase that may."""
-    closing: frozenset[str]
+    closing: frozenset[str] = frozenset()
     """Words that may close a text to say or the user's sentence alike after a comma ("…, thanks"), and the signs
     of the EMOJI class: readings of the agent's wording that differ only by them agree."""
-    grammatical_persons: tuple[frozenset[str], ...]
+    grammatical_persons: tuple[frozenset[str], ...] = ()
     """The words of the first, second and third persons: a message tells a report with each person it speaks of,
     or with none."""
-    mentioned: frozenset[str]
+    mentioned: frozenset[str] = frozenset()
     """Every word the pack's file names anywhere (its tables, role lists, lead-ins, grant periods): known, so
     never an open-class word, whether or not a class of the grammar holds it."""
 
@@ -326,10 +330,6 @@ def _nouns(
     return {k: frozenset(v) for k, v in kinds.items()}, lemmas, frozenset(plurals)
 
 
-class PackError(ValueError):
-    """A pack's file that lacks a table the pack needs (``roles.adjuncts``, say)."""
-
-
 def _table(data: dict[str, Any], path: str) -> Any:
     node: Any = data
     for key in path.split("."):
@@ -343,6 +343,7 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
     """Every field of :class:`LanguagePack` that names its table, read from ``data`` the same way; then the fields
     built from several tables at once."""
     read: dict[str, Any] = {}
+    problems: list[FieldProblem] = []
     for f in fields(LanguagePack):
         if "at" not in f.metadata:
             continue
@@ -350,7 +351,14 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
         if node is not _REQUIRED:
             read[f.name] = f.metadata["read"](node)
         elif f.default is MISSING and f.default_factory is MISSING:
-            raise PackError(f"the pack's file has no [{f.metadata['at']}] table ({f.name})")
+            problems.append(FieldProblem(f.metadata["at"], f"the table is missing (LanguagePack.{f.name})"))
+    for path in ("nouns", "plurals", "roles", "arguments", "classes"):
+        if _table(data, path) is _REQUIRED:
+            problems.append(FieldProblem(path, "the table is missing"))
+    wrong = sorted(set(_table(data, "grants") if isinstance(data.get("grants"), dict) else ()) - set(GRANT_PERIODS))
+    problems += [FieldProblem(f"grants.{k}", f"not a period: one of {', '.join(GRANT_PERIODS)}") for k in wrong]
+    if problems:
+        raise PackError(problems)
     nouns, lemmas, plurals = _nouns(data["nouns"], data["plurals"])
     roles = data["roles"]
     arguments = tuple(

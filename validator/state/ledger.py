@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 from validator import decision
 from validator.exceptions import StoreError
 from validator.findings import Findings
+from validator.gate.authorizations import grant_period
 from validator.gate.provenance import records_of
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import Fact, Message, ToolCall, Transcript
@@ -86,10 +87,10 @@ def _grants_of(findings: Findings, user_id: str | None, now: datetime) -> list[s
     """One key per standing authorization the approval rests on, for its period ("once": one key)."""
     keys = []
     for a in findings.valid_authorizations:
-        period = a.period
+        period = a.period or grant_period(a.quote)  # (a verdict recorded before findings held it: read again)
         if period == "unlimited":
             continue
-        bucket = now.strftime(_BUCKETS[period]) if period else "once"
+        bucket = "once" if period == "once" else now.strftime(_BUCKETS[period])
         keys.append(grant_key(user_id, a.authorization_id, bucket))
     return keys
 

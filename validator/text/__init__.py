@@ -8,6 +8,6 @@
 - :mod:`.times`: a time the user named, compared with a date-time argument.
 - :mod:`.paths`: dotted argument paths and their leaves.
 
-Nothing here reads a policy, a store, a finding of the gate or a judge: it imports the inputs and the
-language pack only.
+Nothing here reads a policy, a store or a judge, nor decides anything: it imports the inputs, the language pack
+and the findings' types (a request sentence) only.
 """
