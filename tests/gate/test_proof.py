@@ -381,6 +381,8 @@ def test_each_field_of_a_pack_says_what_it_holds_and_where_it_is_read_from() -> 
     with pytest.raises(PackError, match=r"grants\.fortnight: not a period"):
         load_pack(text.replace("[grants]", '[grants]\nfortnight = ["every other week"]', 1))
     assert load_pack(text.replace("[deeds]", "[deeds_unread]", 1)).deeds == {}
+    with pytest.raises(PackError, match=r"pasted\.presenters: \"here's:\" holds"):
+        load_pack(text.replace('presenters = ["here\'s", ', 'presenters = ["here\'s:", ', 1))
 
 
 # -- result frames and the constructions outside the grammar --------------------------------------------

@@ -10,6 +10,7 @@ holds a word of English.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import MISSING, dataclass, field, fields
@@ -34,6 +35,10 @@ __all__ = [
 APOSTROPHES = "\u2019\u2018\u02bc\u02b9\u02bb\u02bd\uff07\u00b4\u0060\u2032"
 """Characters used as an apostrophe (U+2019, U+02BC, ...): all read as ``'``."""
 _APOS = str.maketrans({c: "'" for c in APOSTROPHES})
+
+_STOPS = re.compile(r"[.!?:]")
+"""What ends a lead-in (a sentence's end, its colon): no lead-in phrase of a pack may hold one (the reader of pasted
+text reads only the sentence before a colon)."""
 
 GRANT_PERIODS = ("day", "week", "month", "year", "unlimited")
 """The periods a pack's ``[grants]`` may name (how often a standing authorization may be used)."""
@@ -355,6 +360,10 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
     for path in ("nouns", "plurals", "roles", "arguments", "classes"):
         if _table(data, path) is _REQUIRED:
             problems.append(FieldProblem(path, "the table is missing"))
+    for path in ("pasted.attribution_verbs", "pasted.presenters", "pasted.documents"):
+        held = _table(data, path)
+        stopped = [p for p in (held if isinstance(held, list) else ()) if _STOPS.search(str(p))]
+        problems += [FieldProblem(path, f"{p!r} holds '.', '!', '?' or ':'") for p in stopped[:1]]
     wrong = sorted(set(_table(data, "grants") if isinstance(data.get("grants"), dict) else ()) - set(GRANT_PERIODS))
     problems += [FieldProblem(f"grants.{k}", f"not a period: one of {', '.join(GRANT_PERIODS)}") for k in wrong]
     if problems:

@@ -64,9 +64,8 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     header = re.compile(
         r"(?im)(?:^|(?<=[.!?] ))[ \t]*(?:" + "|".join(re.escape(h) for h in pack.headers) + r")[ \t]*:.*$"
     )
-    phrases = [*pack.attribution_verbs, *pack.presenters, *((d,) for d in pack.documents)]
-    if any(_STOPS.search(w) for p in phrases for w in p):  # _lead_ins reads only the sentence before a colon
-        raise ValueError("an attribution phrase of the language pack holds '.', '!', '?' or ':'")
+    # (no phrase of them holds a sentence's end or a colon: the pack's loader refuses one, and _lead_ins reads only
+    # the sentence before a colon)
     documents = "|".join(re.escape(d) for d in sorted(pack.documents, key=len, reverse=True))
     lead_in = re.compile(
         r"(?i)(?:\b(?:" + _alternatives(pack.attribution_verbs) + r")\b[^.!?\n:]{0,60}"
