@@ -237,7 +237,8 @@ def held_buckets(at: datetime, ttl: timedelta) -> Buckets:
 
 
 class _AuthorizationRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    # built when a stored record is first read, not when a process that reads none imports the store
+    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
     id: str
     user_id: str
     tool: str
