@@ -62,6 +62,7 @@ from validator.gate.requests import (
     delegated_instructions,
     negated_anywhere,
     read_request,
+    request_fill,
     suggest_tool,
 )
 from validator.gate.secrets import secrets_in, users_secrets
@@ -459,21 +460,8 @@ def _declared_fills(
     out: list[RequestFill] = []
     for r in requests:
         original = transcript.messages[r.message].content[r.start : r.end]
-        for f in declared(grammar().parse(r.text, original=original, verbs=sense.verbs), sense):
-            v = f.value
-            out.append(
-                RequestFill(
-                    message=r.message,
-                    path=f.path,
-                    kind=v.kind,
-                    text=v.text,
-                    start=r.start + v.start,
-                    end=r.start + v.end,
-                    number=v.number,
-                    currency=v.currency,
-                    call=-1,
-                )
-            )
+        parse = grammar().parse(r.text, original=original, verbs=sense.verbs)
+        out += [request_fill(r, f, -1) for f in declared(parse, sense)]
     return tuple(out)
 
 

@@ -49,6 +49,7 @@ __all__ = [
     "delegated_instructions",
     "negated_anywhere",
     "read_request",
+    "request_fill",
     "requests_tool",
     "suggest_tool",
     "verbs_in",
@@ -974,18 +975,24 @@ def _numbered(proved: Sequence[tuple[RequestSentence, Read]]) -> tuple[RequestFi
 
 def _fills(sentence: RequestSentence, found: Read, first: int) -> Iterator[RequestFill]:
     for f in found.fills:
-        v = f.value
-        yield RequestFill(
-            message=sentence.message,
-            path=f.path,
-            kind=v.kind,
-            text=v.text,
-            start=sentence.start + v.start,
-            end=sentence.start + v.end,
-            number=v.number,
-            currency=v.currency,
-            call=-1 if f.call < 0 else first + f.call,
-        )
+        yield request_fill(sentence, f, -1 if f.call < 0 else first + f.call)
+
+
+def request_fill(sentence: RequestSentence, fill: Fill, call: int) -> RequestFill:
+    """What ``fill`` (read in ``sentence``'s text) puts in an argument, placed in the sentence's message, as call
+    ``call`` of the request (-1: a value the user declared, for every call)."""
+    v = fill.value
+    return RequestFill(
+        message=sentence.message,
+        path=fill.path,
+        kind=v.kind,
+        text=v.text,
+        start=sentence.start + v.start,
+        end=sentence.start + v.end,
+        number=v.number,
+        currency=v.currency,
+        call=call,
+    )
 
 
 def _forbidden(sentence: RequestSentence, found: Read) -> Iterator[tuple[int, int, int]]:
