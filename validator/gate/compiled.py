@@ -44,11 +44,8 @@ def compile_grammar(text: str) -> Compiled:
 
 
 def _key(text: str) -> str:
+    """The SHA-256 of ``text`` (the grammar's, or the file's lines after its head)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _body_key(body: str) -> str:
-    return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
 def written(head: dict[str, Any], ignore: Any, terminals: Sequence[Any], rules: Sequence[Any]) -> str:
@@ -60,7 +57,7 @@ def written(head: dict[str, Any], ignore: Any, terminals: Sequence[Any], rules: 
     lines += [json.dumps(r) + "," for r in rules]
     lines += ["]}"]
     body = "\n".join(lines).replace(",\n]", "\n]") + "\n"
-    return json.dumps({**head, "body": _body_key(body)})[:-1] + ",\n" + body
+    return json.dumps({**head, "body": _key(body)})[:-1] + ",\n" + body
 
 
 def dump(text: str) -> str:
@@ -106,7 +103,7 @@ def compiled(text: str, shipped: str | None = None) -> LarkGrammar | None:
         data = json.loads(shipped)
         if (data["format"], data["sha256"], data["lark"]) != (_FORMAT, _key(text), lark.__version__):
             return None
-        if data["body"] != _body_key(shipped.partition("\n")[2]):
+        if data["body"] != _key(shipped.partition("\n")[2]):
             return None  # cut short or edited since it was written
         terminals = [_terminal(t) for t in data["terminals"]]
         rules = [_rule(r) for r in data["rules"]]
