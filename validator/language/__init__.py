@@ -16,12 +16,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import MISSING, dataclass, field, fields
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, get_args
 
 from validator.exceptions import FieldProblem, PackError
+from validator.findings import GrantPeriod
 
 __all__ = [
     "APOSTROPHES",
+    "LEAD_IN_STOPS",
     "ArgumentKind",
     "LanguagePack",
     "WordSequence",
@@ -36,11 +38,11 @@ APOSTROPHES = "\u2019\u2018\u02bc\u02b9\u02bb\u02bd\uff07\u00b4\u0060\u2032"
 """Characters used as an apostrophe (U+2019, U+02BC, ...): all read as ``'``."""
 _APOS = str.maketrans({c: "'" for c in APOSTROPHES})
 
-_STOPS = re.compile(r"[.!?:]")
+LEAD_IN_STOPS = re.compile(r"[.!?:]")
 """What ends a lead-in (a sentence's end, its colon): no lead-in phrase of a pack may hold one (the reader of pasted
-text reads only the sentence before a colon)."""
+text reads only the sentence before a colon, :mod:`validator.text.sentences`)."""
 
-GRANT_PERIODS = ("day", "week", "month", "year", "unlimited")
+GRANT_PERIODS = tuple(p for p in get_args(GrantPeriod) if p != "once")
 """The periods a pack's ``[grants]`` may name (how often a standing authorization may be used)."""
 
 _REQUIRED: Any = object()
@@ -357,12 +359,12 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
             read[f.name] = f.metadata["read"](node)
         elif f.default is MISSING and f.default_factory is MISSING:
             problems.append(FieldProblem(f.metadata["at"], f"the table is missing (LanguagePack.{f.name})"))
-    for path in ("nouns", "plurals", "roles", "arguments", "classes"):
+    for path in ("nouns", "plurals", "roles", "arguments"):  # ([classes] is a field's table: read above)
         if _table(data, path) is _REQUIRED:
             problems.append(FieldProblem(path, "the table is missing"))
     for path in ("pasted.attribution_verbs", "pasted.presenters", "pasted.documents"):
         held = _table(data, path)
-        stopped = [p for p in (held if isinstance(held, list) else ()) if _STOPS.search(str(p))]
+        stopped = [p for p in (held if isinstance(held, list) else ()) if LEAD_IN_STOPS.search(str(p))]
         problems += [FieldProblem(path, f"{p!r} holds '.', '!', '?' or ':'") for p in stopped[:1]]
     wrong = sorted(set(_table(data, "grants") if isinstance(data.get("grants"), dict) else ()) - set(GRANT_PERIODS))
     problems += [FieldProblem(f"grants.{k}", f"not a period: one of {', '.join(GRANT_PERIODS)}") for k in wrong]

@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from validator.findings import RequestSentence
 from validator.inputs.transcript import Fact, Transcript
-from validator.language import english
+from validator.language import LEAD_IN_STOPS, english
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.text.lexer import OPAQUE
 from validator.text.search import QUOTE_MARKS, find_bounded, normalize
@@ -106,21 +106,20 @@ def _quotation_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-_STOPS = re.compile(r"[.!?:]")
 _NON_SPACE = re.compile(r"\S")
 
 
 def _lead_ins(text: str) -> list[re.Match[str]]:
     """The attribution lead-ins of ``text`` ("the vendor wrote: "), exactly as ``finditer`` of the lead-in
     pattern finds them, but reading only the sentence before each colon instead of trying the pattern
-    at every position of the text. A lead-in holds no ``.``, ``!``, ``?`` or ``:`` before its own colon
-    (the pack's phrases hold none: :func:`_patterns` checks), so one that ends at a colon starts after the
-    last of them; the next match starts where the last one ended."""
+    at every position of the text. A lead-in holds no ``.``, ``!``, ``?`` or ``:`` before its own colon (the
+    pack's phrases hold none: :func:`validator.language.load_pack` refuses one), so one that ends at a colon starts
+    after the last of them; the next match starts where the last one ended."""
     lead_in = _patterns()[2]
     found: list[re.Match[str]] = []
     after = 0  # where the last lead-in ended
     previous = -1  # the last stop seen
-    for stop in _STOPS.finditer(text):
+    for stop in LEAD_IN_STOPS.finditer(text):
         at = stop.start()
         if text[at] == ":":
             rest = _NON_SPACE.search(text, at + 1)
