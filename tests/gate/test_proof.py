@@ -381,6 +381,12 @@ def test_each_field_of_a_pack_says_what_it_holds_and_where_it_is_read_from() -> 
     with pytest.raises(PackError, match=r"grants\.fortnight: not a period"):
         load_pack(text.replace("[grants]", '[grants]\nfortnight = ["every other week"]', 1))
     assert load_pack(text.replace("[deeds]", "[deeds_unread]", 1)).deeds == {}
+    with pytest.raises(PackError, match=r"roles\.adjuncts: cannot be read"):
+        load_pack(text.replace('adjuncts = ["about", "regarding"]', "adjuncts = 5", 1))
+    with pytest.raises(PackError, match=r"cannot be read: TypeError"):
+        load_pack(text.replace("[arguments.account]", "[arguments.account]\nwords = 7\n[unused_table]", 1))
+    with pytest.raises(PackError, match="not TOML"):
+        load_pack(text + "\n[[[")
     with pytest.raises(PackError, match=r"pasted\.presenters: \"here's:\" holds"):
         load_pack(text.replace('presenters = ["here\'s", ', 'presenters = ["here\'s:", ', 1))
 

@@ -356,7 +356,10 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
             continue
         node = _table(data, f.metadata["at"])
         if node is not _REQUIRED:
-            read[f.name] = f.metadata["read"](node)
+            try:
+                read[f.name] = f.metadata["read"](node)
+            except (TypeError, ValueError, AttributeError) as exc:  # a table of the wrong shape ("adjuncts = 5")
+                problems.append(FieldProblem(f.metadata["at"], f"cannot be read as LanguagePack.{f.name}: {exc}"))
         elif f.default is MISSING and f.default_factory is MISSING:
             problems.append(FieldProblem(f.metadata["at"], f"the table is missing (LanguagePack.{f.name})"))
     for path in ("nouns", "plurals", "roles", "arguments"):  # ([classes] is a field's table: read above)
@@ -370,6 +373,15 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
     problems += [FieldProblem(f"grants.{k}", f"not a period: one of {', '.join(GRANT_PERIODS)}") for k in wrong]
     if problems:
         raise PackError(problems)
+    try:
+        return _built(data, grammar, read)
+    except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a table of the wrong shape
+        where = "nouns, plurals, roles, arguments, classes"
+        raise PackError([FieldProblem(where, f"cannot be read: {type(exc).__name__}: {exc}")]) from None
+
+
+def _built(data: dict[str, Any], grammar: str, read: dict[str, Any]) -> LanguagePack:
+    """The pack, with the fields built from several tables at once beside those ``read`` holds."""
     nouns, lemmas, plurals = _nouns(data["nouns"], data["plurals"])
     roles = data["roles"]
     arguments = tuple(
@@ -411,10 +423,18 @@ def _words_of(node: Any) -> Iterator[str]:
 
 def load_pack(text: str, grammar: str | None = None) -> LanguagePack:
     """A language pack from the text of a TOML file of ``english.toml``'s shape and a grammar (the English
-    grammar when none is given)."""
+    grammar when none is given).
+
+    Raises:
+        PackError: the text is no TOML, or a table the pack needs is missing or of the wrong shape (each named).
+    """
     if grammar is None:
         grammar = resources.files(__name__).joinpath("english.lark").read_text(encoding="utf-8")
-    return _pack(tomllib.loads(text), grammar)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PackError([FieldProblem("", f"not TOML: {exc}")]) from None
+    return _pack(data, grammar)
 
 
 @cache
