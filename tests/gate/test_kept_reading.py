@@ -96,7 +96,7 @@ def test_a_conversation_is_parsed_once_then_kept(monkeypatch: pytest.MonkeyPatch
             parses += 1
             return self.g.parse(*args, **kwargs)
 
-    monkeypatch.setattr(requests, "grammar", lambda: Counting(real()))
+    monkeypatch.setattr(requests, "grammar", lambda pack=None: Counting(real(pack)))
     history = [f"Send an email to p{k}@acme.example about the lunch." for k in range(40)]
     transcript = Transcript(_messages([PAY[2] + ".", *history]))
     validator = Validator(POLICY, judge=STAMP)
@@ -247,7 +247,7 @@ def test_two_checks_reading_one_transcript_at_once_keep_one_parse_and_no_stale_m
     for n in range(200):
         messages += [Message(role="assistant", content="ok"), Message(role="user", content=f"Don't pay Bob {n} EUR.")]
     transcript = Transcript(messages)
-    monkeypatch.setattr(requests, "grammar", lambda: Racing())
+    monkeypatch.setattr(requests, "grammar", lambda pack=None: Racing())
 
     def check() -> None:
         read, kept = requests._read_sentences(transcript, 0, ALL_ON, tool)
@@ -259,7 +259,7 @@ def test_two_checks_reading_one_transcript_at_once_keep_one_parse_and_no_stale_m
         t.start()
     for t in threads:
         t.join()
-    monkeypatch.setattr(requests, "grammar", lambda: real)
+    monkeypatch.setattr(requests, "grammar", lambda pack=None: real)
     gc.collect()
     kept = transcript.fact(requests._READ, (ALL_ON, tool.verbs, tool.phrasal))
     assert all(kept.objs.get(i) is p for i, p in kept.objs.items())

@@ -119,8 +119,9 @@ def test_a_step_takes_no_value_from_what_its_parent_writes() -> None:
 def test_a_message_longer_than_is_read_for_people_names_more_than_one() -> None:
     """ "His" binds only when the message names one person in all; past what is read, another may be named."""
     from validator.gate.requests import _PEOPLE_READ, _people
+    from validator.language import english
 
     short = Transcript([Message("user", "Pay Bob 500 EUR, his IBAN is DE89370400440532013000.")])
-    assert _people(short, 0) == {"bob"}
+    assert _people(short, 0, english()) == {"bob"}
     long = Transcript([Message("user", "Pay Bob 500 EUR. " + "The weather is fine. " * (_PEOPLE_READ // 20))])
-    assert len(_people(long, 0)) > 1
+    assert len(_people(long, 0, english())) > 1

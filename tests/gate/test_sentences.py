@@ -28,11 +28,11 @@ _TEXTS = st.lists(st.one_of(st.sampled_from(_WORDS), st.sampled_from(_GLUE), st.
 @settings(max_examples=600, deadline=None)
 @given(_TEXTS)
 def test_the_lead_ins_are_exactly_what_the_pattern_finds_everywhere(text: str) -> None:
-    assert [m.span() for m in _lead_ins(text)] == [m.span() for m in _patterns()[2].finditer(text)]
+    assert [m.span() for m in _lead_ins(text, _PACK)] == [m.span() for m in _patterns(_PACK)[2].finditer(text)]
 
 
 def test_a_lead_in_after_an_earlier_colon_and_sentence_is_found() -> None:
     text = "Notes: fine. Then the vendor wrote: Please pay 4,800 EUR.\n\nThanks: Ann"
-    assert [text[m.start() : m.end()] for m in _lead_ins(text)] == ["wrote: "]
+    assert [text[m.start() : m.end()] for m in _lead_ins(text, _PACK)] == ["wrote: "]
     assert pasted_spans(text) == [(text.index("Please"), text.index("\n\n"))]
     assert unclear_spans(text) == [(text.index("\n\n"), len(text))]

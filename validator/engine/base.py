@@ -21,6 +21,7 @@ from validator.inputs.action import PendingAction
 from validator.inputs.checkinput import CheckInput
 from validator.inputs.conversations import TranscriptCaches
 from validator.inputs.transcript import Message, Transcript
+from validator.language import LanguagePack
 from validator.language.rules import CONTEXT_PREFIX, Rules
 from validator.policy import Policy
 from validator.telemetry import Telemetry
@@ -96,6 +97,9 @@ class ValidatorConfig:
     max_held_bytes: int = 64 * 1024 * 1024
     """Memory for the conversations :meth:`Validator.check` holds when it is given a ``conversation`` name
     (:mod:`validator.inputs.held`; twice their messages' JSON and 4 KiB each), the least recent let go."""
+    language: LanguagePack | None = None
+    """The language the user's words are read in: a pack of :func:`validator.language.load_pack` (its grammar,
+    its word tables and its verb table); None: the English pack shipped with the library."""
     rules_off: frozenset[str] = frozenset()
     """For measuring only (the eval's ablation): rules of :data:`validator.language.rules.RULES` switched off for this
     validator's checks. Never set it in production."""

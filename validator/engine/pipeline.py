@@ -356,7 +356,7 @@ class Validator(BaseValidator):
         if action.call_id and transcript.answered(action.call_id):  # it ran already: this is not a retry of it
             findings = Findings(check=CheckFinding("call_id_reused", action.call_id))
         elif tool_policy.exempt:
-            leak = egress(transcript, action.args, user_id, self.config.rules)
+            leak = egress(transcript, action.args, user_id, self.config.rules, self.config.language)
             if leak is None:
                 return decision.exempt(action.tool, tool_policy.risk)
             findings = Findings(
@@ -375,6 +375,7 @@ class Validator(BaseValidator):
                     budget=self.config.gate_budget,
                     edited=edited,
                     rules=self.config.rules,
+                    pack=self.config.language,
                 )
             except SearchBudgetExceeded as exc:
                 findings = Findings(check=CheckFinding("deadline", str(exc)))
@@ -391,6 +392,7 @@ class Validator(BaseValidator):
             user_id=user_id,
             agent_request=agent_request,
             telemetry=self.config.telemetry,
+            language=self.config.language,
         )
 
     def _decide(self, findings: Findings, judged: Judged | None, tool: str, messages: int) -> Verdict | None:

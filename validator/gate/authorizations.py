@@ -35,7 +35,7 @@ from typing import Any, cast
 from validator.exceptions import StoreError
 from validator.findings import GrantPeriod
 from validator.gate.grammar import grammar
-from validator.language import english
+from validator.language import LanguagePack, english
 from validator.store.records import StandingAuthorization, new_authorization_id
 from validator.text.entities import Entity, extract_entities, parse_entity
 from validator.text.paths import leaves, lookup, string_leaves
@@ -269,12 +269,13 @@ def grant_from_answer(
     )
 
 
-def grant_period(quote: str | None) -> GrantPeriod:
+def grant_period(quote: str | None, pack: LanguagePack | None = None) -> GrantPeriod:
     """How often a grant's words let it be used: ``once``, unless they name a period of the pack's ``[grants]``
     (``day``/``week``/``month``/``year``, or ``unlimited``: "whenever"), read among the words as the lexer reads
-    them (the pack's file names no other period: :func:`validator.language.load_pack`)."""
-    words = [part for w in grammar().words(quote or "") for part in w.norm.split(" ")]
-    for period, phrases in english().grant_periods.items():
+    them (the pack's file names no other period: :func:`validator.language.load_pack`; English by default)."""
+    pack = pack or english()
+    words = [part for w in grammar(pack).words(quote or "") for part in w.norm.split(" ")]
+    for period, phrases in pack.grant_periods.items():
         if any(tuple(words[i : i + len(p)]) == p for p in phrases for i in range(len(words) - len(p) + 1)):
             return cast(GrantPeriod, period)
     return "once"

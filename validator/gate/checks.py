@@ -76,7 +76,7 @@ from validator.inputs.action import (
     QuoteEvidence,
 )
 from validator.inputs.transcript import Transcript, is_users
-from validator.language import english, fold_apostrophes
+from validator.language import LanguagePack, english, fold_apostrophes
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy, ToolPolicy
 from validator.policy import sources as record_sources
@@ -107,19 +107,24 @@ def _locations(transcript: Transcript, hits: list[int], *, outside: bool = False
 
 
 def check_quote(
-    transcript: Transcript, index: int, quote: str, user_id: str | None = None, rules: Rules = ALL_ON
+    transcript: Transcript,
+    index: int,
+    quote: str,
+    user_id: str | None = None,
+    rules: Rules = ALL_ON,
+    pack: LanguagePack | None = None,
 ) -> QuoteFinding:
-    """Where one quote stands, and whether it is the user's."""
+    """Where one quote stands, and whether it is the user's (``pack``: the language pasted text is found by)."""
     needle = normalize(quote)
-    hits = user_index(transcript, user_id, rules).find_text(needle, MAX_LOCATIONS)
+    hits = user_index(transcript, user_id, rules, pack).find_text(needle, MAX_LOCATIONS)
     if hits:
         return QuoteFinding(index, quote, "user", _locations(transcript, hits))
-    hits = other_index(transcript, user_id, rules).find_text(needle, MAX_LOCATIONS)
+    hits = other_index(transcript, user_id, rules, pack).find_text(needle, MAX_LOCATIONS)
     if hits:
         return QuoteFinding(index, quote, "not_from_user", _locations(transcript, hits, outside=True))
     # a quote that runs from the user's own words into text they pasted stands in their message: it is
     # the user's, and only its own-words sentences are ever read as a request (request_sentences)
-    pasted = pasted_by_message(transcript, rules)
+    pasted = pasted_by_message(transcript, rules, pack)
     crossing = [i for i, m in enumerate(transcript.messages) if is_users(m, user_id) and i in pasted]
     hits = [i for i in crossing if locate(transcript.messages[i].content, needle, 1)][:MAX_LOCATIONS]
     return QuoteFinding(index, quote, "user" if hits else "not_found", _locations(transcript, hits))
@@ -134,7 +139,7 @@ def _check_quotes(ctx: CheckContext, justification: Justification) -> tuple[Quot
             key = normalize(e.quote)
             earlier = seen.get(key)
             found = (
-                check_quote(ctx.transcript, i, e.quote, ctx.user_id, ctx.rules)
+                check_quote(ctx.transcript, i, e.quote, ctx.user_id, ctx.rules, ctx.pack)
                 if earlier is None
                 else replace(earlier, index=i, quote=e.quote)
             )
@@ -153,6 +158,7 @@ def check_authorization(
     now: datetime,
     tool_risk: str = "general",
     targets: tuple[str, ...] = (),
+    pack: LanguagePack | None = None,
 ) -> tuple[AuthorizationFinding, StandingAuthorization | None]:
     """Whether one cited standing authorization counts for this action."""
     record = resolved.get(auth_id)
@@ -176,7 +182,7 @@ def check_authorization(
     if problems:
         return AuthorizationFinding(index, auth_id, "out_of_scope", "; ".join(problems), record.quote), None
     covers = f"covers {record.tool} where {dict(record.where)}"
-    return AuthorizationFinding(index, auth_id, "valid", covers, record.quote, grant_period(record.quote)), record
+    return AuthorizationFinding(index, auth_id, "valid", covers, record.quote, grant_period(record.quote, pack)), record
 
 
 def _target_values(
@@ -226,11 +232,11 @@ TIME_NOTE = "a time or a date in content the agent writes that the user's reques
 SPAN_NOTE = "an end that is not after the start the user named, on the same day"
 
 
-def _span_held(action: PendingAction, fills: Sequence[RequestFill]) -> Iterator[ValueFinding]:
+def _span_held(action: PendingAction, fills: Sequence[RequestFill], pack: LanguagePack) -> Iterator[ValueFinding]:
     """An end on the day the user's time starts, after it: each side of a span holds its own argument ("from 2 to 4
     in the afternoon"), but 2pm today and 4pm tomorrow is no span the user named; a time of its own ("tomorrow at
     3pm") names the start, and the call's end, the agent's to choose, stays on that day."""
-    ends = english().time_ends
+    ends = pack.time_ends
     starting = {f.path for f in fills if f.kind == "time" and not argument_words(f.path) & ends}
     finishing = [p for p in action.args if argument_words(p) & ends]
     for end in finishing:
@@ -314,18 +320,21 @@ def run_gate(
     budget: float | None = None,
     edited: Collection[str] = (),
     rules: Rules = ALL_ON,
+    pack: LanguagePack | None = None,
 ) -> Findings:
     """Run every code check on one action and return what they found (:func:`validator.decision.decide` decides
     what it comes to); see the module docstring. ``policy`` (the whole policy) lets a refusal suggest the tool
     the user did ask for. ``edited``: argument paths the user set themselves by
     editing the call when asked (their edit is the user's words for exactly those values). ``rules``: the
-    rules it runs with (all, outside an ablation)."""
+    rules it runs with (all, outside an ablation). ``pack``: the language the user's words are read in (English
+    by default)."""
     justification = action.parsed
     if justification is None:
         return Findings(justification_problems=action.problems or ("the justification does not parse",))
-    warm()  # one-time loads never count against the budget
+    pack = pack or english()
+    warm(pack)  # one-time loads never count against the budget
     deadline = None if budget is None else time.perf_counter() + budget
-    ctx = CheckContext(transcript, user_id=user_id, rules=rules, deadline=deadline, now=now)
+    ctx = CheckContext(transcript, user_id=user_id, rules=rules, deadline=deadline, now=now, pack=pack)
     quotes = _check_quotes(ctx, justification)
     ctx.within("checking the quotes")
     auth_findings: list[AuthorizationFinding] = []
@@ -341,19 +350,20 @@ def run_gate(
                 now=now,
                 tool_risk=tool_policy.risk,
                 targets=tool_policy.targets,
+                pack=pack,
             )
             auth_findings.append(finding)
             if record is not None:
                 valid.append(record)
     if justification.found:
-        requests = found_sentences(transcript, user_id, rules)
+        requests = found_sentences(transcript, user_id, rules, pack)
     else:
         cited = [
             (q.index, normalize(q.quote), [loc.message for loc in q.locations]) for q in quotes if q.status == "user"
         ]
-        requests = request_sentences(transcript, cited, rules)
-    sense = sense_of(action.tool, tool_policy, action)
-    others = _others(policy, action.tool)
+        requests = request_sentences(transcript, cited, rules, pack)
+    sense = sense_of(action.tool, tool_policy, action, pack)
+    others = _others(policy, action.tool, pack)
     intent = read_request(sense, requests, ctx, others=tuple(others.values()))
     if not intent.requested and intent.proof != "disproved" and policy is not None:
         intent = _as_step(ctx, intent, sense, tool_policy, policy, action, requests)
@@ -403,7 +413,7 @@ cite (the newest first). Reading fewer sentences only leaves a request unknown, 
 
 
 def found_sentences(
-    transcript: Transcript, user_id: str | None = None, rules: Rules = ALL_ON
+    transcript: Transcript, user_id: str | None = None, rules: Rules = ALL_ON, pack: LanguagePack | None = None
 ) -> tuple[RequestSentence, ...]:
     """The sentences of the user's own words in the conversation, as if each were cited: the evidence of a
     call whose host cannot carry a justification (:data:`~validator.inputs.action.FOUND`).
@@ -420,9 +430,9 @@ def found_sentences(
             break
         if not is_users(transcript.messages[i], user_id):
             continue
-        own = own_words(transcript, i, rules)
+        own = own_words(transcript, i, rules, pack)
         found: list[RequestSentence] = []
-        for x in split_sentences(own):
+        for x in split_sentences(own, pack):
             text = own[x.start : x.end]
             if any(ch.isalnum() for ch in text):
                 found.append(RequestSentence(i, x.start, x.end, text, -1, x.lead))
@@ -434,9 +444,11 @@ def found_sentences(
     return tuple(reversed(out))
 
 
-def sense_of(tool: str, tool_policy: ToolPolicy, action: PendingAction | None = None) -> ToolSense:
+def sense_of(
+    tool: str, tool_policy: ToolPolicy, action: PendingAction | None = None, pack: LanguagePack | None = None
+) -> ToolSense:
     """What the reader needs of a tool: its intents and its arguments (the call's, and the policy's targets and
-    amounts), each with its kind."""
+    amounts), each with its kind, read in ``pack`` (English by default)."""
     args = [str(k) for k in action.args if k != "justification"] if action is not None else []
     amounts = tool_policy.amount_paths(tool)
     return ToolSense.of(
@@ -450,6 +462,7 @@ def sense_of(tool: str, tool_policy: ToolPolicy, action: PendingAction | None = 
         if action is None
         else [p for p in (*tool_policy.targets, *amounts) if lookup(action.args, p)[0] == "found"],
         open=action is None,
+        pack=pack,
     )
 
 
@@ -460,16 +473,16 @@ def _declared_fills(
     out: list[RequestFill] = []
     for r in requests:
         original = transcript.messages[r.message].content[r.start : r.end]
-        parse = grammar().parse(r.text, original=original, verbs=sense.verbs)
+        parse = grammar(sense.pack).parse(r.text, original=original, verbs=sense.verbs)
         out += [request_fill(r, f, -1) for f in declared(parse, sense)]
     return tuple(out)
 
 
-def _others(policy: Policy | None, tool: str) -> dict[str, ToolSense]:
+def _others(policy: Policy | None, tool: str, pack: LanguagePack) -> dict[str, ToolSense]:
     """The policy's other tools, as the reader reads them (a later request for one takes nothing back)."""
     if policy is None:
         return {}
-    return {name: sense_of(name, tp) for name, tp in policy.tools.items() if name != tool}
+    return {name: sense_of(name, tp, pack=pack) for name, tp in policy.tools.items() if name != tool}
 
 
 def _as_step(
@@ -485,12 +498,12 @@ def _as_step(
     of the user's, in any message, negate the step itself ("Post it, but never log in")."""
     if not tool_policy.step_of:
         return intent
-    negation = negated_anywhere(ctx.transcript, sense, ctx.rules, ctx.deadline)
+    negation = negated_anywhere(ctx.transcript, sense, ctx.rules, ctx.deadline)  # (read in the sense's pack)
     if negation is not None:
         return replace(intent, proof="disproved", negated=True, problem="negated", detail=negation.detail)
     for parent in tool_policy.step_of:
-        parent_sense = sense_of(parent, policy.for_tool(parent))
-        others = tuple(_others(policy, parent).values())
+        parent_sense = sense_of(parent, policy.for_tool(parent), pack=ctx.pack)
+        others = tuple(_others(policy, parent, ctx.pack).values())
         found = read_request(parent_sense, requests, ctx, others=others)
         if found.requested:
             # the step's own values come from the user's own words ("my username is dr_smith"), never through
@@ -554,19 +567,21 @@ def _grounded_by(
             action, tuple(t for t in declared if t not in amounts), keyed=tool_policy.risk == "dangerous"
         )
     ) + tuple(
-        _ambiguous(ground(path, value, kind="amount", scope_path=target, currency=currency), requests, currency)
+        _ambiguous(
+            ground(path, value, kind="amount", scope_path=target, currency=currency), requests, currency, ctx.pack
+        )
         for path, target, value in _target_values(action, amounts)
         if value is not None
     )
-    targets += tuple(_span_held(action, fills))
+    targets += tuple(_span_held(action, fills, ctx.pack))
     if tool_policy.risk == "dangerous":
         targets += tuple(_repeated(action.args, (*declared, *amounts), amounts))
-    if amounts and intent.multiple and _several_payees(fills, declared, requests):
+    if amounts and intent.multiple and _several_payees(fills, declared, requests, ctx.pack):
         targets = tuple(_joint(v) if v.kind == "amount" else v for v in targets)
     covered = tuple(tuple(p.split(".")) for p in (*declared, *amounts))
     options = tool_policy.options if rules.on(Rule.OPTIONS) else {}
     if options:
-        targets += tuple(option_findings(action.args, options, requests, ground))
+        targets += tuple(option_findings(action.args, options, requests, ground, ctx.pack))
     if tool_policy.risk == "dangerous" and rules.on(Rule.DANGEROUS_ARGUMENTS):
         given = any(lookup(action.args, a)[0] == "found" for a in amounts)
         read = (*covered, *(tuple(p.split(".")) for p in options))
@@ -586,7 +601,7 @@ def _grounded_by(
         targets += tuple(_content_findings(ctx, action, content, ground, requests))
         if rules.on(Rule.OPTIONS):
             classified = (*tool_policy.classified(action.tool), *(f.path for f in fills))
-            targets += tuple(unclassified(action.args, classified, requests))
+            targets += tuple(unclassified(action.args, classified, requests, ctx.pack))
     strings = [
         (path, text)
         for keys, path, text in keyed_strings(dict(action.args))
@@ -598,7 +613,7 @@ def _grounded_by(
         for entity in extract_entities(text)
     )
     if rules.on(Rule.EGRESS):  # a secret counts only where the request names it for this call
-        declared_secrets = users_secrets(transcript, ctx.user_id)
+        declared_secrets = users_secrets(transcript, ctx.user_id, ctx.pack)
         entities += tuple(
             ground(path, secret, kind="secret", target=False)
             for path, text in strings
@@ -628,12 +643,14 @@ def _repeated(args: Mapping[str, Any], paths: Sequence[str], amounts: Sequence[s
                 yield ValueFinding(path, None, "unreadable", None, note=REPEATED_NOTE)
 
 
-def _several_payees(fills: Sequence[RequestFill], targets: Sequence[str], requests: Sequence[RequestSentence]) -> bool:
+def _several_payees(
+    fills: Sequence[RequestFill], targets: Sequence[str], requests: Sequence[RequestSentence], pack: LanguagePack
+) -> bool:
     """Whether the request, asking for several actions, puts several values in one target of a money tool
     ("Pay 100 EUR to Bob and Ann", "… together", "… between them") with no word that gives each one the
     amount ("each", "apiece"): its amount is then for each of them or for all together, and code cannot tell."""
     words = {w.casefold() for r in requests for w in re.findall(r"[^\W\d_]+", r.valued())}
-    if words & english().distributive:
+    if words & pack.distributive:
         return False
     for path in targets:
         named = {f.text.casefold() for f in fills if f.path == path and f.kind not in ("money", "amount")}
@@ -651,11 +668,13 @@ def _joint(finding: ValueFinding) -> ValueFinding:
 JOINT_NOTE = "the request names several payees and one amount: ask whether it is each one's or the group's"
 
 
-def _ambiguous(finding: ValueFinding, requests: Sequence[RequestSentence], currency: str) -> ValueFinding:
+def _ambiguous(
+    finding: ValueFinding, requests: Sequence[RequestSentence], currency: str, pack: LanguagePack
+) -> ValueFinding:
     """An amount not proved, noted when the request wrote it with a currency sign or word several share."""
     if finding.proof == "proved" or not currency:
         return finding
-    note = ambiguous_currency(requests, currency)
+    note = ambiguous_currency(requests, currency, pack)
     return finding if note is None else replace(finding, note="; ".join(n for n in (finding.note, note) if n))
 
 
@@ -689,9 +708,9 @@ def _content_findings(
     them one the user's request names ("Tell Bob the meeting is at 3pm." is no body saying 5pm), and no run of
     :data:`COPIED_WORDS` words in a row copied from an outside party's message (an email's text forwarded into
     a post, a vendor's wording sent on as the user's)."""
-    transcript = ctx.transcript
+    transcript, g = ctx.transcript, grammar(ctx.pack)
     texts = _request_texts(transcript, requests)
-    said = {w.norm for text in texts for w in grammar().words(text) if "TIMEX" in w.classes}
+    said = {w.norm for text in texts for w in g.words(text) if "TIMEX" in w.classes}
     for path in content:
         found, value = lookup(action.args, path)
         if found != "found" or not isinstance(value, str):
@@ -699,10 +718,10 @@ def _content_findings(
         for amount in amounts_in(value[:MAX_CONTENT_READ]):
             if not amount.is_time and amount.currency is not None:
                 yield ground(f"{path}(amount)", amount.value, kind="amount", currency=amount.currency, target=False)
-        for w in grammar().words(value[:MAX_CONTENT_READ]):
+        for w in g.words(value[:MAX_CONTENT_READ]):
             if "TIMEX" in w.classes and w.norm not in said:
                 yield ValueFinding(f"{path}(time)", w.text, "not_found", "time", note=TIME_NOTE)
-        copied = copied_from_outside(transcript, value, ctx.user_id)
+        copied = copied_from_outside(transcript, value, ctx.user_id, ctx.pack)
         if copied is not None:
             message, words = copied
             yield ValueFinding(

@@ -40,7 +40,7 @@ from validator.gate.reader import (
     unread,
 )
 from validator.gate.semantics import plainly_described
-from validator.language import english, english_verb_lemmas
+from validator.language import LanguagePack
 from validator.language.rules import CONTEXT_PREFIX
 from validator.text.lexer import OPEN, Word, in_pack_language
 
@@ -168,7 +168,7 @@ def _negation_row(s: Sentence) -> Outcome | None:
     mine = s.memo.reading(s.parse, s.tool)
     if mine is None or mine.proof != "disproved":
         return None
-    found = _negation(s.parse, s.fills)
+    found = _negation(s.parse, s.fills, s.tool.pack)
     if isinstance(found, Disproved) and not s.own_message:  # in an earlier message of the turn the user decides
         return Unknown("negation")
     return found
@@ -199,7 +199,7 @@ def _reason(s: Sentence) -> Outcome | None:
     reasons = {r.reason for r in s.parse.readings if r.kind == "reason"}
     if not reasons or not all(r.kind == "reason" for r in s.parse.readings):
         return None
-    deeds = english().deeds
+    deeds = s.tool.pack.deeds
     verbs = frozenset().union(*(i.deed_names for i in s.tool.intents))
     if all(verbs & deeds.get(reason, frozenset()) for reason in reasons):
         return STANDING  # "Please archive t-12. I'm done with it.": a reason for this kind of deed
@@ -231,7 +231,7 @@ def _declaration(s: Sentence) -> Outcome | None:
 def _statement(s: Sentence) -> Outcome | None:
     if not all(r.kind == "stated" for r in s.parse.readings):
         return None
-    if _carries(s.parse) or _talks_of_words(s.parse, statement=True):
+    if _carries(s.parse) or _talks_of_words(s.parse, s.tool.pack, statement=True):
         # a statement may take the request back, or make it someone else's words, in words no table knows ("I
         # changed my mind.") or by telling of a message got or written ("I got an sms from Eve."): only a
         # statement of known words, telling of no message, is read ("That lottery email is spam." describes one)
@@ -255,39 +255,39 @@ def _what_it_is(s: Sentence) -> Outcome | None:
     kinds = acted_on_kinds(s.tool) | _filled_kinds(s.tool, s.fills)
     for r in saying:
         phrase = r.fragment
-        if phrase is None or not plainly_described(phrase, s.parse.words, english()):
+        if phrase is None or not plainly_described(phrase, s.parse.words, s.tool.pack):
             return Unknown("what-it-is")
         if r.kind == "identified" and not phrase.kinds & kinds:
             return Unknown("what-it-is")
     return STANDING
 
 
-def _talks_of_words(parse: Parse, *, statement: bool = False) -> bool:
+def _talks_of_words(parse: Parse, pack: LanguagePack, *, statement: bool = False) -> bool:
     """Whether a sentence is about words said or written: a noun of something said, a word pointing into the
     conversation or back (in a statement :func:`_about` reads those), a verb of saying or writing ("What did they
     demand?", "Is the next request bogus?"), a noun of a message (one that is no document: "sms", "email"; "my
     notes" are a document). In a ``statement``, a message counts only with a verb telling what was done with it
     ("I got an sms from Eve."): "That lottery email is spam." describes it."""
-    pack = english()
     said = pack.said | pack.conversation | pack.ahead | (frozenset() if statement else pack.pointing)
     messages = any("message" in w.kinds and "document" not in w.kinds for w in parse.words)
     if any(w.norm in said or (w.lemma or "") in said for w in parse.words):
         return True
     clauses = [a for r in parse.readings for a in r.actions]
-    if any(a.verb in _saying_verbs() for a in clauses):
+    saying = _saying_verbs(pack)
+    if any(a.verb in saying for a in clauses):
         return True
     if not statement:  # a question's verbs are its words ("What did they demand?")
-        return messages or any(w.verb in _saying_verbs() for w in parse.words if w.classes & {"VB", "VBN", "VBZ"})
+        return messages or any(w.verb in saying for w in parse.words if w.classes & {"VB", "VBN", "VBZ"})
     return messages and any(a.verb != "be" for a in clauses)
 
 
 @cache
-def _saying_verbs() -> frozenset[str]:
+def _saying_verbs(pack: LanguagePack) -> frozenset[str]:
     """The lemmas of the pack's verbs of writing or saying (its attribution lead-ins: "wrote", "says", "texted")."""
     found: set[str] = set()
-    for words in english().attribution_verbs:
+    for words in pack.attribution_verbs:
         if len(words) == 1:  # "wrote", "texted"; "got this" is no verb of saying without its "this"
-            found.update(english_verb_lemmas(words[0]))
+            found.update(pack.verb_lemmas(words[0]))
     return frozenset(found)
 
 
@@ -301,7 +301,7 @@ def _carries(parse: Parse) -> bool:
 
 def _frame(s: Sentence) -> Outcome | None:
     """ "We are role-playing.", "This is a quiz.": a word that makes what is said a game, a test or an example."""
-    frames = english().frame_words
+    frames = s.tool.pack.frame_words
     if any(w.norm in frames or (w.lemma or "") in frames or (w.verb or "") in frames for w in s.parse.words):
         return Unknown("frame")
     return None
@@ -310,7 +310,7 @@ def _frame(s: Sentence) -> Outcome | None:
 def _question(s: Sentence) -> Outcome | None:
     if not all(r.kind == "asked" for r in s.parse.readings):
         return None
-    if s.after or _carries(s.parse) or _talks_of_words(s.parse):
+    if s.after or _carries(s.parse) or _talks_of_words(s.parse, s.tool.pack):
         return Unknown("question")  # "Is the next request bogus?", "What did they demand?": about words said
     return STANDING  # "Where are my notes? Forward them to Bob.": asking for information first
 
@@ -319,7 +319,7 @@ def _request(s: Sentence) -> Outcome | None:
     readings = s.parse.readings
     if not all(r.kind in ("request", "negated") for r in readings):
         return None
-    if _corrects(s.parse):
+    if _corrects(s.parse, s.tool.pack):
         return Unknown("request")  # "Oh, pay him 60 EUR.", "Just pay 90 EUR …"
     mine = s.memo.reading(s.parse, s.tool)
     alone, values = s.memo.alone(s.parse, s.tool, s.others, mine)
@@ -389,7 +389,7 @@ _NOT_TARGETS = frozenset({"money", "number", "measure", "time", "text", "reporte
 """Kinds of a request's values a forbidden address or account is never compared with."""
 
 
-def _negation(parse: Parse, fills: Sequence[Fill]) -> Outcome:
+def _negation(parse: Parse, fills: Sequence[Fill], pack: LanguagePack) -> Outcome:
     """A later negation of the same action: it takes the request back (disproved) when it names no value or
     a value the request has; it leaves it standing only when every value it forbids is an address, an account
     or an id provably other than each of the request's; anything between is unknown ("Don't pay Bob." after
@@ -397,7 +397,7 @@ def _negation(parse: Parse, fills: Sequence[Fill]) -> Outcome:
     named = forbidden_values(parse)
     if not named or any(same_value(v, f.value) for v in named for f in fills):
         return Disproved("negation")
-    if any(w.norm in english().pointing for w in parse.words):
+    if any(w.norm in pack.pointing for w in parse.words):
         return Unknown("negation")  # "Don't pay him from DE44…": about this payment
     compared = [f.value for f in fills if f.value.kind not in _NOT_TARGETS]
     if any(v.kind not in PROVABLE or any(c.kind != v.kind for c in compared) for v in named):
@@ -453,7 +453,7 @@ def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill], *, after: bool)
     payment is cancelled.", "The IBAN is wrong."; before it, a statement describing the thing frames it:
     "That lottery email is spam."); its verb is the tool's ("I paid.", "It's deleted."); or its verb has no
     object ("I cancelled.", "I reconsidered.")."""
-    pack = english()
+    pack = tool.pack
     values = [f.value for f in fills]
     kinds = {f.value.kind for f in fills} - {"name", "text", "reported"}
     naming = pack.said | pack.conversation
@@ -469,7 +469,7 @@ def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill], *, after: bool)
             else:  # before it, a thing described frames it ("That lottery email is spam."): only what is unread
                 starts = {p.start for p in phrases if p.form == "described"}
                 words_ = [w for w in parse.words if not ("DET" in w.classes and w.start in starts)]
-                alone = unread(clause, words_)
+                alone = unread(clause, words_, pack)
             if alone is not None:
                 return True
             if any(same_value(v, r) for v in named for r in values) or any(v.kind in kinds for v in named):
@@ -506,7 +506,7 @@ def _declares_argument(reading: Reading, tool: ToolSense, others: Sequence[ToolS
     """Whether every value the sentence declares is the user's own value of a kind arguments take ("My
     username is …", "My number is …"): its noun names an argument of a tool, or a kind of the pack's; "My
     answer is 'no'." declares none."""
-    pack = english()
+    pack = tool.pack
     kinds = pack.declared_kinds
     known = pack.identity.union(*(k.words for k in pack.arguments if k.kinds & kinds))
     arguments = [a for t in (tool, *others) for a in t.arguments if a.kind is None or a.kind.kinds & kinds]
@@ -526,10 +526,9 @@ def _owned_by_request(d: Declaration, fills: Sequence[Fill]) -> bool:
     return d.owner == OWNER_USER or bool(owned_by(d, names))
 
 
-def _corrects(parse: Parse) -> bool:
+def _corrects(parse: Parse, pack: LanguagePack) -> bool:
     """Whether a later request opens with a word that may correct the one before ("Oh, …", "Ok, …",
     "Actually, …", "Just …"): the pack's interjections, fillers and adverbs (``additive`` aside)."""
-    pack = english()
     verbs = {a.verb.split()[0] for r in parse.readings for a in r.actions}
     first = next((w.start for w in parse.words if w.verb in verbs and w.classes & {"VB", "VBG"}), 0)
     return any(
@@ -551,10 +550,11 @@ def _stands_alone(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mi
     """Whether every verb of a request beside or after the request stands on its own: no word pointing back,
     no free text, nothing naming the request's thing or one of its arguments, and it is a request of a tool the
     policy knows (of this one only when it is proved)."""
-    conversation, negatives = english().conversation, english().negatives
+    pack = tool.pack
+    conversation, negatives = pack.conversation, pack.negatives
     for reading in parse.readings:
         for action in reading.actions:
-            if own_work(action):
+            if own_work(action, pack):
                 said = [w for w in parse.words if action.start <= w.start < action.end]
                 if any("NOT" in w.classes or w.norm in negatives for w in said):
                     return False  # "tell me something I don't know": a negation in it, whatever it governs
@@ -563,7 +563,7 @@ def _stands_alone(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mi
             # another request of its own names its kind of thing as it does ("Email Ann the report. Email Bob
             # the report."): only what is unread there is about it
             alone = (
-                unread(action, parse.words)
+                unread(action, parse.words, pack)
                 if mine_too
                 else not_alone(action, tool, parse.words, (), people=not action.negated)
             )

@@ -31,6 +31,7 @@ from validator.findings import EgressKind
 from validator.gate.index import other_index, user_index
 from validator.gate.secrets import secrets_in, users_secrets
 from validator.inputs.transcript import Transcript, is_users
+from validator.language import LanguagePack
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.text.entities import extract_entities
 from validator.text.paths import string_leaves
@@ -52,13 +53,18 @@ class Egress:
 
 
 def egress(
-    transcript: Transcript, args: Mapping[str, Any], user_id: str | None = None, rules: Rules = ALL_ON
+    transcript: Transcript,
+    args: Mapping[str, Any],
+    user_id: str | None = None,
+    rules: Rules = ALL_ON,
+    pack: LanguagePack | None = None,
 ) -> Egress | None:
-    """The first link in ``args`` that would carry data out (see the module docstring), if any."""
+    """The first link in ``args`` that would carry data out (see the module docstring), if any; ``pack``: the
+    language pasted text and declared secrets are found by (English by default)."""
     if not rules.on(Rule.EGRESS):
         return None
-    users, others = user_index(transcript, user_id, rules), other_index(transcript, user_id, rules)
-    declared = users_secrets(transcript, user_id)
+    users, others = user_index(transcript, user_id, rules, pack), other_index(transcript, user_id, rules, pack)
+    declared = users_secrets(transcript, user_id, pack)
 
     def _user_has(text: str) -> bool:
         return bool(users.containing(text.casefold(), 1))

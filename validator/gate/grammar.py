@@ -206,7 +206,11 @@ class Grammar:
             return None, None
 
 
-@cache
 def grammar(pack: LanguagePack | None = None) -> Grammar:
-    """The compiled grammar of ``pack`` (English by default)."""
-    return Grammar(pack or english())
+    """The compiled grammar of ``pack`` (English by default), built once a pack."""
+    return _grammar(pack or english())
+
+
+@cache
+def _grammar(pack: LanguagePack) -> Grammar:
+    return Grammar(pack)

@@ -30,7 +30,7 @@ from validator.gate.provenance import Trace, has_field, trace
 from validator.gate.reader import carried_spans, forbidden_spans
 from validator.gate.semantics import hedged
 from validator.inputs.transcript import Transcript
-from validator.language import english
+from validator.language import LanguagePack, english
 from validator.language.rules import Rule, Rules
 from validator.store.records import StandingAuthorization
 from validator.text.entities import (
@@ -94,15 +94,15 @@ def as_number(value: Any) -> Decimal | None:
     return None
 
 
-def _allowed(text: str, negation: bool = True) -> str:
-    """``text`` with every clause a negation governs blanked out (positions kept); as is with the ``negation``
-    rule off."""
-    return _unnegated(text) if negation else text
+def _allowed(text: str, pack: LanguagePack, negation: bool = True) -> str:
+    """``text`` with every clause a negation governs blanked out (positions kept), read in ``pack``; as is with
+    the ``negation`` rule off."""
+    return _unnegated(text, pack) if negation else text
 
 
 @lru_cache(maxsize=512)
-def _unnegated(text: str) -> str:
-    return _blanked(text, forbidden_spans(text))
+def _unnegated(text: str, pack: LanguagePack) -> str:
+    return _blanked(text, forbidden_spans(text, grammar(pack)))
 
 
 def _blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
@@ -113,10 +113,10 @@ def _blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
 
 
 @lru_cache(maxsize=512)
-def _designating(text: str, negation: bool = True) -> str:
+def _designating(text: str, pack: LanguagePack, negation: bool = True) -> str:
     """``text`` as it may name what a lookup asks for: :func:`_allowed`, and every word no table knows blanked
     (a carried word never selects: "pay the electricity bill" designates no record by "electricity")."""
-    return _blanked(_allowed(text, negation), carried_spans(text))
+    return _blanked(_allowed(text, pack, negation), carried_spans(text, grammar(pack)))
 
 
 def _identity(entity: Entity) -> tuple[str, str]:
@@ -151,12 +151,11 @@ def _identities(text: str) -> frozenset[tuple[str, str]]:
 
 
 @lru_cache(maxsize=512)
-def _quantities(text: str) -> tuple[tuple[Decimal, str | None], ...]:
+def _quantities(text: str, markers: frozenset[str]) -> tuple[tuple[Decimal, str | None], ...]:
     """The numbers of one request sentence that are quantities, with their currency: not a time of day,
     not a group of an IBAN, an account, a phone number or a link, not an identifier's number ("invoice
-    2026", "#443")."""
+    2026", "#443"; ``markers``: the pack's words of an identifier)."""
     taken = [(e.start, e.end) for e in extract_entities(text)]  # in order of appearance, as amounts are
-    markers = english().identifier_markers
     out = []
     k = 0
     for a in amounts_in(text):  # one walk over both lists: linear in the text
@@ -173,10 +172,11 @@ def _quantities(text: str) -> tuple[tuple[Decimal, str | None], ...]:
     return tuple(out)
 
 
-def named_currencies(texts: Iterable[str]) -> frozenset[str]:
+def named_currencies(texts: Iterable[str], pack: LanguagePack | None = None) -> frozenset[str]:
     """The currencies the user's request names: by an amount, or by a currency word or sign of its own."""
     texts = list(texts)  # read twice (a generator would be empty the second time)
-    named = {c for t in texts for _, c in _quantities(t) if c}
+    markers = (pack or english()).identifier_markers
+    named = {c for t in texts for _, c in _quantities(t, markers) if c}
     for t in texts:
         named.update(CURRENCIES[w] for w in re.findall(r"[^\W\d_]+|[^\w\s]", t.casefold()) if w in CURRENCIES)
     return frozenset(named)
@@ -215,10 +215,12 @@ def _same_currency(said: str | None, currency: str | None, named: Named) -> bool
     return settles(said, currency, settled)
 
 
-def ambiguous_currency(requests: Sequence[RequestSentence], currency: str) -> str | None:
+def ambiguous_currency(
+    requests: Sequence[RequestSentence], currency: str, pack: LanguagePack | None = None
+) -> str | None:
     """A note when the request writes an amount with a sign or word that ``currency`` shares with others."""
     families = sorted(
-        c for c in named_currencies(r.text for r in requests) if currency in AMBIGUOUS_CURRENCIES.get(c, ())
+        c for c in named_currencies((r.text for r in requests), pack) if currency in AMBIGUOUS_CURRENCIES.get(c, ())
     )
     if not families:
         return None
@@ -229,9 +231,17 @@ def ambiguous_currency(requests: Sequence[RequestSentence], currency: str) -> st
     )
 
 
-def _holds(text: str, value: Any, entity: Entity | None, currency: str | None, named: Named = NONE_NAMED) -> bool:
+def _holds(
+    text: str,
+    value: Any,
+    entity: Entity | None,
+    currency: str | None,
+    named: Named = NONE_NAMED,
+    pack: LanguagePack | None = None,
+) -> bool:
     """Whether ``text`` holds ``value`` as a value. A number with no currency matches an amount in a
-    currency only when the user's request names that currency (``named``)."""
+    currency only when the user's request names that currency (``named``); ``pack``: the language of ``text``
+    (English by default)."""
     if entity is not None:
         kind, key = _identity(entity)
         if kind == "link":
@@ -239,17 +249,18 @@ def _holds(text: str, value: Any, entity: Entity | None, currency: str | None, n
         return (kind, key) in _identities(text)
     number = as_number(value)
     if number is not None:
-        return any(n == number and _same_currency(c, currency, named) for n, c in _quantities(text))
+        markers = (pack or english()).identifier_markers
+        return any(n == number and _same_currency(c, currency, named) for n, c in _quantities(text, markers))
     return isinstance(value, str) and _holds_token(text, value)
 
 
-def stands_in(text: str, value: Any) -> bool:
+def stands_in(text: str, value: Any, pack: LanguagePack | None = None) -> bool:
     """Whether ``text`` holds ``value`` as a value, as the gate reads every value (an entity by its identity, a
     number as a quantity in any currency, else a whole token), for values not read as a request's fill."""
     if isinstance(value, str) and len(value) > MAX_VALUE:
         return False
     entity = parse_entity(value) if isinstance(value, str) else None
-    return _holds(text, value, entity, None)
+    return _holds(text, value, entity, None, pack=pack)
 
 
 def _anchor(value: Any, entity: Entity | None) -> str:
@@ -272,7 +283,12 @@ def _anchor(value: Any, entity: Entity | None) -> str:
 
 
 def _find(
-    index: TextIndex, transcript: Transcript, value: Any, entity: Entity | None, currency: str | None
+    index: TextIndex,
+    transcript: Transcript,
+    value: Any,
+    entity: Entity | None,
+    currency: str | None,
+    pack: LanguagePack,
 ) -> list[int]:
     """Messages of ``index`` that hold ``value`` as a value (candidates by a verbatim anchor, then parsed)."""
     anchor = _anchor(value, entity).strip()
@@ -282,8 +298,8 @@ def _find(
     found = []
     for i in candidates:
         text = transcript.messages[i].content
-        named = Named(named_currencies([text]) if currency else frozenset())  # the currency its source names
-        if _holds(text, value, entity, currency, named):
+        named = Named(named_currencies([text], pack) if currency else frozenset())  # the currency its source names
+        if _holds(text, value, entity, currency, named, pack):
             found.append(i)
     return found[:MAX_LOCATIONS]
 
@@ -325,7 +341,7 @@ def ground_value(
 ) -> ValueFinding:
     """Where one argument value came from: the user's request, a cited authorization, elsewhere, nowhere.
     ``target=False``: an entity inside another argument (see :attr:`Grounds.fills`)."""
-    transcript, rules, user_id = ctx.transcript, ctx.rules, ctx.user_id
+    transcript, rules, user_id, pack = ctx.transcript, ctx.rules, ctx.user_id, ctx.pack
     requests, fills = grounds.requests, grounds.fills
     if value is UNREADABLE:
         return ValueFinding(path, None, "unreadable", kind)
@@ -348,18 +364,19 @@ def ground_value(
     if found_in is not None:
         return ValueFinding(path, value, found_in[0], kind, _locations(transcript, found_in[1]), note=note)
     # Reported, not decided: where else the value stands, as a value, in the user's own words or elsewhere.
-    elsewhere = _find(user_index(transcript, user_id, rules), transcript, value, entity, currency)
+    elsewhere = _find(user_index(transcript, user_id, rules, pack), transcript, value, entity, currency, pack)
     if elsewhere:
         status: ValueStatus = "user_elsewhere"
         if negation and not any(
-            _holds(_allowed(t), value, entity, currency) for t in _own_sentences(transcript, elsewhere, rules)
+            _holds(_allowed(t, pack), value, entity, currency, pack=pack)
+            for t in _own_sentences(transcript, elsewhere, rules, pack)
         ):
             status = "forbidden"  # the user named it only to forbid it ("Never send anything to eve@...")
         return ValueFinding(path, value, status, kind, _locations(transcript, elsewhere), note=note)
     # where else it came from is reported loosely: an amount a call names no currency for came from a vendor's
     # "4,800 EUR" as much as from a bare 4800 (strict only where it would ground the call)
     loose = None if currency == NO_CURRENCY else currency
-    found = _find(other_index(transcript, user_id, rules), transcript, value, entity, loose)
+    found = _find(other_index(transcript, user_id, rules, pack), transcript, value, entity, loose, pack)
     if found and rules.on(Rule.PROVENANCE):
         slot = [f for f in fills if _under(path, f.path) or _under(f.path, path)] if target else []
         scalar = not path.endswith("]")  # one value, not an element of a list argument
@@ -390,6 +407,7 @@ def _fill_holds(
     entity: Entity | None,
     currency: str | None,
     named: Named,
+    pack: LanguagePack,
     *,
     content: bool = False,
 ) -> bool:
@@ -403,16 +421,18 @@ def _fill_holds(
             return False  # "1500 km" is no amount, and no count of anything but kilometres
         return _same_currency(fill.currency, currency, named)
     if entity is not None:
-        return _holds(fill.text, value, entity, currency)
+        return _holds(fill.text, value, entity, currency, pack=pack)
     if not isinstance(value, str | int):
         return False
     if fill.kind in _EXACT:  # a path or a file name is itself: "./build" is not "/build", "Report.pdf" not "report.pdf"
         return str(value).strip() == fill.text
     a, b = normalize(str(value)).strip(" '\""), normalize(fill.text).strip(" '\"")
     if content and fill.kind == "reported" and b:  # what the user said it says, in the agent's words
-        return says_the_same(b, a) and says_the_same(b, str(value))  # as written too: "Ann" is a name, "ann" none
+        return says_the_same(b, a, pack) and says_the_same(
+            b, str(value), pack
+        )  # as written too: "Ann" is a name, "ann" none
     if fill.kind in ("text", "reported") and b:  # the user's text, word for word, framed by a greeting at most
-        return _framed(a, b.rstrip(".!?"), _names(str(value)))
+        return _framed(a, b.rstrip(".!?"), _names(str(value)), pack)
     if fill.kind == "described" and b:  # "invite Ann to the design review": the event is a review
         return any(w == b or w.startswith(b) for w in normalize(str(value)).casefold().replace(":", " ").split())
     if fill.kind == "mention" and b:  # "email the “minutes”": the message names the thing
@@ -420,7 +440,7 @@ def _fill_holds(
     return bool(a) and a.rstrip(".") == b.rstrip(".")
 
 
-def says_the_same(reported: str, text: str) -> bool:
+def says_the_same(reported: str, text: str, pack: LanguagePack | None = None) -> bool:
     """Whether a message in the agent's words says what the user reported it should ("Email Ann that I accept the
     offer."): every word of the report that carries its meaning (a noun, a verb, an adjective, a name, a number,
     a value, a word no table knows) stands in the text, by its lemma, the text says no "not" the report does
@@ -429,9 +449,10 @@ def says_the_same(reported: str, text: str) -> bool:
     says nothing code can compare: it may be meant for the agent, not the message; nor does one with no word that
     carries meaning ("yes", "I'm in"). A message that speaks of a person speaks of each the report does ("I'll
     call you" is no "Call me"; "Running late." speaks of none; the pack's ``grammatical_persons``).
-    Greetings, politeness and other wording around it are the agent's."""
-    pack = english()
-    said, written = grammar().words(_apostrophes(reported)), grammar().words(_apostrophes(text))
+    Greetings, politeness and other wording around it are the agent's. ``pack``: English by default."""
+    pack = pack or english()
+    g = grammar(pack)
+    said, written = g.words(_apostrophes(reported)), g.words(_apostrophes(text))
     if hedged(said, pack):
         return False  # "… telling him the report is ready, but only if Eve agrees": to him, or to the agent?
     told = [w for w in said if w.classes & _MEANING and (w.verb or "") not in pack.auxiliaries]
@@ -440,7 +461,7 @@ def says_the_same(reported: str, text: str) -> bool:
     forms = {f for w in written for f in (w.norm, w.lemma, w.verb) if f}
     if not all({f for f in (w.norm, w.lemma, w.verb) if f} & forms for w in told):
         return False
-    reported_persons, told_persons = _persons(said, said), _persons(written, said)
+    reported_persons, told_persons = _persons(said, said, pack), _persons(written, said, pack)
     if told_persons and not reported_persons <= told_persons:
         return False  # "I'll call you tomorrow" told as "Call me tomorrow" ("Following up." speaks of no one)
     negations = {w.norm for w in said if w.norm in pack.negatives}
@@ -448,10 +469,10 @@ def says_the_same(reported: str, text: str) -> bool:
     return written_negations <= negations and bool(written_negations) == bool(negations)
 
 
-def _persons(words: Sequence[Word], reported: Sequence[Word]) -> frozenset[int]:
+def _persons(words: Sequence[Word], reported: Sequence[Word], pack: LanguagePack) -> frozenset[int]:
     """The persons a text speaks of: 1, 2, 3 by the pack's pronouns, and 3 for a name the report does not hold
     that no greeting opens ("Ann got the package"; not "Hi Jane, …")."""
-    sets = english().grammatical_persons
+    sets = pack.grammatical_persons
     found = {n + 1 for n, words_of in enumerate(sets) for w in words if w.norm in words_of}
     names = {w.norm for w in reported if "NAME" in w.classes}
     for n, w in enumerate(words):
@@ -496,7 +517,7 @@ def _names(text: str) -> frozenset[str]:
 _WORD = re.compile(r"[^\W\d_]+|\d+")
 
 
-def _framed(text: str, phrase: str, names: frozenset[str]) -> bool:
+def _framed(text: str, phrase: str, names: frozenset[str], pack: LanguagePack) -> bool:
     """Whether ``text`` is the user's ``phrase``, whole words, with nothing around it but a greeting or a
     closing: names, the pack's greetings, interjections and thanks, punctuation ("Hi Marta, <the user's
     words>. Thanks!"). "The launch is on hold" does not frame "the launch is on"."""
@@ -504,14 +525,14 @@ def _framed(text: str, phrase: str, names: frozenset[str]) -> bool:
     while pos != -1:
         end = pos + len(phrase)
         whole = (pos == 0 or not text[pos - 1].isalnum()) and (end == len(text) or not text[end].isalnum())
-        if whole and _only_framing(text[:pos], names) and _only_framing(text[end:], names):
+        if whole and _only_framing(text[:pos], names, pack) and _only_framing(text[end:], names, pack):
             return True
         pos = text.find(phrase, pos + 1)
     return False
 
 
-def _only_framing(text: str, names: frozenset[str]) -> bool:
-    framing = english().framing
+def _only_framing(text: str, names: frozenset[str], pack: LanguagePack) -> bool:
+    framing = pack.framing
     return all(w in framing or w in names for w in (w.lower() for w in _WORD.findall(text)))
 
 
@@ -533,32 +554,42 @@ def _request_holds(
     another argument: as any fill, or in the request's verb phrase), only where the request forbids it
     (``forbidden``), or elsewhere in the cited words (``other_clause``); None when it does not."""
     requests, forbidden, negation = grounds.requests, grounds.forbidden, ctx.rules.on(Rule.NEGATION)
-    named = Named(named_currencies(r.text for r in requests), grounds.policy_currency) if currency else NONE_NAMED
+    pack = ctx.pack
+    named = (
+        Named(named_currencies((r.text for r in requests), pack), grounds.policy_currency) if currency else NONE_NAMED
+    )
     if not ctx.rules.on(Rule.REQUEST_GRAMMAR):  # switched off (an ablation): a value counts anywhere in the cited words
-        hits = [r.message for r in requests if _holds(_allowed(r.text, negation), value, entity, currency, named)]
+        hits = [
+            r.message
+            for r in requests
+            if _holds(_allowed(r.text, pack, negation), value, entity, currency, named, pack)
+        ]
         return ("user", hits) if hits else None
     mine = [f for f in grounds.fills if not target or _under(path, f.path) or _under(f.path, path)]
     times = [f for f in mine if f.kind == "time"]
     if times and target:  # every part of the time the user named must hold the argument, and any year they named
         messages = {f.message for f in times}
-        said = [f.text for f in times] + [y for r in requests if r.message in messages for y in named_years(r.text)]
-        return ("user", sorted({f.message for f in times})) if holds_time(said, value, ctx.now) else None
-    hits = [f.message for f in mine if _fill_holds(f, value, entity, currency, named, content=content)]
+        years = [y for r in requests if r.message in messages for y in named_years(r.text, pack)]
+        held = holds_time([f.text for f in times] + years, value, ctx.now, pack)
+        return ("user", sorted({f.message for f in times})) if held else None
+    hits = [f.message for f in mine if _fill_holds(f, value, entity, currency, named, pack, content=content)]
     if not hits and not target:
-        hits = [r.message for r in requests if r.clauses and _holds(r.valued(r.text), value, entity, currency, named)]
+        hits = [
+            r.message for r in requests if r.clauses and _holds(r.valued(r.text), value, entity, currency, named, pack)
+        ]
     if hits:
         return "user", sorted(set(hits))
     if negation and forbidden:
         where = [
             m
             for m, a, b in forbidden
-            if _holds(ctx.transcript.messages[m].content[a:b], value, entity, currency, named)
+            if _holds(ctx.transcript.messages[m].content[a:b], value, entity, currency, named, pack)
         ]
         if where:
             return "forbidden", where
-    unbound = [r.message for r in requests if _holds(r.text, value, entity, currency, named)]
+    unbound = [r.message for r in requests if _holds(r.text, value, entity, currency, named, pack)]
     if unbound:
-        if negation and not any(_holds(_allowed(r.text), value, entity, currency, named) for r in requests):
+        if negation and not any(_holds(_allowed(r.text, pack), value, entity, currency, named, pack) for r in requests):
             return "forbidden", unbound
         return "other_clause", unbound
     return None
@@ -580,24 +611,25 @@ def _delegated(
     request names the argument's value itself (``slot``: "email *Bob* the minutes"), one of the lookups
     must have asked for what the user named there: a search for "minutes" does not designate Bob."""
 
-    transcript, rules = ctx.transcript, ctx.rules
+    transcript, rules, pack = ctx.transcript, ctx.rules, ctx.pack
     negation = rules.on(Rule.NEGATION)
 
     def users(text: str) -> list[int]:
-        hits = _in_request(requests, text, negation)
+        hits = _in_request(requests, text, negation, pack)
         if hits:
             return hits
         entity = parse_entity(text)
-        own = _find(user_index(transcript, ctx.user_id, rules), transcript, text, entity, None)
+        own = _find(user_index(transcript, ctx.user_id, rules, pack), transcript, text, entity, None, pack)
         return [
             i
             for i in own
             if any(
-                _holds(_designating(t, negation), text, entity, None) for t in _own_sentences(transcript, [i], rules)
+                _holds(_designating(t, pack, negation), text, entity, None, pack=pack)
+                for t in _own_sentences(transcript, [i], rules, pack)
             )
         ]
 
-    designates = (lambda query: any(_designates(f, query) for f in slot)) if slot else None
+    designates = (lambda query: any(_designates(f, query, pack) for f in slot)) if slot else None
     flow, why = trace(transcript, value, found, users, designates=designates, scalar=scalar, sources=sources)
     if flow is not None and currency and not has_field(transcript, flow.hops[0].message, currency):
         return None, f"its currency {currency} is not in the result it was looked up in"
@@ -608,7 +640,7 @@ _QUOTES = " '\"\u201c\u201d\u2018\u2019."
 _DETERMINERS = frozenset({"the", "a", "an", "my", "our", "your", "his", "her", "their"})
 
 
-def _designates(fill: RequestFill, query: str) -> bool:
+def _designates(fill: RequestFill, query: str, pack: LanguagePack) -> bool:
     """Whether a lookup's argument asks for what the request names in the slot: the same value, or the user's
     words as written ("Introductory meeting" for "the Introductory meeting"); never fewer ("Stone" for "Bob
     Stone") or more ("Bob Stone" for "Bob")."""
@@ -621,21 +653,21 @@ def _designates(fill: RequestFill, query: str) -> bool:
     if asked == named:
         return True
     entity = parse_entity(query)
-    return entity is not None and _holds(fill.text, query, entity, None)
+    return entity is not None and _holds(fill.text, query, entity, None, pack=pack)
 
 
-def _in_request(requests: Sequence[RequestSentence], text: str, negation: bool) -> list[int]:
+def _in_request(requests: Sequence[RequestSentence], text: str, negation: bool, pack: LanguagePack) -> list[int]:
     """The messages whose cited request sentence holds ``text`` as a value (outside a forbidding clause)."""
     entity = parse_entity(text)
-    return [r.message for r in requests if _holds(_designating(r.text, negation), text, entity, None)]
+    return [r.message for r in requests if _holds(_designating(r.text, pack, negation), text, entity, None, pack=pack)]
 
 
-def _own_sentences(transcript: Transcript, messages: Iterable[int], rules: Rules) -> list[str]:
+def _own_sentences(transcript: Transcript, messages: Iterable[int], rules: Rules, pack: LanguagePack) -> list[str]:
     """The sentences of the user's own words in ``messages``."""
     out: list[str] = []
     for i in messages:
-        own = own_words(transcript, i, rules)
-        out += [own[x.start : x.end] for x in sentences(own)]
+        own = own_words(transcript, i, rules, pack)
+        out += [own[x.start : x.end] for x in sentences(own, pack)]
     return out
 
 
@@ -647,13 +679,15 @@ _COPY_STRIDE = 4
 """Runs are looked for at every this many words: a copy of ``COPIED_RUN + _COPY_STRIDE - 1`` words is always found."""
 
 
-def copied_from_outside(transcript: Transcript, text: str, user_id: str | None = None) -> tuple[int, str] | None:
+def copied_from_outside(
+    transcript: Transcript, text: str, user_id: str | None = None, pack: LanguagePack | None = None
+) -> tuple[int, str] | None:
     """A run of :data:`COPIED_RUN` words of ``text`` that stands in an outside party's message (an email, a page,
     another participant) and not in the user's own words: the message and the run; None when there is none."""
     words = normalize(text).split()[:_COPY_READ]
     if len(words) < COPIED_RUN:
         return None
-    others, users = other_index(transcript, user_id), user_index(transcript, user_id)
+    others, users = other_index(transcript, user_id, pack=pack), user_index(transcript, user_id, pack=pack)
     for start in range(0, len(words) - COPIED_RUN + 1, _COPY_STRIDE):
         run = " ".join(words[start : start + COPIED_RUN])
         hits = [i for i in others.find_text(run, MAX_LOCATIONS) if outside_party(transcript, i, user_id)]

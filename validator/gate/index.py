@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 
 from validator.inputs.transcript import Fact, Transcript, is_users
+from validator.language import LanguagePack, english
 from validator.language.rules import ALL_ON, Rules
 from validator.text.search import TextIndex
 from validator.text.sentences import blank, pasted_by_message
@@ -19,18 +20,22 @@ from validator.text.sentences import blank, pasted_by_message
 __all__ = ["other_index", "outside_authors", "user_index"]
 
 
-def _user(t: Transcript, user_id: str | None, rules: Rules, start: int = 0) -> tuple[tuple[int, ...], tuple[str, ...]]:
+def _user(
+    t: Transcript, user_id: str | None, rules: Rules, pack: LanguagePack, start: int = 0
+) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """Positions and own words of the check's user's messages from ``start`` on."""
-    pasted = pasted_by_message(t, rules)
+    pasted = pasted_by_message(t, rules, pack)
     messages = t.messages
     positions = tuple(i for i in range(start, len(messages)) if is_users(messages[i], user_id))
     texts = tuple(blank(messages[i].content, pasted[i]) if i in pasted else messages[i].content for i in positions)
     return positions, texts
 
 
-def _other(t: Transcript, user_id: str | None, rules: Rules, start: int = 0) -> tuple[tuple[int, ...], tuple[str, ...]]:
+def _other(
+    t: Transcript, user_id: str | None, rules: Rules, pack: LanguagePack, start: int = 0
+) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """Positions and texts of everything not the user's own from ``start`` on (pasted parts included)."""
-    pasted = pasted_by_message(t, rules)
+    pasted = pasted_by_message(t, rules, pack)
     positions: list[int] = []
     texts: list[str] = []
     for i, m in enumerate(t.messages[start:], start):
@@ -43,20 +48,18 @@ def _other(t: Transcript, user_id: str | None, rules: Rules, start: int = 0) -> 
     return tuple(positions), tuple(texts)
 
 
-Parts = Callable[[Transcript, "str | None", Rules, int], tuple[tuple[int, ...], tuple[str, ...]]]
+Parts = Callable[[Transcript, "str | None", Rules, LanguagePack, int], tuple[tuple[int, ...], tuple[str, ...]]]
 
 
 def _index_fact(name: str, parts: Parts) -> Fact[TextIndex]:
-    """The fact of the index over ``parts``, per ``(user id, whether pasted text is set apart)``: a longer
-    transcript of the same conversation indexes only its new messages."""
+    """The fact of the index over ``parts``, per ``(user id, the rules, the language)`` (whether pasted text is set
+    apart, and how it is found): a longer transcript of the same conversation indexes only its new messages."""
 
     def build(transcript: Transcript, key: Hashable) -> TextIndex:
-        user_id, rules = _of_key(key)
-        return TextIndex(*parts(transcript, user_id, rules, 0))
+        return TextIndex(*parts(transcript, *_of_key(key), 0))
 
     def extend(index: TextIndex, longer: Transcript, start: int, key: Hashable) -> TextIndex:
-        user_id, rules = _of_key(key)
-        return index.extended(*parts(longer, user_id, rules, start))
+        return index.extended(*parts(longer, *_of_key(key), start))
 
     return Fact(name, build, extend)
 
@@ -65,26 +68,34 @@ USER_INDEX = _index_fact("the index of the user's own words", _user)
 OTHER_INDEX = _index_fact("the index of everything else", _other)
 
 
-def _key(user_id: str | None, rules: Rules) -> tuple[str | None, Rules]:
-    """The index's key: the user, and the rules it is read under (an ablation may not set pasted text apart)."""
-    return user_id, rules
+_Key = tuple[str | None, Rules, LanguagePack]
 
 
-def _of_key(key: Hashable) -> tuple[str | None, Rules]:
-    if isinstance(key, tuple) and len(key) == 2 and isinstance(key[1], Rules):
-        return key[0], key[1]
-    return None, ALL_ON
+def _key(user_id: str | None, rules: Rules, pack: LanguagePack | None) -> _Key:
+    """The index's key: the user, the rules it is read under (an ablation may not set pasted text apart) and the
+    language pasted text is found by."""
+    return user_id, rules, pack or english()
 
 
-def user_index(transcript: Transcript, user_id: str | None = None, rules: Rules = ALL_ON) -> TextIndex:
-    """Search index over the user's own words (built once per transcript, user and rules)."""
-    return transcript.fact(USER_INDEX, _key(user_id, rules))
+def _of_key(key: Hashable) -> _Key:
+    if isinstance(key, tuple) and len(key) == 3 and isinstance(key[1], Rules) and isinstance(key[2], LanguagePack):
+        return key[0], key[1], key[2]
+    return None, ALL_ON, english()
 
 
-def other_index(transcript: Transcript, user_id: str | None = None, rules: Rules = ALL_ON) -> TextIndex:
+def user_index(
+    transcript: Transcript, user_id: str | None = None, rules: Rules = ALL_ON, pack: LanguagePack | None = None
+) -> TextIndex:
+    """Search index over the user's own words (built once per transcript, user, rules and language)."""
+    return transcript.fact(USER_INDEX, _key(user_id, rules, pack))
+
+
+def other_index(
+    transcript: Transcript, user_id: str | None = None, rules: Rules = ALL_ON, pack: LanguagePack | None = None
+) -> TextIndex:
     """Search index over every message that is not the user's, and the text the user pasted (built on
     first use: an action whose evidence all stands in the user's own words never needs it)."""
-    return transcript.fact(OTHER_INDEX, _key(user_id, rules))
+    return transcript.fact(OTHER_INDEX, _key(user_id, rules, pack))
 
 
 def _authors(transcript: Transcript, key: Hashable = None, start: int = 0) -> dict[str, tuple[int, ...]]:

@@ -29,18 +29,16 @@ from decimal import Decimal
 
 from validator.findings import USERS_WORDS, Citable, IntentFinding, Judgeable, RequestSentence, ValueFinding
 from validator.gate.check_context import CheckContext
-from validator.gate.grammar import grammar
+from validator.gate.grammar import Grammar, grammar
 from validator.gate.grounding import as_number, stands_in
 from validator.gate.reader import ToolSense
 from validator.gate.requests import after_request, verbs_in
 from validator.inputs.action import PendingAction
-from validator.inputs.transcript import Transcript, is_users
-from validator.language.rules import Rules
+from validator.inputs.transcript import is_users
 from validator.policy import ToolPolicy
 from validator.text.entities import amounts_in
 from validator.text.lexer import Word
 from validator.text.paths import lookup
-from validator.text.search import within
 from validator.text.sentences import own_words
 
 __all__ = ["judgeable"]
@@ -75,13 +73,14 @@ def judgeable(
     with_verb = [
         (s, spans)
         for s in requests
-        if (spans := verbs_in(transcript, s, sense, rules)) and all(stands_in(s.text, v.value) for v in unbound)
+        if (spans := verbs_in(transcript, s, sense, rules))
+        and all(stands_in(s.text, v.value, ctx.pack) for v in unbound)
     ]
     if not with_verb:
         return Judgeable(problem="no_verb", detail=", ".join(i.text for i in sense.intents))
     # from the first message a cited sentence or a value stands in: every value of a role said since is a rival
     first = min([s.message for s, _ in with_verb] + [loc.message for v in values for loc in v.locations])
-    other = _another_value(transcript, action, tool_policy, values, first, user_id, rules, deadline)
+    other = _another_value(ctx, action, tool_policy, values, first)
     if other is not None:
         return Judgeable(problem="another_value", detail=other)
     citable: list[Citable] = []
@@ -97,32 +96,28 @@ def judgeable(
     return Judgeable(tuple(citable))
 
 
-def _users_words(
-    transcript: Transcript, first: int, user_id: str | None, rules: Rules, deadline: float | None
-) -> Iterator[str]:
+def _users_words(ctx: CheckContext, first: int) -> Iterator[str]:
     """The user's own words (pasted and quoted passages blanked) in each user message from ``first`` on, within the
     gate's budget."""
+    transcript = ctx.transcript
     for i in range(first, len(transcript.messages)):
-        if is_users(transcript.messages[i], user_id):
-            within(deadline, "reading the user's words for rival values")
-            yield own_words(transcript, i, rules)[:_LONGEST]
+        if is_users(transcript.messages[i], ctx.user_id):
+            ctx.within("reading the user's words for rival values")
+            yield own_words(transcript, i, ctx.rules, ctx.pack)[:_LONGEST]
 
 
 def _another_value(
-    transcript: Transcript,
+    ctx: CheckContext,
     action: PendingAction,
     tool_policy: ToolPolicy,
     values: Sequence[ValueFinding],
     first: int,
-    user_id: str | None,
-    rules: Rules,
-    deadline: float | None = None,
 ) -> str | None:
     """Another value of a target's or an amount's role in the user's own words from message ``first`` on, as
     ``"recipient: bob@… and eve@…"``; None when each is the only one."""
-    texts = list(_users_words(transcript, first, user_id, rules, deadline))
+    texts = list(_users_words(ctx, first))
     amounts = set(tool_policy.amount_paths(action.tool))
-    return _another_amount(action, amounts, texts) or _another_target(values, amounts, texts)
+    return _another_amount(action, amounts, texts) or _another_target(values, amounts, texts, grammar(ctx.pack))
 
 
 def _another_amount(action: PendingAction, amounts: set[str], texts: Sequence[str]) -> str | None:
@@ -142,14 +137,14 @@ def _another_amount(action: PendingAction, amounts: set[str], texts: Sequence[st
     return None
 
 
-def _another_target(values: Sequence[ValueFinding], amounts: set[str], texts: Sequence[str]) -> str | None:
+def _another_target(values: Sequence[ValueFinding], amounts: set[str], texts: Sequence[str], g: Grammar) -> str | None:
     """Another word of a target's role (:func:`_role`) in ``texts``."""
     said: list[Word] | None = None  # the user's words, lexed once, when a target is a string
     for v in values:
         if v.path in amounts or not isinstance(v.value, str):
             continue
-        said = said if said is not None else [w for text in texts for w in grammar().words(text)]
-        words = grammar().words(v.value[:_VALUE_CHARS])
+        said = said if said is not None else [w for text in texts for w in g.words(text)]
+        words = g.words(v.value[:_VALUE_CHARS])
         role = _role(words, said)
         if role is None:
             continue

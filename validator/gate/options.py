@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from validator.findings import RequestSentence, ValueFinding
-from validator.language import english
+from validator.language import LanguagePack
 from validator.language.lexicon import tool_words
 from validator.text.paths import entries, lookup, scalar_leaves
 
@@ -58,9 +58,11 @@ def option_findings(
     options: Mapping[str, Any],
     requests: Sequence[RequestSentence],
     ground: Ground,
+    pack: LanguagePack,
 ) -> Iterator[ValueFinding]:
-    """A finding for each declared option whose value is neither its default nor asked for."""
-    said = _said(requests)
+    """A finding for each declared option whose value is neither its default nor asked for (``pack``: the language
+    of the request)."""
+    said = _said(requests, pack)
     for name, default in options.items():
         found, value = lookup(args, name)
         if found == "found" and value is not None and not _same(value, default):
@@ -72,12 +74,12 @@ def option_findings(
 
 
 def unclassified(
-    args: Mapping[str, Any], classified: Sequence[str], requests: Sequence[RequestSentence]
+    args: Mapping[str, Any], classified: Sequence[str], requests: Sequence[RequestSentence], pack: LanguagePack
 ) -> Iterator[ValueFinding]:
     """A general tool's arguments the policy does not classify, at any depth, that widen what the call does while
     the request names none of them: a flag switched on (``true``, or ``"true"`` / ``"yes"`` / ``"on"``), and a
     file path (an attachment under any name: ``"/etc/passwd"``, ``"~/.ssh/id_rsa"``, ``"../notes"``)."""
-    said = _said(requests)
+    said = _said(requests, pack)
     for path, value in scalar_leaves(args):
         top = path.split(".", 1)[0].split("[", 1)[0]
         if top == "justification" or top in classified or path in classified:
@@ -115,8 +117,8 @@ class _Said:
         """The proved clauses' words, case-folded, whole (a path the user wrote stands in it verbatim)."""
 
 
-def _said(requests: Sequence[RequestSentence]) -> _Said:
-    negatives = english().negatives
+def _said(requests: Sequence[RequestSentence], pack: LanguagePack) -> _Said:
+    negatives = pack.negatives
     words = [w.casefold() for r in requests for w in re.findall(r"[^\W_]+(?:'[a-z]+)?", r.valued())]
     text = " ".join(r.valued() for r in requests).casefold()
     return _Said(frozenset(_stem(w) for w in words), any(w in negatives for w in words), text, frozenset(words))

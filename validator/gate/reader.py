@@ -45,7 +45,7 @@ from validator.gate.meaning import (
     Reading,
     Value,
 )
-from validator.language import ArgumentKind, LanguagePack, english, english_verb_lemmas
+from validator.language import ArgumentKind, LanguagePack, english
 from validator.language.lexicon import families_of
 from validator.text.entities import EntityKind
 from validator.text.lexer import CARRIED, Word, shape_kinds
@@ -98,6 +98,8 @@ class Intent:
     verb: str
     nouns: frozenset[str] = frozenset()
     prepositions: frozenset[str] = frozenset()
+    light: frozenset[str] = frozenset()
+    """The pack's light verbs ("make", "place"), whose object may name this intent as a noun."""
 
     @property
     def deed_names(self) -> frozenset[str]:
@@ -118,13 +120,13 @@ class Intent:
                 continue  # "let him know": the object, whoever it is
             if w in pack.classes.get("PRT", ()):
                 verb.append(w)
-            elif english_verb_lemmas(w) == (w,) and w not in pack.nouns:
+            elif pack.verb_lemmas(w) == (w,) and w not in pack.nouns:
                 verb.append(w)  # "let * know": the verb goes on after its object
             elif w in pack.classes.get("PREP", ()):
                 prepositions.add(w)
             else:
                 nouns.add(pack.noun_lemmas.get(w, w))
-        return cls(text, " ".join(verb), frozenset(nouns), frozenset(prepositions))
+        return cls(text, " ".join(verb), frozenset(nouns), frozenset(prepositions), pack.light)
 
     def names(self, action: Action) -> bool:
         """Whether ``action`` is this intent: its verb, and the nouns and phrases the intent names; or a light
@@ -134,7 +136,7 @@ class Intent:
         heads = {p.head for p in action.objects if p.head}
         heads |= {k for p in action.objects if p.form != "described" for k in p.kinds}
         if action.verb != self.verb:
-            light = action.verb in english().light and " " not in self.verb and not self.nouns
+            light = action.verb in self.light and " " not in self.verb and not self.nouns
             return light and any(p.head == self.verb and p.form == "described" for p in action.objects)
         return self.nouns <= heads and self.prepositions <= {m.role for m in action.mods}
 
@@ -164,6 +166,8 @@ class ToolSense:
     open: bool = False
     """Read with no call at hand (another tool of the policy, the tool a step serves): a value that fills no
     known argument does not make the request unknown, and no value is compared."""
+    pack: LanguagePack = field(default_factory=english, repr=False)
+    """The language its intents and a request for it are read in."""
 
     @classmethod
     def of(
@@ -199,9 +203,9 @@ class ToolSense:
         nouns = set(argument_words(tool)) | {w for a in args for w in a.words}
         nouns |= {w.lower() for w in re.findall(r"[A-Za-z]+", description)}
         nouns = {pack.noun_lemmas.get(n, n) for n in nouns}
-        verbs = frozenset(i.verb.split()[0] for i in parsed if not english_verb_lemmas(i.verb.split()[0]))
+        verbs = frozenset(i.verb.split()[0] for i in parsed if not pack.verb_lemmas(i.verb.split()[0]))
         phrasal = frozenset(i.verb for i in parsed if " " in i.verb)
-        return cls(tool, parsed, tuple(args), frozenset(nouns), frozenset(required), verbs, phrasal, open)
+        return cls(tool, parsed, tuple(args), frozenset(nouns), frozenset(required), verbs, phrasal, open, pack)
 
     def intent_of(self, action: Action) -> Intent | None:
         return next((i for i in self.intents if i.names(action)), None)
@@ -284,7 +288,7 @@ def read(
     parser: Grammar | None = None,
 ) -> Read | None:
     """How ``sentence`` stands to a request for ``tool``; None when no word of it can be the tool's verb."""
-    g = parser or grammar()
+    g = parser or grammar(tool.pack)
     parse = g.parse(sentence, original=original, verbs=tool.verbs, phrasal=tool.phrasal)
     result = read_parse(parse, tool)
     if result is None or result.proof != "proved" or lead_in is None:
@@ -357,7 +361,7 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
     action = matches[0]
     intent = tool.intent_of(action)
     assert intent is not None
-    if reading.reason and not intent.deed_names & english().deeds.get(reading.reason, frozenset()):
+    if reading.reason and not intent.deed_names & tool.pack.deeds.get(reading.reason, frozenset()):
         # "Renew my subscription, not needed anymore.": a reason for another kind of deed
         return _Outcome("unknown", "reason", reading.reason, key=("reason", reading.reason))
     problem = _unfit(reading, action, tool) or _split(action, tool)
@@ -387,7 +391,7 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
             continue
         # after the request, or negated: it must stand on its own; before it ("find the draft and email it"),
         # it may give the request its object, but may not point back or say what nobody reads
-        why = not_alone(other, tool, words, values) if n > at or other.negated else unread(other, words)
+        why = not_alone(other, tool, words, values) if n > at or other.negated else unread(other, words, tool.pack)
         if why is not None:
             return _Outcome("unknown", "beside_words", f"'{other.verb}' {why}", key=("beside", other.verb, why))
     for other in positive[1:]:  # "pay X 5 EUR and pay Y 5 EUR": each verb of the tool must fit as well
@@ -395,12 +399,12 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
         if unfit is not None:
             return _Outcome("unknown", unfit[0], unfit[1], key=unfit)
     fills = frozenset(
-        (f.path, f.value.kind, _compared(f.value), f.value.number, f.value.currency, f.call)
+        (f.path, f.value.kind, _compared(f.value, tool.pack), f.value.number, f.value.currency, f.call)
         for f in _all_fills(reading, positive, tool)
     )
     pronoun = any(p.form == "pronoun" for p in action.objects)
     made = [p for a in positive for _, p, _ in _made(a, tool) if p is not None]
-    multiple = len(positive) > 1 or any(p.multiple for a in positive for p in (*_filling(a), *made))
+    multiple = len(positive) > 1 or any(p.multiple for a in positive for p in (*_filling(a, tool.pack), *made))
     return _Outcome(
         "proved",
         None,
@@ -413,13 +417,12 @@ def _outcome(reading: Reading, tool: ToolSense, words: Sequence[Word] = ()) -> _
     )
 
 
-def _compared(value: Value) -> str:
+def _compared(value: Value, pack: LanguagePack) -> str:
     """A value's text as readings compare it: what to say in the agent's words (reported) without the marker and
     the closing thanks the sentence may or may not hold ("let Mike know I got the package, thanks": whether
     "thanks" is the message's or the user's, the message is the agent's wording either way)."""
     if value.kind != "reported":
         return value.text
-    pack = english()
     words = value.text.split()
     if words and words[0] in pack.classes.get("MARKER", frozenset()):
         words = words[1:]  # "tell her that …" read with "that" as the marker or as the text's: the same text
@@ -443,11 +446,10 @@ def beside(reading: Reading, tool: ToolSense) -> list[Action]:
     ]
 
 
-def unread(action: Action, words: Sequence[Word], *, people: bool = False) -> str | None:
+def unread(action: Action, words: Sequence[Word], pack: LanguagePack, *, people: bool = False) -> str | None:
     """Why a verb may carry what nobody reads: a word pointing back, free text, a quoted passage. Telling a
     person with nothing said ("… and let him know") points at no request; with ``people`` (another tool's request
     after this one: "After that, invite him to the review."), a person's pronoun points at no request either."""
-    pack = english()
     silent = action.says and not any(m.role == "text" for m in action.mods)
     persons = pack.person_pronouns - pack.back_pronouns  # "him", "her": a person, never an action or a thing
     pointing = pack.pointing - pack.person_pronouns if silent else pack.pointing - (persons if people else set())
@@ -461,10 +463,9 @@ def unread(action: Action, words: Sequence[Word], *, people: bool = False) -> st
     return None
 
 
-def own_work(action: Action) -> bool:
+def own_work(action: Action, pack: LanguagePack) -> bool:
     """Whether an action is the assistant's own work, which reaches no one: a verb of the pack's own work
     ("summarize", "find"), or telling the user something ("let me know", "tell us")."""
-    pack = english()
     if action.negated:
         return False
     if action.verb in pack.own_work:
@@ -483,7 +484,7 @@ def not_alone(
     back ("… but don't do it", "Remove him from it"), it says free text no one reads ("… and tell Ann that
     …"), its object is the kind of thing the request acts on ("… but don't complete the payment"), or,
     negated, it names a value of the request. ``people``: see :func:`unread`."""
-    found = unread(action, words, people=people)
+    found = unread(action, words, tool.pack, people=people)
     if found is not None:
         return found
     if any(p.form == "described" and _theme(p, tool) and _bare(p, words) for p in action.phrases):
@@ -499,11 +500,11 @@ def _part_of_message(action: Action, tool: ToolSense) -> bool:
     say yes"), or a verb that adds content ("… and include the board link")."""
     if action.negated or not _theme_kinds(tool):
         return False
-    if action.verb in english().content_verbs:  # "… and include the board link"
+    if action.verb in tool.pack.content_verbs:  # "… and include the board link"
         return not any(p.form == "pronoun" for p in action.phrases)
     if not action.says:
         return False
-    return all(p.form == "pronoun" and p.head not in english().back_pronouns for p in action.objects)
+    return all(p.form == "pronoun" and p.head not in tool.pack.back_pronouns for p in action.objects)
 
 
 def _bare(phrase: Phrase, words: Sequence[Word]) -> bool:
@@ -540,18 +541,22 @@ def _names_argument(action: Action, tool: ToolSense) -> bool:
     return any(action.verb in a.words and a.words <= {action.verb} for a in tool.arguments)
 
 
-def _adjunct(role: str) -> bool:
+def _adjunct(role: str, pack: LanguagePack) -> bool:
     """Whether a role fills no argument: an adjunct of the grammar's own or of the pack's."""
-    return role in _ADJUNCTS or role in english().adjunct_roles
+    return role in _ADJUNCTS or role in pack.adjunct_roles
 
 
-def _filling(action: Action) -> list[Phrase]:
+def _filling(action: Action, pack: LanguagePack) -> list[Phrase]:
     """The action's objects and the phrases that may fill an argument: not a purpose or an adjunct ("pay
     Ann 50 EUR *for both tickets*" is one payment, whatever "both" counts)."""
-    purposes = english().purpose_roles
+    purposes = pack.purpose_roles
     return [
         *action.objects,
-        *(m.phrase for m in action.mods if m.phrase is not None and not _adjunct(m.role) and m.role not in purposes),
+        *(
+            m.phrase
+            for m in action.mods
+            if m.phrase is not None and not _adjunct(m.role, pack) and m.role not in purposes
+        ),
     ]
 
 
@@ -561,7 +566,7 @@ def _argument_slots(action: Action, tool: ToolSense) -> list[Slot]:
     slots = [(role, phrase, mod) for role, phrase, mod in (*_slots(action, tool), *_made(action, tool))]
     if any(role == "ends" for role, _, _ in slots):  # "on Friday from 2 to 4": the day both sides are on
         slots = [("day" if role == "time" else role, phrase, mod) for role, phrase, mod in slots]
-    return [(role, phrase, mod) for role, phrase, mod in slots if not _adjunct(role)]
+    return [(role, phrase, mod) for role, phrase, mod in slots if not _adjunct(role, tool.pack)]
 
 
 Slot = tuple[str, Phrase | None, Mod | None]
@@ -581,7 +586,7 @@ def _slots(action: Action, tool: ToolSense) -> list[Slot]:
             and p.values
             and not p.named_before  # "the t-88 reply": the value names the reply's thread, not the reply
             and _theme(p, tool)
-            and not any(_fits(role, p, None, a) for a in tool.arguments)
+            and not any(_fits(role, p, None, a, tool.pack) for a in tool.arguments)
         ):
             out.append((role, replace(p, values=()), None))
             named = Phrase(
@@ -591,7 +596,7 @@ def _slots(action: Action, tool: ToolSense) -> list[Slot]:
         else:
             out.append((role, p, None))
     for m in action.mods:
-        if m.phrase is not None and m.phrase.form == "timed" and m.role in english().time_roles:
+        if m.phrase is not None and m.phrase.form == "timed" and m.role in tool.pack.time_roles:
             value = m.phrase.values[0]  # "for Friday", "on Friday": a time, whichever way it was attached
             out.append(("time", None, Mod("time", None, value.text, value.start, value.end)))
         else:
@@ -648,25 +653,24 @@ def _attached(phrase: Phrase, tool: ToolSense) -> Iterator[tuple[str, Phrase]]:
 def _made_kinds(tool: ToolSense) -> frozenset[str]:
     """Kinds of things the tool itself is about, from its name ("create_event": an event)."""
     found: set[str] = set()
-    pack = english()
     for word in argument_words(tool.tool):
-        found |= pack.nouns.get(word, frozenset())
+        found |= tool.pack.nouns.get(word, frozenset())
     return frozenset(found) - {"thing", "document"}
 
 
-def _fits(role: str, phrase: Phrase | None, mod: Mod | None, arg: _Argument) -> bool:
+def _fits(role: str, phrase: Phrase | None, mod: Mod | None, arg: _Argument, pack: LanguagePack) -> bool:
     kind = arg.kind
     if phrase is not None and phrase.named_before and phrase.head not in arg.words | (kind.words if kind else set()):
         return False  # "the t-88 reply" is no thread t-88: a value before a head of another kind names its relative
     if role == "text":
         return kind is not None and "text" in kind.roles
     if role in _TIMES:
-        return kind is not None and "time" in kind.roles and _fits_time(role, arg)
+        return kind is not None and "time" in kind.roles and _fits_time(role, arg, pack)
     if phrase is None:
         return False
     base = "object" if role == "indirect" else role
     if kind is None:
-        return base in english().untyped_roles and phrase.head is not None and phrase.head in arg.words
+        return base in pack.untyped_roles and phrase.head is not None and phrase.head in arg.words
     if base not in kind.roles and role not in kind.roles:
         return False
     headed = phrase.head is not None and phrase.head in arg.words | kind.words
@@ -680,34 +684,34 @@ _TIMES = frozenset({"time", "day", "starts", "ends"})
 beside a span the day it is on ("on Friday")."""
 
 
-def _fits_time(role: str, arg: _Argument) -> bool:
+def _fits_time(role: str, arg: _Argument, pack: LanguagePack) -> bool:
     """Whether a time argument takes the time: a span's end only one whose name says it ends ("end_time"); its
     start, or a time of its own ("tomorrow at 3pm": when it starts), only one whose name does not; the day a span
     is on ("on Friday from 2 to 4") any."""
-    ends = bool(arg.words & english().time_ends)
+    ends = bool(arg.words & pack.time_ends)
     return role == "day" or ends == (role == "ends")
 
 
 def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str] | None:
     """Why the action's objects and phrases do not fit the tool, or None when each fills an argument of its
     kind or is an adjunct."""
-    pack = english()
+    pack = tool.pack
     if action.verb.split()[0] in pack.changing and any(m.role in ("starts", "ends") for m in action.mods):
         return ("object_kind", f"{action.verb}: from a time to a time")  # "move it from 2pm to 4pm": old and new
     theme = False  # a thing the tool acts on stood before: a phrase after it that fits nothing may describe it
     for role, phrase, mod in _slots(action, tool):
-        if _adjunct(role):
+        if _adjunct(role, pack):
             continue
         if phrase is not None and phrase.form == "pronoun":
             # binds nothing by itself; but what it points back at in the sentence ("create the route and write
             # 'Hello' into it") must be a thing of the kind its slot takes
-            before = _antecedent(reading, action, phrase)
+            before = _antecedent(reading, action, phrase, pack)
             if before is None:
                 continue
             phrase = before
         if role in pack.purpose_roles and phrase is not None and (phrase.multiple or _counted(phrase, tool)):
             return ("object_kind", f"{role}: {_shown(phrase)} (several)")  # "120 EUR for each installment": per thing
-        if any(_fits(role, phrase, mod, a) for a in tool.arguments):
+        if any(_fits(role, phrase, mod, a, pack) for a in tool.arguments):
             continue
         if (
             phrase is not None
@@ -718,7 +722,7 @@ def _unfit(reading: Reading, action: Action, tool: ToolSense) -> tuple[str, str]
         ):
             theme = True
             continue  # "start the engine", "email Bob the minutes", "invite Ann to a sync": what the tool acts on
-        if theme and mod is not None and phrase is not None and _licensed_for_noun(role, phrase):
+        if theme and mod is not None and phrase is not None and _licensed_for_noun(role, phrase, pack):
             continue  # "email Bob the minutes from yesterday's meeting": the minutes', as if attached to them
         if role in pack.purpose_roles and phrase is not None and not (phrase.kinds & _RECEIVER_KINDS):
             continue  # a purpose ("for the workshop"); a person here would be a receiver of its own
@@ -739,9 +743,9 @@ def _counted(phrase: Phrase, tool: ToolSense) -> bool:
     return any(v.kind == "number" and not is_year(v.text) for v in (*phrase.values, *phrase.inner))
 
 
-def _licensed_for_noun(role: str, phrase: Phrase) -> bool:
+def _licensed_for_noun(role: str, phrase: Phrase, pack: LanguagePack) -> bool:
     """Whether a noun may take the phrase with this preposition (``[phrases.noun]`` of the pack)."""
-    kinds = english().noun_phrases.get(role, frozenset())
+    kinds = pack.noun_phrases.get(role, frozenset())
     return "*" in kinds or bool(phrase.kinds & kinds)
 
 
@@ -751,13 +755,13 @@ _PLACING = frozenset({"to", "in", "on", "into", "onto"})
 
 def _container(phrase: Phrase, tool: ToolSense) -> bool:
     """Whether a described phrase names where the tool's things are kept ("my calendar" for an event)."""
-    kept = english().containers
+    kept = tool.pack.containers
     return phrase.head is not None and any(phrase.head in kept.get(k, ()) for k in acted_on_kinds(tool))
 
 
-def _antecedent(reading: Reading, action: Action, pronoun: Phrase) -> Phrase | None:
+def _antecedent(reading: Reading, action: Action, pronoun: Phrase, pack: LanguagePack) -> Phrase | None:
     """The phrase an object pronoun points back at in the sentence: the last object of an earlier verb."""
-    if pronoun.head not in english().back_pronouns:
+    if pronoun.head not in pack.back_pronouns:
         return None
     earlier = reading.actions[: reading.actions.index(action)]
     objects = [p for a in earlier for p in a.objects if p.form != "pronoun"]
@@ -788,13 +792,13 @@ def _split(action: Action, tool: ToolSense) -> tuple[str, str] | None:
             and p
             and p.form == "described"
             and not p.values
-            and _fits(r, p, m, arg)
+            and _fits(r, p, m, arg, tool.pack)
             and not _sent_not_addressed(p, arg, tool)
         ]
         valued = [
             p
             for r, p, m in (*slots, *made)
-            if r not in ("object", "indirect") and p and p.values and _fits(r, p, m, arg)
+            if r not in ("object", "indirect") and p and p.values and _fits(r, p, m, arg, tool.pack)
         ]
         if described and valued:
             return ("object_kind", f"{arg.path}: {_shown(described[0])} or {_shown(valued[0])}")
@@ -823,7 +827,7 @@ def _contested(action: Action, tool: ToolSense) -> tuple[str, str] | None:
     ]
     for arg in tool.arguments:
         own = arg.kind.kinds - _ANY_KIND if arg.kind is not None else frozenset()
-        given = [(p, v) for r, p, m in slots if _fits(r, p, m, arg) for v in p.values if _of_kind(v, own)]
+        given = [(p, v) for r, p, m in slots if _fits(r, p, m, arg, tool.pack) for v in p.values if _of_kind(v, own)]
         values = {(v.start, v.end): v for _, v in given}
         phrases = {(p.start, p.end): p for p, _ in given}
         listed = len(phrases) == 1 and next(iter(phrases.values())).multiple  # "delete a.csv and b.csv"
@@ -859,7 +863,7 @@ def _fills_of(reading: Reading, action: Action, tool: ToolSense) -> list[tuple[s
     out: list[tuple[str, Value]] = []
     for role, phrase, mod in _argument_slots(action, tool):
         for arg in tool.arguments:
-            if not _fits(role, phrase, mod, arg):
+            if not _fits(role, phrase, mod, arg, tool.pack):
                 continue
             if mod is not None and (role == "text" or role in _TIMES):
                 # "that the deck is ready": what to say, not the words; a span's start or end: a time
@@ -890,7 +894,7 @@ def declared(
     if any(r.kind == "declared" for r in readings):  # "My id is X." read as a statement too: the same words
         readings = tuple(r for r in readings if r.kind != "stated")
     found: set[Fill] | None = None
-    pack = english()
+    pack = tool.pack
     for reading in readings:
         fills: set[Fill] = set()
         for d in reading.declarations:
@@ -960,7 +964,7 @@ def _described(action: Action, tool: ToolSense) -> list[tuple[str, Value]]:
     titles = [a for a in tool.arguments if a.kind is not None and a.kind.name == "title"]
     if not titles:
         return []
-    roles = english().theme_roles
+    roles = tool.pack.theme_roles
     things = [*action.objects, *(m.phrase for m in action.mods if m.phrase is not None and m.role in roles)]
     for p in things:
         if p.form == "described" and not p.values and p.head and not p.carried and _theme(p, tool):
@@ -1020,7 +1024,8 @@ def fragment_fills(reading: Reading, tool: ToolSense) -> list[Fill]:
     return [Fill(path, value) for path, value in _fills_of(reading, action, tool)]
 
 
-def warm() -> None:
+def warm(pack: LanguagePack | None = None) -> None:
     """Load what the reader reads with (the pack, the verb table, the compiled grammar) now: the first check
-    of a process must not spend its gate budget on a one-time load."""
-    grammar().parse("Pay Eve 50 EUR.")
+    of a process must not spend its gate budget on a one-time load. ``pack``: English by default (a first
+    sentence of another language may not parse: what is loaded is loaded all the same)."""
+    grammar(pack).parse("Pay Eve 50 EUR.")

@@ -36,7 +36,7 @@ from validator.gate.reader import (
     read_parse,
 )
 from validator.inputs.transcript import Fact, Transcript, is_users
-from validator.language import english
+from validator.language import LanguagePack
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy
 from validator.text.lexer import Word
@@ -87,10 +87,11 @@ class _Sentence:
     original: str
 
 
-def _user_sentences(transcript: Transcript, message: int, rules: Rules) -> list[_Sentence]:
-    own = own_words(transcript, message, rules)
+def _user_sentences(transcript: Transcript, message: int, rules: Rules, pack: LanguagePack) -> list[_Sentence]:
+    own = own_words(transcript, message, rules, pack)
     content = transcript.messages[message].content
-    return [_Sentence(message, x.start, x.end, own[x.start : x.end], content[x.start : x.end]) for x in sentences(own)]
+    split = sentences(own, pack)
+    return [_Sentence(message, x.start, x.end, own[x.start : x.end], content[x.start : x.end]) for x in split]
 
 
 def _vocabulary(tool: ToolSense, others: Sequence[ToolSense]) -> tuple[frozenset[str], frozenset[str]]:
@@ -132,14 +133,16 @@ class _Read:
         """The sentence of each user message (by index) that frames the turns after it (:func:`_framed_before`),
         or None: kept for a message whose sentences are."""
 
-    def parse(self, text: str, original: str, verbs: frozenset[str], phrasal: frozenset[str]) -> Parse:
+    def parse(
+        self, text: str, original: str, verbs: frozenset[str], phrasal: frozenset[str], pack: LanguagePack
+    ) -> Parse:
         """The parse of a sentence (its text, and the message's text there) in this reading's vocabulary: the one
         kept, or parsed now and kept within the bound (first writer wins: another check may keep it first)."""
         key = (text, original)
         kept = self.parsed.get(key)
         if kept is not None:
             return kept
-        found = grammar().parse(text, original=original, verbs=verbs, phrasal=phrasal)
+        found = grammar(pack).parse(text, original=original, verbs=verbs, phrasal=phrasal)
         if self.chars + len(text) > MAX_READ_CHARS:
             return found
         kept = self.parsed.setdefault(key, found)
@@ -203,7 +206,8 @@ _READ: Fact[_Read] = Fact(
 def _kept_parse(transcript: Transcript, rules: Rules, tool: ToolSense, text: str, original: str) -> Parse:
     """The parse of one sentence of the transcript's user words (a cited one) in ``tool``'s vocabulary: parsed once
     per transcript (its sentences are kept with the transcript's others, under the same bound)."""
-    return transcript.fact(_READ, (rules, tool.verbs, tool.phrasal)).parse(text, original, tool.verbs, tool.phrasal)
+    kept = transcript.fact(_READ, (rules, tool.pack, tool.verbs, tool.phrasal))
+    return kept.parse(text, original, tool.verbs, tool.phrasal, tool.pack)
 
 
 def _in_time(deadline: float | None) -> None:
@@ -223,17 +227,17 @@ def _read_sentences(
     once per transcript and vocabulary (a sentence said again is parsed once); with the transcript's kept reading
     (for :meth:`_Read.reading`). Past ``deadline``, :class:`SearchBudgetExceeded`."""
     verbs, phrasal = _vocabulary(tool, others)
-    kept = transcript.fact(_READ, (rules, verbs, phrasal))
+    kept = transcript.fact(_READ, (rules, tool.pack, verbs, phrasal))
     read = kept.by_message.get(message)
     if read is not None:
         return read, kept
     found: list[tuple[_Sentence, Parse]] = []
     chars = 0
-    for n, s in enumerate(_user_sentences(transcript, message, rules)):
+    for n, s in enumerate(_user_sentences(transcript, message, rules, tool.pack)):
         if n % 64 == 63:
             _in_time(deadline)
         chars += len(s.text)
-        found.append((s, kept.parse(s.text, s.original, verbs, phrasal)))
+        found.append((s, kept.parse(s.text, s.original, verbs, phrasal, tool.pack)))
     read = tuple(found)
     if kept.chars + chars <= MAX_READ_CHARS:  # the message's sentences, kept in order
         read = kept.by_message.setdefault(message, read)
@@ -247,7 +251,7 @@ def _others_requested(parse: Parse, tool: ToolSense, others: Sequence[ToolSense]
     cancel.", "Wait for my message, then pay Bob") leaves the request unknown."""
     for reading in parse.readings:
         for action in beside(reading, tool):
-            if own_work(action):
+            if own_work(action, tool.pack):
                 continue  # "Summarize my inbox, then email Bob the summary", "… and let me know": reaches no one
             if not any(fits(reading, action, o) for o in others):
                 return Read("unknown", "beside_words", f"'{action.verb}' is no request of a tool the policy knows")
@@ -338,7 +342,7 @@ def _held(
         for action in reading.actions:
             if action.negated:
                 return Read("unknown", "held", text, row="held")
-            if own_work(action):
+            if own_work(action, tool.pack):
                 continue  # "Summarize my inbox. Then email Bob the summary.": the assistant's own work
             fitting = [t.tool for t in tools if fits(reading, action, t)]
             if not fitting or not any(_done_since(transcript, message, name) for name in fitting):
@@ -354,7 +358,7 @@ def _held_in_sentence(
     of checking or waiting, it stands only when each verb before it is the assistant's own work on a thing the
     tables know ("Find the report, then email it to Bob.") or an action of a tool of the policy the transcript
     shows carried out since; else it is unknown (``held``): what it waits for, no rule reads."""
-    conditions = english().conditions
+    conditions = tool.pack.conditions
     for reading in parse.readings:
         at = next((n for n, a in enumerate(reading.actions) if tool.intent_of(a) is not None and not a.negated), None)
         if at is None:
@@ -365,7 +369,11 @@ def _held_in_sentence(
         for before in reading.actions[:at]:
             if before.negated or before.verb in conditions:
                 return Read("unknown", "held", _original(transcript, sentence), row="held")
-            if own_work(before) and not any(p.carried for p in before.objects) and not _waits_on_someone(before):
+            if (
+                own_work(before, tool.pack)
+                and not any(p.carried for p in before.objects)
+                and not _waits_on_someone(before)
+            ):
                 continue
             fitting = [t.tool for t in (tool, *others) if fits(reading, before, t)]
             if not any(_done_since(transcript, sentence.message, name) for name in fitting):
@@ -383,11 +391,10 @@ def _waits_on_someone(action: Action) -> bool:
     return any(v.kind in _SOMEONE for p in action.phrases for v in p.values)
 
 
-def _framed(parse: Parse) -> Read | None:
+def _framed(parse: Parse, pack: LanguagePack) -> Read | None:
     """A request whose own sentence holds a word that makes it a game, a test, an example ("Pay DE44… for a dry
     run.", "the hypothetical IBAN …"): unknown. (A noun of a thing the tables know, "the demo", is no frame.)"""
-    frames = english().frame_words
-    nouns = english().nouns
+    frames, nouns = pack.frame_words, pack.nouns
     for w in parse.words:
         if (w.norm in frames or (w.verb or "") in frames) and w.norm not in nouns and (w.lemma or "") not in nouns:
             return Read("unknown", "framed", w.text, row="frame")
@@ -419,7 +426,7 @@ def _framed_before(
         if i in kept.frames:
             frame = kept.frames[i]
         else:
-            frame = _frame_in(read)
+            frame = _frame_in(read, tool.pack)
             if kept.by_message.get(i) is read:  # kept with the message's sentences (within their bound)
                 kept.frames[i] = frame
         if frame is not None:
@@ -427,21 +434,19 @@ def _framed_before(
     return None
 
 
-def _frame_in(read: Sequence[tuple[_Sentence, Parse]]) -> str | None:
+def _frame_in(read: Sequence[tuple[_Sentence, Parse]], pack: LanguagePack) -> str | None:
     """The first of a message's sentences that frames what follows it (see :func:`_framed_before`), as written."""
-    pack = english()
     frames = pack.frame_words | pack.ahead
     for s, parse in read:
         norms = {w.norm for w in parse.words} | {w.verb for w in parse.words if w.verb}
-        if norms & frames or _governs(s.original, norms):
+        if norms & frames or _governs(s.original, norms, pack):
             return s.original
     return None
 
 
-def _governs(text: str, norms: set[str]) -> bool:
+def _governs(text: str, norms: set[str], pack: LanguagePack) -> bool:
     """A sentence about the time after it that holds back ("From now on, only draft payments, never send them.",
     "Don't execute them until I say so."): a governing phrase of the pack with a negation or a holding word."""
-    pack = english()
     folded = " " + " ".join(re.findall(r"[^\W_]+(?:[-'][^\W_]+)*", text.casefold())) + " "
     if not any(f" {phrase} " in folded for phrase in pack.governing):
         return False
@@ -449,7 +454,9 @@ def _governs(text: str, norms: set[str]) -> bool:
     return bool(words & (pack.negatives | pack.holding))
 
 
-def _addressed_elsewhere(transcript: Transcript, sentence: RequestSentence, user_id: str | None) -> Read | None:
+def _addressed_elsewhere(
+    transcript: Transcript, sentence: RequestSentence, user_id: str | None, pack: LanguagePack
+) -> Read | None:
     """In a conversation with other participants, a user's message after another participant's question (any
     since the user last spoke, whatever the assistant, a tool or a third participant wrote between) answers that
     participant ("Should I pay Bob back?" / "Go ahead and pay Bob 50 EUR."), and so does a message that opens as a
@@ -457,34 +464,34 @@ def _addressed_elsewhere(transcript: Transcript, sentence: RequestSentence, user
     not to the assistant, unless it names the assistant. Unknown."""
     i = sentence.message
     words = re.findall(r"[^\W\d_]+", transcript.messages[i].content.casefold())  # the user's message, read once
-    if set(words) & english().assistant_names:
+    if set(words) & pack.assistant_names:
         return None
-    replying = _a_reply(words)
+    replying = _a_reply(words, pack)
     for k in range(i - 1, -1, -1):
         before = transcript.messages[k]
         if before.role != "user":
             continue  # the assistant's words, a tool's output, a system note: the user may still answer past them
         if is_users(before, user_id):
             return None  # the user spoke since: what came before is answered
-        if replying or _a_question(before.content):
+        if replying or _a_question(before.content, pack):
             asked = before.content.strip().splitlines()[-1][:160] if before.content.strip() else ""
             return Read("unknown", "addressed", asked, row="addressed")
     return None
 
 
-def _a_reply(words: Sequence[str]) -> bool:
+def _a_reply(words: Sequence[str], pack: LanguagePack) -> bool:
     """Whether a message (its words) opens as a reply to what someone said ("Go ahead and pay Bob.", "Sure, pay
     him.")."""
     folded = " ".join(words) + " "
-    return any(folded.startswith(opener + " ") for opener in english().replies)
+    return any(folded.startswith(opener + " ") for opener in pack.replies)
 
 
-def _a_question(text: str) -> bool:
+def _a_question(text: str, pack: LanguagePack) -> bool:
     """A question mark of any script, or a sentence opening with a question's word."""
     if any(mark in text for mark in _QUESTION_MARKS):
         return True
     words = re.findall(r"[^\W\d_]+", text.casefold())
-    return bool(words) and words[0] in english().question_openers
+    return bool(words) and words[0] in pack.question_openers
 
 
 def _sentence_before(
@@ -556,7 +563,7 @@ def _later(
     for i in range(sentence.message, len(transcript.messages)):
         if transcript.messages[i].role != "user":
             continue
-        own = own_words(transcript, i, rules)
+        own = own_words(transcript, i, rules, tool.pack)
         reply = bool(own.strip()) and _agent_spoke_before(transcript, sentence.message, i)
         read, kept = _read_sentences(transcript, i, rules, tool, others, deadline)
         if i == sentence.message:
@@ -687,9 +694,10 @@ def verbs_in(
     whose lead-in asks for nothing ("Ignore these tasks:"), or it is a question other than "Could you …?"."""
     parse = _kept_parse(transcript, rules, tool, sentence.text, _original(transcript, sentence))
     reading = read_parse(parse, tool)
-    if (reading is not None and reading.proof == "disproved") or _framed(parse) is not None:
+    pack = tool.pack
+    if (reading is not None and reading.proof == "disproved") or _framed(parse, pack) is not None:
         return None
-    if _turned(parse.words) or _led_astray(sentence) or _asked_about(parse.words, sentence.text):
+    if _turned(parse.words, pack) or _led_astray(sentence, pack) or _asked_about(parse.words, sentence.text, pack):
         return None
     words = parse.words
     if any("SEQ" in w.classes for w in words):
@@ -732,10 +740,9 @@ def _heads(before: Sequence[Word]) -> bool:
     return not wanting or any("YOU" in w.classes for w in before)
 
 
-def _turned(words: Sequence[Word]) -> bool:
+def _turned(words: Sequence[Word], pack: LanguagePack) -> bool:
     """A word that may turn a sentence around where no parse shows what it governs (see :func:`verbs_in`), or a
     greeting to someone by name."""
-    pack = english()
     turning = pack.negatives | pack.holding | pack.turning
     for n, w in enumerate(words):
         if w.classes & _TURNING or set(w.norm.split()) & turning:
@@ -747,20 +754,20 @@ def _turned(words: Sequence[Word]) -> bool:
     return False
 
 
-def _asked_about(words: Sequence[Word], text: str) -> bool:
+def _asked_about(words: Sequence[Word], text: str, pack: LanguagePack) -> bool:
     """A question that is not a request put as one: a question mark (in any script), unless the sentence opens
     with a modal and "you" ("Could you pay Bob?"): "Pay Bob?", "Is it wise to pay Bob?" ask about it."""
-    if not any(ch in english().question_marks for ch in text):
+    if not any(ch in pack.question_marks for ch in text):
         return False
     opening = [w for w in words if not w.classes & _OPENING]
     return not (len(opening) >= 2 and "MODAL" in opening[0].classes and "YOU" in opening[1].classes)
 
 
-def _led_astray(sentence: RequestSentence) -> bool:
+def _led_astray(sentence: RequestSentence, pack: LanguagePack) -> bool:
     """An item of a list whose lead-in is not a lead-in that asks for its items ("Ignore these tasks:")."""
     if sentence.lead is None:
         return False
-    lead = grammar().parse(sentence.lead)
+    lead = grammar(pack).parse(sentence.lead)
     return not (lead.readings and all(r.kind == "list_lead" for r in lead.readings))
 
 
@@ -781,7 +788,7 @@ def after_request(
         _earlier(transcript, sentence, tool, others, (), rules, deadline)
         or _later(transcript, sentence, tool, others, (), rules, False, deadline)
         or _framed_before(transcript, sentence, tool, rules, deadline)
-        or _addressed_elsewhere(transcript, sentence, user_id)
+        or _addressed_elsewhere(transcript, sentence, user_id, tool.pack)
     )
 
 
@@ -814,7 +821,7 @@ def read_request(
     for sentence in sentences_:
         parse = _kept_parse(transcript, rules, tool, sentence.text, _original(transcript, sentence))
         reading = read_parse(parse, tool)
-        if reading is not None and reading.proof == "proved" and _led_astray(sentence):
+        if reading is not None and reading.proof == "proved" and _led_astray(sentence, tool.pack):
             reading = Read("unknown", "not_a_request", sentence.lead or "")
         if reading is None:
             continue
@@ -831,8 +838,8 @@ def read_request(
             if undone is None and any(r.sequenced for r in parse.readings):
                 undone = _held(transcript, sentence, tool, others, rules, deadline)
             undone = undone or _held_in_sentence(transcript, sentence, parse, tool, others)
-            undone = undone or _framed(parse) or _framed_before(transcript, sentence, tool, rules, deadline)
-            undone = undone or _addressed_elsewhere(transcript, sentence, user_id)
+            undone = undone or _framed(parse, tool.pack) or _framed_before(transcript, sentence, tool, rules, deadline)
+            undone = undone or _addressed_elsewhere(transcript, sentence, user_id, tool.pack)
             if undone is not None:
                 reading = undone
         found.append((sentence, reading))
@@ -894,7 +901,7 @@ def _given(
         one = False
         if owners and any(d.owner == OWNER_BACK for d in declarations):  # who else "his" may mean: read once
             if s.message not in people:
-                people[s.message] = _people(transcript, s.message)
+                people[s.message] = _people(transcript, s.message, tool.pack)
             one = people[s.message] == {owners[0][1].casefold()}
         filled = {f.path for f in numbered}
         # the user's own value ("my IBAN is …") is never what an argument the request fills with another's takes:
@@ -917,15 +924,15 @@ def _one_value_each(given: list[tuple[RequestSentence, Read]]) -> list[tuple[Req
     return [(s, r) for s, r in kept if r.fills]
 
 
-def _people(transcript: Transcript, message: int) -> set[str]:
+def _people(transcript: Transcript, message: int, pack: LanguagePack) -> set[str]:
     """The people a user message names: its names, each noun of a person ("my landlord"), each address, phone
     or handle, each person's pronoun ("for him"; not "her" before a noun) and each word no table knows ("my
     bro") as one more; a message longer than is read names someone more too (what the rest names is not known)."""
-    pack = english()
     content = transcript.messages[message].content
     found: set[str] = {"#unread"} if len(content) > _PEOPLE_READ else set()
     # each sentence lexed alone: "… vacation. Pay Anna" is no name "Pay Anna"
-    words = [w for piece in _pieces(content[:_PEOPLE_READ]) for w in grammar().words(piece)]
+    g = grammar(pack)
+    words = [w for piece in _pieces(content[:_PEOPLE_READ], pack) for w in g.words(piece)]
     for n, w in enumerate(words):
         after = words[n + 1] if n + 1 < len(words) else None
         if "NAME" in w.classes:
@@ -941,9 +948,9 @@ def _people(transcript: Transcript, message: int) -> set[str]:
     return found
 
 
-def _pieces(text: str) -> list[str]:
+def _pieces(text: str, pack: LanguagePack) -> list[str]:
     """The sentences of ``text``, then every stretch between them (pasted or hidden text names people too)."""
-    spans = sentence_spans(text)
+    spans = sentence_spans(text, pack)
     cuts = [0, *(x for span in spans for x in span), len(text)]
     between = [text[cuts[i] : cuts[i + 1]] for i in range(0, len(cuts) - 1, 2)]
     return [*(text[a:b] for a, b in spans), *(t for t in between if t.strip())]
@@ -1010,18 +1017,18 @@ def delegated_instructions(
     """A typed finding when the user's cited words delegate instructions to a source ("follow the
     instructions in landlord-notices.txt") and a tool output after them names this action: *unknown*,
     shown to the judge and the user, never proved."""
-    delegation = ToolSense.of("instructions", ctx.pack.instructions)
+    delegation = ToolSense.of("instructions", ctx.pack.instructions, pack=ctx.pack)
     found = read_request(delegation, sentences_, ctx)
     if not found.requested or not found.clauses:
         return None
     after, transcript = found.clauses[0][0], ctx.transcript
-    g = grammar()
+    g = grammar(ctx.pack)
     for i in range(after + 1, len(transcript.messages)):
         m = transcript.messages[i]
         if m.role != "tool":
             continue
         for content in output_texts(m.content[:_SOURCE_READ]):
-            for x in sentences(content):
+            for x in sentences(content, ctx.pack):
                 text = content[x.start : x.end]
                 words = g.words(text, verbs=tool.verbs)
                 if any(

@@ -23,7 +23,7 @@ from functools import cache
 from urllib.parse import unquote
 
 from validator.inputs.transcript import Fact, Message, Transcript, is_users
-from validator.language import LanguagePack, english, english_verb_lemmas
+from validator.language import LanguagePack, english
 from validator.text.search import compact
 
 __all__ = ["SHAPES", "declared_secrets", "secrets_in", "users_secrets"]
@@ -224,17 +224,18 @@ def _may_be_secret(word: str, pack: LanguagePack, classes: Mapping[str, frozense
         return True
     if word in pack.secret_states or word.endswith("ly") or not classes.get(word, _SECRET_CLASSES) <= _SECRET_CLASSES:
         return False
-    return all(lemma == word for lemma in english_verb_lemmas(word))
+    return all(lemma == word for lemma in pack.verb_lemmas(word))
 
 
-def _secrets_of(messages: Iterable[Message], user_id: Hashable) -> frozenset[str]:
+def _secrets_of(messages: Iterable[Message], key: Hashable) -> frozenset[str]:
+    user_id, pack = key if isinstance(key, tuple) else (key, None)
     uid = user_id if isinstance(user_id, str) else None
     said = [m for m in messages if m.content]
     reads = [m.content[:_READ] for m in said]
     joined = "\x00".join(reads)  # a literal absent from it is absent from every message: one search for all
     shapes = _shapes_in(joined)
     assigning = _may_hold(joined, _ASSIGNED_MARKS)
-    out = set(declared_secrets(m.content for m in said if is_users(m, uid)))
+    out = set(declared_secrets((m.content for m in said if is_users(m, uid)), pack))
     for read in reads:
         if assigning:
             out.update(_assigned(read))  # a .env read, a config pasted: whoever showed it
@@ -242,22 +243,25 @@ def _secrets_of(messages: Iterable[Message], user_id: Hashable) -> frozenset[str
     return frozenset(out)
 
 
-def _users_secrets(transcript: Transcript, user_id: Hashable) -> frozenset[str]:
-    return _secrets_of(transcript.messages, user_id)
+def _users_secrets(transcript: Transcript, key: Hashable) -> frozenset[str]:
+    return _secrets_of(transcript.messages, key)
 
 
-def _more_secrets(found: frozenset[str], longer: Transcript, start: int, user_id: Hashable) -> frozenset[str]:
-    return found | _secrets_of(longer.messages[start:], user_id)
+def _more_secrets(found: frozenset[str], longer: Transcript, start: int, key: Hashable) -> frozenset[str]:
+    return found | _secrets_of(longer.messages[start:], key)
 
 
 USERS_SECRETS: Fact[frozenset[str]] = Fact("the secrets of the conversation", _users_secrets, _more_secrets)
 
 
-def users_secrets(transcript: Transcript, user_id: str | None = None) -> frozenset[str]:
-    """The strings the conversation shows are the user's secrets: those the user's own messages declare, and
-    every value assigned to a secret's name in any message (``DB_PASSWORD=…`` in a file the agent read). Found
-    again in an argument in any form, they count as secrets (computed once per transcript and user)."""
-    return transcript.fact(USERS_SECRETS, user_id)
+def users_secrets(
+    transcript: Transcript, user_id: str | None = None, pack: LanguagePack | None = None
+) -> frozenset[str]:
+    """The strings the conversation shows are the user's secrets: those the user's own messages declare (in
+    ``pack``'s words, English by default), and every value assigned to a secret's name in any message
+    (``DB_PASSWORD=…`` in a file the agent read). Found again in an argument in any form, they count as secrets
+    (computed once per transcript, user and language)."""
+    return transcript.fact(USERS_SECRETS, (user_id, pack or english()))
 
 
 _READ = 200_000

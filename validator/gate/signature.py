@@ -32,7 +32,7 @@ from validator.gate.grounding import mentions, outside_party
 from validator.gate.provenance import output_texts
 from validator.gate.reader import ToolSense
 from validator.inputs.transcript import Transcript, call_of, is_users
-from validator.language import english
+from validator.language import LanguagePack
 from validator.language.rules import Rules
 from validator.text.lexer import Word, in_pack_language
 from validator.text.paths import string_leaves
@@ -69,6 +69,7 @@ def _users_messages(
     transcript: Transcript,
     user_id: str | None,
     rules: Rules,
+    pack: LanguagePack,
     verbs: frozenset[str] = frozenset(),
     deadline: float | None = None,
 ) -> Iterator[tuple[str, list[tuple[Word, ...]]] | None]:
@@ -79,12 +80,13 @@ def _users_messages(
         if not is_users(m, user_id):
             continue
         within(deadline, "reading the user's words for the signature")
-        own = own_words(transcript, i, rules)
+        own = own_words(transcript, i, rules, pack)
         left -= len(own)
         if left < 0:
             yield None
             return
-        yield own, [grammar().words(own[s.start : s.end], verbs=verbs) for s in sentences(own)]
+        g = grammar(pack)
+        yield own, [g.words(own[s.start : s.end], verbs=verbs) for s in sentences(own, pack)]
 
 
 def named_only_outside(ctx: CheckContext, tool: ToolSense) -> str | None:
@@ -94,19 +96,22 @@ def named_only_outside(ctx: CheckContext, tool: ToolSense) -> str | None:
     stems = _stems(tool)
     if not stems:
         return None
-    for message in _users_messages(transcript, user_id, rules, tool.verbs, deadline):
+    pack = tool.pack
+    for message in _users_messages(transcript, user_id, rules, pack, tool.verbs, deadline):
         if message is None:
             return None  # more of the user's words than are read: one of them may name it
-        if any(_names(words, stems) or not in_pack_language(words) or _hands_off(words) for words in message[1]):
+        if any(_names(words, stems) or not in_pack_language(words) or _hands_off(words, pack) for words in message[1]):
             return None
     for i, m in enumerate(transcript.messages):
         if m.role != "tool" or m.name == tool.tool:
             continue
         within(deadline, "reading the tools' outputs for the signature")
         for content in output_texts(m.content[:_READ]):
-            for s in sentences(content):
+            for s in sentences(content, pack):
                 text = content[s.start : s.end]
-                if _names(grammar().words(text, verbs=tool.verbs), stems) and _asks(text, tool, unread=bool(m.author)):
+                if _names(grammar(pack).words(text, verbs=tool.verbs), stems) and _asks(
+                    text, tool, unread=bool(m.author)
+                ):
                     return f"message #{i}, {m.speaker}: {' '.join(text.split())[:80]}"
     return None
 
@@ -128,9 +133,9 @@ def _asks(text: str, tool: ToolSense, *, unread: bool = True) -> bool:
     ``key: value`` line never asks."""
     if _FIELD.match(text) and len(text) < 200:
         key = text.split(":", 1)[0]
-        if _names(grammar().words(key, verbs=tool.verbs), _stems(tool)):
+        if _names(grammar(tool.pack).words(key, verbs=tool.verbs), _stems(tool)):
             return False  # "read: true" in an inbox listing names a field, not an action
-    parse = grammar().parse(text, verbs=tool.verbs, phrasal=tool.phrasal)
+    parse = grammar(tool.pack).parse(text, verbs=tool.verbs, phrasal=tool.phrasal)
     if not parse.readings:
         return unread
     stems = _stems(tool)
@@ -147,14 +152,13 @@ def _asks(text: str, tool: ToolSense, *, unread: bool = True) -> bool:
 
 
 def _names_text(text: str, tool: ToolSense, stems: frozenset[str]) -> bool:
-    return _names(grammar().words(text, verbs=tool.verbs), stems)
+    return _names(grammar(tool.pack).words(text, verbs=tool.verbs), stems)
 
 
-def _hands_off(words: Sequence[Word]) -> bool:
+def _hands_off(words: Sequence[Word], pack: LanguagePack) -> bool:
     """Whether a sentence of the user's hands the choice of actions to a document or a message ("do the tasks on
     my TODO list", "do what the email says"): a verb that asks for things to be done, and a noun of something said
     or a verb of saying. What it asks is then the user's to decide (asked), never an outside party's (blocked)."""
-    pack = english()
     doing = {w for w in words if w.classes & {"DOING"} or w.norm in pack.classes.get("DOING", ())}
     said = {w for w in words if w.norm in pack.said or (w.lemma or "") in pack.said or (w.verb or "") in _SAYING}
     return bool(doing) and bool(said)
@@ -175,34 +179,36 @@ def outside_target(ctx: CheckContext, finding: ValueFinding) -> str | None:
     sources = [loc for loc in finding.locations if loc.role != "assistant"]
     if not sources or not all(outside_party(transcript, loc.message, user_id) for loc in sources):
         return None
-    users = _users_words(transcript, user_id, rules)
-    if users is None or users[2] or any(_named_source(transcript, loc.message, users[:2]) for loc in sources):
+    users = _users_words(transcript, user_id, rules, ctx.pack)
+    if users is None or users[2] or any(_named_source(transcript, loc.message, users[:2], ctx.pack) for loc in sources):
         return None  # (a user who handed the task to a document decides what it asks: asked, never blocked)
     return "; ".join(str(loc) for loc in sources)
 
 
-def _users_words(transcript: Transcript, user_id: str | None, rules: Rules) -> tuple[str, frozenset[str], bool] | None:
+def _users_words(
+    transcript: Transcript, user_id: str | None, rules: Rules, pack: LanguagePack
+) -> tuple[str, frozenset[str], bool] | None:
     """The user's own words (folded), their word forms, and whether a sentence of theirs hands the task to a
     document or a message; None beyond what is read, or when a sentence of theirs is not in the pack's language."""
     text: list[str] = []
     hands_off = False
-    for message in _users_messages(transcript, user_id, rules):
+    for message in _users_messages(transcript, user_id, rules, pack):
         if message is None or not all(in_pack_language(words) for words in message[1]):
             return None  # a sentence in another language may name the source in words the pack lacks
         text.append(message[0])
-        hands_off = hands_off or any(_hands_off(words) for words in message[1])
+        hands_off = hands_off or any(_hands_off(words, pack) for words in message[1])
     joined = normalize(" ".join(text)).casefold()
-    forms = {f for w in grammar().words(joined) for f in (w.norm, w.lemma or "") if f}
+    forms = {f for w in grammar(pack).words(joined) for f in (w.norm, w.lemma or "") if f}
     return joined, frozenset(forms), hands_off
 
 
-def _named_source(transcript: Transcript, message: int, users: tuple[str, frozenset[str]]) -> bool:
+def _named_source(transcript: Transcript, message: int, users: tuple[str, frozenset[str]], pack: LanguagePack) -> bool:
     """Whether the user named the source of a message: a word of its author's name or address stands in their
     words ("Northwind"); for an email, a noun of a message does ("my latest email"); an argument of the call
     that read it does ("bill-december.txt"); or a noun of the tool's name does ("inbox" of ``read_inbox``)."""
     text, forms = users
     author = transcript.messages[message].author or ""
-    if "@" in author and any(english().nouns.get(f, frozenset()) >= _MAIL for f in forms):
+    if "@" in author and any(pack.nouns.get(f, frozenset()) >= _MAIL for f in forms):
         return True  # "the invoice in my latest email": a noun of a message names a mail's source
     if any(len(w) >= 4 and w not in _GENERIC and mentions(text, w) for w in re.split(r"[^\w]+", author.casefold())):
         return True  # "the invoice from Northwind", read from billing@northwind.example
@@ -215,7 +221,7 @@ def _named_source(transcript: Transcript, message: int, users: tuple[str, frozen
         if len(folded) >= 3 and mentions(text, folded):
             return True
     name = normalize(call.name).replace("_", " ").replace("-", " ")
-    for w in grammar().words(" ".join(_split_camel(name))):
+    for w in grammar(pack).words(" ".join(_split_camel(name))):
         if w.classes & {"NN", "NNS"} and ({w.norm, w.lemma or ""} & forms):
             return True
     return False

@@ -21,6 +21,7 @@ from validator.exceptions import UsageError
 from validator.findings import Findings, IntentFinding
 from validator.inputs.action import Justification, PendingAction
 from validator.inputs.transcript import Transcript
+from validator.language import LanguagePack
 from validator.policy import Policy, ToolPolicy
 from validator.verdict import Code, Confidence, Usage
 
@@ -51,6 +52,8 @@ class JudgeRequest:
     """The agent's last model request (plain JSON data), for judges that share its prompt cache."""
     telemetry: Telemetry | None = None
     """Where a model judge's call span goes (the validator's :class:`~validator.telemetry.Telemetry`; None: none)."""
+    language: LanguagePack | None = None
+    """The language the user's words are read in (the validator's ``ValidatorConfig.language``; None: English)."""
 
 
 class JudgeOutput(BaseModel):

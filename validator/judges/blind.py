@@ -86,6 +86,7 @@ class _Users:
 
     def __init__(self, request: JudgeRequest) -> None:
         self.transcript = transcript = request.transcript
+        self.language = request.language
         self.shown: dict[int, str] = {}
         self._own: dict[int, str] = {}
         self._hidden: dict[int, str] = {}
@@ -101,7 +102,7 @@ class _Users:
     def _read(self, i: int, text: str) -> tuple[str, str, str]:
         """``(shown, own, hidden)``: the text with each part not provably the user's replaced by a fact, the
         user's own words alone, and the hidden parts alone."""
-        pasted, quoted = attributed(self.transcript, i)
+        pasted, quoted = attributed(self.transcript, i, pack=self.language)
         parts = sorted(
             [(a, b, "pasted or forwarded") for a, b in pasted] + [(a, b, "in quotation marks") for a, b in quoted]
         )

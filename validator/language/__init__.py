@@ -6,6 +6,10 @@ kind, which phrase may stand where, what each kind of argument takes, and the ot
 (sentence splitting, pasted text, standing grants, the verb lexicon). ``english_verbs.txt`` is the verb
 table (built from ``lemminflect``'s dictionary by :mod:`validator.devtools.verbs`). No module of the gate
 holds a word of English.
+
+Another language is another pack: :func:`load_pack` of its file, its grammar and its verb table, given to a
+validator as ``ValidatorConfig(language=pack)``; every reader of the user's words takes it from the check
+(``tests/gate/test_second_pack.py`` proves a request with a tiny one while this pack cannot be read).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ __all__ = [
     "LEAD_IN_STOPS",
     "ArgumentKind",
     "LanguagePack",
+    "VerbTable",
     "WordSequence",
     "english",
     "english_verb_lemmas",
@@ -90,6 +95,39 @@ class ArgumentKind:
     """Roles that fill it only with a noun its name names ("with the subject 'Inbox'")."""
 
 
+class VerbTable:
+    """A language's verb forms and their lemmas, from a text of one line a form: the form, then its lemmas separated
+    by spaces (none: the form is its own only lemma); ``#`` opens a comment line. Read the first time a word is
+    looked up (the English table is some thousand lines)."""
+
+    __slots__ = ("_forms", "_text")
+
+    def __init__(self, text: Callable[[], str]) -> None:
+        self._text = text
+        self._forms: dict[str, str] | None = None
+
+    def lemmas(self, word: str) -> tuple[str, ...]:
+        """The verb lemmas the lower-case ``word`` is a form of (``paid`` -> ``("pay",)``); empty when the table
+        does not know it as a verb form. A word outside the table is not guessed at."""
+        forms = self._forms
+        if forms is None:
+            lines = self._text().splitlines()
+            forms = self._forms = dict(line.partition(" ")[::2] for line in lines if line and not line.startswith("#"))
+        rest = forms.get(word)
+        if rest is None:
+            return ()
+        return tuple(rest.split(" ")) if rest else (word,)
+
+
+def _english_verbs_text() -> str:
+    """The shipped verb table (``english_verbs.txt``, built by :mod:`validator.devtools.verbs`)."""
+    return resources.files(__name__).joinpath("english_verbs.txt").read_text(encoding="utf-8")
+
+
+_ENGLISH_VERBS = VerbTable(_english_verbs_text)
+"""The English verb table, read the first time a word is looked up (every pack loaded without its own shares it)."""
+
+
 def _at(path: str, read: Callable[[Any], Any]) -> dict[str, Any]:
     """A field's metadata: it is read from the pack's file's table at ``path`` (``"roles.adjuncts"``) by ``read``.
     A field with a default reads as that where the file leaves its table out; one without is required
@@ -128,6 +166,8 @@ class LanguagePack:
 
     grammar: str
     """The request grammar, in Lark's grammar language."""
+    verbs: VerbTable
+    """The verb table: each verb form and its lemmas (``english_verbs.txt``)."""
     nouns: dict[str, frozenset[str]]
     """Each noun form (singular and plural) and its kinds (``[nouns]`` by kind, ``[plurals]`` for irregular ones)."""
     noun_lemmas: dict[str, str]
@@ -296,9 +336,20 @@ class LanguagePack:
     time_ends: frozenset[str] = field(default=frozenset(), metadata=_at("roles.time_ends", frozenset))
     """Words of an argument's name saying it holds an end ("end_time"): a span's end fills only such an argument,
     its start only a time argument without them."""
+    gerund_endings: tuple[str, ...] = field(default=("ing",), metadata=_at("verb_forms.gerund", tuple))
+    """Endings of a verb form, other than its lemma, that make it a gerund (``VBG``: "paying")."""
+    present_endings: tuple[str, ...] = field(default=("s",), metadata=_at("verb_forms.present", tuple))
+    """Endings of a verb form, other than its lemma, that make it a present form (``VBZ``: "pays"), unless it ends
+    in one of :attr:`not_present_endings` ("dismiss"); any other form is a participle (``VBN``: "paid")."""
+    not_present_endings: tuple[str, ...] = field(default=("ss",), metadata=_at("verb_forms.not_present", tuple))
+    """Endings that keep a form out of the present forms though it ends in one of them ("ss")."""
     selective_endings: tuple[str, ...] = field(default=(), metadata=_at("open.selective_endings", tuple))
     """Endings of a word no table knows that make it one choosing which thing ("smallest", "heavier"): such a word
     is never carried (open-class), so its sentence is unknown."""
+
+    def verb_lemmas(self, word: str) -> tuple[str, ...]:
+        """The verb lemmas the lower-case ``word`` is a form of in this language (:meth:`VerbTable.lemmas`)."""
+        return self.verbs.lemmas(word)
 
     def word_classes(self) -> dict[str, frozenset[str]]:
         """Each word of the class tables and nouns, with its grammar classes (``NN``/``NNS`` for nouns)."""
@@ -346,7 +397,7 @@ def _table(data: dict[str, Any], path: str) -> Any:
     return node
 
 
-def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
+def _pack(data: dict[str, Any], grammar: str, verbs: VerbTable) -> LanguagePack:
     """Every field of :class:`LanguagePack` that names its table, read from ``data`` the same way; then the fields
     built from several tables at once."""
     read: dict[str, Any] = {}
@@ -374,13 +425,13 @@ def _pack(data: dict[str, Any], grammar: str) -> LanguagePack:
     if problems:
         raise PackError(problems)
     try:
-        return _built(data, grammar, read)
+        return _built(data, grammar, verbs, read)
     except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a table of the wrong shape
         where = "nouns, plurals, roles, arguments, classes"
         raise PackError([FieldProblem(where, f"cannot be read: {type(exc).__name__}: {exc}")]) from None
 
 
-def _built(data: dict[str, Any], grammar: str, read: dict[str, Any]) -> LanguagePack:
+def _built(data: dict[str, Any], grammar: str, verbs: VerbTable, read: dict[str, Any]) -> LanguagePack:
     """The pack, with the fields built from several tables at once beside those ``read`` holds."""
     nouns, lemmas, plurals = _nouns(data["nouns"], data["plurals"])
     roles = data["roles"]
@@ -392,6 +443,7 @@ def _built(data: dict[str, Any], grammar: str, read: dict[str, Any]) -> Language
     )
     return LanguagePack(
         grammar=grammar,
+        verbs=verbs,
         nouns=nouns,
         noun_lemmas=lemmas,
         plurals=plurals,
@@ -421,9 +473,9 @@ def _words_of(node: Any) -> Iterator[str]:
         yield from phrase(node)
 
 
-def load_pack(text: str, grammar: str | None = None) -> LanguagePack:
-    """A language pack from the text of a TOML file of ``english.toml``'s shape and a grammar (the English
-    grammar when none is given).
+def load_pack(text: str, grammar: str | None = None, verbs: str | None = None) -> LanguagePack:
+    """A language pack from the text of a TOML file of ``english.toml``'s shape, a grammar and a verb table (the
+    English grammar and verb table when none is given; the table's shape: :class:`VerbTable`).
 
     Raises:
         PackError: the text is no TOML, or a table the pack needs is missing or of the wrong shape (each named).
@@ -434,7 +486,7 @@ def load_pack(text: str, grammar: str | None = None) -> LanguagePack:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PackError([FieldProblem("", f"not TOML: {exc}")]) from None
-    return _pack(data, grammar)
+    return _pack(data, grammar, _ENGLISH_VERBS if verbs is None else VerbTable(lambda: verbs))
 
 
 @cache
@@ -443,18 +495,7 @@ def english() -> LanguagePack:
     return load_pack(resources.files(__name__).joinpath("english.toml").read_text(encoding="utf-8"))
 
 
-@cache
-def _english_verbs() -> dict[str, str]:
-    """The shipped verb table (``english_verbs.txt``, built by :mod:`validator.devtools.verbs`): each form
-    and the rest of its line (empty: the form is its own only lemma). Read once, in a few milliseconds."""
-    text = resources.files(__name__).joinpath("english_verbs.txt").read_text(encoding="utf-8")
-    return dict(line.partition(" ")[::2] for line in text.splitlines() if line and not line.startswith("#"))
-
-
 def english_verb_lemmas(word: str) -> tuple[str, ...]:
-    """The verb lemmas the lower-case ``word`` is a form of (``paid`` -> ``("pay",)``); empty when the table
-    does not know it as a verb form. A word outside the table is not guessed at."""
-    rest = _english_verbs().get(word)
-    if rest is None:
-        return ()
-    return tuple(rest.split(" ")) if rest else (word,)
+    """The English verb lemmas the lower-case ``word`` is a form of (``paid`` -> ``("pay",)``; the shipped table,
+    :meth:`VerbTable.lemmas`): for a policy's and a tool's own words, which are English whatever the user's pack."""
+    return _ENGLISH_VERBS.lemmas(word)

@@ -278,7 +278,7 @@ def corrected(request: JudgeRequest) -> int | None:
     if after is None:
         return None
     said = {w for r in request.findings.requests for w in _WORDS.findall(r.text.casefold())}
-    if said & english().again:
+    if said & (request.language or english()).again:
         return None
     payee = set().union(*(_bound(_forms(lookup(action.args, p)[1]), p, request) for p in tool_policy.targets))
     payee -= {ANY}

@@ -24,7 +24,7 @@ from decimal import Decimal, InvalidOperation
 from functools import cache
 from typing import Any
 
-from validator.language import LanguagePack, english, english_verb_lemmas, fold_apostrophes
+from validator.language import LanguagePack, english, fold_apostrophes
 from validator.text.entities import CURRENCIES, extract_entities
 
 __all__ = [
@@ -457,15 +457,15 @@ def shape_kinds(text: str) -> frozenset[str]:
 
 def _verb_classes(norm: str, verbs: frozenset[str], pack: LanguagePack, classes: set[str]) -> str:
     """Add the verb classes a word has (VB, VBG, VBN) to ``classes``; the verb's lemma, or ""."""
-    forms = english_verb_lemmas(norm) or ((norm,) if norm in verbs else ())
+    forms = pack.verb_lemmas(norm) or ((norm,) if norm in verbs else ())
     if norm in pack.not_verbs:
         forms = ()  # politeness, never a verb of a request
     for form in forms:
         if form == norm:
             classes.add("VB")
-        elif norm.endswith("ing"):
+        elif norm.endswith(pack.gerund_endings):
             classes.add("VBG")
-        elif not norm.endswith("s") or norm.endswith("ss"):
+        elif not norm.endswith(pack.present_endings) or norm.endswith(pack.not_present_endings):
             classes.add("VBN")
         else:
             classes.add("VBZ")  # "pays", "has": a present form, read only where a clause of a subject's stands

@@ -26,7 +26,7 @@ from functools import lru_cache
 
 from validator.findings import RequestSentence
 from validator.inputs.transcript import Fact, Transcript
-from validator.language import LEAD_IN_STOPS, english
+from validator.language import LEAD_IN_STOPS, LanguagePack, english
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.text.lexer import OPAQUE
 from validator.text.search import QUOTE_MARKS, find_bounded, normalize
@@ -56,10 +56,9 @@ def _alternatives(phrases: Iterable[tuple[str, ...]]) -> str:
     return "|".join(r"\s+".join(re.escape(w) for w in p) for p in sorted(phrases, key=len, reverse=True))
 
 
-@lru_cache(maxsize=1)
-def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """The pack's forward markers, header names and attribution lead-ins, as patterns (built once)."""
-    pack = english()
+@lru_cache(maxsize=4)
+def _patterns(pack: LanguagePack) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The pack's forward markers, header names and attribution lead-ins, as patterns (built once a pack)."""
     forward = re.compile(r"(?im)^[ \t>]*-{2,}\s*(?:" + "|".join(re.escape(m) for m in pack.forward_markers) + r")\b.*$")
     header = re.compile(
         r"(?im)(?:^|(?<=[.!?] ))[ \t]*(?:" + "|".join(re.escape(h) for h in pack.headers) + r")[ \t]*:.*$"
@@ -109,13 +108,13 @@ def _quotation_spans(text: str) -> list[tuple[int, int]]:
 _NON_SPACE = re.compile(r"\S")
 
 
-def _lead_ins(text: str) -> list[re.Match[str]]:
+def _lead_ins(text: str, pack: LanguagePack) -> list[re.Match[str]]:
     """The attribution lead-ins of ``text`` ("the vendor wrote: "), exactly as ``finditer`` of the lead-in
     pattern finds them, but reading only the sentence before each colon instead of trying the pattern
     at every position of the text. A lead-in holds no ``.``, ``!``, ``?`` or ``:`` before its own colon (the
     pack's phrases hold none: :func:`validator.language.load_pack` refuses one), so one that ends at a colon starts
     after the last of them; the next match starts where the last one ended."""
-    lead_in = _patterns()[2]
+    lead_in = _patterns(pack)[2]
     found: list[re.Match[str]] = []
     after = 0  # where the last lead-in ended
     previous = -1  # the last stop seen
@@ -132,10 +131,11 @@ def _lead_ins(text: str) -> list[re.Match[str]]:
     return found
 
 
-def pasted_spans(text: str) -> list[tuple[int, int]]:
+def pasted_spans(text: str, pack: LanguagePack | None = None) -> list[tuple[int, int]]:
     """Parts of a user message the message attributes to someone else (forwarded, quoted, pasted with a
-    lead-in), as ``(start, end)``."""
-    forward, header, _ = _patterns()
+    lead-in), as ``(start, end)``; ``pack``: the language's markers and lead-ins (English by default)."""
+    pack = pack or english()
+    forward, header, _ = _patterns(pack)
     spans: list[tuple[int, int]] = []
     if ">" in text:
         spans += [m.span() for m in _QUOTED_LINE.finditer(text)]
@@ -147,13 +147,13 @@ def pasted_spans(text: str) -> list[tuple[int, int]]:
             if text[first.end() : second.start()].strip() == "":  # two header lines in a row: a pasted email
                 spans.append((first.start(), len(text)))
                 break
-        for m in _lead_ins(text):
+        for m in _lead_ins(text, pack):
             end = text.find("\n\n", m.end())
             spans.append((m.end(), len(text) if end == -1 else end))
     return _merge(spans)
 
 
-def unclear_spans(text: str) -> list[tuple[int, int]]:
+def unclear_spans(text: str, pack: LanguagePack | None = None) -> list[tuple[int, int]]:
     """Parts of a user message whose authorship is unclear: passages in quotation marks (three words or
     more), code blocks, and everything after the first paragraph a lead-in attributes (pasted text
     runs on past a blank line: "The vendor wrote: Hi,\n\nPlease pay…"; where the user's own words
@@ -162,7 +162,7 @@ def unclear_spans(text: str) -> list[tuple[int, int]]:
     if "```" in text:
         spans += [m.span() for m in _FENCE.finditer(text)]
     if ":" in text:
-        for m in _lead_ins(text):
+        for m in _lead_ins(text, pack or english()):
             end = text.find("\n\n", m.end())
             if end != -1:
                 spans.append((end, len(text)))
@@ -171,9 +171,9 @@ def unclear_spans(text: str) -> list[tuple[int, int]]:
     return _merge(spans)
 
 
-def own_text(text: str) -> str:
+def own_text(text: str, pack: LanguagePack | None = None) -> str:
     """``text`` with every pasted part blanked out (same length, so positions still hold)."""
-    return blank(text, pasted_spans(text))
+    return blank(text, pasted_spans(text, pack))
 
 
 def blank(text: str, spans: list[tuple[int, int]], fill: str = "\x00") -> str:
@@ -189,10 +189,10 @@ def blank(text: str, spans: list[tuple[int, int]], fill: str = "\x00") -> str:
     return "".join(pieces)
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
+def sentence_spans(text: str, pack: LanguagePack | None = None) -> list[tuple[int, int]]:
     """The sentences of ``text`` as ``(start, end)``, blank and hidden stretches left out (see
     :func:`validator.gate.reader.sentences`: abbreviations, decimals, line breaks and lists)."""
-    return [(x.start, x.end) for x in sentences(text)]
+    return [(x.start, x.end) for x in sentences(text, pack)]
 
 
 def _normalise_with_map(text: str) -> tuple[str, Sequence[int]]:
@@ -239,12 +239,13 @@ def locate(text: str, needle: str, limit: int = 5) -> list[tuple[int, int]]:
 Spans = dict[int, list[tuple[int, int]]]
 
 
-def _by_message(name: str, find: Callable[[str], list[tuple[int, int]]]) -> Fact[Spans]:
-    """The fact of ``find`` over every user message (only messages with spans are kept)."""
+def _by_message(name: str, find: Callable[[str, LanguagePack | None], list[tuple[int, int]]]) -> Fact[Spans]:
+    """The fact of ``find`` over every user message (only messages with spans are kept), keyed by the pack."""
 
     def build(transcript: Transcript, key: Hashable = None, start: int = 0) -> Spans:
         messages = transcript.messages
-        found = {i: find(messages[i].content) for i in range(start, len(messages)) if messages[i].role == "user"}
+        pack = key if isinstance(key, LanguagePack) else None
+        found = {i: find(messages[i].content, pack) for i in range(start, len(messages)) if messages[i].role == "user"}
         return {i: spans for i, spans in found.items() if spans}
 
     def extend(found: Spans, longer: Transcript, start: int, key: Hashable) -> Spans:
@@ -258,36 +259,37 @@ PASTED = _by_message("pasted text by message", pasted_spans)
 UNCLEAR = _by_message("text of unclear authorship by message", unclear_spans)
 
 
-def pasted_by_message(transcript: Transcript, rules: Rules = ALL_ON) -> Spans:
-    """The attributed (pasted) parts of every user message that has any, found once per transcript (none
-    when the ``pasted-text`` rule is off)."""
+def pasted_by_message(transcript: Transcript, rules: Rules = ALL_ON, pack: LanguagePack | None = None) -> Spans:
+    """The attributed (pasted) parts of every user message that has any, found once per transcript and language
+    (none when the ``pasted-text`` rule is off)."""
     if not rules.on(Rule.PASTED_TEXT):
         return {}
-    return transcript.fact(PASTED)
+    return transcript.fact(PASTED, pack or english())
 
 
-def own_words(transcript: Transcript, i: int, rules: Rules = ALL_ON) -> str:
+def own_words(transcript: Transcript, i: int, rules: Rules = ALL_ON, pack: LanguagePack | None = None) -> str:
     """User message ``i`` with every part that is not provably the user's blanked out: pasted text and the rest
     of unclear authorship to NUL (it splits sentences and is never read), a passage in quotation marks to
     :data:`~validator.text.lexer.OPAQUE` (it stays in its sentence as one quoted passage, whose words are never
     read as a request: "Post a tweet saying '…'"). The text requests are read from."""
     text = transcript.messages[i].content
-    hidden, quoted = attributed(transcript, i, rules)
+    hidden, quoted = attributed(transcript, i, rules, pack)
     out = blank(text, hidden)
     return blank(out, quoted, OPAQUE) if quoted else out
 
 
 def attributed(
-    transcript: Transcript, i: int, rules: Rules = ALL_ON
+    transcript: Transcript, i: int, rules: Rules = ALL_ON, pack: LanguagePack | None = None
 ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """The parts of user message ``i`` that are not provably the user's own words, as ``(hidden, quoted)``:
     pasted text and the rest of unclear authorship (merged spans), and passages in quotation marks outside
     them (which stay in their sentence as one quoted passage)."""
     text = transcript.messages[i].content
-    hidden = list(pasted_by_message(transcript, rules).get(i, []))
+    pack = pack or english()
+    hidden = list(pasted_by_message(transcript, rules, pack).get(i, []))
     quoted: list[tuple[int, int]] = []
     if rules.on(Rule.PASTED_TEXT):
-        unclear = transcript.fact(UNCLEAR).get(i, [])
+        unclear = transcript.fact(UNCLEAR, pack).get(i, [])
         quoted = [(a, b) for a, b in unclear if text[a : a + 1] in _PAIRS and not _covered(a, b, hidden)]
         hidden += [span for span in unclear if span not in quoted]
     return _merge(hidden), quoted
@@ -298,7 +300,10 @@ def _covered(a: int, b: int, spans: list[tuple[int, int]]) -> bool:
 
 
 def request_sentences(
-    transcript: Transcript, cited: Iterable[tuple[int, str, Iterable[int]]], rules: Rules = ALL_ON
+    transcript: Transcript,
+    cited: Iterable[tuple[int, str, Iterable[int]]],
+    rules: Rules = ALL_ON,
+    pack: LanguagePack | None = None,
 ) -> tuple[RequestSentence, ...]:
     """The sentences of the user's own words each cited quote stands in.
 
@@ -312,8 +317,8 @@ def request_sentences(
     seen: set[tuple[int, int, int]] = set()
     for index, quote, messages in cited:
         for i in messages:
-            own = own_words(transcript, i, rules)
-            spans = sentences(own)
+            own = own_words(transcript, i, rules, pack)
+            spans = sentences(own, pack)
             for qs, qe in locate(own, quote) or locate(transcript.messages[i].content, quote):
                 for x in spans:
                     if x.start < qe and qs < x.end and (i, x.start, x.end) not in seen:

@@ -102,8 +102,7 @@ def _pieces(text: str, s: int, e: int, pack: LanguagePack) -> list[tuple[int, in
 
 
 @lru_cache(maxsize=1024)
-def _sentences(text: str) -> tuple[Sentence, ...]:
-    pack = english()
+def _sentences(text: str, pack: LanguagePack) -> tuple[Sentence, ...]:
     blocks: list[tuple[int, int, bool]] = []  # (start, end, is a list item)
     pos, block_start, in_item = 0, 0, False
     for line in text.split("\n"):
@@ -130,6 +129,7 @@ def _sentences(text: str) -> tuple[Sentence, ...]:
     return tuple(found)
 
 
-def sentences(text: str) -> tuple[Sentence, ...]:
-    """The sentences of ``text`` (pasted parts, blanked to NUL, split them and are left out)."""
-    return _sentences(text)
+def sentences(text: str, pack: LanguagePack | None = None) -> tuple[Sentence, ...]:
+    """The sentences of ``text`` (pasted parts, blanked to NUL, split them and are left out), by ``pack``'s
+    abbreviations (English by default)."""
+    return _sentences(text, pack or english())

@@ -17,8 +17,9 @@ import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import lru_cache
+from typing import Any
 
-from validator.language import english
+from validator.language import LanguagePack, english
 
 __all__ = ["holds_time", "is_year", "moment", "named_years", "span_sides"]
 
@@ -39,9 +40,8 @@ def moment(value: object) -> datetime | None:
         return None
 
 
-def _part_holds(word: str, at: datetime, has_time: bool, now: datetime | None) -> bool | None:
+def _part_holds(word: str, at: datetime, has_time: bool, now: datetime | None, pack: LanguagePack) -> bool | None:
     """Whether one word of a time holds ``at`` (None: the word says nothing comparable)."""
-    pack = english()
     words = pack.times
     if word in words["weekdays"]:
         return bool(at.weekday() == words["weekdays"][word])
@@ -78,14 +78,18 @@ def _in_hours(at: datetime, hours: tuple[int, int] | list[int]) -> bool:
     return bool(low <= at.hour < high if high > low else at.hour == low)
 
 
-def holds_time(said: Sequence[str], value: object, now: datetime | None = None) -> bool:
+def holds_time(
+    said: Sequence[str], value: object, now: datetime | None = None, pack: LanguagePack | None = None
+) -> bool:
     """Whether the times the user said (each as the grammar read it: "friday", "3pm", "the 9th") all hold the
-    argument ``value`` (an ISO date or date-time), and at least one part was compared."""
+    argument ``value`` (an ISO date or date-time), and at least one part was compared. ``pack``: the language of
+    the words (English by default)."""
     at = moment(value)
     if at is None or now is None:
         return False  # no date of the check: "Friday" cannot be placed
     has_time = isinstance(value, str) and ("T" in value or " " in value.strip())
-    words = english().times
+    pack = pack or english()
+    words = pack.times
     horizon = 1  # a time of day alone: today's or tomorrow's
     compared = False
     for phrase in said:
@@ -97,26 +101,25 @@ def holds_time(said: Sequence[str], value: object, now: datetime | None = None) 
             after_month, previous = previous in words["months"], word
             if after_month and word.isdigit() and 1 <= int(word) <= 31:
                 held: bool | None = at.day == int(word)  # "December 10": a day, never ten o'clock
-            elif before == "this" and word in words["hours"] and word not in words["days"]:
-                held = _part_holds(word, at, has_time, now) and at.date() == now.date()  # "this afternoon": today's
+            elif before == "this" and word in words["hours"] and word not in words["days"]:  # "this afternoon"
+                held = _part_holds(word, at, has_time, now, pack) and at.date() == now.date()  # today's
             else:
-                held = _part_holds(word, at, has_time, now)
+                held = _part_holds(word, at, has_time, now, pack)
             if held is None:
                 return False  # a part code cannot read: the argument stays unknown
             if not held:
                 return False
             compared, before = True, word
-            horizon = max(horizon, _horizon(word, after_month=after_month, has_time=has_time))
+            horizon = max(horizon, _horizon(word, words, after_month=after_month, has_time=has_time))
     # the user names no year: the time is the next one that fits, not a Friday years away
     days = (at.replace(tzinfo=None).date() - now.replace(tzinfo=None).date()).days
     return compared and 0 <= days <= horizon
 
 
-def _horizon(word: str, *, after_month: bool = False, has_time: bool = False) -> int:
+def _horizon(word: str, words: dict[str, Any], *, after_month: bool = False, has_time: bool = False) -> int:
     """How many days ahead the next time a word names can be: a weekday within a week, a day of the month
     within a month, a month within a year. A bare number read as an hour ("at 10", "from 2 to 4") names no day:
-    its time is today's or tomorrow's."""
-    words = english().times
+    its time is today's or tomorrow's. ``words``: the pack's ``times``."""
     if word in words["weekdays"]:
         return 7
     if word in words["months"]:
@@ -134,11 +137,11 @@ def is_year(word: str) -> bool:
     return bool(_YEAR.match(word))
 
 
-def named_years(text: str) -> list[str]:
+def named_years(text: str, pack: LanguagePack | None = None) -> list[str]:
     """The years ``text`` names by form ("in 2030", "of 2030", "December 10, 2030"): a phrase the grammar did not
     read as a time's ("… on December 10 in 2030") still says which year. A number that only looks like one ("the
     2027 budget", "bob2027@…") is none. The words before a year and the months are the pack's."""
-    times = english().times
+    times = (pack or english()).times
     pattern = _year_pattern(frozenset(times["months"]), frozenset(times["year_words"]))
     return [m.group(1) or m.group(2) for m in pattern.finditer(text)]
 
