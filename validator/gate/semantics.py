@@ -9,7 +9,7 @@ import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from lark import Token, Tree
 
@@ -37,6 +37,8 @@ knows say what no rule reads."""
 
 _NOUNISH = frozenset({"NN", "NNS", "ADJ", "NAME", "VALUE", "QUOTED", "NUM", "PRIV", "ORD", "DET"})
 
+P = TypeVar("P")
+
 MAX_READINGS = 48
 """A sentence whose parses mean more different things than this is unknown (no authorization rests on it)."""
 
@@ -46,14 +48,6 @@ class TooAmbiguous(Exception):
 
 
 # -- reading a parse ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Part:
-    """A piece of a phrase while it is read: a tag and what it carries."""
-
-    tag: str
-    data: Any = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +70,219 @@ class _Pres:
             self.carried or other.carried,
             self.privative or other.privative,
         )
+
+
+# -- the pieces of a phrase while it is read: each rule's result that is no reading, action, phrase or mod, one
+# type a rule (several rules of one shape share one), read by its fields
+
+
+@dataclass(frozen=True, slots=True)
+class _Words:
+    """A rule no method reads (``thanks``, ``closers``): its words say nothing more."""
+
+
+_WORDS = _Words()
+
+
+@dataclass(frozen=True, slots=True)
+class _Openers:
+    sequenced: bool
+    """A sequencing opener ("Then", "After that,") stands among the sentence's openers."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Sequence:
+    """A sequencing opener."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Purpose:
+    action: Action | None
+    """The purpose's own action (a verb no call reads), if it has one."""
+    timed: tuple[Mod, ...]
+    """A time among its words, which may time the request too."""
+
+
+@dataclass(frozen=True, slots=True)
+class _PurposeClause:
+    action: Action | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Reason:
+    deed: str
+    """The kind of deed the reason goes with (``removal``, ``payment``: the pack's ``[deeds]``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _PaymentReason:
+    """A debt the payment settles, what it is for plainly described."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Statement:
+    clauses: tuple[Action, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    phrases: tuple[Phrase, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Declarations:
+    declarations: tuple[Declaration, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Nouns:
+    words: tuple[Word, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Owner:
+    whose: str
+    """:data:`OWNER_BACK`, :data:`OWNER_OTHER`, or the owner's name."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Given:
+    phrase: Phrase
+
+
+@dataclass(frozen=True, slots=True)
+class _Pps:
+    mods: tuple[Mod, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Frame:
+    name: str
+    """``imperative``, ``polite``, ``wish``, ``permit`` or ``result``."""
+    actions: tuple[Action, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Actions:
+    actions: tuple[Action, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Conj:
+    then: bool
+    """It puts what follows after what precedes ("then", "and then")."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Said:
+    mods: tuple[Mod, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Mods:
+    mods: tuple[Mod, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Objects:
+    phrases: tuple[Phrase, ...]
+    particles: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    starts: Mod
+    ends: Mod
+
+
+@dataclass(frozen=True, slots=True)
+class _Text:
+    text: str
+    start: int
+    quoted: bool
+    """It is one quoted passage ("that 'I'll be late'"): the words themselves, dictated."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Items:
+    phrases: tuple[Phrase, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Head:
+    lemma: str
+    kinds: frozenset[str]
+    plural: bool
+    carried: str | bool
+    """A head carried as text: ``"OPENV"`` (the tables know it only as a verb form), True (no table knows it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Before:
+    """The words before a head, read."""
+
+    pres: _Pres
+
+
+@dataclass(frozen=True, slots=True)
+class _Pre:
+    """One word (or a value) before a head, read."""
+
+    pres: _Pres
+
+
+@dataclass(frozen=True, slots=True)
+class _Det:
+    owner: tuple[Value, ...]
+    """Its owner's names ("Bob's")."""
+    multiple: bool
+    """A quantifier ("each", "all")."""
+    present: bool
+    """A determiner stands there at all."""
+
+
+_NO_DET = _Det((), False, False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Possessor:
+    names: tuple[Value, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Names:
+    values: tuple[Value, ...]
+    """The values that name it."""
+    addressed: bool
+    """One is an address given beside it ("Marta at marta@…")."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Surnames:
+    values: tuple[Value, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Addresses:
+    values: tuple[Value, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Address:
+    values: tuple[Value, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Name:
+    values: tuple[Value, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Phrases:
+    values: tuple[Value, ...]
+    """The values its phrases hold."""
+    attached: tuple[tuple[str, Phrase], ...]
+    """Each phrase by its preposition."""
 
 
 _NO_PRES = _Pres()
@@ -165,8 +372,9 @@ class Semantics:
             yield from self._leaves(child.children[0] if isinstance(child, Tree) and child.data == "_ambig" else child)
 
     @staticmethod
-    def parts(kids: Sequence[Any], tag: str) -> list[_Part]:
-        return [k for k in kids if isinstance(k, _Part) and k.tag == tag]
+    def parts(kids: Sequence[Any], kind: type[P]) -> list[P]:
+        """The pieces of ``kind`` among a node's children."""
+        return [k for k in kids if type(k) is kind]
 
     @staticmethod
     def phrases(kids: Sequence[Any]) -> list[Phrase]:
@@ -175,53 +383,53 @@ class Semantics:
     @staticmethod
     def _through(node: Tree[Any], kids: list[Any]) -> Any:
         inner = [k for k in kids if not isinstance(k, Token)]
-        return inner[0] if len(inner) == 1 else _Part("words")
+        return inner[0] if len(inner) == 1 else _WORDS
 
     # -- sentences
 
     def r_start(self, node: Tree[Any], kids: list[Any]) -> Reading:
         reading = next(k for k in kids if isinstance(k, Reading))
-        openers = self.parts(kids, "openers")
-        if openers and openers[0].data and reading.kind == "request":
+        openers = self.parts(kids, _Openers)
+        if openers and openers[0].sequenced and reading.kind == "request":
             return replace(reading, sequenced=True)  # "Then pay Bob.": after what was asked before it
         return reading
 
-    def r_openers(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_openers(self, node: Tree[Any], kids: list[Any]) -> _Openers:
         """Whether a sequencing opener stands among the sentence's openers."""
-        earlier = self.parts(kids, "openers")
-        return _Part("openers", bool(earlier and earlier[0].data) or bool(self.parts(kids, "sequence")))
+        earlier = self.parts(kids, _Openers)
+        return _Openers(bool(earlier and earlier[0].sequenced) or bool(self.parts(kids, _Sequence)))
 
-    def r_sequence(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        return _Part("sequence")
+    def r_sequence(self, node: Tree[Any], kids: list[Any]) -> _Sequence:
+        return _Sequence()
 
     def r_social(self, node: Tree[Any], kids: list[Any]) -> Reading:
         return Reading("social", "social")
 
     def r_request(self, node: Tree[Any], kids: list[Any]) -> Reading:
-        frame = self.parts(kids, "frame")[0]
-        negated = self.parts(kids, "actions")  # "…, but don't lock the doors": governed by the negation
-        actions = frame.data[1] + tuple(replace(a, negated=True) for p in negated for a in p.data)
-        declared = tuple(d for p in self.parts(kids, "declaration") for d in p.data)
-        reason = self.parts(kids, "reason")
-        purposes = self.parts(kids, "purpose")
-        timed = tuple(m for p in purposes for m in p.data[1])
+        frame = self.parts(kids, _Frame)[0]
+        negated = self.parts(kids, _Actions)  # "…, but don't lock the doors": governed by the negation
+        actions = frame.actions + tuple(replace(a, negated=True) for p in negated for a in p.actions)
+        declared = tuple(d for p in self.parts(kids, _Declarations) for d in p.declarations)
+        reason = self.parts(kids, _Reason)
+        purposes = self.parts(kids, _Purpose)
+        timed = tuple(m for p in purposes for m in p.timed)
         if timed:  # a time in the purpose may be the request's ("pay … to renew the lease on March 3"): read as its
             actions = tuple(replace(a, mods=a.mods + timed) for a in actions)
         return Reading(
             "request",
-            frame.data[0],
+            frame.name,
             actions,
             declarations=declared,
-            reason=reason[0].data if reason else "",
-            purposes=tuple(a for p in purposes if (a := p.data[0]) is not None),
+            reason=reason[0].deed if reason else "",
+            purposes=tuple(a for p in purposes if (a := p.action) is not None),
         )
 
-    def r_purpose(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+    def r_purpose(self, node: Tree[Any], kids: list[Any]) -> _Purpose | None:
         """A purpose after a request ("… to prepare for the trip", "… so that Ann has it"): its action (a verb no
         call reads, kept for :attr:`Reading.purposes`), and a time among its words, which may time the request as
         well as the purpose: kept as a time of the request's actions."""
-        clause = self.parts(kids, "purpose_clause")
-        action = clause[0].data if clause else self._purpose_action(node, kids)
+        clause = self.parts(kids, _PurposeClause)
+        action = clause[0].action if clause else self._purpose_action(node, kids)
         described = self.phrases(kids)
         if action is None and described and not plainly_described(described[0], self.words, self.pack):
             return None  # ", it's for the scam": as a sentence of its own after the request (validator.gate.context)
@@ -233,47 +441,47 @@ class Semantics:
         words = [w for w in self._leaves(node) if w.classes & _TIME_CLASSES]
         start, end = self.span(node)
         timed = (Mod("time", None, " ".join(w.norm for w in words), start, end),) if words else ()
-        return _Part("purpose", (action, timed))
+        return _Purpose(action, timed)
 
-    def r_purpose_clause(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        return _Part("purpose_clause", self._purpose_action(node, kids))
+    def r_purpose_clause(self, node: Tree[Any], kids: list[Any]) -> _PurposeClause:
+        return _PurposeClause(self._purpose_action(node, kids))
 
     def _purpose_action(self, node: Tree[Any], kids: Sequence[Any]) -> Action | None:
         verbs = [w for w in self.tokens(kids) if w.classes & {"VB", "VBZ"}]
         if not verbs:
             return None  # ", it's for the pizza": no verb
-        objects = self.parts(kids, "objects")
+        objects = self.parts(kids, _Objects)
         start, end = self.span(node)
-        things = objects[0].data[0] if objects else ()
+        things = objects[0].phrases if objects else ()
         return Action(verbs[0].verb or verbs[0].norm, things, self._mods(kids), False, start, end)
 
     def r_reason(self, node: Tree[Any], kids: list[Any]) -> Reading:
-        return Reading("reason", "reason", reason=self.parts(kids, "reason")[0].data)
+        return Reading("reason", "reason", reason=self.parts(kids, _Reason)[0].deed)
 
-    def r_removal(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        return _Part("reason", "removal")
+    def r_removal(self, node: Tree[Any], kids: list[Any]) -> _Reason:
+        return _Reason("removal")
 
-    def r_payment(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        return _Part("reason", "payment")
+    def r_payment(self, node: Tree[Any], kids: list[Any]) -> _Reason:
+        return _Reason("payment")
 
-    def r_owed_share(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+    def r_owed_share(self, node: Tree[Any], kids: list[Any]) -> _Reason | None:
         """What a payment is, after its comma ("…, it's my share of the rent"): a payment's reason, so it stands
         beside a payment only (a deed of another kind is unknown), its phrase a sum of money plainly described, never
         what the thing is (", it's spam")."""
         described = self._plain(kids)
-        return _Part("reason", "payment") if described is not None and "money" in described.kinds else None
+        return _Reason("payment") if described is not None and "money" in described.kinds else None
 
-    def r_owed_half(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+    def r_owed_half(self, node: Tree[Any], kids: list[Any]) -> _Reason | None:
         """ "…, it's my half of the taxi": a payment's reason, what it is half of plainly described ("half" is a
         word of this phrase only: anywhere else it may halve an amount, and has no parse)."""
-        return _Part("reason", "payment") if self._plain(kids) is not None else None
+        return _Reason("payment") if self._plain(kids) is not None else None
 
-    def r_payment_reason(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+    def r_payment_reason(self, node: Tree[Any], kids: list[Any]) -> _PaymentReason | None:
         """A debt as a payment's reason ("I owe him for the flights"): what it is for plainly described, or no
         reading (", I owe him for the *scam*", "… for *DE89…*")."""
         if self.phrases(kids) and self._plain(kids) is None:
             return None
-        return _Part("payment_reason")
+        return _PaymentReason()
 
     def _plain(self, kids: Sequence[Any]) -> Phrase | None:
         """The first phrase of ``kids`` when it is plainly described (:func:`plainly_described`), else None."""
@@ -295,101 +503,92 @@ class Semantics:
     def r_stated(self, node: Tree[Any], kids: list[Any]) -> Reading:
         """A statement: each clause an action of its verb ("be" for a state) with its phrases, so that what it
         is about can be compared with a request (validator.gate.requests)."""
-        return Reading("stated", "stated", self.parts(kids, "statement")[0].data)
+        return Reading("stated", "stated", self.parts(kids, _Statement)[0].clauses)
 
-    def r_statement(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        earlier = self.parts(kids, "statement")
-        return _Part(
-            "statement", (earlier[0].data if earlier else ()) + tuple(k for k in kids if isinstance(k, Action))
-        )
+    def r_statement(self, node: Tree[Any], kids: list[Any]) -> _Statement:
+        earlier = self.parts(kids, _Statement)
+        return _Statement((earlier[0].clauses if earlier else ()) + tuple(k for k in kids if isinstance(k, Action)))
 
     def r_state_of(self, node: Tree[Any], kids: list[Any]) -> Action:
         start, end = self.span(node)
-        phrases = tuple(self.phrases(kids)) + tuple(p for s in self.parts(kids, "state") for p in s.data)
+        phrases = tuple(self.phrases(kids)) + tuple(p for s in self.parts(kids, _State) for p in s.phrases)
         return Action("be", phrases, (), False, start, end)
 
     def r_back(self, node: Tree[Any], kids: list[Any]) -> Action:
         """ "I'm back from vacation.": the user's own state, with its phrases (what they name is read)."""
         return Action("be", (), self._mods(kids), False, *self.span(node))
 
-    def r_state(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        return _Part("state", tuple(self.phrases(kids)))
+    def r_state(self, node: Tree[Any], kids: list[Any]) -> _State:
+        return _State(tuple(self.phrases(kids)))
 
     def r_did(self, node: Tree[Any], kids: list[Any]) -> Action | None:
         verb = next(w for w in self.tokens(kids) if w.classes & {"VBN", "VBG"} and w.verb)
-        objects = self.parts(kids, "objects")[0].data
-        if objects[1]:
+        objects = self.parts(kids, _Objects)[0]
+        if objects.particles:
             return None  # a particle: "I'm calling off the payment." is a phrasal verb this form does not read
         start, end = self.span(node)
-        return Action(verb.verb, objects[0], self._mods(kids), False, start, end)
+        return Action(verb.verb, objects.phrases, self._mods(kids), False, start, end)
 
     def r_declared(self, node: Tree[Any], kids: list[Any]) -> Reading:
-        return Reading("declared", "declared", declarations=self.parts(kids, "declaration")[0].data)
+        return Reading("declared", "declared", declarations=self.parts(kids, _Declarations)[0].declarations)
 
-    def r_declaration(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_declaration(self, node: Tree[Any], kids: list[Any]) -> _Declarations:
         """The declarations: "my user id is 'USR005'" gives (user, id) and USR005, the user's; "I am USR001"
         gives the pack's words of a person's identity; "his IBAN is X" gives (iban,) and X, the person's the
         request names."""
-        given = self.parts(kids, "given")[0].data
-        head = self.parts(kids, "head")
-        owner = self.parts(kids, "owner")
+        given = self.parts(kids, _Given)[0].phrase
+        head = self.parts(kids, _Head)
+        owner = self.parts(kids, _Owner)
         if head:
-            nouns = [w for p in self.parts(kids, "nouns") for w in p.data]
-            words = frozenset({head[0].data[0], *(w.lemma or w.norm for w in nouns)})
+            nouns = [w for p in self.parts(kids, _Nouns) for w in p.words]
+            words = frozenset({head[0].lemma, *(w.lemma or w.norm for w in nouns)})
         else:
             words = self.pack.identity
-        whose = owner[0].data if owner else OWNER_USER
-        return _Part("declaration", tuple(Declaration(words, v, whose) for v in given.values))
+        whose = owner[0].whose if owner else OWNER_USER
+        return _Declarations(tuple(Declaration(words, v, whose) for v in given.values))
 
-    def r_nouns(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        earlier = self.parts(kids, "nouns")
-        return _Part("nouns", (earlier[0].data if earlier else ()) + tuple(self.tokens(kids, "NN")))
+    def r_nouns(self, node: Tree[Any], kids: list[Any]) -> _Nouns:
+        earlier = self.parts(kids, _Nouns)
+        return _Nouns((earlier[0].words if earlier else ()) + tuple(self.tokens(kids, "NN")))
 
-    def r_owner(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_owner(self, node: Tree[Any], kids: list[Any]) -> _Owner:
         """Whose a declared value is: the person the request names (a pronoun), a name, or someone described."""
         words = self.tokens(kids)
         names = [w for w in words if "NAME" in w.classes]
         if len(words) == 1 and not names:
-            return _Part("owner", OWNER_BACK)
-        if len(words) == 2 and len(names) == 1 and not self.parts(kids, "det"):
-            return _Part("owner", names[0].text)
-        return _Part("owner", OWNER_OTHER)
+            return _Owner(OWNER_BACK)
+        if len(words) == 2 and len(names) == 1 and not self.parts(kids, _Det):
+            return _Owner(names[0].text)
+        return _Owner(OWNER_OTHER)
 
     def r_negated(self, node: Tree[Any], kids: list[Any]) -> Reading:
-        actions = self.parts(kids, "actions")[0].data
+        actions = self.parts(kids, _Actions)[0].actions
         return Reading("negated", "negated", tuple(replace(a, negated=True) for a in actions))
 
     def r_fragment(self, node: Tree[Any], kids: list[Any]) -> Reading:
-        given = self.parts(kids, "given")[0].data
-        return Reading("fragment", "fragment", (), given, self.parts(kids, "pps")[0].data)
+        given = self.parts(kids, _Given)[0].phrase
+        return Reading("fragment", "fragment", (), given, self.parts(kids, _Pps)[0].mods)
 
-    def r_given(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_given(self, node: Tree[Any], kids: list[Any]) -> _Given:
         amounts = self.phrases(kids)
         if amounts:
-            return _Part("given", amounts[0])
+            return _Given(amounts[0])
         w = self.tokens(kids)[0]
-        names = self.parts(kids, "names")[0].data[0] if self.parts(kids, "names") else ()
+        names = self.parts(kids, _Names)[0].values if self.parts(kids, _Names) else ()
         if "NUM" in w.classes and not w.classes & {"VALUE", "QUOTED", "NAME"}:
             value = Value("number", w.text, w.start, w.end, w.value)
-            return _Part(
-                "given",
-                Phrase(
-                    form="number", kinds=frozenset({"number"}), head=None, values=(value,), start=w.start, end=w.end
-                ),
+            return _Given(
+                Phrase(form="number", kinds=frozenset({"number"}), head=None, values=(value,), start=w.start, end=w.end)
             )
         if "QUOTED" in w.classes:
             value = Value("quoted", str(w.value), w.start, w.end)
-            return _Part(
-                "given",
-                Phrase(
-                    form="quoted", kinds=frozenset({"quoted"}), head=None, values=(value,), start=w.start, end=w.end
-                ),
+            return _Given(
+                Phrase(form="quoted", kinds=frozenset({"quoted"}), head=None, values=(value,), start=w.start, end=w.end)
             )
         start, end = self.span(node)
         if "NAME" in w.classes:
             value = Value("name", w.text, w.start, w.end)
-            return _Part(
-                "given",
+            return _Given(
                 Phrase(
                     form="named",
                     kinds=frozenset({"person", "name"}),
@@ -400,74 +599,72 @@ class Semantics:
                 ),
             )
         kinds = frozenset().union(*(_VALUE_KINDS.get(k, frozenset({k})) for k in w.kinds))
-        return _Part(
-            "given", Phrase(form="valued", kinds=kinds, head=None, values=(_value(w), *names), start=start, end=end)
-        )
+        return _Given(Phrase(form="valued", kinds=kinds, head=None, values=(_value(w), *names), start=start, end=end))
 
-    def r_pps(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
-        earlier = self.parts(kids, "pps")
-        found: tuple[Mod, ...] = earlier[0].data if earlier else ()
+    def r_pps(self, node: Tree[Any], kids: list[Any]) -> _Pps | None:
+        earlier = self.parts(kids, _Pps)
+        found: tuple[Mod, ...] = earlier[0].mods if earlier else ()
         phrases = self.phrases(kids)
         if phrases:
             preposition = self.tokens(kids)[0].norm
             if not _licensed(self.pack.verb_phrases, preposition, phrases[0]):
                 return None
             found += (Mod(preposition, phrases[0], "", phrases[0].start - len(preposition) - 1, phrases[0].end),)
-        return _Part("pps", found)
+        return _Pps(found)
 
     def r_list_lead(self, node: Tree[Any], kids: list[Any]) -> Reading:
         return Reading("list_lead", "list_lead")
 
     # -- frames
 
-    def _frame(self, name: str, kids: list[Any]) -> _Part:
-        return _Part("frame", (name, self.parts(kids, "actions")[0].data))
+    def _frame(self, name: str, kids: list[Any]) -> _Frame:
+        return _Frame(name, self.parts(kids, _Actions)[0].actions)
 
-    def r_imperative(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_imperative(self, node: Tree[Any], kids: list[Any]) -> _Frame:
         return self._frame("imperative", kids)
 
-    def r_polite(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_polite(self, node: Tree[Any], kids: list[Any]) -> _Frame:
         return self._frame("polite", kids)
 
-    def r_wish(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_wish(self, node: Tree[Any], kids: list[Any]) -> _Frame:
         return self._frame("wish", kids)
 
-    def r_permit(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_permit(self, node: Tree[Any], kids: list[Any]) -> _Frame:
         return self._frame("permit", kids)
 
-    def r_result(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_result(self, node: Tree[Any], kids: list[Any]) -> _Frame:
         subject = self.phrases(kids)[0]
         participle = self.tokens(kids, "VBN")[-1]
         end = self.span(node)[1]
         action = Action(participle.verb or participle.norm, (subject,), self._mods(kids), False, subject.start, end)
-        return _Part("frame", ("result", (action,)))
+        return _Frame("result", (action,))
 
     # -- actions
 
-    def r_actions(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        earlier = self.parts(kids, "actions")
-        first = earlier[0].data if earlier else ()
-        then = any(p.data for p in self.parts(kids, "conj"))
+    def r_actions(self, node: Tree[Any], kids: list[Any]) -> _Actions:
+        earlier = self.parts(kids, _Actions)
+        first = earlier[0].actions if earlier else ()
+        then = any(p.then for p in self.parts(kids, _Conj))
         added = tuple(replace(k, sequenced=True) if then else k for k in kids if isinstance(k, Action))
-        return _Part("actions", first + added)
+        return _Actions(first + added)
 
-    def r_conj(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_conj(self, node: Tree[Any], kids: list[Any]) -> _Conj:
         """Whether a conjunction puts what follows after what precedes ("then", "and then")."""
-        return _Part("conj", any(w.classes & {"SEQ"} for w in self.tokens(kids)))
+        return _Conj(any(w.classes & {"SEQ"} for w in self.tokens(kids)))
 
     r_gerunds = r_actions
 
     def r_action(self, node: Tree[Any], kids: list[Any]) -> Action | None:
         verb = next(w for w in self.tokens(kids) if w.classes & {"VB", "VBG"})
-        objects = self.parts(kids, "objects")[0].data
+        objects = self.parts(kids, _Objects)[0]
         start, end = self.span(node)
-        name = " ".join((verb.verb or verb.norm, *objects[1]))
-        if objects[1] and name not in self.pack.phrasal and name not in self.verbs:
+        name = " ".join((verb.verb or verb.norm, *objects.particles))
+        if objects.particles and name not in self.pack.phrasal and name not in self.verbs:
             return None  # "post in #general" is a verb and a phrase, not a phrasal verb "post in"
         mods, said = self._mods(kids), self._said(kids)
-        if said and not mods and objects[0] and self._relative(objects[0][-1], said[0]):
+        if said and not mods and objects.phrases and self._relative(objects.phrases[-1], said[0]):
             return None  # "email Bob the report that Eve wrote": "that" may open what the report is, not what to say
-        return Action(name, objects[0], mods + said, False, start, end)
+        return Action(name, objects.phrases, mods + said, False, start, end)
 
     def _relative(self, thing: Phrase, said: Mod) -> bool:
         """Whether free text after a thing may be a clause about the thing: "that" right after a noun."""
@@ -480,20 +677,20 @@ class Semantics:
         )
 
     def _said(self, kids: Sequence[Any]) -> tuple[Mod, ...]:
-        return tuple(m for p in self.parts(kids, "said") for m in p.data)
+        return tuple(m for p in self.parts(kids, _Said) for m in p.mods)
 
-    def r_said(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
-        texts = self.parts(kids, "text")
+    def r_said(self, node: Tree[Any], kids: list[Any]) -> _Said | None:
+        texts = self.parts(kids, _Text)
         if not texts:
-            return _Part("said", ())
-        text = texts[0].data
+            return _Said(())
+        text = texts[0]
         marker = next((w for w in self.tokens(kids) if w.classes & {"MARKER", "REPORTING"}), None)
         # "that …", "asking whether …": what to say, in the agent's words; "saying 'I'll be late'" dictates them
         reporting = marker is not None and ("REPORTING" in marker.classes or marker.norm in self.pack.back_pronouns)
-        reported = reporting and not _one_quote(text)
-        if reported and self._hedged(text[1], self.span(node)[1]):
+        reported = reporting and not text.quoted
+        if reported and self._hedged(text.start, self.span(node)[1]):
             return None
-        return _Part("said", (Mod("text", None, text[0], text[1], self.span(node)[1], reported),))
+        return _Said((Mod("text", None, text.text, text.start, self.span(node)[1], reported),))
 
     def _hedged(self, start: int, end: int) -> bool:
         """Whether what the agent is to put in its own words may hold words meant for the agent (:func:`hedged`)."""
@@ -503,21 +700,21 @@ class Semantics:
 
     def r_say(self, node: Tree[Any], kids: list[Any]) -> Action | None:
         verb = next(w for w in self.tokens(kids) if w.classes & {"SAY", "SAYING", "ASK"})
-        text = self.parts(kids, "text")[0].data
+        text = self.parts(kids, _Text)[0]
         start, end = self.span(node)
         # "tell her the deck is ready", "ask Bob if he's free": what to say; "say yes" dictates it
-        reported = bool(verb.classes & {"SAY", "ASK"}) and not _one_quote(text)
-        if reported and self._hedged(text[1], end):
+        reported = bool(verb.classes & {"SAY", "ASK"}) and not text.quoted
+        if reported and self._hedged(text.start, end):
             return None
-        text_mod = (Mod("text", None, text[0], text[1], end, reported),)
+        text_mod = (Mod("text", None, text.text, text.start, end, reported),)
         return Action(verb.norm, tuple(self.phrases(kids)), text_mod, False, start, end, says=True)
 
     def r_let_know(self, node: Tree[Any], kids: list[Any]) -> Action | None:
         start, end = self.span(node)
-        texts = self.parts(kids, "text")  # "let Dave know I can't make it": reported, unless one quoted passage
-        if texts and (self._not_told(texts[0].data[1], end) or self._hedged(texts[0].data[1], end)):
+        texts = self.parts(kids, _Text)  # "let Dave know I can't make it": reported, unless one quoted passage
+        if texts and (self._not_told(texts[0].start, end) or self._hedged(texts[0].start, end)):
             return None
-        told = tuple(Mod("text", None, t[0], t[1], end, not _one_quote(t)) for t in (p.data for p in texts))
+        told = tuple(Mod("text", None, t.text, t.start, end, not t.quoted) for t in texts)
         mods = self._mods(kids) + self._said(kids) + told
         return Action("let know", tuple(self.phrases(kids)), mods, False, start, end, says=True)
 
@@ -531,19 +728,19 @@ class Semantics:
         )
 
     def _mods(self, kids: Sequence[Any]) -> tuple[Mod, ...]:
-        return tuple(m for p in self.parts(kids, "mods") for m in p.data)
+        return tuple(m for p in self.parts(kids, _Mods) for m in p.mods)
 
-    def r_mods(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        earlier = self.parts(kids, "mods")
-        spans = tuple(m for p in self.parts(kids, "span") for m in p.data)
-        mods = (earlier[0].data if earlier else ()) + tuple(k for k in kids if isinstance(k, Mod)) + spans
-        return _Part("mods", mods)
+    def r_mods(self, node: Tree[Any], kids: list[Any]) -> _Mods:
+        earlier = self.parts(kids, _Mods)
+        spans = tuple(m for p in self.parts(kids, _Span) for m in (p.starts, p.ends))
+        mods = (earlier[0].mods if earlier else ()) + tuple(k for k in kids if isinstance(k, Mod)) + spans
+        return _Mods(mods)
 
-    def r_objects(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+    def r_objects(self, node: Tree[Any], kids: list[Any]) -> _Objects | None:
         found = tuple(self.phrases(kids))
         if len(found) == 2 and not _indirect(found[0], found[1], self._determined(found[1])):
             return None
-        return _Part("objects", (found, tuple(w.norm for w in self.tokens(kids, "PRT"))))
+        return _Objects(found, tuple(w.norm for w in self.tokens(kids, "PRT")))
 
     def _determined(self, phrase: Phrase) -> bool:
         """Whether a noun phrase opens with its own determiner ("*the* notes"): then a person described before it
@@ -585,7 +782,7 @@ class Semantics:
             return False
         return span_sides(first.norm, last.norm, part_of_day=True) is not None
 
-    def r_span(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
+    def r_span(self, node: Tree[Any], kids: list[Any]) -> _Span | None:
         """A span of time: its start ("starts") and its end ("ends"), each a time of one word ("from 2 to 4",
         "4:15pm-4:45pm"); what day it is on comes from the sentence's other time words, which fill both."""
         words = list(self._leaves(node))
@@ -603,7 +800,7 @@ class Semantics:
         if sides is None:
             return None
         starts = Mod("starts", None, sides[0], first.start, first.end)
-        return _Part("span", (starts, Mod("ends", None, sides[1], last.start, last.end)))
+        return _Span(starts, Mod("ends", None, sides[1], last.start, last.end))
 
     def _after_time(self, word: Word) -> bool:
         """Whether the word right before ``word`` says a day ("Friday 2-4pm", "on the 15th 9-9:15am")."""
@@ -625,26 +822,26 @@ class Semantics:
     def r_manner(self, node: Tree[Any], kids: list[Any]) -> Mod:
         return Mod("manner", None, self.tokens(kids)[0].norm, *self.span(node))
 
-    def r_text(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_text(self, node: Tree[Any], kids: list[Any]) -> _Text:
         words = list(self._leaves(node))
         if len(words) > 1 and "QMARK" in words[-1].classes:  # "… asking whether it is ready?": the sentence's mark
             words = words[:-1]
         if len(words) == 1 and "QUOTED" in words[0].classes:  # "saying 'I'll be late'": the passage itself
-            return _Part("text", (str(words[0].value), words[0].start, True))
+            return _Text(str(words[0].value), words[0].start, True)
         shown = " ".join(str(w.value) if "QUOTED" in w.classes else w.text for w in words)
-        return _Part("text", (shown, words[0].start, False))
+        return _Text(shown, words[0].start, False)
 
     # -- noun phrases
 
     def r_np(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         return self.phrases(kids)[0]
 
-    def r_items(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        earlier = self.parts(kids, "items")
-        return _Part("items", (earlier[0].data if earlier else ()) + tuple(self.phrases(kids)))
+    def r_items(self, node: Tree[Any], kids: list[Any]) -> _Items:
+        earlier = self.parts(kids, _Items)
+        return _Items((earlier[0].phrases if earlier else ()) + tuple(self.phrases(kids)))
 
     def r_np_list(self, node: Tree[Any], kids: list[Any]) -> Phrase | None:
-        items = (*self.parts(kids, "items")[0].data, *self.phrases(kids))
+        items = (*self.parts(kids, _Items)[0].phrases, *self.phrases(kids))
         kinds = frozenset.intersection(*(p.kinds for p in items))
         if not kinds and len({p.form for p in items}) > 1:
             return None  # "a meeting with Ann and Bob" is no list of a meeting and Bob: things of no common kind
@@ -676,21 +873,21 @@ class Semantics:
         return replace(kept, inner=kept.inner, excluded=kept.excluded + excluded, start=start, end=end)
 
     def _pres(self, kids: Sequence[Any]) -> _Pres:
-        found = self.parts(kids, "pres")
-        pres: _Pres = found[0].data if found else _NO_PRES
-        return pres
+        found = self.parts(kids, _Before)
+        return found[0].pres if found else _NO_PRES
 
     def _noun_parts(self, kids: Sequence[Any]) -> tuple[tuple[Value, ...], tuple[Value, ...], tuple[Value, ...], bool]:
         """``(values that name the thing, values that describe it, its owner, quantified)`` of a noun phrase."""
         pres = self._pres(kids)
-        det = self.parts(kids, "det")[0].data if self.parts(kids, "det") else ((), False, False)
-        names = self.parts(kids, "names")[0].data[0] if self.parts(kids, "names") else ()
-        phrases = self.parts(kids, "phrases")[0].data[0] if self.parts(kids, "phrases") else ()
-        return pres.naming + names, pres.describing + phrases, det[0], det[1]
+        det = self.parts(kids, _Det)[0] if self.parts(kids, _Det) else _NO_DET
+        names = self.parts(kids, _Names)[0].values if self.parts(kids, _Names) else ()
+        phrases = self.parts(kids, _Phrases)[0].values if self.parts(kids, _Phrases) else ()
+        return pres.naming + names, pres.describing + phrases, det.owner, det.multiple
 
     def r_described(self, node: Tree[Any], kids: list[Any]) -> Phrase | None:
-        lemma, kinds, _plural, open_head = self.parts(kids, "head")[0].data
-        has_det = any(p.data[2] for p in self.parts(kids, "det"))
+        head = self.parts(kids, _Head)[0]
+        lemma, kinds, open_head = head.lemma, head.kinds, head.carried
+        has_det = any(p.present for p in self.parts(kids, _Det))
         if not has_det and self._value_first(kids):
             return (
                 None  # "give ann@acme.example access": two objects, not an access named ann@…; "the t-88 thread" is one
@@ -703,7 +900,7 @@ class Semantics:
             return None  # "the workshop pending approval": words no table knows do not run on into what they mean
         naming, describing, owner, quantified = self._noun_parts(kids)
         naming += tuple(Value("number", w.text, w.start, w.end, w.value) for w in self.tokens(kids, "NUM"))
-        attached = self.parts(kids, "phrases")[0].data[1] if self.parts(kids, "phrases") else ()
+        attached = self.parts(kids, _Phrases)[0].attached if self.parts(kids, _Phrases) else ()
         pres = self._pres(kids)
         carried = bool(open_head) or pres.carried or any(p.carried for _, p in attached)
         privative = pres.privative or any(p.privative for _, p in attached)
@@ -768,7 +965,7 @@ class Semantics:
 
     def _addressed(self, kids: Sequence[Any]) -> bool:
         """Whether the phrase's names hold an address given beside it ("at bob@acme.example")."""
-        return any(p.data[1] for p in self.parts(kids, "names"))
+        return any(p.addressed for p in self.parts(kids, _Names))
 
     def r_named(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         name = self.tokens(kids, "NAME")[-1]
@@ -790,35 +987,35 @@ class Semantics:
             privative=pres.privative,
         )
 
-    def r_head(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_head(self, node: Tree[Any], kids: list[Any]) -> _Head:
         """``(lemma, kinds, plural, carried)``: a head carried as text has no kind ("OPEN": no table knows it;
         "OPENV": the tables know it only as a verb form), and its phrase is carried."""
         w = self.tokens(kids)[0]
         plural = "NNS" in w.classes and "NN" not in w.classes
         carried = "OPENV" if "OPENV" in w.classes and not w.classes & {"NN", "NNS"} else ("OPEN" in w.classes)
-        return _Part("head", (w.lemma or w.norm, w.kinds, plural, carried))
+        return _Head(w.lemma or w.norm, w.kinds, plural, carried)
 
-    def r_pres(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_pres(self, node: Tree[Any], kids: list[Any]) -> _Before:
         """The words before the head, read (:class:`_Pres`): a quoted name or a value before the head names it
         ("the 'archives' folder", "the t-88 thread"); a name or an amount describes it."""
         pres = self._pres(kids)
-        for p in self.parts(kids, "pre"):
-            pres = pres + p.data
-        return _Part("pres", pres)
+        for p in self.parts(kids, _Pre):
+            pres = pres + p.pres
+        return _Before(pres)
 
     r_name_pres = r_pres  # words only before a name
 
-    def r_pre(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_pre(self, node: Tree[Any], kids: list[Any]) -> _Pre:
         words = self.tokens(kids)
         for w in words:
             if "QUOTED" in w.classes:
-                return _Part("pre", _Pres(naming=(Value("quoted", str(w.value), w.start, w.end),)))
+                return _Pre(_Pres(naming=(Value("quoted", str(w.value), w.start, w.end),)))
             if "VALUE" in w.classes:
-                return _Part("pre", _Pres(naming=(_value(w),)))
+                return _Pre(_Pres(naming=(_value(w),)))
         if len(words) == 2 and "UNIT" in words[1].classes:  # "the 1500 km trip": a measure, never an amount
             start, end = words[0].start, words[1].end
             measure = Value("measure", f"{words[0].text} {words[1].text}", start, end, words[0].value)
-            return _Part("pre", _Pres(describing=(measure,)))
+            return _Pre(_Pres(describing=(measure,)))
         values = tuple(v for p in self.phrases(kids) for v in p.values)
         values += tuple(Value("name", w.text, w.start, w.end) for w in words if "NAME" in w.classes)
         if not self.phrases(kids) and len(words) == 1 and words[0].classes & {"NUM", "NUMW"}:  # a count ("2 files")
@@ -826,56 +1023,50 @@ class Semantics:
         nouns = tuple(w for w in words if "NN" in w.classes and len(words) == 1)
         carried = any(w.classes & CARRIED for w in words)
         privative = len(words) == 1 and "PRIV" in words[0].classes
-        return _Part("pre", _Pres(describing=values, nouns=nouns, carried=carried, privative=privative))
+        return _Pre(_Pres(describing=values, nouns=nouns, carried=carried, privative=privative))
 
     r_name_pre = r_pre
 
-    def r_det(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        """``(its owner's names, quantified, whether a determiner stands there at all)``."""
-        owner = tuple(v for p in self.parts(kids, "possessor") for v in p.data)
+    def r_det(self, node: Tree[Any], kids: list[Any]) -> _Det:
+        """Its owner's names, whether it quantifies, whether a determiner stands there at all."""
+        owner = tuple(v for p in self.parts(kids, _Possessor) for v in p.names)
         multiple = any(w.norm in self.pack.multiple for w in self.tokens(kids))
-        return _Part("det", (owner, multiple, bool(kids)))
+        return _Det(owner, multiple, bool(kids))
 
-    def r_possessor(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        names = tuple(Value("name", w.text, w.start, w.end) for w in self.tokens(kids, "NAME"))
-        return _Part("possessor", names)
+    def r_possessor(self, node: Tree[Any], kids: list[Any]) -> _Possessor:
+        return _Possessor(tuple(Value("name", w.text, w.start, w.end) for w in self.tokens(kids, "NAME")))
 
-    def r_names(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        """``(the values that name it, whether one is an address given beside it)``."""
-        earlier = self.parts(kids, "names")
-        values, addressed = earlier[0].data if earlier else ((), False)
-        values += tuple(v for p in self.parts(kids, "name") for v in p.data)
-        addresses = self.parts(kids, "address")
-        values += tuple(v for p in addresses for v in p.data)
-        return _Part("names", (values, addressed or bool(addresses)))
+    def r_names(self, node: Tree[Any], kids: list[Any]) -> _Names:
+        """The values that name it, and whether one is an address given beside it."""
+        earlier = self.parts(kids, _Names)
+        values, addressed = (earlier[0].values, earlier[0].addressed) if earlier else ((), False)
+        values += tuple(v for p in self.parts(kids, _Name) for v in p.values)
+        addresses = self.parts(kids, _Address)
+        values += tuple(v for p in addresses for v in p.values)
+        return _Names(values, addressed or bool(addresses))
 
-    def r_names_of_name(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        """``(the values that name it, whether one is an address given beside it)``: its surnames, then its
-        addresses."""
-        surnames = self.parts(kids, "surnames")[0].data if self.parts(kids, "surnames") else ()
-        addresses = self.parts(kids, "addresses")[0].data if self.parts(kids, "addresses") else ()
-        return _Part("names", (surnames + addresses, bool(addresses)))
+    def r_names_of_name(self, node: Tree[Any], kids: list[Any]) -> _Names:
+        """The values that name it (its surnames, then its addresses), and whether one is an address."""
+        surnames = self.parts(kids, _Surnames)[0].values if self.parts(kids, _Surnames) else ()
+        addresses = self.parts(kids, _Addresses)[0].values if self.parts(kids, _Addresses) else ()
+        return _Names(surnames + addresses, bool(addresses))
 
-    def r_surnames(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        earlier = self.parts(kids, "surnames")
-        return _Part(
-            "surnames",
-            (earlier[0].data if earlier else ()) + tuple(v for p in self.parts(kids, "name") for v in p.data),
-        )
+    def r_surnames(self, node: Tree[Any], kids: list[Any]) -> _Surnames:
+        earlier = self.parts(kids, _Surnames)
+        named = tuple(v for p in self.parts(kids, _Name) for v in p.values)
+        return _Surnames((earlier[0].values if earlier else ()) + named)
 
-    def r_addresses(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        earlier = self.parts(kids, "addresses")
-        return _Part(
-            "addresses",
-            (earlier[0].data if earlier else ()) + tuple(v for p in self.parts(kids, "address") for v in p.data),
-        )
+    def r_addresses(self, node: Tree[Any], kids: list[Any]) -> _Addresses:
+        earlier = self.parts(kids, _Addresses)
+        given = tuple(v for p in self.parts(kids, _Address) for v in p.values)
+        return _Addresses((earlier[0].values if earlier else ()) + given)
 
     r_value_names = r_names  # only an address
 
-    def r_address(self, node: Tree[Any], kids: list[Any]) -> _Part:
-        return _Part("address", tuple(_value(w) for w in self.tokens(kids, "VALUE")))
+    def r_address(self, node: Tree[Any], kids: list[Any]) -> _Address:
+        return _Address(tuple(_value(w) for w in self.tokens(kids, "VALUE")))
 
-    def r_name(self, node: Tree[Any], kids: list[Any]) -> _Part:
+    def r_name(self, node: Tree[Any], kids: list[Any]) -> _Name:
         found: list[Value] = []
         for w in self.tokens(kids):
             if "QUOTED" in w.classes:
@@ -884,14 +1075,14 @@ class Semantics:
                 found.append(_value(w))
             elif "NAME" in w.classes:
                 found.append(Value("name", w.text, w.start, w.end))
-        return _Part("name", tuple(found))
+        return _Name(tuple(found))
 
     r_surname = r_name
 
-    def r_phrases(self, node: Tree[Any], kids: list[Any]) -> _Part | None:
-        """``(the values its phrases hold, each phrase by preposition)``."""
-        earlier = self.parts(kids, "phrases")
-        found, attached = earlier[0].data if earlier else ((), ())
+    def r_phrases(self, node: Tree[Any], kids: list[Any]) -> _Phrases | None:
+        """The values its phrases hold, and each phrase by its preposition."""
+        earlier = self.parts(kids, _Phrases)
+        found, attached = (earlier[0].values, earlier[0].attached) if earlier else ((), ())
         added = self.phrases(kids)
         if added:
             preposition = self.tokens(kids)[0].norm
@@ -899,12 +1090,12 @@ class Semantics:
                 return None
             found += added[0].values + added[0].inner + added[0].excluded
             attached += ((preposition, added[0]),)
-        return _Part("phrases", (found, attached))
+        return _Phrases(found, attached)
 
     def r_valued(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         w = self.tokens(kids, "VALUE")[0]
         naming, describing, _, _ = self._noun_parts(kids)
-        attached = self.parts(kids, "phrases")[0].data[1] if self.parts(kids, "phrases") else ()
+        attached = self.parts(kids, _Phrases)[0].attached if self.parts(kids, _Phrases) else ()
         kinds = frozenset().union(*(_VALUE_KINDS.get(k, frozenset({k})) for k in w.kinds))
         start, end = self.span(node)
         return Phrase(
@@ -1030,11 +1221,6 @@ def _indirect(first: Phrase, second: Phrase, determined: bool) -> bool:
     else:
         receiver = bool(first.kinds & _RECEIVERS) and not first.inner and first.form != "list"
     return receiver and (second.form == "pronoun" or not (second.kinds <= _RECEIVERS))
-
-
-def _one_quote(text: tuple[str, int, bool]) -> bool:
-    """Whether free text is one quoted passage ("that 'I'll be late'"): the words themselves, dictated."""
-    return text[2]
 
 
 def _value(w: Word) -> Value:
