@@ -313,6 +313,36 @@ def test_the_readme_layout_lists_every_module_on_a_line_of_its_own() -> None:
     assert sorted(shipped - listed) == [] and sorted(listed - shipped) == []
 
 
+def _class_names_written_as_strings(path: Path, names: frozenset[str]) -> list[tuple[int, str]]:
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names
+    ]
+
+
+def test_word_classes_are_one_closed_set() -> None:
+    """Every class code reads is a constant of :mod:`validator.language.classes`, and each constant is a class a
+    token can have: one the English grammar declares or names as a literal, one of the pack's ``[classes]``, or
+    one the lexer makes. No module of the gate, the text package or the pack writes a class name as a string (a
+    misspelt one would be a comparison never true)."""
+    from validator.gate.grammar import grammar
+    from validator.language import classes, english
+
+    grammar_text = (ROOT / "validator" / "language" / "english.lark").read_text(encoding="utf-8")
+    declared = {n for line in grammar_text.splitlines() if line.startswith("%declare") for n in line.split()[1:]}
+    literals = {name for _, name in grammar().literals}
+    assert classes.PACK_TABLES <= set(english().classes), sorted(classes.PACK_TABLES - set(english().classes))
+    assert classes.LEXER_MADE - {classes.POSS} <= declared, sorted(classes.LEXER_MADE - declared)
+    assert classes.ENGLISH_LITERALS <= literals, sorted(classes.ENGLISH_LITERALS - literals)
+    constants = {v for k, v in vars(classes).items() if k.isupper() and isinstance(v, str)}
+    assert constants == classes.ALL
+    names = frozenset(declared | literals | set(english().classes) | classes.ALL) - {"I"}  # ("I": also a value)
+    readers = [*(ROOT / "validator" / "gate").glob("*.py"), *(ROOT / "validator" / "text").glob("*.py")]
+    for path in [*readers, ROOT / "validator" / "language" / "__init__.py"]:
+        assert _class_names_written_as_strings(path, names) == [], path
+
+
 def test_tests_mirror_the_package() -> None:
     """A folder of tests per package (``tests/gate`` for ``validator.gate``, ``tests/service`` for
     ``validator.integrations.service``), so a module's tests are found where the module is."""

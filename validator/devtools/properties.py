@@ -27,7 +27,8 @@ from functools import cache
 from validator.gate.grammar import grammar
 from validator.gate.reader import ToolSense, acted_on_kinds, read
 from validator.language import english
-from validator.text.lexer import CARRIED, OPEN
+from validator.language.classes import OPEN
+from validator.text.lexer import CARRIED
 
 CHARACTERS = (
     "\u200b",  # zero-width space

@@ -77,6 +77,7 @@ from validator.inputs.action import (
 )
 from validator.inputs.transcript import Transcript, is_users
 from validator.language import LanguagePack, english, fold_apostrophes
+from validator.language.classes import TIMEX
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy, ToolPolicy
 from validator.policy import sources as record_sources
@@ -710,7 +711,7 @@ def _content_findings(
     a post, a vendor's wording sent on as the user's)."""
     transcript, g = ctx.transcript, grammar(ctx.pack)
     texts = _request_texts(transcript, requests)
-    said = {w.norm for text in texts for w in g.words(text) if "TIMEX" in w.classes}
+    said = {w.norm for text in texts for w in g.words(text) if TIMEX in w.classes}
     for path in content:
         found, value = lookup(action.args, path)
         if found != "found" or not isinstance(value, str):
@@ -719,7 +720,7 @@ def _content_findings(
             if not amount.is_time and amount.currency is not None:
                 yield ground(f"{path}(amount)", amount.value, kind="amount", currency=amount.currency, target=False)
         for w in g.words(value[:MAX_CONTENT_READ]):
-            if "TIMEX" in w.classes and w.norm not in said:
+            if TIMEX in w.classes and w.norm not in said:
                 yield ValueFinding(f"{path}(time)", w.text, "not_found", "time", note=TIME_NOTE)
         copied = copied_from_outside(transcript, value, ctx.user_id, ctx.pack)
         if copied is not None:

@@ -41,8 +41,9 @@ from validator.gate.reader import (
 )
 from validator.gate.semantics import plainly_described
 from validator.language import LanguagePack
+from validator.language.classes import ADV, ANSWER, DET, FILLER, INTERJ, NN, NNS, NOT, OPEN, VB, VBG, VBN, VBZ
 from validator.language.rules import CONTEXT_PREFIX
-from validator.text.lexer import OPEN, Word, in_pack_language
+from validator.text.lexer import Word, in_pack_language
 
 __all__ = [
     "ROW_PREFIX",
@@ -184,7 +185,7 @@ def _reply(s: Sentence) -> Outcome | None:
 def _social(s: Sentence) -> Outcome | None:
     if not all(r.kind in ("social", "list_lead") for r in s.parse.readings):
         return None
-    if s.after and any(w.classes & {"ANSWER", "NOT"} for w in s.parse.words):
+    if s.after and any(w.classes & {ANSWER, NOT} for w in s.parse.words):
         return Unknown("social")  # "No problem.", "No, thanks." after a request
     return STANDING  # thanks, a greeting, a list's lead-in (its items are read as requests of their own)
 
@@ -277,7 +278,7 @@ def _talks_of_words(parse: Parse, pack: LanguagePack, *, statement: bool = False
     if any(a.verb in saying for a in clauses):
         return True
     if not statement:  # a question's verbs are its words ("What did they demand?")
-        return messages or any(w.verb in saying for w in parse.words if w.classes & {"VB", "VBN", "VBZ"})
+        return messages or any(w.verb in saying for w in parse.words if w.classes & {VB, VBN, VBZ})
     return messages and any(a.verb != "be" for a in clauses)
 
 
@@ -409,7 +410,7 @@ def _nouns_of_parse(parse: Parse, tool: ToolSense) -> frozenset[str]:
     """The nouns of a sentence, each by its singular, for comparing nouns across sentences; not the tool's own
     verbs read as nouns ("email" in "Never email eve@…": the tool's verbs are compared as verbs)."""
     verbs = {i.verb for i in tool.intents} | tool.verbs
-    keys = ((w, w.lemma or w.norm) for w in parse.words if w.classes & {"NN", "NNS"})
+    keys = ((w, w.lemma or w.norm) for w in parse.words if w.classes & {NN, NNS})
     return frozenset(key for w, key in keys if not (key in verbs or w.norm in verbs or (w.verb and w.verb in verbs)))
 
 
@@ -438,7 +439,7 @@ def _filled_kinds(tool: ToolSense, fills: Sequence[Fill]) -> frozenset[str]:
 
 def _names_tool(word: Word, tool: ToolSense) -> bool:
     """Whether a noun names the tool's own thing or one of its arguments ("payment", "IBAN", "account")."""
-    if not word.classes & {"NN", "NNS"}:
+    if not word.classes & {NN, NNS}:
         return False
     names = tool.nouns.union(*(a.words | (a.kind.words if a.kind else frozenset()) for a in tool.arguments))
     return word.norm in names or (word.lemma or "") in names
@@ -468,7 +469,7 @@ def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill], *, after: bool)
                 alone = not_alone(clause, tool, parse.words, values)
             else:  # before it, a thing described frames it ("That lottery email is spam."): only what is unread
                 starts = {p.start for p in phrases if p.form == "described"}
-                words_ = [w for w in parse.words if not ("DET" in w.classes and w.start in starts)]
+                words_ = [w for w in parse.words if not (DET in w.classes and w.start in starts)]
                 alone = unread(clause, words_, pack)
             if alone is not None:
                 return True
@@ -482,7 +483,7 @@ def _about(parse: Parse, tool: ToolSense, fills: Sequence[Fill], *, after: bool)
                 return True
             things = acted_on_kinds(tool) | (_filled_kinds(tool, fills) if after else frozenset())
             if after and (
-                any(_names_tool(w, tool) or (w.classes & {"NN", "NNS"} and w.kinds & things) for w in words)
+                any(_names_tool(w, tool) or (w.classes & {NN, NNS} and w.kinds & things) for w in words)
                 or any(p.form == "described" and p.kinds & things for p in phrases)
             ):  # "The new payment is cancelled.", "The IBAN is wrong." (before it: "That lottery email is spam.")
                 return True
@@ -530,9 +531,9 @@ def _corrects(parse: Parse, pack: LanguagePack) -> bool:
     """Whether a later request opens with a word that may correct the one before ("Oh, …", "Ok, …",
     "Actually, …", "Just …"): the pack's interjections, fillers and adverbs (``additive`` aside)."""
     verbs = {a.verb.split()[0] for r in parse.readings for a in r.actions}
-    first = next((w.start for w in parse.words if w.verb in verbs and w.classes & {"VB", "VBG"}), 0)
+    first = next((w.start for w in parse.words if w.verb in verbs and w.classes & {VB, VBG}), 0)
     return any(
-        w.start < first and w.classes & {"INTERJ", "FILLER", "ADV"} and w.norm not in pack.additive for w in parse.words
+        w.start < first and w.classes & {INTERJ, FILLER, ADV} and w.norm not in pack.additive for w in parse.words
     )  # "Just pay 90 EUR to DE89….": "just" may correct it too
 
 
@@ -556,7 +557,7 @@ def _stands_alone(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mi
         for action in reading.actions:
             if own_work(action, pack):
                 said = [w for w in parse.words if action.start <= w.start < action.end]
-                if any("NOT" in w.classes or w.norm in negatives for w in said):
+                if any(NOT in w.classes or w.norm in negatives for w in said):
                     return False  # "tell me something I don't know": a negation in it, whatever it governs
                 continue  # "Let me know when it is done.": the assistant tells the user
             mine_too = tool.intent_of(action) is not None and not action.negated
@@ -572,7 +573,7 @@ def _stands_alone(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mi
             inside = [w for w in parse.words if action.start <= w.start < action.end and not w.verb]
             things = acted_on_kinds(tool)
             named = any(p.form == "described" and p.kinds & things for p in action.phrases)
-            named = named or any(w.classes & {"NN", "NNS"} and w.kinds & things for w in inside)  # "my payment …"
+            named = named or any(w.classes & {NN, NNS} and w.kinds & things for w in inside)  # "my payment …"
             about = named or any(_names_tool(w, tool) for w in inside)
             if not action.negated and ((about and not mine_too) or any(w.norm in conversation for w in inside)):
                 return False  # "Delete my payment request.", "Email Bob the amount.": about the request

@@ -36,6 +36,7 @@ from validator.gate.compiled import compiled
 from validator.gate.meaning import Parse, Reading
 from validator.gate.semantics import Semantics, TooAmbiguous
 from validator.language import LanguagePack, english
+from validator.language.classes import ASK, END, KNOW, MARKER, REPORTING, SAY, SAYING, TEXT
 from validator.text.lexer import Word, lex, lex_bounded
 
 __all__ = ["MAX_TOKENS", "Grammar", "grammar"]
@@ -162,13 +163,13 @@ class Grammar:
             sentence, original=original, verbs=verbs, literals=self.literals, pack=self.pack, limit=MAX_TOKENS
         )
         marker = next(
-            (i for i, w in enumerate(words) if w.classes & {"MARKER", "REPORTING", "SAY", "SAYING", "ASK", "KNOW"}),
+            (i for i, w in enumerate(words) if w.classes & {MARKER, REPORTING, SAY, SAYING, ASK, KNOW}),
             None,
         )
         if marker is not None:  # free text may open here: every later token may be text, but a last "."
             last = len(words) - 1
             words = tuple(
-                replace(w, classes=w.classes | {"TEXT"}) if i > marker and not (i == last and "END" in w.classes) else w
+                replace(w, classes=w.classes | {TEXT}) if i > marker and not (i == last and END in w.classes) else w
                 for i, w in enumerate(words)
             )
         unknown = next((w for w in words if not w.classes), None)

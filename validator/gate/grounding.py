@@ -31,6 +31,24 @@ from validator.gate.reader import carried_spans, forbidden_spans
 from validator.gate.semantics import hedged
 from validator.inputs.transcript import Transcript
 from validator.language import LanguagePack, english
+from validator.language.classes import (
+    ADJ,
+    GREET,
+    NAME,
+    NN,
+    NNS,
+    NUM,
+    NUMW,
+    OPEN,
+    OPENV,
+    PRIV,
+    TIMEX,
+    VALUE,
+    VB,
+    VBG,
+    VBN,
+    VBZ,
+)
 from validator.language.rules import Rule, Rules
 from validator.store.records import StandingAuthorization
 from validator.text.entities import (
@@ -474,10 +492,10 @@ def _persons(words: Sequence[Word], reported: Sequence[Word], pack: LanguagePack
     that no greeting opens ("Ann got the package"; not "Hi Jane, …")."""
     sets = pack.grammatical_persons
     found = {n + 1 for n, words_of in enumerate(sets) for w in words if w.norm in words_of}
-    names = {w.norm for w in reported if "NAME" in w.classes}
+    names = {w.norm for w in reported if NAME in w.classes}
     for n, w in enumerate(words):
-        greeted = n > 0 and "GREET" in words[n - 1].classes
-        if "NAME" in w.classes and w.norm not in names and not greeted:
+        greeted = n > 0 and GREET in words[n - 1].classes
+        if NAME in w.classes and w.norm not in names and not greeted:
             found.add(3)
     return frozenset(found)
 
@@ -488,9 +506,7 @@ def _apostrophes(text: str) -> str:
     return re.sub(r'(?<=\w)"(?=\w)', "'", text)
 
 
-_MEANING = frozenset(
-    {"NN", "NNS", "VB", "VBN", "VBG", "VBZ", "ADJ", "NAME", "NUM", "NUMW", "VALUE", "TIMEX", "OPEN", "OPENV", "PRIV"}
-)
+_MEANING = frozenset({NN, NNS, VB, VBN, VBG, VBZ, ADJ, NAME, NUM, NUMW, VALUE, TIMEX, OPEN, OPENV, PRIV})
 """Word classes that carry what a sentence says (a function word, a pronoun, an auxiliary does not)."""
 
 

@@ -35,6 +35,7 @@ from validator.gate.reader import ToolSense
 from validator.gate.requests import after_request, verbs_in
 from validator.inputs.action import PendingAction
 from validator.inputs.transcript import is_users
+from validator.language.classes import NAME, VALUE
 from validator.policy import ToolPolicy
 from validator.text.entities import amounts_in
 from validator.text.lexer import Word
@@ -173,10 +174,10 @@ def _role(words: Sequence[Word], said: Sequence[Word]) -> tuple[frozenset[str], 
 
 
 def _role_of(word: Word) -> tuple[frozenset[str], str] | None:
-    if "VALUE" in word.classes and word.kinds:
+    if VALUE in word.classes and word.kinds:
         return word.kinds, word.norm
-    if "NAME" in word.classes:
-        return frozenset({"NAME"}), word.norm
+    if NAME in word.classes:
+        return frozenset({NAME}), word.norm
     return None
 
 

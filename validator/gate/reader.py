@@ -46,6 +46,7 @@ from validator.gate.meaning import (
     Value,
 )
 from validator.language import ArgumentKind, LanguagePack, english
+from validator.language.classes import DET, EMOJI, MARKER, OPENV, PREP, PRIV, PRON, PRT
 from validator.language.lexicon import families_of
 from validator.text.entities import EntityKind
 from validator.text.lexer import CARRIED, Word, shape_kinds
@@ -116,13 +117,13 @@ class Intent:
         nouns: set[str] = set()
         prepositions: set[str] = set()
         for w in words[1:]:
-            if w == "*" or w in pack.classes.get("DET", ()) or w in pack.classes.get("PRON", ()):
+            if w == "*" or w in pack.classes.get(DET, ()) or w in pack.classes.get(PRON, ()):
                 continue  # "let him know": the object, whoever it is
-            if w in pack.classes.get("PRT", ()):
+            if w in pack.classes.get(PRT, ()):
                 verb.append(w)
             elif pack.verb_lemmas(w) == (w,) and w not in pack.nouns:
                 verb.append(w)  # "let * know": the verb goes on after its object
-            elif w in pack.classes.get("PREP", ()):
+            elif w in pack.classes.get(PREP, ()):
                 prepositions.add(w)
             else:
                 nouns.add(pack.noun_lemmas.get(w, w))
@@ -310,7 +311,7 @@ def read_parse(parse: Parse, tool: ToolSense) -> Read | None:
     if not any(tool.intent_of(a) is not None for r in parse.readings for a in r.actions) and all(
         r.kind == "request" for r in parse.readings
     ):
-        if any("OPENV" in w.classes and _names_intent(w, tool) for w in parse.words):
+        if any(OPENV in w.classes and _names_intent(w, tool) for w in parse.words):
             # the tool's verb read as a word carried in a noun phrase ("assist in paying Bob"): never "no request"
             return Read("unknown", "not_a_request", "")
         return None  # read whole, and no verb of it is the tool's ("follow the instructions" is no "follow up")
@@ -424,9 +425,9 @@ def _compared(value: Value, pack: LanguagePack) -> str:
     if value.kind != "reported":
         return value.text
     words = value.text.split()
-    if words and words[0] in pack.classes.get("MARKER", frozenset()):
+    if words and words[0] in pack.classes.get(MARKER, frozenset()):
         words = words[1:]  # "tell her that …" read with "that" as the marker or as the text's: the same text
-    signs = pack.classes.get("EMOJI", frozenset())
+    signs = pack.classes.get(EMOJI, frozenset())
     while words and (words[-1] in signs or not words[-1].strip(",.!")):
         words.pop()
     comma = max((n for n, w in enumerate(words) if w == ","), default=-1)
@@ -511,7 +512,7 @@ def _bare(phrase: Phrase, words: Sequence[Word]) -> bool:
     """Whether a described thing is only a determiner and its noun ("the payment", "the file"): it may be
     the request's own thing; "the printer thread" names another."""
     inside = [w for w in words if phrase.start <= w.start < phrase.end]
-    return all("DET" in w.classes or w.norm == phrase.head or w.lemma == phrase.head for w in inside)
+    return all(DET in w.classes or w.norm == phrase.head or w.lemma == phrase.head for w in inside)
 
 
 def same_value(a: Value, b: Value) -> bool:
@@ -1006,7 +1007,7 @@ def carried_spans(sentence: str, parser: Grammar | None = None) -> list[tuple[in
     carried as text) or a privative ("the *old* invoice", "my *former* landlord"): a lookup whose argument holds
     one designates nothing by it."""
     words = (parser or grammar()).words(sentence)
-    return [(w.start, w.end) for w in words if w.classes & CARRIED or "PRIV" in w.classes]
+    return [(w.start, w.end) for w in words if w.classes & CARRIED or PRIV in w.classes]
 
 
 def forbidden_spans(sentence: str, parser: Grammar | None = None) -> list[tuple[int, int]]:

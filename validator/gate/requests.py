@@ -37,6 +37,38 @@ from validator.gate.reader import (
 )
 from validator.inputs.transcript import Fact, Transcript, is_users
 from validator.language import LanguagePack
+from validator.language.classes import (
+    AHEAD,
+    AND,
+    CHEERS,
+    COMMA,
+    FILLER,
+    GO,
+    GREET,
+    INTERJ,
+    LIKE,
+    LINK,
+    MODAL,
+    NAME,
+    NEED,
+    NN,
+    NOT,
+    OPEN,
+    OPENV,
+    PLEASE,
+    PRIV,
+    PROCEED,
+    SEQ,
+    THANK,
+    THANKS,
+    TO,
+    VALUE,
+    VB,
+    VBZ,
+    WANT,
+    YOU,
+    I,
+)
 from validator.language.rules import ALL_ON, Rule, Rules
 from validator.policy import Policy
 from validator.text.lexer import Word
@@ -672,9 +704,9 @@ def negated_anywhere(
     return None
 
 
-_TURNING = frozenset({"NOT", "PRIV"})
+_TURNING = frozenset({NOT, PRIV})
 """The grammar's classes of a word that says the thing is not so: a negation, a privative."""
-_OPENING = frozenset({"GREET", "INTERJ", "FILLER", "SEQ", "COMMA", "PLEASE"})
+_OPENING = frozenset({GREET, INTERJ, FILLER, SEQ, COMMA, PLEASE})
 """The classes of the words a sentence may open with before what it asks ("Ok, then please …")."""
 
 
@@ -700,9 +732,9 @@ def verbs_in(
     if _turned(parse.words, pack) or _led_astray(sentence, pack) or _asked_about(parse.words, sentence.text, pack):
         return None
     words = parse.words
-    if any("SEQ" in w.classes for w in words):
+    if any(SEQ in w.classes for w in words):
         first = next((i for i, w in enumerate(words) if not w.classes & _OPENING), len(words))
-        if any("SEQ" in w.classes for w in words[first + 1 :]):
+        if any(SEQ in w.classes for w in words[first + 1 :]):
             return None
         if _held(transcript, sentence, tool, (), rules) is not None:
             return None
@@ -713,8 +745,8 @@ def verbs_in(
     return tuple((words[n].start, words[n].end) for n in found)
 
 
-_DEEDS = frozenset({"VB", "VBZ", "VBD", "LINK", "THANK"})
-_NOT_DEEDS = frozenset({"NN", "NAME", "VALUE", "CHEERS", "THANKS", "INTERJ"})
+_DEEDS = frozenset({VB, VBZ, LINK, THANK})
+_NOT_DEEDS = frozenset({NN, NAME, VALUE, CHEERS, THANKS, INTERJ})
 """Classes of a word that may be read so and is then no verb: a noun, a name, a value, a thanks ("cheers")."""
 
 
@@ -725,7 +757,7 @@ def _another_deed(after: Sequence[Word]) -> bool:
     return any(w.classes & _DEEDS and not w.classes & _NOT_DEEDS for w in after)
 
 
-_BEFORE_THE_VERB = _OPENING | {"MODAL", "YOU", "I", "WANT", "LIKE", "NEED", "TO", "GO", "AHEAD", "AND", "PROCEED"}
+_BEFORE_THE_VERB = _OPENING | {MODAL, YOU, I, WANT, LIKE, NEED, TO, GO, AHEAD, AND, PROCEED}
 """The classes of the words that may stand before a request's verb: an opening, a request frame ("Could you",
 "I'd like you to", "Please go ahead and", "Kindly proceed to")."""
 
@@ -736,8 +768,8 @@ def _heads(before: Sequence[Word]) -> bool:
     a verb of its own before it ("Remind me to pay Bob.", "Ask Bob to pay.") nor a subject ("Bob will pay me.")."""
     if not all(w.classes & _BEFORE_THE_VERB for w in before):
         return False
-    wanting = any(w.classes & {"WANT", "LIKE", "NEED"} for w in before)
-    return not wanting or any("YOU" in w.classes for w in before)
+    wanting = any(w.classes & {WANT, LIKE, NEED} for w in before)
+    return not wanting or any(YOU in w.classes for w in before)
 
 
 def _turned(words: Sequence[Word], pack: LanguagePack) -> bool:
@@ -749,7 +781,7 @@ def _turned(words: Sequence[Word], pack: LanguagePack) -> bool:
             return True
         if not w.classes and not any(ch.isalnum() for ch in w.text):  # a symbol no table reads ("❌", "🤔")
             return True
-        if "GREET" in w.classes and n + 1 < len(words) and "NAME" in words[n + 1].classes:
+        if GREET in w.classes and n + 1 < len(words) and NAME in words[n + 1].classes:
             return True
     return False
 
@@ -760,7 +792,7 @@ def _asked_about(words: Sequence[Word], text: str, pack: LanguagePack) -> bool:
     if not any(ch in pack.question_marks for ch in text):
         return False
     opening = [w for w in words if not w.classes & _OPENING]
-    return not (len(opening) >= 2 and "MODAL" in opening[0].classes and "YOU" in opening[1].classes)
+    return not (len(opening) >= 2 and MODAL in opening[0].classes and YOU in opening[1].classes)
 
 
 def _led_astray(sentence: RequestSentence, pack: LanguagePack) -> bool:
@@ -935,15 +967,15 @@ def _people(transcript: Transcript, message: int, pack: LanguagePack) -> set[str
     words = [w for piece in _pieces(content[:_PEOPLE_READ], pack) for w in g.words(piece)]
     for n, w in enumerate(words):
         after = words[n + 1] if n + 1 < len(words) else None
-        if "NAME" in w.classes:
+        if NAME in w.classes:
             found.add(w.text.casefold())
         elif "person" in pack.nouns.get(w.lemma or w.norm, frozenset()):
             found.add(f"#{n}")
         elif w.kinds & _SOMEONE:
             found.add(w.text.casefold())  # "… Email ann@… the notes. His IBAN is …": Ann's, perhaps
-        elif w.norm in pack.person_pronouns and not (w.norm == "her" and after is not None and "NN" in after.classes):
+        elif w.norm in pack.person_pronouns and not (w.norm == "her" and after is not None and NN in after.classes):
             found.add(f"#{n}")  # "for him": someone else "his" may mean ("her IBAN": whose, not who)
-        elif w.classes & {"OPEN", "OPENV"}:
+        elif w.classes & {OPEN, OPENV}:
             found.add(f"#{n}")  # a word no table knows may be someone ("for my bro", "for the agency")
     return found
 

@@ -24,6 +24,7 @@ from urllib.parse import unquote
 
 from validator.inputs.transcript import Fact, Message, Transcript, is_users
 from validator.language import LanguagePack, english
+from validator.language.classes import NAME, NN, NNS
 from validator.text.search import compact
 
 __all__ = ["SHAPES", "declared_secrets", "secrets_in", "users_secrets"]
@@ -90,7 +91,7 @@ _DECLARED_MARKS = ("pass", "pw", "pin", "key", "token", "secret", "security", "c
 _SECRET_LIKE = re.compile(r"\d|[^\w]|_|[A-Z]")
 """A declared value holding a digit, a sign or a capital ("hunter2", "Tr0ub4dor&3") is a secret however it is
 declared."""
-_SECRET_CLASSES = frozenset({"NN", "NNS", "NAME"})
+_SECRET_CLASSES = frozenset({NN, NNS, NAME})
 """The only classes a word of plain letters may have in the language and still be a declared secret ("my password
 is monkey", a noun): any other says what the secret is or is no value ("wrong", "please", "here")."""
 _TRAILING = ".!?)"

@@ -25,6 +25,46 @@ from validator.gate.meaning import (
     Value,
 )
 from validator.language import LanguagePack
+from validator.language.classes import (
+    ADJ,
+    ADV,
+    ANSWER,
+    ASK,
+    CUR,
+    DASH,
+    DEADLINE,
+    DET,
+    MAG,
+    MARKER,
+    MONTH,
+    NAME,
+    NN,
+    NNS,
+    NOW,
+    NUM,
+    NUMW,
+    OPEN,
+    OPENV,
+    ORD,
+    PLEASE,
+    PREP,
+    PRIV,
+    PRT,
+    QMARK,
+    QUOTED,
+    REPORTING,
+    SAY,
+    SAYING,
+    SEQ,
+    TIMEX,
+    UNIT,
+    UNTIL,
+    VALUE,
+    VB,
+    VBG,
+    VBN,
+    VBZ,
+)
 from validator.text.entities import CURRENCIES
 from validator.text.lexer import CARRIED, Word
 from validator.text.times import span_sides
@@ -35,7 +75,7 @@ MAX_CARRIED = 2
 """Words carried as text one noun phrase may hold ("*discount coupons*"): more would let a run of words no table
 knows say what no rule reads."""
 
-_NOUNISH = frozenset({"NN", "NNS", "ADJ", "NAME", "VALUE", "QUOTED", "NUM", "PRIV", "ORD", "DET"})
+_NOUNISH = frozenset({NN, NNS, ADJ, NAME, VALUE, QUOTED, NUM, PRIV, ORD, DET})
 
 P = TypeVar("P")
 
@@ -307,12 +347,10 @@ def _name(node: Tree[Any]) -> str:
     return str(getattr(node.data, "value", node.data))
 
 
-_TIME_CLASSES = frozenset({"TIMEX", "NOW", "DEADLINE", "MONTH", "ORD"})
+_TIME_CLASSES = frozenset({TIMEX, NOW, DEADLINE, MONTH, ORD})
 """Word classes of a time ("on the 1st", "tomorrow", "by Friday"): one in a purpose times the request too."""
-_NOUNS = frozenset({"NN", "NNS"})
-_OPENS_A_PHRASE = frozenset(
-    {"PREP", "NOW", "DEADLINE", "TIMEX", "MONTH", "ADV", "ORD", "PLEASE", "NUM", "VALUE", "PRT"}
-)
+_NOUNS = frozenset({NN, NNS})
+_OPENS_A_PHRASE = frozenset({PREP, NOW, DEADLINE, TIMEX, MONTH, ADV, ORD, PLEASE, NUM, VALUE, PRT})
 """Word classes that may open a phrase of a verb (a time, a place, a manner) rather than what to say."""
 
 
@@ -434,7 +472,7 @@ class Semantics:
         if action is None and described and not plainly_described(described[0], self.words, self.pack):
             return None  # ", it's for the scam": as a sentence of its own after the request (validator.gate.context)
         first = next(self._leaves(node), None)
-        if first is not None and first.norm == "to" and any(w.classes & _NOUNS for w in self.tokens(kids, "VB")):
+        if first is not None and first.norm == "to" and any(w.classes & _NOUNS for w in self.tokens(kids, VB)):
             return None  # no comma, a verb that is a noun as well: "to account 12345678" is where, not what for
         if self._hedged(*self.span(node)):
             return None  # "… to tell him it's ready, but only if Eve agrees": a condition the purpose would hide
@@ -447,7 +485,7 @@ class Semantics:
         return _PurposeClause(self._purpose_action(node, kids))
 
     def _purpose_action(self, node: Tree[Any], kids: Sequence[Any]) -> Action | None:
-        verbs = [w for w in self.tokens(kids) if w.classes & {"VB", "VBZ"}]
+        verbs = [w for w in self.tokens(kids) if w.classes & {VB, VBZ}]
         if not verbs:
             return None  # ", it's for the pizza": no verb
         objects = self.parts(kids, _Objects)
@@ -522,7 +560,7 @@ class Semantics:
         return _State(tuple(self.phrases(kids)))
 
     def r_did(self, node: Tree[Any], kids: list[Any]) -> Action | None:
-        verb = next(w for w in self.tokens(kids) if w.classes & {"VBN", "VBG"} and w.verb)
+        verb = next(w for w in self.tokens(kids) if w.classes & {VBN, VBG} and w.verb)
         objects = self.parts(kids, _Objects)[0]
         if objects.particles:
             return None  # a particle: "I'm calling off the payment." is a phrasal verb this form does not read
@@ -549,12 +587,12 @@ class Semantics:
 
     def r_nouns(self, node: Tree[Any], kids: list[Any]) -> _Nouns:
         earlier = self.parts(kids, _Nouns)
-        return _Nouns((earlier[0].words if earlier else ()) + tuple(self.tokens(kids, "NN")))
+        return _Nouns((earlier[0].words if earlier else ()) + tuple(self.tokens(kids, NN)))
 
     def r_owner(self, node: Tree[Any], kids: list[Any]) -> _Owner:
         """Whose a declared value is: the person the request names (a pronoun), a name, or someone described."""
         words = self.tokens(kids)
-        names = [w for w in words if "NAME" in w.classes]
+        names = [w for w in words if NAME in w.classes]
         if len(words) == 1 and not names:
             return _Owner(OWNER_BACK)
         if len(words) == 2 and len(names) == 1 and not self.parts(kids, _Det):
@@ -575,18 +613,18 @@ class Semantics:
             return _Given(amounts[0])
         w = self.tokens(kids)[0]
         names = self.parts(kids, _Names)[0].values if self.parts(kids, _Names) else ()
-        if "NUM" in w.classes and not w.classes & {"VALUE", "QUOTED", "NAME"}:
+        if NUM in w.classes and not w.classes & {VALUE, QUOTED, NAME}:
             value = Value("number", w.text, w.start, w.end, w.value)
             return _Given(
                 Phrase(form="number", kinds=frozenset({"number"}), head=None, values=(value,), start=w.start, end=w.end)
             )
-        if "QUOTED" in w.classes:
+        if QUOTED in w.classes:
             value = Value("quoted", str(w.value), w.start, w.end)
             return _Given(
                 Phrase(form="quoted", kinds=frozenset({"quoted"}), head=None, values=(value,), start=w.start, end=w.end)
             )
         start, end = self.span(node)
-        if "NAME" in w.classes:
+        if NAME in w.classes:
             value = Value("name", w.text, w.start, w.end)
             return _Given(
                 Phrase(
@@ -634,7 +672,7 @@ class Semantics:
 
     def r_result(self, node: Tree[Any], kids: list[Any]) -> _Frame:
         subject = self.phrases(kids)[0]
-        participle = self.tokens(kids, "VBN")[-1]
+        participle = self.tokens(kids, VBN)[-1]
         end = self.span(node)[1]
         action = Action(participle.verb or participle.norm, (subject,), self._mods(kids), False, subject.start, end)
         return _Frame("result", (action,))
@@ -650,12 +688,12 @@ class Semantics:
 
     def r_conj(self, node: Tree[Any], kids: list[Any]) -> _Conj:
         """Whether a conjunction puts what follows after what precedes ("then", "and then")."""
-        return _Conj(any(w.classes & {"SEQ"} for w in self.tokens(kids)))
+        return _Conj(any(w.classes & {SEQ} for w in self.tokens(kids)))
 
     r_gerunds = r_actions
 
     def r_action(self, node: Tree[Any], kids: list[Any]) -> Action | None:
-        verb = next(w for w in self.tokens(kids) if w.classes & {"VB", "VBG"})
+        verb = next(w for w in self.tokens(kids) if w.classes & {VB, VBG})
         objects = self.parts(kids, _Objects)[0]
         start, end = self.span(node)
         name = " ".join((verb.verb or verb.norm, *objects.particles))
@@ -684,9 +722,9 @@ class Semantics:
         if not texts:
             return _Said(())
         text = texts[0]
-        marker = next((w for w in self.tokens(kids) if w.classes & {"MARKER", "REPORTING"}), None)
+        marker = next((w for w in self.tokens(kids) if w.classes & {MARKER, REPORTING}), None)
         # "that …", "asking whether …": what to say, in the agent's words; "saying 'I'll be late'" dictates them
-        reporting = marker is not None and ("REPORTING" in marker.classes or marker.norm in self.pack.back_pronouns)
+        reporting = marker is not None and (REPORTING in marker.classes or marker.norm in self.pack.back_pronouns)
         reported = reporting and not text.quoted
         if reported and self._hedged(text.start, self.span(node)[1]):
             return None
@@ -699,11 +737,11 @@ class Semantics:
     r_gerund = r_action
 
     def r_say(self, node: Tree[Any], kids: list[Any]) -> Action | None:
-        verb = next(w for w in self.tokens(kids) if w.classes & {"SAY", "SAYING", "ASK"})
+        verb = next(w for w in self.tokens(kids) if w.classes & {SAY, SAYING, ASK})
         text = self.parts(kids, _Text)[0]
         start, end = self.span(node)
         # "tell her the deck is ready", "ask Bob if he's free": what to say; "say yes" dictates it
-        reported = bool(verb.classes & {"SAY", "ASK"}) and not text.quoted
+        reported = bool(verb.classes & {SAY, ASK}) and not text.quoted
         if reported and self._hedged(text.start, end):
             return None
         text_mod = (Mod("text", None, text.text, text.start, end, reported),)
@@ -724,7 +762,7 @@ class Semantics:
         the report is ready": when to tell, which the text would hide)."""
         told = [w for w in self.words if start <= w.start < end]
         return bool(told) and (
-            any(w.classes & {"MARKER", "REPORTING"} for w in told) or bool(told[0].classes & _OPENS_A_PHRASE)
+            any(w.classes & {MARKER, REPORTING} for w in told) or bool(told[0].classes & _OPENS_A_PHRASE)
         )
 
     def _mods(self, kids: Sequence[Any]) -> tuple[Mod, ...]:
@@ -740,13 +778,13 @@ class Semantics:
         found = tuple(self.phrases(kids))
         if len(found) == 2 and not _indirect(found[0], found[1], self._determined(found[1])):
             return None
-        return _Objects(found, tuple(w.norm for w in self.tokens(kids, "PRT")))
+        return _Objects(found, tuple(w.norm for w in self.tokens(kids, PRT)))
 
     def _determined(self, phrase: Phrase) -> bool:
         """Whether a noun phrase opens with its own determiner ("*the* notes"): then a person described before it
         is a receiver ("email the team the notes"), not a modifier of one noun phrase ("the finance report")."""
         first = next((w for w in self.words if w.start >= phrase.start), None)
-        return first is not None and "DET" in first.classes
+        return first is not None and DET in first.classes
 
     def r_pp(self, node: Tree[Any], kids: list[Any]) -> Mod | None:
         preposition = self.tokens(kids)[0].norm
@@ -765,11 +803,11 @@ class Semantics:
         none: their phrases stay."""
         at = next(i for i, w in enumerate(self.words) if w.start == start)
         upto = next(i for i, w in enumerate(self.words) if w.end == end)
-        clock = frozenset({"TIMEX", "NUM"})
+        clock = frozenset({TIMEX, NUM})
 
         def joins(i: int) -> bool:
             w = self.words[i] if 0 <= i < len(self.words) else None
-            return w is not None and (w.norm == "to" or bool(w.classes & {"UNTIL", "DASH"}))
+            return w is not None and (w.norm == "to" or bool(w.classes & {UNTIL, DASH}))
 
         def timed(i: int) -> bool:
             return 0 <= i < len(self.words) and bool(self.words[i].classes & clock)
@@ -790,10 +828,10 @@ class Semantics:
         first, joint, last = words[1:] if prefix else words
         if prefix == "at" and joint.norm == "to":
             return None  # "at 10 to 4": ten to four, the British way; "at 2pm to 4pm" reads so too: no span
-        if prefix is None and "TIMEX" not in first.classes and not self._after_time(first):
+        if prefix is None and TIMEX not in first.classes and not self._after_time(first):
             return None  # "room 3 to 4pm": the number may be the room's
         durations, every = self.pack.times["durations"], self.words
-        if any(w.norm in durations and n and every[n - 1].classes & {"NUM", "NUMW"} for n, w in enumerate(every)):
+        if any(w.norm in durations and n and every[n - 1].classes & {NUM, NUMW} for n, w in enumerate(every)):
             return None  # "a 30 minute lunch from 2 to 4pm": which is the end, the span or the duration
         parts = self.pack.times["hours"].keys() - self.pack.times["days"].keys() - {"noon", "midnight"}
         sides = span_sides(first.norm, last.norm, part_of_day=any(w.norm in parts for w in self.words))
@@ -805,7 +843,7 @@ class Semantics:
     def _after_time(self, word: Word) -> bool:
         """Whether the word right before ``word`` says a day ("Friday 2-4pm", "on the 15th 9-9:15am")."""
         before = [w for w in self.words if w.end <= word.start]
-        return bool(before) and bool(before[-1].classes & {"TIMEX", "ORD"})
+        return bool(before) and bool(before[-1].classes & {TIMEX, ORD})
 
     def r_now(self, node: Tree[Any], kids: list[Any]) -> Mod:
         return Mod("now", None, "", *self.span(node))
@@ -824,11 +862,11 @@ class Semantics:
 
     def r_text(self, node: Tree[Any], kids: list[Any]) -> _Text:
         words = list(self._leaves(node))
-        if len(words) > 1 and "QMARK" in words[-1].classes:  # "… asking whether it is ready?": the sentence's mark
+        if len(words) > 1 and QMARK in words[-1].classes:  # "… asking whether it is ready?": the sentence's mark
             words = words[:-1]
-        if len(words) == 1 and "QUOTED" in words[0].classes:  # "saying 'I'll be late'": the passage itself
+        if len(words) == 1 and QUOTED in words[0].classes:  # "saying 'I'll be late'": the passage itself
             return _Text(str(words[0].value), words[0].start, True)
-        shown = " ".join(str(w.value) if "QUOTED" in w.classes else w.text for w in words)
+        shown = " ".join(str(w.value) if QUOTED in w.classes else w.text for w in words)
         return _Text(shown, words[0].start, False)
 
     # -- noun phrases
@@ -894,12 +932,12 @@ class Semantics:
             )
         if "person" not in kinds and self._addressed(kids):
             return None  # "the team at team@acme.example" gives a person's address; "the summary at …" none
-        if open_head == "OPENV" and not has_det:
+        if open_head == OPENV and not has_det:
             return None  # a verb form as a head only after a determiner ("the pilot"): "as Finance confirms" is none
         if not self._carried_in_place(node):
             return None  # "the workshop pending approval": words no table knows do not run on into what they mean
         naming, describing, owner, quantified = self._noun_parts(kids)
-        naming += tuple(Value("number", w.text, w.start, w.end, w.value) for w in self.tokens(kids, "NUM"))
+        naming += tuple(Value("number", w.text, w.start, w.end, w.value) for w in self.tokens(kids, NUM))
         attached = self.parts(kids, _Phrases)[0].attached if self.parts(kids, _Phrases) else ()
         pres = self._pres(kids)
         carried = bool(open_head) or pres.carried or any(p.carried for _, p in attached)
@@ -936,10 +974,10 @@ class Semantics:
         ("the t-88 printer thread", "the DE44… backup account") the value names another thing the word relates."""
         words = []
         for w in self._leaves(node):
-            if "PREP" in w.classes:
+            if PREP in w.classes:
                 break
             words.append(w)
-        at = max((n for n, w in enumerate(words) if w.classes & {"VALUE", "QUOTED"}), default=None)
+        at = max((n for n, w in enumerate(words) if w.classes & {VALUE, QUOTED}), default=None)
         return at is not None and at + 1 < len(words) and (words[at + 1].lemma or words[at + 1].norm) == lemma
 
     def _carried_in_place(self, node: Any) -> bool:
@@ -949,13 +987,13 @@ class Semantics:
         workshop *pending approval*", "the rent *absent objections*": a condition no rule reads)."""
         carried, after_noun = 0, False
         for w in self._leaves(node):
-            if "PREP" in w.classes:
+            if PREP in w.classes:
                 break  # the phrase's own phrases are noun phrases of their own
             if w.classes & CARRIED and not w.classes & _NOUNISH:
                 carried += 1
                 if after_noun or carried > MAX_CARRIED:
                     return False
-            elif w.classes & {"NN", "NNS"}:
+            elif w.classes & {NN, NNS}:
                 after_noun = True
         return True
 
@@ -968,7 +1006,7 @@ class Semantics:
         return any(p.addressed for p in self.parts(kids, _Names))
 
     def r_named(self, node: Tree[Any], kids: list[Any]) -> Phrase:
-        name = self.tokens(kids, "NAME")[-1]
+        name = self.tokens(kids, NAME)[-1]
         naming, describing, owner, _ = self._noun_parts(kids)
         start, end = self.span(node)
         values = (Value("name", name.text, name.start, name.end), *naming)
@@ -991,8 +1029,8 @@ class Semantics:
         """``(lemma, kinds, plural, carried)``: a head carried as text has no kind ("OPEN": no table knows it;
         "OPENV": the tables know it only as a verb form), and its phrase is carried."""
         w = self.tokens(kids)[0]
-        plural = "NNS" in w.classes and "NN" not in w.classes
-        carried = "OPENV" if "OPENV" in w.classes and not w.classes & {"NN", "NNS"} else ("OPEN" in w.classes)
+        plural = NNS in w.classes and NN not in w.classes
+        carried = OPENV if OPENV in w.classes and not w.classes & {NN, NNS} else (OPEN in w.classes)
         return _Head(w.lemma or w.norm, w.kinds, plural, carried)
 
     def r_pres(self, node: Tree[Any], kids: list[Any]) -> _Before:
@@ -1008,21 +1046,21 @@ class Semantics:
     def r_pre(self, node: Tree[Any], kids: list[Any]) -> _Pre:
         words = self.tokens(kids)
         for w in words:
-            if "QUOTED" in w.classes:
+            if QUOTED in w.classes:
                 return _Pre(_Pres(naming=(Value("quoted", str(w.value), w.start, w.end),)))
-            if "VALUE" in w.classes:
+            if VALUE in w.classes:
                 return _Pre(_Pres(naming=(_value(w),)))
-        if len(words) == 2 and "UNIT" in words[1].classes:  # "the 1500 km trip": a measure, never an amount
+        if len(words) == 2 and UNIT in words[1].classes:  # "the 1500 km trip": a measure, never an amount
             start, end = words[0].start, words[1].end
             measure = Value("measure", f"{words[0].text} {words[1].text}", start, end, words[0].value)
             return _Pre(_Pres(describing=(measure,)))
         values = tuple(v for p in self.phrases(kids) for v in p.values)
-        values += tuple(Value("name", w.text, w.start, w.end) for w in words if "NAME" in w.classes)
-        if not self.phrases(kids) and len(words) == 1 and words[0].classes & {"NUM", "NUMW"}:  # a count ("2 files")
+        values += tuple(Value("name", w.text, w.start, w.end) for w in words if NAME in w.classes)
+        if not self.phrases(kids) and len(words) == 1 and words[0].classes & {NUM, NUMW}:  # a count ("2 files")
             values += (Value("number", words[0].text, words[0].start, words[0].end, words[0].value),)
-        nouns = tuple(w for w in words if "NN" in w.classes and len(words) == 1)
+        nouns = tuple(w for w in words if NN in w.classes and len(words) == 1)
         carried = any(w.classes & CARRIED for w in words)
-        privative = len(words) == 1 and "PRIV" in words[0].classes
+        privative = len(words) == 1 and PRIV in words[0].classes
         return _Pre(_Pres(describing=values, nouns=nouns, carried=carried, privative=privative))
 
     r_name_pre = r_pre
@@ -1034,7 +1072,7 @@ class Semantics:
         return _Det(owner, multiple, bool(kids))
 
     def r_possessor(self, node: Tree[Any], kids: list[Any]) -> _Possessor:
-        return _Possessor(tuple(Value("name", w.text, w.start, w.end) for w in self.tokens(kids, "NAME")))
+        return _Possessor(tuple(Value("name", w.text, w.start, w.end) for w in self.tokens(kids, NAME)))
 
     def r_names(self, node: Tree[Any], kids: list[Any]) -> _Names:
         """The values that name it, and whether one is an address given beside it."""
@@ -1064,16 +1102,16 @@ class Semantics:
     r_value_names = r_names  # only an address
 
     def r_address(self, node: Tree[Any], kids: list[Any]) -> _Address:
-        return _Address(tuple(_value(w) for w in self.tokens(kids, "VALUE")))
+        return _Address(tuple(_value(w) for w in self.tokens(kids, VALUE)))
 
     def r_name(self, node: Tree[Any], kids: list[Any]) -> _Name:
         found: list[Value] = []
         for w in self.tokens(kids):
-            if "QUOTED" in w.classes:
+            if QUOTED in w.classes:
                 found.append(Value("quoted", str(w.value), w.start, w.end))
-            elif "VALUE" in w.classes:
+            elif VALUE in w.classes:
                 found.append(_value(w))
-            elif "NAME" in w.classes:
+            elif NAME in w.classes:
                 found.append(Value("name", w.text, w.start, w.end))
         return _Name(tuple(found))
 
@@ -1093,7 +1131,7 @@ class Semantics:
         return _Phrases(found, attached)
 
     def r_valued(self, node: Tree[Any], kids: list[Any]) -> Phrase:
-        w = self.tokens(kids, "VALUE")[0]
+        w = self.tokens(kids, VALUE)[0]
         naming, describing, _, _ = self._noun_parts(kids)
         attached = self.parts(kids, _Phrases)[0].attached if self.parts(kids, _Phrases) else ()
         kinds = frozenset().union(*(_VALUE_KINDS.get(k, frozenset({k})) for k in w.kinds))
@@ -1110,8 +1148,8 @@ class Semantics:
         )
 
     def r_quoted(self, node: Tree[Any], kids: list[Any]) -> Phrase:
-        w = self.tokens(kids, "QUOTED")[0]
-        kind = "mention" if self.tokens(kids, "DET") else "quoted"  # "the “minutes”": a thing's name, not a text
+        w = self.tokens(kids, QUOTED)[0]
+        kind = "mention" if self.tokens(kids, DET) else "quoted"  # "the “minutes”": a thing's name, not a text
         return Phrase(
             form="quoted",
             kinds=frozenset({"quoted"}),
@@ -1133,11 +1171,11 @@ class Semantics:
     def r_amount(self, node: Tree[Any], kids: list[Any]) -> Phrase:
         currency, number, magnitude = None, Decimal(0), Decimal(1)
         for w in self.tokens(kids):
-            if "CUR" in w.classes:
+            if CUR in w.classes:
                 currency = CURRENCIES.get(w.norm, w.value)
-            elif w.classes & {"NUM", "NUMW"}:
+            elif w.classes & {NUM, NUMW}:
                 number = w.value
-            elif "MAG" in w.classes:
+            elif MAG in w.classes:
                 magnitude = Decimal(self.pack.magnitudes[w.norm])
         start, end = self.span(node)
         value = Value("money", " ".join(w.text for w in self._leaves(node)), start, end, number * magnitude, currency)
@@ -1165,7 +1203,7 @@ class Semantics:
 _RECEIVERS = frozenset({"person", "name", "email", "handle", "phone", "account", "iban", "pronoun"})
 
 
-_PLAIN_CLASSES = frozenset({"DET", "NN", "NNS", "PREP"})
+_PLAIN_CLASSES = frozenset({DET, NN, NNS, PREP})
 _NOT_PLAIN_KINDS = frozenset({"person", "account", "folder", "channel"})
 """Kinds of noun that say whose, to whom or where, not what ("for my landlord", "for the gift cards", "for the
 archive")."""
@@ -1184,8 +1222,8 @@ def plainly_described(phrase: Phrase, words: Sequence[Word], pack: LanguagePack)
     inside = [w for w in words if phrase.start <= w.start < phrase.end]
     return all(
         w.classes & _PLAIN_CLASSES
-        and not ("PREP" in w.classes and w.norm not in pack.describing)
-        and not ("DET" in w.classes and not w.classes & _NOUNS and w.norm not in own)  # "each", "several", "your"
+        and not (PREP in w.classes and w.norm not in pack.describing)
+        and not (DET in w.classes and not w.classes & _NOUNS and w.norm not in own)  # "each", "several", "your"
         and w.norm not in pointing
         and not w.kinds & _NOT_PLAIN_KINDS
         and not ("message" in w.kinds and "document" not in w.kinds)
@@ -1202,7 +1240,7 @@ def hedged(words: Sequence[Word], pack: LanguagePack) -> bool:
         if w.norm in pack.hedges:
             return True
         after = words[n + 1] if n + 1 < len(words) else None
-        if w.norm == "," and after is not None and (after.norm in pack.negatives or "ANSWER" in after.classes):
+        if w.norm == "," and after is not None and (after.norm in pack.negatives or ANSWER in after.classes):
             return True
     return False
 

@@ -33,6 +33,7 @@ from validator.gate.provenance import output_texts
 from validator.gate.reader import ToolSense
 from validator.inputs.transcript import Transcript, call_of, is_users
 from validator.language import LanguagePack
+from validator.language.classes import DOING, NN, NNS, QUOTED, TEXT
 from validator.language.rules import Rules
 from validator.text.lexer import Word, in_pack_language
 from validator.text.paths import string_leaves
@@ -139,8 +140,8 @@ def _asks(text: str, tool: ToolSense, *, unread: bool = True) -> bool:
     if not parse.readings:
         return unread
     stems = _stems(tool)
-    hidden = [w for w in parse.words if w.classes & {"TEXT", "QUOTED"} and _names((w,), stems)]
-    hidden += [w for w in parse.words if "QUOTED" in w.classes and _names_text(str(w.value), tool, stems)]
+    hidden = [w for w in parse.words if w.classes & {TEXT, QUOTED} and _names((w,), stems)]
+    hidden += [w for w in parse.words if QUOTED in w.classes and _names_text(str(w.value), tool, stems)]
     for reading in parse.readings:
         if reading.kind in _NOT_ASKING or (reading.kind == "request" and reading.frame == "permit"):
             continue
@@ -159,7 +160,7 @@ def _hands_off(words: Sequence[Word], pack: LanguagePack) -> bool:
     """Whether a sentence of the user's hands the choice of actions to a document or a message ("do the tasks on
     my TODO list", "do what the email says"): a verb that asks for things to be done, and a noun of something said
     or a verb of saying. What it asks is then the user's to decide (asked), never an outside party's (blocked)."""
-    doing = {w for w in words if w.classes & {"DOING"} or w.norm in pack.classes.get("DOING", ())}
+    doing = {w for w in words if w.classes & {DOING} or w.norm in pack.classes.get(DOING, ())}
     said = {w for w in words if w.norm in pack.said or (w.lemma or "") in pack.said or (w.verb or "") in _SAYING}
     return bool(doing) and bool(said)
 
@@ -222,7 +223,7 @@ def _named_source(transcript: Transcript, message: int, users: tuple[str, frozen
             return True
     name = normalize(call.name).replace("_", " ").replace("-", " ")
     for w in grammar(pack).words(" ".join(_split_camel(name))):
-        if w.classes & {"NN", "NNS"} and ({w.norm, w.lemma or ""} & forms):
+        if w.classes & {NN, NNS} and ({w.norm, w.lemma or ""} & forms):
             return True
     return False
 

@@ -24,6 +24,7 @@ from typing import Any, get_args
 
 from validator.exceptions import FieldProblem, PackError
 from validator.findings import GrantPeriod
+from validator.language.classes import EMOJI, MAG, NN, NNS
 
 __all__ = [
     "APOSTROPHES",
@@ -358,9 +359,9 @@ class LanguagePack:
             for word in words:
                 found.setdefault(word, set()).add(cls)
         for noun in self.nouns:
-            found.setdefault(noun, set()).add("NNS" if noun in self.plurals else "NN")
+            found.setdefault(noun, set()).add(NNS if noun in self.plurals else NN)
         for word in self.magnitudes:
-            found.setdefault(word, set()).add("MAG")
+            found.setdefault(word, set()).add(MAG)
         return {w: frozenset(c) for w, c in found.items()}
 
 
@@ -448,7 +449,7 @@ def _built(data: dict[str, Any], grammar: str, verbs: VerbTable, read: dict[str,
         noun_lemmas=lemmas,
         plurals=plurals,
         arguments=arguments,
-        closing=frozenset(roles.get("closing", ())) | frozenset(data["classes"].get("EMOJI", ())),
+        closing=frozenset(roles.get("closing", ())) | frozenset(data["classes"].get(EMOJI, ())),
         grammatical_persons=tuple(frozenset(roles.get(f"{n}_person", ())) for n in ("first", "second", "third")),
         mentioned=frozenset(_words_of({k: v for k, v in data.items() if k not in OUTSIDE_THE_GRAMMAR})),
         **read,

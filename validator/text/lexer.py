@@ -25,14 +25,38 @@ from functools import cache
 from typing import Any
 
 from validator.language import LanguagePack, english, fold_apostrophes
+from validator.language.classes import (
+    ADJ,
+    CUR,
+    END,
+    MAG,
+    NAME,
+    NN,
+    NNS,
+    NUM,
+    NUMW,
+    OPEN,
+    OPENV,
+    ORD,
+    POSS,
+    QUOTED,
+    TEXT,
+    TIMEX,
+    UNIT,
+    VALUE,
+    VB,
+    VBG,
+    VBN,
+    VBZ,
+)
 from validator.text.entities import CURRENCIES, extract_entities
 
 __all__ = [
     "CARRIED",
     "COVERED",
     "OPAQUE",
-    "OPEN",
-    "OPENV",
+    OPEN,
+    OPENV,
     "Word",
     "in_pack_language",
     "lex",
@@ -44,16 +68,13 @@ OPAQUE = "\x01"
 """Fills a passage of unclear authorship in a user's sentence (:mod:`validator.text.sentences`): it is read
 as one quoted passage, whose words are never read."""
 
-OPENV = "OPENV"
-"""The class of a word the tables know only as a verb form ("pilot", "schedule"): carried, like :data:`OPEN`, as
-a noun phrase's modifier or head; read as a verb wherever a verb stands."""
-CARRIED = frozenset({"OPEN", "OPENV"})
-"""The classes of a word carried as text."""
-
-OPEN = "OPEN"
-"""The class of a word no table knows (lower case, letters only): the grammar lets it stand only in *carried*
-positions (a modifier or head inside a noun phrase, a statement's state), where it is carried as text and never
-read: it fills, grounds and selects nothing (:mod:`validator.gate.reader`)."""
+CARRIED = frozenset({OPEN, OPENV})
+"""The classes of a word carried as text: :data:`~validator.language.classes.OPEN`, a word no table knows (lower
+case, letters only), which the grammar lets stand only in *carried* positions (a modifier or head inside a noun
+phrase, a statement's state), where it is carried as text and never read: it fills, grounds and selects nothing
+(:mod:`validator.gate.reader`); and :data:`~validator.language.classes.OPENV`, a word the tables know only as a
+verb form ("pilot", "schedule"), carried as a noun phrase's modifier or head and read as a verb wherever a verb
+stands."""
 
 _QUOTES = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201c", "\u2018": "\u2019", "'": "'", "\u00ab": "\u00bb"}
 _NUM = re.compile(r"^(\d{1,3}(?:[,.]\d{3})+|\d+)(?:([.,])(\d{1,2}))?$")
@@ -69,10 +90,10 @@ _WORD = re.compile(r"^[a-z]+(?:[-'][a-z]+)*$")
 _SPLIT_NUMBER = re.compile(r"^(\d+(?:\.\d+)?)([A-Za-z€$£¥₹]+)$")
 _LEADING = "([{\"'\u201c\u2018\u00ab$€£¥₹"
 _TRAILING = ",;:.!?)]}\"'\u201d\u2019\u00bb"
-_ENDS = {".": "END", "!": "END", "...": "END", "!!": "END", "!!!": "END"}
+_ENDS = {".": END, "!": END, "...": END, "!!": END, "!!!": END}
 _CONTRACTION_ENDINGS = ("n't", "'d", "'ll", "'m", "'re", "'ve")
-_OPEN_CLASSES = frozenset({"VB", "VBG", "VBN", "NN", "NNS", "ADJ"})
-_VERB_CLASSES = frozenset({"VB", "VBG", "VBN", "VBZ"})
+_OPEN_CLASSES = frozenset({VB, VBG, VBN, NN, NNS, ADJ})
+_VERB_CLASSES = frozenset({VB, VBG, VBN, VBZ})
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,13 +206,13 @@ def _spans(text: str, original: str) -> list[tuple[int, int, str, frozenset[str]
 
     for m in re.finditer(OPAQUE + "+", text):
         passage = original[m.start() : m.end()].strip("".join(_QUOTES) + "\u201d\u300c\u300d\u2033")
-        take((m.start(), m.end(), "QUOTED", frozenset({"quoted"}), passage))
+        take((m.start(), m.end(), QUOTED, frozenset({"quoted"}), passage))
     for a, b in _quoted(text):
         if free(a, b):
             # a quoted passage is read whole, as the words the argument must hold; one holding a format character
             # or another script's punctuation is a token no class names (what it says cannot be compared)
             readable = _readable(original[a + 1 : b - 1], _TYPOGRAPHY)
-            cls, quoted = ("QUOTED", frozenset({"quoted"})) if readable else ("", frozenset[str]())
+            cls, quoted = (QUOTED, frozenset({"quoted"})) if readable else ("", frozenset[str]())
             take((a, b, cls, quoted, original[a + 1 : b - 1]))
     for e in extract_entities(text):
         if free(e.start, e.end) and (e.note is not None or not _readable(e.value)):
@@ -201,10 +222,10 @@ def _spans(text: str, original: str) -> list[tuple[int, int, str, frozenset[str]
             continue
         if free(e.start, e.end):
             kinds = frozenset({e.kind, *(["filename"] if e.kind == "domain" and _FILE.match(e.value) else [])})
-            take((e.start, e.end, "VALUE", kinds, e))  # "script.py": a file, and a host under Paraguay's
+            take((e.start, e.end, VALUE, kinds, e))  # "script.py": a file, and a host under Paraguay's
     for m in _TIME.finditer(text):
         if free(m.start(), m.end()):
-            take((m.start(), m.end(), "TIMEX", frozenset({"time"}), m.group()))
+            take((m.start(), m.end(), TIMEX, frozenset({"time"}), m.group()))
     return sorted(taken)
 
 
@@ -244,7 +265,7 @@ def lex_bounded(
     most = None if limit is None else limit + 1
     for a, b, cls, kinds, value in _spans(folded, original):
         room = None if most is None else most - len(out)
-        out += _words(folded, sentence, pos, a, tables, pack, verbs, room, dash=cls == "TIMEX")
+        out += _words(folded, sentence, pos, a, tables, pack, verbs, room, dash=cls == TIMEX)
         if most is not None and len(out) >= most:
             return _names(out[:most], sentence), True
         classes = frozenset({cls, *([tables.literals[cls]] if cls in tables.literals else [])}) if cls else frozenset()
@@ -344,14 +365,14 @@ def _piece(
         n = len(piece) - 2
         return [
             *_piece(piece[:n], sentence, x, x + n, tables, pack, verbs, inside),
-            Word(sentence[x + n : y], "'s", x + n, y, frozenset({tables.literals.get("'s", "POSS")})),
+            Word(sentence[x + n : y], "'s", x + n, y, frozenset({tables.literals.get("'s", POSS)})),
         ]
     norm = pack.spellings.get(low, low)
     if _ID.match(piece) and not _WORD.match(low) and norm not in tables.classes:
-        return [word({"VALUE"}, frozenset({"id"}))]
+        return [word({VALUE}, frozenset({"id"}))]
     classes: set[str] = set(tables.classes.get(norm, ()))
     if norm in CURRENCIES:
-        classes.add("CUR")  # "EUR", "eur", "euros", "dollars"
+        classes.add(CUR)  # "EUR", "eur", "euros", "dollars"
     kinds = pack.nouns.get(norm, frozenset())
     lemma = pack.noun_lemmas.get(norm, "")
     verb = ""
@@ -363,12 +384,12 @@ def _piece(
     if low.startswith("i'") and not classes:
         return [word(classes, norm=norm)]  # "I'll", "I'd": the speaker, never a name ("tell her I'll be late")
     if capital and inside and classes <= _OPEN_CLASSES:
-        return [word({"NAME"}, frozenset({"person", "name"}), norm=norm)]  # "Bob", "Bill", "Rose" inside a sentence
+        return [word({NAME}, frozenset({"person", "name"}), norm=norm)]  # "Bob", "Bill", "Rose" inside a sentence
     if not classes and (capital or (piece.isupper() and piece.isalpha() and len(piece) > 1)):
-        return [word({"NAME"}, frozenset({"person", "name"}), norm=norm)]  # a word no table knows, capitalised
+        return [word({NAME}, frozenset({"person", "name"}), norm=norm)]  # a word no table knows, capitalised
     if norm in pack.number_words and not classes:
         # "one file", "twenty euros": a count or an amount, never a thing's number ("invoice two" is unknown)
-        return [word({"NUMW"}, value=Decimal(pack.number_words[norm]), norm=norm)]
+        return [word({NUMW}, value=Decimal(pack.number_words[norm]), norm=norm)]
     if not classes - _VERB_CLASSES and _WORD.match(norm) and norm not in pack.mentioned and not _selective(norm, pack):
         # a word no table knows (OPEN), or knows only as a verb form (OPENV: "the pilot", "the schedule"): carried
         # where the grammar lets it stand, unknown elsewhere
@@ -385,7 +406,7 @@ def in_pack_language(words: Sequence[Word]) -> bool:
     knows (a name, free text and an open-class word are not: "Dat is fout." is not English read with carried
     words)."""
     lettered = [w for w in words if any(c.isalpha() for c in w.text)]
-    known = [w for w in lettered if w.classes - {"NAME", "TEXT", OPEN, OPENV}]
+    known = [w for w in lettered if w.classes - {NAME, TEXT, OPEN, OPENV}]
     return not lettered or len(known) >= COVERED * len(lettered)
 
 
@@ -409,31 +430,31 @@ def _shaped(
     if low in tables.literals and not low[:1].isalnum():  # ",", ":", "?", "'s"
         return [word(tables.classes.get(low, frozenset()))]
     if piece in ("$", "€", "£", "¥", "₹"):
-        return [word({"CUR"}, value=CURRENCIES[piece])]
+        return [word({CUR}, value=CURRENCIES[piece])]
     number = _number(piece)
     if number is not None:
-        return [word({"NUM"}, value=number)]
+        return [word({NUM}, value=number)]
     split = _SPLIT_NUMBER.match(piece)
     if split is not None:
         n = len(split.group(1))
         head = _number(split.group(1))
         rest = split.group(2).lower()
         kind = (
-            "CUR"
+            CUR
             if rest in CURRENCIES
-            else ("MAG" if rest in pack.magnitudes else ("UNIT" if rest in pack.classes.get("UNIT", ()) else ""))
+            else (MAG if rest in pack.magnitudes else (UNIT if rest in pack.classes.get(UNIT, ()) else ""))
         )
         if head is not None and kind:
             return [
-                Word(sentence[x : x + n], split.group(1), x, x + n, frozenset({"NUM"}), value=head),
+                Word(sentence[x : x + n], split.group(1), x, x + n, frozenset({NUM}), value=head),
                 Word(sentence[x + n : y], rest, x + n, y, frozenset({kind}), value=CURRENCIES.get(rest)),
             ]
     if _DATE.match(piece):
-        return [word({"TIMEX"}, frozenset({"time"}))]
+        return [word({TIMEX}, frozenset({"time"}))]
     if _ORDINAL.match(piece):
-        return [word({"ORD"})]
+        return [word({ORD})]
     kinds = shape_kinds(piece)
-    return [word({"VALUE"}, kinds)] if kinds else None
+    return [word({VALUE}, kinds)] if kinds else None
 
 
 _HANDLE_KIND, _HASHTAG_KIND = frozenset({"handle"}), frozenset({"hashtag"})
@@ -462,13 +483,13 @@ def _verb_classes(norm: str, verbs: frozenset[str], pack: LanguagePack, classes:
         forms = ()  # politeness, never a verb of a request
     for form in forms:
         if form == norm:
-            classes.add("VB")
+            classes.add(VB)
         elif norm.endswith(pack.gerund_endings):
-            classes.add("VBG")
+            classes.add(VBG)
         elif not norm.endswith(pack.present_endings) or norm.endswith(pack.not_present_endings):
-            classes.add("VBN")
+            classes.add(VBN)
         else:
-            classes.add("VBZ")  # "pays", "has": a present form, read only where a clause of a subject's stands
+            classes.add(VBZ)  # "pays", "has": a present form, read only where a clause of a subject's stands
     return forms[0] if forms else ""
 
 
@@ -481,12 +502,7 @@ def _names(words: list[Word], sentence: str) -> tuple[Word, ...]:
     out: list[Word] = []
     for w in words:
         last = out[-1] if out else None
-        if (
-            last is not None
-            and last.classes == {"NAME"}
-            and w.classes == {"NAME"}
-            and sentence[last.end : w.start] == " "
-        ):
+        if last is not None and last.classes == {NAME} and w.classes == {NAME} and sentence[last.end : w.start] == " ":
             out[-1] = replace(last, text=sentence[last.start : w.end], norm=f"{last.norm} {w.norm}", end=w.end)
         else:
             out.append(w)
