@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from tests.gate.test_context import PAY, POLICY, SHARE
 from validator import JudgeOutput, Message, Transcript, Validator
 from validator.gate import context, requests
+from validator.gate.check_context import CheckContext
 from validator.testing import FunctionJudge
 
 STAMP = FunctionJudge(lambda r: JudgeOutput(approved=True, reasoning="ok", confidence="high"), name="stamp")
@@ -250,7 +251,7 @@ def test_two_checks_reading_one_transcript_at_once_keep_one_parse_and_no_stale_m
     monkeypatch.setattr(requests, "grammar", lambda pack=None: Racing())
 
     def check() -> None:
-        read, kept = requests._read_sentences(transcript, 0, ALL_ON, tool)
+        read, kept = requests._read_sentences(CheckContext(transcript), 0, tool)
         for _, parse in read:
             kept.alone(parse, tool, (), kept.reading(parse, tool))
 
@@ -261,11 +262,12 @@ def test_two_checks_reading_one_transcript_at_once_keep_one_parse_and_no_stale_m
         t.join()
     monkeypatch.setattr(requests, "grammar", lambda pack=None: real)
     gc.collect()
-    kept = transcript.fact(requests._READ, (ALL_ON, tool.verbs, tool.phrasal))
+    kept = transcript.fact(requests._READ, (ALL_ON, tool.pack, tool.verbs, tool.phrasal))
+    assert kept.objs, "the reading the two checks kept"
     assert all(kept.objs.get(i) is p for i, p in kept.objs.items())
     assert {k[0] for k in kept.reads} <= set(kept.objs) and {k[0] for k in kept.alone_facts} <= set(kept.objs)
     for m in range(2, len(messages), 2):
-        read, kept = requests._read_sentences(transcript, m, ALL_ON, tool)
+        read, kept = requests._read_sentences(CheckContext(transcript), m, tool)
         for _, parse in read:
             assert kept.reading(parse, tool) == requests.read_parse(parse, tool)
             assert kept.alone(parse, tool, (), None) == context.alone_facts(parse, tool, (), None)

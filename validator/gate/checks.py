@@ -499,7 +499,7 @@ def _as_step(
     of the user's, in any message, negate the step itself ("Post it, but never log in")."""
     if not tool_policy.step_of:
         return intent
-    negation = negated_anywhere(ctx.transcript, sense, ctx.rules, ctx.deadline)  # (read in the sense's pack)
+    negation = negated_anywhere(ctx, sense)
     if negation is not None:
         return replace(intent, proof="disproved", negated=True, problem="negated", detail=negation.detail)
     for parent in tool_policy.step_of:

@@ -70,12 +70,10 @@ def judgeable(
     if unproved:
         return Judgeable(problem="values", detail=unproved[0].describe())
     unbound = [v for v in values if v.status in USERS_WORDS]
-    transcript, rules, deadline, user_id = ctx.transcript, ctx.rules, ctx.deadline, ctx.user_id
     with_verb = [
         (s, spans)
         for s in requests
-        if (spans := verbs_in(transcript, s, sense, rules))
-        and all(stands_in(s.text, v.value, ctx.pack) for v in unbound)
+        if (spans := verbs_in(ctx, s, sense)) and all(stands_in(s.text, v.value, ctx.pack) for v in unbound)
     ]
     if not with_verb:
         return Judgeable(problem="no_verb", detail=", ".join(i.text for i in sense.intents))
@@ -87,7 +85,7 @@ def judgeable(
     citable: list[Citable] = []
     taken_back = ""
     for s, spans in with_verb:
-        after = after_request(transcript, s, sense, others, rules, deadline, user_id)
+        after = after_request(ctx, s, sense, others)
         if after is not None:
             taken_back = taken_back or after.detail
             continue

@@ -69,7 +69,7 @@ from validator.language.classes import (
     YOU,
     I,
 )
-from validator.language.rules import ALL_ON, Rule, Rules
+from validator.language.rules import Rule, Rules
 from validator.policy import Policy
 from validator.text.lexer import Word
 from validator.text.search import within
@@ -235,10 +235,10 @@ _READ: Fact[_Read] = Fact(
 )
 
 
-def _kept_parse(transcript: Transcript, rules: Rules, tool: ToolSense, text: str, original: str) -> Parse:
+def _kept_parse(ctx: CheckContext, tool: ToolSense, text: str, original: str) -> Parse:
     """The parse of one sentence of the transcript's user words (a cited one) in ``tool``'s vocabulary: parsed once
     per transcript (its sentences are kept with the transcript's others, under the same bound)."""
-    kept = transcript.fact(_READ, (rules, tool.pack, tool.verbs, tool.phrasal))
+    kept = ctx.transcript.fact(_READ, (ctx.rules, tool.pack, tool.verbs, tool.phrasal))
     return kept.parse(text, original, tool.verbs, tool.phrasal, tool.pack)
 
 
@@ -248,24 +248,20 @@ def _in_time(deadline: float | None) -> None:
 
 
 def _read_sentences(
-    transcript: Transcript,
-    message: int,
-    rules: Rules,
-    tool: ToolSense,
-    others: Sequence[ToolSense] = (),
-    deadline: float | None = None,
+    ctx: CheckContext, message: int, tool: ToolSense, others: Sequence[ToolSense] = ()
 ) -> tuple[tuple[tuple[_Sentence, Parse], ...], _Read]:
     """The user's sentences of ``message`` with their parses in ``tool``'s (and ``others``') vocabulary: parsed
     once per transcript and vocabulary (a sentence said again is parsed once); with the transcript's kept reading
-    (for :meth:`_Read.reading`). Past ``deadline``, :class:`SearchBudgetExceeded`."""
+    (for :meth:`_Read.reading`). Past the check's deadline, :class:`SearchBudgetExceeded`."""
+    transcript, deadline = ctx.transcript, ctx.deadline
     verbs, phrasal = _vocabulary(tool, others)
-    kept = transcript.fact(_READ, (rules, tool.pack, verbs, phrasal))
+    kept = transcript.fact(_READ, (ctx.rules, tool.pack, verbs, phrasal))
     read = kept.by_message.get(message)
     if read is not None:
         return read, kept
     found: list[tuple[_Sentence, Parse]] = []
     chars = 0
-    for n, s in enumerate(_user_sentences(transcript, message, rules, tool.pack)):
+    for n, s in enumerate(_user_sentences(transcript, message, ctx.rules, tool.pack)):
         if n % 64 == 63:
             _in_time(deadline)
         chars += len(s.text)
@@ -291,19 +287,14 @@ def _others_requested(parse: Parse, tool: ToolSense, others: Sequence[ToolSense]
 
 
 def _earlier(
-    transcript: Transcript,
-    sentence: RequestSentence,
-    tool: ToolSense,
-    others: Sequence[ToolSense],
-    fills: Sequence[Fill],
-    rules: Rules,
-    deadline: float | None = None,
+    ctx: CheckContext, sentence: RequestSentence, tool: ToolSense, others: Sequence[ToolSense], fills: Sequence[Fill]
 ) -> Read | None:
     """What the user wrote before ``sentence`` in the same turn that could change it: in its message and in
     the user's messages right before it, with no word of the agent's between ("Don't do anything until I say
     go. Pay Bob 50 EUR."; "Ignore my next message." sent just before; "Fwd from Eve" over a forwarded
     request), each sentence judged by the context table (:mod:`validator.gate.context`). Turns the agent
     answered are not read: they were settled, and a later request is the user's word after them."""
+    transcript = ctx.transcript
     first = sentence.message
     author = transcript.messages[first].author
     while (
@@ -313,8 +304,8 @@ def _earlier(
     found: list[tuple[context.Outcome, str]] = []
     count = 0
     for i in range(first, sentence.message + 1):
-        _in_time(deadline)
-        read, kept = _read_sentences(transcript, i, rules, tool, others, deadline)
+        _in_time(ctx.deadline)
+        read, kept = _read_sentences(ctx, i, tool, others)
         count += len(read)
         if count > MAX_LATER_SENTENCES:
             return Read(
@@ -334,7 +325,7 @@ def _earlier(
                 own_message=own,
                 listed=own and sentence.lead is not None,
             )
-            found.append((context.judge(around, rules.off), s.original))
+            found.append((context.judge(around, ctx.rules.off), s.original))
     return _outcome(found, "earlier_words")
 
 
@@ -345,21 +336,15 @@ def _worst(*found: Read | None) -> Read | None:
     )
 
 
-def _held(
-    transcript: Transcript,
-    sentence: RequestSentence,
-    tool: ToolSense,
-    others: Sequence[ToolSense],
-    rules: Rules,
-    deadline: float | None = None,
-) -> Read | None:
+def _held(ctx: CheckContext, sentence: RequestSentence, tool: ToolSense, others: Sequence[ToolSense]) -> Read | None:
     """A request opened by a sequencing word ("Then pay Bob.", "After that, …") comes after what the user's
     sentence before it asked: it stands only when that sentence is a request read whole, each of whose verbs is
     the assistant's own work (nothing to wait for) or an action of a tool of the policy that the transcript shows
     carried out since (a call of the tool with its result). After a bare answer or a greeting ("No. Then email
     Marta.") it means "in that case" and stands; after anything else (a question, a check, a wait, a condition,
     a sentence the grammar cannot read) it is unknown: what it waits for, no rule reads."""
-    before = _sentence_before(transcript, sentence, rules, tool, others, deadline)
+    transcript = ctx.transcript
+    before = _sentence_before(ctx, sentence, tool, others)
     if before is None:
         return Read("unknown", "held", "", row="held")
     message, text, parse = before
@@ -437,13 +422,12 @@ _FRAMES_READ = 40
 """User messages before a request's turn read for a frame that still governs it."""
 
 
-def _framed_before(
-    transcript: Transcript, sentence: RequestSentence, tool: ToolSense, rules: Rules, deadline: float | None
-) -> Read | None:
+def _framed_before(ctx: CheckContext, sentence: RequestSentence, tool: ToolSense) -> Read | None:
     """A sentence of an earlier turn, answered already, that frames what follows ("Ignore my next message.",
     "Please translate my next message.", "Don't act on my next message.", "We're role-playing."): it keeps
     governing the turns after it, so the request is unknown. Read in the last :data:`_FRAMES_READ` user messages
     before the request's turn, by their words (a sentence the grammar cannot read frames just the same)."""
+    transcript = ctx.transcript
     first = sentence.message
     while first > 0 and transcript.messages[first - 1].role == "user":
         first -= 1
@@ -454,7 +438,7 @@ def _framed_before(
         seen += 1
         if seen > _FRAMES_READ:
             break
-        read, kept = _read_sentences(transcript, i, rules, tool, (), deadline)
+        read, kept = _read_sentences(ctx, i, tool)
         if i in kept.frames:
             frame = kept.frames[i]
         else:
@@ -486,14 +470,13 @@ def _governs(text: str, norms: set[str], pack: LanguagePack) -> bool:
     return bool(words & (pack.negatives | pack.holding))
 
 
-def _addressed_elsewhere(
-    transcript: Transcript, sentence: RequestSentence, user_id: str | None, pack: LanguagePack
-) -> Read | None:
+def _addressed_elsewhere(ctx: CheckContext, sentence: RequestSentence) -> Read | None:
     """In a conversation with other participants, a user's message after another participant's question (any
     since the user last spoke, whatever the assistant, a tool or a third participant wrote between) answers that
     participant ("Should I pay Bob back?" / "Go ahead and pay Bob 50 EUR."), and so does a message that opens as a
     reply (the pack's ``replies``: "Go ahead and …" after "Bob wants his 50 EUR back."): it is addressed to them,
     not to the assistant, unless it names the assistant. Unknown."""
+    transcript, user_id, pack = ctx.transcript, ctx.user_id, ctx.pack
     i = sentence.message
     words = re.findall(r"[^\W\d_]+", transcript.messages[i].content.casefold())  # the user's message, read once
     if set(words) & pack.assistant_names:
@@ -527,18 +510,13 @@ def _a_question(text: str, pack: LanguagePack) -> bool:
 
 
 def _sentence_before(
-    transcript: Transcript,
-    sentence: RequestSentence,
-    rules: Rules,
-    tool: ToolSense,
-    others: Sequence[ToolSense],
-    deadline: float | None,
+    ctx: CheckContext, sentence: RequestSentence, tool: ToolSense, others: Sequence[ToolSense]
 ) -> tuple[int, str, Parse] | None:
     """The user's sentence right before ``sentence`` (in its message, or the last of an earlier user message)."""
     for i in range(sentence.message, -1, -1):
-        if transcript.messages[i].role != "user":
+        if ctx.transcript.messages[i].role != "user":
             continue
-        read, _ = _read_sentences(transcript, i, rules, tool, others, deadline)
+        read, _ = _read_sentences(ctx, i, tool, others)
         earlier = [(s, parse) for s, parse in read if i != sentence.message or s.end <= sentence.start]
         if earlier:
             s, parse = earlier[-1]
@@ -575,19 +553,18 @@ def _outcome(found: Sequence[tuple[context.Outcome, str]], unknown: str) -> Read
 
 
 def _later(
-    transcript: Transcript,
+    ctx: CheckContext,
     sentence: RequestSentence,
     tool: ToolSense,
     others: Sequence[ToolSense],
     fills: Sequence[Fill],
-    rules: Rules,
     completed: bool = False,
-    deadline: float | None = None,
 ) -> Read | None:
     """What the user wrote after ``sentence`` that could take it back, each sentence judged by the context
     table (:mod:`validator.gate.context`): in its message and in every later user message. ``completed``: the
     request's pronoun was filled by the fragment after it (that fragment is the request's own). More than
     :data:`MAX_LATER_SENTENCES` sentences after it are not read: unknown."""
+    transcript, rules = ctx.transcript, ctx.rules
     completes = completed
     count = 0
     nouns = frozenset[str]()  # the request's own, from its message's sentences (the loop reads them first)
@@ -597,7 +574,7 @@ def _later(
             continue
         own = own_words(transcript, i, rules, tool.pack)
         reply = bool(own.strip()) and _agent_spoke_before(transcript, sentence.message, i)
-        read, kept = _read_sentences(transcript, i, rules, tool, others, deadline)
+        read, kept = _read_sentences(ctx, i, tool, others)
         if i == sentence.message:
             nouns = context.request_nouns(
                 [parse for s, parse in read if s.start < sentence.end and sentence.start < s.end], tool
@@ -605,7 +582,7 @@ def _later(
         count += len(read)
         if count > MAX_LATER_SENTENCES:
             return Read("unknown", "later_words", f"more than {MAX_LATER_SENTENCES:,} sentences of the user's after it")
-        _in_time(deadline)
+        _in_time(ctx.deadline)
         for s, parse in read:
             if i == sentence.message and s.start < sentence.end:
                 continue
@@ -654,15 +631,13 @@ def _agent_spoke_before(transcript: Transcript, request: int, i: int) -> bool:
     return False
 
 
-def _complete(
-    transcript: Transcript, sentence: RequestSentence, found: Read, tool: ToolSense, rules: Rules
-) -> tuple[Read, bool]:
+def _complete(ctx: CheckContext, sentence: RequestSentence, found: Read, tool: ToolSense) -> tuple[Read, bool]:
     """A request whose object is a pronoun, completed by the fragment right after it in its message
     ("ok pay it. 45 EUR to DE89…"): proved only when every required argument is then filled. With whether
     that fragment filled anything (then it is the request's own; else it is a later sentence like any)."""
     fills = list(found.fills)
     used = False
-    for s, parse in _read_sentences(transcript, sentence.message, rules, tool)[0]:
+    for s, parse in _read_sentences(ctx, sentence.message, tool)[0]:
         if s.start < sentence.end:
             continue
         fragments = [r for r in parse.readings if r.kind == "fragment"]
@@ -687,16 +662,14 @@ def _fragment_fills(reading: Reading, tool: ToolSense, s: _Sentence, sentence: R
     ]
 
 
-def negated_anywhere(
-    transcript: Transcript, tool: ToolSense, rules: Rules = ALL_ON, deadline: float | None = None
-) -> Read | None:
+def negated_anywhere(ctx: CheckContext, tool: ToolSense) -> Read | None:
     """A sentence of the user's own words, in any message, that negates an action of ``tool`` ("Never log in
     as dr_smith"), or None."""
-    for i, message in enumerate(transcript.messages):
+    for i, message in enumerate(ctx.transcript.messages):
         if message.role != "user":
             continue
-        read, kept = _read_sentences(transcript, i, rules, tool, (), deadline)
-        _in_time(deadline)
+        read, kept = _read_sentences(ctx, i, tool)
+        _in_time(ctx.deadline)
         for s, parse in read:
             found = kept.reading(parse, tool)
             if found is not None and found.proof == "disproved":
@@ -710,9 +683,7 @@ _OPENING = frozenset({GREET, INTERJ, FILLER, SEQ, COMMA, PLEASE})
 """The classes of the words a sentence may open with before what it asks ("Ok, then please …")."""
 
 
-def verbs_in(
-    transcript: Transcript, sentence: RequestSentence, tool: ToolSense, rules: Rules = ALL_ON
-) -> tuple[tuple[int, int], ...] | None:
+def verbs_in(ctx: CheckContext, sentence: RequestSentence, tool: ToolSense) -> tuple[tuple[int, int], ...] | None:
     """Where ``tool``'s intent verb stands in ``sentence`` in its base form ("pay", never "paid" or "paying": a
     report, a gerund), heading the sentence after an opening and a request frame only (:func:`_heads`), with no
     other verb the tables know after it (:func:`_another_deed`), as the lexer read it (a quoted passage is one
@@ -724,7 +695,7 @@ def verbs_in(
     transcript does not show done, a greeting to someone by name ("Hi Anna, pay …"), a symbol no table reads
     ("❌"), or it is an item of a list
     whose lead-in asks for nothing ("Ignore these tasks:"), or it is a question other than "Could you …?"."""
-    parse = _kept_parse(transcript, rules, tool, sentence.text, _original(transcript, sentence))
+    parse = _kept_parse(ctx, tool, sentence.text, _original(ctx.transcript, sentence))
     reading = read_parse(parse, tool)
     pack = tool.pack
     if (reading is not None and reading.proof == "disproved") or _framed(parse, pack) is not None:
@@ -736,7 +707,7 @@ def verbs_in(
         first = next((i for i, w in enumerate(words) if not w.classes & _OPENING), len(words))
         if any(SEQ in w.classes for w in words[first + 1 :]):
             return None
-        if _held(transcript, sentence, tool, (), rules) is not None:
+        if _held(ctx, sentence, tool, ()) is not None:
             return None
     heads = {i.verb.split()[0] for i in tool.intents}
     found = [n for n, w in enumerate(words) if w.norm in heads and (w.verb or w.norm) in heads]
@@ -804,23 +775,17 @@ def _led_astray(sentence: RequestSentence, pack: LanguagePack) -> bool:
 
 
 def after_request(
-    transcript: Transcript,
-    sentence: RequestSentence,
-    tool: ToolSense,
-    others: Sequence[ToolSense],
-    rules: Rules = ALL_ON,
-    deadline: float | None = None,
-    user_id: str | None = None,
+    ctx: CheckContext, sentence: RequestSentence, tool: ToolSense, others: Sequence[ToolSense]
 ) -> Read | None:
     """What could take back a request in ``sentence`` that code did not prove: a sentence of the user's before it in
     its turn or after it that the context table leaves unknown or reads as taking it back, a frame in an earlier
     turn, a reply to another participant; None when nothing does. The same rules a proved request is read under,
     with no value of its own (no fill is known)."""
     return (
-        _earlier(transcript, sentence, tool, others, (), rules, deadline)
-        or _later(transcript, sentence, tool, others, (), rules, False, deadline)
-        or _framed_before(transcript, sentence, tool, rules, deadline)
-        or _addressed_elsewhere(transcript, sentence, user_id, tool.pack)
+        _earlier(ctx, sentence, tool, others, ())
+        or _later(ctx, sentence, tool, others, ())
+        or _framed_before(ctx, sentence, tool)
+        or _addressed_elsewhere(ctx, sentence)
     )
 
 
@@ -840,7 +805,7 @@ def read_request(
 ) -> IntentFinding:
     """Whether one of ``sentences_`` requests ``tool``'s action: proved, disproved or unknown. ``others``: the
     policy's other tools (a later request for one of them takes nothing back)."""
-    transcript, rules, deadline, user_id = ctx.transcript, ctx.rules, ctx.deadline, ctx.user_id
+    rules = ctx.rules
     intents = tuple(i.text for i in tool.intents)
     if not rules.on(Rule.REQUEST_GRAMMAR) and sentences_:
         return IntentFinding(
@@ -851,7 +816,7 @@ def read_request(
     found: list[tuple[RequestSentence, Read]] = []
     proved: list[tuple[RequestSentence, Read]] = []
     for sentence in sentences_:
-        parse = _kept_parse(transcript, rules, tool, sentence.text, _original(transcript, sentence))
+        parse = _kept_parse(ctx, tool, sentence.text, _original(ctx.transcript, sentence))
         reading = read_parse(parse, tool)
         if reading is not None and reading.proof == "proved" and _led_astray(sentence, tool.pack):
             reading = Read("unknown", "not_a_request", sentence.lead or "")
@@ -861,17 +826,17 @@ def read_request(
             reading = _others_requested(parse, tool, others) or reading
         completed = False
         if reading.proof == "proved" and reading.pronoun:
-            reading, completed = _complete(transcript, sentence, reading, tool, rules)
+            reading, completed = _complete(ctx, sentence, reading, tool)
         if reading.proof == "proved" and rules.on(Rule.WHOLE_CONTEXT):
             undone = _worst(
-                _earlier(transcript, sentence, tool, others, reading.fills, rules, deadline),
-                _later(transcript, sentence, tool, others, reading.fills, rules, completed, deadline),
+                _earlier(ctx, sentence, tool, others, reading.fills),
+                _later(ctx, sentence, tool, others, reading.fills, completed),
             )
             if undone is None and any(r.sequenced for r in parse.readings):
-                undone = _held(transcript, sentence, tool, others, rules, deadline)
-            undone = undone or _held_in_sentence(transcript, sentence, parse, tool, others)
-            undone = undone or _framed(parse, tool.pack) or _framed_before(transcript, sentence, tool, rules, deadline)
-            undone = undone or _addressed_elsewhere(transcript, sentence, user_id, tool.pack)
+                undone = _held(ctx, sentence, tool, others)
+            undone = undone or _held_in_sentence(ctx.transcript, sentence, parse, tool, others)
+            undone = undone or _framed(parse, tool.pack) or _framed_before(ctx, sentence, tool)
+            undone = undone or _addressed_elsewhere(ctx, sentence)
             if undone is not None:
                 reading = undone
         found.append((sentence, reading))
@@ -881,7 +846,7 @@ def read_request(
         sentence, reading = proved[0]
         requested_in = tuple(sorted({s.message for s, _ in proved}))
         numbered = _numbered(proved)
-        given = _given(tool, sentences_, transcript, numbered, rules)
+        given = _given(tool, sentences_, ctx, numbered)
         return IntentFinding(
             intents,
             matched=reading.matched,
@@ -909,11 +874,7 @@ def read_request(
 
 
 def _given(
-    tool: ToolSense,
-    sentences_: Sequence[RequestSentence],
-    transcript: Transcript,
-    numbered: Sequence[RequestFill],
-    rules: Rules,
+    tool: ToolSense, sentences_: Sequence[RequestSentence], ctx: CheckContext, numbered: Sequence[RequestFill]
 ) -> list[tuple[RequestSentence, Read]]:
     """The values the sentences declare ("…; my username is dr_smith", "…, his IBAN is DE89…"), bound through
     their owners to the request's names before them in the same message ("his" only when the message names
@@ -921,7 +882,7 @@ def _given(
     given: list[tuple[RequestSentence, Read]] = []
     people: dict[int, set[str]] = {}
     for s in sentences_:
-        parse = _kept_parse(transcript, rules, tool, s.text, _original(transcript, s))
+        parse = _kept_parse(ctx, tool, s.text, _original(ctx.transcript, s))
         declarations = [d for r in parse.readings for d in r.declarations]
         if not declarations:
             continue
@@ -933,7 +894,7 @@ def _given(
         one = False
         if owners and any(d.owner == OWNER_BACK for d in declarations):  # who else "his" may mean: read once
             if s.message not in people:
-                people[s.message] = _people(transcript, s.message, tool.pack)
+                people[s.message] = _people(ctx.transcript, s.message, tool.pack)
             one = people[s.message] == {owners[0][1].casefold()}
         filled = {f.path for f in numbered}
         # the user's own value ("my IBAN is …") is never what an argument the request fills with another's takes:
