@@ -466,6 +466,29 @@ def test_every_refusing_code_has_its_next_step() -> None:
         assert text.endswith((".", ")")) and "{" not in text, code
 
 
+def test_every_request_problem_and_context_row_has_its_words() -> None:
+    """Every problem the request reader reports has its reason in the one table of texts (no fallback text for a
+    problem added later), and every row a context outcome names (the table's, and the reader's own ``held``,
+    ``reply``, ``frame``, ``addressed``) says what it found."""
+    from typing import get_args
+
+    from validator.findings import RequestProblem
+    from validator.verdict.refusals import CONTEXT_ROWS, FOUND_REASONS, REQUEST_REASONS
+
+    problems = set(get_args(RequestProblem))
+    assert problems == set(REQUEST_REASONS) and set(FOUND_REASONS) <= problems
+    named: set[str] = set()
+    for module in ("context", "requests"):
+        tree = ast.parse((ROOT / "validator" / "gate" / f"{module}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) in ("Unknown", "Disproved") and node.args:
+                first = node.args[0]
+                named |= {first.value} if isinstance(first, ast.Constant) else set()
+            if isinstance(node, ast.keyword) and node.arg == "row" and isinstance(node.value, ast.Constant):
+                named.add(node.value.value)
+    assert len(named) > 15 and sorted(named - set(CONTEXT_ROWS)) == []
+
+
 def test_the_lifecycle_is_written_once_for_both_shells() -> None:
     """Issue 60: ``ToolCallGuard``'s sync and async twins take the same steps (a generator of effects run by
     :mod:`validator.shells`), never two hand-written bodies that could drift apart."""

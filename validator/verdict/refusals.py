@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from validator.findings import Findings, IntentFinding, ValueFinding
+from validator.findings import Findings, IntentFinding, RequestProblem, ValueFinding
 from validator.verdict.codes import Code
 
 __all__ = [
@@ -118,7 +118,7 @@ NEXT_STEPS: dict[Code, str] = {
 
 UNKNOWN_NOTE = "Code could not prove or disprove {what}; the model judge was told so and decides a general action."
 
-REQUEST_REASONS: dict[str, str] = {
+REQUEST_REASONS: dict[RequestProblem, str] = {
     "not_named": "none of the {sentences} cited sentence(s) of the user names this action",
     "negated": "the user's words name it only under a negation{detail}",
     "not_a_request": "the user's words name it, but the sentence is not, as a whole, a request to the assistant "
@@ -144,7 +144,7 @@ REQUEST_REASONS: dict[str, str] = {
 }
 """Why the reader did not prove a request, by problem; ``{detail}`` is the words behind it."""
 
-FOUND_REASONS: dict[str, str] = {
+FOUND_REASONS: dict[RequestProblem, str] = {
     "not_named": "no justification was sent (the host cannot carry one), and none of the {sentences} sentence(s) "
     "of the user's own words in the conversation names this action",
     "no_request": "no justification was sent (the host cannot carry one), and the conversation holds no sentence "
@@ -195,17 +195,18 @@ CONTEXT_ROWS: dict[str, str] = {
     "unread": "a sentence no rule reads",
     "held": "it waits for an earlier action that the transcript does not show done",
     "addressed": "another participant's question right before it, which the request answers",
+    "what-it-is": "what it is or is for, not plainly a thing of the kind the request acts on",
 }
 """What each context rule (:data:`validator.gate.context.TABLE`) found, in words, by its name."""
 
 
 def request_reason(
-    problem: str, detail: str = "", sentences: int = 0, *, found: bool = False, row: str | None = None
+    problem: RequestProblem, detail: str = "", sentences: int = 0, *, found: bool = False, row: str | None = None
 ) -> str:
     """The reader's reason in words (``found``: for evidence the validator read itself; ``row``: the context rule
     that judged the words around it)."""
     shown = f' ("{detail[:160]}")' if detail else ""
-    text = (FOUND_REASONS if found else {}).get(problem) or REQUEST_REASONS.get(problem, "no request for it was proved")
+    text = (FOUND_REASONS.get(problem) if found else None) or REQUEST_REASONS[problem]
     why = f" [{CONTEXT_ROWS[row]}]" if row in CONTEXT_ROWS else ""
     return text.format(detail=shown, sentences=sentences) + why
 
