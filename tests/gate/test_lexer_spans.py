@@ -74,3 +74,32 @@ def test_a_long_sentence_of_many_values_is_read_in_one_pass() -> None:
     assert [s[2] for s in spans] == ["QUOTED"]
     unclosed = f"Post '{body} ' in #eng-team."
     assert [s[2] for s in lexer._spans(fold_apostrophes(unclosed), unclosed)] == ["TIMEX"] * 8000
+
+
+def _quoted_by_each_character(text: str) -> list[tuple[int, int]]:
+    """The passages in quotation marks as a scan of every character finds them (the reference)."""
+    found, i = [], 0
+    while i < len(text):
+        c = text[i]
+        opens = c in lexer._QUOTES and (i == 0 or text[i - 1].isspace() or text[i - 1] in "([{:")
+        if opens and i + 1 < len(text) and not text[i + 1].isspace():
+            close, j = lexer._QUOTES[c], i + 1
+            while j < len(text):
+                if text[j] == close and not text[j - 1].isspace() and (j + 1 == len(text) or not text[j + 1].isalnum()):
+                    found.append((i, j + 1))
+                    i = j
+                    break
+                j += 1
+        i += 1
+    return found
+
+
+_MARKS = "".join(lexer._QUOTES) + "".join(lexer._QUOTES.values())
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet=_MARKS + "ab (:.1\n", max_size=30))
+def test_quoted_passages_are_found_by_their_marks_as_by_each_character(text: str) -> None:
+    """The lexer looks only at the quotation marks (a search for the next one, then for its closing mark): it
+    finds exactly the passages a scan of every character finds."""
+    assert list(lexer._quoted(text)) == _quoted_by_each_character(text)

@@ -126,7 +126,7 @@ def check_quote(
     # a quote that runs from the user's own words into text they pasted stands in their message: it is
     # the user's, and only its own-words sentences are ever read as a request (request_sentences)
     pasted = pasted_by_message(transcript, rules, pack)
-    crossing = [i for i, m in enumerate(transcript.messages) if is_users(m, user_id) and i in pasted]
+    crossing = [i for i in sorted(pasted) if is_users(transcript.messages[i], user_id)]
     hits = [i for i in crossing if locate(transcript.messages[i].content, needle, 1)][:MAX_LOCATIONS]
     return QuoteFinding(index, quote, "user" if hits else "not_found", _locations(transcript, hits))
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from validator.findings import RequestSentence, ValueFinding
@@ -189,6 +190,7 @@ def _words_asked(value: str, said: _Said) -> bool:
     return all(_holds(w, said) for w in words)
 
 
+@lru_cache(maxsize=4096)
 def _stem(word: str) -> str:
     """One closed ending off (``including`` → ``includ``, ``deletes`` → ``delet``, ``permanently`` →
     ``permanent``), then a final ``e``: the forms of one word compare equal."""

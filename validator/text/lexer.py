@@ -77,6 +77,7 @@ verb form ("pilot", "schedule"), carried as a noun phrase's modifier or head and
 stands."""
 
 _QUOTES = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201c", "\u2018": "\u2019", "'": "'", "\u00ab": "\u00bb"}
+_QUOTE_MARK = re.compile("[" + re.escape("".join(_QUOTES)) + "]")
 _NUM = re.compile(r"^(\d{1,3}(?:[,.]\d{3})+|\d+)(?:([.,])(\d{1,2}))?$")
 _TIME = re.compile(r"(?i)(?<![\w:])\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)(?!\w)|(?<![\w:])\d{1,2}:\d{2}(?![\w:])")
 _DATE = re.compile(r"^\d{4}-\d{1,2}-\d{1,2}$|^\d{1,2}/\d{1,2}(?:/\d{2,4})?$")
@@ -169,20 +170,22 @@ def quoted_spans(text: str) -> list[tuple[int, int]]:
 
 def _quoted(text: str) -> Iterator[tuple[int, int]]:
     """Passages in quotation marks: an opening mark at a word's start, its closing mark at a word's end (an
-    apostrophe inside a word, "Bob's", opens nothing)."""
+    apostrophe inside a word, "Bob's", opens nothing). Only the marks are visited (a search for the next one),
+    never each character."""
+    n = len(text)
     i = 0
-    while i < len(text):
-        c = text[i]
-        opens = c in _QUOTES and (i == 0 or text[i - 1].isspace() or text[i - 1] in "([{:")
-        if opens and i + 1 < len(text) and not text[i + 1].isspace():
-            close = _QUOTES[c]
-            j = i + 1
-            while j < len(text):
-                if text[j] == close and not text[j - 1].isspace() and (j + 1 == len(text) or not text[j + 1].isalnum()):
+    while (mark := _QUOTE_MARK.search(text, i)) is not None:
+        i = mark.start()
+        opens = i == 0 or text[i - 1].isspace() or text[i - 1] in "([{:"
+        if opens and i + 1 < n and not text[i + 1].isspace():
+            close = _QUOTES[text[i]]
+            j = text.find(close, i + 1)
+            while j != -1:
+                if not text[j - 1].isspace() and (j + 1 == n or not text[j + 1].isalnum()):
                     yield i, j + 1
                     i = j
                     break
-                j += 1
+                j = text.find(close, j + 1)
         i += 1
 
 
