@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, get_args
 
 from validator.findings import Proof
@@ -185,21 +185,48 @@ class ToolSense:
         pack: LanguagePack | None = None,
     ) -> ToolSense:
         """``arguments``: the call's argument paths (and the policy's targets); ``kinds``: the policy's own
-        kind for an argument; ``money``: the amount arguments."""
-        pack = pack or english()
+        kind for an argument; ``money``: the amount arguments. Equal inputs give the same object (a sense keys
+        every reading a transcript keeps: a later check's lookup then stops at identity, never comparing every
+        field of two equal senses)."""
+        return _sense(
+            tool,
+            tuple(intents),
+            tuple(arguments),
+            tuple((kinds or {}).items()),
+            description,
+            tuple(money),
+            tuple(required),
+            open,
+            pack or english(),
+        )
+
+    @classmethod
+    def _built(
+        cls,
+        tool: str,
+        intents: tuple[str, ...],
+        arguments: tuple[str, ...],
+        kinds: tuple[tuple[str, str], ...],
+        description: str,
+        money: tuple[str, ...],
+        required: tuple[str, ...],
+        open: bool,
+        pack: LanguagePack,
+    ) -> ToolSense:
         parsed = tuple(i for i in (Intent.of(t, pack) for t in intents) if i is not None)
         by_name = {k.name: k for k in pack.arguments}
-        money = set(money)
+        amounts = set(money)
         args: list[_Argument] = []
+        declared_kinds = dict(kinds)
         for path in dict.fromkeys(arguments):
             words = argument_words(path.rsplit(".", 1)[-1])
-            declared = (kinds or {}).get(path)
+            declared = declared_kinds.get(path)
             if declared is not None:
                 kind = by_name.get(declared)
-            elif path in money:
+            elif path in amounts:
                 kind = by_name.get("money")
             else:
-                kind = _kind_of(words, pack, payment=bool(money))
+                kind = _kind_of(words, pack, payment=bool(amounts))
             args.append(_Argument(path, kind, words))
         nouns = set(argument_words(tool)) | {w for a in args for w in a.words}
         nouns |= {w.lower() for w in re.findall(r"[A-Za-z]+", description)}
@@ -218,6 +245,22 @@ class ToolSense:
     def __hash__(self) -> int:
         """The fields' hash, as the dataclass's own, computed once: a sense is a key of every reading kept."""
         return self._hash
+
+
+@lru_cache(maxsize=1024)
+def _sense(
+    tool: str,
+    intents: tuple[str, ...],
+    arguments: tuple[str, ...],
+    kinds: tuple[tuple[str, str], ...],
+    description: str,
+    money: tuple[str, ...],
+    required: tuple[str, ...],
+    open: bool,
+    pack: LanguagePack,
+) -> ToolSense:
+    """:meth:`ToolSense.of`, built once for equal inputs (a pure function: a sense is immutable)."""
+    return ToolSense._built(tool, intents, arguments, kinds, description, money, required, open, pack)
 
 
 def _kind_of(words: frozenset[str], pack: LanguagePack, *, payment: bool) -> ArgumentKind | None:

@@ -207,14 +207,18 @@ class _Read:
         if not self._kept(parse):
             return read_parse(parse, tool)
         key = (id(parse), tool)
-        if key in self.reads:
-            return self.reads[key]
+        kept = self.reads.get(key, _UNREAD)
+        if kept is not _UNREAD:
+            return cast("Read | None", kept)
         found = read_parse(parse, tool)
         if len(self.reads) >= MAX_KEPT_READINGS:
             self.reads.clear()
         self.reads[key] = found
         return found
 
+
+_UNREAD = object()
+"""No reading kept yet (a kept reading may be None: no word of the sentence is the tool's verb)."""
 
 MAX_LATER_SENTENCES = 10_000
 """How many sentences of the user's after a request are read for a take-back: past it the request is unknown (the
