@@ -10,7 +10,7 @@
 - What the user is asked when a verdict is ``ask_user``, and how their answer is read, is in
   :mod:`validator.integrations._review` (LangChain's human-in-the-loop shapes); the life of one guarded
   call (start, decide, ask, settle) in :mod:`validator.integrations._lifecycle`.
-- :func:`ids_used_before`: the tool call ids a conversation used before a call (a reused id is refused).
+- :func:`ids_used_before`: whether a conversation used a call's id before the call (a reused id is refused).
 - :func:`user_id_from`: the user's id, in one documented order.
 - :class:`Remembered`: a bounded map of recent verdicts or requests.
 - :func:`validation_context`: in a hand-written loop, which conversation (and user, and agent
@@ -226,17 +226,19 @@ class Remembered(Generic[K, V]):
 def ids_used_before(
     messages: Sequence[M], call_id: str, calls: Callable[[M], list[Any]], ids: Callable[[M], Iterable[str]]
 ) -> frozenset[str]:
-    """Tool call ids the messages before the call's own message used: ``ids`` reads a message's calls and answers.
+    """``{call_id}`` when the messages before the call's own message used its id (``ids`` reads a message's calls
+    and answers), else empty: the one question a guard asks (``ToolCallGuard.start``'s ``used``).
 
     The call's own message is the last one whose ``calls`` (its tool call ids) hold the id; a host that resumes, or a
     human-in-the-loop step that rewrites that message, keeps its id there. Without one, every message is earlier.
-    An id that message holds twice counts as used too: neither call can be told apart, both are refused.
+    An id that message holds twice counts as used too: neither call can be told apart, both are refused. The
+    messages are walked once and their ids compared, never collected (a long conversation costs one pass).
     """
     own = next((k for k in range(len(messages) - 1, -1, -1) if call_id in calls(messages[k])), len(messages))
-    used = {i for m in messages[:own] for i in ids(m)}
-    if own < len(messages) and calls(messages[own]).count(call_id) > 1:
-        used.add(call_id)
-    return frozenset(used)
+    twice = own < len(messages) and calls(messages[own]).count(call_id) > 1
+    if twice or any(call_id in ids(m) for m in messages[:own]):
+        return frozenset({call_id})
+    return frozenset()
 
 
 def reused_id(tool: str, call_id: str) -> Verdict:

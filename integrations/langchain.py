@@ -188,8 +188,8 @@ def justified_tool(tool: BaseTool) -> BaseTool:
 
 
 def used_before(messages: Any, call_id: str) -> frozenset[str]:
-    """Tool call ids that messages before the call's own AI message already used (a call or its answer), as
-    :func:`~validator.integrations._host.ids_used_before` reads them."""
+    """The call's id when messages before its own AI message already used it (a call or its answer), as
+    :func:`~validator.integrations._host.ids_used_before` reads them; else empty."""
     items = list(messages) if isinstance(messages, Sequence) and not isinstance(messages, str) else []
     return ids_used_before(items, call_id, _call_ids, _ids)
 

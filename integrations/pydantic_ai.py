@@ -124,7 +124,7 @@ def _justified(tool: ToolsetTool[AgentDepsT]) -> ToolsetTool[AgentDepsT]:
 
 
 def _used_ids(messages: Sequence[ModelMessage], call_id: str) -> frozenset[str]:
-    """Tool call ids the history used before the response that made this call (a call or its return)."""
+    """The call's id when the history used it before the response that made this call (a call or its return)."""
     return ids_used_before(messages, call_id, _call_ids, _ids)
 
 

@@ -35,6 +35,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from functools import lru_cache
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -174,19 +175,26 @@ def _forms(value: Any) -> set[str]:
         return {f for v in value for f in _forms(v)}
     if isinstance(value, bool) or value is None:
         return {repr(value)}
-    text = unicodedata.normalize("NFKC", str(value))  # full-width letters are plain ones to a bank
+    return set(_scalar_forms(str(value), isinstance(value, int | float)))
+
+
+@lru_cache(maxsize=4096)
+def _scalar_forms(raw: str, number: bool) -> frozenset[str]:
+    """:func:`_forms` of one text or number (``raw``: its ``str``), computed once (each check compares the calls
+    after the request again: their values are the same)."""
+    text = unicodedata.normalize("NFKC", raw)  # full-width letters are plain ones to a bank
     if len(text) > LONGEST:
-        return {ANY}  # too long to compare as a value (and to parse, on every check): taken for the same
+        return frozenset({ANY})  # too long to compare as a value (and to parse, on every check): taken for the same
     forms = {compact(text)}
     if "/" in text:
         forms.add(compact(text.rstrip("/").rsplit("/", 1)[-1]))
     for entity in extract_entities(text):
         forms.add(f"{entity.kind}:{entity.key}")
-    if isinstance(value, int | float):
+    if number:
         forms.add(f"number:{Decimal(text).normalize()}")  # NaN and infinities included: str() parses
     else:
         forms |= {f"number:{amount.value.normalize()}" for amount in amounts_in(text)}
-    return forms - {""}
+    return frozenset(forms - {""})
 
 
 def _overlap(a: set[str], b: set[str]) -> bool:
