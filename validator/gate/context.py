@@ -19,7 +19,7 @@ speaks, so the sentences it would have judged fall to the next rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal, Protocol
@@ -101,6 +101,11 @@ class Memo(Protocol):
         self, parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mine: Read | None
     ) -> tuple[bool, tuple[Value, ...]]: ...
 
+    def fact(self, parse: Parse, what: Hashable, compute: Callable[[], bool]) -> bool:
+        """``compute()``, a fact of the sentence alone (``what`` names it, with the tool it depends on), kept with
+        the parse when the parse is kept: each check of a conversation judges the same sentences again."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Sentence:
@@ -162,7 +167,8 @@ def _unparsed(s: Sentence) -> Outcome | None:
 
 def _language(s: Sentence) -> Outcome | None:
     """ "Dat is fout.": words of another language read as names and carried words would look like a statement."""
-    return None if in_pack_language(s.parse.words) else Unknown("language")
+    words = s.parse.words
+    return None if s.memo.fact(s.parse, "language", lambda: in_pack_language(words)) else Unknown("language")
 
 
 def _negation_row(s: Sentence) -> Outcome | None:
@@ -209,7 +215,11 @@ def _reason(s: Sentence) -> Outcome | None:
 
 def _request_noun(s: Sentence) -> Outcome | None:
     """ "The workshop is cancelled." after "Pay … for the workshop.": it may be about the request."""
-    if not s.after or not s.request_nouns & _nouns_of_parse(s.parse, s.tool) or _same_deed(s.parse, s.tool):
+    if not s.after or not s.request_nouns:
+        return None
+    if not s.request_nouns & _nouns_of_parse(s.parse, s.tool):
+        return None
+    if s.memo.fact(s.parse, ("same deed", s.tool), lambda: _same_deed(s.parse, s.tool)):
         return None
     return Unknown("request-noun")
 
@@ -302,10 +312,12 @@ def _carries(parse: Parse) -> bool:
 
 def _frame(s: Sentence) -> Outcome | None:
     """ "We are role-playing.", "This is a quiz.": a word that makes what is said a game, a test or an example."""
+    return Unknown("frame") if s.memo.fact(s.parse, "frame", lambda: _framed(s)) else None
+
+
+def _framed(s: Sentence) -> bool:
     frames = s.tool.pack.frame_words
-    if any(w.norm in frames or (w.lemma or "") in frames or (w.verb or "") in frames for w in s.parse.words):
-        return Unknown("frame")
-    return None
+    return any(w.norm in frames or (w.lemma or "") in frames or (w.verb or "") in frames for w in s.parse.words)
 
 
 def _question(s: Sentence) -> Outcome | None:
@@ -320,7 +332,7 @@ def _request(s: Sentence) -> Outcome | None:
     readings = s.parse.readings
     if not all(r.kind in ("request", "negated") for r in readings):
         return None
-    if _corrects(s.parse, s.tool.pack):
+    if s.memo.fact(s.parse, "corrects", lambda: _corrects(s.parse, s.tool.pack)):
         return Unknown("request")  # "Oh, pay him 60 EUR.", "Just pay 90 EUR …"
     mine = s.memo.reading(s.parse, s.tool)
     alone, values = s.memo.alone(s.parse, s.tool, s.others, mine)

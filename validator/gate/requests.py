@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import cast, get_args
 
@@ -143,7 +143,7 @@ class _Read:
     memo of a parse is used only for the very object it was computed for (``objs`` holds each kept parse by
     its id, so an id there always names a live object; a parse not kept is never memoised)."""
 
-    __slots__ = ("alone_facts", "by_message", "chars", "frames", "objs", "parsed", "reads")
+    __slots__ = ("alone_facts", "by_message", "chars", "facts", "frames", "objs", "parsed", "reads")
 
     def __init__(self, carried: _Read | None = None) -> None:
         # dict(...) of a dict copies it in one step (no other thread runs in between)
@@ -160,6 +160,8 @@ class _Read:
         """:func:`~validator.gate.context.alone_facts` of a kept parse (whether a later request stands on its own is
         then a comparison of
         its values with the request's)."""
+        self.facts: dict[tuple[int, Hashable], bool] = dict(carried.facts) if carried else {}
+        """The context rows' facts of a kept parse alone (:meth:`fact`), by the parse and what the fact is."""
         self.chars: int = carried.chars if carried else 0
         self.frames: dict[int, str | None] = dict(carried.frames) if carried else {}
         """The sentence of each user message (by index) that frames the turns after it (:func:`_framed_before`),
@@ -200,6 +202,20 @@ class _Read:
             if len(self.alone_facts) >= MAX_KEPT_READINGS:
                 self.alone_facts.clear()
             self.alone_facts[key] = found
+        return found
+
+    def fact(self, parse: Parse, what: Hashable, compute: Callable[[], bool]) -> bool:
+        """A context row's fact of ``parse`` alone (``what`` names it, with the tool where it depends on one; the
+        reading's pack and rules are this reading's own), computed once for a kept parse."""
+        if not self._kept(parse):
+            return compute()
+        key = (id(parse), what)
+        found = self.facts.get(key)
+        if found is None:
+            found = compute()
+            if len(self.facts) >= MAX_KEPT_READINGS:
+                self.facts.clear()
+            self.facts[key] = found
         return found
 
     def reading(self, parse: Parse, tool: ToolSense) -> Read | None:
