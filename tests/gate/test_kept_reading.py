@@ -16,6 +16,7 @@ from validator import JudgeOutput, Message, Transcript, Validator
 from validator.gate import context, requests
 from validator.gate.check_context import CheckContext
 from validator.testing import FunctionJudge
+from validator.text.lexer import in_pack_language
 
 STAMP = FunctionJudge(lambda r: JudgeOutput(approved=True, reasoning="ok", confidence="high"), name="stamp")
 
@@ -254,6 +255,7 @@ def test_two_checks_reading_one_transcript_at_once_keep_one_parse_and_no_stale_m
         read, kept = requests._read_sentences(CheckContext(transcript), 0, tool)
         for _, parse in read:
             kept.alone(parse, tool, (), kept.reading(parse, tool))
+            kept.fact(parse, "language", lambda parse=parse: in_pack_language(parse.words))
 
     threads = [threading.Thread(target=check) for _ in range(2)]
     for t in threads:
@@ -266,6 +268,7 @@ def test_two_checks_reading_one_transcript_at_once_keep_one_parse_and_no_stale_m
     assert kept.objs, "the reading the two checks kept"
     assert all(kept.objs.get(i) is p for i, p in kept.objs.items())
     assert {k[0] for k in kept.reads} <= set(kept.objs) and {k[0] for k in kept.alone_facts} <= set(kept.objs)
+    assert {k[0] for k in kept.facts} <= set(kept.objs)
     for m in range(2, len(messages), 2):
         read, kept = requests._read_sentences(CheckContext(transcript), m, tool)
         for _, parse in read:

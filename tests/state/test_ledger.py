@@ -203,3 +203,51 @@ def test_a_verdict_recorded_before_findings_held_the_period_spends_by_the_grants
     old = replace(verdict.findings, authorizations=(replace(finding, period=None),))
     assert finding.period == "month"
     assert _grants_of(old, "u-1", NOW) == _grants_of(verdict.findings, "u-1", NOW) != []
+
+
+def test_a_value_as_long_as_a_body_is_compared_but_never_kept() -> None:
+    """The ledger keeps each short value's compared forms (every check compares the calls after the request
+    again); a value longer than a value is, an email's body, is read each time and held by no cache."""
+    import uuid
+
+    from validator.state import ledger
+
+    body = "Hi Ann, the invoice DE89370400440532013000 is attached. " * 40
+    before = ledger._kept_forms.cache_info().currsize
+    assert ledger._forms(body) == {ledger.ANY}
+    assert ledger._kept_forms.cache_info().currsize == before
+    spaced, plain = ledger._forms("DE89 3704 0044 0532 0130 00"), ledger._forms("DE89370400440532013000")
+    assert spaced & plain  # one account however it is written
+    short = f"ref {uuid.uuid4().hex}"  # a value no other test compared
+    misses = ledger._kept_forms.cache_info().misses
+    assert ledger._forms(short) == ledger._forms(short)
+    assert ledger._kept_forms.cache_info().misses == misses + 1  # read once, then kept
+
+
+def test_a_judged_verdict_is_kept_per_language() -> None:
+    """A stored verdict judged for a validator reading one language is never reused by one reading another: the
+    pack's digest is in the key (and the shipped English pack keeps the keys it always had)."""
+    from validator.inputs.action import parse_justification
+    from validator.language import english, load_pack
+    from validator.state.keys import verdict_key
+
+    transcript = Transcript([Message("user", "Email ann@acme.example the notes.")])
+    action = PendingAction("send_email", {"to": "ann@acme.example"})
+    justification, problems = parse_justification({"reason": "asked", "evidence": [{"quote": "Email ann"}]})
+    assert justification is not None and not problems
+
+    def key(language: str = "") -> str:
+        return verdict_key(
+            transcript, action, justification, user_id="u", agent_request=None, policy_version="1", language=language
+        )
+
+    other = load_pack((english_toml := _english_toml()).replace('PLEASE = ["please", "kindly"', 'PLEASE = ["please"'))
+    assert english().digest and other.digest and english().digest != other.digest
+    assert key() != key(english().digest) != key(other.digest) and key() == key("")
+    assert load_pack(english_toml).digest == english().digest  # the same texts, the same digest
+
+
+def _english_toml() -> str:
+    from importlib import resources
+
+    return resources.files("validator.language").joinpath("english.toml").read_text(encoding="utf-8")

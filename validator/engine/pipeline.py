@@ -259,6 +259,7 @@ class Validator(BaseValidator):
                 user_id=user_id,
                 agent_request=agent_request,
                 edited=options.get("edited", ()),
+                language=self.config.language.digest if self.config.language is not None else "",
             )
             if stores.reads_ahead(plan):  # no effect (no worker thread) for a store that cannot
                 stores = yield from Io(partial(stores.opened, plan))

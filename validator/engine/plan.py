@@ -51,6 +51,7 @@ class CheckPlan:
         user_id: str | None = None,
         agent_request: Mapping[str, Any] | None = None,
         edited: Collection[str] = (),
+        language: str = "",
     ) -> CheckPlan:
         tool_policy = policy.for_tool(action.tool)
         justification = action.parsed
@@ -64,6 +65,7 @@ class CheckPlan:
                 agent_request=agent_request,
                 policy_version=policy.version,
                 judge=judge,
+                language=language,
             )
         return cls(
             transcript=transcript,

@@ -143,9 +143,24 @@ class _Read:
     memo of a parse is used only for the very object it was computed for (``objs`` holds each kept parse by
     its id, so an id there always names a live object; a parse not kept is never memoised)."""
 
-    __slots__ = ("alone_facts", "by_message", "chars", "facts", "frames", "objs", "parsed", "reads")
+    __slots__ = (
+        "alone_facts",
+        "by_message",
+        "chars",
+        "facts",
+        "frames",
+        "objs",
+        "pack",
+        "parsed",
+        "phrasal",
+        "reads",
+        "verbs",
+    )
 
-    def __init__(self, carried: _Read | None = None) -> None:
+    def __init__(self, key: Hashable, carried: _Read | None = None) -> None:
+        """``key``: the fact's key, ``(rules, pack, verbs, phrasal)``: what every sentence here is read with."""
+        _, pack, verbs, phrasal = cast("tuple[Rules, LanguagePack, frozenset[str], frozenset[str]]", key)
+        self.pack, self.verbs, self.phrasal = pack, verbs, phrasal
         # dict(...) of a dict copies it in one step (no other thread runs in between)
         self.by_message: dict[int, tuple[tuple[_Sentence, Parse], ...]]
         self.by_message = dict(carried.by_message) if carried else {}
@@ -167,16 +182,15 @@ class _Read:
         """The sentence of each user message (by index) that frames the turns after it (:func:`_framed_before`),
         or None: kept for a message whose sentences are."""
 
-    def parse(
-        self, text: str, original: str, verbs: frozenset[str], phrasal: frozenset[str], pack: LanguagePack
-    ) -> Parse:
-        """The parse of a sentence (its text, and the message's text there) in this reading's vocabulary: the one
-        kept, or parsed now and kept within the bound (first writer wins: another check may keep it first)."""
+    def parse(self, text: str, original: str) -> Parse:
+        """The parse of a sentence (its text, and the message's text there) in this reading's pack and vocabulary:
+        the one kept, or parsed now and kept within the bound (first writer wins: another check may keep it
+        first)."""
         key = (text, original)
         kept = self.parsed.get(key)
         if kept is not None:
             return kept
-        found = grammar(pack).parse(text, original=original, verbs=verbs, phrasal=phrasal)
+        found = grammar(self.pack).parse(text, original=original, verbs=self.verbs, phrasal=self.phrasal)
         if self.chars + len(text) > MAX_READ_CHARS:
             return found
         kept = self.parsed.setdefault(key, found)
@@ -250,8 +264,8 @@ sentence costs about 140 bytes a character (measured: 1.3 MB for the 9,400 chara
 
 _READ: Fact[_Read] = Fact(
     "the user's sentences, parsed",
-    lambda transcript, key: _Read(),
-    lambda found, longer, start, key: _Read(found),  # the prefix's messages are the same: what was found holds
+    lambda transcript, key: _Read(key),
+    lambda found, longer, start, key: _Read(key, found),  # the prefix's messages are the same: what was found holds
 )
 
 
@@ -259,7 +273,7 @@ def _kept_parse(ctx: CheckContext, tool: ToolSense, text: str, original: str) ->
     """The parse of one sentence of the transcript's user words (a cited one) in ``tool``'s vocabulary: parsed once
     per transcript (its sentences are kept with the transcript's others, under the same bound)."""
     kept = ctx.transcript.fact(_READ, (ctx.rules, tool.pack, tool.verbs, tool.phrasal))
-    return kept.parse(text, original, tool.verbs, tool.phrasal, tool.pack)
+    return kept.parse(text, original)
 
 
 def _in_time(deadline: float | None) -> None:
@@ -285,7 +299,7 @@ def _read_sentences(
         if n % 64 == 63:
             _in_time(deadline)
         chars += len(s.text)
-        found.append((s, kept.parse(s.text, s.original, verbs, phrasal, tool.pack)))
+        found.append((s, kept.parse(s.text, s.original)))
     read = tuple(found)
     if kept.chars + chars <= MAX_READ_CHARS:  # the message's sentences, kept in order
         read = kept.by_message.setdefault(message, read)

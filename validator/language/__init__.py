@@ -14,10 +14,11 @@ validator as ``ValidatorConfig(language=pack)``; every reader of the user's word
 
 from __future__ import annotations
 
+import hashlib
 import re
 import tomllib
 from collections.abc import Callable, Iterator
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import cache
 from importlib import resources
 from typing import Any, get_args
@@ -169,6 +170,9 @@ class LanguagePack:
     """The request grammar, in Lark's grammar language."""
     verbs: VerbTable
     """The verb table: each verb form and its lemmas (``english_verbs.txt``)."""
+    digest: str = ""
+    """SHA-256 of the texts the pack was loaded from (its file, its grammar, its verb table): a stored verdict judged
+    with one pack is never reused for a validator of another (:func:`validator.state.keys.verdict_key`)."""
     nouns: dict[str, frozenset[str]]
     """Each noun form (singular and plural) and its kinds (``[nouns]`` by kind, ``[plurals]`` for irregular ones)."""
     noun_lemmas: dict[str, str]
@@ -487,7 +491,9 @@ def load_pack(text: str, grammar: str | None = None, verbs: str | None = None) -
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PackError([FieldProblem("", f"not TOML: {exc}")]) from None
-    return _pack(data, grammar, _ENGLISH_VERBS if verbs is None else VerbTable(lambda: verbs))
+    table = _ENGLISH_VERBS if verbs is None else VerbTable(lambda: verbs)
+    digest = hashlib.sha256("\x00".join((text, grammar, "english_verbs.txt" if verbs is None else verbs)).encode())
+    return replace(_pack(data, grammar, table), digest=digest.hexdigest())
 
 
 @cache

@@ -52,8 +52,11 @@ def verdict_key(
     agent_request: Mapping[str, Any] | None,
     policy_version: str,
     judge: str = "",
+    language: str = "",
 ) -> str:
-    """The key of this very check's judged verdict: known before the gate runs, so a store can read it ahead."""
+    """The key of this very check's judged verdict: known before the gate runs, so a store can read it ahead.
+    ``language``: the digest of the pack a validator was given to read the user's words in (empty: the shipped
+    English one, whose checks keep the keys they always had)."""
     material = [
         user_id,
         policy_version,
@@ -64,6 +67,7 @@ def verdict_key(
         dict(action.args),
         justification.to_dict(),
         transcript.digest,
+        *([language] if language else []),
     ]
     return _sha(json.dumps(material, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str))
 

@@ -175,13 +175,19 @@ def _forms(value: Any) -> set[str]:
         return {f for v in value for f in _forms(v)}
     if isinstance(value, bool) or value is None:
         return {repr(value)}
-    return set(_scalar_forms(str(value), isinstance(value, int | float)))
+    raw, number = str(value), isinstance(value, int | float)
+    # kept once for a value as short as a value is (each check compares the calls after the request again: their
+    # values are the same); a longer one, an email's whole body, is read each time and never held
+    return set(_kept_forms(raw, number) if len(raw) <= LONGEST else _scalar_forms(raw, number))
 
 
 @lru_cache(maxsize=4096)
+def _kept_forms(raw: str, number: bool) -> frozenset[str]:
+    return _scalar_forms(raw, number)
+
+
 def _scalar_forms(raw: str, number: bool) -> frozenset[str]:
-    """:func:`_forms` of one text or number (``raw``: its ``str``), computed once (each check compares the calls
-    after the request again: their values are the same)."""
+    """:func:`_forms` of one text or number (``raw``: its ``str``)."""
     text = unicodedata.normalize("NFKC", raw)  # full-width letters are plain ones to a bank
     if len(text) > LONGEST:
         return frozenset({ANY})  # too long to compare as a value (and to parse, on every check): taken for the same

@@ -1,8 +1,9 @@
 """Verdict reuse: the same action against the same conversation is judged once.
 
 The key (:func:`validator.state.keys.verdict_key`) hashes the user, the policy version, the judge, the
-tool, its arguments, the justification and the transcript, so a reuse never crosses users or policy
-versions. A retried call within the TTL gets the stored verdict back, marked ``reused`` and with no usage
+tool, its arguments, the justification, the transcript and the language pack a validator was given (none: the
+shipped English one), so a reuse never crosses users, policy versions or languages. A retried call within
+the TTL gets the stored verdict back, marked ``reused`` and with no usage
 (nothing was billed again). The evidence gate still runs on every call (a standing authorization revoked
 since is caught); only the judge's part is reused. Verdicts that record a failure (``JUDGE_UNAVAILABLE``,
 ``INTERNAL_ERROR``, ``RECORDER_UNAVAILABLE``) are never reused, and a store that cannot answer means no
@@ -45,6 +46,7 @@ class VerdictReuse:
             agent_request=request.agent_request,
             policy_version=policy_version,
             judge=judge,
+            language=request.language.digest if request.language is not None else "",
         )
 
     @staticmethod
