@@ -200,41 +200,6 @@ class ToolSense:
             pack or english(),
         )
 
-    @classmethod
-    def _built(
-        cls,
-        tool: str,
-        intents: tuple[str, ...],
-        arguments: tuple[str, ...],
-        kinds: tuple[tuple[str, str], ...],
-        description: str,
-        money: tuple[str, ...],
-        required: tuple[str, ...],
-        open: bool,
-        pack: LanguagePack,
-    ) -> ToolSense:
-        parsed = tuple(i for i in (Intent.of(t, pack) for t in intents) if i is not None)
-        by_name = {k.name: k for k in pack.arguments}
-        amounts = set(money)
-        args: list[_Argument] = []
-        declared_kinds = dict(kinds)
-        for path in dict.fromkeys(arguments):
-            words = argument_words(path.rsplit(".", 1)[-1])
-            declared = declared_kinds.get(path)
-            if declared is not None:
-                kind = by_name.get(declared)
-            elif path in amounts:
-                kind = by_name.get("money")
-            else:
-                kind = _kind_of(words, pack, payment=bool(amounts))
-            args.append(_Argument(path, kind, words))
-        nouns = set(argument_words(tool)) | {w for a in args for w in a.words}
-        nouns |= {w.lower() for w in re.findall(r"[A-Za-z]+", description)}
-        nouns = {pack.noun_lemmas.get(n, n) for n in nouns}
-        verbs = frozenset(i.verb.split()[0] for i in parsed if not pack.verb_lemmas(i.verb.split()[0]))
-        phrasal = frozenset(i.verb for i in parsed if " " in i.verb)
-        return cls(tool, parsed, tuple(args), frozenset(nouns), frozenset(required), verbs, phrasal, open, pack)
-
     def intent_of(self, action: Action) -> Intent | None:
         return next((i for i in self.intents if i.names(action)), None)
 
@@ -260,7 +225,27 @@ def _sense(
     pack: LanguagePack,
 ) -> ToolSense:
     """:meth:`ToolSense.of`, built once for equal inputs (a pure function: a sense is immutable)."""
-    return ToolSense._built(tool, intents, arguments, kinds, description, money, required, open, pack)
+    parsed = tuple(i for i in (Intent.of(t, pack) for t in intents) if i is not None)
+    by_name = {k.name: k for k in pack.arguments}
+    amounts = set(money)
+    args: list[_Argument] = []
+    declared_kinds = dict(kinds)
+    for path in dict.fromkeys(arguments):
+        words = argument_words(path.rsplit(".", 1)[-1])
+        declared = declared_kinds.get(path)
+        if declared is not None:
+            kind = by_name.get(declared)
+        elif path in amounts:
+            kind = by_name.get("money")
+        else:
+            kind = _kind_of(words, pack, payment=bool(amounts))
+        args.append(_Argument(path, kind, words))
+    nouns = set(argument_words(tool)) | {w for a in args for w in a.words}
+    nouns |= {w.lower() for w in re.findall(r"[A-Za-z]+", description)}
+    nouns = {pack.noun_lemmas.get(n, n) for n in nouns}
+    verbs = frozenset(i.verb.split()[0] for i in parsed if not pack.verb_lemmas(i.verb.split()[0]))
+    phrasal = frozenset(i.verb for i in parsed if " " in i.verb)
+    return ToolSense(tool, parsed, tuple(args), frozenset(nouns), frozenset(required), verbs, phrasal, open, pack)
 
 
 def _kind_of(words: frozenset[str], pack: LanguagePack, *, payment: bool) -> ArgumentKind | None:

@@ -16,7 +16,7 @@ import re
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import cast, get_args
+from typing import TypeVar, cast, get_args
 
 from validator.findings import IntentFinding, RequestFill, RequestProblem, RequestSentence
 from validator.gate import context
@@ -207,48 +207,37 @@ class _Read:
     ) -> tuple[bool, tuple[Value, ...]]:
         """:func:`~validator.gate.context.alone_facts`, computed once for a kept parse, a tool and the policy's
         other tools."""
-        if not self._kept(parse):
-            return context.alone_facts(parse, tool, others, mine)
         key = (id(parse), tool, tuple(others), mine is not None and mine.proof == "proved")
-        found = self.alone_facts.get(key)
-        if found is None:
-            found = context.alone_facts(parse, tool, others, mine)
-            if len(self.alone_facts) >= MAX_KEPT_READINGS:
-                self.alone_facts.clear()
-            self.alone_facts[key] = found
-        return found
+        return self._once(parse, self.alone_facts, key, lambda: context.alone_facts(parse, tool, others, mine))
 
     def fact(self, parse: Parse, what: Hashable, compute: Callable[[], bool]) -> bool:
         """A context row's fact of ``parse`` alone (``what`` names it, with the tool where it depends on one; the
         reading's pack and rules are this reading's own), computed once for a kept parse."""
-        if not self._kept(parse):
-            return compute()
-        key = (id(parse), what)
-        found = self.facts.get(key)
-        if found is None:
-            found = compute()
-            if len(self.facts) >= MAX_KEPT_READINGS:
-                self.facts.clear()
-            self.facts[key] = found
-        return found
+        return self._once(parse, self.facts, (id(parse), what), compute)
 
     def reading(self, parse: Parse, tool: ToolSense) -> Read | None:
         """``read_parse(parse, tool)``, computed once for a kept parse and a tool."""
-        if not self._kept(parse):
-            return read_parse(parse, tool)
-        key = (id(parse), tool)
-        kept = self.reads.get(key, _UNREAD)
-        if kept is not _UNREAD:
-            return cast("Read | None", kept)
-        found = read_parse(parse, tool)
-        if len(self.reads) >= MAX_KEPT_READINGS:
-            self.reads.clear()
-        self.reads[key] = found
-        return found
+        return self._once(parse, self.reads, (id(parse), tool), lambda: read_parse(parse, tool))
 
+    def _once(self, parse: Parse, kept: dict[K, V], key: K, compute: Callable[[], V]) -> V:
+        """``compute()`` for a parse kept here, remembered in ``kept`` by ``key`` (at most
+        :data:`MAX_KEPT_READINGS` of them, then read again); for a parse not kept, computed and not remembered."""
+        if not self._kept(parse):
+            return compute()
+        found = kept.get(key, _UNREAD)
+        if found is _UNREAD:
+            found = compute()
+            if len(kept) >= MAX_KEPT_READINGS:
+                kept.clear()
+            kept[key] = found
+        return cast(V, found)
+
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 _UNREAD = object()
-"""No reading kept yet (a kept reading may be None: no word of the sentence is the tool's verb)."""
+"""Nothing kept yet (a kept value may be None: a reading where no word of the sentence is the tool's verb)."""
 
 MAX_LATER_SENTENCES = 10_000
 """How many sentences of the user's after a request are read for a take-back: past it the request is unknown (the
@@ -269,11 +258,16 @@ _READ: Fact[_Read] = Fact(
 )
 
 
+def _kept_reading(ctx: CheckContext, tool: ToolSense, others: Sequence[ToolSense] = ()) -> _Read:
+    """The transcript's kept reading in ``tool``'s (and ``others``') vocabulary, under the check's rules and pack."""
+    verbs, phrasal = _vocabulary(tool, others)
+    return ctx.transcript.fact(_READ, (ctx.rules, tool.pack, verbs, phrasal))
+
+
 def _kept_parse(ctx: CheckContext, tool: ToolSense, text: str, original: str) -> Parse:
     """The parse of one sentence of the transcript's user words (a cited one) in ``tool``'s vocabulary: parsed once
     per transcript (its sentences are kept with the transcript's others, under the same bound)."""
-    kept = ctx.transcript.fact(_READ, (ctx.rules, tool.pack, tool.verbs, tool.phrasal))
-    return kept.parse(text, original)
+    return _kept_reading(ctx, tool).parse(text, original)
 
 
 def _in_time(deadline: float | None) -> None:
@@ -288,8 +282,7 @@ def _read_sentences(
     once per transcript and vocabulary (a sentence said again is parsed once); with the transcript's kept reading
     (for :meth:`_Read.reading`). Past the check's deadline, :class:`SearchBudgetExceeded`."""
     transcript, deadline = ctx.transcript, ctx.deadline
-    verbs, phrasal = _vocabulary(tool, others)
-    kept = transcript.fact(_READ, (ctx.rules, tool.pack, verbs, phrasal))
+    kept = _kept_reading(ctx, tool, others)
     read = kept.by_message.get(message)
     if read is not None:
         return read, kept

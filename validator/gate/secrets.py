@@ -20,6 +20,7 @@ import base64
 import re
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from functools import cache
+from typing import cast
 from urllib.parse import unquote
 
 from validator.inputs.transcript import Fact, Message, Transcript, is_users
@@ -229,7 +230,8 @@ def _may_be_secret(word: str, pack: LanguagePack, classes: Mapping[str, frozense
 
 
 def _secrets_of(messages: Iterable[Message], key: Hashable) -> frozenset[str]:
-    user_id, pack = key if isinstance(key, tuple) else (key, None)
+    """The secrets of ``messages``; ``key``: the fact's, ``(user id, pack)`` (:func:`users_secrets`)."""
+    user_id, pack = cast("tuple[object, LanguagePack]", key)
     uid = user_id if isinstance(user_id, str) else None
     said = [m for m in messages if m.content]
     reads = [m.content[:_READ] for m in said]
