@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -103,3 +104,36 @@ def test_quoted_passages_are_found_by_their_marks_as_by_each_character(text: str
     """The lexer looks only at the quotation marks (a search for the next one, then for its closing mark): it
     finds exactly the passages a scan of every character finds."""
     assert list(lexer._quoted(text)) == _quoted_by_each_character(text)
+
+
+def test_openings_that_never_close_are_looked_up_not_scanned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hostile text: thousands of quotation marks that open a passage and never close one (``' "a'`` again and
+    again; a 96 KB message of it took a check 115 s). Where a mark may close is found once per kind of mark, and
+    each opening looks its close up: the closing marks are read once, not once per opening."""
+    found: list[str] = []
+    closing = lexer._closing
+
+    def counted(text: str, close: str) -> list[int]:
+        found.append(close)
+        return closing(text, close)
+
+    monkeypatch.setattr(lexer, "_closing", counted)
+    text = ' "a' * 50_000 + " \u201cb" * 50_000
+    assert list(lexer._quoted(text)) == []
+    assert sorted(found) == ['"', "\u201d"]
+    for text in (' "a "b c" d', ' "a" "b', '("x" y "z")'):  # and every passage is the one the scan finds
+        assert list(lexer._quoted(text)) == _quoted_by_each_character(text)
+
+
+def test_a_message_of_openings_that_never_close_gets_its_verdict() -> None:
+    """The same hostile text after a request, 300 KB of it: a verdict of its own (nothing it says is read, so the
+    request is asked), never an approval."""
+    from validator import Policy, ToolPolicy, Validator
+
+    said = "Email ann@acme.example the notes."
+    justification = {"reason": "asked", "evidence": [{"quote": said}]}
+    action = {"tool": "send_email", "args": {"to": "ann@acme.example", "justification": justification}}
+    verdict = Validator(Policy({"send_email": ToolPolicy(targets=("to",))})).validate(
+        [{"role": "user", "content": said + ' "a' * 100_000}], action
+    )
+    assert not verdict.approved and verdict.code.value in ("ACTION_NOT_REQUESTED", "GATE_BUDGET_EXCEEDED")
