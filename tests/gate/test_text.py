@@ -54,6 +54,22 @@ def test_index_does_not_match_across_messages() -> None:
 def test_index_limit_stops_search() -> None:
     index = TextIndex(tuple(range(10)), tuple("pay now" for _ in range(10)))
     assert index.find_text("pay now", limit=3) == [0, 1, 2]
+    assert index.find_text("pay now", limit=3, newest=True) == [7, 8, 9]
+
+
+_plain = st.lists(st.sampled_from(["pay", "Pay", "the", "rent", "x", "payment"]), min_size=1, max_size=6).map(" ".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts=st.lists(_plain, min_size=1, max_size=12), quote=_plain, limit=st.integers(1, 4))
+def test_first_and_newest_are_the_two_ends_of_every_message_holding_the_needle(
+    texts: list[str], quote: str, limit: int
+) -> None:
+    needle = normalize(quote)
+    expected = [i for i, t in enumerate(texts) if find_bounded(normalize(t), needle) != -1]
+    index = TextIndex(tuple(range(len(texts))), tuple(texts))
+    assert index.find_text(needle, limit) == expected[:limit]
+    assert index.find_text(needle, limit, newest=True) == expected[-limit:]
 
 
 # --- properties -------------------------------------------------------------------------
@@ -165,12 +181,14 @@ def test_index_finds_what_per_message_normalisation_finds(few: int, texts: list[
     saved = text_module._FEW
     text_module._FEW = few
     try:
-        got = TextIndex(tuple(range(len(texts))), tuple(texts)).find_text(needle, limit=10)
+        index = TextIndex(tuple(range(len(texts))), tuple(texts))
+        got, newest = index.find_text(needle, limit=10), index.find_text(needle, limit=2, newest=True)
     finally:
         text_module._FEW = saved
     # Found-ness is exact; the locations reported are a subset (the first look's, when it finds any).
-    assert bool(got) == bool(expected)
+    assert bool(got) == bool(expected) == bool(newest)
     assert set(got) <= set(expected)
+    assert set(newest) <= set(expected) and newest == sorted(newest)
 
 
 def test_exact_look_with_a_common_anchor_still_finds_late_matches() -> None:

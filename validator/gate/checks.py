@@ -93,7 +93,8 @@ from validator.text.times import moment
 __all__ = ["run_gate"]
 
 MAX_LOCATIONS = 5
-"""Locations reported per quote or value (the search stops there)."""
+"""Locations reported per quote or value (the search stops there): a quote's are the newest messages holding it
+(a request said again and again stands for its latest saying), a value's the first."""
 
 
 def _locations(transcript: Transcript, hits: list[int], *, outside: bool = False) -> tuple[Location, ...]:
@@ -117,17 +118,17 @@ def check_quote(
 ) -> QuoteFinding:
     """Where one quote stands, and whether it is the user's (``pack``: the language pasted text is found by)."""
     needle = normalize(quote)
-    hits = user_index(transcript, user_id, rules, pack).find_text(needle, MAX_LOCATIONS)
+    hits = user_index(transcript, user_id, rules, pack).find_text(needle, MAX_LOCATIONS, newest=True)
     if hits:
         return QuoteFinding(index, quote, "user", _locations(transcript, hits))
-    hits = other_index(transcript, user_id, rules, pack).find_text(needle, MAX_LOCATIONS)
+    hits = other_index(transcript, user_id, rules, pack).find_text(needle, MAX_LOCATIONS, newest=True)
     if hits:
         return QuoteFinding(index, quote, "not_from_user", _locations(transcript, hits, outside=True))
     # a quote that runs from the user's own words into text they pasted stands in their message: it is
     # the user's, and only its own-words sentences are ever read as a request (request_sentences)
     pasted = pasted_by_message(transcript, rules, pack)
     crossing = [i for i in sorted(pasted) if is_users(transcript.messages[i], user_id)]
-    hits = [i for i in crossing if locate(transcript.messages[i].content, needle, 1)][:MAX_LOCATIONS]
+    hits = [i for i in crossing if locate(transcript.messages[i].content, needle, 1)][-MAX_LOCATIONS:]
     return QuoteFinding(index, quote, "user" if hits else "not_found", _locations(transcript, hits))
 
 

@@ -121,14 +121,15 @@ class _View:
         i = bisect.bisect_right(self.starts, pos) - 1
         return i, self.starts[i + 1] if i + 1 < len(self.starts) else len(self.text)
 
-    def find(self, needle: str, limit: int) -> list[int]:
-        """Group-local indices of up to ``limit`` messages holding ``needle`` on word boundaries."""
+    def find(self, needle: str, limit: int, *, newest: bool = False) -> list[int]:
+        """Group-local indices of up to ``limit`` messages holding ``needle`` on word boundaries: the first ones,
+        or with ``newest`` the last ones (every message is looked at: one pass, linear in the text)."""
         hits: list[int] = []
         hay = self.text
         check_start, check_end = _is_word(needle[0]), _is_word(needle[-1])
         pos = hay.find(needle)
         misses = 0
-        while pos != -1 and len(hits) < limit:
+        while pos != -1 and (newest or len(hits) < limit):
             end = pos + len(needle)
             if (not check_start or pos == 0 or not _is_word(hay[pos - 1])) and (
                 not check_end or end == len(hay) or not _is_word(hay[end])
@@ -143,7 +144,7 @@ class _View:
                         f"more than {MAX_MISSES} near-matches of a {len(needle):,}-character text"
                     )
                 pos = _next_candidate(hay, needle, pos, check_start)
-        return hits
+        return hits[-limit:] if newest else hits
 
     def holds(self, i: int, needle: str) -> bool:
         """Whether message ``i`` holds ``needle`` on word boundaries, as this view spells it."""
@@ -222,8 +223,9 @@ class TextIndex:
             self._normalised = view.collapsed() if "  " in view.text else view
         return self._normalised
 
-    def find_text(self, needle: str, limit: int) -> list[int]:
-        """Transcript indices of up to ``limit`` messages holding the normalised ``needle``."""
+    def find_text(self, needle: str, limit: int, *, newest: bool = False) -> list[int]:
+        """Transcript indices of up to ``limit`` messages holding the normalised ``needle``, in order: the first
+        such messages, or with ``newest`` the last ones (what a quote stands for: the user's latest words)."""
         if not needle or _SEP in needle:
             return []
         exact = self._exact
@@ -232,20 +234,29 @@ class TextIndex:
         anchor = max(_UNSTABLE.split(needle), key=len)
         hits: list[int] = []
         missed: list[int] = []
-        pos = exact.text.find(anchor) if anchor else -1
-        while pos != -1 and len(hits) < limit and len(missed) <= _FEW:
-            i, nxt = exact.message_at(pos)
-            (hits if exact.holds(i, needle) else missed).append(i)
-            pos = exact.text.find(anchor, nxt)
+        if newest:  # from the end: each candidate's message, then the text before it
+            pos = exact.text.rfind(anchor) if anchor else -1
+            while pos != -1 and len(hits) < limit and len(missed) <= _FEW:
+                i, _ = exact.message_at(pos)
+                (hits if exact.holds(i, needle) else missed).append(i)
+                pos = exact.text.rfind(anchor, 0, exact.starts[i])
+        else:
+            pos = exact.text.find(anchor) if anchor else -1
+            while pos != -1 and len(hits) < limit and len(missed) <= _FEW:
+                i, nxt = exact.message_at(pos)
+                (hits if exact.holds(i, needle) else missed).append(i)
+                pos = exact.text.find(anchor, nxt)
         if not hits:
-            hits = self._second_look(needle, limit, anchor, missed)
-        return [self.positions[i] for i in hits[:limit]]
+            hits = self._second_look(needle, limit, anchor, missed, newest)
+        return sorted(self.positions[i] for i in hits[:limit])
 
-    def _second_look(self, needle: str, limit: int, anchor: str, missed: list[int]) -> list[int]:
+    def _second_look(self, needle: str, limit: int, anchor: str, missed: list[int], newest: bool) -> list[int]:
+        """What the first look missed, in the order it looked (newest first with ``newest``)."""
         if anchor and len(missed) <= _FEW:  # every candidate was seen: normalise them one by one
             return [i for i in missed if find_bounded(normalize(self.texts[i]), needle) != -1]
         # A common anchor: look for the needle itself, then normalise the whole group once.
-        return self._exact.find(needle, limit) or self._full().find(needle, limit)
+        found = self._exact.find(needle, limit, newest=newest) or self._full().find(needle, limit, newest=newest)
+        return found[::-1] if newest else found
 
     def containing(self, anchor: str, limit: int) -> list[int]:
         """Transcript indices of up to ``limit`` messages whose case-folded text contains ``anchor`` anywhere."""

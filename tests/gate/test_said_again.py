@@ -1,0 +1,85 @@
+"""A request said again, turn after turn: a quote stands for the user's latest saying of it.
+
+A quote's locations are a few messages holding it (``MAX_LOCATIONS``); they are the newest ones, so the tenth
+"Please email … the report." of a daily routine is read as the request of its own turn, with what was said after
+it, and not as the first turn's (whose later repeats, each carried out, are read after it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from validator import Code, Decision, Message, Policy, ToolCall, ToolPolicy, Validator
+from validator.gate.checks import MAX_LOCATIONS
+
+IBAN = "DE89370400440532013000"
+POLICY = Policy(
+    {
+        "send_email": ToolPolicy(targets=("to",)),
+        "send_money": ToolPolicy(risk="dangerous", targets=("recipient",), amounts=("amount",)),
+    }
+)
+EMAIL = ("Please email person0@acme.example the report.", "send_email", {"to": "person0@acme.example", "body": "the report"})
+PAY = (f"Please pay {IBAN} 50 EUR.", "send_money", {"recipient": IBAN, "amount": 50, "currency": "EUR"})
+
+
+def _turns(said: str, tool: str, args: dict[str, Any], done: int) -> list[Message]:
+    """``done`` turns of the user saying ``said`` and the agent carrying it out."""
+    messages: list[Message] = []
+    for n in range(done):
+        messages += [
+            Message(role="user", content=said),
+            Message(role="assistant", content="", tool_calls=[ToolCall(id=f"c{n}", name=tool, args=args)]),
+            Message(role="tool", content="Done.", tool_call_id=f"c{n}", name=tool),
+            Message(role="assistant", content="Done."),
+        ]
+    return messages
+
+
+def _check(messages: list[Message], tool: str, args: dict[str, Any], said: str) -> Any:
+    quote = said.removeprefix("Please ").rstrip(".")
+    action = {"tool": tool, "args": args, "justification": {"reason": "r", "evidence": [{"quote": quote}]}}
+    return Validator(POLICY).validate(messages, action, user_id="u-1")
+
+
+@pytest.mark.parametrize(("said", "tool", "args"), [EMAIL, PAY], ids=["email", "payment"])
+def test_a_request_said_again_each_turn_is_approved_every_turn(said: str, tool: str, args: dict[str, Any]) -> None:
+    for done in range(2 * MAX_LOCATIONS + 2):
+        messages = [*_turns(said, tool, args, done), Message(role="user", content=said)]
+        verdict = _check(messages, tool, args, said)
+        assert verdict.approved, (done, verdict.code, verdict.reasoning)
+        assert verdict.findings.quotes[0].locations[-1].message == len(messages) - 1  # the newest saying
+
+
+@pytest.mark.parametrize(("said", "tool", "args"), [EMAIL, PAY], ids=["email", "payment"])
+def test_a_request_said_again_and_carried_out_each_time_is_spent(said: str, tool: str, args: dict[str, Any]) -> None:
+    """Every saying has its call: the newest request is spent too, however many came before."""
+    for done in (1, MAX_LOCATIONS, MAX_LOCATIONS + 1, 2 * MAX_LOCATIONS + 1):
+        verdict = _check(_turns(said, tool, args, done), tool, args, said)
+        assert not verdict.approved, (done, verdict.reasoning)
+
+
+@pytest.mark.parametrize(("said", "tool", "args"), [EMAIL, PAY], ids=["email", "payment"])
+def test_a_request_said_again_then_taken_back_is_not_approved(said: str, tool: str, args: dict[str, Any]) -> None:
+    for done in (MAX_LOCATIONS, MAX_LOCATIONS + 3):
+        verb, rest = said.removeprefix("Please ").split(" ", 1)
+        messages = [
+            *_turns(said, tool, args, done),
+            Message(role="user", content=said),
+            Message(role="user", content=f"No, do not {verb} {rest}"),
+        ]
+        verdict = _check(messages, tool, args, said)
+        assert not verdict.approved, (done, verdict.reasoning)
+        assert verdict.decision is not Decision.APPROVE
+
+
+def test_the_newest_sayings_are_the_ones_reported() -> None:
+    said, tool, args = EMAIL
+    done = MAX_LOCATIONS + 4
+    messages = [*_turns(said, tool, args, done), Message(role="user", content=said)]
+    verdict = _check(messages, tool, args, said)
+    users = [i for i, m in enumerate(messages) if m.role == "user"]
+    assert [loc.message for loc in verdict.findings.quotes[0].locations] == users[-MAX_LOCATIONS:]
+    assert verdict.code is Code.APPROVED
