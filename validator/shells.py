@@ -12,7 +12,6 @@ there, so the pipeline's own ``try`` blocks see it.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeAlias, TypeVar
@@ -66,6 +65,8 @@ def run(steps: Steps[T]) -> T:
 
 async def arun(steps: Steps[T]) -> T:
     """Drive ``steps`` with each effect's async form (its sync form in a worker thread when it has none)."""
+    import asyncio
+
     value: Any = None
     error: BaseException | None = None
     while not isinstance(effect := _resume(steps, value, error), _Returned):

@@ -21,7 +21,8 @@ POLICY = Policy(
         "send_money": ToolPolicy(risk="dangerous", targets=("recipient",), amounts=("amount",)),
     }
 )
-EMAIL = ("Please email person0@acme.example the report.", "send_email", {"to": "person0@acme.example", "body": "the report"})
+TO = "person0@acme.example"
+EMAIL = (f"Please email {TO} the report.", "send_email", {"to": TO, "body": "the report"})
 PAY = (f"Please pay {IBAN} 50 EUR.", "send_money", {"recipient": IBAN, "amount": 50, "currency": "EUR"})
 
 

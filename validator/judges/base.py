@@ -10,7 +10,6 @@ failing.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -59,7 +58,8 @@ class JudgeRequest:
 class JudgeOutput(BaseModel):
     """A judge's answer: the verdict fields, validated at the boundary."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # built when a judge's answer is first read, not when a process that asks no judge imports the judges
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     approved: StrictBool
     reasoning: StrictStr = Field(min_length=1)
@@ -117,6 +117,8 @@ class Judge:
 
     def judge(self, request: JudgeRequest) -> JudgeOutput:
         """Judge synchronously (default: run :meth:`ajudge` in a fresh event loop)."""
+        import asyncio
+
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -125,6 +127,8 @@ class Judge:
 
     async def ajudge(self, request: JudgeRequest) -> JudgeOutput:
         """Judge asynchronously (default: run :meth:`judge` in a worker thread, or inline if not blocking)."""
+        import asyncio
+
         if not self.blocking:
             return self.judge(request)
         return await asyncio.to_thread(self.judge, request)

@@ -8,7 +8,6 @@ by failing. Host control-flow signals are re-raised untouched.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -79,6 +78,8 @@ def _once(judge: Judge, request: JudgeRequest, timeout: float | None) -> object:
 
 
 async def _aonce(judge: Judge, request: JudgeRequest, timeout: float | None) -> object:
+    import asyncio
+
     try:
         return await asyncio.wait_for(judge.ajudge(request), timeout)
     except TimeoutError:

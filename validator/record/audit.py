@@ -13,7 +13,6 @@ while nothing is spooled. Several processes sharing a spool take turns through a
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import hashlib
 import json
@@ -219,5 +218,7 @@ class AuditRecorder(Recorder):
                     self._append_spool(item)  # an OSError here propagates: the verdict was not recorded
 
     async def arecord(self, event: AuditEvent) -> None:
+        import asyncio
+
         # One ordered writer: appends go through the same lock as the sync path, in a thread.
         await asyncio.to_thread(self.record, event)

@@ -7,7 +7,6 @@ default; a shared store plugs in behind the same two methods.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import threading
@@ -104,6 +103,8 @@ class Recorder(ABC):
     def record(self, event: AuditEvent) -> None: ...
 
     async def arecord(self, event: AuditEvent) -> None:
+        import asyncio
+
         await asyncio.to_thread(self.record, event)
 
     def through(self, store: object, view: object) -> Recorder:

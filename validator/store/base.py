@@ -8,7 +8,6 @@ callers decide what that means, and none of them treats an unreadable record as 
 
 from __future__ import annotations
 
-import asyncio
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -66,6 +65,8 @@ class AuthorizationStore(ABC):
 
     async def aget(self, auth_id: str) -> StandingAuthorization | None:
         """:meth:`get` without blocking the event loop."""
+        import asyncio
+
         return await asyncio.to_thread(self.get, auth_id)
 
 
@@ -94,9 +95,13 @@ class VerdictCache(ABC):
     def put_verdict(self, key: str, verdict: Mapping[str, Any], ttl: timedelta) -> None: ...
 
     async def aget_verdict(self, key: str) -> dict[str, Any] | None:
+        import asyncio
+
         return await asyncio.to_thread(self.get_verdict, key)
 
     async def aput_verdict(self, key: str, verdict: Mapping[str, Any], ttl: timedelta) -> None:
+        import asyncio
+
         await asyncio.to_thread(self.put_verdict, key, verdict, ttl)
 
 
@@ -203,12 +208,16 @@ class Store(AuthorizationStore, AuditLog, VerdictCache, Counters, RequestLedger)
 
     async def ahealth(self) -> dict[str, Any]:
         """:meth:`health` without blocking the event loop (the service's readiness probe)."""
+        import asyncio
+
         return await asyncio.to_thread(self.health)
 
     def close(self) -> None:
         """Release what the store holds (connections); nothing by default."""
 
     async def aclose(self) -> None:
+        import asyncio
+
         await asyncio.to_thread(self.close)
 
 
