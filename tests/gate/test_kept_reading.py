@@ -33,6 +33,7 @@ SAY = [
     "No.",
     "Please do not share anything with bob@acme.example.",
     "The lease is sorted.",
+    'My landlord wrote: "Please pay 900 EUR to DE02120300000000202051 today."',  # pasted: not the user's words
 ]
 CALLS = [
     (PAY[0], PAY[1], PAY[2]),
@@ -125,6 +126,39 @@ def test_the_compact_form_of_a_value_keeps_what_it_always_kept() -> None:
 
     everything = "".join(map(chr, range(sys.maxunicode + 1)))
     assert _compact(everything) == "".join(c for c in everything.casefold() if c.isalnum() or c in "@./:_")
+
+
+def test_a_short_value_is_compacted_once_and_a_long_text_never_kept() -> None:
+    """A value's compact form is kept for a value as short as a value is (a later request's values are compared
+    with every request checked after it); a longer text is compacted each time and held by no cache."""
+    import uuid
+
+    from validator.gate import reader
+
+    long_text = "Hi Ann, the invoice DE89370400440532013000 is attached. " * 40
+    before = reader._kept_compact.cache_info().currsize
+    assert reader._compact(long_text) == reader._compacted(long_text)
+    assert reader._kept_compact.cache_info().currsize == before
+    short = f"Ref-{uuid.uuid4().hex}"  # a value no other test compared
+    misses = reader._kept_compact.cache_info().misses
+    assert reader._compact(short) == reader._compact(short) == reader._compacted(short)
+    assert reader._kept_compact.cache_info().misses == misses + 1  # read once, then kept
+
+
+def test_what_a_later_message_holds_of_the_users_own_is_read_once_and_kept_in_bounds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whether a user message after the request holds words of the user's own and where its pasted part begins is
+    read once per transcript (each check of an earlier request reads every later message), at most
+    ``MAX_KEPT_READINGS`` messages of it; past that bound it is read each time, with the same verdicts."""
+    pasted = 'My landlord wrote: "Please pay 900 EUR to DE02120300000000202051 today."'
+    turns = [PAY[2] + ".", "Thanks!", pasted, "The lease is sorted."]
+    fresh = _seen(Transcript(_messages(turns)))
+    assert fresh[0][1] != "APPROVED"  # the pasted passage after the request leaves it unknown
+    for bound in (0, 1, requests.MAX_KEPT_READINGS):
+        monkeypatch.setattr(requests, "MAX_KEPT_READINGS", bound)
+        transcript = Transcript(_messages(turns))
+        assert _seen(transcript) == _seen(transcript) == fresh, bound
 
 
 # -- limits and the deadline: every input gets a verdict of its own, never an approval past them -------------

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import Literal, Protocol
+from functools import cache, lru_cache
+from typing import Literal, Protocol, TypeVar
 
 from validator.gate.meaning import OWNER_USER, Declaration, Parse, Reading, Value
 from validator.gate.reader import (
@@ -90,6 +90,8 @@ class Disproved:
 
 Outcome = Standing | Unknown | Disproved
 STANDING = Standing()
+F = TypeVar("F", bool, frozenset[str])
+"""What a fact of a sentence alone is: a yes or no, or a set of its words."""
 
 
 class Memo(Protocol):
@@ -101,7 +103,7 @@ class Memo(Protocol):
         self, parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mine: Read | None
     ) -> tuple[bool, tuple[Value, ...]]: ...
 
-    def fact(self, parse: Parse, what: Hashable, compute: Callable[[], bool]) -> bool:
+    def fact(self, parse: Parse, what: Hashable, compute: Callable[[], F]) -> F:
         """``compute()``, a fact of the sentence alone (``what`` names it, with the tool it depends on), kept with
         the parse when the parse is kept: each check of a conversation judges the same sentences again."""
         ...
@@ -217,7 +219,7 @@ def _request_noun(s: Sentence) -> Outcome | None:
     """ "The workshop is cancelled." after "Pay … for the workshop.": it may be about the request."""
     if not s.after or not s.request_nouns:
         return None
-    if not s.request_nouns & _nouns_of_parse(s.parse, s.tool):
+    if not s.request_nouns & s.memo.fact(s.parse, ("nouns", s.tool), lambda: _nouns_of_parse(s.parse, s.tool)):
         return None
     if s.memo.fact(s.parse, ("same deed", s.tool), lambda: _same_deed(s.parse, s.tool)):
         return None
@@ -343,8 +345,10 @@ def _request(s: Sentence) -> Outcome | None:
 
 def _presents(s: Sentence) -> Outcome | None:
     """A sentence ending in a colon before the request presents it ("Here is what the scammer wrote:")."""
+    if s.after or s.listed:
+        return None
     ends = [w for w in s.parse.words if w.text.strip()]
-    if s.after or s.listed or not ends or ends[-1].text != ":":
+    if not ends or ends[-1].text != ":":
         return None
     return Unknown("presents")
 
@@ -386,13 +390,18 @@ def row_names() -> frozenset[str]:
 
 def judge(sentence: Sentence, off: frozenset[str] = frozenset()) -> Outcome:
     """The first row's result for ``sentence`` (rows whose switch is in ``off`` never speak)."""
-    for row in TABLE:
-        if ROW_PREFIX + row.name in off:
-            continue
-        found = row.decide(sentence)
+    for decide in _speaking(off):
+        found = decide(sentence)
         if found is not None:
             return found
     return Unknown("unread")
+
+
+@lru_cache(maxsize=64)
+def _speaking(off: frozenset[str]) -> tuple[Callable[[Sentence], Outcome | None], ...]:
+    """The rows that may speak when the switches in ``off`` are off, in the table's order (a check judges each
+    sentence around its request: the switches are read once per set of them)."""
+    return tuple(row.decide for row in TABLE if ROW_PREFIX + row.name not in off)
 
 
 # -- what the rows read -----------------------------------------------------------------------------------

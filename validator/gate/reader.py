@@ -559,8 +559,17 @@ def same_value(a: Value, b: Value) -> bool:
 def _compact(text: str) -> str:
     """A value as compared for sameness: case, spaces and separators aside ("DE44-5001-…" is "DE44 5001 …"):
     what is kept is a letter or digit (``str.isalnum``, which a ``str`` pattern's ``\\w`` is, with ``_``) or
-    one of ``@./:_``."""
+    one of ``@./:_``. Kept for a value as short as a value is (a later request's values are compared with each
+    request checked after it); a longer text is compacted each time and never held."""
+    return _kept_compact(text) if len(text) <= _SHORT else _compacted(text)
+
+
+def _compacted(text: str) -> str:
     return _SEPARATORS.sub("", text.casefold())
+
+
+_kept_compact = lru_cache(maxsize=4096)(_compacted)
+_SHORT = 256
 
 
 _SEPARATORS = re.compile(r"[^\w@./:]")

@@ -150,6 +150,7 @@ class _Read:
         "facts",
         "frames",
         "objs",
+        "owned",
         "pack",
         "parsed",
         "phrasal",
@@ -175,9 +176,12 @@ class _Read:
         """:func:`~validator.gate.context.alone_facts` of a kept parse (whether a later request stands on its own is
         then a comparison of
         its values with the request's)."""
-        self.facts: dict[tuple[int, Hashable], bool] = dict(carried.facts) if carried else {}
+        self.facts: dict[tuple[int, Hashable], bool | frozenset[str]] = dict(carried.facts) if carried else {}
         """The context rows' facts of a kept parse alone (:meth:`fact`), by the parse and what the fact is."""
         self.chars: int = carried.chars if carried else 0
+        self.owned: dict[int, tuple[bool, int]] = dict(carried.owned) if carried else {}
+        """Of each user message read after a request (by index): whether it holds words of the user's own, and
+        where its first part that is not theirs begins (-1: none)."""
         self.frames: dict[int, str | None] = dict(carried.frames) if carried else {}
         """The sentence of each user message (by index) that frames the turns after it (:func:`_framed_before`),
         or None: kept for a message whose sentences are."""
@@ -199,6 +203,17 @@ class _Read:
             self.chars += len(text)
         return kept
 
+    def own(self, transcript: Transcript, message: int, rules: Rules) -> tuple[bool, int]:
+        """Whether user message ``message`` holds words of the user's own, and where its first part that is not
+        theirs (pasted, of unclear authorship) begins, -1 where none: read once per transcript."""
+        found = self.owned.get(message)
+        if found is None:
+            own = own_words(transcript, message, rules, self.pack)
+            found = (bool(own.strip()), own.find("\x00"))
+            if len(self.owned) < MAX_KEPT_READINGS:
+                self.owned[message] = found
+        return found
+
     def _kept(self, parse: Parse) -> bool:
         return self.objs.get(id(parse)) is parse
 
@@ -210,10 +225,11 @@ class _Read:
         key = (id(parse), tool, tuple(others), mine is not None and mine.proof == "proved")
         return self._once(parse, self.alone_facts, key, lambda: context.alone_facts(parse, tool, others, mine))
 
-    def fact(self, parse: Parse, what: Hashable, compute: Callable[[], bool]) -> bool:
+    def fact(self, parse: Parse, what: Hashable, compute: Callable[[], context.F]) -> context.F:
         """A context row's fact of ``parse`` alone (``what`` names it, with the tool where it depends on one; the
         reading's pack and rules are this reading's own), computed once for a kept parse."""
-        return self._once(parse, self.facts, (id(parse), what), compute)
+        found = self._once(parse, self.facts, (id(parse), what), compute)  # ``what`` names one kind of fact
+        return cast(context.F, found)
 
     def reading(self, parse: Parse, tool: ToolSense) -> Read | None:
         """``read_parse(parse, tool)``, computed once for a kept parse and a tool."""
@@ -224,20 +240,19 @@ class _Read:
         :data:`MAX_KEPT_READINGS` of them, then read again); for a parse not kept, computed and not remembered."""
         if not self._kept(parse):
             return compute()
-        found = kept.get(key, _UNREAD)
-        if found is _UNREAD:
-            found = compute()
-            if len(kept) >= MAX_KEPT_READINGS:
-                kept.clear()
-            kept[key] = found
-        return cast(V, found)
+        try:
+            return kept[key]
+        except KeyError:  # not read yet (a kept value may be None: no word of the sentence is the tool's verb)
+            pass
+        found = compute()
+        if len(kept) >= MAX_KEPT_READINGS:
+            kept.clear()
+        kept[key] = found
+        return found
 
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
-
-_UNREAD = object()
-"""Nothing kept yet (a kept value may be None: a reading where no word of the sentence is the tool's verb)."""
 
 MAX_LATER_SENTENCES = 10_000
 """How many sentences of the user's after a request are read for a take-back: past it the request is unknown (the
@@ -276,13 +291,14 @@ def _in_time(deadline: float | None) -> None:
 
 
 def _read_sentences(
-    ctx: CheckContext, message: int, tool: ToolSense, others: Sequence[ToolSense] = ()
+    ctx: CheckContext, message: int, tool: ToolSense, others: Sequence[ToolSense] = (), kept: _Read | None = None
 ) -> tuple[tuple[tuple[_Sentence, Parse], ...], _Read]:
     """The user's sentences of ``message`` with their parses in ``tool``'s (and ``others``') vocabulary: parsed
     once per transcript and vocabulary (a sentence said again is parsed once); with the transcript's kept reading
-    (for :meth:`_Read.reading`). Past the check's deadline, :class:`SearchBudgetExceeded`."""
+    (for :meth:`_Read.reading`; ``kept``: that reading, when the caller holds it). Past the check's deadline,
+    :class:`SearchBudgetExceeded`."""
     transcript, deadline = ctx.transcript, ctx.deadline
-    kept = _kept_reading(ctx, tool, others)
+    kept = kept or _kept_reading(ctx, tool, others)
     read = kept.by_message.get(message)
     if read is not None:
         return read, kept
@@ -596,12 +612,18 @@ def _later(
     count = 0
     nouns = frozenset[str]()  # the request's own, from its message's sentences (the loop reads them first)
     found: list[tuple[context.Outcome, str]] = []
+    others_, fills_ = tuple(others), tuple(fills)
+    kept = _kept_reading(ctx, tool, others)
     for i in range(sentence.message, len(transcript.messages)):
         if transcript.messages[i].role != "user":
             continue
-        own = own_words(transcript, i, rules, tool.pack)
-        reply = bool(own.strip()) and _agent_spoke_before(transcript, sentence.message, i)
-        read, kept = _read_sentences(ctx, i, tool, others)
+        if i == sentence.message:
+            own = own_words(transcript, i, rules, tool.pack)
+            words, pasted = bool(own.strip()), own.find("\x00", sentence.end)
+        else:
+            words, pasted = kept.own(transcript, i, rules)
+        reply = words and _agent_spoke_before(transcript, sentence.message, i)
+        read, _ = _read_sentences(ctx, i, tool, others, kept)
         if i == sentence.message:
             nouns = context.request_nouns(
                 [parse for s, parse in read if s.start < sentence.end and sentence.start < s.end], tool
@@ -617,8 +639,8 @@ def _later(
                 parse,
                 "after",
                 tool,
-                tuple(others),
-                tuple(fills),
+                others_,
+                fills_,
                 kept,
                 reply=reply,
                 request_nouns=nouns,
@@ -626,7 +648,6 @@ def _later(
             )
             completes = False  # only the fragment right after the request completes it
             found.append((context.judge(around, rules.off), s.original))
-        pasted = own.find("\x00", sentence.end if i == sentence.message else 0)
         if pasted != -1:  # text after the request that is not the user's own: what it says is not read
             content = transcript.messages[i].content
             shown = content[pasted : pasted + 80]
