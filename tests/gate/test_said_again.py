@@ -84,3 +84,35 @@ def test_the_newest_sayings_are_the_ones_reported() -> None:
     users = [i for i, m in enumerate(messages) if m.role == "user"]
     assert [loc.message for loc in verdict.findings.quotes[0].locations] == users[-MAX_LOCATIONS:]
     assert verdict.code is Code.APPROVED
+
+
+@pytest.mark.parametrize("done", [1, MAX_LOCATIONS, MAX_LOCATIONS + 2])
+def test_a_take_back_given_ahead_of_the_users_later_words_governs_the_same_request_said_again(done: int) -> None:
+    """ "Don't pay … anymore, even if I ask again.": the user's word about their own later words keeps governing
+    the turns after it (a frame), however many times the request was said and carried out before it."""
+    said, tool, args = PAY
+    verb, rest = said.removeprefix("Please ").split(" ", 1)
+    for ahead in ("even if I ask again", "no matter what I say later"):
+        messages = [
+            *_turns(said, tool, args, done),
+            Message(role="user", content=f"Don't {verb} {rest.rstrip('.')} anymore, {ahead}."),
+            Message(role="assistant", content="OK."),
+            Message(role="user", content=said),
+        ]
+        verdict = _check(messages, tool, args, said)
+        assert verdict.decision is Decision.ASK_USER, (done, ahead, verdict.code, verdict.reasoning)
+
+
+def test_a_take_back_with_no_word_about_later_leaves_a_new_request_standing() -> None:
+    """ "Don't pay … anymore." then, in a later turn, the same request: the user decided again (no word of theirs
+    governs their later words), and the new request stands on its own."""
+    said, tool, args = PAY
+    verb, rest = said.removeprefix("Please ").split(" ", 1)
+    messages = [
+        *_turns(said, tool, args, 2),
+        Message(role="user", content=f"Don't {verb} {rest.rstrip('.')} anymore."),
+        Message(role="assistant", content="OK."),
+        Message(role="user", content=said),
+    ]
+    verdict = _check(messages, tool, args, said)
+    assert verdict.approved, verdict.reasoning
