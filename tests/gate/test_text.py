@@ -191,6 +191,41 @@ def test_index_finds_what_per_message_normalisation_finds(few: int, texts: list[
     assert set(newest) <= set(expected) and newest == sorted(newest)
 
 
+@settings(max_examples=400, deadline=None)
+@given(
+    texts=st.lists(_pieces.map("".join), min_size=1, max_size=8), quote=_pieces.map("".join), limit=st.integers(1, 4)
+)
+def test_a_view_searched_from_the_end_finds_the_last_messages_a_search_from_the_start_finds(
+    texts: list[str], quote: str, limit: int
+) -> None:
+    """A view's backward search (the newest messages holding a needle, each miss moving back by one character) finds
+    exactly the messages of the forward search (which skips to the next word after a miss), from the other end."""
+    from validator.text.search import _starts, _View
+
+    needle = normalize(quote)
+    if not needle:
+        return
+    folded = "\x00".join(texts).casefold()
+    if len(folded) != sum(map(len, texts)) + len(texts) - 1:
+        return  # case folding grew the text: the index spaces such messages by their folded lengths
+    view = _View(folded, _starts([len(t) for t in texts]))
+    every = view.find(needle, len(texts))
+    assert view.find(needle, limit, newest=True) == every[::-1][:limit]
+    assert every == [i for i, t in enumerate(texts) if find_bounded(t.casefold(), needle) != -1]
+
+
+def test_a_search_from_the_end_stops_at_its_limit_before_the_near_matches_further_back() -> None:
+    """The newest messages are found without reading what lies before them: 3,000 near-matches ("repay") in an
+    old message cost a search from the start its budget, and nothing from the end."""
+    from validator.text.search import SearchBudgetExceeded, _starts, _View
+
+    texts = ["repay " * 3_000, "pay now", "pay later"]
+    view = _View("\x00".join(texts), _starts([len(t) for t in texts]))
+    assert view.find("pay", 2, newest=True) == [2, 1]
+    with pytest.raises(SearchBudgetExceeded):
+        view.find("pay", 2)
+
+
 def test_exact_look_with_a_common_anchor_still_finds_late_matches() -> None:
     texts = (*tuple(f"rent {i}" for i in range(100)), "pay the rent")
     index = TextIndex(tuple(range(101)), texts)

@@ -122,29 +122,30 @@ class _View:
         return i, self.starts[i + 1] if i + 1 < len(self.starts) else len(self.text)
 
     def find(self, needle: str, limit: int, *, newest: bool = False) -> list[int]:
-        """Group-local indices of up to ``limit`` messages holding ``needle`` on word boundaries: the first ones,
-        or with ``newest`` the last ones (every message is looked at: one pass, linear in the text)."""
+        """Group-local indices of up to ``limit`` messages holding ``needle`` on word boundaries, in the order
+        found: the first ones, or with ``newest`` the last ones (searched from the end)."""
         hits: list[int] = []
         hay = self.text
         check_start, check_end = _is_word(needle[0]), _is_word(needle[-1])
-        pos = hay.find(needle)
+        pos = hay.rfind(needle) if newest else hay.find(needle)
         misses = 0
-        while pos != -1 and (newest or len(hits) < limit):
+        while pos != -1 and len(hits) < limit:
             end = pos + len(needle)
             if (not check_start or pos == 0 or not _is_word(hay[pos - 1])) and (
                 not check_end or end == len(hay) or not _is_word(hay[end])
             ):
                 i, nxt = self.message_at(pos)
                 hits.append(i)
-                pos = hay.find(needle, nxt)
+                pos = hay.rfind(needle, 0, self.starts[i]) if newest else hay.find(needle, nxt)
             else:
                 misses += 1
                 if misses > MAX_MISSES:
                     raise SearchBudgetExceeded(
                         f"more than {MAX_MISSES} near-matches of a {len(needle):,}-character text"
                     )
-                pos = _next_candidate(hay, needle, pos, check_start)
-        return hits[-limit:] if newest else hits
+                # from the end, the next candidate starts before this one (each miss moves on by a character)
+                pos = hay.rfind(needle, 0, end - 1) if newest else _next_candidate(hay, needle, pos, check_start)
+        return hits
 
     def holds(self, i: int, needle: str) -> bool:
         """Whether message ``i`` holds ``needle`` on word boundaries, as this view spells it."""
@@ -255,8 +256,7 @@ class TextIndex:
         if anchor and len(missed) <= _FEW:  # every candidate was seen: normalise them one by one
             return [i for i in missed if find_bounded(normalize(self.texts[i]), needle) != -1]
         # A common anchor: look for the needle itself, then normalise the whole group once.
-        found = self._exact.find(needle, limit, newest=newest) or self._full().find(needle, limit, newest=newest)
-        return found[::-1] if newest else found
+        return self._exact.find(needle, limit, newest=newest) or self._full().find(needle, limit, newest=newest)
 
     def containing(self, anchor: str, limit: int) -> list[int]:
         """Transcript indices of up to ``limit`` messages whose case-folded text contains ``anchor`` anywhere."""
