@@ -58,6 +58,9 @@ __all__ = [
     "Unknown",
     "alone_facts",
     "judge",
+    "forbidding",
+    "named_values",
+    "negation",
     "row_names",
 ]
 
@@ -177,7 +180,7 @@ def _negation_row(s: Sentence) -> Outcome | None:
     mine = s.memo.reading(s.parse, s.tool)
     if mine is None or mine.proof != "disproved":
         return None
-    found = _negation(s.parse, s.fills, s.tool.pack)
+    found = negation(s.parse, s.fills, s.tool.pack)
     if isinstance(found, Disproved) and not s.own_message:  # in an earlier message of the turn the user decides
         return Unknown("negation")
     return found
@@ -411,20 +414,36 @@ _NOT_TARGETS = frozenset({"money", "number", "measure", "time", "text", "reporte
 """Kinds of a request's values a forbidden address or account is never compared with."""
 
 
-def _negation(parse: Parse, fills: Sequence[Fill], pack: LanguagePack) -> Outcome:
+def negation(parse: Parse, fills: Sequence[Fill], pack: LanguagePack) -> Outcome:
     """A later negation of the same action: it takes the request back (disproved) when it names no value or
     a value the request has; it leaves it standing only when every value it forbids is an address, an account
     or an id provably other than each of the request's; anything between is unknown ("Don't pay Bob." after
     "Pay Bob Smith 50 EUR.")."""
-    named = forbidden_values(parse)
+    return forbidding(forbidden_values(parse), parse.words, fills, pack)
+
+
+def forbidding(named: Sequence[Value], words: Sequence[Word], fills: Sequence[Fill], pack: LanguagePack) -> Outcome:
+    """What a negation of the same action forbidding ``named`` (its words ``words``) does to a request of ``fills``:
+    see :func:`negation`."""
     if not named or any(same_value(v, f.value) for v in named for f in fills):
         return Disproved("negation")
-    if any(w.norm in pack.pointing for w in parse.words):
+    if any(w.norm in pack.pointing for w in words):
         return Unknown("negation")  # "Don't pay him from DE44…": about this payment
     compared = [f.value for f in fills if f.value.kind not in _NOT_TARGETS]
     if any(v.kind not in PROVABLE or any(c.kind != v.kind for c in compared) for v in named):
         return Unknown("negation")  # "Never pay bob@…" after "Pay Bob …"
     return STANDING
+
+
+def named_values(words: Sequence[Word]) -> tuple[Value, ...]:
+    """The values a sentence's words name that two of are provably different (an address, an account, an id):
+    what a negation the grammar cannot read forbids, read by its words alone."""
+    return tuple(
+        Value(kind, w.text, w.start, w.end)
+        for w in words
+        for kind in sorted(w.kinds & PROVABLE)[:1]
+        if w.kinds <= PROVABLE
+    )
 
 
 def _nouns_of_parse(parse: Parse, tool: ToolSense) -> frozenset[str]:

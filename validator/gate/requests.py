@@ -16,6 +16,7 @@ import re
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TypeVar, cast, get_args
 
 from validator.findings import IntentFinding, RequestFill, RequestProblem, RequestSentence
@@ -465,13 +466,10 @@ _FRAMES_READ = 40
 """User messages before a request's turn read for a frame that still governs it."""
 
 
-def _framed_before(ctx: CheckContext, sentence: RequestSentence, tool: ToolSense) -> Read | None:
-    """A sentence of an earlier turn, answered already, that frames what follows ("Ignore my next message.",
-    "Please translate my next message.", "Don't act on my next message.", "We're role-playing."): it keeps
-    governing the turns after it, so the request is unknown. Read in the last :data:`_FRAMES_READ` user messages
-    before the request's turn, by their words (a sentence the grammar cannot read frames just the same)."""
-    transcript = ctx.transcript
-    first = sentence.message
+def _turns_before(transcript: Transcript, message: int) -> Iterator[int]:
+    """The user messages before the turn of ``message`` (the user's messages right before it are its turn), the
+    newest first: the last :data:`_FRAMES_READ` of them."""
+    first = message
     while first > 0 and transcript.messages[first - 1].role == "user":
         first -= 1
     seen = 0
@@ -480,7 +478,16 @@ def _framed_before(ctx: CheckContext, sentence: RequestSentence, tool: ToolSense
             continue
         seen += 1
         if seen > _FRAMES_READ:
-            break
+            return
+        yield i
+
+
+def _framed_before(ctx: CheckContext, sentence: RequestSentence, tool: ToolSense) -> Read | None:
+    """A sentence of an earlier turn, answered already, that frames what follows ("Ignore my next message.",
+    "Please translate my next message.", "Don't act on my next message.", "We're role-playing."): it keeps
+    governing the turns after it, so the request is unknown. Read in the last :data:`_FRAMES_READ` user messages
+    before the request's turn, by their words (a sentence the grammar cannot read frames just the same)."""
+    for i in _turns_before(ctx.transcript, sentence.message):
         read, kept = _read_sentences(ctx, i, tool)
         if i in kept.frames:
             frame = kept.frames[i]
@@ -491,6 +498,46 @@ def _framed_before(ctx: CheckContext, sentence: RequestSentence, tool: ToolSense
         if frame is not None:
             return Read("unknown", "earlier_words", frame, row="frame")
     return None
+
+
+def _taken_back_ahead(
+    ctx: CheckContext, sentence: RequestSentence, tool: ToolSense, fills: Sequence[Fill]
+) -> Read | None:
+    """A take-back given ahead of the user's own later words, in an earlier turn ("Don't pay DE89… anymore, even if
+    I ask again."): a sentence holding a phrase of the pack's ``[framing] ahead_of_me``, a negation (or a verb of
+    ``[framing] ceasing``: "Stop paying …") and a verb of this tool governs the request as a later negation of it
+    would (:func:`~validator.gate.context.forbidding`, with the values it names read by its words: the grammar
+    reads few such sentences): unknown unless every value it names is an address, an account or an id provably
+    other than the request's (``fills``; none known: unknown). A phrase about anything else ("Don't let me order
+    dessert, no matter what I say.") governs nothing here. Read in the same turns as :func:`_framed_before`."""
+    pack = tool.pack
+    if not pack.ahead_of_me:
+        return None
+    verbs = {i.verb for i in tool.intents} | tool.verbs
+    for i in _turns_before(ctx.transcript, sentence.message):
+        read, kept = _read_sentences(ctx, i, tool)
+        for s, parse in read:
+            if not kept.fact(parse, "ahead of me", partial(_says_ahead, s.original, pack)):
+                continue
+            words = parse.words
+            if not any(w.norm in pack.negatives or (w.verb or w.norm) in pack.ceasing for w in words):
+                continue
+            if not any(w.verb in verbs or w.norm in verbs for w in words):
+                continue
+            named = context.named_values(words)
+            if not fills or not isinstance(context.forbidding(named, words, fills, pack), context.Standing):
+                return Read("unknown", "earlier_words", s.original, row="negation")
+    return None
+
+
+def _says_ahead(text: str, pack: LanguagePack) -> bool:
+    folded = _folded(text)
+    return any(f" {phrase} " in folded for phrase in pack.ahead_of_me)
+
+
+def _folded(text: str) -> str:
+    """``text``'s words, case-folded, one space between them and around them (phrases are looked up whole)."""
+    return " " + " ".join(re.findall(r"[^\W_]+(?:[-'][^\W_]+)*", text.casefold())) + " "
 
 
 def _frame_in(read: Sequence[tuple[_Sentence, Parse]], pack: LanguagePack) -> str | None:
@@ -506,7 +553,7 @@ def _frame_in(read: Sequence[tuple[_Sentence, Parse]], pack: LanguagePack) -> st
 def _governs(text: str, norms: set[str], pack: LanguagePack) -> bool:
     """A sentence about the time after it that holds back ("From now on, only draft payments, never send them.",
     "Don't execute them until I say so."): a governing phrase of the pack with a negation or a holding word."""
-    folded = " " + " ".join(re.findall(r"[^\W_]+(?:[-'][^\W_]+)*", text.casefold())) + " "
+    folded = _folded(text)
     if not any(f" {phrase} " in folded for phrase in pack.governing):
         return False
     words = set(folded.split()) | norms
@@ -833,6 +880,7 @@ def after_request(
         _earlier(ctx, sentence, tool, others, ())
         or _later(ctx, sentence, tool, others, ())
         or _framed_before(ctx, sentence, tool)
+        or _taken_back_ahead(ctx, sentence, tool, ())
         or _addressed_elsewhere(ctx, sentence)
     )
 
@@ -884,6 +932,7 @@ def read_request(
                 undone = _held(ctx, sentence, tool, others)
             undone = undone or _held_in_sentence(ctx.transcript, sentence, parse, tool, others)
             undone = undone or _framed(parse, tool.pack) or _framed_before(ctx, sentence, tool)
+            undone = undone or _taken_back_ahead(ctx, sentence, tool, reading.fills)
             undone = undone or _addressed_elsewhere(ctx, sentence)
             if undone is not None:
                 reading = undone

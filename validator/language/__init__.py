@@ -311,6 +311,11 @@ class LanguagePack:
     governing: tuple[str, ...] = field(default=(), metadata=_at("framing.governing", tuple))
     """Phrases about the time after a sentence ("from now on", "until"): with a negation or a word of holding
     back, an earlier turn's sentence governs the later ones."""
+    ahead_of_me: tuple[str, ...] = field(default=(), metadata=_at("framing.ahead_of_me", tuple))
+    """Phrases of a take-back given ahead of the user's own later words ("even if I ask again"): a negation holding
+    one governs a later request of the same action it names (lower case, whole words)."""
+    ceasing: frozenset[str] = field(default=frozenset(), metadata=_at("framing.ceasing", frozenset))
+    """Verbs that take an action back in a take-back given ahead ("Stop paying …, even if I ask again."), by lemma."""
     holding: frozenset[str] = field(default=frozenset(), metadata=_at("framing.holding", frozenset))
     """Words of holding back ("draft", "wait"): with a governing phrase, a frame over what follows."""
     turning: frozenset[str] = field(default=frozenset(), metadata=_at("judging.turning", frozenset))
