@@ -55,7 +55,7 @@ from validator.integrations.langchain import (
     used_before,
 )
 
-from validator import BaseValidator, Decision, Validator, Verdict
+from validator import BaseValidator, Decision, Transcript, Validator, Verdict
 from validator.exceptions import ActionBlocked, UsageError
 from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL
 
@@ -188,16 +188,35 @@ class ActionValidatorMiddleware(AgentMiddleware):
             call = {**call, "args": dict(edit["args"])}
             if model is not None and proposed is None:  # the reviewer switched the tool: all of it is theirs
                 proposed = {JUSTIFICATION: model[1].get(JUSTIFICATION)}
+        conversation, used = self._conversation(state, messages, call_id)
         return self.guard.start(
             call["name"],
             call.get("args"),
             call_id=call_id,
-            messages=lambda: transcript_from_state(state, validator=self.validator),
+            messages=conversation,
             user_id=user,
             agent_request=self._agent_request(state, call_id) if isinstance(state, Mapping) else None,
-            used=used_before(messages, call_id),
+            used=used,
             proposed=proposed,
         )
+
+    def _conversation(
+        self, state: Any, messages: Any, call_id: str
+    ) -> tuple[Transcript | Callable[[], Transcript], frozenset[str]]:
+        """The call's conversation (read now, or the failure to read it, raised when the guard reads it) and the
+        ids it used before the call. A conversation read whole has each call id once, and every tool answer after
+        its call (:class:`Transcript` refuses anything else): no message before the call used its id, and the
+        messages are walked for it only when the conversation could not be read (that refusal says so first)."""
+        try:
+            transcript = transcript_from_state(state, validator=self.validator)
+        except Exception as exc:
+            failure = exc
+
+            def unread() -> Transcript:
+                raise failure
+
+            return unread, used_before(messages, call_id)
+        return transcript, frozenset()
 
     def _settled(self, request: ToolCallRequest, outcome: Outcome) -> ToolCallRequest | ToolMessage:
         """The call to run (the arguments that were checked), or the refusal; ``halt`` stops the run."""
