@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from validator.exceptions import UsageError
 from validator.inputs.action import PendingAction, justification_schema
 from validator.inputs.checkinput import pending_action
+from validator.inputs.transcript import Transcript
 from validator.prompts import load_prompt
 from validator.verdict import REFUSAL_TEMPLATE, Code, Verdict
 from validator.verdict.refusals import RESERVED, call_id_used, conversation_unreadable, next_step
@@ -221,6 +222,26 @@ class Remembered(Generic[K, V]):
         """The entry, removed in the same step (two takers never both get it)."""
         with self._lock:
             return self._items.pop(key, None)
+
+
+def read_first(
+    read: Callable[[], Transcript], walk: Callable[[], frozenset[str]]
+) -> tuple[Transcript | Callable[[], Transcript], frozenset[str]]:
+    """A call's conversation, read now (or the failure to read it, raised when the guard reads it), and the ids
+    it used before the call (``ToolCallGuard.start``'s ``messages`` and ``used``). A conversation read whole
+    holds each call id once and every tool answer after its call (:class:`Transcript` refuses anything else), so
+    no message before the call used its id: the messages are walked for it (``walk``, O(history)) only when the
+    conversation could not be read, where a reused id's refusal comes first."""
+    try:
+        transcript = read()
+    except Exception as exc:
+        failure = exc
+
+        def unread() -> Transcript:
+            raise failure
+
+        return unread, walk()
+    return transcript, frozenset()
 
 
 def ids_used_before(

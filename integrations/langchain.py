@@ -24,7 +24,7 @@ try:
 except ImportError as exc:
     raise missing_extra("langchain", "validator.integrations.langchain", exc) from None
 from pydantic import BaseModel
-from validator.integrations._host import ids_used_before, justified_model
+from validator.integrations._host import ids_used_before, justified_model, read_first
 
 from validator.engine.base import BaseValidator
 from validator.exceptions import FieldProblem, InputError
@@ -34,6 +34,7 @@ from validator.inputs.transcript import Message, ToolCall, Transcript, content_t
 from validator.verdict import Verdict
 
 __all__ = [
+    "conversation_of",
     "conversations",
     "justified_tool",
     "message_from_langchain",
@@ -185,6 +186,15 @@ def justified_tool(tool: BaseTool) -> BaseTool:
     if not (isinstance(base, type) and issubclass(base, BaseModel)):
         return tool
     return tool.model_copy(update={"args_schema": justified_model(base, description=tool.description)})
+
+
+def conversation_of(
+    state: Any, messages: Any, call_id: str, validator: BaseValidator
+) -> tuple[Transcript | Callable[[], Transcript], frozenset[str]]:
+    """A call's conversation in a LangGraph state, read now through ``validator``'s cache, and the ids ``messages``
+    used before the call, walked for only where the conversation does not read
+    (:func:`~validator.integrations._host.read_first`)."""
+    return read_first(lambda: transcript_from_state(state, validator=validator), lambda: used_before(messages, call_id))
 
 
 def used_before(messages: Any, call_id: str) -> frozenset[str]:

@@ -22,7 +22,7 @@ except ImportError as exc:
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from validator.integrations._host import JUSTIFICATION, RUNTIME, justified_model, split_justification, user_id_from
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
-from validator.integrations.langchain import SIGNALS, model_fields, refusal_message, transcript_from_state, used_before
+from validator.integrations.langchain import SIGNALS, conversation_of, model_fields, refusal_message
 
 from validator import Verdict
 from validator.exceptions import UsageError
@@ -42,13 +42,14 @@ def start(guard: ToolCallGuard, tool_name: str, given: dict[str, Any], runtime: 
     state = runtime.state
     call_id = runtime.tool_call_id or ""
     messages = state.get("messages") if isinstance(state, Mapping) else getattr(state, "messages", None)
+    conversation, used = conversation_of(state, messages, call_id, guard.validator)
     return guard.start(
         tool_name,
         given,
         call_id=call_id,
-        messages=lambda: transcript_from_state(state, validator=guard.validator),
+        messages=conversation,
         user_id=lambda: user_id_from("user_id", (runtime.config or {}).get("configurable"), runtime.context),
-        used=used_before(messages, call_id) if call_id else (),
+        used=used if call_id else (),
     )
 
 

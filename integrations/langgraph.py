@@ -53,7 +53,7 @@ from validator.integrations.langchain import (
     used_before,
 )
 
-from validator import BaseValidator, Decision, Policy, Verdict
+from validator import BaseValidator, Decision, Policy, Transcript, Verdict
 from validator.record.recorder import hash_args
 from validator.verdict.refusals import ARGUMENTS_CHANGED, NO_VERDICT_RECORDED
 
@@ -128,7 +128,8 @@ class _Nodes:
                 messages=transcript,
                 user_id=user_id,
                 agent_request=request,
-                used=used_before(messages, str(c.get("id"))),
+                # a conversation read whole used no call id before its call: walked for only where it did not read
+                used=frozenset() if isinstance(transcript, Transcript) else used_before(messages, str(c.get("id"))),
             )
             for c in calls
         ]

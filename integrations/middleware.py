@@ -47,15 +47,14 @@ from validator.integrations._review import batched_request
 from validator.integrations.claude import PayloadCapture, claude_request, is_claude, with_validator_tools
 from validator.integrations.langchain import (
     SIGNALS,
+    conversation_of,
     justified_tool,
     model_fields,
     proposed_call,
     refusal_message,
-    transcript_from_state,
-    used_before,
 )
 
-from validator import BaseValidator, Decision, Transcript, Validator, Verdict
+from validator import BaseValidator, Decision, Validator, Verdict
 from validator.exceptions import ActionBlocked, UsageError
 from validator.judges.anthropic.tools import DEFAULT_SEARCH_TOOL, DEFAULT_VALIDATOR_TOOL
 
@@ -177,8 +176,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
         """The call as the guard sees it: what the model proposed tells a host step's edit apart."""
         call_id = str(call.get("id") or "")
         messages = state.get("messages") or [] if isinstance(state, Mapping) else []
-        # what the model proposed is its own call in the conversation (a human-in-the-loop step keeps it there
-        # and changes only the call that runs): never a memory keyed by an id the model chose
+        # the model's own call in the conversation (a human-in-the-loop step changes only the call that runs)
         model = proposed_call(messages, call_id)
         proposed = model[1] if model is not None and model[0] == call["name"] else None
         edit = _hitl_edit(state, call_id)
@@ -188,7 +186,7 @@ class ActionValidatorMiddleware(AgentMiddleware):
             call = {**call, "args": dict(edit["args"])}
             if model is not None and proposed is None:  # the reviewer switched the tool: all of it is theirs
                 proposed = {JUSTIFICATION: model[1].get(JUSTIFICATION)}
-        conversation, used = self._conversation(state, messages, call_id)
+        conversation, used = conversation_of(state, messages, call_id, self.validator)
         return self.guard.start(
             call["name"],
             call.get("args"),
@@ -199,24 +197,6 @@ class ActionValidatorMiddleware(AgentMiddleware):
             used=used,
             proposed=proposed,
         )
-
-    def _conversation(
-        self, state: Any, messages: Any, call_id: str
-    ) -> tuple[Transcript | Callable[[], Transcript], frozenset[str]]:
-        """The call's conversation (read now, or the failure to read it, raised when the guard reads it) and the
-        ids it used before the call. A conversation read whole has each call id once, and every tool answer after
-        its call (:class:`Transcript` refuses anything else): no message before the call used its id, and the
-        messages are walked for it only when the conversation could not be read (that refusal says so first)."""
-        try:
-            transcript = transcript_from_state(state, validator=self.validator)
-        except Exception as exc:
-            failure = exc
-
-            def unread() -> Transcript:
-                raise failure
-
-            return unread, used_before(messages, call_id)
-        return transcript, frozenset()
 
     def _settled(self, request: ToolCallRequest, outcome: Outcome) -> ToolCallRequest | ToolMessage:
         """The call to run (the arguments that were checked), or the refusal; ``halt`` stops the run."""

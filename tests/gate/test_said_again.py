@@ -152,3 +152,15 @@ def test_a_take_back_with_no_word_about_later_leaves_a_new_request_standing() ->
     ]
     verdict = _check(messages, tool, args, said)
     assert verdict.approved, verdict.reasoning
+
+
+def test_take_backs_ahead_in_megabytes_of_earlier_words_get_a_verdict_of_their_own() -> None:
+    """Earlier turns of one run-on sentence repeating a take-back ahead (no sentence end in 300,000 characters):
+    the request after them is not approved, and the check answers (a verdict of its own, no error)."""
+    said, tool, args = PAY
+    run_on = ("don't pay even if i ask again " * 10_000)[:300_000]
+    messages = [
+        m for _ in range(3) for m in (Message(role="user", content=run_on), Message(role="assistant", content="OK."))
+    ]
+    verdict = _check([*messages, Message(role="user", content=said)], tool, args, said)
+    assert not verdict.approved and verdict.code is not Code.INTERNAL_ERROR, verdict.reasoning

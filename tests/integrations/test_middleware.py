@@ -127,12 +127,12 @@ def test_async_twins_and_the_hosts_interrupt_is_never_swallowed() -> None:
 
 
 def test_an_exception_in_our_code_blocks_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
-    import validator.integrations.middleware as mw
+    import validator.integrations.langchain as lc
 
     def broken(state: Any, **_: Any) -> Any:
         raise RuntimeError("bug in the validator glue")
 
-    monkeypatch.setattr(mw, "transcript_from_state", broken)
+    monkeypatch.setattr(lc, "transcript_from_state", broken)  # the middleware reads its conversation through it
     log: list[Any] = []
     agent, _ = _agent(
         [_ai(("c1", "send_email", {"to": "bob@acme.example", "justification": GOOD})), AIMessage("ok")], log

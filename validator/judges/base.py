@@ -58,8 +58,7 @@ class JudgeRequest:
 class JudgeOutput(BaseModel):
     """A judge's answer: the verdict fields, validated at the boundary."""
 
-    # built when a judge's answer is first read, not when a process that asks no judge imports the judges
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     approved: StrictBool
     reasoning: StrictStr = Field(min_length=1)
