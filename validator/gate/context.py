@@ -438,18 +438,13 @@ def forbidding(named: Sequence[Value], words: Sequence[Word], fills: Sequence[Fi
 def named_values(words: Sequence[Word]) -> tuple[Value, ...]:
     """The values a sentence's words name that two of are provably different (an address, an account, an id):
     what a negation the grammar cannot read forbids, read by its words alone."""
-    return tuple(
-        Value(kind, w.text, w.start, w.end)
-        for w in words
-        for kind in sorted(w.kinds & PROVABLE)[:1]
-        if w.kinds <= PROVABLE
-    )
+    return tuple(Value(min(w.kinds), w.text, w.start, w.end) for w in words if w.kinds and w.kinds <= PROVABLE)
 
 
 def _nouns_of_parse(parse: Parse, tool: ToolSense) -> frozenset[str]:
     """The nouns of a sentence, each by its singular, for comparing nouns across sentences; not the tool's own
     verbs read as nouns ("email" in "Never email eve@…": the tool's verbs are compared as verbs)."""
-    verbs = {i.verb for i in tool.intents} | tool.verbs
+    verbs = tool.deed_verbs
     keys = ((w, w.lemma or w.norm) for w in parse.words if w.classes & {NN, NNS})
     return frozenset(key for w, key in keys if not (key in verbs or w.norm in verbs or (w.verb and w.verb in verbs)))
 

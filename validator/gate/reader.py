@@ -204,6 +204,12 @@ class ToolSense:
         return next((i for i in self.intents if i.names(action)), None)
 
     @cached_property
+    def deed_verbs(self) -> frozenset[str]:
+        """The verbs of its intents, with the words read as verbs beyond the verb table: the words that name its
+        deed as a verb ("pay", "email", "dm")."""
+        return frozenset(i.verb for i in self.intents) | self.verbs
+
+    @cached_property
     def _hash(self) -> int:
         return hash(tuple(getattr(self, f.name) for f in fields(self)))
 

@@ -513,7 +513,7 @@ def _taken_back_ahead(
     pack = tool.pack
     if not pack.ahead_of_me:
         return None
-    verbs = {i.verb for i in tool.intents} | tool.verbs
+    verbs = tool.deed_verbs
     for i in _turns_before(ctx.transcript, sentence.message):
         read, kept = _read_sentences(ctx, i, tool)
         for s, parse in read:

@@ -121,22 +121,31 @@ class _View:
         i = bisect.bisect_right(self.starts, pos) - 1
         return i, self.starts[i + 1] if i + 1 < len(self.starts) else len(self.text)
 
+    def seek(self, needle: str, newest: bool, past: int | None = None) -> int:
+        """Where ``needle`` stands next: the first place (with ``newest`` the last), or, ``past`` message ``past``,
+        the first place in a later message (with ``newest`` the last place in an earlier one); -1 where none."""
+        if past is None:
+            return self.text.rfind(needle) if newest else self.text.find(needle)
+        if newest:
+            return self.text.rfind(needle, 0, self.starts[past])
+        return self.text.find(needle, self.starts[past + 1]) if past + 1 < len(self.starts) else -1
+
     def find(self, needle: str, limit: int, *, newest: bool = False) -> list[int]:
         """Group-local indices of up to ``limit`` messages holding ``needle`` on word boundaries, in the order
         found: the first ones, or with ``newest`` the last ones (searched from the end)."""
         hits: list[int] = []
         hay = self.text
         check_start, check_end = _is_word(needle[0]), _is_word(needle[-1])
-        pos = hay.rfind(needle) if newest else hay.find(needle)
+        pos = self.seek(needle, newest)
         misses = 0
         while pos != -1 and len(hits) < limit:
             end = pos + len(needle)
             if (not check_start or pos == 0 or not _is_word(hay[pos - 1])) and (
                 not check_end or end == len(hay) or not _is_word(hay[end])
             ):
-                i, nxt = self.message_at(pos)
+                i, _ = self.message_at(pos)
                 hits.append(i)
-                pos = hay.rfind(needle, 0, self.starts[i]) if newest else hay.find(needle, nxt)
+                pos = self.seek(needle, newest, past=i)
             else:
                 misses += 1
                 if misses > MAX_MISSES:
@@ -235,18 +244,11 @@ class TextIndex:
         anchor = max(_UNSTABLE.split(needle), key=len)
         hits: list[int] = []
         missed: list[int] = []
-        if newest:  # from the end: each candidate's message, then the text before it
-            pos = exact.text.rfind(anchor) if anchor else -1
-            while pos != -1 and len(hits) < limit and len(missed) <= _FEW:
-                i, _ = exact.message_at(pos)
-                (hits if exact.holds(i, needle) else missed).append(i)
-                pos = exact.text.rfind(anchor, 0, exact.starts[i])
-        else:
-            pos = exact.text.find(anchor) if anchor else -1
-            while pos != -1 and len(hits) < limit and len(missed) <= _FEW:
-                i, nxt = exact.message_at(pos)
-                (hits if exact.holds(i, needle) else missed).append(i)
-                pos = exact.text.find(anchor, nxt)
+        pos = exact.seek(anchor, newest) if anchor else -1
+        while pos != -1 and len(hits) < limit and len(missed) <= _FEW:  # each candidate's message, then past it
+            i, _ = exact.message_at(pos)
+            (hits if exact.holds(i, needle) else missed).append(i)
+            pos = exact.seek(anchor, newest, past=i)
         if not hits:
             hits = self._second_look(needle, limit, anchor, missed, newest)
         return sorted(self.positions[i] for i in hits[:limit])
