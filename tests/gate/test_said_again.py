@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from validator import Code, Decision, Message, Policy, ToolCall, ToolPolicy, Validator
 from validator.gate.checks import MAX_LOCATIONS
@@ -164,3 +166,31 @@ def test_take_backs_ahead_in_megabytes_of_earlier_words_get_a_verdict_of_their_o
     ]
     verdict = _check([*messages, Message(role="user", content=said)], tool, args, said)
     assert not verdict.approved and verdict.code is not Code.INTERNAL_ERROR, verdict.reasoning
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    data=st.data(),
+    done=st.integers(0, MAX_LOCATIONS + 2),
+    request=st.sampled_from([EMAIL, PAY]),
+    opener=st.sampled_from(["Don't {verb}", "Do not {verb}", "Never {verb}", "Please don't {verb}", "Stop {verb}ing"]),
+)
+def test_no_take_back_ahead_of_the_pack_is_outlived_by_the_request_said_again(
+    data: st.DataObject, done: int, request: tuple[str, str, dict[str, Any]], opener: str
+) -> None:
+    """A property over the pack's phrases: a negation of the same action with the request's own values, holding any
+    phrase of ``[framing] ahead_of_me``, leaves the same request said again later unapproved, whatever came before."""
+    from validator.language import english
+
+    said, tool, args = request
+    verb, rest = said.removeprefix("Please ").rstrip(".").split(" ", 1)
+    phrase = data.draw(st.sampled_from(english().ahead_of_me))
+    ahead = f"{opener.format(verb=verb)} {rest} anymore, {phrase} later."
+    messages = [
+        *_turns(said, tool, args, done),
+        Message(role="user", content=ahead),
+        Message(role="assistant", content="OK."),
+        Message(role="user", content=said),
+    ]
+    verdict = _check(messages, tool, args, said)
+    assert not verdict.approved, (ahead, done, verdict.reasoning)
