@@ -10,8 +10,10 @@ amount, a URL and colons) of 1,000 and 10,000 messages, and one action the stric
   the turn makes three guarded calls. The validator's own time (inside its middleware, the tool's run
   left out) for the turn's first call and for the later ones, as a share of the turn's wall time;
 - **stateless server**: the history arrives as JSON with every request (no message ids, no cache): a
-  cold ``Validator.check`` of the bytes, against the sum of its stages' floors (an untyped decode,
-  a SHA-256 of the bytes, one casefold of the text, seven ``str.find``);
+  cold ``Validator.check`` of the bytes (decoded afresh), against the sum of its stages' floors (an
+  untyped decode, a SHA-256 of the bytes, one casefold of the text, seven ``str.find``); and a check
+  whose last four messages are new since the conversation's last one, named (``conversation=``) and
+  unnamed (the messages found by their bytes);
 - **service**: the shipped ``ServiceClient`` against a ``validator serve`` on loopback, against the
   same check in process;
 - **one-shot CLI**: ``validator check FILE`` on a tiny input, against ``python -c pass``;
@@ -46,6 +48,7 @@ from gate_latency import POLICY, build
 from service_load import _start
 
 from validator import MemoryRecorder, Message, Validator
+from validator.inputs.held import RecentInputs
 from validator.text.search import normalize
 
 ASK = "Please email person0@acme.example the report."
@@ -246,8 +249,9 @@ def loop_cost(size: int, cite_earlier: bool, turns: int) -> tuple[float, float]:
 
 
 def jsonl_cold(size: int, lines: int) -> float:
-    """Milliseconds per check of ``validator check --jsonl -`` fed ``lines`` cold checks of ``size`` messages
-    (each its own conversation), start-up left out: the time for ``lines`` less the time for one, over the rest."""
+    """Milliseconds per check of ``validator check --jsonl -`` fed ``lines`` checks of one ``size``-message
+    conversation (each line the whole input, decoded for what its messages do not share with a line before),
+    start-up left out: the time for ``lines`` less the time for one, over the rest."""
     data = check_bytes(history(size))
     cli = [str(Path(sys.executable).parent / "validator"), "check", "--jsonl", "-"]
 
@@ -295,19 +299,26 @@ def stateless(size: int, repeats: int) -> tuple[float, float]:
         + median_ms(lambda: "\x00".join(m.content for m in messages).casefold(), repeats)
         + median_ms(lambda: [folded.find(n) for n in needles], repeats)
     )
-    return median_ms(lambda: validator.check(data), repeats), floors
+
+    def cold() -> Any:
+        validator.recent = RecentInputs()  # each input decoded afresh (what its checks derived may be found)
+        return validator.check(data)
+
+    return median_ms(cold, repeats), floors
 
 
-def stateless_named(size: int, repeats: int) -> float:
+def stateless_named(size: int, repeats: int, *, named: bool = True) -> float:
     """Median ms of a stateless server's check (the whole history as JSON) that names its conversation,
-    when the last four messages are new since the conversation's last check."""
+    when the last four messages are new since the conversation's last check; ``named=False``: one that names
+    nothing (the validator finds the messages it read by their bytes, :class:`RecentInputs`)."""
     doc = json.loads(check_bytes(history(size)))
     prefix = json.dumps({**doc, "messages": doc["messages"][:-4]})
     data = json.dumps(doc)
     validator = Validator(POLICY, recorder=MemoryRecorder())
     times = []
     for i in range(repeats + 1):
-        name = f"named-{size}-{i}"
+        name = f"named-{size}-{i}" if named else None
+        validator.recent = RecentInputs()
         validator.check(prefix, conversation=name)
         start = time.perf_counter()
         verdict = validator.check(data, conversation=name)
@@ -415,13 +426,16 @@ def main(argv: list[str] | None = None) -> int:
             shares = f"{first:>9.2f} {first / turn:>6.1%}      {later:>8.2f} {later / turn:>6.1%}"
             print(f"{saver:<8} {size:>8,} {turn:>9.2f} {shares}")
 
-    print("\nstateless server: the history as JSON with each request (no ids); named: check(..., conversation=)")
-    print(f"{'history':>8} {'cold check':>11} {'floors':>8} {'ratio':>6} [2x] {'named':>8} {'ratio':>6}")
+    print("\nstateless server: the history as JSON with each request (no ids); the last four messages new since the")
+    print("conversation's last check: named, check(..., conversation=); unnamed, found by the bytes of its messages")
+    print(f"{'history':>8} {'cold check':>11} {'floors':>8} {'ratio':>6} [2x] {'named':>8} {'ratio':>6} {'unnamed':>8}")
     for size in sizes:
-        cold, floors = stateless(size, repeats if size == 1_000 else max(3, repeats // 3))
-        named = stateless_named(size, repeats if size == 1_000 else max(3, repeats // 3))
+        times = repeats if size == 1_000 else max(3, repeats // 3)
+        cold, floors = stateless(size, times)
+        named, unnamed = stateless_named(size, times), stateless_named(size, times, named=False)
         print(
             f"{size:>8,} {cold:>11.2f} {floors:>8.2f} {cold / floors:>5.1f}x      {named:>8.2f} {named / floors:>5.1f}x"
+            f" {unnamed:>8.2f}"
         )
 
     print("\nservice: the shipped ServiceClient (kept-alive) against validator serve on loopback, one check at a time")

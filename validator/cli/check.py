@@ -161,7 +161,7 @@ def _check_lines(validator: Validator, data: bytes) -> int:
             continue
         record: dict[str, Any]
         try:
-            verdict = validator.check(CheckInput.from_json(line))
+            verdict = validator.check(line)
             record = {"line": n, "verdict": verdict.to_dict()}
             codes.append(exit_status(verdict))
         except InputError as exc:

@@ -63,7 +63,7 @@ from validator.gate.egress import egress
 from validator.inputs.action import PendingAction
 from validator.inputs.anthropic import conversations as anthropic_conversations
 from validator.inputs.checkinput import CheckInput, read_action, read_messages
-from validator.inputs.held import HeldConversations
+from validator.inputs.held import HeldConversations, RecentInputs
 from validator.inputs.held import check_input as held_input
 from validator.inputs.transcript import Transcript
 from validator.judges.base import Judge, JudgeRequest
@@ -120,6 +120,8 @@ class Validator(BaseValidator):
         """Where spent requests are kept (one request, one dangerous action); in memory by default."""
         self.conversations = HeldConversations(self.config.max_held_bytes)
         """The conversations :meth:`check` holds by name (JSON text only)."""
+        self.recent = RecentInputs(max_bytes=self.config.max_held_bytes)
+        """The JSON inputs :meth:`check` read lately without a name, found again by their messages' bytes."""
         self.shadow_passes: Counter[tuple[str, str]] = Counter()
         """Shadow mode: actions that ran although refused, by tool and the refusal's code (also in the audit)."""
 
@@ -333,7 +335,9 @@ class Validator(BaseValidator):
     def _input(self, data: CheckData, conversation: str | None) -> CheckInput:
         if conversation is not None and isinstance(data, str | bytes):
             return held_input(self.conversations, conversation, data)
-        item = _as_input(data)  # each input decoded afresh: its conversation may be one checked lately
+        # JSON text whose messages are those of an input read lately is decoded only for the rest; any input
+        # decoded afresh may still be of a conversation checked lately
+        item = self.recent.read(data) if isinstance(data, str | bytes) else _as_input(data)
         return dataclasses.replace(item, transcript=self.transcripts.seen.adopt(item.transcript, item.user_id))
 
     def _with_policy(self, item: CheckInput) -> Validator:
@@ -463,12 +467,8 @@ class Validator(BaseValidator):
         return decision.not_recorded(event.verdict, describe(exc))
 
 
-def _as_input(data: CheckData) -> CheckInput:
-    if isinstance(data, CheckInput):
-        return data
-    if isinstance(data, str | bytes):
-        return CheckInput.from_json(data)
-    return CheckInput.from_dict(dict(data))
+def _as_input(data: CheckInput | Mapping[str, Any]) -> CheckInput:
+    return data if isinstance(data, CheckInput) else CheckInput.from_dict(dict(data))
 
 
 def _call_id(action: Any) -> str | None:

@@ -132,6 +132,21 @@ class CheckInput:
                 # after a held conversation, its messages are numbered from the conversation's first
                 raise InputError(_shifted(refused.problems, len(before.messages)), source=refused.source) from None
             raise  # pragma: no cover
+        return cls._checked(doc, limits, before)
+
+    @classmethod
+    def decoded(cls, raw: bytes, *, limits: Limits = DEFAULT_LIMITS, before: Transcript | None = None) -> CheckInput:
+        """The check input in ``raw`` as the one-pass decoder reads it: :meth:`from_json`'s result wherever this
+        returns (the check-input format only, no other message format converted, no size in bytes checked).
+
+        Raises:
+            ValueError, msgspec.ValidationError: the one-pass decoder refuses ``raw``.
+            InputError: its parts are over ``limits`` or do not fit together.
+        """
+        return cls._checked(fastdecode.decode(raw, max_depth=limits.max_depth), limits, before)
+
+    @classmethod
+    def _checked(cls, doc: fastdecode.CheckIn, limits: Limits, before: Transcript | None = None) -> CheckInput:
         problems = _size_problems(doc, limits, before)
         if problems:
             raise InputError(problems)
@@ -186,11 +201,7 @@ class CheckInput:
                 _attempt(found, _policy, plain["policy"])
         if found:
             raise InputError(_unique(found))
-        doc = _as_record(data, fastdecode.CheckIn, "")
-        problems = _size_problems(doc, limits)
-        if problems:
-            raise InputError(problems)
-        return cls._built(doc, limits)
+        return cls._checked(_as_record(data, fastdecode.CheckIn, ""), limits)
 
 
 def _from_chat(text: str | bytes) -> str | None:

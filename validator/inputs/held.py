@@ -1,10 +1,12 @@
 """Conversations held across checks, so a check of a long conversation reads only its new messages.
 
-Two users: the service's incremental ``/v1/check`` (the client names the digest of the messages it
-believes the service holds; see :mod:`validator.inputs.sent`), and :meth:`Validator.check` with a
+Three users: the service's incremental ``/v1/check`` (the client names the digest of the messages it
+believes the service holds; see :mod:`validator.inputs.sent`); :meth:`Validator.check` with a
 ``conversation`` name, for a host that sends the whole history as JSON with every request (a stateless
 server): the messages of each new input that are, byte for byte, those of the conversation's last
-input are not parsed, checked or indexed again (:func:`check_input`).
+input are not parsed, checked or indexed again (:func:`check_input`); and :meth:`Validator.check` of
+JSON text with no name (``validator check --jsonl``, a batch of actions against one conversation): the
+inputs it decoded lately are found by their messages' bytes (:class:`RecentInputs`).
 
 A conversation is held per tenant (no tenant can extend another's), the oldest are let go past a
 budget of bytes, and what is held is a cache, never a source of truth: a conversation not held, or held
@@ -18,12 +20,15 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import msgspec
+
+from validator._json import utf8
 from validator.inputs import sent, strictjson
 from validator.inputs.checkinput import DEFAULT_LIMITS, CheckInput, Limits
 from validator.inputs.sent import Chain
 from validator.inputs.transcript import Transcript
 
-__all__ = ["PER_BYTE", "PER_CONVERSATION", "Held", "HeldConversations", "check_input"]
+__all__ = ["PER_BYTE", "PER_CONVERSATION", "Held", "HeldConversations", "RecentInputs", "check_input"]
 
 
 PER_BYTE = 2
@@ -138,3 +143,130 @@ def _strict(raw: bytes) -> bool:
     except ValueError:
         return False
     return True
+
+
+# -- inputs decoded lately, found by their messages' bytes -------------------------------------------------
+
+_FIELDS = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_USER = msgspec.json.Decoder(str | None)
+_SPACE = b" \t\r\n"
+"""What JSON allows between tokens."""
+_ANCHOR = 64
+"""The first bytes of an input's messages looked for to find where they stand in it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Decoded:
+    """An input's messages as sent (the raw JSON of its ``messages`` list) and the transcript read from them."""
+
+    user_id: str | None
+    messages: bytes
+    transcript: Transcript
+    limits: Limits
+
+
+class RecentInputs:
+    """The JSON check inputs a validator decoded lately (up to ``size`` of them and ``max_bytes`` of their
+    messages' JSON, counted as :data:`PER_BYTE` per byte), found again by their messages' bytes.
+
+    A batch of checks of one conversation (``validator check --jsonl``: each line the whole history and one
+    action) sends the same messages again, or the same followed by more. :meth:`read` equals
+    :meth:`CheckInput.from_json`: an input whose ``messages`` list is, byte for byte, that of an input read
+    lately, or that list with messages after it, has only the rest of its bytes decoded (its other fields and
+    the new messages, by the same strict one-pass reader, with the limits held for the whole), onto the
+    transcript read before; anything else, or anything that fails, is read whole. Per user: one user's input
+    never finds another's. Only inputs the one-pass reader took whole are kept (another format's conversion
+    may read a message by the ones before it)."""
+
+    def __init__(self, *, size: int = 4, max_bytes: int = 64 * 1024 * 1024) -> None:
+        self.size = size
+        self.max_bytes = max_bytes
+        self._kept: list[_Decoded] = []
+        """Oldest first. A list, not a mapping: a key of a history's bytes would be hashed whole at each look."""
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.found = 0
+        """Inputs read onto a transcript read before."""
+
+    def read(self, text: str | bytes, *, limits: Limits = DEFAULT_LIMITS) -> CheckInput:
+        """The check input of ``text``, equal to ``CheckInput.from_json(text, limits=limits)``.
+
+        Raises:
+            InputError: what :meth:`CheckInput.from_json` raises for ``text``.
+        """
+        raw = utf8(text) if isinstance(text, str) else text
+        if len(raw) > limits.max_bytes:
+            return CheckInput.from_json(raw, limits=limits)  # refused by its size
+        try:
+            fields = _FIELDS.decode(raw)
+            messages = bytes(fields["messages"])
+            user_id = _USER.decode(fields["user_id"]) if "user_id" in fields else None
+        except (msgspec.DecodeError, KeyError):
+            return CheckInput.from_json(raw, limits=limits)  # not a check input: the whole parse names why
+        item = self._onto_recent(raw, messages, user_id, limits)
+        if item is None:
+            try:
+                item = CheckInput.decoded(raw, limits=limits)
+            except Exception:
+                return CheckInput.from_json(raw, limits=limits)  # another format, or refused: read whole
+        if item.user_id == user_id:
+            self._keep(_Decoded(user_id, messages, item.transcript, limits))
+        return item
+
+    def _onto_recent(self, raw: bytes, messages: bytes, user_id: str | None, limits: Limits) -> CheckInput | None:
+        """``raw`` read onto the transcript of an input read lately whose messages begin ``messages``; None when
+        there is none, or when anything does not hold (then the input is read whole)."""
+        found = self._find(user_id, messages, limits)
+        if found is None:
+            return None
+        before, new = found
+        # The messages' place in the input: the one place their bytes stand (standing twice, the input is read
+        # whole). Every place they could stand begins within ``window`` (the input's other bytes), where their
+        # first bytes are looked for: a history is not searched for itself.
+        anchor = messages[:_ANCHOR]
+        window = len(raw) - len(messages) + len(anchor)
+        at = raw.find(anchor, 0, window)
+        if at == -1 or not raw.startswith(messages, at) or raw.find(anchor, at + 1, window) != -1:
+            return None
+        rest = raw[:at] + new + raw[at + len(messages) :]
+        try:  # the rest is read strictly (a repeated key anywhere, the "messages" key's too, refuses it)
+            item = CheckInput.decoded(rest, limits=limits, before=before.transcript)
+        except Exception:
+            return None
+        if item.user_id != user_id:
+            return None
+        self.found += 1
+        return item
+
+    def _find(self, user_id: str | None, messages: bytes, limits: Limits) -> tuple[_Decoded, bytes] | None:
+        """The input read lately (of ``user_id``, under ``limits``) whose messages are the first of ``messages``,
+        the longest such, and the JSON list of the messages after them (``[]`` for none)."""
+        with self._lock:
+            mine = [d for d in self._kept if d.user_id == user_id and d.limits == limits and d.transcript]
+        for d in sorted(mine, key=lambda d: len(d.messages), reverse=True):
+            if d.messages == messages:
+                return d, b"[]"
+            # the list read before, open: its "[", its messages and the spaces after the last one
+            if len(d.messages) < len(messages) and messages.startswith(d.messages[:-1]):
+                after = messages[len(d.messages) - 1 :].lstrip(_SPACE)
+                if after.startswith(b","):  # more messages (the last one read before ended with its "}")
+                    return d, b"[" + after[1:]
+        return None
+
+    def _keep(self, decoded: _Decoded) -> None:
+        cost = PER_BYTE * len(decoded.messages)
+        if cost > self.max_bytes or not decoded.transcript:
+            return
+        with self._lock:
+            same = [d for d in self._kept if d.user_id == decoded.user_id and d.messages == decoded.messages]
+            for d in same:
+                self._kept.remove(d)
+                self._bytes -= PER_BYTE * len(d.messages)
+            self._kept.append(decoded)
+            self._bytes += cost
+            while len(self._kept) > self.size or self._bytes > self.max_bytes:
+                dropped = self._kept.pop(0)
+                self._bytes -= PER_BYTE * len(dropped.messages)
+
+    def __len__(self) -> int:
+        return len(self._kept)
