@@ -218,3 +218,41 @@ def test_a_validator_checks_a_batch_of_one_conversation_as_it_checks_each_whole(
         a, b = batch.check(text), whole.check(CheckInput.from_json(text))
         assert (a.decision, a.code, a.reasoning) == (b.decision, b.code, b.reasoning)
     assert batch.recent.found == 2 and not a.approved
+
+
+CHAT = json.dumps(
+    {
+        "messages": [{"role": "user", "content": REQUEST}, {"role": "assistant", "content": None}],
+        "action": ACTION,
+        "user_id": "u",
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "limits"),
+    [
+        ("\ufeff" + CHAT, Limits()),  # a byte order mark before Chat Completions messages
+        ("\ufeff" + _text([FIRST], ""), Limits()),
+        (CHAT.encode("utf-16-le").decode("latin-1"), Limits()),  # UTF-16 code units in a text
+        ("\xa0", Limits()),  # only a space that is not ASCII's
+        (_text([{"role": "user", "content": "é" * 100}], ""), Limits(max_bytes=300)),  # characters, not bytes
+    ],
+)
+def test_a_text_is_read_as_the_whole_parse_reads_that_text(text: str, limits: Limits) -> None:
+    """What the whole parse reads in a text, not in its UTF-8 bytes (found by an attacker's pass)."""
+
+    def read(given: str | bytes) -> CheckInput:
+        return RecentInputs().read(given, limits=limits)
+
+    assert _parsed(read, text) == _parsed(lambda given: CheckInput.from_json(given, limits=limits), text)
+
+
+@pytest.mark.parametrize("encode", [lambda t: b"\xef\xbb\xbf" + t.encode(), lambda t: t.encode("utf-16")])
+def test_bytes_are_utf8_without_a_byte_order_mark_in_every_format(encode: Any) -> None:
+    """The careful parser read UTF-16, or dropped a byte order mark, where the fast one refuses them: Chat
+    Completions messages (read by it) were taken in bytes the check-input format's refused."""
+    with pytest.raises(InputError):
+        CheckInput.from_json(encode(CHAT))
+    with pytest.raises(InputError):
+        CheckInput.from_json(encode(_text([FIRST], "")))

@@ -151,6 +151,9 @@ _FIELDS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _USER = msgspec.json.Decoder(str | None)
 _SPACE = b" \t\r\n"
 """What JSON allows between tokens."""
+_COST = PER_BYTE + 1
+"""What an input kept costs per byte of its messages' JSON: its transcript and what was derived (:data:`PER_BYTE`),
+and the bytes kept to compare."""
 _ANCHOR = 64
 """The first bytes of an input's messages looked for to find where they stand in it."""
 
@@ -166,8 +169,9 @@ class _Decoded:
 
 
 class RecentInputs:
-    """The JSON check inputs a validator decoded lately (up to ``size`` of them and ``max_bytes`` of their
-    messages' JSON, counted as :data:`PER_BYTE` per byte), found again by their messages' bytes.
+    """The JSON check inputs a validator decoded lately (up to ``size`` of them and ``max_bytes``, each counted as
+    three times its messages' JSON: the transcript and what was derived, and the bytes kept), found again by their
+    messages' bytes.
 
     A batch of checks of one conversation (``validator check --jsonl``: each line the whole history and one
     action) sends the same messages again, or the same followed by more. :meth:`read` equals
@@ -194,21 +198,21 @@ class RecentInputs:
         Raises:
             InputError: what :meth:`CheckInput.from_json` raises for ``text``.
         """
+        if len(text) > limits.max_bytes:  # counted as the whole parse counts it (a text's characters)
+            return CheckInput.from_json(text, limits=limits)  # refused by its size
         raw = utf8(text) if isinstance(text, str) else text
-        if len(raw) > limits.max_bytes:
-            return CheckInput.from_json(raw, limits=limits)  # refused by its size
         try:
             fields = _FIELDS.decode(raw)
             messages = bytes(fields["messages"])
             user_id = _USER.decode(fields["user_id"]) if "user_id" in fields else None
         except (msgspec.DecodeError, KeyError):
-            return CheckInput.from_json(raw, limits=limits)  # not a check input: the whole parse names why
+            return CheckInput.from_json(text, limits=limits)  # not a check input: the whole parse names why
         item = self._onto_recent(raw, messages, user_id, limits)
         if item is None:
             try:
                 item = CheckInput.decoded(raw, limits=limits)
-            except Exception:
-                return CheckInput.from_json(raw, limits=limits)  # another format, or refused: read whole
+            except Exception:  # another format, or refused: the whole parse of the very text given
+                return CheckInput.from_json(text, limits=limits)
         if item.user_id == user_id:
             self._keep(_Decoded(user_id, messages, item.transcript, limits))
         return item
@@ -254,19 +258,19 @@ class RecentInputs:
         return None
 
     def _keep(self, decoded: _Decoded) -> None:
-        cost = PER_BYTE * len(decoded.messages)
+        cost = _COST * len(decoded.messages)
         if cost > self.max_bytes or not decoded.transcript:
             return
         with self._lock:
             same = [d for d in self._kept if d.user_id == decoded.user_id and d.messages == decoded.messages]
             for d in same:
                 self._kept.remove(d)
-                self._bytes -= PER_BYTE * len(d.messages)
+                self._bytes -= _COST * len(d.messages)
             self._kept.append(decoded)
             self._bytes += cost
             while len(self._kept) > self.size or self._bytes > self.max_bytes:
                 dropped = self._kept.pop(0)
-                self._bytes -= PER_BYTE * len(dropped.messages)
+                self._bytes -= _COST * len(dropped.messages)
 
     def __len__(self) -> int:
         return len(self._kept)
