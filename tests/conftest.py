@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import ipaddress
+import os
+import shutil
 import socket
+import tempfile
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from validator import Message, Policy, ToolCall, ToolPolicy, Transcript
+# The parses of sentence shapes are kept in a private folder of this run (each worker its own), never in the
+# user's cache folder: set before any grammar is built (validator.gate.shapes).
+_SHAPES = tempfile.mkdtemp(prefix="validator-test-cache-")
+os.environ["VALIDATOR_CACHE_DIR"] = _SHAPES
+atexit.register(shutil.rmtree, _SHAPES, ignore_errors=True)
+
+from validator import Message, Policy, ToolCall, ToolPolicy, Transcript  # noqa: E402
 
 _real_connect = socket.socket.connect
 

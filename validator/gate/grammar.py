@@ -21,6 +21,7 @@ again with another sentence's words, so "Pay Eve 50 EUR." and "Pay Bob 900 USD."
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Sequence
@@ -28,13 +29,16 @@ from dataclasses import replace
 from functools import cache
 from typing import Any, Generic, TypeVar
 
-from lark import Lark, Token, Tree
+import lark
+from lark import Lark, Token
 from lark.exceptions import LarkError, UnexpectedInput
 from lark.lexer import Lexer
 
+from validator._types import VERSION
 from validator.gate.compiled import compiled
 from validator.gate.meaning import Parse, Reading
 from validator.gate.semantics import Semantics, TooAmbiguous
+from validator.gate.shapes import Parsed, Shape, ShapeStore
 from validator.language import LanguagePack, english
 from validator.language.classes import ASK, END, KNOW, MARKER, REPORTING, SAY, SAYING, TEXT
 from validator.text.lexer import Word, lex, lex_bounded
@@ -115,20 +119,48 @@ def _matches(term: Any, token: Any) -> bool:
 
 
 class Grammar:
-    """The pack's grammar, compiled once, with the parse trees of the shapes it has seen."""
+    """The pack's grammar, compiled once, with the parse trees of the shapes it has seen; ``shapes``: where the
+    parses of shapes are kept across processes (:mod:`validator.gate.shapes`; None: in memory only). Lark's
+    parser is built the first time a shape is parsed that no store holds."""
 
-    def __init__(self, pack: LanguagePack) -> None:
+    def __init__(self, pack: LanguagePack, shapes: ShapeStore | None = None) -> None:
         self.pack = pack
-        ahead = _ahead(pack.grammar)
-        self.precompiled = ahead is not None
-        self.lark = ahead if ahead is not None else Lark(pack.grammar, **_OPTIONS)
-        # A token may have several classes ("email": a verb and a noun): Earley tries each. Lark's basic matcher
-        # compares one type; this one asks the token's classes (the parser's documented matcher seam).
-        self.lark.parser.parser.term_matcher = _matches
-        self.literals = tuple(sorted((t.pattern.value, t.name) for t in self.lark.terminals if t.pattern.type == "str"))
-        self._trees: _Recent[tuple[frozenset[str], ...], tuple[Tree[Any] | None, int | None]] = _Recent(_CACHE)
+        self.shapes = shapes
+        self._parser: tuple[Lark, bool] | None = None
+        self._building = threading.Lock()
+        kept = shapes.literals() if shapes is not None else None
+        self.literals = kept if kept is not None else self._literals()
+        """The grammar's literal words ("to", "please") with their terminals' names, which the lexer classes."""
+        self._trees: _Recent[Shape, Parsed] = _Recent(_CACHE)
         self._words: _Recent[tuple[str, str | None, frozenset[str]], tuple[Word, ...]] = _Recent(_CACHE)
         self._parses: _Recent[tuple[str, str | None, frozenset[str], frozenset[str]], Parse] = _Recent(_CACHE)
+
+    @property
+    def lark(self) -> Lark:
+        """Lark's Earley parser of the grammar, built at first use."""
+        return self._built()[0]
+
+    @property
+    def precompiled(self) -> bool:
+        """Whether the parser was built from the grammar compiled ahead (:mod:`validator.gate.compiled`)."""
+        return self._built()[1]
+
+    def _built(self) -> tuple[Lark, bool]:
+        with self._building:
+            if self._parser is None:
+                ahead = _ahead(self.pack.grammar)
+                lark = ahead if ahead is not None else Lark(self.pack.grammar, **_OPTIONS)
+                # A token may have several classes ("email": a verb and a noun): Earley tries each. Lark's basic
+                # matcher compares one type; this one asks the token's classes (the parser's documented matcher seam).
+                lark.parser.parser.term_matcher = _matches
+                self._parser = lark, ahead is not None
+            return self._parser
+
+    def _literals(self) -> tuple[tuple[str, str], ...]:
+        found = tuple(sorted((t.pattern.value, t.name) for t in self.lark.terminals if t.pattern.type == "str"))
+        if self.shapes is not None:
+            self.shapes.keep_literals(found)
+        return found
 
     def words(
         self, sentence: str, *, original: str | None = None, verbs: frozenset[str] = frozenset()
@@ -190,21 +222,31 @@ class Grammar:
             return Parse(words, frozenset(), "no_parse", "a phrase whose noun its preposition does not take")
         return Parse(words, readings)
 
-    def _tree(self, words: Sequence[Word]) -> tuple[Tree[Any] | None, int | None]:
-        """The parse tree of the words' classes, or None and the index of the token the parse stopped at."""
-        tokens = []
-        for i, w in enumerate(words):
-            t = _Tok("W", w.text)
+    def _tree(self, words: Sequence[Word]) -> Parsed:
+        """The parse tree of the words' classes, or None and the index of the token the parse stopped at: as kept
+        by the store, else parsed (and kept)."""
+        shape = tuple(w.classes for w in words)
+
+        def token(kind: str, i: int) -> _Tok:
+            t = _Tok(kind, words[i].text)
             t.position = i
-            t.classes = w.classes
-            tokens.append(t)
+            t.classes = words[i].classes
+            return t
+
+        if self.shapes is not None:
+            kept = self.shapes.parsed(shape, token)
+            if kept is not None:
+                return kept
         try:
-            return self.lark.parse(tokens), None
+            parsed: Parsed = self.lark.parse([token("W", i) for i in range(len(words))]), None
         except UnexpectedInput as exc:
             at = getattr(exc, "token", None)
-            return None, (at.position if isinstance(at, _Tok) else None)
-        except LarkError:  # pragma: no cover - a grammar bug: no parse, never a crash
+            parsed = None, (at.position if isinstance(at, _Tok) else None)
+        except LarkError:  # pragma: no cover - a grammar bug: no parse, never a crash (and nothing kept)
             return None, None
+        if self.shapes is not None:
+            self.shapes.keep(shape, parsed)
+        return parsed
 
 
 def grammar(pack: LanguagePack | None = None) -> Grammar:
@@ -214,4 +256,10 @@ def grammar(pack: LanguagePack | None = None) -> Grammar:
 
 @cache
 def _grammar(pack: LanguagePack) -> Grammar:
-    return Grammar(pack)
+    return Grammar(pack, ShapeStore.default(_salt(pack)))
+
+
+def _salt(pack: LanguagePack) -> str:
+    """What a shape's parse depends on besides the shape: the grammar's text, Lark's version, this package's (its
+    parser options, its token matcher)."""
+    return "\n".join((hashlib.sha256(pack.grammar.encode("utf-8")).hexdigest(), lark.__version__, VERSION))

@@ -1,0 +1,238 @@
+"""The parse trees of sentence shapes kept on disk: a process reads a shape another process parsed without building
+Lark's parser or running it (a one-shot ``validator check``, each call of the Claude Code hook: a new process
+reading the same conversation's sentences).
+
+A shape is a sentence's sequence of token classes (:class:`~validator.gate.grammar.Grammar` parses shapes, not
+words: the tree is read again with each sentence's own words, by their places). A shape's tree, or where its parse
+stopped, is one JSON file named by the SHA-256 of the shape and of everything the tree depends on (the grammar's
+text, Lark's version, this package's version, this format); so are the grammar's literal words.
+
+The folder is ``VALIDATOR_CACHE_DIR`` (empty: no folder, nothing kept) or the user's cache folder
+(``platformdirs.user_cache_dir``), ``shapes`` in it. It is made 0700 and used only while it is a folder of this user
+that no one else may write (not a link, no permission for the group or others): never a shared temporary folder.
+JSON, never a pickle: reading a file runs no code. A file that does not read whole, names another key, fails its
+own checksum or holds a malformed tree is passed over (the shape is parsed again and the file rewritten); a file
+is written whole or not at all (written aside, then renamed). Past :data:`MAX_FILES` files the older half is
+deleted. The folder is a cache: deleting it, or any file in it, at any time changes nothing but time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from lark import Token, Tree
+
+__all__ = ["FOLDER_ENV", "MAX_FILES", "Parsed", "Shape", "ShapeStore", "private_folder"]
+
+FOLDER_ENV = "VALIDATOR_CACHE_DIR"
+"""The folder the shapes' folder is made in; set empty, no parse is kept on disk."""
+MAX_FILES = 20_000
+"""Files kept in the folder at most (about 2 KB each); past it, the older half is deleted."""
+_FORMAT = 1
+
+Shape = tuple[frozenset[str], ...]
+"""A sentence's token classes, word by word."""
+Parsed = tuple["Tree[Any] | None", "int | None"]
+"""A shape's parse tree, or None and the place of the token its parse stopped at (None: the end)."""
+
+
+def private_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a folder (not a link) of this user that neither the group nor others may enter."""
+    try:
+        found = os.lstat(folder)
+    except OSError:
+        return False
+    mine = not hasattr(os, "geteuid") or found.st_uid == os.geteuid()
+    return stat.S_ISDIR(found.st_mode) and mine and not found.st_mode & 0o077
+
+
+class ShapeStore:
+    """Shapes' parses and a grammar's literal words, on disk in ``folder`` under keys salted by ``salt`` (what
+    the trees depend on besides the shape)."""
+
+    def __init__(self, folder: Path, salt: str) -> None:
+        self.folder = folder
+        self._salt = salt
+        self._lock = threading.Lock()
+        self._files: int | None = None  # counted at the first write
+
+    @classmethod
+    def default(cls, salt: str) -> ShapeStore | None:
+        """The store in the user's cache folder (or ``VALIDATOR_CACHE_DIR``); None when it is set empty, or the
+        folder cannot be made, or is not private."""
+        base = os.environ.get(FOLDER_ENV)
+        if base is None:
+            from platformdirs import user_cache_path
+
+            root = user_cache_path("action-validator")
+        elif not base:
+            return None
+        else:
+            root = Path(base)
+        folder = root / "shapes"
+        try:
+            root.mkdir(mode=0o700, parents=True, exist_ok=True)
+            folder.mkdir(mode=0o700, exist_ok=True)
+        except OSError:
+            return None
+        return cls(folder, salt) if private_folder(folder) else None
+
+    # -- parses -------------------------------------------------------------------------------------------
+
+    def parsed(self, shape: Shape, token: Callable[[str, int], Token]) -> Parsed | None:
+        """The parse kept for ``shape``, its tokens made by ``token(type, place)``; None when none is kept (or
+        what is kept does not read)."""
+        key = self._key("shape", _shape_text(shape))
+        data = self._read(key)
+        if data is None:
+            return None
+        try:
+            return _decoded(data, len(shape), token)
+        except (ValueError, TypeError, IndexError, KeyError):
+            return None
+
+    def keep(self, shape: Shape, parsed: Parsed) -> None:
+        """Keep ``parsed`` as the parse of ``shape`` (nothing when the folder cannot be written)."""
+        self._write(self._key("shape", _shape_text(shape)), _encoded(*parsed))
+
+    # -- literals -----------------------------------------------------------------------------------------
+
+    def literals(self) -> tuple[tuple[str, str], ...] | None:
+        """The grammar's literal words and their terminals' names, as kept; None when none are."""
+        data = self._read(self._key("literals", ""))
+        if data is None:
+            return None
+        pairs = data.get("literals")
+        if not isinstance(pairs, list) or not all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(s, str) for s in p) for p in pairs
+        ):
+            return None
+        return tuple((value, name) for value, name in pairs)
+
+    def keep_literals(self, literals: Sequence[tuple[str, str]]) -> None:
+        self._write(self._key("literals", ""), {"literals": [list(p) for p in literals]})
+
+    # -- files --------------------------------------------------------------------------------------------
+
+    def _key(self, kind: str, text: str) -> str:
+        return hashlib.sha256(f"{_FORMAT}\n{self._salt}\n{kind}\n{text}".encode()).hexdigest()
+
+    def _read(self, key: str) -> dict[str, Any] | None:
+        """The body kept under ``key`` when its file reads whole and is the key's, else None."""
+        try:
+            fd = os.open(self.folder / f"{key}.json", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as f:
+                data = json.loads(f.read())
+            body = data["body"]
+            if data["key"] != key or data["sum"] != _checksum(body) or not isinstance(body, dict):
+                return None
+            return body
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _write(self, key: str, body: dict[str, Any]) -> None:
+        text = json.dumps({"key": key, "sum": _checksum(body), "body": body}, separators=(",", ":"))
+        try:
+            fd, aside = tempfile.mkstemp(dir=self.folder, prefix=".writing-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(text)
+                os.replace(aside, self.folder / f"{key}.json")
+            except BaseException:
+                Path(aside).unlink(missing_ok=True)
+                raise
+        except OSError:
+            return
+        with self._lock:
+            if self._files is None:
+                self._files = self._count()
+            self._files += 1
+            if self._files > MAX_FILES:
+                self._files = self._prune()
+
+    def _count(self) -> int:
+        try:
+            return sum(1 for e in os.scandir(self.folder) if e.name.endswith(".json"))
+        except OSError:
+            return 0
+
+    def _prune(self) -> int:
+        """Delete the older half of the files; how many are left."""
+        try:
+            entries = sorted(
+                (e for e in os.scandir(self.folder) if e.name.endswith(".json")),
+                key=lambda e: e.stat(follow_symlinks=False).st_mtime,
+            )
+        except OSError:
+            return 0
+        for entry in entries[: len(entries) // 2 + 1]:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+        return len(entries) - len(entries) // 2 - 1
+
+
+def _checksum(body: Any) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _shape_text(shape: Shape) -> str:
+    return "\n".join(" ".join(sorted(classes)) for classes in shape)
+
+
+def _encoded(tree: Tree[Any] | None, stuck: int | None) -> dict[str, Any]:
+    """``{"root", "stuck", "nodes"}``: the tree's nodes, each ``[data, children]`` after its children (a node met
+    twice is written once), a child a node's index, a token's ``[type, place]`` or null (a part left out)."""
+    nodes: list[list[Any]] = []
+    index: dict[int, int] = {}
+
+    def node(item: Any) -> Any:
+        if item is None:  # an optional part the parse left out, where Lark keeps its place
+            return None
+        if isinstance(item, Token):
+            return [item.type, item.position]  # type: ignore[attr-defined]  # the grammar's tokens carry it
+        if id(item) not in index:
+            children = [node(child) for child in item.children]
+            nodes.append([str(item.data), children])
+            index[id(item)] = len(nodes) - 1
+        return index[id(item)]
+
+    return {"root": None if tree is None else node(tree), "stuck": stuck, "nodes": nodes}
+
+
+def _decoded(body: dict[str, Any], size: int, token: Callable[[str, int], Token]) -> Parsed:
+    """The parse :func:`_encoded` wrote, for a shape of ``size`` tokens; raises on anything malformed."""
+    root, stuck, nodes = body["root"], body["stuck"], body["nodes"]
+    if stuck is not None and not (type(stuck) is int and 0 <= stuck < size):
+        raise ValueError("a stop past the sentence")
+    if root is None:
+        return None, stuck
+    built: list[Tree[Any]] = []
+    for data, children in nodes:
+        if not isinstance(data, str) or not isinstance(children, list):
+            raise TypeError("a malformed node")
+        kids: list[Any] = []
+        for child in children:
+            if child is None:
+                kids.append(None)
+            elif type(child) is int and 0 <= child < len(built):  # a node written before this one
+                kids.append(built[child])
+            elif isinstance(child, list) and len(child) == 2 and isinstance(child[0], str):
+                place = child[1]
+                if type(place) is not int or not 0 <= place < size:
+                    raise ValueError("a token past the sentence")
+                kids.append(token(child[0], place))
+            else:
+                raise TypeError("a malformed child")
+        built.append(Tree(data, kids))
+    if type(root) is not int or not 0 <= root < len(built):
+        raise ValueError("no such root")
+    return built[root], None
