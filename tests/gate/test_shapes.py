@@ -171,3 +171,18 @@ def test_a_one_shot_check_reads_the_shapes_a_process_before_it_kept(tmp_path: Pa
     verdicts = [json.loads(r.stdout) for r in runs]
     assert verdicts[0]["code"] == verdicts[1]["code"] and verdicts[0]["reasoning"] == verdicts[1]["reasoning"]
     assert len(list((tmp_path / "shapes").glob("*.json"))) > 1
+
+
+def test_what_is_not_a_plain_file_of_its_size_is_not_read(tmp_path: Path) -> None:
+    store = _store(tmp_path / "shapes")
+    sentence = "Pay Eve 50 EUR."
+    Grammar(english(), store).parse(sentence)
+    for f in store.folder.glob("*.json"):
+        f.unlink()
+        os.mkfifo(f)  # a pipe no one writes: the read must not wait for one
+    assert Grammar(english(), store).parse(sentence) == Grammar(english()).parse(sentence)
+    for f in store.folder.glob("*.json"):
+        f.unlink()
+        f.write_bytes(b" " * (shapes._MAX_BYTES + 1))
+    fresh = Grammar(english(), store)
+    assert fresh.parse(sentence) == Grammar(english()).parse(sentence) and fresh._parser is not None

@@ -38,6 +38,8 @@ FOLDER_ENV = "VALIDATOR_CACHE_DIR"
 MAX_FILES = 20_000
 """Files kept in the folder at most (about 2 KB each); past it, the older half is deleted."""
 _FORMAT = 1
+_MAX_BYTES = 1 << 20
+"""A file longer than this is not read (a parse of at most 80 tokens is a few kilobytes)."""
 
 Shape = tuple[frozenset[str], ...]
 """A sentence's token classes, word by word."""
@@ -128,10 +130,16 @@ class ShapeStore:
 
     def _read(self, key: str) -> dict[str, Any] | None:
         """The body kept under ``key`` when its file reads whole and is the key's, else None."""
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # a pipe never waits
         try:
-            fd = os.open(self.folder / f"{key}.json", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fd = os.open(self.folder / f"{key}.json", flags)
             with os.fdopen(fd, "rb") as f:
-                data = json.loads(f.read())
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    return None
+                text = f.read(_MAX_BYTES + 1)
+            if len(text) > _MAX_BYTES:
+                return None
+            data = json.loads(text)
             body = data["body"]
             if data["key"] != key or data["sum"] != _checksum(body) or not isinstance(body, dict):
                 return None
