@@ -186,3 +186,45 @@ def test_what_is_not_a_plain_file_of_its_size_is_not_read(tmp_path: Path) -> Non
         f.write_bytes(b" " * (shapes._MAX_BYTES + 1))
     fresh = Grammar(english(), store)
     assert fresh.parse(sentence) == Grammar(english()).parse(sentence) and fresh._parser is not None
+
+
+def test_a_file_nested_past_what_json_reads_is_parsed_again(tmp_path: Path) -> None:
+    store = _store(tmp_path / "shapes")
+    sentence = "Pay Eve 50 EUR."
+    Grammar(english(), store).parse(sentence)
+    for f in store.folder.glob("*.json"):
+        f.write_text("[" * 100_000)  # the literals' file too: the grammar is built from its own terminals
+    fresh = Grammar(english(), store)
+    assert fresh.parse(sentence) == Grammar(english()).parse(sentence) and fresh._parser is not None
+
+
+def test_a_folder_moved_into_its_place_later_is_never_used(tmp_path: Path) -> None:
+    """Found by a reviewer: the folder was checked once and then reached by its path, so whoever may write its
+    parent could put another folder (or a link to one) in its place. The store keeps the folder it opened."""
+    store = _store(tmp_path / "shapes")
+    other = tmp_path / "theirs"
+    other.mkdir()
+    other.chmod(0o777)
+    (tmp_path / "shapes").rename(tmp_path / "moved")
+    (tmp_path / "shapes").symlink_to(other)
+    sentence = "Email bob@acme.example the minutes."
+    assert Grammar(english(), store).parse(sentence) == Grammar(english()).parse(sentence)
+    assert not list(other.iterdir()) and list((tmp_path / "moved").glob("*.json"))
+    assert Grammar(english(), store)._parser is None  # read back from the folder it opened
+
+
+def test_a_tree_deeper_than_a_sentences_is_not_read(tmp_path: Path) -> None:
+    """Found by a reviewer: a chain of 5,000 nodes under a short sentence's shape passed every check and made the
+    reading recurse past Python's limit."""
+    store = _store(tmp_path / "shapes")
+    sentence = "Pay Eve 50 EUR."
+    grammar = Grammar(english(), store)
+    grammar.parse(sentence)
+    shape = tuple(w.classes for w in grammar.words(sentence))
+    chain = [["x", [["W", 0]]]] + [["x", [i]] for i in range(5_000)]
+    body = {"root": 5_000, "stuck": None, "nodes": chain}
+    with pytest.raises(ValueError, match="deeper"):
+        shapes._decoded(body, len(shape), lambda kind, i: grammar._tree(grammar.words(sentence))[0].children[0])
+    store._write(store._key("shape", shapes._shape_text(shape)), body)
+    assert store._read(store._key("shape", shapes._shape_text(shape))) == body  # it reads: only its depth refuses it
+    assert Grammar(english(), store).parse(sentence) == Grammar(english()).parse(sentence)

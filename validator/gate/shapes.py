@@ -22,9 +22,10 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import stat
-import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ FOLDER_ENV = "VALIDATOR_CACHE_DIR"
 MAX_FILES = 20_000
 """Files kept in the folder at most (about 2 KB each); past it, the older half is deleted."""
 _FORMAT = 1
+_MAX_DEPTH = 200
+"""A tree deeper than this is not read (the benchmark sets' sentences: 17 at most)."""
 _MAX_BYTES = 1 << 20
 """A file longer than this is not read (a parse of at most 80 tokens is a few kilobytes)."""
 
@@ -47,25 +50,48 @@ Parsed = tuple["Tree[Any] | None", "int | None"]
 """A shape's parse tree, or None and the place of the token its parse stopped at (None: the end)."""
 
 
-def private_folder(folder: Path) -> bool:
-    """Whether ``folder`` is a folder (not a link) of this user that neither the group nor others may enter."""
+def private_folder(folder: Path | int) -> bool:
+    """Whether ``folder`` (a path, not followed if a link, or an open folder's descriptor) is a folder of this user
+    that neither the group nor others may enter."""
     try:
-        found = os.lstat(folder)
+        found = os.fstat(folder) if isinstance(folder, int) else os.lstat(folder)
     except OSError:
         return False
     mine = not hasattr(os, "geteuid") or found.st_uid == os.geteuid()
     return stat.S_ISDIR(found.st_mode) and mine and not found.st_mode & 0o077
 
 
+_AT_FOLDER = os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd and os.scandir in os.supports_fd
+"""Whether files can be opened relative to an open folder here (not on Windows: no folder is kept there; ``os.replace``
+shares ``os.rename``'s support)."""
+
+
 class ShapeStore:
     """Shapes' parses and a grammar's literal words, on disk in ``folder`` under keys salted by ``salt`` (what
-    the trees depend on besides the shape)."""
+    the trees depend on besides the shape).
+
+    The folder is opened once and every file is reached through that open folder: it must then be a private
+    folder (:func:`private_folder`, checked on what was opened), and moving another folder to its path later,
+    by anyone who may write its parent, changes nothing for this store.
+
+    Raises:
+        OSError: the folder cannot be opened, or is not private, or files cannot be reached through an open
+            folder on this system.
+    """
 
     def __init__(self, folder: Path, salt: str) -> None:
+        if not _AT_FOLDER:
+            raise OSError("files cannot be opened relative to an open folder on this system")
         self.folder = folder
         self._salt = salt
         self._lock = threading.Lock()
         self._files: int | None = None  # counted at the first write
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+        if not private_folder(fd):
+            os.close(fd)
+            raise OSError(f"{folder} is not a folder of this user's alone")
+        self._fd = fd
+        weakref.finalize(self, os.close, fd)
 
     @classmethod
     def default(cls, salt: str) -> ShapeStore | None:
@@ -84,9 +110,9 @@ class ShapeStore:
         try:
             root.mkdir(mode=0o700, parents=True, exist_ok=True)
             folder.mkdir(mode=0o700, exist_ok=True)
+            return cls(folder, salt)
         except OSError:
             return None
-        return cls(folder, salt) if private_folder(folder) else None
 
     # -- parses -------------------------------------------------------------------------------------------
 
@@ -99,7 +125,7 @@ class ShapeStore:
             return None
         try:
             return _decoded(data, len(shape), token)
-        except (ValueError, TypeError, IndexError, KeyError):
+        except (ValueError, TypeError, IndexError, KeyError, RecursionError):
             return None
 
     def keep(self, shape: Shape, parsed: Parsed) -> None:
@@ -132,7 +158,7 @@ class ShapeStore:
         """The body kept under ``key`` when its file reads whole and is the key's, else None."""
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # a pipe never waits
         try:
-            fd = os.open(self.folder / f"{key}.json", flags)
+            fd = os.open(f"{key}.json", flags, dir_fd=self._fd)
             with os.fdopen(fd, "rb") as f:
                 if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
                     return None
@@ -144,19 +170,23 @@ class ShapeStore:
             if data["key"] != key or data["sum"] != _checksum(body) or not isinstance(body, dict):
                 return None
             return body
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             return None
 
     def _write(self, key: str, body: dict[str, Any]) -> None:
         text = json.dumps({"key": key, "sum": _checksum(body), "body": body}, separators=(",", ":"))
+        aside = f".writing-{secrets.token_hex(8)}.json"
         try:
-            fd, aside = tempfile.mkstemp(dir=self.folder, prefix=".writing-", suffix=".json")
+            fd = os.open(
+                aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600, dir_fd=self._fd
+            )
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as f:
                     f.write(text)
-                os.replace(aside, self.folder / f"{key}.json")
+                os.replace(aside, f"{key}.json", src_dir_fd=self._fd, dst_dir_fd=self._fd)
             except BaseException:
-                Path(aside).unlink(missing_ok=True)
+                with contextlib.suppress(OSError):
+                    os.unlink(aside, dir_fd=self._fd)
                 raise
         except OSError:
             return
@@ -169,7 +199,7 @@ class ShapeStore:
 
     def _count(self) -> int:
         try:
-            return sum(1 for e in os.scandir(self.folder) if e.name.endswith(".json"))
+            return sum(1 for e in os.scandir(self._fd) if e.name.endswith(".json"))
         except OSError:
             return 0
 
@@ -177,14 +207,14 @@ class ShapeStore:
         """Delete the older half of the files; how many are left."""
         try:
             entries = sorted(
-                (e for e in os.scandir(self.folder) if e.name.endswith(".json")),
+                (e for e in os.scandir(self._fd) if e.name.endswith(".json")),
                 key=lambda e: e.stat(follow_symlinks=False).st_mtime,
             )
         except OSError:
             return 0
         for entry in entries[: len(entries) // 2 + 1]:
             with contextlib.suppress(OSError):
-                os.unlink(entry.path)
+                os.unlink(entry.name, dir_fd=self._fd)
         return len(entries) - len(entries) // 2 - 1
 
 
@@ -224,15 +254,18 @@ def _decoded(body: dict[str, Any], size: int, token: Callable[[str, int], Token]
     if root is None:
         return None, stuck
     built: list[Tree[Any]] = []
+    depths: list[int] = []
     for data, children in nodes:
         if not isinstance(data, str) or not isinstance(children, list):
             raise TypeError("a malformed node")
         kids: list[Any] = []
+        depth = 1
         for child in children:
             if child is None:
                 kids.append(None)
             elif type(child) is int and 0 <= child < len(built):  # a node written before this one
                 kids.append(built[child])
+                depth = max(depth, depths[child] + 1)
             elif isinstance(child, list) and len(child) == 2 and isinstance(child[0], str):
                 place = child[1]
                 if type(place) is not int or not 0 <= place < size:
@@ -240,7 +273,10 @@ def _decoded(body: dict[str, Any], size: int, token: Callable[[str, int], Token]
                 kids.append(token(child[0], place))
             else:
                 raise TypeError("a malformed child")
+        if depth > _MAX_DEPTH:  # what reads the tree recurses by its depth
+            raise ValueError("a tree deeper than a sentence's")
         built.append(Tree(data, kids))
+        depths.append(depth)
     if type(root) is not int or not 0 <= root < len(built):
         raise ValueError("no such root")
     return built[root], None
