@@ -4,6 +4,7 @@ that does not read is parsed again (issue 61: no parser built per process)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -228,3 +229,13 @@ def test_a_tree_deeper_than_a_sentences_is_not_read(tmp_path: Path) -> None:
     store._write(store._key("shape", shapes._shape_text(shape)), body)
     assert store._read(store._key("shape", shapes._shape_text(shape))) == body  # it reads: only its depth refuses it
     assert Grammar(english(), store).parse(sentence) == Grammar(english()).parse(sentence)
+
+
+def test_the_key_holds_the_code_that_parses_and_keeps() -> None:
+    """Found by a reviewer: the package's version alone named the code (it does not change between commits), so a
+    change of the parser's options or of the encoding would have read trees kept before it."""
+    from validator.gate import grammar as grammar_module
+
+    source = b"".join(Path(m.__file__ or "").read_bytes() for m in (grammar_module, shapes))
+    assert grammar_module._code() == hashlib.sha256(source).hexdigest()
+    assert grammar_module._code() in _salt(english())

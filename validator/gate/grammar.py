@@ -22,11 +22,14 @@ again with another sentence's words, so "Pay Eve 50 EUR." and "Pay Bob 900 USD."
 from __future__ import annotations
 
 import hashlib
+import secrets
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import replace
 from functools import cache
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import lark
@@ -35,6 +38,7 @@ from lark.exceptions import LarkError, UnexpectedInput
 from lark.lexer import Lexer
 
 from validator._types import VERSION
+from validator.gate import shapes
 from validator.gate.compiled import compiled
 from validator.gate.meaning import Parse, Reading
 from validator.gate.semantics import Semantics, TooAmbiguous
@@ -260,6 +264,19 @@ def _grammar(pack: LanguagePack) -> Grammar:
 
 
 def _salt(pack: LanguagePack) -> str:
-    """What a shape's parse depends on besides the shape: the grammar's text, Lark's version, this package's (its
-    parser options, its token matcher)."""
-    return "\n".join((hashlib.sha256(pack.grammar.encode("utf-8")).hexdigest(), lark.__version__, VERSION))
+    """What a shape's parse depends on besides the shape: the grammar's text, Lark's version, and the code that
+    parses and keeps it (this module: its parser options, its lexer and token matcher; the store's encoding),
+    by the SHA-256 of their source (a change of either, released or not, reads no tree kept before it)."""
+    return "\n".join((_sha256(pack.grammar.encode("utf-8")), lark.__version__, VERSION, _code()))
+
+
+@cache
+def _code() -> str:
+    try:
+        return _sha256(b"".join(Path(m.__file__ or "").read_bytes() for m in (sys.modules[__name__], shapes)))
+    except OSError:  # no source shipped: no tree is kept across processes
+        return secrets.token_hex(16)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
