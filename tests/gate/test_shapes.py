@@ -155,6 +155,28 @@ def test_what_is_kept_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert 0 < len(list(store.folder.glob("*.json"))) <= 10
 
 
+def test_what_is_kept_is_bounded_in_bytes_and_a_huge_tree_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by a reviewer: a very ambiguous sentence of an outside message made a 10 MB file, and the bound
+    counted files, not bytes."""
+    monkeypatch.setattr(shapes, "MAX_TOTAL", 20_000)
+    store = _store(tmp_path / "shapes")
+    grammar = Grammar(english(), store)
+    for s in SENTENCES[:60]:
+        grammar.parse(s)
+    assert 0 < sum(f.stat().st_size for f in store.folder.glob("*.json")) <= 20_000 + shapes._MAX_BYTES
+    monkeypatch.setattr(shapes, "_MAX_BYTES", 200)  # every tree is now over the bound: none is written
+    before = {f.name for f in store.folder.glob("*.json")}
+    Grammar(english(), store).parse("Please email person0@acme.example the report and the invoice today.")
+    assert {f.name for f in store.folder.glob("*.json")} <= before
+
+
+def test_a_relative_folder_is_never_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(FOLDER_ENV, "relative/cache")
+    assert ShapeStore.default("salt") is None
+
+
 def test_a_folder_that_cannot_be_written_costs_nothing_but_time(tmp_path: Path) -> None:
     store = _store(tmp_path / "shapes")
     store.folder.chmod(0o500)

@@ -4,16 +4,19 @@ reading the same conversation's sentences).
 
 A shape is a sentence's sequence of token classes (:class:`~validator.gate.grammar.Grammar` parses shapes, not
 words: the tree is read again with each sentence's own words, by their places). A shape's tree, or where its parse
-stopped, is one JSON file named by the SHA-256 of the shape and of everything the tree depends on (the grammar's
-text, Lark's version, this package's version, this format); so are the grammar's literal words.
+stopped, is one JSON file of rule names and token places (never a word), named by the SHA-256 of the shape and of
+everything the tree depends on (the salt: the grammar's text, Lark's version, the code that parses and keeps it);
+so are the grammar's literal words.
 
-The folder is ``VALIDATOR_CACHE_DIR`` (empty: no folder, nothing kept) or the user's cache folder
-(``platformdirs.user_cache_dir``), ``shapes`` in it. It is made 0700 and used only while it is a folder of this user
-that no one else may write (not a link, no permission for the group or others): never a shared temporary folder.
-JSON, never a pickle: reading a file runs no code. A file that does not read whole, names another key, fails its
-own checksum or holds a malformed tree is passed over (the shape is parsed again and the file rewritten); a file
-is written whole or not at all (written aside, then renamed). Past :data:`MAX_FILES` files the older half is
-deleted. The folder is a cache: deleting it, or any file in it, at any time changes nothing but time.
+The folder is ``shapes`` in ``VALIDATOR_CACHE_DIR`` (an absolute path; empty: nothing kept) or in the user's cache
+folder (``platformdirs.user_cache_dir``). It is made 0700, opened once, and used only when what was opened is a
+folder of this user that no one else may enter (not a link): never a shared temporary folder; every file is reached
+through the open folder, so a folder moved into its path later is never used. JSON, never a pickle: reading a file
+runs no code. A file that is not a plain file, is over :data:`_MAX_BYTES`, does not read whole, names another key,
+fails its own checksum or holds a malformed or too deep tree is passed over (the shape is parsed again and the
+file rewritten); a file is written whole or not at all (written aside, then renamed). Past :data:`MAX_FILES` files
+or :data:`MAX_TOTAL` bytes the older half is deleted. The folder is a cache: deleting it, or any file in it, at any
+time changes nothing but time. A file that reads whole is believed, as the user's own files are.
 """
 
 from __future__ import annotations
@@ -32,17 +35,21 @@ from typing import Any
 
 from lark import Token, Tree
 
-__all__ = ["FOLDER_ENV", "MAX_FILES", "Parsed", "Shape", "ShapeStore", "private_folder"]
+__all__ = ["FOLDER_ENV", "MAX_FILES", "MAX_TOTAL", "Parsed", "Shape", "ShapeStore", "private_folder"]
 
 FOLDER_ENV = "VALIDATOR_CACHE_DIR"
 """The folder the shapes' folder is made in; set empty, no parse is kept on disk."""
 MAX_FILES = 20_000
-"""Files kept in the folder at most (about 2 KB each); past it, the older half is deleted."""
+"""Files kept in the folder at most; past it, or past :data:`MAX_TOTAL` bytes, the older half is deleted."""
+MAX_TOTAL = 256 * 1024 * 1024
+"""Bytes kept in the folder at most (a parse is a few kilobytes; a very ambiguous one up to :data:`_MAX_BYTES`)."""
 _FORMAT = 1
 _MAX_DEPTH = 200
 """A tree deeper than this is not read (the benchmark sets' sentences: 17 at most)."""
-_MAX_BYTES = 1 << 20
-"""A file longer than this is not read (a parse of at most 80 tokens is a few kilobytes)."""
+_MAX_BYTES = 4 << 20
+"""A file longer than this is neither written nor read: a parse whose tree is this large (a very ambiguous
+sentence) is parsed again in each process (most parses are a few kilobytes; a reviewer measured a 41-token
+sentence of 10 MB, slower to read back than to parse)."""
 
 Shape = tuple[frozenset[str], ...]
 """A sentence's token classes, word by word."""
@@ -85,7 +92,7 @@ class ShapeStore:
         self.folder = folder
         self._salt = salt
         self._lock = threading.Lock()
-        self._files: int | None = None  # counted at the first write
+        self._kept: tuple[int, int] | None = None  # files and bytes in the folder, counted at the first write
         fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
         if not private_folder(fd):
             os.close(fd)
@@ -106,6 +113,8 @@ class ShapeStore:
             return None
         else:
             root = Path(base)
+            if not root.is_absolute():  # a relative folder would be made in whatever folder the process runs in
+                return None
         folder = root / "shapes"
         try:
             root.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -174,14 +183,16 @@ class ShapeStore:
             return None
 
     def _write(self, key: str, body: dict[str, Any]) -> None:
-        text = json.dumps({"key": key, "sum": _checksum(body), "body": body}, separators=(",", ":"))
+        text = json.dumps({"key": key, "sum": _checksum(body), "body": body}, separators=(",", ":")).encode()
+        if len(text) > _MAX_BYTES:
+            return
         aside = f".writing-{secrets.token_hex(8)}.json"
         try:
             fd = os.open(
                 aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600, dir_fd=self._fd
             )
             try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                with os.fdopen(fd, "wb") as f:
                     f.write(text)
                 os.replace(aside, f"{key}.json", src_dir_fd=self._fd, dst_dir_fd=self._fd)
             except BaseException:
@@ -191,31 +202,37 @@ class ShapeStore:
         except OSError:
             return
         with self._lock:
-            if self._files is None:
-                self._files = self._count()
-            self._files += 1
-            if self._files > MAX_FILES:
-                self._files = self._prune()
+            files, size = self._kept if self._kept is not None else self._count()
+            files, size = files + 1, size + len(text)
+            self._kept = self._prune() if files > MAX_FILES or size > MAX_TOTAL else (files, size)
 
-    def _count(self) -> int:
+    def _files(self) -> list[tuple[float, str, int]]:
+        """``(written, name, bytes)`` of each file of the folder (one another process deletes meanwhile left out)."""
+        found = []
         try:
-            return sum(1 for e in os.scandir(self._fd) if e.name.endswith(".json"))
+            entries = list(os.scandir(self._fd))
         except OSError:
-            return 0
+            return []
+        for entry in entries:
+            if entry.name.endswith(".json"):
+                with contextlib.suppress(OSError):
+                    info = entry.stat(follow_symlinks=False)
+                    found.append((info.st_mtime, entry.name, info.st_size))
+        return found
 
-    def _prune(self) -> int:
-        """Delete the older half of the files; how many are left."""
-        try:
-            entries = sorted(
-                (e for e in os.scandir(self._fd) if e.name.endswith(".json")),
-                key=lambda e: e.stat(follow_symlinks=False).st_mtime,
-            )
-        except OSError:
-            return 0
-        for entry in entries[: len(entries) // 2 + 1]:
+    def _count(self) -> tuple[int, int]:
+        found = self._files()
+        return len(found), sum(size for _, _, size in found)
+
+    def _prune(self) -> tuple[int, int]:
+        """Delete the older half of the files; the files and bytes left."""
+        found = sorted(self._files())
+        gone = found[: len(found) // 2 + 1]
+        for _, name, _ in gone:
             with contextlib.suppress(OSError):
-                os.unlink(entry.name, dir_fd=self._fd)
-        return len(entries) - len(entries) // 2 - 1
+                os.unlink(name, dir_fd=self._fd)
+        left = found[len(gone) :]
+        return len(left), sum(size for _, _, size in left)
 
 
 def _checksum(body: Any) -> str:
