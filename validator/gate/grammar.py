@@ -15,8 +15,9 @@ pass over its values, not a million tokens), or when its parses mean more than
 readings agree on what a check reads is the reader's business (:mod:`validator.gate.reader`), per tool.
 
 Cost: Earley is cubic in the worst case and, in Python, about a millisecond a token for this grammar. A
-sentence is parsed once per shape: the tree of a class sequence is kept (:class:`Grammar`'s cache) and read
-again with another sentence's words, so "Pay Eve 50 EUR." and "Pay Bob 900 USD." share one parse.
+sentence is parsed once per shape: the tree of a class sequence is kept (:class:`Grammar`'s cache, and on disk
+for the processes after this one: :mod:`validator.gate.shapes`) and read again with another sentence's words, so
+"Pay Eve 50 EUR." and "Pay Bob 900 USD." share one parse. Lark's parser is built only for a shape no one parsed.
 """
 
 from __future__ import annotations
