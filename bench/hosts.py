@@ -48,6 +48,7 @@ from gate_latency import POLICY, build
 from service_load import _start
 
 from validator import MemoryRecorder, Message, Validator
+from validator.inputs.conversations import Seen
 from validator.inputs.held import RecentInputs
 from validator.text.search import normalize
 
@@ -321,7 +322,8 @@ def stateless_named(size: int, repeats: int, *, named: bool = True) -> float:
     times = []
     for i in range(repeats + 1):
         name = f"named-{size}-{i}" if named else None
-        validator.recent = RecentInputs()
+        validator.recent = RecentInputs()  # nothing of the repeats before: only this conversation's last check
+        validator.transcripts.seen = Seen()
         validator.check(prefix, conversation=name)
         start = time.perf_counter()
         verdict = validator.check(data, conversation=name)
