@@ -182,7 +182,7 @@ class RecentInputs:
     never finds another's. Only inputs the one-pass reader took whole are kept (another format's conversion
     may read a message by the ones before it)."""
 
-    def __init__(self, *, size: int = 4, max_bytes: int = 64 * 1024 * 1024) -> None:
+    def __init__(self, *, size: int = 16, max_bytes: int = 64 * 1024 * 1024) -> None:
         self.size = size
         self.max_bytes = max_bytes
         self._kept: list[_Decoded] = []
