@@ -265,12 +265,12 @@ class TextIndex:
         hits: list[int] = []
         if not anchor or _SEP in anchor:
             return hits
-        view = self._exact
-        pos = view.text.find(anchor.casefold())
+        view, folded = self._exact, anchor.casefold()
+        pos = view.seek(folded, False)
         while pos != -1 and len(hits) < limit:
-            i, nxt = view.message_at(pos)
+            i, _ = view.message_at(pos)
             hits.append(self.positions[i])
-            pos = view.text.find(anchor.casefold(), nxt)
+            pos = view.seek(folded, False, past=i)
         return hits
 
     def find_pattern(self, anchor: str, pattern: re.Pattern[str], limit: int) -> list[int]:
@@ -283,10 +283,10 @@ class TextIndex:
         if not anchor or _SEP in anchor or " " in anchor:
             return hits
         view = self._exact
-        pos = view.text.find(anchor)
+        pos = view.seek(anchor, False)
         while pos != -1 and len(hits) < limit:
-            i, nxt = view.message_at(pos)
+            i, _ = view.message_at(pos)
             if pattern.search(self.texts[i]):
                 hits.append(self.positions[i])
-            pos = view.text.find(anchor, nxt)
+            pos = view.seek(anchor, False, past=i)
         return hits
