@@ -147,7 +147,6 @@ def _strict(raw: bytes) -> bool:
 
 # -- inputs decoded lately, found by their messages' bytes -------------------------------------------------
 
-_FIELDS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _USER = msgspec.json.Decoder(str | None)
 _SPACE = b" \t\r\n"
 """What JSON allows between tokens."""
@@ -202,9 +201,9 @@ class RecentInputs:
             return CheckInput.from_json(text, limits=limits)  # refused by its size
         raw = utf8(text) if isinstance(text, str) else text
         try:
-            fields = _FIELDS.decode(raw)
-            messages = bytes(fields["messages"])
-            user_id = _USER.decode(fields["user_id"]) if "user_id" in fields else None
+            top = sent.fields(raw)
+            messages = bytes(top["messages"])
+            user_id = _USER.decode(top["user_id"]) if "user_id" in top else None
         except (msgspec.DecodeError, KeyError):
             return CheckInput.from_json(text, limits=limits)  # not a check input: the whole parse names why
         item = self._onto_recent(raw, messages, user_id, limits)

@@ -24,6 +24,7 @@ __all__ = [
     "CONVERSATION_DIGEST",
     "Chain",
     "Split",
+    "fields",
     "joined",
     "split",
 ]
@@ -50,6 +51,15 @@ class Split:
     messages: list[msgspec.Raw]
 
 
+def fields(body: bytes) -> dict[str, msgspec.Raw]:
+    """``body``'s top-level fields as raw JSON (a repeated key keeps its last value: the strict reader refuses it).
+
+    Raises:
+        msgspec.DecodeError: ``body`` is not a JSON object.
+    """
+    return _FIELDS.decode(body)
+
+
 def split(body: bytes) -> Split:
     """``body``'s fields and messages as raw JSON.
 
@@ -57,11 +67,11 @@ def split(body: bytes) -> Split:
         ValueError: ``body`` is not a JSON object whose ``messages`` is a list.
     """
     try:
-        fields = _FIELDS.decode(body)
-        messages = _LIST.decode(fields["messages"])
+        found = fields(body)
+        messages = _LIST.decode(found["messages"])
     except (msgspec.DecodeError, KeyError) as exc:
         raise ValueError(f"not a check input with a list of messages ({exc})") from None
-    return Split(fields, messages)
+    return Split(found, messages)
 
 
 def joined(fields: Mapping[str, msgspec.Raw], messages: Iterable[bytes]) -> bytes:
