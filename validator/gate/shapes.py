@@ -57,11 +57,10 @@ Parsed = tuple["Tree[Any] | None", "int | None"]
 """A shape's parse tree, or None and the place of the token its parse stopped at (None: the end)."""
 
 
-def private_folder(folder: Path | int) -> bool:
-    """Whether ``folder`` (a path, not followed if a link, or an open folder's descriptor) is a folder of this user
-    that neither the group nor others may enter."""
+def private_folder(fd: int) -> bool:
+    """Whether the open ``fd`` is a folder of this user that neither the group nor others may enter."""
     try:
-        found = os.fstat(folder) if isinstance(folder, int) else os.lstat(folder)
+        found = os.fstat(fd)
     except OSError:
         return False
     mine = not hasattr(os, "geteuid") or found.st_uid == os.geteuid()
