@@ -194,3 +194,64 @@ def test_no_take_back_ahead_of_the_pack_is_outlived_by_the_request_said_again(
     ]
     verdict = _check(messages, tool, args, said)
     assert not verdict.approved, (ahead, done, verdict.reasoning)
+
+
+OTHER_IBAN = "DE75512108001245126199"
+
+
+@pytest.mark.parametrize("first", [IBAN, OTHER_IBAN])
+@pytest.mark.parametrize(
+    "before",
+    [
+        f"Don't pay {IBAN} anymore, even if I ask again.",  # governs one of the turn's two payments
+        "Ignore my next message.",  # frames the whole next turn
+        "Thanks for yesterday.",  # governs nothing
+    ],
+)
+def test_what_governs_a_turn_is_read_once_and_holds_for_each_call_of_it(
+    first: str, before: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One validator checks a turn's two payments one after the other, the conversation growing by each call and its
+    result (what governs the turn from before it is found at its first call and kept): each verdict is the one a
+    fresh validator gives the same conversation, whichever payment comes first."""
+    from validator.gate import requests
+
+    reads: list[str] = []
+    for name in ("_frame_before", "_said_ahead"):
+        monkeypatch.setattr(requests, name, _counted(getattr(requests, name), name, reads))
+    said = f"Please pay {IBAN} 50 EUR. Please pay {OTHER_IBAN} 20 EUR."
+    messages = [
+        *_turns(PAY[0], "send_money", PAY[2], 2),
+        Message(role="user", content=before),
+        Message(role="assistant", content="OK."),
+        Message(role="user", content=said),
+    ]
+    shared = Validator(POLICY)
+    order = [first, OTHER_IBAN if first == IBAN else IBAN]
+    for n, account in enumerate(order):
+        args = {"recipient": account, "amount": 50 if account == IBAN else 20, "currency": "EUR"}
+        quote = f"pay {account} {args['amount']} EUR"
+        action = {"tool": "send_money", "args": args, "justification": {"reason": "r", "evidence": [{"quote": quote}]}}
+        reads.clear()
+        kept = shared.validate(messages, action, user_id="u-1")
+        assert "_frame_before" in reads if n == 0 else not reads, reads  # read at the turn's first call only
+        fresh = Validator(POLICY).validate(messages, action, user_id="u-1")
+        assert (kept.decision, kept.code) == (fresh.decision, fresh.code), (before, account, kept.reasoning)
+        if (before.startswith("Don't") and account == IBAN) or before.startswith("Ignore"):
+            assert not kept.approved, (before, account)
+        else:
+            assert kept.approved, (before, account, kept.reasoning)
+        call = ToolCall(id=f"t{n}", name="send_money", args=args)
+        messages = [
+            *messages,
+            Message(role="assistant", content="", tool_calls=[call]),
+            Message(role="tool", content="Done.", tool_call_id=f"t{n}", name="send_money"),
+        ]
+
+
+def _counted(fn: Any, name: str, reads: list[str]) -> Any:
+    def counted(*args: Any) -> Any:
+        reads.append(name)
+        return fn(*args)
+
+    return counted

@@ -156,6 +156,8 @@ class _Read:
         "parsed",
         "phrasal",
         "reads",
+        "turn_ahead",
+        "turn_frames",
         "verbs",
     )
 
@@ -186,6 +188,13 @@ class _Read:
         self.frames: dict[int, str | None] = dict(carried.frames) if carried else {}
         """The sentence of each user message (by index) that frames the turns after it (:func:`_framed_before`),
         or None: kept for a message whose sentences are."""
+        self.turn_frames: dict[int, str | None] = dict(carried.turn_frames) if carried else {}
+        """The frame the user messages before a turn hold (:func:`_framed_before`), by the turn's first message:
+        read from those messages alone, so found once for every later check of the turn."""
+        self.turn_ahead: dict[tuple[int, frozenset[str]], tuple[tuple[str, tuple[Word, ...]], ...]]
+        self.turn_ahead = dict(carried.turn_ahead) if carried else {}
+        """The take-backs given ahead before a turn (:func:`_said_ahead`), by the turn's first message and the
+        verbs of the tool's deed."""
 
     def parse(self, text: str, original: str) -> Parse:
         """The parse of a sentence (its text, and the message's text there) in this reading's pack and vocabulary:
@@ -284,6 +293,15 @@ def _kept_parse(ctx: CheckContext, tool: ToolSense, text: str, original: str) ->
     """The parse of one sentence of the transcript's user words (a cited one) in ``tool``'s vocabulary: parsed once
     per transcript (its sentences are kept with the transcript's others, under the same bound)."""
     return _kept_reading(ctx, tool).parse(text, original)
+
+
+def _read_cited(ctx: CheckContext, tool: ToolSense, sentence: RequestSentence) -> tuple[Parse, Read | None]:
+    """A cited sentence's parse (:func:`_kept_parse`) and how it stands to a request for ``tool``
+    (:func:`~validator.gate.reader.read_parse`): both once per transcript, so each later call of a turn reads the
+    request again for the price of two lookups."""
+    kept = _kept_reading(ctx, tool)
+    parse = kept.parse(sentence.text, _original(ctx.transcript, sentence))
+    return parse, kept.reading(parse, tool)
 
 
 def _in_time(deadline: float | None) -> None:
@@ -466,12 +484,17 @@ _FRAMES_READ = 40
 """User messages before a request's turn read for a frame that still governs it."""
 
 
-def _turns_before(transcript: Transcript, message: int) -> Iterator[int]:
-    """The user messages before the turn of ``message`` (the user's messages right before it are its turn), the
-    newest first: the last :data:`_FRAMES_READ` of them."""
+def _turn_of(transcript: Transcript, message: int) -> int:
+    """The first message of the turn of ``message`` (the user's messages right before it are its turn)."""
     first = message
     while first > 0 and transcript.messages[first - 1].role == "user":
         first -= 1
+    return first
+
+
+def _turns_before(transcript: Transcript, first: int) -> Iterator[int]:
+    """The user messages before the turn that begins at message ``first``, the newest first: the last
+    :data:`_FRAMES_READ` of them."""
     seen = 0
     for i in range(first - 1, -1, -1):
         if transcript.messages[i].role != "user":
@@ -487,8 +510,20 @@ def _framed_before(ctx: CheckContext, sentence: RequestSentence, tool: ToolSense
     "Please translate my next message.", "Don't act on my next message.", "We're role-playing."): it keeps
     governing the turns after it, so the request is unknown. Read in the last :data:`_FRAMES_READ` user messages
     before the request's turn, by their words (a sentence the grammar cannot read frames just the same)."""
-    for i in _turns_before(ctx.transcript, sentence.message):
-        read, kept = _read_sentences(ctx, i, tool)
+    first = _turn_of(ctx.transcript, sentence.message)
+    kept = _kept_reading(ctx, tool)
+    try:
+        frame = kept.turn_frames[first]
+    except KeyError:
+        frame = kept.turn_frames.setdefault(first, _frame_before(ctx, first, tool, kept))
+    return None if frame is None else Read("unknown", "earlier_words", frame, row="frame")
+
+
+def _frame_before(ctx: CheckContext, first: int, tool: ToolSense, kept: _Read) -> str | None:
+    """The newest sentence of the user messages before the turn beginning at ``first`` that frames the turns
+    after it (:func:`_framed_before`), as written; None: none does."""
+    for i in _turns_before(ctx.transcript, first):
+        read, _ = _read_sentences(ctx, i, tool, kept=kept)
         if i in kept.frames:
             frame = kept.frames[i]
         else:
@@ -496,7 +531,7 @@ def _framed_before(ctx: CheckContext, sentence: RequestSentence, tool: ToolSense
             if kept.by_message.get(i) is read:  # kept with the message's sentences (within their bound)
                 kept.frames[i] = frame
         if frame is not None:
-            return Read("unknown", "earlier_words", frame, row="frame")
+            return frame
     return None
 
 
@@ -513,9 +548,30 @@ def _taken_back_ahead(
     pack = tool.pack
     if not pack.ahead_of_me:
         return None
-    verbs = tool.deed_verbs
-    for i in _turns_before(ctx.transcript, sentence.message):
-        read, kept = _read_sentences(ctx, i, tool)
+    first = _turn_of(ctx.transcript, sentence.message)
+    kept = _kept_reading(ctx, tool)
+    key = (first, tool.deed_verbs)
+    try:
+        ahead = kept.turn_ahead[key]
+    except KeyError:
+        ahead = kept.turn_ahead.setdefault(key, _said_ahead(ctx, first, tool, kept))
+    for original, words in ahead:
+        named = context.named_values(words)
+        if not fills or not isinstance(context.forbidding(named, words, fills, pack), context.Standing):
+            return Read("unknown", "earlier_words", original, row="negation")
+    return None
+
+
+def _said_ahead(
+    ctx: CheckContext, first: int, tool: ToolSense, kept: _Read
+) -> tuple[tuple[str, tuple[Word, ...]], ...]:
+    """The sentences of the user messages before the turn beginning at ``first`` that hold a phrase of
+    ``[framing] ahead_of_me``, a negation or a verb of ceasing, and a verb of ``tool``'s deed (what
+    :func:`_taken_back_ahead` reads), the newest first, as written with their words."""
+    pack, verbs = tool.pack, tool.deed_verbs
+    found: list[tuple[str, tuple[Word, ...]]] = []
+    for i in _turns_before(ctx.transcript, first):
+        read, _ = _read_sentences(ctx, i, tool, kept=kept)
         for s, parse in read:
             if not kept.fact(parse, "ahead of me", partial(_says_ahead, s.original, pack)):
                 continue
@@ -524,10 +580,8 @@ def _taken_back_ahead(
                 continue
             if not any(w.verb in verbs or w.norm in verbs for w in words):
                 continue
-            named = context.named_values(words)
-            if not fills or not isinstance(context.forbidding(named, words, fills, pack), context.Standing):
-                return Read("unknown", "earlier_words", s.original, row="negation")
-    return None
+            found.append((s.original, tuple(words)))
+    return tuple(found)
 
 
 def _says_ahead(text: str, pack: LanguagePack) -> bool:
@@ -790,8 +844,7 @@ def verbs_in(ctx: CheckContext, sentence: RequestSentence, tool: ToolSense) -> t
     transcript does not show done, a greeting to someone by name ("Hi Anna, pay …"), a symbol no table reads
     ("❌"), or it is an item of a list
     whose lead-in asks for nothing ("Ignore these tasks:"), or it is a question other than "Could you …?"."""
-    parse = _kept_parse(ctx, tool, sentence.text, _original(ctx.transcript, sentence))
-    reading = read_parse(parse, tool)
+    parse, reading = _read_cited(ctx, tool, sentence)
     pack = tool.pack
     if (reading is not None and reading.proof == "disproved") or _framed(parse, pack) is not None:
         return None
@@ -912,8 +965,7 @@ def read_request(
     found: list[tuple[RequestSentence, Read]] = []
     proved: list[tuple[RequestSentence, Read]] = []
     for sentence in sentences_:
-        parse = _kept_parse(ctx, tool, sentence.text, _original(ctx.transcript, sentence))
-        reading = read_parse(parse, tool)
+        parse, reading = _read_cited(ctx, tool, sentence)
         if reading is not None and reading.proof == "proved" and _led_astray(sentence, tool.pack):
             reading = Read("unknown", "not_a_request", sentence.lead or "")
         if reading is None:

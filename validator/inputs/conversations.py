@@ -34,8 +34,8 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
-from itertools import accumulate
-from operator import is_
+from itertools import accumulate, compress, count, repeat
+from operator import is_, ne
 from typing import Any, Generic, TypeVar
 
 from validator.inputs.transcript import CHARS, Message, Transcript
@@ -139,14 +139,14 @@ class Conversations(Generic[S]):
             chars = transcript.fact(CHARS)
             self._keep(key, _Entry(*_held(sources), contents, self._read(sources), _ends(groups, 0), transcript, chars))
             return transcript
-        same, reads = self._same_prefix(sources, contents, entry)
+        ident, same, reads = self._same_prefix(sources, contents, entry)
         if same == len(entry.sources) == len(sources):
             if reads is not entry.reads:  # new objects, the same messages: the next check finds them by identity
-                held, weak = _held(sources)
+                held, weak = _held(sources, entry, ident)
                 self._keep(key, replace(entry, sources=held, weak=weak, contents=contents, reads=reads))
             return entry.transcript
         transcript, ends, chars = self._grow(entry, sources, same)
-        self._keep(key, _Entry(*_held(sources), contents, reads, ends, transcript, chars))
+        self._keep(key, _Entry(*_held(sources, entry, ident), contents, reads, ends, transcript, chars))
         return transcript
 
     def _read(self, sources: Sequence[S]) -> tuple[object, ...]:
@@ -154,28 +154,31 @@ class Conversations(Generic[S]):
         equal to nothing: it is compared by converting it)."""
         if self._reads is None:
             return ()
-        return tuple(object() if r is None else r for r in map(self._reads, sources))
+        reads = tuple(map(self._reads, sources))
+        if any(map(is_, reads, repeat(None))):
+            reads = tuple(object() if r is None else r for r in reads)
+        return reads
 
     def _same_prefix(
         self, sources: tuple[S, ...], contents: tuple[Any, ...], entry: _Entry[S]
-    ) -> tuple[int, tuple[object, ...]]:
-        """How many of ``sources`` are, from the first, the very objects ``entry`` saw with the very contents,
-        or (with ``reads``) messages of the same id, reads and an equal content; and the reads of
-        ``sources`` (read only from the first that is not the very object)."""
+    ) -> tuple[int, int, tuple[object, ...]]:
+        """How many of ``sources`` are, from the first, the very objects ``entry`` saw with the very contents;
+        how many are those or (with ``reads``) messages of the same id, reads and an equal content; and the reads
+        of ``sources`` (read only from the first that is not the very object)."""
         n = min(len(sources), len(entry.sources))
         ident = n
         seen = tuple(map(_DEREF, entry.sources[:n])) if entry.weak else entry.sources[:n]  # None: let go
         if not (all(map(is_, sources[:n], seen)) and all(map(is_, contents[:n], entry.contents[:n]))):
             ident = next(i for i in range(n) if sources[i] is not seen[i] or contents[i] is not entry.contents[i])
         if self._reads is None:
-            return ident, ()
+            return ident, ident, ()
         if ident == len(sources) == len(entry.sources):
-            return ident, entry.reads
+            return ident, ident, entry.reads
         reads = (*entry.reads[:ident], *self._read(sources[ident:]))
-        same = ident
-        while same < n and reads[same] == entry.reads[same] and contents[same] == entry.contents[same]:
-            same += 1
-        return same, reads
+        # the first place from ``ident`` on where the reads differ, then where the contents do before it (in C loops)
+        same = next(compress(count(ident), map(ne, reads[ident:n], entry.reads[ident:n])), n)
+        same = next(compress(count(ident), map(ne, contents[ident:same], entry.contents[ident:same])), same)
+        return ident, same, reads
 
     def _grow(self, entry: _Entry[S], sources: tuple[S, ...], same: int) -> tuple[Transcript, tuple[int, ...], int]:
         """The transcript of ``sources``, whose first ``same`` are those ``entry`` was built from."""
@@ -207,9 +210,12 @@ class Conversations(Generic[S]):
                 self._chars -= evicted.chars
 
 
-def _held(sources: tuple[S, ...]) -> tuple[tuple[object, ...], bool]:
-    """Weak references to ``sources`` and ``True``, or (when they cannot be referred to weakly) themselves."""
+def _held(sources: tuple[S, ...], entry: _Entry[S] | None = None, ident: int = 0) -> tuple[tuple[object, ...], bool]:
+    """Weak references to ``sources`` and ``True``, or (when they cannot be referred to weakly) themselves.
+    ``entry``'s own for the first ``ident`` of them, the very objects it saw."""
     try:
+        if entry is not None and entry.weak and ident:
+            return (*entry.sources[:ident], *map(weakref.ref, sources[ident:])), True
         return tuple(map(weakref.ref, sources)), True
     except TypeError:
         return sources, False
