@@ -116,6 +116,8 @@ def _reads(msg: BaseMessage) -> object:
     if type(found) is not str and not isinstance(found, str):
         return None
     kind = type(msg)
+    if kind is HumanMessage:  # the exact types first, the most common first: no subclass check for them
+        return ("HumanMessage", found)
     if kind is AIMessage or (kind is not ToolMessage and isinstance(msg, AIMessage)):
         return ("ai", found, cast(AIMessage, msg).tool_calls)  # compared by value, never hashed
     if kind is ToolMessage or isinstance(msg, ToolMessage):
