@@ -212,11 +212,12 @@ def test_what_governs_a_turn_is_read_once_and_holds_for_each_call_of_it(
     first: str, before: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """One validator checks a turn's two payments one after the other, the conversation growing by each call and its
-    result (what governs the turn from before it is found at its first call and kept): each verdict is the one a
-    fresh validator gives the same conversation, whichever payment comes first."""
+    result (what governs the turn from before it is kept: a frame found at its first call, each message before it
+    read for take-backs at most once): each verdict is the one a fresh validator gives the same conversation,
+    whichever payment comes first."""
     from validator.gate import requests
 
-    reads: list[str] = []
+    reads: list[tuple[str, int]] = []
     for name in ("_frame_before", "_said_ahead"):
         monkeypatch.setattr(requests, name, _counted(getattr(requests, name), name, reads))
     said = f"Please pay {IBAN} 50 EUR. Please pay {OTHER_IBAN} 20 EUR."
@@ -232,10 +233,12 @@ def test_what_governs_a_turn_is_read_once_and_holds_for_each_call_of_it(
         args = {"recipient": account, "amount": 50 if account == IBAN else 20, "currency": "EUR"}
         quote = f"pay {account} {args['amount']} EUR"
         action = {"tool": "send_money", "args": args, "justification": {"reason": "r", "evidence": [{"quote": quote}]}}
-        reads.clear()
         kept = shared.validate(messages, action, user_id="u-1")
-        assert "_frame_before" in reads if n == 0 else not reads, reads  # read at the turn's first call only
+        assert n or ("_frame_before", len(messages) - 1) in reads, reads  # read at the turn's first call
+        assert len(set(reads)) == len(reads), reads  # and each message before the turn read once at most
+        mine = len(reads)
         fresh = Validator(POLICY).validate(messages, action, user_id="u-1")
+        del reads[mine:]
         assert (kept.decision, kept.code) == (fresh.decision, fresh.code), (before, account, kept.reasoning)
         if (before.startswith("Don't") and account == IBAN) or before.startswith("Ignore"):
             assert not kept.approved, (before, account)
@@ -249,9 +252,42 @@ def test_what_governs_a_turn_is_read_once_and_holds_for_each_call_of_it(
         ]
 
 
-def _counted(fn: Any, name: str, reads: list[str]) -> Any:
+def _counted(fn: Any, name: str, reads: list[tuple[str, int]]) -> Any:
+    """``fn`` (of a check's context and a message) noting each message it is called for."""
+
     def counted(*args: Any) -> Any:
-        reads.append(name)
+        reads.append((name, args[1]))
         return fn(*args)
 
     return counted
+
+
+def test_take_backs_ahead_are_read_newest_first_and_only_as_far_as_a_call_needs() -> None:
+    """Two take-backs given ahead in two earlier turns, each of one account: the turn's first call, governed by the
+    newer one, reads no further; the next call, of the other account, reads on to the older one, governed too.
+    A third call of an account neither names stands. Each verdict is a fresh validator's."""
+    said = f"Please pay {IBAN} 50 EUR. Please pay {OTHER_IBAN} 20 EUR. Please pay DE44500105175407324931 5 EUR."
+    messages = [
+        Message(role="user", content=f"Don't pay {IBAN} anymore, even if I ask again."),
+        Message(role="assistant", content="OK."),
+        Message(role="user", content=f"Never pay {OTHER_IBAN} again, no matter what I say later."),
+        Message(role="assistant", content="OK."),
+        Message(role="user", content=said),
+    ]
+    shared = Validator(POLICY)
+    for n, (account, amount, stands) in enumerate(
+        [(OTHER_IBAN, 20, False), (IBAN, 50, False), ("DE44500105175407324931", 5, True)]
+    ):
+        args = {"recipient": account, "amount": amount, "currency": "EUR"}
+        quote = f"pay {account} {amount} EUR"
+        action = {"tool": "send_money", "args": args, "justification": {"reason": "r", "evidence": [{"quote": quote}]}}
+        kept = shared.validate(messages, action, user_id="u-1")
+        fresh = Validator(POLICY).validate(messages, action, user_id="u-1")
+        assert (kept.decision, kept.code) == (fresh.decision, fresh.code), (account, kept.reasoning)
+        assert kept.approved is stands, (account, kept.reasoning)
+        call = ToolCall(id=f"t{n}", name="send_money", args=args)
+        messages = [
+            *messages,
+            Message(role="assistant", content="", tool_calls=[call]),
+            Message(role="tool", content="Done.", tool_call_id=f"t{n}", name="send_money"),
+        ]

@@ -205,3 +205,35 @@ def test_seen_finds_a_conversation_decoded_again_or_grown_and_only_the_same_user
         kind = Transcript(msgs(amount))
         assert seen.adopt(kind, "u-1") is kind  # equal in Python, not in the digest: not the one seen
     assert len(seen._kept) == 3
+
+
+class _Odd(str):
+    """A content whose ``==`` and ``!=`` both say "not equal" (a host's own string type may answer anything)."""
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return False
+
+    __hash__ = str.__hash__
+
+
+class _Sent:
+    def __init__(self, id_: str, content: str) -> None:
+        self.id, self.content = id_, content
+
+
+def test_a_message_of_the_same_id_is_the_same_only_when_its_content_is_equal_by_eq() -> None:
+    """A copy of a message (same id, new objects) is the message seen only when ``==`` says its content is equal:
+    a content type whose ``!=`` says otherwise is converted again, never taken for the text seen before."""
+    from operator import attrgetter
+
+    conversations: Conversations[_Sent] = Conversations(
+        lambda sources, start, before: [[Message(role="user", content=str(s.content))] for s in sources],
+        content=attrgetter("content"),
+        reads=lambda s: ("user", s.id),
+    )
+    conversations.transcript([_Sent("m1", _Odd("Please pay A."))], key="k")
+    again = conversations.transcript([_Sent("m1", _Odd("Please pay B."))], key="k")
+    assert again.messages[0].content == "Please pay B."

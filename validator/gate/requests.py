@@ -191,10 +191,11 @@ class _Read:
         self.turn_frames: dict[int, str | None] = dict(carried.turn_frames) if carried else {}
         """The frame the user messages before a turn hold (:func:`_framed_before`), by the turn's first message:
         read from those messages alone, so found once for every later check of the turn."""
-        self.turn_ahead: dict[tuple[int, frozenset[str]], tuple[tuple[str, tuple[Word, ...]], ...]]
+        self.turn_ahead: dict[tuple[int, frozenset[str]], tuple[tuple[_Ahead, ...], int | None]]
         self.turn_ahead = dict(carried.turn_ahead) if carried else {}
-        """The take-backs given ahead before a turn (:func:`_said_ahead`), by the turn's first message and the
-        verbs of the tool's deed."""
+        """The take-backs given ahead before a turn (:func:`_taken_back_ahead`), by the turn's first message and
+        the verbs of the tool's deed: those found, the newest first, and how many of the user messages before the
+        turn they were read from (None: all of them). A check reads further only when none found governs it."""
 
     def parse(self, text: str, original: str) -> Parse:
         """The parse of a sentence (its text, and the message's text there) in this reading's pack and vocabulary:
@@ -551,36 +552,53 @@ def _taken_back_ahead(
     first = _turn_of(ctx.transcript, sentence.message)
     kept = _kept_reading(ctx, tool)
     key = (first, tool.deed_verbs)
-    try:
-        ahead = kept.turn_ahead[key]
-    except KeyError:
-        ahead = kept.turn_ahead.setdefault(key, _said_ahead(ctx, first, tool, kept))
-    for original, words in ahead:
-        named = context.named_values(words)
-        if not fills or not isinstance(context.forbidding(named, words, fills, pack), context.Standing):
-            return Read("unknown", "earlier_words", original, row="negation")
-    return None
+    said, read = kept.turn_ahead.get(key, ((), 0))
+    governing = next((c for c in said if _governs_ahead(c, fills, pack)), None)
+    turns: tuple[int, ...] | None = None
+    while governing is None and read is not None:  # the messages not read yet, the newest first, up to one governing
+        turns = turns if turns is not None else tuple(_turns_before(ctx.transcript, first))
+        if read == len(turns):
+            read = None
+            break
+        found = _said_ahead(ctx, turns[read], tool, kept)
+        said, read = (*said, *found), read + 1
+        governing = next((c for c in found if _governs_ahead(c, fills, pack)), None)
+    if turns is not None:  # read further than kept: kept unless another check read further still
+        progress = _FRAMES_READ + 1 if read is None else read
+        before = kept.turn_ahead.get(key, ((), 0))[1]
+        if before is not None and progress > before:
+            kept.turn_ahead[key] = (said, read)
+    return None if governing is None else Read("unknown", "earlier_words", governing[0], row="negation")
 
 
-def _said_ahead(
-    ctx: CheckContext, first: int, tool: ToolSense, kept: _Read
-) -> tuple[tuple[str, tuple[Word, ...]], ...]:
-    """The sentences of the user messages before the turn beginning at ``first`` that hold a phrase of
-    ``[framing] ahead_of_me``, a negation or a verb of ceasing, and a verb of ``tool``'s deed (what
-    :func:`_taken_back_ahead` reads), the newest first, as written with their words."""
+_Ahead = tuple[str, tuple[Word, ...]]
+"""A take-back given ahead: the sentence as written, and its words."""
+
+
+def _governs_ahead(said: _Ahead, fills: Sequence[Fill], pack: LanguagePack) -> bool:
+    """Whether a take-back given ahead governs a request of ``fills``: unless every value it names is provably other
+    than the request's (none known: it governs)."""
+    _, words = said
+    return not fills or not isinstance(
+        context.forbidding(context.named_values(words), words, fills, pack), context.Standing
+    )
+
+
+def _said_ahead(ctx: CheckContext, message: int, tool: ToolSense, kept: _Read) -> tuple[_Ahead, ...]:
+    """The sentences of user message ``message`` that hold a phrase of ``[framing] ahead_of_me``, a negation or a
+    verb of ceasing, and a verb of ``tool``'s deed (what :func:`_taken_back_ahead` reads), in order."""
     pack, verbs = tool.pack, tool.deed_verbs
-    found: list[tuple[str, tuple[Word, ...]]] = []
-    for i in _turns_before(ctx.transcript, first):
-        read, _ = _read_sentences(ctx, i, tool, kept=kept)
-        for s, parse in read:
-            if not kept.fact(parse, "ahead of me", partial(_says_ahead, s.original, pack)):
-                continue
-            words = parse.words
-            if not any(w.norm in pack.negatives or (w.verb or w.norm) in pack.ceasing for w in words):
-                continue
-            if not any(w.verb in verbs or w.norm in verbs for w in words):
-                continue
-            found.append((s.original, tuple(words)))
+    found: list[_Ahead] = []
+    read, _ = _read_sentences(ctx, message, tool, kept=kept)
+    for s, parse in read:
+        if not kept.fact(parse, "ahead of me", partial(_says_ahead, s.original, pack)):
+            continue
+        words = parse.words
+        if not any(w.norm in pack.negatives or (w.verb or w.norm) in pack.ceasing for w in words):
+            continue
+        if not any(w.verb in verbs or w.norm in verbs for w in words):
+            continue
+        found.append((s.original, tuple(words)))
     return tuple(found)
 
 

@@ -35,7 +35,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from itertools import accumulate, compress, count, repeat
-from operator import is_, ne
+from operator import eq, is_, not_
 from typing import Any, Generic, TypeVar
 
 from validator.inputs.transcript import CHARS, Message, Transcript
@@ -175,9 +175,9 @@ class Conversations(Generic[S]):
         if ident == len(sources) == len(entry.sources):
             return ident, ident, entry.reads
         reads = (*entry.reads[:ident], *self._read(sources[ident:]))
-        # the first place from ``ident`` on where the reads differ, then where the contents do before it (in C loops)
-        same = next(compress(count(ident), map(ne, reads[ident:n], entry.reads[ident:n])), n)
-        same = next(compress(count(ident), map(ne, contents[ident:same], entry.contents[ident:same])), same)
+        # the first place from ``ident`` whose reads are not equal (by ``==``), then whose contents are not before it
+        same = next(compress(count(ident), map(not_, map(eq, reads[ident:n], entry.reads[ident:n]))), n)
+        same = next(compress(count(ident), map(not_, map(eq, contents[ident:same], entry.contents[ident:same]))), same)
         return ident, same, reads
 
     def _grow(self, entry: _Entry[S], sources: tuple[S, ...], same: int) -> tuple[Transcript, tuple[int, ...], int]:
