@@ -268,3 +268,21 @@ def test_the_attackers_mcp_listings_stay_guarded() -> None:
     ]
     effective = Policy.from_toml(TRUSTING).with_mcp_tools("github", listed)
     assert not any(tp.exempt for tp in effective.tools.values()), effective.tools
+
+
+def test_a_policy_keeps_its_own_copies_so_its_version_is_the_content_it_checks_with() -> None:
+    """The mappings a policy is given, and a tool's option defaults inside them, are copied: the caller's later
+    changes to them change neither what the policy checks with nor its version (computed once, kept)."""
+    options: dict[str, Any] = {"attachments": []}
+    tools = {"send_email": ToolPolicy(targets=("to",), options=options)}
+    patterns = {"get_*": ToolPolicy(exempt=True)}
+    policy = Policy(tools, patterns=patterns)
+    version, plain = policy.version, policy.to_dict()
+    tools["pay"] = ToolPolicy(risk="dangerous", targets=("iban",))
+    patterns.clear()
+    options["attachments"].append("secret.pdf")
+    options["permanently_delete"] = False
+    assert not policy.declares("pay") and policy.for_tool("get_mail").exempt
+    assert policy.for_tool("send_email").options == {"attachments": []}
+    assert policy.to_dict() == plain and policy.version == version
+    assert Policy.from_dict(plain).version == version  # the same content, the same version, however built

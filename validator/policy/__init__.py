@@ -24,6 +24,7 @@ A tool the policy does not name is guarded and ``general``: the policy fails clo
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -31,6 +32,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatchcase
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -133,7 +135,7 @@ class ToolPolicy:
         object.__setattr__(self, "amounts", tuple(self.amounts))
         object.__setattr__(self, "content", tuple(self.content))
         object.__setattr__(self, "kinds", dict(self.kinds))
-        object.__setattr__(self, "options", dict(self.options))
+        object.__setattr__(self, "options", copy.deepcopy(dict(self.options)))  # its defaults may be lists
 
     def classified(self, tool: str) -> tuple[str, ...]:
         """The arguments the policy says what they are: targets, amounts (with a money tool's currency),
@@ -229,7 +231,10 @@ class Policy:
 
     ``trusted_servers``: the MCP servers whose tool annotations the policy believes (``[servers.NAME] trusted =
     true``): :meth:`with_mcp_tools` exempts their read-only tools. The MCP specification treats annotations from
-    an untrusted server as untrusted, so no other server's annotations change anything."""
+    an untrusted server as untrusted, so no other server's annotations change anything.
+
+    A policy is immutable: it keeps its own copies of the mappings it is given (a tool's options, deeply), so the
+    caller's later changes to them change nothing, and its :attr:`version` is computed once."""
 
     tools: Mapping[str, ToolPolicy] = field(default_factory=dict)
     settings: PolicySettings = field(default_factory=PolicySettings)
@@ -237,6 +242,9 @@ class Policy:
     trusted_servers: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "tools", dict(self.tools))
+        object.__setattr__(self, "patterns", dict(self.patterns))
+        object.__setattr__(self, "trusted_servers", frozenset(self.trusted_servers))
         problems = _consistency_problems(self.tools) + _pattern_problems(self.tools, self.patterns)
         if problems:
             raise PolicyError(problems)
@@ -305,9 +313,10 @@ class Policy:
             },
         }
 
-    @property
+    @cached_property
     def version(self) -> str:
-        """A short hash of the policy's content: equal policies have equal versions."""
+        """A short hash of the policy's content: equal policies have equal versions (computed once: every check
+        records it)."""
         canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
