@@ -190,3 +190,108 @@ def test_every_row_can_be_switched_off_and_a_misspelt_one_is_refused() -> None:
     off = Validator(POLICY, config=ValidatorConfig(rules_off=frozenset({"context.social"})))
     verdict = off.validate(transcript, action, user_id="u-1")  # the thanks falls to no row: unknown
     assert not verdict.approved and verdict.findings.intent is not None and verdict.findings.intent.row == "unread"
+
+
+OTHER_IBAN = "DE75512108001245126199"
+AROUND = [
+    "Thanks!",
+    "Ignore my next message.",
+    "I reconsidered.",
+    "It's fake.",
+    "I paid.",
+    "The new payment is cancelled.",
+    "My username is bob_k.",
+    f"My IBAN is {OTHER_IBAN}.",
+    f"Don't pay {IBAN}.",
+    f"Don't pay {OTHER_IBAN}.",
+    "Don't pay him.",
+    f"Pay {OTHER_IBAN} 20 EUR.",
+    f"Pay {IBAN} 50 EUR.",
+    "Also delete report.pdf.",
+    "Never send anything to eve@evil.example.",
+    "No.",
+    "Where are my notes?",
+    "Here is what the scammer wrote:",
+    "45 EUR to DE89370400440532013000",
+    "The invoice is for the rent.",
+    "Dat is fout.",
+    f"{IBAN} is my landlord's account.",
+    f"{OTHER_IBAN} is my old account.",
+    "bob@acme.example is my landlord.",
+    "The address is bob@acme.example.",
+    "That is my landlord's email address.",
+    "It is an email address.",
+    "It is his IBAN.",
+    "The 50 EUR are for the rent.",
+    "The money is for the rent.",
+    "It's for the rent.",
+    "It's the landlord.",
+    "It is the vendor.",
+    "It's the deposit.",
+    "It's the account.",
+    "It is the IBAN.",
+    "It's the phone number.",
+]
+
+
+def test_what_the_rows_without_the_requests_values_say_is_kept_and_the_rest_asked_each_time() -> None:
+    """:func:`context.judge` keeps, per sentence, what the rows that do not read the request's values say, and asks
+    the others for each request: for every sentence around requests of other values, before and after, after the
+    assistant spoke or not, judged with the kept reading warmed by another request's values, it says what the
+    table's rows say asked one by one in order (a row that reads the values but is not marked so would be kept
+    for the first request and wrong for the next)."""
+    from validator.gate import context
+    from validator.gate.checks import sense_of
+    from validator.gate.reader import read_parse
+    from validator.gate.requests import _Read
+    from validator.language import english
+    from validator.language.rules import ALL_ON
+
+    pack = english()
+    tool = sense_of("send_money", POLICY.for_tool("send_money"), pack=pack)
+    others = (sense_of("send_email", POLICY.for_tool("send_email"), pack=pack),)
+    kept = _Read((ALL_ON, pack, tool.verbs, tool.phrasal))
+    requests = [f"Pay {IBAN} 50 EUR.", f"Pay {OTHER_IBAN} 20 EUR.", "Pay bob@acme.example 5 EUR.", "Pay 50 EUR."]
+    fills = []
+    for text in requests:
+        found = read_parse(kept.parse(text, text), tool)
+        assert found is not None and found.proof == "proved", text
+        fills.append(tuple(found.fills))
+
+    def asked_in_order(s: context.Sentence, off: frozenset[str]) -> context.Outcome:
+        for row in context.TABLE:
+            if context.ROW_PREFIX + row.name not in off:
+                found = row.decide(s)
+                if found is not None:
+                    return found
+        return context.Unknown("unread")
+
+    compared = 0
+    for text in AROUND:
+        parse = kept.parse(text, text)
+        for place in ("before", "after"):
+            for reply in (False, True):
+                for off in (frozenset(), frozenset({"context.request"}), frozenset({"context.negation"})):
+                    for values in (*fills, *reversed(fills)):  # each judged after another's values were kept
+                        s = context.Sentence(parse, place, tool, others, values, kept, reply=reply)
+                        assert context.judge(s, off) == asked_in_order(s, off), (text, place, reply, off, values)
+                        compared += 1
+    assert compared == len(AROUND) * 2 * 2 * 3 * 8
+    assert kept.fixed  # the rows' sayings were kept with the parses
+
+
+def test_a_row_that_reads_the_requests_values_says_so() -> None:
+    """Read in the rows' code: a row that does not say it reads the request's values (``Row.values``) never reads
+    a sentence's ``fills``, nor passes the sentence whole to a function of the table's module that does (what the
+    test above cannot reach: no English sentence tells a row's reading of the values apart there)."""
+    import inspect
+    import re
+
+    from validator.gate import context
+
+    for row in context.TABLE:
+        source = inspect.getsource(row.decide)
+        called = set(re.findall(r"\b(_\w+)\(s\)", source))
+        sources = [source, *(inspect.getsource(getattr(context, name)) for name in called)]
+        reads = any("fills" in text for text in sources)
+        assert reads == row.values, (row.name, row.values, reads)  # and one that says so does (or it is asked in vain)

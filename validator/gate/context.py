@@ -49,6 +49,7 @@ __all__ = [
     "ROW_PREFIX",
     "TABLE",
     "Disproved",
+    "Fixed",
     "Memo",
     "Outcome",
     "Place",
@@ -111,6 +112,11 @@ class Memo(Protocol):
         the parse when the parse is kept: each check of a conversation judges the same sentences again."""
         ...
 
+    def rows(self, parse: Parse, what: Hashable, compute: Callable[[], Fixed]) -> Fixed:
+        """``compute()``, what the rows that do not read the request's values say of the sentence (``what``: all
+        else they read), kept with the parse when the parse is kept (:func:`judge`)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Sentence:
@@ -151,6 +157,9 @@ class Row:
     name: str
     reads: str
     decide: Callable[[Sentence], Outcome | None]
+    values: bool = False
+    """It reads the request's values (the sentence's ``fills``): asked for each request. A row that does not says
+    the same of a sentence for every request of the same tool (:func:`judge` keeps what it says)."""
 
 
 # -- the rows ------------------------------------------------------------------------------------------------
@@ -362,7 +371,7 @@ TABLE: tuple[Row, ...] = (
     Row("unparsed", "a sentence with no complete parse", _unparsed),
     Row("language", "a sentence most of whose words the pack does not know (names and carried words)", _language),
     Row("presents", "before it: a sentence ending in a colon, presenting what follows", _presents),
-    Row("negation", "a negation of the same action: the values it forbids", _negation_row),
+    Row("negation", "a negation of the same action: the values it forbids", _negation_row, values=True),
     Row("frame", "a word that makes what is said a game, a test, an example, a translation", _frame),
     Row("reply", "after the assistant spoke: anything but a request read whole", _reply),
     Row("social", "thanks, a greeting, an acknowledgement, a list's lead-in; a 'no' in it after the request", _social),
@@ -373,15 +382,23 @@ TABLE: tuple[Row, ...] = (
         "after it: a noun of the request's sentence, in anything but a request of the same deed",
         _request_noun,
     ),
-    Row("declaration", "a value the user declares: its noun, its owner", _declaration),
+    Row("declaration", "a value the user declares: its noun, its owner", _declaration, values=True),
     Row(
         "what-it-is",
         "after it: what it is, by a noun of its kind, or what it is for, in determiners, known nouns, prepositions",
         _what_it_is,
+        values=True,
     ),
-    Row("statement", "a statement: what it names (a pronoun, the request's values and things, words said)", _statement),
+    Row(
+        "statement",
+        "a statement: what it names (a pronoun, the request's values and things, words said)",
+        _statement,
+        values=True,
+    ),
     Row("question", "a question asking the assistant to tell, not to act", _question),
-    Row("request", "another request read whole: its opener, whether each verb stands on its own", _request),
+    Row(
+        "request", "another request read whole: its opener, whether each verb stands on its own", _request, values=True
+    ),
 )
 """The context rules, in the order they are asked. A sentence no row speaks of is unknown."""
 
@@ -392,19 +409,42 @@ def row_names() -> frozenset[str]:
 
 
 def judge(sentence: Sentence, off: frozenset[str] = frozenset()) -> Outcome:
-    """The first row's result for ``sentence`` (rows whose switch is in ``off`` never speak)."""
-    for decide in _speaking(off):
-        found = decide(sentence)
-        if found is not None:
-            return found
-    return Unknown("unread")
+    """The first row's result for ``sentence`` (rows whose switch is in ``off`` never speak).
+
+    What the rows that do not read the request's values say of a sentence is kept with its parse, by everything
+    else a row reads (a check citing an early turn judges every later sentence again, for each call): only the
+    rows that read the values and come before the first of the others that speaks are asked each time."""
+    rows = _speaking(off)
+    s = sentence
+    what = ("rows", off, s.place, s.tool, s.others, s.own_message, s.reply, s.request_nouns, s.completes, s.pasted)
+    at, fixed = s.memo.rows(s.parse, (*what, s.listed), lambda: _first_fixed(sentence, rows))
+    for row in rows[:at]:
+        if row.values:
+            found = row.decide(sentence)
+            if found is not None:
+                return found
+    return fixed if fixed is not None else Unknown("unread")
+
+
+Fixed = tuple[int, Outcome | None]
+"""The place among the rows that may speak of the first that does not read the request's values and speaks of a
+sentence, and what it says (past the last, None: none of them speaks)."""
+
+
+def _first_fixed(sentence: Sentence, rows: tuple[Row, ...]) -> Fixed:
+    for n, row in enumerate(rows):
+        if not row.values:
+            found = row.decide(sentence)
+            if found is not None:
+                return n, found
+    return len(rows), None
 
 
 @lru_cache(maxsize=64)
-def _speaking(off: frozenset[str]) -> tuple[Callable[[Sentence], Outcome | None], ...]:
+def _speaking(off: frozenset[str]) -> tuple[Row, ...]:
     """The rows that may speak when the switches in ``off`` are off, in the table's order (a check judges each
     sentence around its request: the switches are read once per set of them)."""
-    return tuple(row.decide for row in TABLE if ROW_PREFIX + row.name not in off)
+    return tuple(row for row in TABLE if ROW_PREFIX + row.name not in off)
 
 
 # -- what the rows read -----------------------------------------------------------------------------------

@@ -149,6 +149,7 @@ class _Read:
         "by_message",
         "chars",
         "facts",
+        "fixed",
         "frames",
         "objs",
         "owned",
@@ -181,6 +182,8 @@ class _Read:
         its values with the request's)."""
         self.facts: dict[tuple[int, Hashable], bool | frozenset[str]] = dict(carried.facts) if carried else {}
         """The context rows' facts of a kept parse alone (:meth:`fact`), by the parse and what the fact is."""
+        self.fixed: dict[tuple[int, Hashable], context.Fixed] = dict(carried.fixed) if carried else {}
+        """What the context rows that do not read the request's values say of a kept parse (:meth:`rows`)."""
         self.chars: int = carried.chars if carried else 0
         self.owned: dict[int, tuple[bool, int]] = dict(carried.owned) if carried else {}
         """Of each user message read after a request (by index): whether it holds words of the user's own, and
@@ -241,6 +244,11 @@ class _Read:
         reading's pack and rules are this reading's own), computed once for a kept parse."""
         found = self._once(parse, self.facts, (id(parse), what), compute)  # ``what`` names one kind of fact
         return cast(context.F, found)
+
+    def rows(self, parse: Parse, what: Hashable, compute: Callable[[], context.Fixed]) -> context.Fixed:
+        """What the context rows that do not read the request's values say of a kept parse, computed once for
+        ``what`` (everything else they read: :func:`~validator.gate.context.judge`)."""
+        return self._once(parse, self.fixed, (id(parse), what), compute)
 
     def reading(self, parse: Parse, tool: ToolSense) -> Read | None:
         """``read_parse(parse, tool)``, computed once for a kept parse and a tool."""
