@@ -414,10 +414,9 @@ def judge(sentence: Sentence, off: frozenset[str] = frozenset()) -> Outcome:
     What the rows that do not read the request's values say of a sentence is kept with its parse, by everything
     else a row reads (a check citing an early turn judges every later sentence again, for each call): only the
     rows that read the values and come before the first of the others that speaks are asked each time."""
-    rows = _speaking(off)
-    s = sentence
-    what = ("rows", off, s.place, s.tool, s.others, s.own_message, s.reply, s.request_nouns, s.completes, s.pasted)
-    at, fixed = s.memo.rows(s.parse, (*what, s.listed), lambda: _first_fixed(sentence, rows))
+    rows, s = _speaking(off), sentence
+    rest = (off, s.place, s.tool, s.others, s.own_message, s.reply, s.request_nouns, s.completes, s.pasted, s.listed)
+    at, fixed = s.memo.rows(s.parse, rest, lambda: _first_fixed(s, rows))
     for row in rows[:at]:
         if row.values:
             found = row.decide(sentence)
