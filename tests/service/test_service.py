@@ -1260,3 +1260,18 @@ def test_a_tenants_questions_hold_at_most_its_quota(kind: str, tmp_path: Path) -
         running.stop()
         if server is not None:
             server.stop()
+
+
+def test_the_token_file_appears_whole_and_never_replaces_a_file(tmp_path: Path) -> None:
+    """``--token-file``: the tokens are written aside and linked in, so a reader that waits for the file reads it
+    whole; a file already at the path is kept as it was (the command then says it cannot write), and nothing is
+    left aside either way."""
+    from validator.cli.serve import _write_new
+
+    path = tmp_path / "tokens"
+    _write_new(path, "agent  vt_a\n")
+    assert path.read_text() == "agent  vt_a\n" and path.stat().st_mode & 0o777 == 0o600
+    with pytest.raises(FileExistsError):
+        _write_new(path, "agent  vt_b\n")
+    assert path.read_text() == "agent  vt_a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tokens"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -309,12 +310,24 @@ def _show_tokens(made: list[tuple[str, str]], path: Path | None) -> None:
     width = max(len(who) for who, _ in made)
     lines = [f"{who:<{width}}  {token}" for who, token in made]
     if path is not None:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(lines) + "\n")
+        _write_new(path, "\n".join(lines) + "\n")
         print(f"validator serve: the bearer tokens of tenant 'default' are in {path} (mode 0600)", flush=True)
         return
     print("validator serve: bearer tokens of tenant 'default' (shown once):", *lines, sep="\n  ", flush=True)
+
+
+def _write_new(path: Path, text: str) -> None:
+    """``text`` in a new file of mode 0600 at ``path``, whole when it appears: written aside in the same folder,
+    then linked in (a reader waiting for the file never reads it half written; a file already there is never
+    replaced: ``FileExistsError``)."""
+    aside = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.link(aside, path)
+    finally:
+        os.unlink(aside)
 
 
 def _policy(path: Path | None) -> Any:
