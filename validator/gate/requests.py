@@ -560,22 +560,19 @@ def _taken_back_ahead(
     first = _turn_of(ctx.transcript, sentence.message)
     kept = _kept_reading(ctx, tool)
     key = (first, tool.deed_verbs)
-    said, read = kept.turn_ahead.get(key, ((), 0))
+    said, kept_to = kept.turn_ahead.get(key, ((), 0))
     governing = next((c for c in said if _governs_ahead(c, fills, pack)), None)
-    turns: tuple[int, ...] | None = None
-    while governing is None and read is not None:  # the messages not read yet, the newest first, up to one governing
-        turns = turns if turns is not None else tuple(_turns_before(ctx.transcript, first))
-        if read == len(turns):
-            read = None
-            break
-        found = _said_ahead(ctx, turns[read], tool, kept)
-        said, read = (*said, *found), read + 1
-        governing = next((c for c in found if _governs_ahead(c, fills, pack)), None)
-    if turns is not None:  # read further than kept: kept unless another check read further still
-        progress = _FRAMES_READ + 1 if read is None else read
-        before = kept.turn_ahead.get(key, ((), 0))[1]
-        if before is not None and progress > before:
-            kept.turn_ahead[key] = (said, read)
+    if governing is None and kept_to is not None:  # the messages not read yet, the newest first, up to one governing
+        turns = tuple(_turns_before(ctx.transcript, first))
+        read = kept_to
+        while governing is None and read < len(turns):
+            found = _said_ahead(ctx, turns[read], tool, kept)
+            said, read = (*said, *found), read + 1
+            governing = next((c for c in found if _governs_ahead(c, fills, pack)), None)
+        done = None if read == len(turns) else read
+        before = kept.turn_ahead.get(key, ((), 0))[1]  # kept unless another check read further meanwhile
+        if before is not None and (done is None or done > before):
+            kept.turn_ahead[key] = (said, done)
     return None if governing is None else Read("unknown", "earlier_words", governing[0], row="negation")
 
 
