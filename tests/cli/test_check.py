@@ -308,3 +308,50 @@ def test_every_value_and_every_word_of_where_it_came_from_appears_whole_at_any_w
     tokens = set(shown.split())
     for word in (w for phrase in words for w in phrase.split()):
         assert word in tokens, (width, word)
+
+
+_LOADED = """
+import contextlib, io, json, sys
+from validator.cli.entry import main
+sys.argv = ["validator", *json.loads(sys.argv[1])]
+if len(sys.argv) > 2 and sys.argv[1] == "hook":
+    sys.stdin = open(sys.argv.pop(), encoding="utf-8")
+shown = io.StringIO()
+with contextlib.redirect_stdout(shown):
+    try:
+        main()
+    except SystemExit:
+        pass
+print(json.dumps({"out": shown.getvalue(), "rich": "rich" in sys.modules}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "rich"),
+    [
+        (["check", "--json", str(EXAMPLES / "vendor_invoice.json")], False),
+        (["check", "--jsonl", "LINES"], False),
+        (["hook", "claude-code", "--policy", str(EXAMPLES / "policy.toml"), "SAMPLE"], False),
+        (["check", str(EXAMPLES / "vendor_invoice.json")], True),  # for people: rich draws the panel
+    ],
+)
+def test_a_check_printing_json_and_the_hook_never_load_rich(args: list[str], rich: bool, tmp_path: Path) -> None:
+    """What prints JSON for a program (``check --json``, ``--jsonl``, the Claude Code hook) answers without loading
+    rich (about 25 ms of each one-shot process); the verdict for people is drawn by it."""
+    sample = ROOT / "examples" / "claude_code"
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text(json.dumps(json.loads((EXAMPLES / "vendor_invoice.json").read_text(encoding="utf-8"))) + "\n")
+    given = {"SAMPLE": str(sample / "sample_hook_input.json"), "LINES": str(lines)}
+    args = [given.get(a, a) for a in args]
+    done = subprocess.run(
+        [sys.executable, "-c", _LOADED, json.dumps(args)],
+        cwd=sample,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout.splitlines()[-1])
+    assert shown["rich"] is rich
+    assert "EVIDENCE_NOT_FROM_USER" in shown["out"] or "INJECTION_SIGNATURE" in shown["out"], shown["out"]

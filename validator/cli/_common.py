@@ -6,16 +6,18 @@ import json
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
-from rich.console import Console
 
 from validator.cli._safe import safe
 from validator.exceptions import FieldProblem, InputError, StoreError, UsageError
 from validator.inputs.checkinput import DEFAULT_LIMITS
 from validator.store import MemoryStore, open_store, tenant_url
 from validator.store.base import Store
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = [
     "EXIT_APPROVED",
@@ -90,10 +92,17 @@ def new_app(help: str, **settings: Any) -> typer.Typer:
 
 
 def out() -> Console:
+    """The console for people on standard output (rich is imported here, when a command prints for people: a
+    check printing JSON and the hook never load it)."""
+    from rich.console import Console
+
     return Console(highlight=False)
 
 
 def err() -> Console:
+    """The console for people on standard error."""
+    from rich.console import Console
+
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import re
 
-from rich.markup import escape
-
 __all__ = ["clip", "plain", "safe"]
 
 _UNSAFE = re.compile(
@@ -28,6 +26,8 @@ def plain(text: str) -> str:
 
 def safe(text: str) -> str:
     """``text`` with control and bidirectional-override characters escaped, and rich markup escaped."""
+    from rich.markup import escape  # here: a command that prints no markup never loads rich
+
     return escape(plain(text))
 
 

@@ -5,13 +5,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
 
 from validator import examples
 from validator._json import dumps
@@ -42,6 +38,9 @@ from validator.judges.strict import StrictJudge
 from validator.policy import Policy
 from validator.verdict import Decision, Verdict
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 __all__ = ["register", "render"]
 
 _COLOURS = {Decision.APPROVE: "green", Decision.BLOCK: "red", Decision.ASK_USER: "yellow"}
@@ -52,7 +51,10 @@ def _load_policy(path: Path | None) -> Policy | None:
 
 
 def render(verdict: Verdict, console: Console) -> None:
-    """Print a verdict for people: decision, code, reasoning, next step, then the findings."""
+    """Print a verdict for people: decision, code, reasoning, next step, then the findings (rich is loaded by the
+    console: a check printing JSON never loads it)."""
+    from rich.panel import Panel
+
     colour = _COLOURS[verdict.decision]
     body = [f"[bold]{safe(verdict.tool)}[/] ({verdict.risk}{', exempt' if verdict.exempt else ''})"]
     body.append(
@@ -107,6 +109,9 @@ def _rows(
 ) -> None:
     """``rows`` under ``title``: a table on a wide terminal (column ``whole``, the value, never broken inside a
     word), else each row as a block of ``column: value`` lines, every word whole."""
+    from rich.table import Table
+    from rich.text import Text
+
     widest = [max(len(col), _widest_word([row[i] for row in rows], most=10_000)) for i, col in enumerate(columns)]
     table = Table(title=title, show_lines=False)
     for i, col in enumerate(columns):  # nothing cut: each column at least its longest word
