@@ -100,25 +100,74 @@ class ArgumentKind:
 class VerbTable:
     """A language's verb forms and their lemmas, from a text of one line a form: the form, then its lemmas separated
     by spaces (none: the form is its own only lemma); ``#`` opens a comment line. Read the first time a word is
-    looked up (the English table is some thousand lines)."""
+    looked up (the English table is some thousand lines).
 
-    __slots__ = ("_forms", "_text")
+    ``ordered``: the text is its comment lines, then one line a form in the order of the forms (no blank line,
+    each form once): the shipped English table, as :mod:`validator.devtools.verbs` writes it and a test holds it.
+    Such a table is searched in its text, by halves, for the first :data:`INDEX_AFTER` words looked up, and indexed
+    only then: a process that reads a few sentences (a one-shot check, a call of the hook) never builds the index
+    of every form (about 15 ms); a table not ``ordered`` is indexed at its first lookup."""
 
-    def __init__(self, text: Callable[[], str]) -> None:
+    __slots__ = ("_forms", "_looked", "_ordered", "_read", "_text")
+
+    def __init__(self, text: Callable[[], str], *, ordered: bool = False) -> None:
         self._text = text
+        self._ordered = ordered
         self._forms: dict[str, str] | None = None
+        self._read: tuple[str, int] | None = None
+        self._looked = 0
 
     def lemmas(self, word: str) -> tuple[str, ...]:
         """The verb lemmas the lower-case ``word`` is a form of (``paid`` -> ``("pay",)``); empty when the table
         does not know it as a verb form. A word outside the table is not guessed at."""
         forms = self._forms
-        if forms is None:
-            lines = self._text().splitlines()
-            forms = self._forms = dict(line.partition(" ")[::2] for line in lines if line and not line.startswith("#"))
-        rest = forms.get(word)
+        if forms is not None:
+            rest = forms.get(word)
+        elif self._ordered and self._looked < INDEX_AFTER:
+            self._looked += 1  # (two threads may both count one lookup: the index is built a little later)
+            rest = self._search(word)
+        else:
+            rest = self._index().get(word)
         if rest is None:
             return ()
         return tuple(rest.split(" ")) if rest else (word,)
+
+    def _index(self) -> dict[str, str]:
+        forms = self._forms
+        if forms is None:
+            lines = self._text().splitlines()
+            forms = self._forms = dict(line.partition(" ")[::2] for line in lines if line and not line.startswith("#"))
+        return forms
+
+    def _search(self, word: str) -> str | None:
+        """What follows ``word`` on its line of an ordered table (``""``: nothing), or None: no line is its."""
+        read = self._read
+        if read is None:
+            text = self._text()
+            head = 0
+            while text.startswith("#", head):  # the comment lines open the table
+                head = text.find("\n", head) + 1 or len(text)
+            read = self._read = (text, head)
+        text, lo = read
+        hi = len(text)
+        while lo < hi:  # lo and hi stand at the start of a line (or the end); the line sought is between them
+            start = text.rfind("\n", lo, (lo + hi) // 2) + 1 or lo
+            end = text.find("\n", start)
+            if end == -1:
+                end = len(text)
+            form, _, rest = text[start:end].partition(" ")
+            if form == word:
+                return rest if form else None  # (a blank line, as the index reads it, is no form)
+            if form < word:
+                lo = end + 1
+            else:
+                hi = start
+        return None
+
+
+INDEX_AFTER = 512
+"""Words looked up in an ordered :class:`VerbTable` by searching its text before its index is built: each search
+reads about fifteen lines (some microseconds), the index costs the time of some thousand searches."""
 
 
 def _english_verbs_text() -> str:
@@ -126,7 +175,7 @@ def _english_verbs_text() -> str:
     return resources.files(__name__).joinpath("english_verbs.txt").read_text(encoding="utf-8")
 
 
-_ENGLISH_VERBS = VerbTable(_english_verbs_text)
+_ENGLISH_VERBS = VerbTable(_english_verbs_text, ordered=True)
 """The English verb table, read the first time a word is looked up (every pack loaded without its own shares it)."""
 
 
