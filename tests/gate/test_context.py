@@ -295,3 +295,49 @@ def test_a_row_that_reads_the_requests_values_says_so() -> None:
         sources = [source, *(inspect.getsource(getattr(context, name)) for name in called)]
         reads = any("fills" in text for text in sources)
         assert reads == row.values, (row.name, row.values, reads)  # and one that says so does (or it is asked in vain)
+
+
+def test_a_row_that_may_not_speak_of_a_sentence_says_nothing_whatever_the_values() -> None:
+    """Each row that reads the request's values says, read without them, whether it may speak of a sentence
+    (``Row.applies``; :func:`context.judge` asks only those that may): for every sentence around requests of four
+    values, before and after, after the assistant spoke or not, a row that may not speaks of none of them; and what
+    says whether it may reads no value (read in its code, with the module's functions it passes the sentence to)."""
+    import inspect
+    import re
+
+    from validator.gate import context
+    from validator.gate.checks import sense_of
+    from validator.gate.reader import read_parse
+    from validator.gate.requests import _Read
+    from validator.language import english
+    from validator.language.rules import ALL_ON
+
+    guarded = [row for row in context.TABLE if row.values]
+    assert guarded and all(row.applies is not None for row in guarded)
+    for row in guarded:
+        assert row.applies is not None
+        source = inspect.getsource(row.applies)
+        called = set(re.findall(r"\b(_\w+)\(s\)", source))
+        assert not any("fills" in t for t in (source, *(inspect.getsource(getattr(context, n)) for n in called)))
+        assert f"if not {row.applies.__name__}(s):" in inspect.getsource(row.decide), row.name  # asked first
+
+    pack = english()
+    tool = sense_of("send_money", POLICY.for_tool("send_money"), pack=pack)
+    others = (sense_of("send_email", POLICY.for_tool("send_email"), pack=pack),)
+    kept = _Read((ALL_ON, pack, tool.verbs, tool.phrasal))
+    requests = [f"Pay {IBAN} 50 EUR.", f"Pay {OTHER_IBAN} 20 EUR.", "Pay bob@acme.example 5 EUR.", "Pay 50 EUR."]
+    fills = [tuple(read_parse(kept.parse(text, text), tool).fills) for text in requests]  # type: ignore[union-attr]
+    spoke = set()
+    for text in AROUND:
+        parse = kept.parse(text, text)
+        for place in ("before", "after"):
+            for reply in (False, True):
+                for values in fills:
+                    s = context.Sentence(parse, place, tool, others, values, kept, reply=reply)
+                    for row in guarded:
+                        assert row.applies is not None
+                        if not row.applies(s):
+                            assert row.decide(s) is None, (row.name, text, place, reply, values)
+                        elif row.decide(s) is not None:
+                            spoke.add(row.name)
+    assert spoke == {row.name for row in guarded}  # each row spoke of some sentence: the set reaches them all

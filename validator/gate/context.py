@@ -160,6 +160,10 @@ class Row:
     values: bool = False
     """It reads the request's values (the sentence's ``fills``): asked for each request. A row that does not says
     the same of a sentence for every request of the same tool (:func:`judge` keeps what it says)."""
+    applies: Callable[[Sentence], bool] | None = None
+    """Of a row that reads the values: whether it may speak of the sentence, read without them (where not, its
+    ``decide`` says nothing whatever the request's values; it asks this first). :func:`judge` keeps which of these
+    rows may speak of a sentence and asks only those for each request (None: it is always asked)."""
 
 
 # -- the rows ------------------------------------------------------------------------------------------------
@@ -185,9 +189,14 @@ def _language(s: Sentence) -> Outcome | None:
     return None if s.memo.fact(s.parse, "language", lambda: in_pack_language(words)) else Unknown("language")
 
 
-def _negation_row(s: Sentence) -> Outcome | None:
+def _negates(s: Sentence) -> bool:
+    """The sentence negates the tool's deed (its reading for the tool is disproved)."""
     mine = s.memo.reading(s.parse, s.tool)
-    if mine is None or mine.proof != "disproved":
+    return mine is not None and mine.proof == "disproved"
+
+
+def _negation_row(s: Sentence) -> Outcome | None:
+    if not _negates(s):
         return None
     found = negation(s.parse, s.fills, s.tool.pack)
     if isinstance(found, Disproved) and not s.own_message:  # in an earlier message of the turn the user decides
@@ -238,10 +247,16 @@ def _request_noun(s: Sentence) -> Outcome | None:
     return Unknown("request-noun")
 
 
-def _declaration(s: Sentence) -> Outcome | None:
+def _declares(s: Sentence) -> bool:
+    """Every reading states or declares, and one declares ("My IBAN is …")."""
     readings = s.parse.readings
-    if not all(r.kind in ("stated", "declared") for r in readings) or not any(r.kind == "declared" for r in readings):
+    return all(r.kind in ("stated", "declared") for r in readings) and any(r.kind == "declared" for r in readings)
+
+
+def _declaration(s: Sentence) -> Outcome | None:
+    if not _declares(s):
         return None
+    readings = s.parse.readings
     ok = all(
         _declares_argument(r, s.tool, s.others)
         and not any(d.value.kind == "name" for d in r.declarations)  # "I'm Kidding.": a word, not an identity
@@ -253,8 +268,13 @@ def _declaration(s: Sentence) -> Outcome | None:
     return STANDING if ok else Unknown("declaration")
 
 
+def _states(s: Sentence) -> bool:
+    """Every reading is a statement."""
+    return all(r.kind == "stated" for r in s.parse.readings)
+
+
 def _statement(s: Sentence) -> Outcome | None:
-    if not all(r.kind == "stated" for r in s.parse.readings):
+    if not _states(s):
         return None
     if _carries(s.parse) or _talks_of_words(s.parse, s.tool.pack, statement=True):
         # a statement may take the request back, or make it someone else's words, in words no table knows ("I
@@ -271,10 +291,9 @@ def _what_it_is(s: Sentence) -> Outcome | None:
     when every reading says so plainly (:func:`~validator.gate.semantics.plainly_described`: "It's the *stolen*
     money.", "It's *his* rent.", "It's the bill from the *email*." do not), and what it is is a thing of a kind the
     tool acts on or an argument the request fills ("the deposit" of a payment)."""
-    readings = s.parse.readings
-    saying = [r for r in readings if r.kind in ("identified", "purposed")]
-    if not saying or not all(r.kind in ("identified", "purposed", "stated") for r in readings):
+    if not _says_what_it_is(s):
         return None
+    saying = [r for r in s.parse.readings if r.kind in ("identified", "purposed")]
     if not s.after:
         return Unknown("what-it-is")
     kinds = acted_on_kinds(s.tool) | _filled_kinds(s.tool, s.fills)
@@ -285,6 +304,14 @@ def _what_it_is(s: Sentence) -> Outcome | None:
         if r.kind == "identified" and not phrase.kinds & kinds:
             return Unknown("what-it-is")
     return STANDING
+
+
+def _says_what_it_is(s: Sentence) -> bool:
+    """A reading says what something is or is for, and every other states."""
+    readings = s.parse.readings
+    return any(r.kind in ("identified", "purposed") for r in readings) and all(
+        r.kind in ("identified", "purposed", "stated") for r in readings
+    )
 
 
 def _talks_of_words(parse: Parse, pack: LanguagePack, *, statement: bool = False) -> bool:
@@ -342,9 +369,13 @@ def _question(s: Sentence) -> Outcome | None:
     return STANDING  # "Where are my notes? Forward them to Bob.": asking for information first
 
 
+def _requests(s: Sentence) -> bool:
+    """Every reading is a request or a negated one."""
+    return all(r.kind in ("request", "negated") for r in s.parse.readings)
+
+
 def _request(s: Sentence) -> Outcome | None:
-    readings = s.parse.readings
-    if not all(r.kind in ("request", "negated") for r in readings):
+    if not _requests(s):
         return None
     if s.memo.fact(s.parse, "corrects", lambda: _corrects(s.parse, s.tool.pack)):
         return Unknown("request")  # "Oh, pay him 60 EUR.", "Just pay 90 EUR …"
@@ -371,7 +402,7 @@ TABLE: tuple[Row, ...] = (
     Row("unparsed", "a sentence with no complete parse", _unparsed),
     Row("language", "a sentence most of whose words the pack does not know (names and carried words)", _language),
     Row("presents", "before it: a sentence ending in a colon, presenting what follows", _presents),
-    Row("negation", "a negation of the same action: the values it forbids", _negation_row, values=True),
+    Row("negation", "a negation of the same action: the values it forbids", _negation_row, True, _negates),
     Row("frame", "a word that makes what is said a game, a test, an example, a translation", _frame),
     Row("reply", "after the assistant spoke: anything but a request read whole", _reply),
     Row("social", "thanks, a greeting, an acknowledgement, a list's lead-in; a 'no' in it after the request", _social),
@@ -382,22 +413,28 @@ TABLE: tuple[Row, ...] = (
         "after it: a noun of the request's sentence, in anything but a request of the same deed",
         _request_noun,
     ),
-    Row("declaration", "a value the user declares: its noun, its owner", _declaration, values=True),
+    Row("declaration", "a value the user declares: its noun, its owner", _declaration, True, _declares),
     Row(
         "what-it-is",
         "after it: what it is, by a noun of its kind, or what it is for, in determiners, known nouns, prepositions",
         _what_it_is,
-        values=True,
+        True,
+        _says_what_it_is,
     ),
     Row(
         "statement",
         "a statement: what it names (a pronoun, the request's values and things, words said)",
         _statement,
-        values=True,
+        True,
+        _states,
     ),
     Row("question", "a question asking the assistant to tell, not to act", _question),
     Row(
-        "request", "another request read whole: its opener, whether each verb stands on its own", _request, values=True
+        "request",
+        "another request read whole: its opener, whether each verb stands on its own",
+        _request,
+        True,
+        _requests,
     ),
 )
 """The context rules, in the order they are asked. A sentence no row speaks of is unknown."""
@@ -412,31 +449,35 @@ def judge(sentence: Sentence, off: frozenset[str] = frozenset()) -> Outcome:
     """The first row's result for ``sentence`` (rows whose switch is in ``off`` never speak).
 
     What the rows that do not read the request's values say of a sentence is kept with its parse, by everything
-    else a row reads (a check citing an early turn judges every later sentence again, for each call): only the
-    rows that read the values and come before the first of the others that speaks are asked each time."""
-    rows, s = _speaking(off), sentence
+    else a row reads (a check citing an early turn judges every later sentence again, for each call), with which of
+    the rows that read the values come before the first of those that speaks and may speak of it
+    (:attr:`Row.applies`): only these are asked each time."""
+    s = sentence
     rest = (off, s.place, s.tool, s.others, s.own_message, s.reply, s.request_nouns, s.completes, s.pasted, s.listed)
-    at, fixed = s.memo.rows(s.parse, rest, lambda: _first_fixed(s, rows))
-    for row in rows[:at]:
-        if row.values:
-            found = row.decide(sentence)
-            if found is not None:
-                return found
+    asked, fixed = s.memo.rows(s.parse, rest, lambda: _first_fixed(s, _speaking(off)))
+    for row in asked:
+        found = row.decide(sentence)
+        if found is not None:
+            return found
     return fixed if fixed is not None else Unknown("unread")
 
 
-Fixed = tuple[int, Outcome | None]
-"""The place among the rows that may speak of the first that does not read the request's values and speaks of a
-sentence, and what it says (past the last, None: none of them speaks)."""
+Fixed = tuple[tuple[Row, ...], Outcome | None]
+"""The rows that read the request's values and may speak of a sentence, in order, before the first of the others
+that speaks of it; and what that one says (None: none of them speaks)."""
 
 
 def _first_fixed(sentence: Sentence, rows: tuple[Row, ...]) -> Fixed:
-    for n, row in enumerate(rows):
-        if not row.values:
-            found = row.decide(sentence)
-            if found is not None:
-                return n, found
-    return len(rows), None
+    asked: list[Row] = []
+    for row in rows:
+        if row.values:
+            if row.applies is None or row.applies(sentence):
+                asked.append(row)
+            continue
+        found = row.decide(sentence)
+        if found is not None:
+            return tuple(asked), found
+    return tuple(asked), None
 
 
 @lru_cache(maxsize=64)

@@ -246,8 +246,9 @@ class _Read:
         return cast(context.F, found)
 
     def rows(self, parse: Parse, what: Hashable, compute: Callable[[], context.Fixed]) -> context.Fixed:
-        """What the context rows that do not read the request's values say of a kept parse, computed once for
-        ``what`` (everything else they read: :func:`~validator.gate.context.judge`)."""
+        """What the context rows that do not read the request's values say of a kept parse, and which of those that
+        do may speak of it, computed once for ``what`` (everything else they read:
+        :func:`~validator.gate.context.judge`)."""
         return self._once(parse, self.fixed, (id(parse), what), compute)
 
     def reading(self, parse: Parse, tool: ToolSense) -> Read | None:
