@@ -1,4 +1,4 @@
-"""A named conversation checked from JSON text each time: only what is new is parsed, and the result is
+"""A named conversation checked from JSON text each time: only what is new is decoded, and the result is
 always the whole parse's (issue 26: stateless JSON hosts)."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from validator import InputError, Validator
-from validator.inputs.checkinput import CheckInput
-from validator.inputs.held import HeldConversations, check_input
+from validator.inputs import fastdecode
+from validator.inputs.checkinput import CheckInput, Limits
+from validator.inputs.held import NamedInputs, check_input
 from validator.record.recorder import MemoryRecorder
 
 REQUEST = "Please email ann@example.com the meeting notes."
@@ -66,7 +67,7 @@ def _parsed(text: str) -> CheckInput | tuple[str, ...]:
     )
 )
 def test_every_check_of_a_named_conversation_equals_the_whole_parse(steps: list[tuple[list[Any], str]]) -> None:
-    held = HeldConversations(max_bytes=10**8)
+    held = NamedInputs(max_bytes=10**8)
     messages: list[Any] = [{"role": "user", "content": REQUEST}]
     for new, hostile in steps:
         messages = [*messages, *new]
@@ -94,26 +95,91 @@ def test_a_validator_checks_a_named_conversation_as_it_checks_the_whole() -> Non
     assert len(named.conversations) == 1 and not a.approved
 
 
-def test_only_the_new_messages_are_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
-    held = HeldConversations(max_bytes=10**8)
+def test_only_the_new_messages_are_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The messages of the conversation's last input are decoded once: a later input with the same messages and one
+    more decodes its other fields and that one (spaces of its own between them: read whole)."""
+    held = NamedInputs(max_bytes=10**8)
     messages = [{"role": "user", "content": f"note {i}"} for i in range(200)]
-    check_input(held, "c", _text(messages, ""))
+    first = check_input(held, "c", _text(messages, ""))
     seen: list[int] = []
-    real = CheckInput.from_json.__func__  # type: ignore[attr-defined]
+    real = fastdecode.decode
 
-    def counting(cls: type[CheckInput], text: str | bytes, **options: Any) -> CheckInput:
-        seen.append(len(json.loads(text)["messages"]))
-        return real(cls, text, **options)  # type: ignore[no-any-return]
+    def counting(data: bytes, *, max_depth: int) -> fastdecode.CheckIn:
+        doc = real(data, max_depth=max_depth)
+        seen.append(len(doc.messages))
+        return doc
 
-    monkeypatch.setattr(CheckInput, "from_json", classmethod(counting))
-    item = check_input(held, "c", _text([*messages, {"role": "user", "content": REQUEST}], ""))
-    assert seen == [1] and len(item.transcript.messages) == 201
+    monkeypatch.setattr(fastdecode, "decode", counting)
+    again = check_input(held, "c", _text(messages, ""))
+    more = check_input(held, "c", _text([*messages, {"role": "user", "content": REQUEST}], ""))
+    spaced = check_input(held, "c", _text([*messages, {"role": "user", "content": REQUEST}], "spaces"))
+    assert again.transcript is first.transcript  # what its checks derived comes with it
+    assert seen == [0, 1, 201] and len(more.transcript.messages) == 201
+    assert spaced == CheckInput.from_json(_text([*messages, {"role": "user", "content": REQUEST}], "spaces"))
+
+
+def test_a_named_conversation_is_found_only_for_its_tenant_its_user_and_its_limits() -> None:
+    """Another tenant's conversation of the same name, another user's input, or other limits: read whole, equal to
+    the whole parse (and a refused input leaves the conversation as it was)."""
+    held = NamedInputs(max_bytes=10**8)
+    messages: list[Any] = [{"role": "user", "content": f"note {i}"} for i in range(20)]
+    first = check_input(held, "c", _text(messages, ""), tenant="a")
+    for tenant, text, limits in (
+        ("b", _text(messages, ""), None),
+        ("a", _text(messages, "").replace('"user_id": "u"', '"user_id": "eve"'), None),
+        ("a", _text(messages, ""), Limits(max_messages=5_000)),
+    ):
+        options = {} if limits is None else {"limits": limits}
+        got = check_input(held, "c", text, tenant=tenant, **options)  # type: ignore[arg-type]
+        assert got == CheckInput.from_json(text, **options) and got.transcript is not first.transcript  # type: ignore[arg-type]
+    latest = check_input(held, "c", _text(messages, ""), tenant="a")  # each of those was the latest in turn
+    refused = _text([*messages, {"role": "robot", "content": "hi"}], "")
+    with pytest.raises(InputError):
+        check_input(held, "c", refused, tenant="a")
+    assert check_input(held, "c", _text(messages, ""), tenant="a").transcript is latest.transcript
+
+
+def test_what_is_held_is_bounded() -> None:
+    """Past its budget (three times each input's messages' JSON and 4 KiB each), the least recent conversation is
+    let go; one over the whole budget is never held."""
+    one = _text([{"role": "user", "content": "x" * 1000}], "")
+    held = NamedInputs(max_bytes=3 * 10_000)
+    for n in range(8):
+        check_input(held, f"c{n}", one)
+    assert 0 < len(held) < 8 and held.latest("", "c7") is not None and held.latest("", "c0") is None
+    tiny = NamedInputs(max_bytes=100)
+    check_input(tiny, "c", one)
+    assert len(tiny) == 0
 
 
 def test_megabytes_of_periodic_text_in_a_named_conversation_are_read_as_the_whole() -> None:
-    held = HeldConversations(max_bytes=10**8)
+    held = NamedInputs(max_bytes=10**8)
     messages: list[Any] = [{"role": "user", "content": REQUEST}]
     check_input(held, "p", _text(messages, ""))
     flood = {"role": "user", "content": "pay Bob: " * 200_000}  # 1.8 MB of one repeated clause
     text = _text([*messages, flood], "")
     assert check_input(held, "p", text) == CheckInput.from_json(text)
+
+
+@pytest.mark.parametrize(
+    "hostile", ["repeated key", "repeated messages", "surrogate", "nan", "messages in the args", "chat", "pretty"]
+)
+def test_after_the_same_messages_a_named_input_reads_as_the_whole_parse(hostile: str) -> None:
+    """A second ``messages`` key, a repeated key elsewhere, a lone surrogate or ``NaN`` in the other fields, the
+    messages standing twice, another format, other spaces: after an input of the same messages, each is read (or
+    refused, with the same problems) as the whole parse reads it."""
+    from tests.inputs.test_recent import FIRST
+    from tests.inputs.test_recent import _text as text_of
+
+    held = NamedInputs(max_bytes=10**8)
+    check_input(held, "c", text_of([FIRST], ""))
+    text = text_of([FIRST], hostile)
+    assert _named(held, text) == _parsed(text)
+    assert _named(held, text_of([FIRST], "")) == _parsed(text_of([FIRST], ""))
+
+
+def _named(held: NamedInputs, text: str) -> CheckInput | tuple[str, ...]:
+    try:
+        return check_input(held, "c", text)
+    except InputError as exc:
+        return tuple(sorted(str(p) for p in exc.problems))

@@ -63,7 +63,7 @@ from validator.gate.egress import egress
 from validator.inputs.action import PendingAction
 from validator.inputs.anthropic import conversations as anthropic_conversations
 from validator.inputs.checkinput import CheckInput, read_action, read_messages
-from validator.inputs.held import HeldConversations, RecentInputs
+from validator.inputs.held import NamedInputs, RecentInputs
 from validator.inputs.held import check_input as held_input
 from validator.inputs.transcript import Transcript
 from validator.judges.base import Judge, JudgeRequest
@@ -118,7 +118,7 @@ class Validator(BaseValidator):
         self.authorizations = authorizations
         self.ledger: RequestLedger = ledger if ledger is not None else MemoryLedger()
         """Where spent requests are kept (one request, one dangerous action); in memory by default."""
-        self.conversations = HeldConversations(self.config.max_held_bytes)
+        self.conversations = NamedInputs(self.config.max_held_bytes)
         """The conversations :meth:`check` holds by name (JSON text only)."""
         self.recent = RecentInputs(max_bytes=self.config.max_held_bytes)
         """The JSON inputs :meth:`check` read lately without a name, found again by their messages' bytes."""

@@ -4,9 +4,10 @@ Three users: the service's incremental ``/v1/check`` (the client names the diges
 believes the service holds; see :mod:`validator.inputs.sent`); :meth:`Validator.check` with a
 ``conversation`` name, for a host that sends the whole history as JSON with every request (a stateless
 server): the messages of each new input that are, byte for byte, those of the conversation's last
-input are not parsed, checked or indexed again (:func:`check_input`); and :meth:`Validator.check` of
-JSON text with no name (``validator check --jsonl``, a batch of actions against one conversation): the
-inputs it decoded lately are found by their messages' bytes (:class:`RecentInputs`).
+input are not decoded, checked or indexed again (:func:`check_input`, :class:`NamedInputs`); and
+:meth:`Validator.check` of JSON text with no name (``validator check --jsonl``, a batch of actions against one
+conversation): the inputs it decoded lately are found by their messages' bytes (:class:`RecentInputs`). The
+last two read an input onto one read before in one way (:func:`_read`).
 
 A conversation is held per tenant (no tenant can extend another's), the oldest are let go past a
 budget of bytes, and what is held is a cache, never a source of truth: a conversation not held, or held
@@ -17,18 +18,18 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import msgspec
 
 from validator._json import utf8
-from validator.inputs import sent, strictjson
+from validator.inputs import sent
 from validator.inputs.checkinput import DEFAULT_LIMITS, CheckInput, Limits
 from validator.inputs.sent import Chain
 from validator.inputs.transcript import Transcript
 
-__all__ = ["PER_BYTE", "PER_CONVERSATION", "Held", "HeldConversations", "RecentInputs", "check_input"]
+__all__ = ["PER_BYTE", "PER_CONVERSATION", "Held", "HeldConversations", "NamedInputs", "RecentInputs", "check_input"]
 
 
 PER_BYTE = 2
@@ -101,48 +102,70 @@ class HeldConversations:
 
 
 def check_input(
-    held: HeldConversations, conversation: str, text: str | bytes, *, tenant: str = "", limits: Limits = DEFAULT_LIMITS
+    named: NamedInputs, conversation: str, text: str | bytes, *, tenant: str = "", limits: Limits = DEFAULT_LIMITS
 ) -> CheckInput:
     """The check input of ``text``, a whole check input of ``conversation``, equal to
-    ``CheckInput.from_json(text)``: when its messages begin, byte for byte, with those of the conversation's
-    last input, only the rest are parsed onto the held transcript (the whole text is still read once by
-    the strict JSON reader, which refuses what the whole parse refuses: a repeated key, ``NaN``, a lone
-    surrogate); it is then held as the conversation's latest.
+    ``CheckInput.from_json(text)``: when its ``messages`` list begins, byte for byte, with that of the
+    conversation's last input (of the same user, under the same limits), only its other bytes and the messages
+    after those are decoded, onto the transcript read before (:func:`_read`: as :class:`RecentInputs` reads an
+    input onto one read lately); it is then the conversation's latest. Anything else is read whole.
 
     Raises:
         InputError: what :meth:`CheckInput.from_json` raises for ``text``.
     """
-    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
-    try:
-        parts = sent.split(raw)
-    except ValueError:
-        return CheckInput.from_json(raw, limits=limits)  # not a check input: raises its problems
-    last = held.latest(tenant, conversation)
-    count = last.chain.count if last is not None else 0
-    same = (
-        last is not None
-        and count <= len(parts.messages)
-        and len(raw) <= limits.max_bytes
-        and sent.Chain().extended(parts.messages[:count]).digest == last.chain.digest
-        and _strict(raw)
-    )
-    if same:
-        rest = sent.joined(parts.fields, parts.messages[count:])
-        item = CheckInput.from_json(rest, limits=limits, before=last.transcript if last else None)
-        held.put(tenant, conversation, Held.of(item.transcript, parts.messages[count:], last))
-    else:
-        item = CheckInput.from_json(raw, limits=limits)
-        held.put(tenant, conversation, Held.of(item.transcript, parts.messages))
+
+    def last(user_id: str | None, messages: bytes, limits: Limits) -> tuple[_Decoded, bytes] | None:
+        held = named.latest(tenant, conversation)
+        if held is None or held.user_id != user_id or held.limits != limits or not held.transcript:
+            return None
+        new = _after(held.messages, messages)
+        return None if new is None else (held, new)
+
+    item, decoded, _ = _read(text, limits, last)
+    if decoded is not None:
+        named.put(tenant, conversation, decoded)
     return item
 
 
-def _strict(raw: bytes) -> bool:
-    """Whether the strict JSON reader takes ``raw`` (else the whole parse is left to name its problems)."""
-    try:
-        strictjson.fast(raw)
-    except ValueError:
-        return False
-    return True
+class NamedInputs:
+    """The last JSON check input of each named conversation (:func:`check_input`), by ``(tenant, conversation
+    id)``, the least recently used let go past ``max_bytes`` (each counted as three times its messages' JSON, as
+    :class:`RecentInputs` counts them, and :data:`PER_CONVERSATION`)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._held: OrderedDict[tuple[str, str], _Decoded] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def latest(self, tenant: str, conversation: str) -> _Decoded | None:
+        """The conversation's last input as read, if it is held."""
+        with self._lock:
+            held = self._held.get((tenant, conversation))
+            if held is not None:
+                self._held.move_to_end((tenant, conversation))
+            return held
+
+    def put(self, tenant: str, conversation: str, decoded: _Decoded) -> bool:
+        """Hold ``decoded`` as the conversation's latest; whether it is held (one over the whole budget is not)."""
+        with self._lock:
+            old = self._held.pop((tenant, conversation), None)
+            self._bytes -= _cost(old) if old else 0
+            if _cost(decoded) > self.max_bytes:
+                return False
+            self._held[(tenant, conversation)] = decoded
+            self._bytes += _cost(decoded)
+            while self._bytes > self.max_bytes:
+                _, dropped = self._held.popitem(last=False)
+                self._bytes -= _cost(dropped)
+            return True
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+
+def _cost(decoded: _Decoded) -> int:
+    return _COST * len(decoded.messages) + PER_CONVERSATION
 
 
 # -- inputs decoded lately, found by their messages' bytes -------------------------------------------------
@@ -197,48 +220,10 @@ class RecentInputs:
         Raises:
             InputError: what :meth:`CheckInput.from_json` raises for ``text``.
         """
-        if len(text) > limits.max_bytes:  # counted as the whole parse counts it (a text's characters)
-            return CheckInput.from_json(text, limits=limits)  # refused by its size
-        raw = utf8(text) if isinstance(text, str) else text
-        try:
-            top = sent.fields(raw)
-            messages = bytes(top["messages"])
-            user_id = _USER.decode(top["user_id"]) if "user_id" in top else None
-        except (msgspec.DecodeError, KeyError):
-            return CheckInput.from_json(text, limits=limits)  # not a check input: the whole parse names why
-        item = self._onto_recent(raw, messages, user_id, limits)
-        if item is None:
-            try:
-                item = CheckInput.decoded(raw, limits=limits)
-            except Exception:  # another format, or refused: the whole parse of the very text given
-                return CheckInput.from_json(text, limits=limits)
-        if item.user_id == user_id:
-            self._keep(_Decoded(user_id, messages, item.transcript, limits))
-        return item
-
-    def _onto_recent(self, raw: bytes, messages: bytes, user_id: str | None, limits: Limits) -> CheckInput | None:
-        """``raw`` read onto the transcript of an input read lately whose messages begin ``messages``; None when
-        there is none, or when anything does not hold (then the input is read whole)."""
-        found = self._find(user_id, messages, limits)
-        if found is None:
-            return None
-        before, new = found
-        # The messages' place in the input: the one place their bytes stand (standing twice, the input is read
-        # whole). Every place they could stand begins within ``window`` (the input's other bytes), where their
-        # first bytes are looked for: a history is not searched for itself.
-        anchor = messages[:_ANCHOR]
-        window = len(raw) - len(messages) + len(anchor)
-        at = raw.find(anchor, 0, window)
-        if at == -1 or not raw.startswith(messages, at) or raw.find(anchor, at + 1, window) != -1:
-            return None
-        rest = raw[:at] + new + raw[at + len(messages) :]
-        try:  # the rest is read strictly (a repeated key anywhere, the "messages" key's too, refuses it)
-            item = CheckInput.decoded(rest, limits=limits, before=before.transcript)
-        except Exception:
-            return None
-        if item.user_id != user_id:
-            return None
-        self.found += 1
+        item, decoded, onto = _read(text, limits, self._find)
+        self.found += onto
+        if decoded is not None:
+            self._keep(decoded)
         return item
 
     def _find(self, user_id: str | None, messages: bytes, limits: Limits) -> tuple[_Decoded, bytes] | None:
@@ -247,13 +232,9 @@ class RecentInputs:
         with self._lock:
             mine = [d for d in self._kept if d.user_id == user_id and d.limits == limits and d.transcript]
         for d in sorted(mine, key=lambda d: len(d.messages), reverse=True):
-            if d.messages == messages:
-                return d, b"[]"
-            # the list read before, open: its "[", its messages and the spaces after the last one
-            if len(d.messages) < len(messages) and messages.startswith(d.messages[:-1]):
-                after = messages[len(d.messages) - 1 :].lstrip(_SPACE)
-                if after.startswith(b","):  # more messages (the last one read before ended with its "}")
-                    return d, b"[" + after[1:]
+            new = _after(d.messages, messages)
+            if new is not None:
+                return d, new
         return None
 
     def _keep(self, decoded: _Decoded) -> None:
@@ -273,3 +254,72 @@ class RecentInputs:
 
     def __len__(self) -> int:
         return len(self._kept)
+
+
+Finder = Callable[[str | None, bytes, Limits], "tuple[_Decoded, bytes] | None"]
+"""The input read before (of the user, under the limits) whose messages are the first of the ``messages`` given,
+and the JSON list of the messages after them (:func:`_after`); None: none."""
+
+
+def _read(text: str | bytes, limits: Limits, find: Finder) -> tuple[CheckInput, _Decoded | None, bool]:
+    """The check input of ``text``, equal to ``CheckInput.from_json(text, limits=limits)``, read onto the input
+    ``find`` finds when there is one; what to keep of it (None: nothing; only an input the one-pass reader took,
+    whole or in part, is kept: another format's conversion may read a message by the ones before it); and whether
+    it was read onto one read before.
+
+    Raises:
+        InputError: what :meth:`CheckInput.from_json` raises for ``text``.
+    """
+    if len(text) > limits.max_bytes:  # counted as the whole parse counts it (a text's characters)
+        return CheckInput.from_json(text, limits=limits), None, False  # refused by its size
+    raw = utf8(text) if isinstance(text, str) else text
+    try:
+        top = sent.fields(raw)
+        messages = bytes(top["messages"])
+        user_id = _USER.decode(top["user_id"]) if "user_id" in top else None
+    except (msgspec.DecodeError, KeyError):
+        return CheckInput.from_json(text, limits=limits), None, False  # not a check input: the whole parse says why
+    found = find(user_id, messages, limits)
+    item = _onto(raw, messages, user_id, limits, *found) if found is not None else None
+    onto = item is not None
+    if item is None:
+        try:
+            item = CheckInput.decoded(raw, limits=limits)
+        except Exception:  # another format, or refused: the whole parse of the very text given
+            return CheckInput.from_json(text, limits=limits), None, False
+    kept = _Decoded(user_id, messages, item.transcript, limits) if item.user_id == user_id else None
+    return item, kept, onto
+
+
+def _after(before: bytes, messages: bytes) -> bytes | None:
+    """The JSON list of the messages ``messages`` (a list's JSON) holds after those of ``before`` (``[]``: none),
+    when it begins, byte for byte, with them; else None."""
+    if before == messages:
+        return b"[]"
+    # the list read before, open: its "[", its messages and the spaces after the last one
+    if len(before) < len(messages) and messages.startswith(before[:-1]):
+        after = messages[len(before) - 1 :].lstrip(_SPACE)
+        if after.startswith(b","):  # more messages (the last one read before ended with its "}")
+            return b"[" + after[1:]
+    return None
+
+
+def _onto(
+    raw: bytes, messages: bytes, user_id: str | None, limits: Limits, before: _Decoded, new: bytes
+) -> CheckInput | None:
+    """``raw``, whose messages (``messages``) are ``before``'s followed by those of ``new``, read onto ``before``'s
+    transcript; None when anything does not hold (then the input is read whole)."""
+    # The messages' place in the input: the one place their bytes stand (standing twice, the input is read
+    # whole). Every place they could stand begins within ``window`` (the input's other bytes), where their
+    # first bytes are looked for: a history is not searched for itself.
+    anchor = messages[:_ANCHOR]
+    window = len(raw) - len(messages) + len(anchor)
+    at = raw.find(anchor, 0, window)
+    if at == -1 or not raw.startswith(messages, at) or raw.find(anchor, at + 1, window) != -1:
+        return None
+    rest = raw[:at] + new + raw[at + len(messages) :]
+    try:  # the rest is read strictly (a repeated key anywhere, the "messages" key's too, refuses it)
+        item = CheckInput.decoded(rest, limits=limits, before=before.transcript)
+    except Exception:
+        return None
+    return item if item.user_id == user_id else None
