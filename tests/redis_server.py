@@ -7,6 +7,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -22,8 +23,29 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _prctl() -> Any:
+    if sys.platform != "linux":
+        return None
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True).prctl
+
+
+_PRCTL = _prctl()
+"""``prctl`` of the C library, found here, before any fork (the child calls it and nothing else)."""
+_PR_SET_PDEATHSIG = 1
+
+
+def _dies_with_its_parent() -> None:
+    """In the server's process, before it runs redis-server: the kernel kills it when the process that started it
+    ends, however that ends (a test run killed by a signal runs no fixture's teardown, and its servers stayed)."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL)  # KILL: a server a test froze (SIGSTOP) dies too
+
+
 class RedisServer:
-    """``redis-server`` in a directory of its own, with an append-only file so a restart keeps the data."""
+    """``redis-server`` in a directory of its own, with an append-only file so a restart keeps the data; it
+    ends with the test process that started it, even when that one is killed."""
 
     def __init__(self, directory: Path, port: int | None = None, *, extra: tuple[str, ...] = ()) -> None:
         binary = shutil.which("redis-server")
@@ -62,6 +84,7 @@ class RedisServer:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            preexec_fn=_dies_with_its_parent,  # one foreign call, prepared before the fork
         )
         client = redis.Redis(port=self.port, socket_connect_timeout=0.2, password=self.password)
         for _ in range(100):
