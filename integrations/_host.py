@@ -228,20 +228,37 @@ def read_first(
     read: Callable[[], Transcript], walk: Callable[[], frozenset[str]]
 ) -> tuple[Transcript | Callable[[], Transcript], frozenset[str]]:
     """A call's conversation, read now (or the failure to read it, raised when the guard reads it), and the ids
-    it used before the call (``ToolCallGuard.start``'s ``messages`` and ``used``). A conversation read whole
-    holds each call id once and every tool answer after its call (:class:`Transcript` refuses anything else), so
-    no message before the call used its id: the messages are walked for it (``walk``, O(history)) only when the
-    conversation could not be read, where a reused id's refusal comes first."""
+    it used before the call (``ToolCallGuard.start``'s ``messages`` and ``used``): :func:`read_once`, then
+    :func:`used_ids`."""
+    conversation = read_once(read)
+    return conversation, used_ids(conversation, walk)
+
+
+def read_once(
+    read: Callable[[], Transcript], passes: Callable[[Exception], bool] = lambda exc: False
+) -> Transcript | Callable[[], Transcript]:
+    """A conversation read now, for one call or several: the transcript, or a function raising the failure to
+    read it, which the guard meets when it reads it (``ToolCallGuard.start``'s ``messages``); a failure that is
+    the host's control flow (``passes``) is raised now."""
     try:
-        transcript = read()
+        return read()
     except Exception as exc:
+        if passes(exc):
+            raise
         failure = exc
 
         def unread() -> Transcript:
             raise failure
 
-        return unread, walk()
-    return transcript, frozenset()
+        return unread
+
+
+def used_ids(conversation: Transcript | Callable[[], Transcript], walk: Callable[[], frozenset[str]]) -> frozenset[str]:
+    """The ids a call's conversation used before the call (``ToolCallGuard.start``'s ``used``). A conversation read
+    whole holds each call id once and every tool answer after its call (:class:`Transcript` refuses anything
+    else), so no message before the call used its id: the messages are walked for it (``walk``, O(history)) only
+    when the conversation could not be read, where a reused id's refusal comes first."""
+    return frozenset() if isinstance(conversation, Transcript) else walk()
 
 
 def ids_used_before(

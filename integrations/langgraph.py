@@ -30,6 +30,7 @@ import asyncio
 import contextvars
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Annotated, Any
 
 from validator.extras import missing_extra
@@ -42,7 +43,7 @@ try:
     from langgraph.types import Command, Send, interrupt
 except ImportError as exc:
     raise missing_extra("langchain", "validator.integrations.langgraph", exc) from None
-from validator.integrations._host import split_justification, user_id_from
+from validator.integrations._host import read_once, split_justification, used_ids, user_id_from
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations._review import batched_request
 from validator.integrations.langchain import (
@@ -53,7 +54,7 @@ from validator.integrations.langchain import (
     used_before,
 )
 
-from validator import BaseValidator, Decision, Policy, Transcript, Verdict
+from validator import BaseValidator, Decision, Policy, Verdict
 from validator.record.recorder import hash_args
 from validator.verdict.refusals import ARGUMENTS_CHANGED, NO_VERDICT_RECORDED
 
@@ -107,16 +108,7 @@ class _Nodes:
 
     def _calls(self, state: Any, config: RunnableConfig | None, calls: list[dict[str, Any]]) -> list[GuardedCall]:
         """The calls as the guard sees them (one reading of the conversation for all of them)."""
-        try:
-            transcript: Any = transcript_from_state(state, validator=self.guard.validator)
-        except Exception as exc:
-            if self.guard.passes(exc):
-                raise
-            problem = exc
-
-            def transcript() -> Any:
-                raise problem
-
+        transcript = read_once(lambda: transcript_from_state(state, validator=self.guard.validator), self.guard.passes)
         request = self.agent_request(state) if self.agent_request else None
         user_id = user_id_from(self.user_id_key, (config or {}).get("configurable"))
         messages = state.get("messages") or []
@@ -128,8 +120,7 @@ class _Nodes:
                 messages=transcript,
                 user_id=user_id,
                 agent_request=request,
-                # a conversation read whole used no call id before its call: walked for only where it did not read
-                used=frozenset() if isinstance(transcript, Transcript) else used_before(messages, str(c.get("id"))),
+                used=used_ids(transcript, partial(used_before, messages, str(c.get("id")))),
             )
             for c in calls
         ]
