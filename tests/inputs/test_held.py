@@ -183,3 +183,55 @@ def _named(held: NamedInputs, text: str) -> CheckInput | tuple[str, ...]:
         return check_input(held, "c", text)
     except InputError as exc:
         return tuple(sorted(str(p) for p in exc.problems))
+
+
+@pytest.mark.parametrize("where", ["args", "messages", "user_id", "top"])
+def test_json_nested_a_thousand_deep_is_refused_as_the_whole_parse_refuses_it(where: str) -> None:
+    """JSON nested past what the splitter can recurse into (a thousand levels) is refused with the whole parse's
+    problems by every reader of JSON text: a named conversation, the inputs read lately, a validator's check with
+    a name and without, and the service's splitter says it is no list of messages (never a ``RecursionError``)."""
+    from validator.inputs import sent
+    from validator.inputs.held import RecentInputs
+
+    deep = "[" * 1000 + "]" * 1000
+    body = {"messages": [{"role": "user", "content": REQUEST}], "action": ACTION, "user_id": "u"}
+    text = json.dumps(body)
+    text = {
+        "args": text.replace('"to": "ann@example.com"', f'"to": "ann@example.com", "x": {deep}'),
+        "messages": text.replace('"content": "Please', f'"extra": {deep}, "content": "Please'),
+        "user_id": text.replace('"user_id": "u"', f'"user_id": {deep}'),
+        "top": deep,
+    }[where]
+    whole = _parsed(text)
+    assert isinstance(whole, tuple) and whole  # refused
+    held = NamedInputs(max_bytes=10**8)
+    check_input(held, "c", json.dumps(body))
+    assert _named(held, text) == whole
+    recent = RecentInputs()
+    recent.read(json.dumps(body))
+    with pytest.raises(InputError) as refused:
+        recent.read(text)
+    assert tuple(sorted(str(p) for p in refused.value.problems)) == whole
+    for name in (None, "c"):
+        with pytest.raises(InputError):
+            Validator(recorder=MemoryRecorder()).check(text, conversation=name)
+    with pytest.raises(ValueError, match="not a check input"):
+        sent.split(text.encode())
+
+
+def test_tiny_messages_are_counted_by_the_entry_each_holds() -> None:
+    """Ten thousand messages of a few bytes hold a transcript entry each: counted by :data:`PER_MESSAGE`, not by
+    their bytes alone (which counted them at under half of what they hold)."""
+    from validator.inputs.held import PER_CONVERSATION, PER_MESSAGE, RecentInputs
+
+    text = _text([{"role": "user", "content": "x"}] * 10_000, "")
+    held = NamedInputs(max_bytes=10**9)
+    check_input(held, "c", text)
+    kept = held.latest("", "c")
+    assert kept is not None and held._bytes == 3 * len(kept.messages) + PER_MESSAGE * 10_000 + PER_CONVERSATION
+    small = NamedInputs(max_bytes=3 * len(kept.messages) + PER_CONVERSATION)
+    assert check_input(small, "c", text) == CheckInput.from_json(text)
+    assert len(small) == 0  # its bytes fit, its entries do not
+    recent = RecentInputs(max_bytes=3 * len(kept.messages) + 10_000)  # its bytes fit, its entries do not
+    recent.read(text)
+    assert len(recent) == 0

@@ -96,8 +96,8 @@ class ValidatorConfig:
     (``GATE_BUDGET_EXCEEDED``). Its searches are linear; this bounds what an input could still cost."""
     max_held_bytes: int = 64 * 1024 * 1024
     """Memory for the conversations :meth:`Validator.check` holds when it is given a ``conversation`` name
-    (:class:`~validator.inputs.held.NamedInputs`: each last input counted as three times its messages' JSON and
-    4 KiB), the least recent let go."""
+    (:class:`~validator.inputs.held.NamedInputs`: each last input counted as three times its messages' JSON, 128
+    bytes a message and 4 KiB), the least recent let go."""
     language: LanguagePack | None = None
     """The language the user's words are read in: a pack of :func:`validator.language.load_pack` (its grammar,
     its word tables and its verb table); None: the English pack shipped with the library."""

@@ -29,7 +29,16 @@ from validator.inputs.checkinput import DEFAULT_LIMITS, CheckInput, Limits
 from validator.inputs.sent import Chain
 from validator.inputs.transcript import Transcript
 
-__all__ = ["PER_BYTE", "PER_CONVERSATION", "Held", "HeldConversations", "NamedInputs", "RecentInputs", "check_input"]
+__all__ = [
+    "PER_BYTE",
+    "PER_CONVERSATION",
+    "PER_MESSAGE",
+    "Held",
+    "HeldConversations",
+    "NamedInputs",
+    "RecentInputs",
+    "check_input",
+]
 
 
 PER_BYTE = 2
@@ -37,6 +46,10 @@ PER_BYTE = 2
 derived from it measured 1.45x those bytes at 1,000 and 10,000 messages (tracemalloc), counted as 2x."""
 PER_CONVERSATION = 4096
 """What each held conversation costs besides its messages (so empty messages do not hold for free)."""
+PER_MESSAGE = 128
+"""What an input kept by its messages' bytes (:class:`RecentInputs`, :class:`NamedInputs`) costs per message besides
+them: a message of a few bytes (``{"role":"user"}``) holds a transcript entry of about a hundred more (measured:
+tiny messages 2.3x their counted bytes without this term)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,10 +118,11 @@ def check_input(
     named: NamedInputs, conversation: str, text: str | bytes, *, tenant: str = "", limits: Limits = DEFAULT_LIMITS
 ) -> CheckInput:
     """The check input of ``text``, a whole check input of ``conversation``, equal to
-    ``CheckInput.from_json(text)``: when its ``messages`` list begins, byte for byte, with that of the
-    conversation's last input (of the same user, under the same limits), only its other bytes and the messages
+    ``CheckInput.from_json(text, limits=limits)``: when its ``messages`` list begins, byte for byte, with that of
+    the conversation's last input (of the same user, under the same limits), only its other bytes and the messages
     after those are decoded, onto the transcript read before (:func:`_read`: as :class:`RecentInputs` reads an
-    input onto one read lately); it is then the conversation's latest. Anything else is read whole.
+    input onto one read lately); it is then the conversation's latest, whoever's it is (two users taking turns
+    under one name are each read whole). Anything else is read whole; what is refused leaves the last input held.
 
     Raises:
         InputError: what :meth:`CheckInput.from_json` raises for ``text``.
@@ -130,7 +144,8 @@ def check_input(
 class NamedInputs:
     """The last JSON check input of each named conversation (:func:`check_input`), by ``(tenant, conversation
     id)``, the least recently used let go past ``max_bytes`` (each counted as three times its messages' JSON, as
-    :class:`RecentInputs` counts them, and :data:`PER_CONVERSATION`)."""
+    :class:`RecentInputs` counts them, with :data:`PER_MESSAGE` each, and :data:`PER_CONVERSATION`). Two checks of
+    one conversation at once may hold the shorter input last: later checks then read more, never otherwise."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
@@ -150,22 +165,25 @@ class NamedInputs:
         """Hold ``decoded`` as the conversation's latest; whether it is held (one over the whole budget is not)."""
         with self._lock:
             old = self._held.pop((tenant, conversation), None)
-            self._bytes -= _cost(old) if old else 0
-            if _cost(decoded) > self.max_bytes:
+            self._bytes -= _cost(old) + PER_CONVERSATION if old else 0
+            cost = _cost(decoded) + PER_CONVERSATION
+            if cost > self.max_bytes:
                 return False
             self._held[(tenant, conversation)] = decoded
-            self._bytes += _cost(decoded)
+            self._bytes += cost
             while self._bytes > self.max_bytes:
                 _, dropped = self._held.popitem(last=False)
-                self._bytes -= _cost(dropped)
+                self._bytes -= _cost(dropped) + PER_CONVERSATION
             return True
 
     def __len__(self) -> int:
-        return len(self._held)
+        with self._lock:
+            return len(self._held)
 
 
 def _cost(decoded: _Decoded) -> int:
-    return _COST * len(decoded.messages) + PER_CONVERSATION
+    """What an input kept by its messages' bytes is counted as: three times their JSON, and each message's entry."""
+    return _COST * len(decoded.messages) + PER_MESSAGE * len(decoded.transcript)
 
 
 # -- inputs decoded lately, found by their messages' bytes -------------------------------------------------
@@ -192,8 +210,8 @@ class _Decoded:
 
 class RecentInputs:
     """The JSON check inputs a validator decoded lately (up to ``size`` of them and ``max_bytes``, each counted as
-    three times its messages' JSON: the transcript and what was derived, and the bytes kept), found again by their
-    messages' bytes.
+    three times its messages' JSON and 128 bytes a message: the transcript and what was derived, and the bytes
+    kept), found again by their messages' bytes.
 
     A batch of checks of one conversation (``validator check --jsonl``: each line the whole history and one
     action) sends the same messages again, or the same followed by more. :meth:`read` equals
@@ -221,7 +239,9 @@ class RecentInputs:
             InputError: what :meth:`CheckInput.from_json` raises for ``text``.
         """
         item, decoded, onto = _read(text, limits, self._find)
-        self.found += onto
+        if onto:
+            with self._lock:
+                self.found += 1
         if decoded is not None:
             self._keep(decoded)
         return item
@@ -238,19 +258,19 @@ class RecentInputs:
         return None
 
     def _keep(self, decoded: _Decoded) -> None:
-        cost = _COST * len(decoded.messages)
+        cost = _cost(decoded)
         if cost > self.max_bytes or not decoded.transcript:
             return
         with self._lock:
             same = [d for d in self._kept if d.user_id == decoded.user_id and d.messages == decoded.messages]
             for d in same:
                 self._kept.remove(d)
-                self._bytes -= _COST * len(d.messages)
+                self._bytes -= _cost(d)
             self._kept.append(decoded)
             self._bytes += cost
             while len(self._kept) > self.size or self._bytes > self.max_bytes:
                 dropped = self._kept.pop(0)
-                self._bytes -= _COST * len(dropped.messages)
+                self._bytes -= _cost(dropped)
 
     def __len__(self) -> int:
         return len(self._kept)

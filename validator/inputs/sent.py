@@ -55,9 +55,13 @@ def fields(body: bytes) -> dict[str, msgspec.Raw]:
     """``body``'s top-level fields as raw JSON (a repeated key keeps its last value: the strict reader refuses it).
 
     Raises:
-        msgspec.DecodeError: ``body`` is not a JSON object.
+        msgspec.DecodeError: ``body`` is not a JSON object, or nests too deep to be read (the strict reader refuses
+        it, naming its depth: a caller reads it whole).
     """
-    return _FIELDS.decode(body)
+    try:
+        return _FIELDS.decode(body)
+    except RecursionError:  # msgspec skips a value by recursing: a thousand levels exhaust the stack
+        raise msgspec.DecodeError("JSON nests too deep to be split") from None
 
 
 def split(body: bytes) -> Split:
@@ -69,7 +73,7 @@ def split(body: bytes) -> Split:
     try:
         found = fields(body)
         messages = _LIST.decode(found["messages"])
-    except (msgspec.DecodeError, KeyError) as exc:
+    except (msgspec.DecodeError, KeyError, RecursionError) as exc:
         raise ValueError(f"not a check input with a list of messages ({exc})") from None
     return Split(found, messages)
 
