@@ -122,7 +122,7 @@ class ServiceConfig:
     once). 0 reads the store on every request."""
     max_held_bytes: int = 256 * 1024 * 1024
     """Memory a process gives the conversations it holds for the incremental form of ``/v1/check``, as
-    :mod:`~validator.inputs.held` counts it (twice their messages' JSON, and 4 KiB each);
+    :mod:`~validator.inputs.held` counts it (twice their messages' JSON, 128 bytes a message and 4 KiB each);
     the least recently used are let go past it (their next check is a 409, and the client sends the
     whole input). 0 holds nothing."""
     question_seconds: float = questions.QUESTION_TTL.total_seconds()

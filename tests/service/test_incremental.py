@@ -233,14 +233,15 @@ def test_a_conversation_held_in_parts_keeps_the_whole_inputs_size_limit() -> Non
 def test_held_memory_counts_every_byte_sent_and_each_conversation() -> None:
     """Tool-call arguments, ids and empty messages count too (the attacker's pass held 40 MB of arguments
     under a budget of 1,000 characters of text)."""
-    from validator.inputs.held import PER_BYTE, PER_CONVERSATION, Held, HeldConversations
+    from validator.inputs.held import PER_BYTE, PER_CONVERSATION, PER_MESSAGE, Held, HeldConversations
 
     transcript = CheckInput.from_json(json.dumps(check(history(["request"])))).transcript
-    held = HeldConversations(max_bytes=3 * (PER_BYTE * 50_000 + PER_CONVERSATION))
+    entries = PER_MESSAGE * len(transcript) + PER_CONVERSATION  # each message's entry, and the conversation's
+    held = HeldConversations(max_bytes=3 * (PER_BYTE * 50_000 + entries))
     for i in range(10):  # 50 KB of JSON each, whatever its text
         assert held.put("t", f"c{i}", Held(transcript, sent.Chain(), 50_000))
     assert len(held) == 3
-    empty = HeldConversations(max_bytes=10 * PER_CONVERSATION)
+    empty = HeldConversations(max_bytes=10 * entries)
     for i in range(50):  # nothing sent at all still costs its entry
         empty.put("t", f"e{i}", Held(transcript, sent.Chain(), 0))
     assert len(empty) == 10

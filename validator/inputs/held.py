@@ -63,7 +63,7 @@ class Held:
 
     @property
     def cost(self) -> int:
-        return PER_BYTE * self.size + PER_CONVERSATION
+        return PER_BYTE * self.size + PER_MESSAGE * len(self.transcript) + PER_CONVERSATION
 
     @staticmethod
     def of(transcript: Transcript, messages: Sequence[bytes], before: Held | None = None) -> Held:
