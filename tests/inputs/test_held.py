@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.inputs.test_recent import decoded_messages
 from validator import InputError, Validator
-from validator.inputs import fastdecode
 from validator.inputs.checkinput import CheckInput, Limits
 from validator.inputs.held import NamedInputs, check_input
 from validator.record.recorder import MemoryRecorder
@@ -101,15 +101,7 @@ def test_only_the_new_messages_are_decoded(monkeypatch: pytest.MonkeyPatch) -> N
     held = NamedInputs(max_bytes=10**8)
     messages = [{"role": "user", "content": f"note {i}"} for i in range(200)]
     first = check_input(held, "c", _text(messages, ""))
-    seen: list[int] = []
-    real = fastdecode.decode
-
-    def counting(data: bytes, *, max_depth: int) -> fastdecode.CheckIn:
-        doc = real(data, max_depth=max_depth)
-        seen.append(len(doc.messages))
-        return doc
-
-    monkeypatch.setattr(fastdecode, "decode", counting)
+    seen = decoded_messages(monkeypatch)
     again = check_input(held, "c", _text(messages, ""))
     more = check_input(held, "c", _text([*messages, {"role": "user", "content": REQUEST}], ""))
     spaced = check_input(held, "c", _text([*messages, {"role": "user", "content": REQUEST}], "spaces"))

@@ -126,19 +126,25 @@ def test_every_read_equals_the_whole_parse(steps: list[tuple[list[Any], str, boo
         assert _parsed(recent.read, text) == _parsed(CheckInput.from_json, text)
 
 
-def test_the_same_messages_are_not_decoded_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    recent = RecentInputs()
-    messages = [{"role": "user", "content": f"note {i}"} for i in range(200)]
-    first = recent.read(_text(messages, ""))
-    read: list[int] = []
+def decoded_messages(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many messages each input the one-pass decoder reads from now on holds, in order."""
+    seen: list[int] = []
     real = fastdecode.decode
 
     def counting(data: bytes, *, max_depth: int) -> fastdecode.CheckIn:
         doc = real(data, max_depth=max_depth)
-        read.append(len(doc.messages))
+        seen.append(len(doc.messages))
         return doc
 
     monkeypatch.setattr(fastdecode, "decode", counting)
+    return seen
+
+
+def test_the_same_messages_are_not_decoded_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    recent = RecentInputs()
+    messages = [{"role": "user", "content": f"note {i}"} for i in range(200)]
+    first = recent.read(_text(messages, ""))
+    read = decoded_messages(monkeypatch)
     again = recent.read(_text(messages, ""))
     pretty = recent.read(_text([*messages, FIRST], "pretty"))  # other spaces between them: read whole
     more = recent.read(_text([*messages, FIRST], ""))  # the first input's messages and one more

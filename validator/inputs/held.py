@@ -20,6 +20,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import msgspec
 
@@ -73,45 +74,59 @@ class Held:
         return Held(transcript, chain.extended(messages), (before.size if before else 0) + sum(map(len, messages)))
 
 
-class HeldConversations:
-    """Transcripts by ``(tenant, conversation id)``, the least recently used let go past ``max_bytes``
-    (counted as :attr:`Held.cost`)."""
+V = TypeVar("V")
 
-    def __init__(self, max_bytes: int) -> None:
+
+class _ByConversation(Generic[V]):
+    """Values by ``(tenant, conversation id)``, the least recently used let go past ``max_bytes`` (each counted as
+    ``cost`` says); safe to share between threads."""
+
+    def __init__(self, max_bytes: int, cost: Callable[[V], int]) -> None:
         self.max_bytes = max_bytes
-        self._held: OrderedDict[tuple[str, str], Held] = OrderedDict()
+        self._cost = cost
+        self._held: OrderedDict[tuple[str, str], V] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, tenant: str, conversation: str, after: str) -> Held | None:
-        """The conversation when it is held with exactly the digest ``after``, else ``None``."""
-        held = self.latest(tenant, conversation)
-        return held if held is not None and held.chain.digest == after else None
-
-    def latest(self, tenant: str, conversation: str) -> Held | None:
-        """The conversation as last held, whatever its digest."""
+    def latest(self, tenant: str, conversation: str) -> V | None:
+        """The conversation as last held."""
         with self._lock:
             held = self._held.get((tenant, conversation))
             if held is not None:
                 self._held.move_to_end((tenant, conversation))
             return held
 
-    def put(self, tenant: str, conversation: str, held: Held) -> bool:
+    def put(self, tenant: str, conversation: str, held: V) -> bool:
         """Hold ``held`` as the conversation's latest; whether it is held (one over the whole budget is not)."""
         with self._lock:
             old = self._held.pop((tenant, conversation), None)
-            self._bytes -= old.cost if old else 0
-            if held.cost > self.max_bytes:
+            self._bytes -= self._cost(old) if old is not None else 0
+            cost = self._cost(held)
+            if cost > self.max_bytes:
                 return False
             self._held[(tenant, conversation)] = held
-            self._bytes += held.cost
+            self._bytes += cost
             while self._bytes > self.max_bytes:
                 _, dropped = self._held.popitem(last=False)
-                self._bytes -= dropped.cost
+                self._bytes -= self._cost(dropped)
             return True
 
     def __len__(self) -> int:
-        return len(self._held)
+        with self._lock:
+            return len(self._held)
+
+
+class HeldConversations(_ByConversation[Held]):
+    """Transcripts by ``(tenant, conversation id)``, the least recently used let go past ``max_bytes``
+    (counted as :attr:`Held.cost`)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(max_bytes, lambda held: held.cost)
+
+    def get(self, tenant: str, conversation: str, after: str) -> Held | None:
+        """The conversation when it is held with exactly the digest ``after``, else ``None``."""
+        held = self.latest(tenant, conversation)
+        return held if held is not None and held.chain.digest == after else None
 
 
 def check_input(
@@ -141,44 +156,14 @@ def check_input(
     return item
 
 
-class NamedInputs:
+class NamedInputs(_ByConversation["_Decoded"]):
     """The last JSON check input of each named conversation (:func:`check_input`), by ``(tenant, conversation
     id)``, the least recently used let go past ``max_bytes`` (each counted as three times its messages' JSON, as
     :class:`RecentInputs` counts them, with :data:`PER_MESSAGE` each, and :data:`PER_CONVERSATION`). Two checks of
     one conversation at once may hold the shorter input last: later checks then read more, never otherwise."""
 
     def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._held: OrderedDict[tuple[str, str], _Decoded] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def latest(self, tenant: str, conversation: str) -> _Decoded | None:
-        """The conversation's last input as read, if it is held."""
-        with self._lock:
-            held = self._held.get((tenant, conversation))
-            if held is not None:
-                self._held.move_to_end((tenant, conversation))
-            return held
-
-    def put(self, tenant: str, conversation: str, decoded: _Decoded) -> bool:
-        """Hold ``decoded`` as the conversation's latest; whether it is held (one over the whole budget is not)."""
-        with self._lock:
-            old = self._held.pop((tenant, conversation), None)
-            self._bytes -= _cost(old) + PER_CONVERSATION if old else 0
-            cost = _cost(decoded) + PER_CONVERSATION
-            if cost > self.max_bytes:
-                return False
-            self._held[(tenant, conversation)] = decoded
-            self._bytes += cost
-            while self._bytes > self.max_bytes:
-                _, dropped = self._held.popitem(last=False)
-                self._bytes -= _cost(dropped) + PER_CONVERSATION
-            return True
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._held)
+        super().__init__(max_bytes, lambda decoded: _cost(decoded) + PER_CONVERSATION)
 
 
 def _cost(decoded: _Decoded) -> int:
