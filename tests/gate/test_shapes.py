@@ -103,7 +103,7 @@ def test_a_tree_naming_places_past_its_sentence_is_not_believed(tmp_path: Path) 
     body = shapes._encoded(*grammar._tree(grammar.words(sentence)))
     body["nodes"][0][1].append(["W", 99])  # a token of a word the sentence does not have
     store._write(store._key("shape", shapes._shape_text(shape)), body)
-    assert store.parsed(shape, lambda kind, i: pytest.fail("no token is made")) is None
+    assert store.parsed(shape) is None
 
 
 def test_only_a_private_folder_of_this_user_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -247,7 +247,7 @@ def test_a_tree_deeper_than_a_sentences_is_not_read(tmp_path: Path) -> None:
     chain = [["x", [["W", 0]]]] + [["x", [i]] for i in range(5_000)]
     body = {"root": 5_000, "stuck": None, "nodes": chain}
     with pytest.raises(ValueError, match="deeper"):
-        shapes._decoded(body, len(shape), lambda kind, i: grammar._tree(grammar.words(sentence))[0].children[0])
+        shapes._decoded(body, len(shape))
     store._write(store._key("shape", shapes._shape_text(shape)), body)
     assert store._read(store._key("shape", shapes._shape_text(shape))) == body  # it reads: only its depth refuses it
     assert Grammar(english(), store).parse(sentence) == Grammar(english()).parse(sentence)
@@ -256,8 +256,54 @@ def test_a_tree_deeper_than_a_sentences_is_not_read(tmp_path: Path) -> None:
 def test_the_key_holds_the_code_that_parses_and_keeps() -> None:
     """Found by a reviewer: the package's version alone named the code (it does not change between commits), so a
     change of the parser's options or of the encoding would have read trees kept before it."""
+    from validator.gate import earley, tree
     from validator.gate import grammar as grammar_module
 
-    source = b"".join(Path(m.__file__ or "").read_bytes() for m in (grammar_module, shapes))
+    source = b"".join(Path(m.__file__ or "").read_bytes() for m in (grammar_module, earley, tree, shapes))
     assert grammar_module._code() == hashlib.sha256(source).hexdigest()
     assert grammar_module._code() in _salt(english())
+
+
+def test_the_key_holds_larks_version_read_without_importing_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lark's ``__init__.py`` states its version: its SHA-256 is in the key, so another Lark reads no tree kept by
+    this one; when that file cannot be found the key holds Lark's own ``__version__``."""
+    import importlib.util
+
+    import lark
+
+    from validator.gate import grammar as grammar_module
+
+    stated = Path(lark.__file__ or "").read_bytes()
+    assert f'"{lark.__version__}"'.encode() in stated
+    assert hashlib.sha256(stated).hexdigest() in _salt(english())
+    grammar_module._lark.cache_clear()
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(grammar_module, "find_spec", lambda name: None)
+    try:
+        assert grammar_module._lark() == lark.__version__
+    finally:
+        grammar_module._lark.cache_clear()
+
+
+def test_a_process_reading_kept_shapes_never_imports_lark(tmp_path: Path) -> None:
+    """A one-shot check whose sentences' shapes a process before it kept reads them without Lark (about 30 ms of
+    imports); a shape no one kept imports it and parses."""
+    code = (
+        "import sys\n"
+        "from validator import Message, Transcript, Validator\n"
+        "text = sys.argv[1]\n"
+        "args = {'to': 'eve@example.com', 'body': 'the report'}\n"
+        "call = {'tool': 'send_email', 'args': args, 'find_evidence': True}\n"
+        "verdict = Validator().validate(Transcript([Message(role='user', content=text)]), call, user_id='u')\n"
+        "print(verdict.code.value, 'lark' in sys.modules)\n"
+    )
+    env = {**os.environ, FOLDER_ENV: str(tmp_path)}
+
+    def run(text: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-c", code, text], env=env, capture_output=True, text=True, check=True)
+        return done.stdout.split()
+
+    first = run("Please email eve@example.com the report.")
+    assert first[1] == "True"  # nothing kept: Lark parsed it
+    assert run("Please email eve@example.com the report.") == [first[0], "False"]
+    assert run("Email the report to eve@example.com, please.")[1] == "True"  # a shape no one kept

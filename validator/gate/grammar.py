@@ -27,26 +27,24 @@ import secrets
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import replace
 from functools import cache
+from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Generic, TypeVar
-
-import lark
-from lark import Lark, Token
-from lark.exceptions import LarkError, UnexpectedInput
-from lark.lexer import Lexer
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from validator._types import VERSION
-from validator.gate import shapes
-from validator.gate.compiled import compiled
 from validator.gate.meaning import Parse, Reading
 from validator.gate.semantics import Semantics, TooAmbiguous
-from validator.gate.shapes import Parsed, Shape, ShapeStore
+from validator.gate.shapes import Shape, ShapeStore
+from validator.gate.tree import Parsed
 from validator.language import LanguagePack, english
 from validator.language.classes import ASK, END, KNOW, MARKER, REPORTING, SAY, SAYING, TEXT
 from validator.text.lexer import Word, lex, lex_bounded
+
+if TYPE_CHECKING:
+    from lark import Lark
 
 __all__ = ["MAX_TOKENS", "Grammar", "grammar"]
 
@@ -84,45 +82,6 @@ class _Recent(Generic[K, V]):
         return value
 
 
-class _Tok(Token):
-    """A token carrying its word's place in the sentence (the tree is read again with other words)."""
-
-    __slots__ = ("classes", "position")
-
-    position: int
-    classes: frozenset[str]
-
-
-class _Given(Lexer):
-    """The tokens, as the lexer made them: Lark's own lexer does not run."""
-
-    def __init__(self, conf: Any) -> None:
-        pass
-
-    def lex(self, data: Any) -> Iterator[Any]:  # type: ignore[override]  # Lark passes a custom lexer the input
-        yield from data
-
-
-_OPTIONS: dict[str, Any] = {"parser": "earley", "lexer": _Given, "ambiguity": "explicit", "keep_all_tokens": True}
-"""How the grammar is read: Earley with every parse kept, on the lexer's own tokens."""
-
-
-def _ahead(text: str) -> Lark | None:
-    """Lark's parser from the grammar compiled ahead (:mod:`validator.gate.compiled`); None when none is shipped for
-    ``text`` or what was shipped does not build (then the text is compiled)."""
-    ahead = compiled(text)
-    if ahead is None:
-        return None
-    try:
-        return Lark(ahead, **_OPTIONS)
-    except LarkError:
-        return None
-
-
-def _matches(term: Any, token: Any) -> bool:
-    return bool(term.name in token.classes)
-
-
 class Grammar:
     """The pack's grammar, compiled once, with the parse trees of the shapes it has seen; ``shapes``: where the
     parses of shapes are kept across processes (:mod:`validator.gate.shapes`; None: in memory only). Lark's
@@ -153,16 +112,15 @@ class Grammar:
     def _built(self) -> tuple[Lark, bool]:
         with self._building:
             if self._parser is None:
-                ahead = _ahead(self.pack.grammar)
-                lark = ahead if ahead is not None else Lark(self.pack.grammar, **_OPTIONS)
-                # A token may have several classes ("email": a verb and a noun): Earley tries each. Lark's basic
-                # matcher compares one type; this one asks the token's classes (the parser's documented matcher seam).
-                lark.parser.parser.term_matcher = _matches
-                self._parser = lark, ahead is not None
+                from validator.gate import earley  # Lark, imported only to parse a shape no store holds
+
+                self._parser = earley.build(self.pack.grammar)
             return self._parser
 
     def _literals(self) -> tuple[tuple[str, str], ...]:
-        found = tuple(sorted((t.pattern.value, t.name) for t in self.lark.terminals if t.pattern.type == "str"))
+        from validator.gate import earley
+
+        found = earley.literals(self.lark)
         if self.shapes is not None:
             self.shapes.keep_literals(found)
         return found
@@ -231,23 +189,14 @@ class Grammar:
         """The parse tree of the words' classes, or None and the index of the token the parse stopped at: as kept
         by the store, else parsed (and kept)."""
         shape = tuple(w.classes for w in words)
-
-        def token(kind: str, i: int) -> _Tok:
-            t = _Tok(kind, words[i].text)
-            t.position = i
-            t.classes = words[i].classes
-            return t
-
         if self.shapes is not None:
-            kept = self.shapes.parsed(shape, token)
+            kept = self.shapes.parsed(shape)
             if kept is not None:
                 return kept
-        try:
-            parsed: Parsed = self.lark.parse([token("W", i) for i in range(len(words))]), None
-        except UnexpectedInput as exc:
-            at = getattr(exc, "token", None)
-            parsed = None, (at.position if isinstance(at, _Tok) else None)
-        except LarkError:  # pragma: no cover - a grammar bug: no parse, never a crash (and nothing kept)
+        from validator.gate import earley
+
+        parsed = earley.parse(self.lark, words)
+        if parsed is None:  # pragma: no cover - a grammar bug: no parse, never a crash (and nothing kept)
             return None, None
         if self.shapes is not None:
             self.shapes.keep(shape, parsed)
@@ -268,15 +217,34 @@ def _salt(pack: LanguagePack) -> str:
     """What a shape's parse depends on besides the shape: the grammar's text, Lark's version, and the code that
     parses and keeps it (this module: its parser options, its lexer and token matcher; the store's encoding),
     by the SHA-256 of their source (a change of either, released or not, reads no tree kept before it)."""
-    return "\n".join((_sha256(pack.grammar.encode("utf-8")), lark.__version__, VERSION, _code()))
+    return "\n".join((_sha256(pack.grammar.encode("utf-8")), _lark(), VERSION, _code()))
+
+
+@cache
+def _lark() -> str:
+    """Lark's version, read without importing Lark (a process whose shapes are kept never does): the SHA-256 of its
+    package's ``__init__.py``, which states it; Lark's own ``__version__`` when that file cannot be read."""
+    spec = find_spec("lark")
+    try:
+        return _sha256(Path(spec.origin if spec is not None and spec.origin else "").read_bytes())
+    except OSError:
+        from validator.gate import earley
+
+        return earley.VERSION
 
 
 @cache
 def _code() -> str:
+    """The SHA-256 of the code a kept tree depends on: this module, the parser's (its options, its token matcher),
+    the tree's and the store's (their encoding)."""
+    here = Path(sys.modules[__name__].__file__ or "")
     try:
-        return _sha256(b"".join(Path(m.__file__ or "").read_bytes() for m in (sys.modules[__name__], shapes)))
+        return _sha256(b"".join((here.parent / f"{name}.py").read_bytes() for name in _CODE))
     except OSError:  # no source shipped: no tree is kept across processes
         return secrets.token_hex(16)
+
+
+_CODE = ("grammar", "earley", "tree", "shapes")
 
 
 def _sha256(data: bytes) -> str:

@@ -11,8 +11,6 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from lark import Token, Tree
-
 from validator.gate.meaning import (
     OWNER_BACK,
     OWNER_OTHER,
@@ -24,6 +22,7 @@ from validator.gate.meaning import (
     Reading,
     Value,
 )
+from validator.gate.tree import Leaf, Node
 from validator.language import LanguagePack
 from validator.language.classes import (
     ADJ,
@@ -343,8 +342,8 @@ _VALUE_KINDS: dict[str, frozenset[str]] = {
 }
 
 
-def _name(node: Tree[Any]) -> str:
-    return str(getattr(node.data, "value", node.data))
+def _name(node: Node) -> str:
+    return node.data
 
 
 _TIME_CLASSES = frozenset({TIMEX, NOW, DEADLINE, MONTH, ORD})
@@ -366,7 +365,7 @@ class Semantics:
         self.memo: dict[int, frozenset[Any]] = {}
 
     def values(self, node: Any) -> frozenset[Any]:
-        if isinstance(node, Token):
+        if isinstance(node, Leaf):
             return frozenset({node})
         key = id(node)
         found = self.memo.get(key)
@@ -381,7 +380,7 @@ class Semantics:
                 combinations *= len(c)
             if combinations > MAX_READINGS * 8:
                 raise TooAmbiguous(_name(node))
-            build: Callable[[Tree[Any], list[Any]], Any] = getattr(self, "r_" + _name(node), self._through)
+            build: Callable[[Node, list[Any]], Any] = getattr(self, "r_" + _name(node), self._through)
             out = frozenset(v for combo in itertools.product(*choices) if (v := build(node, list(combo))) is not None)
         if len(out) > MAX_READINGS:
             raise TooAmbiguous(_name(node))
@@ -395,7 +394,7 @@ class Semantics:
         return word
 
     def tokens(self, kids: Sequence[Any], cls: str | None = None) -> list[Word]:
-        found = [self.word(k) for k in kids if isinstance(k, Token)]
+        found = [self.word(k) for k in kids if isinstance(k, Leaf)]
         return [w for w in found if cls is None or cls in w.classes]
 
     def span(self, node: Any) -> tuple[int, int]:
@@ -403,11 +402,11 @@ class Semantics:
         return (leaves[0].start, leaves[-1].end) if leaves else (0, 0)
 
     def _leaves(self, node: Any) -> Iterator[Word]:
-        if isinstance(node, Token):
+        if isinstance(node, Leaf):
             yield self.word(node)
             return
         for child in node.children:
-            yield from self._leaves(child.children[0] if isinstance(child, Tree) and child.data == "_ambig" else child)
+            yield from self._leaves(child.children[0] if isinstance(child, Node) and child.data == "_ambig" else child)
 
     @staticmethod
     def parts(kids: Sequence[Any], kind: type[P]) -> list[P]:
@@ -419,31 +418,31 @@ class Semantics:
         return [k for k in kids if isinstance(k, Phrase)]
 
     @staticmethod
-    def _through(node: Tree[Any], kids: list[Any]) -> Any:
-        inner = [k for k in kids if not isinstance(k, Token)]
+    def _through(node: Node, kids: list[Any]) -> Any:
+        inner = [k for k in kids if not isinstance(k, Leaf)]
         return inner[0] if len(inner) == 1 else _WORDS
 
     # -- sentences
 
-    def r_start(self, node: Tree[Any], kids: list[Any]) -> Reading:
+    def r_start(self, node: Node, kids: list[Any]) -> Reading:
         reading = next(k for k in kids if isinstance(k, Reading))
         openers = self.parts(kids, _Openers)
         if openers and openers[0].sequenced and reading.kind == "request":
             return replace(reading, sequenced=True)  # "Then pay Bob.": after what was asked before it
         return reading
 
-    def r_openers(self, node: Tree[Any], kids: list[Any]) -> _Openers:
+    def r_openers(self, node: Node, kids: list[Any]) -> _Openers:
         """Whether a sequencing opener stands among the sentence's openers."""
         earlier = self.parts(kids, _Openers)
         return _Openers(bool(earlier and earlier[0].sequenced) or bool(self.parts(kids, _Sequence)))
 
-    def r_sequence(self, node: Tree[Any], kids: list[Any]) -> _Sequence:
+    def r_sequence(self, node: Node, kids: list[Any]) -> _Sequence:
         return _Sequence()
 
-    def r_social(self, node: Tree[Any], kids: list[Any]) -> Reading:
+    def r_social(self, node: Node, kids: list[Any]) -> Reading:
         return Reading("social", "social")
 
-    def r_request(self, node: Tree[Any], kids: list[Any]) -> Reading:
+    def r_request(self, node: Node, kids: list[Any]) -> Reading:
         frame = self.parts(kids, _Frame)[0]
         negated = self.parts(kids, _Actions)  # "…, but don't lock the doors": governed by the negation
         actions = frame.actions + tuple(replace(a, negated=True) for p in negated for a in p.actions)
@@ -462,7 +461,7 @@ class Semantics:
             purposes=tuple(a for p in purposes if (a := p.action) is not None),
         )
 
-    def r_purpose(self, node: Tree[Any], kids: list[Any]) -> _Purpose | None:
+    def r_purpose(self, node: Node, kids: list[Any]) -> _Purpose | None:
         """A purpose after a request ("… to prepare for the trip", "… so that Ann has it"): its action (a verb no
         call reads, kept for :attr:`Reading.purposes`), and a time among its words, which may time the request as
         well as the purpose: kept as a time of the request's actions."""
@@ -481,10 +480,10 @@ class Semantics:
         timed = (Mod("time", None, " ".join(w.norm for w in words), start, end),) if words else ()
         return _Purpose(action, timed)
 
-    def r_purpose_clause(self, node: Tree[Any], kids: list[Any]) -> _PurposeClause:
+    def r_purpose_clause(self, node: Node, kids: list[Any]) -> _PurposeClause:
         return _PurposeClause(self._purpose_action(node, kids))
 
-    def _purpose_action(self, node: Tree[Any], kids: Sequence[Any]) -> Action | None:
+    def _purpose_action(self, node: Node, kids: Sequence[Any]) -> Action | None:
         verbs = [w for w in self.tokens(kids) if w.classes & {VB, VBZ}]
         if not verbs:
             return None  # ", it's for the pizza": no verb
@@ -493,28 +492,28 @@ class Semantics:
         things = objects[0].phrases if objects else ()
         return Action(verbs[0].verb or verbs[0].norm, things, self._mods(kids), False, start, end)
 
-    def r_reason(self, node: Tree[Any], kids: list[Any]) -> Reading:
+    def r_reason(self, node: Node, kids: list[Any]) -> Reading:
         return Reading("reason", "reason", reason=self.parts(kids, _Reason)[0].deed)
 
-    def r_removal(self, node: Tree[Any], kids: list[Any]) -> _Reason:
+    def r_removal(self, node: Node, kids: list[Any]) -> _Reason:
         return _Reason("removal")
 
-    def r_payment(self, node: Tree[Any], kids: list[Any]) -> _Reason:
+    def r_payment(self, node: Node, kids: list[Any]) -> _Reason:
         return _Reason("payment")
 
-    def r_owed_share(self, node: Tree[Any], kids: list[Any]) -> _Reason | None:
+    def r_owed_share(self, node: Node, kids: list[Any]) -> _Reason | None:
         """What a payment is, after its comma ("…, it's my share of the rent"): a payment's reason, so it stands
         beside a payment only (a deed of another kind is unknown), its phrase a sum of money plainly described, never
         what the thing is (", it's spam")."""
         described = self._plain(kids)
         return _Reason("payment") if described is not None and "money" in described.kinds else None
 
-    def r_owed_half(self, node: Tree[Any], kids: list[Any]) -> _Reason | None:
+    def r_owed_half(self, node: Node, kids: list[Any]) -> _Reason | None:
         """ "…, it's my half of the taxi": a payment's reason, what it is half of plainly described ("half" is a
         word of this phrase only: anywhere else it may halve an amount, and has no parse)."""
         return _Reason("payment") if self._plain(kids) is not None else None
 
-    def r_payment_reason(self, node: Tree[Any], kids: list[Any]) -> _PaymentReason | None:
+    def r_payment_reason(self, node: Node, kids: list[Any]) -> _PaymentReason | None:
         """A debt as a payment's reason ("I owe him for the flights"): what it is for plainly described, or no
         reading (", I owe him for the *scam*", "… for *DE89…*")."""
         if self.phrases(kids) and self._plain(kids) is None:
@@ -526,40 +525,40 @@ class Semantics:
         described = self.phrases(kids)
         return described[0] if described and plainly_described(described[0], self.words, self.pack) else None
 
-    def r_asked(self, node: Tree[Any], kids: list[Any]) -> Reading:
+    def r_asked(self, node: Node, kids: list[Any]) -> Reading:
         return Reading("asked", "asked")
 
-    def r_answered(self, node: Tree[Any], kids: list[Any]) -> Reading:
+    def r_answered(self, node: Node, kids: list[Any]) -> Reading:
         return Reading("answered", "answered")
 
-    def r_identified(self, node: Tree[Any], kids: list[Any]) -> Reading:
+    def r_identified(self, node: Node, kids: list[Any]) -> Reading:
         return Reading("identified", "identified", fragment=self.phrases(kids)[0])
 
-    def r_purposed(self, node: Tree[Any], kids: list[Any]) -> Reading:
+    def r_purposed(self, node: Node, kids: list[Any]) -> Reading:
         return Reading("purposed", "purposed", fragment=self.phrases(kids)[0])
 
-    def r_stated(self, node: Tree[Any], kids: list[Any]) -> Reading:
+    def r_stated(self, node: Node, kids: list[Any]) -> Reading:
         """A statement: each clause an action of its verb ("be" for a state) with its phrases, so that what it
         is about can be compared with a request (validator.gate.requests)."""
         return Reading("stated", "stated", self.parts(kids, _Statement)[0].clauses)
 
-    def r_statement(self, node: Tree[Any], kids: list[Any]) -> _Statement:
+    def r_statement(self, node: Node, kids: list[Any]) -> _Statement:
         earlier = self.parts(kids, _Statement)
         return _Statement((earlier[0].clauses if earlier else ()) + tuple(k for k in kids if isinstance(k, Action)))
 
-    def r_state_of(self, node: Tree[Any], kids: list[Any]) -> Action:
+    def r_state_of(self, node: Node, kids: list[Any]) -> Action:
         start, end = self.span(node)
         phrases = tuple(self.phrases(kids)) + tuple(p for s in self.parts(kids, _State) for p in s.phrases)
         return Action("be", phrases, (), False, start, end)
 
-    def r_back(self, node: Tree[Any], kids: list[Any]) -> Action:
+    def r_back(self, node: Node, kids: list[Any]) -> Action:
         """ "I'm back from vacation.": the user's own state, with its phrases (what they name is read)."""
         return Action("be", (), self._mods(kids), False, *self.span(node))
 
-    def r_state(self, node: Tree[Any], kids: list[Any]) -> _State:
+    def r_state(self, node: Node, kids: list[Any]) -> _State:
         return _State(tuple(self.phrases(kids)))
 
-    def r_did(self, node: Tree[Any], kids: list[Any]) -> Action | None:
+    def r_did(self, node: Node, kids: list[Any]) -> Action | None:
         verb = next(w for w in self.tokens(kids) if w.classes & {VBN, VBG} and w.verb)
         objects = self.parts(kids, _Objects)[0]
         if objects.particles:
@@ -567,10 +566,10 @@ class Semantics:
         start, end = self.span(node)
         return Action(verb.verb, objects.phrases, self._mods(kids), False, start, end)
 
-    def r_declared(self, node: Tree[Any], kids: list[Any]) -> Reading:
+    def r_declared(self, node: Node, kids: list[Any]) -> Reading:
         return Reading("declared", "declared", declarations=self.parts(kids, _Declarations)[0].declarations)
 
-    def r_declaration(self, node: Tree[Any], kids: list[Any]) -> _Declarations:
+    def r_declaration(self, node: Node, kids: list[Any]) -> _Declarations:
         """The declarations: "my user id is 'USR005'" gives (user, id) and USR005, the user's; "I am USR001"
         gives the pack's words of a person's identity; "his IBAN is X" gives (iban,) and X, the person's the
         request names."""
@@ -585,11 +584,11 @@ class Semantics:
         whose = owner[0].whose if owner else OWNER_USER
         return _Declarations(tuple(Declaration(words, v, whose) for v in given.values))
 
-    def r_nouns(self, node: Tree[Any], kids: list[Any]) -> _Nouns:
+    def r_nouns(self, node: Node, kids: list[Any]) -> _Nouns:
         earlier = self.parts(kids, _Nouns)
         return _Nouns((earlier[0].words if earlier else ()) + tuple(self.tokens(kids, NN)))
 
-    def r_owner(self, node: Tree[Any], kids: list[Any]) -> _Owner:
+    def r_owner(self, node: Node, kids: list[Any]) -> _Owner:
         """Whose a declared value is: the person the request names (a pronoun), a name, or someone described."""
         words = self.tokens(kids)
         names = [w for w in words if NAME in w.classes]
@@ -599,15 +598,15 @@ class Semantics:
             return _Owner(names[0].text)
         return _Owner(OWNER_OTHER)
 
-    def r_negated(self, node: Tree[Any], kids: list[Any]) -> Reading:
+    def r_negated(self, node: Node, kids: list[Any]) -> Reading:
         actions = self.parts(kids, _Actions)[0].actions
         return Reading("negated", "negated", tuple(replace(a, negated=True) for a in actions))
 
-    def r_fragment(self, node: Tree[Any], kids: list[Any]) -> Reading:
+    def r_fragment(self, node: Node, kids: list[Any]) -> Reading:
         given = self.parts(kids, _Given)[0].phrase
         return Reading("fragment", "fragment", (), given, self.parts(kids, _Pps)[0].mods)
 
-    def r_given(self, node: Tree[Any], kids: list[Any]) -> _Given:
+    def r_given(self, node: Node, kids: list[Any]) -> _Given:
         amounts = self.phrases(kids)
         if amounts:
             return _Given(amounts[0])
@@ -639,7 +638,7 @@ class Semantics:
         kinds = frozenset().union(*(_VALUE_KINDS.get(k, frozenset({k})) for k in w.kinds))
         return _Given(Phrase(form="valued", kinds=kinds, head=None, values=(_value(w), *names), start=start, end=end))
 
-    def r_pps(self, node: Tree[Any], kids: list[Any]) -> _Pps | None:
+    def r_pps(self, node: Node, kids: list[Any]) -> _Pps | None:
         earlier = self.parts(kids, _Pps)
         found: tuple[Mod, ...] = earlier[0].mods if earlier else ()
         phrases = self.phrases(kids)
@@ -650,7 +649,7 @@ class Semantics:
             found += (Mod(preposition, phrases[0], "", phrases[0].start - len(preposition) - 1, phrases[0].end),)
         return _Pps(found)
 
-    def r_list_lead(self, node: Tree[Any], kids: list[Any]) -> Reading:
+    def r_list_lead(self, node: Node, kids: list[Any]) -> Reading:
         return Reading("list_lead", "list_lead")
 
     # -- frames
@@ -658,19 +657,19 @@ class Semantics:
     def _frame(self, name: str, kids: list[Any]) -> _Frame:
         return _Frame(name, self.parts(kids, _Actions)[0].actions)
 
-    def r_imperative(self, node: Tree[Any], kids: list[Any]) -> _Frame:
+    def r_imperative(self, node: Node, kids: list[Any]) -> _Frame:
         return self._frame("imperative", kids)
 
-    def r_polite(self, node: Tree[Any], kids: list[Any]) -> _Frame:
+    def r_polite(self, node: Node, kids: list[Any]) -> _Frame:
         return self._frame("polite", kids)
 
-    def r_wish(self, node: Tree[Any], kids: list[Any]) -> _Frame:
+    def r_wish(self, node: Node, kids: list[Any]) -> _Frame:
         return self._frame("wish", kids)
 
-    def r_permit(self, node: Tree[Any], kids: list[Any]) -> _Frame:
+    def r_permit(self, node: Node, kids: list[Any]) -> _Frame:
         return self._frame("permit", kids)
 
-    def r_result(self, node: Tree[Any], kids: list[Any]) -> _Frame:
+    def r_result(self, node: Node, kids: list[Any]) -> _Frame:
         subject = self.phrases(kids)[0]
         participle = self.tokens(kids, VBN)[-1]
         end = self.span(node)[1]
@@ -679,20 +678,20 @@ class Semantics:
 
     # -- actions
 
-    def r_actions(self, node: Tree[Any], kids: list[Any]) -> _Actions:
+    def r_actions(self, node: Node, kids: list[Any]) -> _Actions:
         earlier = self.parts(kids, _Actions)
         first = earlier[0].actions if earlier else ()
         then = any(p.then for p in self.parts(kids, _Conj))
         added = tuple(replace(k, sequenced=True) if then else k for k in kids if isinstance(k, Action))
         return _Actions(first + added)
 
-    def r_conj(self, node: Tree[Any], kids: list[Any]) -> _Conj:
+    def r_conj(self, node: Node, kids: list[Any]) -> _Conj:
         """Whether a conjunction puts what follows after what precedes ("then", "and then")."""
         return _Conj(any(w.classes & {SEQ} for w in self.tokens(kids)))
 
     r_gerunds = r_actions
 
-    def r_action(self, node: Tree[Any], kids: list[Any]) -> Action | None:
+    def r_action(self, node: Node, kids: list[Any]) -> Action | None:
         verb = next(w for w in self.tokens(kids) if w.classes & {VB, VBG})
         objects = self.parts(kids, _Objects)[0]
         start, end = self.span(node)
@@ -717,7 +716,7 @@ class Semantics:
     def _said(self, kids: Sequence[Any]) -> tuple[Mod, ...]:
         return tuple(m for p in self.parts(kids, _Said) for m in p.mods)
 
-    def r_said(self, node: Tree[Any], kids: list[Any]) -> _Said | None:
+    def r_said(self, node: Node, kids: list[Any]) -> _Said | None:
         texts = self.parts(kids, _Text)
         if not texts:
             return _Said(())
@@ -736,7 +735,7 @@ class Semantics:
 
     r_gerund = r_action
 
-    def r_say(self, node: Tree[Any], kids: list[Any]) -> Action | None:
+    def r_say(self, node: Node, kids: list[Any]) -> Action | None:
         verb = next(w for w in self.tokens(kids) if w.classes & {SAY, SAYING, ASK})
         text = self.parts(kids, _Text)[0]
         start, end = self.span(node)
@@ -747,7 +746,7 @@ class Semantics:
         text_mod = (Mod("text", None, text.text, text.start, end, reported),)
         return Action(verb.norm, tuple(self.phrases(kids)), text_mod, False, start, end, says=True)
 
-    def r_let_know(self, node: Tree[Any], kids: list[Any]) -> Action | None:
+    def r_let_know(self, node: Node, kids: list[Any]) -> Action | None:
         start, end = self.span(node)
         texts = self.parts(kids, _Text)  # "let Dave know I can't make it": reported, unless one quoted passage
         if texts and (self._not_told(texts[0].start, end) or self._hedged(texts[0].start, end)):
@@ -768,13 +767,13 @@ class Semantics:
     def _mods(self, kids: Sequence[Any]) -> tuple[Mod, ...]:
         return tuple(m for p in self.parts(kids, _Mods) for m in p.mods)
 
-    def r_mods(self, node: Tree[Any], kids: list[Any]) -> _Mods:
+    def r_mods(self, node: Node, kids: list[Any]) -> _Mods:
         earlier = self.parts(kids, _Mods)
         spans = tuple(m for p in self.parts(kids, _Span) for m in (p.starts, p.ends))
         mods = (earlier[0].mods if earlier else ()) + tuple(k for k in kids if isinstance(k, Mod)) + spans
         return _Mods(mods)
 
-    def r_objects(self, node: Tree[Any], kids: list[Any]) -> _Objects | None:
+    def r_objects(self, node: Node, kids: list[Any]) -> _Objects | None:
         found = tuple(self.phrases(kids))
         if len(found) == 2 and not _indirect(found[0], found[1], self._determined(found[1])):
             return None
@@ -786,7 +785,7 @@ class Semantics:
         first = next((w for w in self.words if w.start >= phrase.start), None)
         return first is not None and DET in first.classes
 
-    def r_pp(self, node: Tree[Any], kids: list[Any]) -> Mod | None:
+    def r_pp(self, node: Node, kids: list[Any]) -> Mod | None:
         preposition = self.tokens(kids)[0].norm
         phrase = self.phrases(kids)[0]
         if not _licensed(self.pack.verb_phrases, preposition, phrase):
@@ -820,7 +819,7 @@ class Semantics:
             return False
         return span_sides(first.norm, last.norm, part_of_day=True) is not None
 
-    def r_span(self, node: Tree[Any], kids: list[Any]) -> _Span | None:
+    def r_span(self, node: Node, kids: list[Any]) -> _Span | None:
         """A span of time: its start ("starts") and its end ("ends"), each a time of one word ("from 2 to 4",
         "4:15pm-4:45pm"); what day it is on comes from the sentence's other time words, which fill both."""
         words = list(self._leaves(node))
@@ -845,22 +844,22 @@ class Semantics:
         before = [w for w in self.words if w.end <= word.start]
         return bool(before) and bool(before[-1].classes & {TIMEX, ORD})
 
-    def r_now(self, node: Tree[Any], kids: list[Any]) -> Mod:
+    def r_now(self, node: Node, kids: list[Any]) -> Mod:
         return Mod("now", None, "", *self.span(node))
 
-    def r_deadline(self, node: Tree[Any], kids: list[Any]) -> Mod:
+    def r_deadline(self, node: Node, kids: list[Any]) -> Mod:
         return Mod("deadline", None, " ".join(w.norm for w in self._leaves(node)), *self.span(node))
 
-    def r_point(self, node: Tree[Any], kids: list[Any]) -> Mod:
+    def r_point(self, node: Node, kids: list[Any]) -> Mod:
         words = [w for w in self._leaves(node)]
         if words[0].norm in self.pack.time_prepositions:
             words = words[1:]
         return Mod("time", None, " ".join(w.norm for w in words), *self.span(node))
 
-    def r_manner(self, node: Tree[Any], kids: list[Any]) -> Mod:
+    def r_manner(self, node: Node, kids: list[Any]) -> Mod:
         return Mod("manner", None, self.tokens(kids)[0].norm, *self.span(node))
 
-    def r_text(self, node: Tree[Any], kids: list[Any]) -> _Text:
+    def r_text(self, node: Node, kids: list[Any]) -> _Text:
         words = list(self._leaves(node))
         if len(words) > 1 and QMARK in words[-1].classes:  # "… asking whether it is ready?": the sentence's mark
             words = words[:-1]
@@ -871,14 +870,14 @@ class Semantics:
 
     # -- noun phrases
 
-    def r_np(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+    def r_np(self, node: Node, kids: list[Any]) -> Phrase:
         return self.phrases(kids)[0]
 
-    def r_items(self, node: Tree[Any], kids: list[Any]) -> _Items:
+    def r_items(self, node: Node, kids: list[Any]) -> _Items:
         earlier = self.parts(kids, _Items)
         return _Items((earlier[0].phrases if earlier else ()) + tuple(self.phrases(kids)))
 
-    def r_np_list(self, node: Tree[Any], kids: list[Any]) -> Phrase | None:
+    def r_np_list(self, node: Node, kids: list[Any]) -> Phrase | None:
         items = (*self.parts(kids, _Items)[0].phrases, *self.phrases(kids))
         kinds = frozenset.intersection(*(p.kinds for p in items))
         if not kinds and len({p.form for p in items}) > 1:
@@ -902,7 +901,7 @@ class Semantics:
             privative=any(p.privative for p in items),
         )
 
-    def r_np_except(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+    def r_np_except(self, node: Node, kids: list[Any]) -> Phrase:
         kept, dropped = self.phrases(kids)
         start, end = self.span(node)
         excluded = dropped.values + dropped.inner
@@ -922,7 +921,7 @@ class Semantics:
         phrases = self.parts(kids, _Phrases)[0].values if self.parts(kids, _Phrases) else ()
         return pres.naming + names, pres.describing + phrases, det.owner, det.multiple
 
-    def r_described(self, node: Tree[Any], kids: list[Any]) -> Phrase | None:
+    def r_described(self, node: Node, kids: list[Any]) -> Phrase | None:
         head = self.parts(kids, _Head)[0]
         lemma, kinds, open_head = head.lemma, head.kinds, head.carried
         has_det = any(p.present for p in self.parts(kids, _Det))
@@ -1005,7 +1004,7 @@ class Semantics:
         """Whether the phrase's names hold an address given beside it ("at bob@acme.example")."""
         return any(p.addressed for p in self.parts(kids, _Names))
 
-    def r_named(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+    def r_named(self, node: Node, kids: list[Any]) -> Phrase:
         name = self.tokens(kids, NAME)[-1]
         naming, describing, owner, _ = self._noun_parts(kids)
         start, end = self.span(node)
@@ -1025,7 +1024,7 @@ class Semantics:
             privative=pres.privative,
         )
 
-    def r_head(self, node: Tree[Any], kids: list[Any]) -> _Head:
+    def r_head(self, node: Node, kids: list[Any]) -> _Head:
         """``(lemma, kinds, plural, carried)``: a head carried as text has no kind ("OPEN": no table knows it;
         "OPENV": the tables know it only as a verb form), and its phrase is carried."""
         w = self.tokens(kids)[0]
@@ -1033,7 +1032,7 @@ class Semantics:
         carried = OPENV if OPENV in w.classes and not w.classes & {NN, NNS} else (OPEN in w.classes)
         return _Head(w.lemma or w.norm, w.kinds, plural, carried)
 
-    def r_pres(self, node: Tree[Any], kids: list[Any]) -> _Before:
+    def r_pres(self, node: Node, kids: list[Any]) -> _Before:
         """The words before the head, read (:class:`_Pres`): a quoted name or a value before the head names it
         ("the 'archives' folder", "the t-88 thread"); a name or an amount describes it."""
         pres = self._pres(kids)
@@ -1043,7 +1042,7 @@ class Semantics:
 
     r_name_pres = r_pres  # words only before a name
 
-    def r_pre(self, node: Tree[Any], kids: list[Any]) -> _Pre:
+    def r_pre(self, node: Node, kids: list[Any]) -> _Pre:
         words = self.tokens(kids)
         for w in words:
             if QUOTED in w.classes:
@@ -1065,16 +1064,16 @@ class Semantics:
 
     r_name_pre = r_pre
 
-    def r_det(self, node: Tree[Any], kids: list[Any]) -> _Det:
+    def r_det(self, node: Node, kids: list[Any]) -> _Det:
         """Its owner's names, whether it quantifies, whether a determiner stands there at all."""
         owner = tuple(v for p in self.parts(kids, _Possessor) for v in p.names)
         multiple = any(w.norm in self.pack.multiple for w in self.tokens(kids))
         return _Det(owner, multiple, bool(kids))
 
-    def r_possessor(self, node: Tree[Any], kids: list[Any]) -> _Possessor:
+    def r_possessor(self, node: Node, kids: list[Any]) -> _Possessor:
         return _Possessor(tuple(Value("name", w.text, w.start, w.end) for w in self.tokens(kids, NAME)))
 
-    def r_names(self, node: Tree[Any], kids: list[Any]) -> _Names:
+    def r_names(self, node: Node, kids: list[Any]) -> _Names:
         """The values that name it, and whether one is an address given beside it."""
         earlier = self.parts(kids, _Names)
         values, addressed = (earlier[0].values, earlier[0].addressed) if earlier else ((), False)
@@ -1083,28 +1082,28 @@ class Semantics:
         values += tuple(v for p in addresses for v in p.values)
         return _Names(values, addressed or bool(addresses))
 
-    def r_names_of_name(self, node: Tree[Any], kids: list[Any]) -> _Names:
+    def r_names_of_name(self, node: Node, kids: list[Any]) -> _Names:
         """The values that name it (its surnames, then its addresses), and whether one is an address."""
         surnames = self.parts(kids, _Surnames)[0].values if self.parts(kids, _Surnames) else ()
         addresses = self.parts(kids, _Addresses)[0].values if self.parts(kids, _Addresses) else ()
         return _Names(surnames + addresses, bool(addresses))
 
-    def r_surnames(self, node: Tree[Any], kids: list[Any]) -> _Surnames:
+    def r_surnames(self, node: Node, kids: list[Any]) -> _Surnames:
         earlier = self.parts(kids, _Surnames)
         named = tuple(v for p in self.parts(kids, _Name) for v in p.values)
         return _Surnames((earlier[0].values if earlier else ()) + named)
 
-    def r_addresses(self, node: Tree[Any], kids: list[Any]) -> _Addresses:
+    def r_addresses(self, node: Node, kids: list[Any]) -> _Addresses:
         earlier = self.parts(kids, _Addresses)
         given = tuple(v for p in self.parts(kids, _Address) for v in p.values)
         return _Addresses((earlier[0].values if earlier else ()) + given)
 
     r_value_names = r_names  # only an address
 
-    def r_address(self, node: Tree[Any], kids: list[Any]) -> _Address:
+    def r_address(self, node: Node, kids: list[Any]) -> _Address:
         return _Address(tuple(_value(w) for w in self.tokens(kids, VALUE)))
 
-    def r_name(self, node: Tree[Any], kids: list[Any]) -> _Name:
+    def r_name(self, node: Node, kids: list[Any]) -> _Name:
         found: list[Value] = []
         for w in self.tokens(kids):
             if QUOTED in w.classes:
@@ -1117,7 +1116,7 @@ class Semantics:
 
     r_surname = r_name
 
-    def r_phrases(self, node: Tree[Any], kids: list[Any]) -> _Phrases | None:
+    def r_phrases(self, node: Node, kids: list[Any]) -> _Phrases | None:
         """The values its phrases hold, and each phrase by its preposition."""
         earlier = self.parts(kids, _Phrases)
         found, attached = (earlier[0].values, earlier[0].attached) if earlier else ((), ())
@@ -1130,7 +1129,7 @@ class Semantics:
             attached += ((preposition, added[0]),)
         return _Phrases(found, attached)
 
-    def r_valued(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+    def r_valued(self, node: Node, kids: list[Any]) -> Phrase:
         w = self.tokens(kids, VALUE)[0]
         naming, describing, _, _ = self._noun_parts(kids)
         attached = self.parts(kids, _Phrases)[0].attached if self.parts(kids, _Phrases) else ()
@@ -1147,7 +1146,7 @@ class Semantics:
             attached=attached,
         )
 
-    def r_quoted(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+    def r_quoted(self, node: Node, kids: list[Any]) -> Phrase:
         w = self.tokens(kids, QUOTED)[0]
         kind = "mention" if self.tokens(kids, DET) else "quoted"  # "the “minutes”": a thing's name, not a text
         return Phrase(
@@ -1159,16 +1158,16 @@ class Semantics:
             end=w.end,
         )
 
-    def r_pronoun(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+    def r_pronoun(self, node: Node, kids: list[Any]) -> Phrase:
         w = self.tokens(kids)[0]
         return Phrase(form="pronoun", kinds=frozenset({"pronoun"}), head=w.norm, values=(), start=w.start, end=w.end)
 
-    def r_money(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+    def r_money(self, node: Node, kids: list[Any]) -> Phrase:
         phrase: Phrase = self.phrases(kids)[0]
         start, end = self.span(node)
         return replace(phrase, start=start, end=end)
 
-    def r_amount(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+    def r_amount(self, node: Node, kids: list[Any]) -> Phrase:
         currency, number, magnitude = None, Decimal(0), Decimal(1)
         for w in self.tokens(kids):
             if CUR in w.classes:
@@ -1181,12 +1180,12 @@ class Semantics:
         value = Value("money", " ".join(w.text for w in self._leaves(node)), start, end, number * magnitude, currency)
         return Phrase(form="money", kinds=frozenset({"money"}), head=None, values=(value,), start=start, end=end)
 
-    def r_number(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+    def r_number(self, node: Node, kids: list[Any]) -> Phrase:
         w = self.tokens(kids)[0]
         value = Value("number", w.text, w.start, w.end, w.value)
         return Phrase(form="number", kinds=frozenset({"number"}), head=None, values=(value,), start=w.start, end=w.end)
 
-    def r_measure(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+    def r_measure(self, node: Node, kids: list[Any]) -> Phrase:
         number, unit = self.tokens(kids)
         start, end = self.span(node)
         value = Value("measure", f"{number.text} {unit.text}", start, end, number.value)
@@ -1194,7 +1193,7 @@ class Semantics:
             form="measure", kinds=frozenset({"measure"}), head=unit.norm, values=(value,), start=start, end=end
         )
 
-    def r_timed(self, node: Tree[Any], kids: list[Any]) -> Phrase:
+    def r_timed(self, node: Node, kids: list[Any]) -> Phrase:
         start, end = self.span(node)
         value = Value("time", " ".join(w.norm for w in self._leaves(node)), start, end)
         return Phrase(form="timed", kinds=frozenset({"time"}), head=None, values=(value,), start=start, end=end)

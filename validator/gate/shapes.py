@@ -29,13 +29,13 @@ import secrets
 import stat
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lark import Token, Tree
+from validator.gate.tree import Leaf, Node, Parsed
 
-__all__ = ["FOLDER_ENV", "MAX_FILES", "MAX_TOTAL", "Parsed", "Shape", "ShapeStore", "private_folder"]
+__all__ = ["FOLDER_ENV", "MAX_FILES", "MAX_TOTAL", "Shape", "ShapeStore", "private_folder"]
 
 FOLDER_ENV = "VALIDATOR_CACHE_DIR"
 """The folder the shapes' folder is made in; set empty, no parse is kept on disk."""
@@ -53,8 +53,6 @@ sentence of 10 MB, slower to read back than to parse)."""
 
 Shape = tuple[frozenset[str], ...]
 """A sentence's token classes, word by word."""
-Parsed = tuple["Tree[Any] | None", "int | None"]
-"""A shape's parse tree, or None and the place of the token its parse stopped at (None: the end)."""
 
 
 def private_folder(fd: int) -> bool:
@@ -124,15 +122,14 @@ class ShapeStore:
 
     # -- parses -------------------------------------------------------------------------------------------
 
-    def parsed(self, shape: Shape, token: Callable[[str, int], Token]) -> Parsed | None:
-        """The parse kept for ``shape``, its tokens made by ``token(type, place)``; None when none is kept (or
-        what is kept does not read)."""
+    def parsed(self, shape: Shape) -> Parsed | None:
+        """The parse kept for ``shape``; None when none is kept (or what is kept does not read)."""
         key = self._key("shape", _shape_text(shape))
         data = self._read(key)
         if data is None:
             return None
         try:
-            return _decoded(data, len(shape), token)
+            return _decoded(data, len(shape))
         except (ValueError, TypeError, IndexError, KeyError, RecursionError):
             return None
 
@@ -242,7 +239,7 @@ def _shape_text(shape: Shape) -> str:
     return "\n".join(" ".join(sorted(classes)) for classes in shape)
 
 
-def _encoded(tree: Tree[Any] | None, stuck: int | None) -> dict[str, Any]:
+def _encoded(tree: Node | None, stuck: int | None) -> dict[str, Any]:
     """``{"root", "stuck", "nodes"}``: the tree's nodes, each ``[data, children]`` after its children (a node met
     twice is written once), a child a node's index, a token's ``[type, place]`` or null (a part left out)."""
     nodes: list[list[Any]] = []
@@ -251,8 +248,8 @@ def _encoded(tree: Tree[Any] | None, stuck: int | None) -> dict[str, Any]:
     def node(item: Any) -> Any:
         if item is None:  # an optional part the parse left out, where Lark keeps its place
             return None
-        if isinstance(item, Token):
-            return [item.type, item.position]  # type: ignore[attr-defined]  # the grammar's tokens carry it
+        if isinstance(item, Leaf):
+            return [item.type, item.position]
         if id(item) not in index:
             children = [node(child) for child in item.children]
             nodes.append([str(item.data), children])
@@ -262,19 +259,19 @@ def _encoded(tree: Tree[Any] | None, stuck: int | None) -> dict[str, Any]:
     return {"root": None if tree is None else node(tree), "stuck": stuck, "nodes": nodes}
 
 
-def _decoded(body: dict[str, Any], size: int, token: Callable[[str, int], Token]) -> Parsed:
+def _decoded(body: dict[str, Any], size: int) -> Parsed:
     """The parse :func:`_encoded` wrote, for a shape of ``size`` tokens; raises on anything malformed."""
     root, stuck, nodes = body["root"], body["stuck"], body["nodes"]
     if stuck is not None and not (type(stuck) is int and 0 <= stuck < size):
         raise ValueError("a stop past the sentence")
     if root is None:
         return None, stuck
-    built: list[Tree[Any]] = []
+    built: list[Node] = []
     depths: list[int] = []
     for data, children in nodes:
         if not isinstance(data, str) or not isinstance(children, list):
             raise TypeError("a malformed node")
-        kids: list[Any] = []
+        kids: list[Node | Leaf | None] = []
         depth = 1
         for child in children:
             if child is None:
@@ -286,12 +283,12 @@ def _decoded(body: dict[str, Any], size: int, token: Callable[[str, int], Token]
                 place = child[1]
                 if type(place) is not int or not 0 <= place < size:
                     raise ValueError("a token past the sentence")
-                kids.append(token(child[0], place))
+                kids.append(Leaf(child[0], place))
             else:
                 raise TypeError("a malformed child")
         if depth > _MAX_DEPTH:  # what reads the tree recurses by its depth
             raise ValueError("a tree deeper than a sentence's")
-        built.append(Tree(data, kids))
+        built.append(Node(data, kids))
         depths.append(depth)
     if type(root) is not int or not 0 <= root < len(built):
         raise ValueError("no such root")
