@@ -7,8 +7,9 @@ parameters it used to pass on by hand, so no step can read the transcript with o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
+
+import msgspec
 
 from validator.inputs.transcript import Transcript
 from validator.language import LanguagePack, english
@@ -18,8 +19,7 @@ from validator.text.search import within
 __all__ = ["CheckContext"]
 
 
-@dataclass(frozen=True, slots=True)
-class CheckContext:
+class CheckContext(msgspec.Struct, frozen=True):
     """One check's reading context (immutable: a step that reads with other rules makes its own copy)."""
 
     transcript: Transcript
@@ -31,7 +31,7 @@ class CheckContext:
     """A ``time.perf_counter()`` value past which the gate stops its work (None: no budget)."""
     now: datetime | None = None
     """The check's clock ("today", "tomorrow", whether a grant has expired); None: no date is compared."""
-    pack: LanguagePack = field(default_factory=english)
+    pack: LanguagePack = msgspec.field(default_factory=english)
     """The language the user's words are read in."""
 
     def within(self, stage: str) -> None:

@@ -32,6 +32,8 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
+from msgspec import structs
+
 from validator.exceptions import StoreError
 from validator.findings import (
     AuthorizationFinding,
@@ -558,7 +560,7 @@ def _grounded_by(
     requests = _bound(tuple(grounds.requests), intent.clauses)
     # what the user described the made thing as names a title the agent words: never compared with content
     fills = tuple(f for f in grounds.fills if not (f.kind == "described" and _in_paths(f.path, tool_policy.content)))
-    ground = partial(ground_value, ctx, replace(grounds, requests=requests, fills=fills))
+    ground = partial(ground_value, ctx, structs.replace(grounds, requests=requests, fills=fills))
     own = action.args.get("currency")  # the call's own, else the policy's for the tool, else none named
     currency = own if isinstance(own, str) and own else (tool_policy.currency or NO_CURRENCY)
     amounts = tuple(p for p in tool_policy.amount_paths(action.tool) if p not in tool_policy.targets)

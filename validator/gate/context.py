@@ -20,9 +20,10 @@ speaks, so the sentences it would have judged fall to the next rows.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Literal, Protocol, TypeVar
+
+import msgspec
 
 from validator.gate.meaning import OWNER_USER, Declaration, Parse, Reading, Value
 from validator.gate.reader import (
@@ -71,21 +72,18 @@ ROW_PREFIX = CONTEXT_PREFIX
 """A row's switch in ``rules_off`` is its name after this prefix (``context.statement``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Standing:
+class Standing(msgspec.Struct, frozen=True):
     """The sentence leaves the request standing."""
 
 
-@dataclass(frozen=True, slots=True)
-class Unknown:
+class Unknown(msgspec.Struct, frozen=True):
     """The sentence may change the request, and no rule reads how: the user is asked."""
 
     row: str
     detail: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Disproved:
+class Disproved(msgspec.Struct, frozen=True):
     """The sentence takes the request back."""
 
     row: str
@@ -118,8 +116,7 @@ class Memo(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class Sentence:
+class Sentence(msgspec.Struct, frozen=True):
     """One sentence of the user's around a proved request, and what a row needs to judge it."""
 
     parse: Parse
@@ -149,8 +146,7 @@ class Sentence:
         return self.place == "after"
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+class Row(msgspec.Struct, frozen=True):
     """One rule of the table: its name, what it reads of a sentence, and its judgement (None: it does not speak
     of this sentence)."""
 

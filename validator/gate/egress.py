@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus, urlsplit
+
+import msgspec
 
 from validator.findings import EgressKind
 from validator.gate.index import other_index, user_index
@@ -42,8 +43,7 @@ _WORD = re.compile(r"[^\W_]{4,}|\d[\d.,]{2,}\d")
 """Words of four letters or more, and numbers of four characters or more, in a link's path and query."""
 
 
-@dataclass(frozen=True, slots=True)
-class Egress:
+class Egress(msgspec.Struct, frozen=True):
     """A link that would carry data out: what it carries (``carried``, a secret shown masked) and of which kind."""
 
     path: str

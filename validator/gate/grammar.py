@@ -28,11 +28,12 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import replace
 from functools import cache
 from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
+
+from msgspec import structs
 
 from validator._types import VERSION
 from validator.gate.meaning import Parse, Reading
@@ -164,7 +165,9 @@ class Grammar:
         if marker is not None:  # free text may open here: every later token may be text, but a last "."
             last = len(words) - 1
             words = tuple(
-                replace(w, classes=w.classes | {TEXT}) if i > marker and not (i == last and END in w.classes) else w
+                structs.replace(w, classes=w.classes | {TEXT})
+                if i > marker and not (i == last and END in w.classes)
+                else w
                 for i, w in enumerate(words)
             )
         unknown = next((w for w in words if not w.classes), None)

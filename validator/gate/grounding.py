@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, NamedTuple
+
+import msgspec
 
 from validator.findings import Location, RequestFill, RequestSentence, ValueFinding, ValueStatus
 from validator.gate.authorizations import allows
@@ -326,8 +327,7 @@ def _locations(transcript: Transcript, hits: Iterable[int]) -> tuple[Location, .
     return tuple(Location(i, transcript[i].role, transcript[i].speaker) for i in list(hits)[:MAX_LOCATIONS])
 
 
-@dataclass(frozen=True, slots=True)
-class Grounds:
+class Grounds(msgspec.Struct, frozen=True):
     """What the values of one call may be grounded in, besides the conversation (:class:`CheckContext`)."""
 
     requests: Sequence[RequestSentence]

@@ -7,9 +7,10 @@ The types only: :mod:`validator.gate.grammar` parses, :mod:`validator.gate.seman
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal, NamedTuple
+
+import msgspec
 
 from validator.text.lexer import Word
 
@@ -44,8 +45,7 @@ ReadingKind = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class Value:
+class Value(msgspec.Struct, frozen=True):
     """A value in a sentence, in its place: a name, a quoted passage, an amount, an address, an id..."""
 
     kind: str
@@ -60,8 +60,7 @@ class Value:
     currency: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Phrase:
+class Phrase(msgspec.Struct, frozen=True):
     """A noun phrase: what it is (its kinds, its head noun), the values that *are* it, the values its own
     modifiers hold (another role: "the invoice *from Acme*"), and the values it excludes ("…, not eve@…")."""
 
@@ -92,8 +91,7 @@ class Phrase:
     """Its words are its head and at most an article ("an email", "the report"): nothing in it chooses which."""
 
 
-@dataclass(frozen=True, slots=True)
-class Mod:
+class Mod(msgspec.Struct, frozen=True):
     """A phrase of an action: a prepositional phrase (its preposition is the role), a time (``now``,
     ``deadline``, ``time``; a span's ``starts`` and ``ends``), a manner adverb, or free text (``text``)."""
 
@@ -108,8 +106,7 @@ class Mod:
     passage dictate them)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
+class Action(msgspec.Struct, frozen=True):
     """One verb of a sentence with its objects and phrases."""
 
     verb: str
@@ -147,8 +144,7 @@ class Declaration(NamedTuple):
     owner: str = OWNER_USER
 
 
-@dataclass(frozen=True, slots=True)
-class Reading:
+class Reading(msgspec.Struct, frozen=True):
     """What one parse of a sentence means."""
 
     kind: ReadingKind
@@ -175,8 +171,7 @@ class Reading:
 Problem = Literal["unknown_word", "no_parse", "ambiguous", "too_long"]
 
 
-@dataclass(frozen=True, slots=True)
-class Parse:
+class Parse(msgspec.Struct, frozen=True):
     """A sentence as the grammar read it: its readings, or why it has none."""
 
     words: tuple[Word, ...]

@@ -25,8 +25,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, cast
+
+import msgspec
 
 from validator.inputs.transcript import Fact, ToolCall, Transcript, call_of
 from validator.language import english
@@ -47,8 +48,7 @@ InRequest = Callable[[Any], list[int]]
 """The user messages whose cited request holds a value, as a value (empty: not in the request)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Hop:
+class Hop(msgspec.Struct, frozen=True):
     message: int
     """The tool message holding the value."""
     tool: str
@@ -60,8 +60,7 @@ class Hop:
     """The call's string arguments, as sent."""
 
 
-@dataclass(frozen=True, slots=True)
-class Trace:
+class Trace(msgspec.Struct, frozen=True):
     """A complete flow from the user's words to a value: the hops, newest first, and the user message."""
 
     hops: tuple[Hop, ...]

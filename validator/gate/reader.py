@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from functools import cached_property, lru_cache
 from typing import Any, get_args
+
+from msgspec import structs
 
 from validator.findings import Proof
 from validator.gate.grammar import Grammar, grammar
@@ -632,7 +634,7 @@ def _slots(action: Action, tool: ToolSense) -> list[Slot]:
             and _theme(p, tool)
             and not any(_fits(role, p, None, a, tool.pack) for a in tool.arguments)
         ):
-            out.append((role, replace(p, values=()), None))
+            out.append((role, structs.replace(p, values=()), None))
             named = Phrase(
                 form="quoted", kinds=frozenset({"quoted", "name"}), head=None, values=p.values, start=p.start, end=p.end
             )
@@ -921,7 +923,7 @@ def _fills_of(reading: Reading, action: Action, tool: ToolSense) -> list[tuple[s
 
 def _as_text(value: Value) -> Value:
     """A quoted passage in a message's text argument is the text it must say."""
-    return replace(value, kind="text") if value.kind == "quoted" else value
+    return structs.replace(value, kind="text") if value.kind == "quoted" else value
 
 
 def declared(

@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TypeVar, cast, get_args
 
+from msgspec import structs
+
 from validator.findings import IntentFinding, RequestFill, RequestProblem, RequestSentence
 from validator.gate import context
 from validator.gate.check_context import CheckContext
@@ -830,7 +832,7 @@ def _complete(ctx: CheckContext, sentence: RequestSentence, found: Read, tool: T
 def _fragment_fills(reading: Reading, tool: ToolSense, s: _Sentence, sentence: RequestSentence) -> list[Fill]:
     shift = s.start - sentence.start
     return [
-        Fill(f.path, replace(f.value, start=f.value.start + shift, end=f.value.end + shift))
+        Fill(f.path, structs.replace(f.value, start=f.value.start + shift, end=f.value.end + shift))
         for f in fragment_fills(reading, tool)
     ]
 

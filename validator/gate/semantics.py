@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, TypeVar
+
+import msgspec
+from msgspec import structs
 
 from validator.gate.meaning import (
     OWNER_BACK,
@@ -89,8 +91,7 @@ class TooAmbiguous(Exception):
 # -- reading a parse ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Pres:
+class _Pres(msgspec.Struct, frozen=True):
     """The words before a noun phrase's head (or a name), as read: the values that name the thing ("the
     'archives' folder", "the t-88 thread"), those that describe it (a name, an amount), its nouns, and whether an
     open-class word or a privative stands among them."""
@@ -115,140 +116,116 @@ class _Pres:
 # type a rule (several rules of one shape share one), read by its fields
 
 
-@dataclass(frozen=True, slots=True)
-class _Words:
+class _Words(msgspec.Struct, frozen=True):
     """A rule no method reads (``thanks``, ``closers``): its words say nothing more."""
 
 
 _WORDS = _Words()
 
 
-@dataclass(frozen=True, slots=True)
-class _Openers:
+class _Openers(msgspec.Struct, frozen=True):
     sequenced: bool
     """A sequencing opener ("Then", "After that,") stands among the sentence's openers."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Sequence:
+class _Sequence(msgspec.Struct, frozen=True):
     """A sequencing opener."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Purpose:
+class _Purpose(msgspec.Struct, frozen=True):
     action: Action | None
     """The purpose's own action (a verb no call reads), if it has one."""
     timed: tuple[Mod, ...]
     """A time among its words, which may time the request too."""
 
 
-@dataclass(frozen=True, slots=True)
-class _PurposeClause:
+class _PurposeClause(msgspec.Struct, frozen=True):
     action: Action | None
 
 
-@dataclass(frozen=True, slots=True)
-class _Reason:
+class _Reason(msgspec.Struct, frozen=True):
     deed: str
     """The kind of deed the reason goes with (``removal``, ``payment``: the pack's ``[deeds]``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class _PaymentReason:
+class _PaymentReason(msgspec.Struct, frozen=True):
     """A debt the payment settles, what it is for plainly described."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Statement:
+class _Statement(msgspec.Struct, frozen=True):
     clauses: tuple[Action, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _State:
+class _State(msgspec.Struct, frozen=True):
     phrases: tuple[Phrase, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Declarations:
+class _Declarations(msgspec.Struct, frozen=True):
     declarations: tuple[Declaration, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Nouns:
+class _Nouns(msgspec.Struct, frozen=True):
     words: tuple[Word, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Owner:
+class _Owner(msgspec.Struct, frozen=True):
     whose: str
     """:data:`OWNER_BACK`, :data:`OWNER_OTHER`, or the owner's name."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Given:
+class _Given(msgspec.Struct, frozen=True):
     phrase: Phrase
 
 
-@dataclass(frozen=True, slots=True)
-class _Pps:
+class _Pps(msgspec.Struct, frozen=True):
     mods: tuple[Mod, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Frame:
+class _Frame(msgspec.Struct, frozen=True):
     name: str
     """``imperative``, ``polite``, ``wish``, ``permit`` or ``result``."""
     actions: tuple[Action, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Actions:
+class _Actions(msgspec.Struct, frozen=True):
     actions: tuple[Action, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Conj:
+class _Conj(msgspec.Struct, frozen=True):
     then: bool
     """It puts what follows after what precedes ("then", "and then")."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Said:
+class _Said(msgspec.Struct, frozen=True):
     mods: tuple[Mod, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Mods:
+class _Mods(msgspec.Struct, frozen=True):
     mods: tuple[Mod, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Objects:
+class _Objects(msgspec.Struct, frozen=True):
     phrases: tuple[Phrase, ...]
     particles: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Span:
+class _Span(msgspec.Struct, frozen=True):
     starts: Mod
     ends: Mod
 
 
-@dataclass(frozen=True, slots=True)
-class _Text:
+class _Text(msgspec.Struct, frozen=True):
     text: str
     start: int
     quoted: bool
     """It is one quoted passage ("that 'I'll be late'"): the words themselves, dictated."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Items:
+class _Items(msgspec.Struct, frozen=True):
     phrases: tuple[Phrase, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Head:
+class _Head(msgspec.Struct, frozen=True):
     lemma: str
     kinds: frozenset[str]
     plural: bool
@@ -256,22 +233,19 @@ class _Head:
     """A head carried as text: ``"OPENV"`` (the tables know it only as a verb form), True (no table knows it)."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Before:
+class _Before(msgspec.Struct, frozen=True):
     """The words before a head, read."""
 
     pres: _Pres
 
 
-@dataclass(frozen=True, slots=True)
-class _Pre:
+class _Pre(msgspec.Struct, frozen=True):
     """One word (or a value) before a head, read."""
 
     pres: _Pres
 
 
-@dataclass(frozen=True, slots=True)
-class _Det:
+class _Det(msgspec.Struct, frozen=True):
     owner: tuple[Value, ...]
     """Its owner's names ("Bob's")."""
     multiple: bool
@@ -283,41 +257,34 @@ class _Det:
 _NO_DET = _Det((), False, False)
 
 
-@dataclass(frozen=True, slots=True)
-class _Possessor:
+class _Possessor(msgspec.Struct, frozen=True):
     names: tuple[Value, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Names:
+class _Names(msgspec.Struct, frozen=True):
     values: tuple[Value, ...]
     """The values that name it."""
     addressed: bool
     """One is an address given beside it ("Marta at marta@…")."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Surnames:
+class _Surnames(msgspec.Struct, frozen=True):
     values: tuple[Value, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Addresses:
+class _Addresses(msgspec.Struct, frozen=True):
     values: tuple[Value, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Address:
+class _Address(msgspec.Struct, frozen=True):
     values: tuple[Value, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Name:
+class _Name(msgspec.Struct, frozen=True):
     values: tuple[Value, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class _Phrases:
+class _Phrases(msgspec.Struct, frozen=True):
     values: tuple[Value, ...]
     """The values its phrases hold."""
     attached: tuple[tuple[str, Phrase], ...]
@@ -428,7 +395,7 @@ class Semantics:
         reading = next(k for k in kids if isinstance(k, Reading))
         openers = self.parts(kids, _Openers)
         if openers and openers[0].sequenced and reading.kind == "request":
-            return replace(reading, sequenced=True)  # "Then pay Bob.": after what was asked before it
+            return structs.replace(reading, sequenced=True)  # "Then pay Bob.": after what was asked before it
         return reading
 
     def r_openers(self, node: Node, kids: list[Any]) -> _Openers:
@@ -445,13 +412,13 @@ class Semantics:
     def r_request(self, node: Node, kids: list[Any]) -> Reading:
         frame = self.parts(kids, _Frame)[0]
         negated = self.parts(kids, _Actions)  # "…, but don't lock the doors": governed by the negation
-        actions = frame.actions + tuple(replace(a, negated=True) for p in negated for a in p.actions)
+        actions = frame.actions + tuple(structs.replace(a, negated=True) for p in negated for a in p.actions)
         declared = tuple(d for p in self.parts(kids, _Declarations) for d in p.declarations)
         reason = self.parts(kids, _Reason)
         purposes = self.parts(kids, _Purpose)
         timed = tuple(m for p in purposes for m in p.timed)
         if timed:  # a time in the purpose may be the request's ("pay … to renew the lease on March 3"): read as its
-            actions = tuple(replace(a, mods=a.mods + timed) for a in actions)
+            actions = tuple(structs.replace(a, mods=a.mods + timed) for a in actions)
         return Reading(
             "request",
             frame.name,
@@ -600,7 +567,7 @@ class Semantics:
 
     def r_negated(self, node: Node, kids: list[Any]) -> Reading:
         actions = self.parts(kids, _Actions)[0].actions
-        return Reading("negated", "negated", tuple(replace(a, negated=True) for a in actions))
+        return Reading("negated", "negated", tuple(structs.replace(a, negated=True) for a in actions))
 
     def r_fragment(self, node: Node, kids: list[Any]) -> Reading:
         given = self.parts(kids, _Given)[0].phrase
@@ -682,7 +649,7 @@ class Semantics:
         earlier = self.parts(kids, _Actions)
         first = earlier[0].actions if earlier else ()
         then = any(p.then for p in self.parts(kids, _Conj))
-        added = tuple(replace(k, sequenced=True) if then else k for k in kids if isinstance(k, Action))
+        added = tuple(structs.replace(k, sequenced=True) if then else k for k in kids if isinstance(k, Action))
         return _Actions(first + added)
 
     def r_conj(self, node: Node, kids: list[Any]) -> _Conj:
@@ -907,7 +874,7 @@ class Semantics:
         excluded = dropped.values + dropped.inner
         if not excluded:  # "bob@…, not the minutes": a thing excluded by description, which no value can check
             excluded = (Value("described", dropped.head or dropped.form, dropped.start, dropped.end),)
-        return replace(kept, inner=kept.inner, excluded=kept.excluded + excluded, start=start, end=end)
+        return structs.replace(kept, inner=kept.inner, excluded=kept.excluded + excluded, start=start, end=end)
 
     def _pres(self, kids: Sequence[Any]) -> _Pres:
         found = self.parts(kids, _Before)
@@ -1165,7 +1132,7 @@ class Semantics:
     def r_money(self, node: Node, kids: list[Any]) -> Phrase:
         phrase: Phrase = self.phrases(kids)[0]
         start, end = self.span(node)
-        return replace(phrase, start=start, end=end)
+        return structs.replace(phrase, start=start, end=end)
 
     def r_amount(self, node: Node, kids: list[Any]) -> Phrase:
         currency, number, magnitude = None, Decimal(0), Decimal(1)

@@ -23,11 +23,12 @@ characters once and never backtracks over them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import cache, lru_cache
 from typing import Literal
 from urllib.parse import urlsplit
+
+import msgspec
 
 __all__ = [
     "AMBIGUOUS_CURRENCIES",
@@ -165,8 +166,7 @@ _DATE = re.compile(r"^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}(?!\d)|^\d{1,2}[-/.]\d{1,2}[-
 _TIME_AFTER = re.compile(r"(?i)^\s?(?:am|pm|a\.m\.|p\.m\.|h\b|:\d|o'clock)")
 
 
-@dataclass(frozen=True, slots=True)
-class Entity:
+class Entity(msgspec.Struct, frozen=True):
     """An entity found in a text (or a whole argument value)."""
 
     kind: EntityKind
@@ -197,8 +197,7 @@ def same_link(wanted: str, given: str) -> bool:
     return w[0] == g[0] or (not g[0] and w[0] in ("http", "https", ""))
 
 
-@dataclass(frozen=True, slots=True)
-class Amount:
+class Amount(msgspec.Struct, frozen=True):
     """A number in a text, with its currency when one is written next to it."""
 
     value: Decimal

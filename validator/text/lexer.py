@@ -19,10 +19,12 @@ import re
 import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from functools import cache
 from typing import Any
+
+import msgspec
+from msgspec import structs
 
 from validator.language import LanguagePack, english, fold_apostrophes
 from validator.language.classes import (
@@ -97,8 +99,7 @@ _OPEN_CLASSES = frozenset({VB, VBG, VBN, NN, NNS, ADJ})
 _VERB_CLASSES = frozenset({VB, VBG, VBN, VBZ})
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
+class Word(msgspec.Struct, frozen=True):
     """One token of a sentence."""
 
     text: str
@@ -119,8 +120,7 @@ class Word:
     """A number (a ``Decimal``), a quoted passage's text."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Tables:
+class _Tables(msgspec.Struct, frozen=True):
     classes: Mapping[str, frozenset[str]]
     """Each known word and its classes (the pack's and the grammar's own words)."""
     literals: Mapping[str, str]
@@ -520,7 +520,7 @@ def _names(words: list[Word], sentence: str) -> tuple[Word, ...]:
     for w in words:
         last = out[-1] if out else None
         if last is not None and last.classes == {NAME} and w.classes == {NAME} and sentence[last.end : w.start] == " ":
-            out[-1] = replace(last, text=sentence[last.start : w.end], norm=f"{last.norm} {w.norm}", end=w.end)
+            out[-1] = structs.replace(last, text=sentence[last.start : w.end], norm=f"{last.norm} {w.norm}", end=w.end)
         else:
             out.append(w)
     return tuple(out)

@@ -15,8 +15,9 @@ import bisect
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from itertools import accumulate
+
+import msgspec
 
 __all__ = ["MAX_MISSES", "QUOTE_MARKS", "SearchBudgetExceeded", "TextIndex", "compact", "find_bounded", "normalize"]
 
@@ -109,8 +110,7 @@ def _starts(lengths: list[int]) -> list[int]:
     return starts
 
 
-@dataclass(frozen=True, slots=True)
-class _View:
+class _View(msgspec.Struct, frozen=True):
     """One searchable string over a group of messages and where each message starts in it."""
 
     text: str

@@ -14,8 +14,9 @@ read is unknown.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+
+import msgspec
 
 from validator.language import LanguagePack, english
 from validator.text.lexer import quoted_spans
@@ -28,8 +29,7 @@ _END = re.compile(r"[.!?\uff1f\uff01\u3002\u2049\u203d\u2048\u061f]+[\"'\u201d\u
 _DOTTED = re.compile(r"^(?:[a-z]\.)+[a-z]$")
 
 
-@dataclass(frozen=True, slots=True)
-class Sentence:
+class Sentence(msgspec.Struct, frozen=True):
     """One sentence of a text: where it stands, and the lead-in of its list when it is a list item."""
 
     start: int
