@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property, lru_cache
 from typing import Any, get_args
 
+import msgspec
 from msgspec import structs
 
 from validator.findings import Proof
@@ -92,8 +93,7 @@ def argument_words(name: str) -> frozenset[str]:
     return frozenset(w.lower() for w in _SPLIT.findall(name))
 
 
-@dataclass(frozen=True, slots=True)
-class Intent:
+class Intent(msgspec.Struct, frozen=True):
     """One of a tool's intents as a pattern over an action: the verb with its particles, the nouns its
     objects must have ("send money", "place * order"), the phrases it must have ("write to")."""
 
@@ -144,8 +144,7 @@ class Intent:
         return self.nouns <= heads and self.prepositions <= {m.role for m in action.mods}
 
 
-@dataclass(frozen=True, slots=True)
-class _Argument:
+class _Argument(msgspec.Struct, frozen=True):
     path: str
     kind: ArgumentKind | None
     words: frozenset[str]
@@ -267,8 +266,7 @@ def _kind_of(words: frozenset[str], pack: LanguagePack, *, payment: bool) -> Arg
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Fill:
+class Fill(msgspec.Struct, frozen=True):
     """A value of the user's request in an argument of the call."""
 
     path: str
@@ -278,8 +276,7 @@ class Fill:
     call, a value the user declared their own)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Read:
+class Read(msgspec.Struct, frozen=True):
     """How one sentence stands to a request for one tool."""
 
     proof: Proof
@@ -302,8 +299,7 @@ class Read:
     """The context rule (:data:`validator.gate.context.TABLE`) whose sentence left it unknown or disproved."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Outcome:
+class _Outcome(msgspec.Struct, frozen=True):
     """What one reading means for one tool (compared across readings: they must agree)."""
 
     proof: Proof
@@ -313,7 +309,7 @@ class _Outcome:
     fills: frozenset[tuple[str, str, str, Any, Any, int]] = frozenset()
     pronoun: bool = False
     multiple: bool = False
-    key: tuple[Any, ...] = field(default=(), compare=True)
+    key: tuple[Any, ...] = ()
 
 
 def read(

@@ -15,7 +15,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar, cast, get_args
 
@@ -826,7 +826,7 @@ def _complete(ctx: CheckContext, sentence: RequestSentence, found: Read, tool: T
     missing = sorted(tool.required - filled)
     if missing:
         return Read("unknown", "pronoun", f"'it' names nothing, and nothing fills {', '.join(missing)}"), used
-    return replace(found, fills=tuple(fills), pronoun=False), used
+    return structs.replace(found, fills=tuple(fills), pronoun=False), used
 
 
 def _fragment_fills(reading: Reading, tool: ToolSense, s: _Sentence, sentence: RequestSentence) -> list[Fill]:
@@ -1088,7 +1088,7 @@ def _one_value_each(given: list[tuple[RequestSentence, Read]]) -> list[tuple[Req
         for f in read.fills:
             values.setdefault((f.path, f.call), set()).add(f.value.text.casefold())
     twice = {key for key, texts in values.items() if len(texts) > 1}
-    kept = [(s, replace(r, fills=tuple(f for f in r.fills if (f.path, f.call) not in twice))) for s, r in given]
+    kept = [(s, structs.replace(r, fills=tuple(f for f in r.fills if (f.path, f.call) not in twice))) for s, r in given]
     return [(s, r) for s, r in kept if r.fills]
 
 
