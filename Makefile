@@ -33,6 +33,8 @@ schemas:
 verbs:
 	.venv/bin/python -m validator.devtools.verbs > validator/language/english_verbs.txt
 
-# Rebuilds the compiled grammar after english.lark or Lark changes (a test keeps it equal to a fresh compile).
+# Rebuilds the compiled grammar after english.lark or Lark changes, and english.toml read ahead after it changes (tests
+# keep both equal to a fresh build).
 grammar:
 	.venv/bin/python -m validator.devtools.grammar > validator/language/english_grammar.json
+	.venv/bin/python -m validator.devtools.grammar toml > validator/language/english_toml.json

@@ -106,8 +106,9 @@ def test_wheel_ships_packages_and_prompts(tmp_path: Path) -> None:
     for folder in ("integrations", "evals"):  # the top-level folders the package maps
         tree |= {f"validator/{folder}/{p.relative_to(ROOT / folder).as_posix()}" for p in (ROOT / folder).rglob("*.py")}
     assert "validator/evals/suite/cases.jsonl" in names
-    # the language pack's data, the grammar compiled ahead among it (a wheel without it compiles in every process)
-    for data in ("english.toml", "english.lark", "english_verbs.txt", "english_grammar.json"):
+    # the language pack's data, the grammar compiled ahead and the tables read ahead among it (a wheel without them
+    # compiles the grammar and reads the TOML in every process)
+    for data in ("english.toml", "english.lark", "english_verbs.txt", "english_grammar.json", "english_toml.json"):
         assert f"validator/language/{data}" in names
     assert {n for n in tree if "__pycache__" not in n} - names == set()
     # one import namespace: nothing but validator (and its metadata) goes into site-packages

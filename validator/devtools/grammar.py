@@ -1,10 +1,12 @@
-"""Build the compiled request grammar (``validator/language/english_grammar.json``) from ``english.lark``.
+"""Build the compiled request grammar (``validator/language/english_grammar.json``) from ``english.lark``, and the
+English pack's tables read ahead (``english_toml.json``) from ``english.toml``.
 
 Lark compiles a grammar file on every start; :mod:`validator.gate.compiled` reads this file instead where it is
 of the grammar being loaded and of the installed Lark. Run ``python -m validator.devtools.grammar >
 validator/language/english_grammar.json`` (``make grammar``) after editing the grammar or upgrading Lark; a
 stale file is never read (its key is the grammar's SHA-256 and Lark's version), and a test holds the shipped
-file to what this prints.
+file to what this prints. ``python -m validator.devtools.grammar toml > validator/language/english_toml.json``
+(``make grammar`` too) after editing ``english.toml`` (:data:`validator.language.READ_AHEAD`).
 """
 
 from __future__ import annotations
@@ -13,11 +15,17 @@ import sys
 from importlib import resources
 
 from validator.gate.compiled import dump
+from validator.language import read_ahead
 
 __all__ = ["main"]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["toml"]:
+        text = resources.files("validator.language").joinpath("english.toml").read_text(encoding="utf-8")
+        sys.stdout.write(read_ahead(text))
+        return
     text = resources.files("validator.language").joinpath("english.lark").read_text(encoding="utf-8")
     sys.stdout.write(dump(text))
 

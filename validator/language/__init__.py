@@ -15,6 +15,7 @@ validator as ``ValidatorConfig(language=pack)``; every reader of the user's word
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import tomllib
 from collections.abc import Callable, Iterator
@@ -30,6 +31,7 @@ from validator.language.classes import EMOJI, MAG, NN, NNS
 __all__ = [
     "APOSTROPHES",
     "LEAD_IN_STOPS",
+    "READ_AHEAD",
     "ArgumentKind",
     "LanguagePack",
     "VerbTable",
@@ -39,6 +41,7 @@ __all__ = [
     "fold_apostrophes",
     "load_pack",
     "phrase",
+    "read_ahead",
 ]
 
 APOSTROPHES = "\u2019\u2018\u02bc\u02b9\u02bb\u02bd\uff07\u00b4\u0060\u2032"
@@ -539,21 +542,64 @@ def load_pack(text: str, grammar: str | None = None, verbs: str | None = None) -
     Raises:
         PackError: the text is no TOML, or a table the pack needs is missing or of the wrong shape (each named).
     """
+    return _loaded(text, None, grammar, verbs)
+
+
+def _loaded(text: str, data: dict[str, Any] | None, grammar: str | None, verbs: str | None) -> LanguagePack:
+    """:func:`load_pack`, the TOML ``text`` already read into ``data`` (None: read here)."""
     if grammar is None:
         grammar = resources.files(__name__).joinpath("english.lark").read_text(encoding="utf-8")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise PackError([FieldProblem("", f"not TOML: {exc}")]) from None
+    if data is None:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise PackError([FieldProblem("", f"not TOML: {exc}")]) from None
     table = _ENGLISH_VERBS if verbs is None else VerbTable(lambda: verbs)
     digest = hashlib.sha256("\x00".join((text, grammar, "english_verbs.txt" if verbs is None else verbs)).encode())
     return replace(_pack(data, grammar, table), digest=digest.hexdigest())
 
 
+READ_AHEAD = "english_toml.json"
+"""``english.toml`` as :mod:`tomllib` reads it, shipped beside it as JSON (``make grammar``): the English pack's
+tables are read from it in about a millisecond where the TOML takes ten. Its first line names the SHA-256 of the
+TOML text it was read from and of the lines after it: a file of another text, cut short or edited is not read (the
+TOML is). A test holds the shipped file to a fresh read of the shipped TOML."""
+_READ_AHEAD_FORMAT = 1
+
+
+def read_ahead(text: str) -> str:
+    """What :data:`READ_AHEAD` holds for the TOML ``text``: its head on the first line, then the tables, as JSON."""
+    body = json.dumps(tomllib.loads(text), ensure_ascii=False, separators=(",", ":")) + "\n"
+    head = {"format": _READ_AHEAD_FORMAT, "toml": _sha256(text), "body": _sha256(body)}
+    return json.dumps(head) + "\n" + body
+
+
+def _read_ahead(text: str, shipped: str | None = None) -> dict[str, Any] | None:
+    """The tables of the TOML ``text`` as ``shipped`` holds them (by default :data:`READ_AHEAD`), or None when it
+    is of another text or format, cut short, edited or unreadable."""
+    try:
+        if shipped is None:
+            shipped = resources.files(__name__).joinpath(READ_AHEAD).read_text(encoding="utf-8")
+        first, _, body = shipped.partition("\n")
+        head = json.loads(first)
+        if head != {"format": _READ_AHEAD_FORMAT, "toml": _sha256(text), "body": _sha256(body)}:
+            return None
+        data = json.loads(body)
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 @cache
 def english() -> LanguagePack:
-    """The English pack shipped with the library (read once)."""
-    return load_pack(resources.files(__name__).joinpath("english.toml").read_text(encoding="utf-8"))
+    """The English pack shipped with the library (read once: its tables from :data:`READ_AHEAD` where it is of the
+    shipped TOML)."""
+    text = resources.files(__name__).joinpath("english.toml").read_text(encoding="utf-8")
+    return _loaded(text, _read_ahead(text), None, None)
 
 
 def english_verb_lemmas(word: str) -> tuple[str, ...]:

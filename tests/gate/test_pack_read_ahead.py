@@ -1,0 +1,79 @@
+"""The English pack's tables ship read ahead (validator.language.READ_AHEAD): the shipped file is a fresh read of the
+shipped english.toml, the pack read from it is the pack read from the TOML, and a file of another text, cut short,
+edited or of another format is never read (issue 61: a one-shot process reads the TOML in about ten milliseconds)."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import fields
+from importlib import resources
+
+import pytest
+
+from validator.language import READ_AHEAD, LanguagePack, _loaded, _read_ahead, english, load_pack, read_ahead
+
+
+def _toml() -> str:
+    return resources.files("validator.language").joinpath("english.toml").read_text(encoding="utf-8")
+
+
+def _shipped() -> str:
+    return resources.files("validator.language").joinpath(READ_AHEAD).read_text(encoding="utf-8")
+
+
+def test_the_shipped_file_is_a_fresh_read_of_the_shipped_toml() -> None:
+    assert _shipped() == read_ahead(_toml()), "run `make grammar` after editing english.toml"
+
+
+def test_what_is_read_ahead_is_what_tomllib_reads_types_and_all() -> None:
+    data = _read_ahead(_toml())
+    assert data is not None
+    assert data == tomllib.loads(_toml())
+    # json.dumps tells 1 from 1.0 from true, which == does not
+    assert json.dumps(data, sort_keys=True) == json.dumps(tomllib.loads(_toml()), sort_keys=True)
+
+
+def _tables(pack: LanguagePack) -> dict[str, object]:
+    """Every field of a pack (a pack is compared by identity)."""
+    return {f.name: getattr(pack, f.name) for f in fields(pack)}
+
+
+def test_the_english_pack_is_the_pack_of_its_toml() -> None:
+    assert _tables(english()) == _tables(load_pack(_toml()))
+
+
+def _written(head: dict[str, object], body: str) -> str:
+    return json.dumps(head) + "\n" + body
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["other toml", "edited", "cut short", "other format", "no head", "not json", "a list", "empty"],
+)
+def test_a_file_of_another_text_cut_short_edited_or_of_another_format_is_never_read(damage: str) -> None:
+    toml, shipped = _toml(), _shipped()
+    first, _, body = shipped.partition("\n")
+    head = json.loads(first)
+    cases = {
+        "other toml": (toml + "\n# edited\n", shipped),
+        "edited": (toml, first + "\n" + body.replace('"e.g"', '"e.x"', 1)),
+        "cut short": (toml, shipped[: len(shipped) // 2]),
+        "other format": (toml, _written({**head, "format": 2}, body)),
+        "no head": (toml, body),
+        "not json": (toml, "{" + shipped),
+        "a list": (toml, _written({**head, "body": _sha(json.dumps([1]) + "\n")}, json.dumps([1]) + "\n")),
+        "empty": (toml, ""),
+    }
+    text, file = cases[damage]
+    assert file != shipped or text != toml
+    assert _read_ahead(text, file) is None
+    # what is not read ahead is read from the TOML: the same pack
+    if text == toml:
+        assert _tables(_loaded(toml, _read_ahead(toml, file), None, None)) == _tables(load_pack(toml))
+
+
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
