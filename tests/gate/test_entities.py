@@ -1,8 +1,13 @@
 from __future__ import annotations
 
-import pytest
+import string
 
-from validator.text.entities import extract_entities, kind_of
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from validator.text import entities as entities_module
+from validator.text.entities import SPECIAL_USE_DOMAINS, extract_entities, kind_of, plain_address
 
 
 def test_extracts_each_kind_once_in_order() -> None:
@@ -39,3 +44,99 @@ def test_dates_amounts_and_bad_ibans_are_not_entities(text: str) -> None:
 )
 def test_kind_of(value: str, kind: str | None) -> None:
     assert kind_of(value) == kind
+
+
+# -- the plainest addresses, read without email-validator (issue 61: its import is some twenty ms of a process) -----
+
+_ATEXT_CHARS = string.ascii_letters + string.digits + "_!#$%&'*+-/=?^`{|}~"
+_HOST_CHARS = string.ascii_letters + string.digits + "-"
+_NAMES = ["com", "co", "uk", "example", "Mail", "x", "xn--p1ai", "ab--cd", "1a", "a1", "local", "LOCALHOST", "test"]
+
+
+def _validated(text: str) -> str | None:
+    """The identity ``_email`` keeps when email-validator accepts ``text``, else None (the oracle)."""
+    from email_validator import EmailNotValidError, validate_email
+
+    try:
+        parsed = validate_email(text, check_deliverability=False, allow_quoted_local=False, allow_domain_literal=False)
+    except EmailNotValidError:
+        return None
+    return f"{parsed.local_part.casefold()}@{(parsed.ascii_domain or parsed.domain).lower()}"
+
+
+_label = st.one_of(
+    st.text(_HOST_CHARS, min_size=0, max_size=8),
+    st.text(_HOST_CHARS, min_size=60, max_size=66),  # around the 63 a label may have
+    st.sampled_from([*SPECIAL_USE_DOMAINS, *_NAMES, "arpa", "onion", "invalid"]),
+)
+_local = st.one_of(
+    st.text(_ATEXT_CHARS + ".", min_size=0, max_size=12),
+    st.text(_ATEXT_CHARS, min_size=60, max_size=200),  # past 64 (email-validator counts it only when strict)
+    st.sampled_from(["bob", "Bob.Smith+tag", ".bob", "bob.", "b..b", "postmaster", '"bob"', "bob smith", "bób"]),
+)
+_address = st.builds(
+    lambda local, labels, at: f"{local}{at}{'.'.join(labels)}",
+    _local,
+    st.lists(_label, min_size=0, max_size=5),
+    st.sampled_from(["@", "@", "@", "@@", "\uff20", "<", ""]),
+)
+_likely = st.builds(  # mostly well formed, so that the plain form is met often (about half of these)
+    lambda local, labels, last: f"{local}@{'.'.join([*labels, last])}",
+    st.from_regex(r"[A-Za-z0-9_+'-]{1,10}(\.[A-Za-z0-9!#$%&*/=?^`{|}~-]{1,6}){0,2}", fullmatch=True),
+    st.lists(st.from_regex(r"[A-Za-z0-9]([A-Za-z0-9-]{0,8}[A-Za-z0-9])?", fullmatch=True), min_size=1, max_size=3),
+    st.one_of(st.from_regex(r"[A-Za-z]{2,6}", fullmatch=True), st.sampled_from([*_NAMES, *SPECIAL_USE_DOMAINS])),
+)
+_noise = st.text(_ATEXT_CHARS + _HOST_CHARS + '.@<>"\\ []:é\u0301', max_size=40)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.one_of(_likely, _address, _noise, st.builds(lambda a, n: a + n, _address, _noise)))
+def test_a_plain_address_reads_as_email_validator_reads_it(text: str) -> None:
+    plain = plain_address(text)
+    if plain is not None:  # read without it: what email-validator says of it, exactly
+        assert _validated(text) == plain, text
+
+
+def test_the_plain_form_covers_the_everyday_address_and_nothing_special() -> None:
+    for text, key in [
+        ("bob@example.com", "bob@example.com"),
+        ("Bob.Smith+Tag@Mail.Example.CO.UK", "bob.smith+tag@mail.example.co.uk"),
+        ("o'brien@acme-corp.example", "o'brien@acme-corp.example"),
+        (f"{'a' * 200}@x.io", f"{'a' * 200}@x.io"),  # the local part's 64 are counted only when strict
+    ]:
+        assert plain_address(text) == key == _validated(text)
+    refused = ["bob@localhost", "bob@host.local", "bob@x.test", "a@b.c1", "a@b", "a@xn--p1ai.com", "a@ab--c.com"]
+    refused += ["bób@x.com", ".bob@x.com", "bob@-x.com", f"bob@{'a' * 64}.com", f"{'a' * 250}@x.com", "a@b@c.com"]
+    for text in refused:
+        assert plain_address(text) is None, text  # email-validator decides each of these
+
+
+def test_the_special_use_names_are_email_validators() -> None:
+    import email_validator
+
+    assert list(SPECIAL_USE_DOMAINS) == email_validator.SPECIAL_USE_DOMAIN_NAMES
+
+
+def test_an_address_read_plainly_is_the_entity_email_validator_makes(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = ["Email Bob.Smith@Example.com and mailto:eve@acme.example now.", "pay a@b.co or <c@d.org>"]
+    plain = [extract_entities(t) for t in texts]
+    assert any(e.kind == "email" for found in plain for e in found)
+    monkeypatch.setattr(entities_module, "plain_address", lambda text: None)
+    entities_module._extract.cache_clear()
+    try:
+        assert [extract_entities(t) for t in texts] == plain
+    finally:
+        entities_module._extract.cache_clear()
+
+
+def test_a_plain_address_at_each_length_limit_reads_as_email_validator_reads_it() -> None:
+    """The limits: 63 a label, 253 the host, 254 the whole address (the local part is not counted alone)."""
+    for label in (62, 63, 64):
+        for host_labels in (1, 3, 4):
+            host = ".".join(["a" * label] * host_labels + ["com"])
+            for local in (1, 64, 65, 254 - len(host) - 1, 254 - len(host)):
+                if local < 1:
+                    continue
+                text = f"{'b' * local}@{host}"
+                plain = plain_address(text)
+                assert plain == _validated(text) or (plain is None and _validated(text) is not None), text
