@@ -140,3 +140,21 @@ def test_a_plain_address_at_each_length_limit_reads_as_email_validator_reads_it(
                 text = f"{'b' * local}@{host}"
                 plain = plain_address(text)
                 assert plain == _validated(text) or (plain is None and _validated(text) is not None), text
+
+
+def test_a_host_that_changed_email_validators_settings_has_every_address_read_by_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """email-validator's README has applications set its module's defaults: strict (the local part's 64
+    characters counted), or more special-use names. Then no address is read plainly (found by a reviewer)."""
+    import email_validator
+
+    long_local = f"{'a' * 65}@example.com"
+    assert plain_address(long_local) is not None
+    monkeypatch.setattr(email_validator, "STRICT", True)
+    assert plain_address(long_local) is None and plain_address("bob@example.com") is None
+    monkeypatch.setattr(email_validator, "STRICT", False)
+    monkeypatch.setattr(
+        email_validator, "SPECIAL_USE_DOMAIN_NAMES", [*email_validator.SPECIAL_USE_DOMAIN_NAMES, "corp"]
+    )
+    assert plain_address("bob@intranet.corp") is None and _validated("bob@intranet.corp") is None

@@ -24,10 +24,10 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args == ["toml"]:
         text = resources.files("validator.language").joinpath("english.toml").read_text(encoding="utf-8")
-        sys.stdout.write(read_ahead(text))
+        sys.stdout.buffer.write(read_ahead(text).encode("utf-8"))  # UTF-8 whatever the console's encoding
         return
     text = resources.files("validator.language").joinpath("english.lark").read_text(encoding="utf-8")
-    sys.stdout.write(dump(text))
+    sys.stdout.buffer.write(dump(text).encode("utf-8"))
 
 
 if __name__ == "__main__":

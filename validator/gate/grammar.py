@@ -238,16 +238,18 @@ def _lark() -> str:
 
 @cache
 def _code() -> str:
-    """The SHA-256 of the code a kept tree depends on: this module, the parser's (its options, its token matcher),
-    the tree's and the store's (their encoding)."""
-    here = Path(sys.modules[__name__].__file__ or "")
+    """The SHA-256 of the code a kept tree depends on: this module, the parser's (its options, its token matcher, the
+    grammar compiled ahead it is built from), the tree's and the store's (their encoding)."""
+    here = sys.modules[__name__].__file__
     try:
-        return _sha256(b"".join((here.parent / f"{name}.py").read_bytes() for name in _CODE))
+        if here is None:
+            raise OSError("no source")
+        return _sha256(b"".join((Path(here).parent / f"{name}.py").read_bytes() for name in _CODE))
     except OSError:  # no source shipped: no tree is kept across processes
         return secrets.token_hex(16)
 
 
-_CODE = ("grammar", "earley", "tree", "shapes")
+_CODE = ("grammar", "earley", "compiled", "tree", "shapes")
 
 
 def _sha256(data: bytes) -> str:

@@ -23,6 +23,7 @@ characters once and never backtracks over them.
 from __future__ import annotations
 
 import re
+import sys
 from decimal import Decimal, InvalidOperation
 from functools import cache, lru_cache
 from typing import Literal
@@ -255,14 +256,26 @@ SPECIAL_USE_DOMAINS = ("arpa", "invalid", "local", "localhost", "onion", "test")
 lists equal)."""
 
 
+def _defaults() -> bool:
+    """Whether ``email-validator`` would read with its own defaults: it is not imported yet (a host changes its
+    settings after importing it), or its strictness and special-use names are those :func:`plain_address` reads
+    by (else every address goes to it)."""
+    loaded = sys.modules.get("email_validator")
+    if loaded is None:
+        return True
+    names = getattr(loaded, "SPECIAL_USE_DOMAIN_NAMES", None)
+    return getattr(loaded, "STRICT", True) is False and list(names or ()) == list(SPECIAL_USE_DOMAINS)
+
+
 def plain_address(text: str) -> str | None:
     """The identity (``local@domain``, case folded) of an address ``email-validator`` accepts with the options
     :func:`_email` gives it, decided without it (it compiles tables of all Unicode at its import: some twenty
     milliseconds of a process's first address) for the plainest form of all: ASCII only, the dot-atom before the
     ``@``, host labels of letters, digits and inner hyphens after it (none with ``--``, none over 63 characters, the
     last ending in a letter, under no special-use name), 254 characters at most. None for any other text: then
-    ``email-validator`` decides. A test holds this to ``email-validator`` over generated addresses."""
-    if len(text) > 254 or not text.isascii() or _PLAIN_ADDRESS.fullmatch(text) is None:
+    ``email-validator`` decides, as it does for every address once a host changed its strictness or its special-use
+    names. A test holds this to ``email-validator`` over generated addresses."""
+    if len(text) > 254 or not text.isascii() or _PLAIN_ADDRESS.fullmatch(text) is None or not _defaults():
         return None
     local, _, domain = text.partition("@")
     host = domain.lower()
