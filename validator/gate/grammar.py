@@ -217,9 +217,9 @@ def _grammar(pack: LanguagePack) -> Grammar:
 
 
 def _salt(pack: LanguagePack) -> str:
-    """What a shape's parse depends on besides the shape: the grammar's text, Lark's version, and the code that
-    parses and keeps it (this module: its parser options, its lexer and token matcher; the store's encoding),
-    by the SHA-256 of their source (a change of either, released or not, reads no tree kept before it)."""
+    """What a shape's parse depends on besides the shape: the grammar's text, Lark's version (:func:`_lark`), and the
+    code that parses and keeps it (:func:`_code`), by the SHA-256 of their source (a change of either, released or
+    not, reads no tree kept before it)."""
     return "\n".join((_sha256(pack.grammar.encode("utf-8")), _lark(), VERSION, _code()))
 
 
