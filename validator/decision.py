@@ -13,8 +13,11 @@ outside the table (as openai-agents' ``ToolGuardrailFunctionOutput.allow()`` / `
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import assert_never, overload
+
+import msgspec
+from msgspec import structs
 
 from validator._types import Risk
 from validator.exceptions import UsageError
@@ -59,8 +62,7 @@ _AUTH_CODES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Judged:
+class Judged(msgspec.Struct, frozen=True):
     """What the judge answered: its usable output (None when every attempt failed), who judged, and the failed
     attempts' errors and billed usage."""
 
@@ -72,8 +74,7 @@ class Judged:
     """What the judge is: a ``model``, or ``code`` (the strict judge): who decided the verdict it answers."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Refusal:
+class _Refusal(msgspec.Struct, frozen=True):
     code: Code
     reasoning: str
     next_step: str | None
@@ -199,7 +200,9 @@ def _refused(
             refusal = _gap_refusal(findings, tool, gaps, Decision.BLOCK if blocking else Decision.ASK_USER)
             held = findings.judgeable
             if tool_policy.intent == "judge" and held is not None and held.problem is not None:
-                refusal = replace(refusal, reasoning=refusal.reasoning + texts.not_judgeable(held.problem, held.detail))
+                refusal = structs.replace(
+                    refusal, reasoning=refusal.reasoning + texts.not_judgeable(held.problem, held.detail)
+                )
             return refusal
     return None
 

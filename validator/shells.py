@@ -13,16 +13,16 @@ there, so the pipeline's own ``try`` blocks see it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator
-from dataclasses import dataclass
 from typing import Any, Generic, TypeAlias, TypeVar
+
+import msgspec
 
 __all__ = ["Io", "Steps", "arun", "run"]
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Io(Generic[T]):
+class Io(msgspec.Struct, Generic[T], frozen=True):
     """One effect: how to run it in a sync shell, and (when it has one) in an async shell."""
 
     sync: Callable[[], T]
@@ -38,8 +38,7 @@ Steps: TypeAlias = Generator[Io[Any], Any, T]
 """A pipeline that yields effects and returns ``T``."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Returned(Generic[T]):
+class _Returned(msgspec.Struct, Generic[T], frozen=True):
     value: T
 
 

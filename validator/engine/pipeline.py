@@ -37,9 +37,11 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any, TypedDict, Unpack, cast
+
+import msgspec
 
 from validator import decision
 from validator.decision import Judged
@@ -506,8 +508,7 @@ def check(data: CheckData, *, policy: Policy | None = None, judge: Judge | None 
     return Validator(policy, judge=judge).check(data)
 
 
-@dataclass(frozen=True, slots=True)
-class _Stores:
+class _Stores(msgspec.Struct, frozen=True):
     """What one check reads and writes: the validator's own stores, or one check's session of them."""
 
     authorizations: AuthorizationStore | None

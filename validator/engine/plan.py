@@ -8,8 +8,9 @@ keys instead of building them again.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from validator.inputs.action import Justification, PendingAction
 from validator.inputs.transcript import Transcript
@@ -19,8 +20,7 @@ from validator.state.keys import cited_ids, retry_key, verdict_key
 __all__ = ["CheckPlan"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CheckPlan:
+class CheckPlan(msgspec.Struct, frozen=True, kw_only=True):
     """One check of one action, planned; see the module docstring."""
 
     transcript: Transcript

@@ -15,10 +15,10 @@ import json
 import re
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar, cast, get_args
 
+import msgspec
 from msgspec import structs
 
 from validator.findings import IntentFinding, RequestFill, RequestProblem, RequestSentence
@@ -111,8 +111,7 @@ _PRIORITY: dict[str, int] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class _Sentence:
+class _Sentence(msgspec.Struct, frozen=True):
     """A sentence of a user message: where it stands, its own words and the message's text there."""
 
     message: int

@@ -33,10 +33,12 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, replace
 from itertools import accumulate, compress, count, repeat
 from operator import eq, is_, not_
 from typing import Any, Generic, TypeVar
+
+import msgspec
+from msgspec import structs
 
 from validator.inputs.transcript import CHARS, Message, Transcript
 
@@ -58,8 +60,7 @@ id the host gives it (None: the host gave it none, so it is compared by converti
 _DEREF: Callable[[Any], object] = weakref.ref.__call__
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry(Generic[S]):
+class _Entry(msgspec.Struct, Generic[S], frozen=True):
     sources: tuple[object, ...]
     """The host messages it was built from: weak references to them (``weak``), else the messages."""
     weak: bool
@@ -143,7 +144,7 @@ class Conversations(Generic[S]):
         if same == len(entry.sources) == len(sources):
             if reads is not entry.reads:  # new objects, the same messages: the next check finds them by identity
                 held, weak = _held(sources, entry, ident)
-                self._keep(key, replace(entry, sources=held, weak=weak, contents=contents, reads=reads))
+                self._keep(key, structs.replace(entry, sources=held, weak=weak, contents=contents, reads=reads))
             return entry.transcript
         transcript, ends, chars = self._grow(entry, sources, same)
         self._keep(key, _Entry(*_held(sources, entry, ident), contents, reads, ends, transcript, chars))

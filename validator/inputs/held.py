@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import msgspec
@@ -53,8 +52,7 @@ them: a message of a few bytes (``{"role":"user"}``) holds a transcript entry of
 tiny messages 2.3x their counted bytes without this term)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Held:
+class Held(msgspec.Struct, frozen=True):
     """One conversation as it was last checked."""
 
     transcript: Transcript
@@ -183,8 +181,7 @@ _ANCHOR = 64
 """The first bytes of an input's messages looked for to find where they stand in it."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Decoded:
+class _Decoded(msgspec.Struct, frozen=True):
     """An input's messages as sent (the raw JSON of its ``messages`` list) and the transcript read from them."""
 
     user_id: str | None

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 import msgspec
 
@@ -43,8 +42,7 @@ _LIST = msgspec.json.Decoder(list[msgspec.Raw])
 _DOMAIN = b"validator-conversation/1\n"
 
 
-@dataclass(frozen=True, slots=True)
-class Split:
+class Split(msgspec.Struct, frozen=True):
     """A check input's top-level fields and its messages, each the raw JSON it was sent as."""
 
     fields: dict[str, msgspec.Raw]

@@ -11,10 +11,11 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Literal, Self
 
+import msgspec
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from validator.exceptions import StoreError
@@ -121,8 +122,7 @@ class Counters(ABC):
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class ReadAhead:
+class ReadAhead(msgspec.Struct, frozen=True):
     """What one check will read from a store, named before it reads any of it."""
 
     auth_ids: Sequence[str] = ()
