@@ -6,6 +6,7 @@ import ast
 import importlib
 import importlib.util
 import inspect
+import typing
 from pathlib import Path
 
 import pytest
@@ -262,6 +263,23 @@ def test_exports_are_sorted_and_report_the_public_module() -> None:
         obj = getattr(validator, name)
         if inspect.isclass(obj) or inspect.isfunction(obj):
             assert obj.__module__ == "validator", name
+
+
+def test_an_export_named_by_the_public_module_still_resolves_its_annotations() -> None:
+    """Renaming an exported class's module to ``validator`` (whose namespace lacks the names its annotations use)
+    broke ``typing.get_type_hints`` on it, and with it a user's pydantic model with a ``validator.Verdict`` field;
+    its annotations are resolved before the rename (found while measuring a lazy verdict adapter, issue 61)."""
+    import pydantic
+
+    verdict = validator.Verdict.blocked("send_email", "no request")
+    assert validator.Verdict.__module__ == "validator"
+    assert typing.get_type_hints(validator.Verdict)["findings"] is validator.Findings
+    assert typing.get_type_hints(validator.check)["return"] is validator.Verdict
+
+    class Kept(pydantic.BaseModel):
+        verdict: validator.Verdict
+
+    assert Kept.model_validate({"verdict": verdict.to_dict()}).verdict == verdict
 
 
 def test_every_error_is_exported() -> None:

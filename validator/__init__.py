@@ -19,6 +19,7 @@ Typical usage::
 """
 
 import importlib as _importlib
+import inspect as _inspect
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
@@ -248,9 +249,27 @@ def __getattr__(name: str) -> _typing.Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     obj = getattr(_importlib.import_module(home), name)
     if isinstance(obj, type) or (callable(obj) and not name[0].isupper()):
-        obj.__module__ = "validator"
+        _public(obj)
     globals()[name] = obj
     return obj
+
+
+def _public(obj: _typing.Any) -> None:
+    """Name ``validator`` as the module of ``obj``, its annotations resolved first: ``typing.get_type_hints``, pydantic
+    and msgspec read them in the namespace of the module an object names, and this one lacks the names they use (a
+    user's pydantic model with a ``validator.Verdict`` field would not build). An annotation only a type checker
+    resolves is left as written."""
+    try:
+        hints = _typing.get_type_hints(obj, include_extras=True)
+    except Exception:  # a name imported for type checkers only: nothing to resolve it with
+        hints = None
+    if hints:
+        own = _inspect.get_annotations(obj)
+        if own:
+            obj.__annotations__ = {key: hints.get(key, value) for key, value in own.items()}
+        for found in getattr(obj, "__dataclass_fields__", {}).values():
+            found.type = hints.get(found.name, found.type)
+    obj.__module__ = "validator"
 
 
 def __dir__() -> list[str]:
