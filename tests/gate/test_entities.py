@@ -156,3 +156,14 @@ def test_a_host_that_changed_email_validators_settings_has_every_address_read_by
         email_validator, "SPECIAL_USE_DOMAIN_NAMES", [*email_validator.SPECIAL_USE_DOMAIN_NAMES, "corp"]
     )
     assert plain_address("bob@intranet.corp") is None and _validated("bob@intranet.corp") is None
+
+
+def test_a_hostile_address_is_never_read_plainly_and_never_costs_its_length() -> None:
+    """Look-alike letters, a lone surrogate, a combining mark, a megabyte of periodic text: none is read plainly
+    (email-validator decides each, as before; a megabyte is refused by its length before any pattern runs)."""
+    for text in ["bob@ex\u0430mple.com", "bob\ud800@example.com", "bo\u0301b@example.com", "bob@example.com\u200b"]:
+        assert plain_address(text) is None, text
+    huge = "ab." * 350_000 + "@example.com"
+    assert plain_address(huge) is None and plain_address("a@" + "b." * 500_000 + "com") is None
+    (found,) = extract_entities("Email bob@ex\u0430mple.com now.")  # email-validator's, flagged as before
+    assert found.kind == "email" and found.note is not None and "look-alike" in found.note
