@@ -22,13 +22,12 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from validator.exceptions import UsageError
 from validator.inputs.action import PendingAction, justification_schema
@@ -43,13 +42,11 @@ __all__ = [
     "JUSTIFICATION",
     "RUNTIME",
     "REFUSAL_TEMPLATE",
-    "JustificationArg",
     "Remembered",
     "ValidationContext",
     "current_context",
     "ids_used_before",
     "justification_description",
-    "justified_model",
     "justified_schema",
     "pending_from_call",
     "reused_id",
@@ -75,29 +72,11 @@ def justification_description() -> str:
     return load_prompt("justification")
 
 
-class QuoteItem(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    quote: str = Field(description="The user's own words, copied exactly from one of their messages.")
-
-
-class AuthorizationItem(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    authorization_id: str = Field(description="The id of a standing permission the user gave earlier.")
-
-
-class JustificationArg(BaseModel):
-    """Why the user wants this action: a reason, and the user's own words as evidence."""
-
-    model_config = ConfigDict(extra="forbid")
-    reason: str = Field(description="What the user asked for and how this action does it.")
-    evidence: list[QuoteItem | AuthorizationItem] = Field(
-        description="The user's own words quoted exactly, or standing authorizations, that ask for this action."
-    )
-
-
 def as_plain(justification: Any) -> Any:
-    """A justification as plain data, whatever shape the host library parsed it into."""
-    if isinstance(justification, BaseModel):
+    """A justification as plain data, whatever shape the host library parsed it into (a pydantic model only once
+    pydantic is imported: a host that has none, the Claude Code hook, never imports it)."""
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is not None and isinstance(justification, pydantic.BaseModel):
         return justification.model_dump()
     return justification
 
@@ -144,18 +123,6 @@ def pending_from_call(
     ``find_evidence``: the host cannot add the argument, so without one the validator finds the user's words."""
     clean, justification = split_justification(args or {})
     return pending_action(tool, clean, justification, call_id=call_id, find_evidence=find_evidence)
-
-
-def justified_model(base: type[BaseModel], *, description: str | None = None) -> type[BaseModel]:
-    """A copy of a tool's model-facing argument model with a required ``justification`` field.
-
-    Built afresh from the fields (langchain-core patches the original class's ``model_json_schema``
-    with a cache, which a subclass would inherit). The guidance goes in the parameter's description,
-    never in the tool's.
-    """
-    fields: dict[str, Any] = {name: (info.annotation, info) for name, info in base.model_fields.items()}
-    fields[JUSTIFICATION] = (JustificationArg, Field(description=justification_description()))
-    return create_model(f"{base.__name__}Justified", __doc__=description or base.__doc__, **fields)
 
 
 def justified_schema(schema: Mapping[str, Any], tool: str) -> dict[str, Any]:

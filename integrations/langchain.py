@@ -24,7 +24,8 @@ try:
 except ImportError as exc:
     raise missing_extra("langchain", "validator.integrations.langchain", exc) from None
 from pydantic import BaseModel
-from validator.integrations._host import ids_used_before, justified_model, read_first
+from validator.integrations._host import ids_used_before, read_first
+from validator.integrations._justified import justified_model
 
 from validator.engine.base import BaseValidator
 from validator.exceptions import FieldProblem, InputError

@@ -20,7 +20,8 @@ try:
 except ImportError as exc:
     raise missing_extra("langchain", "validator.integrations.langchain_tools", exc) from None
 from pydantic import BaseModel, ConfigDict, Field, create_model
-from validator.integrations._host import JUSTIFICATION, RUNTIME, justified_model, split_justification, user_id_from
+from validator.integrations._host import JUSTIFICATION, RUNTIME, split_justification, user_id_from
+from validator.integrations._justified import justified_model
 from validator.integrations._lifecycle import GuardedCall, ToolCallGuard
 from validator.integrations.langchain import SIGNALS, conversation_of, model_fields, refusal_message
 

@@ -37,11 +37,11 @@ from validator.integrations._guard import Guard, OnAsk
 from validator.integrations._host import (
     JUSTIFICATION,
     RUNTIME,
-    JustificationArg,
     justification_description,
     split_justification,
     validation_context,
 )
+from validator.integrations._justified import JustificationArg
 
 from validator import BaseValidator, Validator
 from validator.exceptions import UsageError

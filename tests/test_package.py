@@ -9,13 +9,18 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import validator
 from validator import examples, exceptions
+from validator.findings import Findings
 from validator.schemas import SCHEMAS, schema, schema_json
+from validator.verdict import Code, Decision, Usage, verdict_adapter
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,6 +73,44 @@ def test_examples_and_their_verdicts_follow_the_schemas(example: Path) -> None:
     verdict = validator.check(data, policy=validator.Policy.load(examples.policy_path()))
     jsonschema.validate(verdict.to_dict(), schema("verdict"))
     assert validator.Verdict.from_dict(verdict.to_dict()) == verdict
+
+
+_VERDICT_FIELDS = st.fixed_dictionaries(
+    {
+        "findings": st.from_type(Findings),
+        "reasoning": st.text(max_size=20),
+        "tool": st.text(max_size=10),
+        "latency_ms": st.floats(allow_nan=True, allow_infinity=True),
+        "usage": st.none() | st.from_type(Usage),
+        "judge_errors": st.lists(st.text(max_size=5), max_size=2).map(tuple),
+        "quality_notes": st.lists(st.text(max_size=5), max_size=2).map(tuple),
+        "shadow_of": st.none() | st.sampled_from(list(Code)),
+    }
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(
+    _VERDICT_FIELDS,
+    st.sampled_from(
+        [
+            (Decision.APPROVE, Code.APPROVED),
+            (Decision.BLOCK, Code.EVIDENCE_NOT_FOUND),
+            (Decision.ASK_USER, Code.ACTION_NOT_REQUESTED),
+        ]
+    ),
+)
+def test_a_verdicts_data_is_what_its_pydantic_adapter_dumps(
+    fields: dict[str, Any], decided: tuple[Decision, Code]
+) -> None:
+    """``to_dict`` writes a verdict without pydantic (a one-shot check never imports it); the adapter stays the
+    schema's home and reads the data back: the two agree on every verdict, lone surrogates, non-finite numbers
+    and tuples included."""
+    decision, code = decided
+    verdict = validator.Verdict(
+        approved=decision is Decision.APPROVE, decision=decision, code=code, confidence="high", risk="general", **fields
+    )
+    assert json.dumps(verdict.to_dict()) == json.dumps(verdict_adapter().dump_python(verdict, mode="json"))
 
 
 def test_prompts_load() -> None:

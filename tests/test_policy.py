@@ -4,6 +4,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from validator import Policy, PolicyError, ToolPolicy, default_intents
 
@@ -286,3 +288,138 @@ def test_a_policy_keeps_its_own_copies_so_its_version_is_the_content_it_checks_w
     assert policy.for_tool("send_email").options == {"attachments": []}
     assert policy.to_dict() == plain and policy.version == version
     assert Policy.from_dict(plain).version == version  # the same content, the same version, however built
+
+
+# -- the document's reading, held to the pydantic models it was read with before ----------------------------------
+
+
+def _oracle() -> Any:
+    """The policy document as pydantic read it (strict models, unknown fields refused): what
+    :mod:`validator.policy.document`'s records must accept, refuse and build alike."""
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+    from validator._types import Risk
+    from validator.policy import Ask, IntentBy, Returns
+
+    class Strict(BaseModel):
+        model_config = ConfigDict(extra="forbid", strict=True)
+
+    class ToolDoc(Strict):
+        exempt: bool = False
+        risk: Risk = "general"
+        targets: list[str] = Field(default_factory=list)
+        intents: list[str] = Field(default_factory=list)
+        description: str = ""
+        amounts: list[str] = Field(default_factory=list)
+        currency: str | None = None
+        ask: Ask = "when_unsure"
+        step_of: list[str] = Field(default_factory=list)
+        delegate: list[str] = Field(default_factory=list)
+        kinds: dict[str, str] = Field(default_factory=dict)
+        content: list[str] = Field(default_factory=list)
+        returns: Returns | None = None
+        options: dict[str, Any] = Field(default_factory=dict)
+        intent: IntentBy = "code"
+        guarded: bool | None = None
+
+        @model_validator(mode="after")
+        def _guarded_means_not_exempt(self) -> ToolDoc:
+            if self.guarded is not None:
+                if "exempt" in self.model_fields_set and self.guarded == self.exempt:
+                    raise ValueError("'guarded' and 'exempt' contradict each other")
+                self.exempt = not self.guarded
+            return self
+
+    class SettingsDoc(Strict):
+        low_confidence: Literal["ask_user", "block"] = "ask_user"
+        ungrounded_targets: Literal["judge", "block"] = "judge"
+        quality: Literal["advise", "ask_user"] = "advise"
+        enforce: bool = True
+        answer_grant_days: int = Field(default=30, ge=1, le=3650)
+
+    class ServerDoc(Strict):
+        trusted: bool = False
+
+    class PolicyDoc(Strict):
+        tools: dict[str, ToolDoc] = Field(default_factory=dict)
+        settings: SettingsDoc = Field(default_factory=SettingsDoc)
+        servers: dict[str, ServerDoc] = Field(default_factory=dict)
+
+    return PolicyDoc
+
+
+_ODD = st.sampled_from([None, 1, 0, True, 1.5, "x", "", [], ["x"], [1], {}, {"a": "b"}, ("x",), -3, 4000])
+
+
+def _documents(odd: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Policy documents; ``odd``: what may stand in any field's place instead of one of its values."""
+    tool = st.fixed_dictionaries(
+        {},
+        optional={
+            "exempt": st.booleans() | odd,
+            "risk": st.sampled_from(["general", "dangerous", "deadly"]) | odd,
+            "targets": st.lists(st.sampled_from(["to", "cc", "recipient"]), max_size=2) | odd,
+            "intents": st.lists(st.sampled_from(["email", "pay"]), max_size=2) | odd,
+            "description": st.text(max_size=5) | odd,
+            "currency": st.sampled_from(["EUR", None]) | odd,
+            "ask": st.sampled_from(["never", "when_unsure", "always"]) | odd,
+            "kinds": st.dictionaries(st.sampled_from(["to", "iban"]), st.sampled_from(["email", "iban"])) | odd,
+            "returns": st.sampled_from(["user_records", None]) | odd,
+            "options": st.dictionaries(st.sampled_from(["a", "b"]), _ODD) | odd,
+            "intent": st.sampled_from(["code", "judge"]) | odd,
+            "guarded": st.booleans() | odd,
+            "colour": odd,
+        },
+    )
+    settings_doc = st.fixed_dictionaries(
+        {},
+        optional={
+            "low_confidence": st.sampled_from(["ask_user", "block"]) | odd,
+            "enforce": st.booleans() | odd,
+            "answer_grant_days": st.integers(-2, 4000) | odd,
+            "quality": st.sampled_from(["advise", "ask_user"]) | odd,
+            "setings": odd,
+        },
+    )
+    servers = st.dictionaries(
+        st.sampled_from(["mail", "bank"]), st.fixed_dictionaries({}, optional={"trusted": st.booleans() | odd})
+    )
+    return (
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "tools": st.dictionaries(st.sampled_from(["send_email", "pay", "mcp__*__get_*"]), tool, max_size=2)
+                | odd,
+                "settings": settings_doc | odd,
+                "servers": servers | odd,
+                "extra": odd,
+            },
+        )
+        | odd
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_documents(_ODD), _documents(st.nothing())))
+def test_a_document_is_read_as_the_pydantic_models_read_it(data: Any) -> None:
+    """Accepted and refused alike, and a good one read to the same fields; a refused one's problems are at the
+    places the models named (the models' extra words for a union's member aside)."""
+    import msgspec
+    from pydantic import ValidationError
+
+    from validator.policy.document import read_document
+
+    try:
+        expected = _oracle().model_validate(data)
+    except ValidationError as exc:
+        with pytest.raises(PolicyError) as refused:
+            read_document(data, "p")
+        paths = {p.path for p in refused.value.problems}
+        for err in exc.errors():
+            loc = [part for part in err["loc"] if not str(part).startswith(("literal[", "function-"))]
+            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+            assert any(where.startswith(p) or p.startswith(where) for p in paths), (where, paths)
+        return
+    assert msgspec.to_builtins(read_document(data, "p")) == expected.model_dump()

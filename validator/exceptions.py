@@ -1,5 +1,6 @@
 """Exceptions raised by the action validator, the one signal it raises on purpose, and the field problems an
-input error names (a pydantic error read into them: :func:`problems_from_pydantic`).
+input error names (every problem of a document read against msgspec records, by its path: :func:`problems_of`; a
+pydantic error read into them, for the eval cases' models: :func:`problems_from_pydantic`).
 
 Errors (something went wrong)::
 
@@ -33,9 +34,11 @@ from __future__ import annotations
 
 import difflib
 import re
+import types
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -46,6 +49,7 @@ __all__ = [
     "ActionBlocked",
     "is_control_flow",
     "problems_from_pydantic",
+    "problems_of",
     "FieldProblem",
     "InputError",
     "JudgeError",
@@ -260,3 +264,210 @@ def problems_from_pydantic(
             msg = f"{msg}, got {type(err.get('input')).__name__}"
         problems.append(FieldProblem(_path_of(loc, prefix), msg))
     return problems
+
+
+# -- every problem of a document, by its path ---------------------------------------------------------
+
+
+def problems_of(value: Any, kind: Any, path: str = "") -> list[FieldProblem]:
+    """Every way ``value`` (decoded JSON or TOML) is not a ``kind`` (a msgspec record, or a type of one's fields),
+    each at its path: the check input's and the policy document's problems (msgspec itself stops at the first).
+    Types are strict (``1`` is not ``true``, ``"1"`` not ``1``); an unknown field names the field it most likely
+    meant."""
+    found: list[FieldProblem] = []
+    _reader(kind)(value, path, found)
+    return found
+
+
+Check = Callable[[Any, str, list[FieldProblem]], None]
+"""``check(value, path, found)``: appends to ``found`` every problem of ``value`` at ``path``."""
+
+
+def _at(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def _named(value: Any) -> str:
+    return type(value).__name__
+
+
+_SHAPES: dict[Any, str] = {
+    list: "list",
+    dict: "dictionary",
+    str: "string",
+    bool: "boolean",
+    int: "integer",
+    type(None): "null",
+}
+"""The shapes the records use, by the Python type decoded JSON (or TOML) has for each."""
+
+
+@cache
+def _reader(kind: Any) -> Check:
+    """The problem reader of ``kind``, built once per type from its annotations (a history of thousands of
+    messages is read without asking ``typing`` about each of them)."""
+    import msgspec  # imported where a record is read: a process naming no problem of one need not
+
+    origin, args = get_origin(kind), get_args(kind)
+    if origin is Annotated:
+        return _annotated(_reader(args[0]), args[1:])
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        return _record(kind)
+    if origin is Union or origin is types.UnionType:
+        return _union(args)
+    if origin is Literal:
+        return _literal(args)
+    if kind is Any:
+        return _anything
+    shape = origin or kind
+    if shape not in _SHAPES:  # a type the records do not use yet: teach this reader it first
+        raise TypeError(f"no problem reader for {shape!r}")
+    if shape is list:
+        return _list(_reader(args[0]))
+    if shape is dict and args and args[1] is not Any:
+        return _mapping(_reader(args[1]))
+    return _shaped(shape)
+
+
+def _anything(value: Any, path: str, found: list[FieldProblem]) -> None:
+    return None
+
+
+def _annotated(inner: Check, metas: tuple[Any, ...]) -> Check:
+    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
+        before = len(found)
+        inner(value, path, found)
+        if len(found) == before:  # of its type: then its bounds
+            for meta in metas:
+                _bounds(value, meta, path, found)
+
+    return check
+
+
+def _literal(values: tuple[Any, ...]) -> Check:
+    listed = ", ".join(map(repr, values[:-1])) + (f" or {values[-1]!r}" if len(values) > 1 else repr(values[0]))
+
+    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
+        if not any(type(value) is type(a) and value == a for a in values):
+            found.append(FieldProblem(path, f"must be one of {listed}, got {value!r}"))
+
+    return check
+
+
+def _shaped(shape: type) -> Check:
+    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
+        if type(value) is not shape:
+            found.append(FieldProblem(path, f"Input should be a valid {_SHAPES[shape]}, got {_named(value)}"))
+
+    return check
+
+
+def _list(item: Check) -> Check:
+    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
+        if type(value) is not list:
+            found.append(FieldProblem(path, f"Input should be a valid list, got {_named(value)}"))
+            return
+        for i, each in enumerate(value):
+            item(each, f"{path}[{i}]", found)
+
+    return check
+
+
+def _mapping(item: Check) -> Check:
+    """A dictionary of text keys, each value read by ``item``."""
+
+    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
+        if type(value) is not dict:
+            found.append(FieldProblem(path, f"Input should be a valid dictionary, got {_named(value)}"))
+            return
+        for key, each in value.items():
+            if type(key) is not str:
+                found.append(FieldProblem(path, f"a key should be a string, got {_named(key)}"))
+                continue
+            item(each, _at(path, key), found)
+
+    return check
+
+
+def _shape_of(kind: Any) -> Any:
+    """The shape a type of the records takes (a record is a dictionary)."""
+    import msgspec
+
+    bare = get_args(kind)[0] if get_origin(kind) is Annotated else kind
+    if isinstance(bare, type) and issubclass(bare, msgspec.Struct):
+        return dict
+    return get_origin(bare) or bare
+
+
+def _record(kind: Any) -> Check:
+    import msgspec
+
+    fields = tuple((f.encode_name, _reader(f.type), f.required) for f in msgspec.structs.fields(kind))
+    names = frozenset(name for name, _, _ in fields)
+
+    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
+        if type(value) is not dict:
+            found.append(FieldProblem(path, f"Input should be a valid dictionary, got {_named(value)}"))
+            return
+        for key in value:
+            if key not in names:
+                close = difflib.get_close_matches(str(key), sorted(names), n=1, cutoff=0.6)
+                meant = f"; did you mean '{close[0]}'?" if close else ""
+                found.append(FieldProblem(_at(path, str(key)), f"unknown field{meant}"))
+        for name, read, required in fields:
+            if name in value:
+                read(value[name], _at(path, name), found)
+            elif required:
+                found.append(FieldProblem(_at(path, name), "is required"))
+
+    return check
+
+
+def _union(members: tuple[Any, ...]) -> Check:
+    """Fine when a member takes the value; else the problems of the member of its shape, or one line."""
+    every = tuple((_shape_of(m), _reader(m)) for m in members)
+    present = tuple(r for r in every if r[0] is not type(None))  # what an optional field that holds something is
+
+    def names(options: tuple[tuple[Any, Check], ...]) -> str:
+        return " or ".join(_SHAPES.get(shape, "object") for shape, _ in options)
+
+    expected_every, expected_present = names(every), names(present)
+
+    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
+        options = every if value is None else present
+        if len(options) == 1:
+            options[0][1](value, path, found)
+            return
+        tried = []
+        for _, read in options:
+            seen: list[FieldProblem] = []
+            read(value, path, seen)
+            if not seen:
+                return
+            tried.append(seen)
+        for (shape, _), seen in zip(options, tried, strict=True):
+            if shape is type(value):  # the member of the value's own shape says what is wrong inside it
+                found.extend(seen)
+                return
+        expected = expected_every if value is None else expected_present
+        found.append(FieldProblem(path, f"Input should be a {expected}, got {_named(value)}"))
+
+    return check
+
+
+def _bounds(value: Any, meta: Any, path: str, found: list[FieldProblem]) -> None:
+    """A text's length, or a number's range, as ``meta`` (a ``msgspec.Meta``) bounds it."""
+    if isinstance(value, str):
+        low, high = getattr(meta, "min_length", None), getattr(meta, "max_length", None)
+        if low is not None and len(value) < low:
+            found.append(FieldProblem(path, f"String should have at least {low} character{'s' * (low != 1)}"))
+        if high is not None and len(value) > high:
+            found.append(FieldProblem(path, f"String should have at most {high} character{'s' * (high != 1)}"))
+    elif type(value) is int:
+        low, high = getattr(meta, "ge", None), getattr(meta, "le", None)
+        if low is not None and value < low:
+            found.append(FieldProblem(path, f"Input should be greater than or equal to {low}"))
+        if high is not None and value > high:
+            found.append(FieldProblem(path, f"Input should be less than or equal to {high}"))

@@ -28,7 +28,7 @@ class ScriptError(ValidatorError):
 
 
 def _output(value: JudgeOutput | Mapping[str, Any]) -> JudgeOutput:
-    return value if isinstance(value, JudgeOutput) else JudgeOutput.model_validate(dict(value))
+    return value if isinstance(value, JudgeOutput) else JudgeOutput(**value)
 
 
 class ScriptedJudge(Judge):

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from tests.inputs.test_checkinput import GOOD
 from validator import CheckInput, InputError, Limits
+from validator.exceptions import problems_of
 from validator.inputs import checkinput, fastdecode
 
 LIMITS = Limits(max_depth=12)
@@ -188,7 +189,7 @@ def test_the_problem_reader_refuses_exactly_what_msgspec_refuses(
     import msgspec
 
     doc = _mutate(GOOD, data.draw(st.sampled_from(_places(GOOD))), how, payload, key)
-    found = fastdecode.problems(doc, fastdecode.CheckIn)
+    found = problems_of(doc, fastdecode.CheckIn)
     try:
         msgspec.convert(doc, fastdecode.CheckIn)
     except msgspec.ValidationError as exc:

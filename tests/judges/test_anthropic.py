@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import inspect
 import json
 import os
@@ -576,7 +577,7 @@ def test_quality_notes_never_change_a_safety_decision(
 ) -> None:
     escalate = escalate and not approved
     plain = JudgeOutput(approved=approved, reasoning="r", confidence=confidence, escalate=escalate)  # type: ignore[arg-type]
-    noted = plain.model_copy(update={"quality_notes": tuple(notes)})
+    noted = dataclasses.replace(plain, quality_notes=tuple(notes))
     policy = Policy(tools={"t": ToolPolicy(risk=risk)}, settings=PolicySettings(low_confidence=low))  # type: ignore[arg-type]
     findings = Findings(quotes=(QuoteFinding(0, "do t", "user"),))
 

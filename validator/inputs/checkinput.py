@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from validator._json import utf8
-from validator.exceptions import FieldProblem, InputError, PolicyError
+from validator.exceptions import FieldProblem, InputError, PolicyError, problems_of
 from validator.inputs import fastdecode, strictjson
 from validator.inputs.action import PendingAction
 from validator.inputs.anthropic import transcript_from_anthropic
@@ -192,7 +192,7 @@ class CheckInput:
         if not any(p.problem.startswith("nests deeper") for p in found):
             try:
                 plain = strictjson.unmarked(data) if found else data
-                shape = fastdecode.problems(plain, fastdecode.CheckIn, "")
+                shape = problems_of(plain, fastdecode.CheckIn, "")
             except RecursionError:  # only past raised limits: deeper than Python reads
                 raise InputError([FieldProblem("", "nests too deeply to read")]) from None
             # a key holding a lone surrogate is named at its object by the strict pass: its text cannot be shown
@@ -247,7 +247,7 @@ def _policy(data: dict[str, Any]) -> Policy:
 
 def _converted(data: Any, kind: type[T], root: str) -> T:
     """``data`` (decoded JSON) as the record ``kind``, or an :class:`InputError` naming every problem."""
-    found = fastdecode.problems(data, kind, root)
+    found = problems_of(data, kind, root)
     if found:
         raise InputError(found)
     return _as_record(data, kind, root)

@@ -7,18 +7,15 @@ format leaves open (a call's ``args``, the ``justification``, the ``policy``) ar
 depth and for numbers out of a float's range.
 
 The records are the format: the JSON Schema is generated from them (:mod:`validator.schemas`), and
-:func:`problems` reads them to name every problem of a refused input by its path (msgspec stops at
-the first), so nothing else describes the format a second time.
+:func:`validator.exceptions.problems_of` reads them to name every problem of a refused input by its path (msgspec
+stops at the first), so nothing else describes the format a second time.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import types
-from collections.abc import Callable
-from functools import cache
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -26,7 +23,7 @@ from validator.exceptions import FieldProblem
 from validator.inputs import strictjson
 from validator.inputs.strictjson import MAX_SAFE_INTEGER
 
-__all__ = ["ActionIn", "CheckIn", "MessageIn", "TextBlockIn", "ToolCallIn", "decode", "problem", "problems"]
+__all__ = ["ActionIn", "CheckIn", "MessageIn", "TextBlockIn", "ToolCallIn", "decode", "problem"]
 
 _Id = Annotated[str, msgspec.Meta(min_length=1)]
 _CallId = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
@@ -158,163 +155,3 @@ def problem(exc: Exception) -> FieldProblem:
     if found is None or not found["path"]:
         return FieldProblem("", str(exc))
     return FieldProblem(found["path"].lstrip("."), found["what"])
-
-
-# -- every problem, by its path ---------------------------------------------------------------------
-
-
-def problems(value: Any, kind: Any, path: str = "") -> list[FieldProblem]:
-    """Every way ``value`` (decoded JSON) is not a ``kind`` (a record or a type of one), each at its path."""
-    found: list[FieldProblem] = []
-    _reader(kind)(value, path, found)
-    return found
-
-
-Check = Callable[[Any, str, list[FieldProblem]], None]
-"""``check(value, path, found)``: appends to ``found`` every problem of ``value`` at ``path``."""
-
-
-def _at(path: str, key: str | int) -> str:
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    return f"{path}.{key}" if path else key
-
-
-def _named(value: Any) -> str:
-    return type(value).__name__
-
-
-_SHAPES: dict[Any, str] = {list: "list", dict: "dictionary", str: "string", bool: "boolean", type(None): "null"}
-"""The JSON shapes the records use, by the Python type decoded JSON has for each."""
-
-
-@cache
-def _reader(kind: Any) -> Check:
-    """The problem reader of ``kind``, built once per type from its annotations (a history of thousands of
-    messages is read without asking ``typing`` about each of them)."""
-    origin, args = get_origin(kind), get_args(kind)
-    if origin is Annotated:
-        return _annotated(_reader(args[0]), args[1:])
-    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
-        return _record(kind)
-    if origin is Union or origin is types.UnionType:
-        return _union(args)
-    if origin is Literal:
-        return _literal(args)
-    if kind is Any:
-        return _anything
-    shape = origin or kind
-    if shape not in _SHAPES:  # a type the records do not use yet: teach this reader it first
-        raise TypeError(f"no problem reader for {shape!r}")
-    return _list(_reader(args[0])) if shape is list else _shaped(shape)
-
-
-def _anything(value: Any, path: str, found: list[FieldProblem]) -> None:
-    return None
-
-
-def _annotated(inner: Check, metas: tuple[Any, ...]) -> Check:
-    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        inner(value, path, found)
-        if isinstance(value, str):
-            for meta in metas:
-                _lengths(value, meta, path, found)
-
-    return check
-
-
-def _literal(values: tuple[Any, ...]) -> Check:
-    listed = ", ".join(map(repr, values[:-1])) + (f" or {values[-1]!r}" if len(values) > 1 else repr(values[0]))
-
-    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        if not any(type(value) is type(a) and value == a for a in values):
-            found.append(FieldProblem(path, f"must be one of {listed}, got {value!r}"))
-
-    return check
-
-
-def _shaped(shape: type) -> Check:
-    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        if type(value) is not shape:
-            found.append(FieldProblem(path, f"Input should be a valid {_SHAPES[shape]}, got {_named(value)}"))
-
-    return check
-
-
-def _list(item: Check) -> Check:
-    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        if type(value) is not list:
-            found.append(FieldProblem(path, f"Input should be a valid list, got {_named(value)}"))
-            return
-        for i, each in enumerate(value):
-            item(each, f"{path}[{i}]", found)
-
-    return check
-
-
-def _shape_of(kind: Any) -> Any:
-    """The JSON shape a type of the records takes (a record is a dictionary)."""
-    bare = get_args(kind)[0] if get_origin(kind) is Annotated else kind
-    if isinstance(bare, type) and issubclass(bare, msgspec.Struct):
-        return dict
-    return get_origin(bare) or bare
-
-
-def _record(kind: type[msgspec.Struct]) -> Check:
-    fields = tuple((f.encode_name, _reader(f.type), f.required) for f in msgspec.structs.fields(kind))
-    names = frozenset(name for name, _, _ in fields)
-
-    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        if type(value) is not dict:
-            found.append(FieldProblem(path, f"Input should be a valid dictionary, got {_named(value)}"))
-            return
-        for key in value:
-            if key not in names:
-                found.append(FieldProblem(_at(path, str(key)), "unknown field"))
-        for name, read, required in fields:
-            if name in value:
-                read(value[name], _at(path, name), found)
-            elif required:
-                found.append(FieldProblem(_at(path, name), "is required"))
-
-    return check
-
-
-def _union(members: tuple[Any, ...]) -> Check:
-    """Fine when a member takes the value; else the problems of the member of its shape, or one line."""
-    every = tuple((_shape_of(m), _reader(m)) for m in members)
-    present = tuple(r for r in every if r[0] is not type(None))  # what an optional field that holds something is
-
-    def names(options: tuple[tuple[Any, Check], ...]) -> str:
-        return " or ".join(_SHAPES.get(shape, "object") for shape, _ in options)
-
-    expected_every, expected_present = names(every), names(present)
-
-    def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        options = every if value is None else present
-        if len(options) == 1:
-            options[0][1](value, path, found)
-            return
-        tried = []
-        for _, read in options:
-            seen: list[FieldProblem] = []
-            read(value, path, seen)
-            if not seen:
-                return
-            tried.append(seen)
-        for (shape, _), seen in zip(options, tried, strict=True):
-            if shape is type(value):  # the member of the value's own shape says what is wrong inside it
-                found.extend(seen)
-                return
-        expected = expected_every if value is None else expected_present
-        found.append(FieldProblem(path, f"Input should be a {expected}, got {_named(value)}"))
-
-    return check
-
-
-def _lengths(value: str, meta: Any, path: str, found: list[FieldProblem]) -> None:
-    low, high = getattr(meta, "min_length", None), getattr(meta, "max_length", None)
-    if low is not None and len(value) < low:
-        found.append(FieldProblem(path, f"String should have at least {low} character{'s' * (low != 1)}"))
-    if high is not None and len(value) > high:
-        found.append(FieldProblem(path, f"String should have at most {high} character{'s' * (high != 1)}"))

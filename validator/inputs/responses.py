@@ -8,10 +8,9 @@ out: they never authorize. Items may be dicts or pydantic models (the ``openai``
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-from pydantic import BaseModel
 
 from validator.inputs.transcript import Message, Role, ToolCall, Transcript, content_text
 
@@ -22,8 +21,10 @@ _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "
 
 
 def plain(item: Any) -> Mapping[str, Any]:
-    if isinstance(item, BaseModel):
-        return item.model_dump(mode="json", exclude_none=True)
+    pydantic = sys.modules.get("pydantic")  # an item can be a pydantic model only once pydantic is imported
+    if pydantic is not None and isinstance(item, pydantic.BaseModel):
+        dumped: Mapping[str, Any] = item.model_dump(mode="json", exclude_none=True)
+        return dumped
     return item if isinstance(item, Mapping) else {}
 
 

@@ -11,10 +11,8 @@ failing.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 from validator.exceptions import UsageError
 from validator.findings import Findings, IntentFinding
@@ -55,30 +53,44 @@ class JudgeRequest:
     """The language the user's words are read in (the validator's ``ValidatorConfig.language``; None: English)."""
 
 
-class JudgeOutput(BaseModel):
-    """A judge's answer: the verdict fields, validated at the boundary."""
+@dataclass(frozen=True, kw_only=True, slots=True)
+class JudgeOutput:
+    """A judge's answer: the verdict fields, checked when it is built (a wrong type or value raises
+    :class:`~validator.exceptions.UsageError` naming each field; a field it does not have, ``TypeError``). A model's
+    answer is read into one by :func:`validator.judges.model.parse_verdict`, which names the same problems."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    approved: StrictBool
-    reasoning: StrictStr = Field(min_length=1)
+    approved: bool
+    reasoning: str
+    """At least one character."""
     confidence: Confidence
     suggested_next_step: str | None = None
     code: Code | None = None
-    """The judge's own code for a rejection (``ACTION_NOT_REQUESTED``); None means ``JUDGE_REJECTED``."""
+    """The judge's own code for a rejection (``ACTION_NOT_REQUESTED``, or its value as text); None means
+    ``JUDGE_REJECTED``."""
     escalate: bool = False
     """The judge would ask the user rather than block (honoured for general tools only)."""
     intent: IntentFinding | None = None
     usage: Usage | None = None
     quality_notes: tuple[str, ...] = ()
-    """Advice on an authorized action (a mistyped recipient); never weakens or replaces a safety decision."""
-    user_sentence: StrictStr | None = Field(default=None, max_length=4_000)
-    """The user's own sentence the judge says asks for the action, copied exactly (the model's ``user_sentence``).
-    Where a dangerous tool's policy lets a model decide an unknown intent (``intent = "judge"``), code checks it
-    stands in a sentence it may cite, holding the tool's verb (:mod:`validator.gate.judgeable`)."""
+    """Advice on an authorized action (a mistyped recipient); never weakens or replaces a safety decision. A list
+    is kept as a tuple."""
+    user_sentence: str | None = None
+    """The user's own sentence the judge says asks for the action, copied exactly (the model's ``user_sentence``;
+    at most :data:`MAX_USER_SENTENCE` characters). Where a dangerous tool's policy lets a model decide an unknown
+    intent (``intent = "judge"``), code checks it stands in a sentence it may cite, holding the tool's verb
+    (:mod:`validator.gate.judgeable`)."""
     view: View | None = None
     """What the judge read for this answer, as the judge's own code reports it (never the model's output): the
     opt-in above counts an approval on the ``blind`` view only. None: a judge that does not say."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.code, str) and not isinstance(self.code, Code) and self.code in _CODES:
+            object.__setattr__(self, "code", Code(self.code))
+        if isinstance(self.quality_notes, list):
+            object.__setattr__(self, "quality_notes", tuple(self.quality_notes))
+        problems = [f"{name}: {problem}" for name in _CHECKED if (problem := _CHECKED[name](getattr(self, name)))]
+        if problems:
+            raise UsageError(f"JudgeOutput: {'; '.join(problems)}")
 
     def contradictions(self) -> list[str]:
         """Ways this output contradicts itself; a non-empty list makes it unusable."""
@@ -92,6 +104,67 @@ class JudgeOutput(BaseModel):
         if self.approved and self.escalate:
             problems.append("approved=true but asks to escalate to the user")
         return problems
+
+
+MAX_USER_SENTENCE = 4_000
+"""The longest ``user_sentence`` a judge may give (a sentence, not a transcript)."""
+
+_CODES = frozenset(code.value for code in Code)
+
+
+def _one_of(allowed: tuple[str, ...], *, optional: bool = False) -> Any:
+    def check(value: Any) -> str | None:
+        if (optional and value is None) or (isinstance(value, str) and value in allowed):
+            return None
+        return f"must be one of {', '.join(map(repr, allowed))}{' or None' if optional else ''}, not {value!r:.80}"
+
+    return check
+
+
+def _of(kind: type, what: str, *, optional: bool = False, shortest: int = 0, longest: int | None = None) -> Any:
+    def check(value: Any) -> str | None:
+        if optional and value is None:
+            return None
+        if not isinstance(value, kind):
+            return f"must be {what}{' or None' if optional else ''}, not {type(value).__name__}"
+        if isinstance(value, str) and not shortest <= len(value) <= (longest or len(value)):
+            return f"must be {shortest} to {longest} characters long" if longest else "must not be empty"
+        return _unicode(value) if isinstance(value, str) else None
+
+    return check
+
+
+def _texts(value: Any) -> str | None:
+    if isinstance(value, tuple) and all(isinstance(v, str) for v in value):
+        return next(filter(None, map(_unicode, value)), None)
+    return f"must be a list of strings, not {type(value).__name__}"
+
+
+def _unicode(text: str) -> str | None:
+    """A text no UTF-8 can carry (a lone surrogate) is no answer: the judge failed."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "must be text (it holds a lone surrogate)"
+    return None
+
+
+_CHECKED: dict[str, Any] = {
+    "approved": _of(bool, "true or false"),
+    "reasoning": _of(str, "a string", shortest=1),
+    "confidence": _one_of(get_args(Confidence)),
+    "suggested_next_step": _of(str, "a string", optional=True),
+    "code": _of(Code, "a Code", optional=True),
+    "escalate": _of(bool, "true or false"),
+    "intent": _of(IntentFinding, "an IntentFinding", optional=True),
+    "usage": _of(Usage, "a Usage", optional=True),
+    "quality_notes": _texts,
+    "user_sentence": _of(str, "a string", optional=True, longest=MAX_USER_SENTENCE),
+    "view": _one_of(get_args(View), optional=True),
+}
+"""Each field of :class:`JudgeOutput` and its check: the value, or a problem in words (types are strict: ``"yes"`` is
+not true, ``1`` is not a string)."""
+assert set(_CHECKED) == {f.name for f in fields(JudgeOutput)}
 
 
 class Judge:

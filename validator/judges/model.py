@@ -20,10 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import ValidationError
-
 from validator._json import dumps
-from validator.exceptions import JudgeOutputError
+from validator.exceptions import JudgeOutputError, UsageError
 from validator.inputs.transcript import Transcript
 from validator.judges.base import JudgeOutput, JudgeRequest, View
 from validator.prompts import load_prompt
@@ -94,15 +92,16 @@ def parse_verdict(judge: str, data: Any, usage: Usage | None = None, *, view: Vi
         if fields.get(optional) == "":
             fields[optional] = None
     allowed = {"approved", "reasoning", "confidence", "suggested_next_step", "quality_notes", "user_sentence"}
-    unknown = sorted(set(fields) - allowed)
+    unknown = sorted(map(str, set(fields) - allowed))
     if unknown:
         raise JudgeOutputError(judge, f"verdict has unknown fields: {', '.join(unknown)}")
+    missing = sorted({"approved", "reasoning", "confidence"} - set(fields))
+    if missing:
+        raise JudgeOutputError(judge, f"verdict lacks required fields: {', '.join(missing)}")
     try:
-        output = JudgeOutput.model_validate({**fields, "usage": usage, "view": view})
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False))
-        raise JudgeOutputError(judge, f"verdict does not parse: {problems}") from None
-    return output
+        return JudgeOutput(**fields, usage=usage, view=view)
+    except UsageError as exc:  # each field's problem, named by JudgeOutput's own checks
+        raise JudgeOutputError(judge, f"verdict does not parse: {str(exc).removeprefix('JudgeOutput: ')}") from None
 
 
 def guard_calls(judge: str, calls: Sequence[tuple[str, Any]], tool_name: str, *, stop_reason: str | None = None) -> Any:

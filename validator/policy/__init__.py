@@ -36,6 +36,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 from validator._types import Risk
 from validator.exceptions import FieldProblem, PolicyError, UsageError
 from validator.language import english
@@ -323,7 +325,7 @@ class Policy:
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "policy") -> Policy:
         """Read a policy from plain data (parsed JSON or TOML); raises :class:`PolicyError`."""
-        from validator.policy.document import read_document  # pydantic only when a policy is read
+        from validator.policy.document import read_document
 
         doc = read_document(data, source)
         tools = {
@@ -346,7 +348,7 @@ class Policy:
             )
             for name, t in doc.tools.items()
         }
-        settings = PolicySettings(**doc.settings.model_dump())
+        settings = PolicySettings(**msgspec.structs.asdict(doc.settings))
         named = {name: tp for name, tp in tools.items() if not is_pattern(name)}
         patterns = {name: tp for name, tp in tools.items() if is_pattern(name)}
         trusted = frozenset(name for name, server in doc.servers.items() if server.trusted)

@@ -1,15 +1,16 @@
-"""A policy document as it is read (TOML or JSON): strict pydantic models, imported only when a policy is read, so
-a check that brings no policy never builds them."""
+"""A policy document as it is read (TOML or JSON): msgspec records, strict (no coercion: ``"true"`` is not a boolean,
+``1`` not a string; an unknown field names the one it most likely meant). :func:`read_document` names every problem
+of a refused document by its path (:func:`validator.exceptions.problems_of` reads these records), and builds the
+records of a good one."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+import msgspec
 
 from validator._types import Risk
-from validator.exceptions import PolicyError, problems_from_pydantic
+from validator.exceptions import FieldProblem, PolicyError, problems_of
 from validator.policy import Ask, IntentBy, Returns
 
 __all__ = ["read_document"]
@@ -17,54 +18,56 @@ __all__ = ["read_document"]
 
 def read_document(data: Any, source: str) -> _PolicyDoc:
     """``data`` read as a policy document; raises :class:`PolicyError` naming each field and its problem."""
-    try:
-        return _PolicyDoc.model_validate(data)
-    except ValidationError as exc:
-        raise PolicyError(problems_from_pydantic(exc, fields=_fields), source=source) from None
+    problems = problems_of(data, _PolicyDoc) + _contradictions(data)
+    if not problems:
+        try:
+            return _resolved(msgspec.convert(data, _PolicyDoc, strict=True))
+        except msgspec.ValidationError as exc:  # a value the reader above passed and msgspec did not: its words
+            problems = [FieldProblem("", str(exc))]
+    raise PolicyError(problems, source=source)
 
 
-def _fields(parent: tuple[int | str, ...]) -> Collection[str]:
-    """The fields a policy document allows under ``parent`` (a misspelt one is told the one it meant)."""
-    if parent == ():
-        return _PolicyDoc.model_fields.keys()
-    if parent == ("settings",):
-        return _SettingsDoc.model_fields.keys()
-    if len(parent) == 2 and parent[0] == "tools":
-        return _ToolDoc.model_fields.keys()
-    if len(parent) == 2 and parent[0] == "servers":
-        return _ServerDoc.model_fields.keys()
-    return ()
+def _contradictions(data: Any) -> list[FieldProblem]:
+    """A tool that says both ``guarded`` and ``exempt``, each the same value (``guarded`` means not exempt)."""
+    tools = data.get("tools") if isinstance(data, dict) else None
+    found = []
+    for name, tool in tools.items() if isinstance(tools, dict) else ():
+        said = (tool.get("guarded"), tool.get("exempt")) if isinstance(tool, dict) else ()
+        if all(type(v) is bool for v in said) and len(set(said)) == 1:
+            found.append(FieldProblem(f"tools.{name}", "'guarded' and 'exempt' contradict each other"))
+    return found
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+def _resolved(doc: _PolicyDoc) -> _PolicyDoc:
+    """``doc`` with each tool's ``exempt`` as ``guarded`` says it where given (its opposite)."""
+    tools = {
+        name: msgspec.structs.replace(tool, exempt=not tool.guarded) if tool.guarded is not None else tool
+        for name, tool in doc.tools.items()
+    }
+    return msgspec.structs.replace(doc, tools=tools)
+
+
+class _Strict(msgspec.Struct, forbid_unknown_fields=True):
+    pass
 
 
 class _ToolDoc(_Strict):
     exempt: bool = False
     risk: Risk = "general"
-    targets: list[str] = Field(default_factory=list)
-    intents: list[str] = Field(default_factory=list)
+    targets: list[str] = msgspec.field(default_factory=list)
+    intents: list[str] = msgspec.field(default_factory=list)
     description: str = ""
-    amounts: list[str] = Field(default_factory=list)
+    amounts: list[str] = msgspec.field(default_factory=list)
     currency: str | None = None
     ask: Ask = "when_unsure"
-    step_of: list[str] = Field(default_factory=list)
-    delegate: list[str] = Field(default_factory=list)
-    kinds: dict[str, str] = Field(default_factory=dict)
-    content: list[str] = Field(default_factory=list)
+    step_of: list[str] = msgspec.field(default_factory=list)
+    delegate: list[str] = msgspec.field(default_factory=list)
+    kinds: dict[str, str] = msgspec.field(default_factory=dict)
+    content: list[str] = msgspec.field(default_factory=list)
     returns: Returns | None = None
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, Any] = msgspec.field(default_factory=dict)
     intent: IntentBy = "code"
     guarded: bool | None = None
-
-    @model_validator(mode="after")
-    def _guarded_means_not_exempt(self) -> _ToolDoc:
-        if self.guarded is not None:
-            if "exempt" in self.model_fields_set and self.guarded == self.exempt:
-                raise ValueError("'guarded' and 'exempt' contradict each other")
-            self.exempt = not self.guarded
-        return self
 
 
 class _SettingsDoc(_Strict):
@@ -72,7 +75,7 @@ class _SettingsDoc(_Strict):
     ungrounded_targets: Literal["judge", "block"] = "judge"
     quality: Literal["advise", "ask_user"] = "advise"
     enforce: bool = True
-    answer_grant_days: int = Field(default=30, ge=1, le=3650)
+    answer_grant_days: Annotated[int, msgspec.Meta(ge=1, le=3650)] = 30
 
 
 class _ServerDoc(_Strict):
@@ -80,6 +83,6 @@ class _ServerDoc(_Strict):
 
 
 class _PolicyDoc(_Strict):
-    tools: dict[str, _ToolDoc] = Field(default_factory=dict)
-    settings: _SettingsDoc = Field(default_factory=_SettingsDoc)
-    servers: dict[str, _ServerDoc] = Field(default_factory=dict)
+    tools: dict[str, _ToolDoc] = msgspec.field(default_factory=dict)
+    settings: _SettingsDoc = msgspec.field(default_factory=_SettingsDoc)
+    servers: dict[str, _ServerDoc] = msgspec.field(default_factory=dict)

@@ -16,7 +16,6 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar, Literal, Self
 
 import msgspec
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from validator.exceptions import StoreError
 from validator.store.records import StandingAuthorization
@@ -245,9 +244,9 @@ def held_buckets(at: datetime, ttl: timedelta) -> Buckets:
     return [hour(at - timedelta(hours=n)) for n in range(hours)]
 
 
-class _AuthorizationRecord(BaseModel):
-    # built when a stored record is first read, not when a process that reads none imports the store
-    model_config = ConfigDict(extra="forbid", strict=True, defer_build=True)
+class _AuthorizationRecord(msgspec.Struct, forbid_unknown_fields=True):
+    """A stored authorization as JSON holds it: every field of its type (no coercion), none other."""
+
     id: str
     user_id: str
     tool: str
@@ -275,7 +274,7 @@ def _aware(text: str, field: str) -> datetime:
 def authorization_from_json(raw: str | bytes, where: str, expected_id: str | None = None) -> StandingAuthorization:
     """Parse a stored record; a corrupt one is a :class:`StoreError` naming it, never an authorization."""
     try:
-        rec = _AuthorizationRecord.model_validate_json(raw)
+        rec = msgspec.json.decode(raw, type=_AuthorizationRecord)
         if expected_id is not None and rec.id != expected_id:
             raise ValueError(f"it says its id is {rec.id!r}")
         return StandingAuthorization(
@@ -289,7 +288,7 @@ def authorization_from_json(raw: str | bytes, where: str, expected_id: str | Non
             revoked=_aware(rec.revoked, "revoked") if rec.revoked else None,
             risk=rec.risk,
         )
-    except (ValidationError, ValueError) as exc:
+    except (msgspec.ValidationError, msgspec.DecodeError, ValueError) as exc:
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise StoreError(f"stored record {where} is corrupt: {detail}") from None
 

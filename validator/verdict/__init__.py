@@ -9,9 +9,10 @@ figures.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import TypeAdapter
+import msgspec
 
 from validator._json import dumps
 from validator._types import Confidence, Risk
@@ -19,6 +20,9 @@ from validator.exceptions import UsageError
 from validator.findings import Findings
 from validator.verdict import refusals
 from validator.verdict.codes import Code, Decision
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 __all__ = ["REFUSAL_TEMPLATE", "Code", "Confidence", "DecidedBy", "Decision", "Usage", "Verdict", "verdict_adapter"]
 
@@ -119,8 +123,9 @@ class Verdict:
             raise UsageError(f"approved={self.approved} contradicts code={self.code.value}")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data (the shape ``verdict.schema.json`` documents)."""
-        data: dict[str, Any] = verdict_adapter().dump_python(self, mode="json")
+        """JSON-ready data (the shape ``verdict.schema.json`` documents): what :func:`verdict_adapter` dumps, written
+        without pydantic (a one-shot check prints a verdict without importing it; a test holds the two equal)."""
+        data: dict[str, Any] = _lists(msgspec.to_builtins(self))
         return data
 
     def to_json(self, *, indent: int | None = None) -> str:
@@ -185,10 +190,20 @@ class Verdict:
         return "\n".join(lines)
 
 
-_ADAPTER: TypeAdapter[Verdict] = TypeAdapter(Verdict)
-"""Built here, while every annotation resolves in this module (``validator`` renames exported classes)."""
+def _lists(value: Any) -> Any:
+    """``value`` with every tuple a list, as JSON has them (``msgspec.to_builtins`` keeps tuples)."""
+    if isinstance(value, dict):
+        return {k: _lists(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_lists(v) for v in value]
+    return value
 
 
+@cache
 def verdict_adapter() -> TypeAdapter[Verdict]:
-    """The pydantic adapter of :class:`Verdict` (its JSON Schema, validation from plain data)."""
-    return _ADAPTER
+    """The pydantic adapter of :class:`Verdict` (its JSON Schema, validation from plain data), built at its first
+    use: a process that only prints verdicts never imports pydantic. The annotations resolve in this module
+    (``validator`` renames exported classes, and resolves their annotations here first)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(Verdict)
