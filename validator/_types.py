@@ -1,4 +1,5 @@
-"""Small shared vocabularies: who wrote a message, how risky a tool is, how sure a judge is; and the version.
+"""Small shared vocabularies: who wrote a message, how risky a tool is, how sure a judge is; the version; and the
+environment variable naming the store.
 
 They sit below every stage so the policy, the transcript, the findings and the verdict can all name
 them without importing each other.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["ROLES", "VERSION", "Confidence", "Risk", "Role"]
+__all__ = ["ROLES", "STORE_URL_ENV", "VERSION", "Confidence", "Risk", "Role"]
 
 VERSION = "0.1.0"
 """The package's version (``validator.__version__``; OpenTelemetry's instrumentation scope reads it here, below
@@ -22,3 +23,7 @@ Risk = Literal["dangerous", "general"]
 """``dangerous``: money, data leaving, deletion, permissions; ``general``: everything else guarded."""
 
 Confidence = Literal["high", "medium", "low"]
+
+STORE_URL_ENV = "VALIDATOR_STORE_URL"
+"""The environment variable naming the store when no URL is given (empty: not given): read by ``open_store``, and by
+each command line's ``--store`` (the persistent hook's client among them, which imports no store)."""

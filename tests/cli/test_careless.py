@@ -99,7 +99,7 @@ def test_help_lists_each_command_whole(group: list[str]) -> None:
 def test_a_value_is_never_broken_inside_a_word_in_the_verdict_table() -> None:
     from rich.console import Console
 
-    from validator.cli.check import render
+    from validator.cli.checkrun import render
 
     iban = "DE89370400440532013000"
     data = {

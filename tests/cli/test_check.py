@@ -292,7 +292,7 @@ def test_every_value_and_every_word_of_where_it_came_from_appears_whole_at_any_w
     from rich.console import Console
 
     from validator import Validator, examples
-    from validator.cli.check import render
+    from validator.cli.checkrun import render
     from validator.inputs.checkinput import CheckInput
 
     verdict = Validator().check(CheckInput.from_json(examples.check_path("vendor_invoice").read_bytes()))

@@ -20,7 +20,7 @@ from validator.integrations.claude_code import (
 )
 
 from validator import Policy, ToolPolicy, Validator, examples
-from validator.cli import app
+from validator.cli import app, hookrun
 from validator.cli import hooks as hook_cli
 from validator.exceptions import InputError
 from validator.testing import FunctionJudge
@@ -269,7 +269,7 @@ def test_the_command_answers_and_fails_closed(tmp_path: Path, monkeypatch: pytes
     def crash(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("a bug in our code")
 
-    monkeypatch.setattr(hook_cli, "_answer", crash)
+    monkeypatch.setattr(hookrun, "_answer", crash)
     answer = _cli(json.dumps(data))
     assert _decision(answer) == "deny" and "a bug in our code" in json.dumps(answer)
 
@@ -281,7 +281,7 @@ def test_the_command_answers_deny_when_its_deadline_passes(tmp_path: Path, monke
         time.sleep(5)
         raise AssertionError("not reached")
 
-    monkeypatch.setattr(hook_cli, "_answer", slow)
+    monkeypatch.setattr(hookrun, "_answer", slow)
     answer = _cli("{}", "--timeout", "0.2")
     assert _decision(answer) == "deny" and "did not decide within 0.2 s" in json.dumps(answer)
 

@@ -389,7 +389,7 @@ def test_the_hooks_deadline_passes_every_except_exception_and_a_late_answer_is_n
     phone scan's "cannot scan this text") took it for "no phone numbers" and the check went on, past its deadline,
     to an allow. Now it passes every such handler; an answer that comes back past the deadline anyway is a deny;
     and a persistent process whose check a deadline cut stops serving (a lock may be held, a cache half-filled)."""
-    from validator.cli import hooks
+    from validator.cli import hookrun, hooks
 
     allow = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}
 
@@ -407,11 +407,11 @@ def test_the_hooks_deadline_passes_every_except_exception_and_a_late_answer_is_n
 
     options = HookOptions(policy=POLICY, timeout=0.2)
     for answer in (swallowing, stubborn):
-        monkeypatch.setattr(hooks, "_answer", answer)
+        monkeypatch.setattr(hookrun, "_answer", answer)
         started = time.monotonic()
-        assert hooks._timed_answer(b"{}", options) == hookwire.late(0.2)
+        assert hookrun.timed_answer(b"{}", options) == hookwire.late(0.2)
         assert time.monotonic() - started < 2.5
-    monkeypatch.setattr(hooks, "_timed_answer", lambda *a, **k: hookwire.late(options.timeout))
+    monkeypatch.setattr(hookrun, "timed_answer", lambda *a, **k: hookwire.late(options.timeout))
     monkeypatch.setattr(hooks, "key_of", lambda *a: "k")
     server, client = socket.socketpair()
     with server, client:

@@ -11,11 +11,12 @@ import importlib
 import inspect
 import sys
 from collections.abc import Sequence
-from typing import Annotated, Any
-
-import typer
+from typing import TYPE_CHECKING, Any
 
 from validator.extras import extra_for, install_hint
+
+if TYPE_CHECKING:
+    import typer
 
 __all__ = ["app", "build", "main"]
 
@@ -32,21 +33,23 @@ def _version(shown: bool) -> None:
         from validator import __version__
 
         print(f"action-validator {__version__}")
-        raise typer.Exit(0)
+        raise SystemExit(0)
 
 
 def build(modules: Sequence[str] = MODULES) -> typer.Typer:
-    """The command group with the commands of ``modules`` registered (every one by default)."""
-    from validator.cli._common import new_app
+    """The command group with the commands of ``modules`` registered (every one by default). typer is imported
+    here, not with this package: the entry's own readings (:mod:`validator.cli.entry`) never load it."""
+    import typer
+
+    from validator.cli._options import new_app
 
     group = new_app("Did the user authorize this action?")
 
     @group.callback()
     def _root(
-        version: Annotated[
-            bool,
-            typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."),
-        ] = False,
+        version: bool = typer.Option(
+            False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
     ) -> None:
         """Did the user authorize this action? Exit codes: see `validator check --help`."""
 

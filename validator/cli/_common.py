@@ -1,4 +1,7 @@
-"""What every command shares: consoles, exit codes, the one error printer, reading input, opening the store."""
+"""What every command shares: consoles, exit codes, the one error printer, reading input, opening the store. No
+typer here (a command exits with ``SystemExit``, as typer's own exit does): ``validator check`` and the one-shot hook
+run without the command-line library (:mod:`validator.cli.entry`); what only typer's commands share is in
+:mod:`validator.cli._options`."""
 
 from __future__ import annotations
 
@@ -6,9 +9,7 @@ import json
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
-
-import typer
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from validator.cli._safe import safe
 from validator.exceptions import FieldProblem, InputError, StoreError, UsageError
@@ -26,15 +27,10 @@ __all__ = [
     "EXIT_NOT_RECORDED",
     "EXIT_REFUSED",
     "Gather",
-    "StoreOption",
-    "TenantOption",
-    "YesOption",
     "bad_input",
-    "confirmed",
     "err",
     "fail",
     "most_severe",
-    "new_app",
     "open_state_store",
     "open_store_or_exit",
     "out",
@@ -58,39 +54,6 @@ def most_severe(codes: Iterable[int]) -> int:
     return max(codes, key=SEVERITY.index, default=EXIT_APPROVED)
 
 
-TenantOption = Annotated[
-    str | None,
-    typer.Option(
-        "--tenant",
-        metavar="TENANT",
-        help="A tenant of the decision service (validator serve): its own namespace on the --store server.",
-    ),
-]
-YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do it without asking.")]
-
-StoreOption = Annotated[
-    str | None,
-    typer.Option(
-        "--store",
-        envvar="VALIDATOR_STORE_URL",
-        help="memory:// (default) or redis://host:port/db (?cluster=true: a Redis Cluster)",
-    ),
-]
-
-
-def new_app(help: str, **settings: Any) -> typer.Typer:
-    """A command group as every one of ours is: plain help (a flag shows no type, as in click and git),
-    ``-h`` beside ``--help``, no shell-completion commands, the group's help when called bare."""
-    settings.setdefault("no_args_is_help", True)
-    return typer.Typer(
-        help=help,
-        add_completion=False,
-        rich_markup_mode=None,
-        context_settings={"help_option_names": ["-h", "--help"]},
-        **settings,
-    )
-
-
 def out() -> Console:
     """The console for people on standard output (rich is imported here, when a command prints for people: a
     check printing JSON and the hook never load it)."""
@@ -106,14 +69,14 @@ def err() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-def bad_input(*excs: InputError) -> typer.Exit:
+def bad_input(*excs: InputError) -> SystemExit:
     """Print every problem of each bad input (its source and each field path) and return exit 2."""
     console = err()
     for exc in excs:
         console.print(f"[bold red]{safe(exc.source)}: {len(exc.problems)} problem(s)[/]")
         for p in exc.problems:
             console.print(f"  [red]•[/] {safe(str(p))}")
-    return typer.Exit(EXIT_BAD_INPUT)
+    return SystemExit(EXIT_BAD_INPUT)
 
 
 class Gather:
@@ -141,7 +104,7 @@ class Gather:
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print one error line and exit with ``code``."""
     err().print(f"[red]{safe(message)}[/]")
-    raise typer.Exit(code)
+    raise SystemExit(code)
 
 
 def open_store_or_exit(url: str | None) -> Store:
@@ -172,17 +135,6 @@ def open_state_store(url: str | None, tenant: str | None, command: str) -> Store
     if isinstance(opened, MemoryStore):
         err().print("[yellow]warning: memory:// keeps nothing from one command to the next[/]")
     return opened
-
-
-def confirmed(question: str, yes: bool) -> None:
-    """Ask before an irreversible change; ``--yes`` answers for a script. Without a terminal to ask on and
-    without ``--yes``, nothing changes (exit 2): a pipe never says yes by accident."""
-    if yes:
-        return
-    if not sys.stdin.isatty():
-        fail(f"{question} Not asked (no terminal): pass --yes to do it without asking", EXIT_BAD_INPUT)
-    if not typer.confirm(question, default=False, err=True):
-        fail("nothing changed", EXIT_REFUSED)
 
 
 def read_bytes(path: str) -> bytes:

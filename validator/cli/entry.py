@@ -1,6 +1,10 @@
 """The ``validator`` script's entry: ``validator hook claude-code --persistent`` answers through the persistent
-hook process (:mod:`validator.cli.hookwire`) before anything else is imported; every other command, and that
-one whenever the persistent process cannot answer, runs the full command line (:func:`validator.cli.main`)."""
+hook process (:mod:`validator.cli.hookwire`) before anything else is imported; a command a host runs once per action,
+``validator check`` and the one-shot ``validator hook claude-code``, in its plainest form (:meth:`CheckOptions.parse
+<validator.cli.checkrun.CheckOptions.parse>`, :meth:`HookOptions.parse <validator.cli.hookwire.HookOptions.parse>`)
+runs without the command-line library (typer, and the pydantic it brings: about a third of such a process); every
+other command line, ``--help`` included, and any the plain readings do not know, runs the full command line
+(:func:`validator.cli.main`), which reads it as the plain readings would (a test holds the two equal)."""
 
 from __future__ import annotations
 
@@ -18,9 +22,31 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:2] == ["hook", "claude-code"] and "--persistent" in args and "--serve" not in args:
         _persistent(args, started)
+    code = _plain(args)
+    if code is not None:
+        raise SystemExit(code)
     from validator.cli import main as full
 
     full(args)
+
+
+def _plain(args: list[str]) -> int | None:
+    """Run ``args`` when a plain reading reads them, and return the exit status; None when none does."""
+    if args[:1] == ["check"]:
+        from validator.cli.checkrun import CheckOptions, run
+
+        check = CheckOptions.parse(args[1:])
+        return None if check is None else run(check)
+    if args[:2] == ["hook", "claude-code"]:
+        from validator.cli.hookwire import HookOptions
+
+        hook = HookOptions.parse(args[2:])  # --print-settings, --serve: None
+        if hook is None:
+            return None
+        from validator.cli.hookrun import one_shot
+
+        return one_shot(hook)
+    return None
 
 
 def _persistent(args: list[str], started: float) -> None:

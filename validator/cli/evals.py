@@ -29,7 +29,8 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from validator.cli._common import Gather, StoreOption, bad_input, new_app, open_store_or_exit
+from validator.cli._common import Gather, bad_input, open_store_or_exit
+from validator.cli._options import StoreOption, new_app
 from validator.evals import packaged
 from validator.evals._files import json_items, parse_json, read_text
 from validator.evals.cases import check_case, load_cases

@@ -11,22 +11,22 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Annotated, Any
 
 import typer
 
-from validator.cli._common import StoreOption, new_app
+from validator.cli import hookrun
+from validator.cli._options import StoreOption, new_app
 from validator.cli.hookwire import (
     IDLE_SECONDS,
+    MAX_TIMEOUT,
+    MIN_TIMEOUT,
     POLICY_FILE,
     STORE_ENV,
     HookOptions,
-    deny,
     find_policy,
     held,
     key_of,
@@ -41,46 +41,6 @@ __all__ = ["POLICY_FILE", "find_policy", "register"]
 hooks = new_app("Pre-tool hooks of agent hosts (Claude Code).")
 
 
-class _Deadline(BaseException):
-    """The hook's own deadline, raised by its timer wherever the check is: a ``BaseException``, so that no
-    ``except Exception`` on the way (a library's "could not scan this text") takes it for an answer and goes on."""
-
-
-def _answer(
-    raw: bytes,
-    policy: Path | None,
-    store: str | None,
-    judge: str,
-    model: str | None,
-    allow: bool = True,
-    *,
-    resolved: bool = False,
-) -> dict[str, Any]:
-    from validator.cli.check import _make_judge
-    from validator.engine.stateful import stateful_validator
-    from validator.exceptions import InputError
-    from validator.integrations.claude_code import hook_answer, validator_guard
-    from validator.policy import Policy
-    from validator.store import open_store
-
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        return deny(f"The action validator could not read the hook input, so the call does not run: {exc}")
-    try:
-        found = policy if resolved else find_policy(policy, data)
-        validator = stateful_validator(
-            open_store(store),
-            policy=Policy.load(found) if found is not None else None,
-            judge=_make_judge(judge, model, None),
-        )
-    except InputError as exc:
-        return deny(
-            "The action validator is not set up, so the call does not run: " + "; ".join(map(str, exc.problems))
-        )
-    return hook_answer(data, validator_guard(validator), allow=allow)
-
-
 def claude_code(
     policy: Annotated[
         Path | None,
@@ -92,8 +52,8 @@ def claude_code(
     timeout: Annotated[
         float,
         typer.Option(
-            min=0.001,
-            max=3600,
+            min=MIN_TIMEOUT,
+            max=MAX_TIMEOUT,
             help="Seconds before it answers deny on its own (keep it under the hook's timeout).",
         ),
     ] = 50.0,
@@ -134,12 +94,7 @@ def claude_code(
     if serve is not None and serve_key is not None:
         _serve(serve, serve_key, options, resolved=default_policy or policy is not None)
         return
-    answer = _timed_answer(sys.stdin.buffer.read(), options)
-    try:
-        sys.stdout.write(json.dumps(answer) + "\n")
-        sys.stdout.flush()
-    except Exception:  # no answer could be written: exit 2, which Claude Code treats as a refusal
-        raise typer.Exit(2) from None
+    raise typer.Exit(hookrun.one_shot(options))
 
 
 MATCHER = "mcp__.*"
@@ -223,37 +178,6 @@ def settings_problems(project: Path | None = None) -> tuple[list[str], list[str]
     return found, problems
 
 
-def _timed_answer(
-    raw: bytes, options: HookOptions, *, resolved: bool = False, budget: float | None = None
-) -> dict[str, Any]:
-    """:func:`_answer` within ``options.timeout`` (or the ``budget`` left of it: a deny past it), any failure of
-    ours a deny."""
-
-    def expired(signum: int, frame: FrameType | None) -> None:
-        raise _Deadline
-
-    seconds = options.timeout if budget is None else budget
-    timed = hasattr(signal, "setitimer") and seconds > 0
-    o = options
-    started = time.monotonic()
-    try:
-        if timed:
-            signal.signal(signal.SIGALRM, expired)
-            signal.setitimer(signal.ITIMER_REAL, seconds)
-        try:
-            answer = _answer(raw, o.policy, o.store, o.judge, o.model, o.allow, resolved=resolved)
-        finally:
-            if timed:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-    except _Deadline:
-        return late(options.timeout)
-    except Exception as exc:  # fail closed: whatever went wrong, the call does not run
-        return deny(f"The action validator failed, so the call does not run: {type(exc).__name__}: {exc}")
-    if timed and time.monotonic() - started >= seconds:  # answered, but past the deadline: never trusted
-        return late(options.timeout)
-    return answer
-
-
 def _serve(path: Path, key: str, options: HookOptions, *, resolved: bool) -> None:
     """The persistent hook process (:mod:`validator.cli.hookwire`): answers its own user's calls for ``key`` on
     the socket at ``path``, one at a time, until :data:`IDLE_SECONDS` pass without one or its policy changes."""
@@ -302,7 +226,6 @@ def _grammar_warm() -> None:
 def _serve_one(conn: Any, key: str, options: HookOptions, resolved: bool) -> bool:
     """Answer one connection; False when this process must stop (its policy or its code changed since it
     started). A client that left before its answer costs nothing but that answer."""
-    import time
 
     if peer_uid(conn) != os.getuid():
         return True  # another user's process: no answer
@@ -333,7 +256,7 @@ def _serve_one(conn: Any, key: str, options: HookOptions, resolved: bool) -> boo
         _send(conn, {"key": None})
         return True
     try:
-        answer = _timed_answer(
+        answer = hookrun.timed_answer(
             fields["input"].encode("utf-8", "surrogateescape"), options, resolved=resolved, budget=budget
         )
     finally:

@@ -37,10 +37,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from validator._types import STORE_URL_ENV
+
 __all__ = [
     "IDLE_SECONDS",
     "MAX_PROCESSES",
     "MAX_TIMEOUT",
+    "MIN_TIMEOUT",
     "STORE_ENV",
     "POLICY_FILE",
     "HookOptions",
@@ -112,7 +115,9 @@ class HookOptions:
     @staticmethod
     def parse(args: Sequence[str]) -> HookOptions | None:
         """The options in ``args`` (those after ``hook claude-code``), or None for anything else (``--help``, an
-        option this reader does not know, a value missing): the full command line reads those."""
+        option this reader does not know, a value missing, empty or starting with ``-``, a timeout out of range):
+        the full command line reads those. What it reads, it reads as the full command line does, ``--store`` from
+        ``$VALIDATOR_STORE_URL`` when not given included (a test holds the two equal)."""
         values: dict[str, Any] = {}
         named = {
             "--policy": "policy",
@@ -131,7 +136,7 @@ class HookOptions:
                 continue
             elif name in named and (eq or rest):
                 values[named[name]] = value if eq else rest.pop(0)
-                if not values[named[name]]:  # an empty value ("--policy=$UNSET"): the full command line's reading
+                if not values[named[name]] or values[named[name]].startswith("-"):  # "--policy=$UNSET", "--policy -x"
                     return None
             else:
                 return None
@@ -139,14 +144,15 @@ class HookOptions:
             timeout = float(values.pop("timeout", 50.0))
         except ValueError:
             return None
-        if not 0 < timeout <= MAX_TIMEOUT:  # NaN too: the one-shot hook reads what this reader does not
+        if not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:  # NaN too: the full command line reads what this does not
             return None
+        values.setdefault("store", os.environ.get(STORE_URL_ENV) or None)
         policy = values.pop("policy", None)
         return HookOptions(policy=Path(policy) if policy else None, timeout=timeout, **values)
 
 
-MAX_TIMEOUT = 3600.0
-"""The longest ``--timeout`` the persistent form takes (Claude Code's own limit for a hook is far shorter)."""
+MIN_TIMEOUT, MAX_TIMEOUT = 0.001, 3600.0
+"""The shortest and longest ``--timeout`` (seconds; Claude Code's own limit for a hook is far shorter)."""
 
 
 def key_of(options: HookOptions, policy: Path | None) -> str:

@@ -11,7 +11,8 @@ import typer
 from rich.markup import escape
 
 from validator import examples
-from validator.cli._common import EXIT_BAD_INPUT, bad_input, err, new_app, out
+from validator.cli._common import EXIT_BAD_INPUT, bad_input, err, out
+from validator.cli._options import new_app
 from validator.exceptions import FieldProblem, InputError
 from validator.policy import Policy
 from validator.policy.lint import lint

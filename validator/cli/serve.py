@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from validator.cli._common import StoreOption, YesOption, confirmed, new_app
+from validator.cli._options import StoreOption, YesOption, confirmed, new_app
 from validator.exceptions import StoreError, UsageError
 from validator.extras import missing_extra
 

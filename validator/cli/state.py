@@ -20,17 +20,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from validator._json import dumps
-from validator.cli._common import (
-    EXIT_BAD_INPUT,
-    StoreOption,
-    TenantOption,
-    YesOption,
-    confirmed,
-    err,
-    new_app,
-    open_state_store,
-    open_store_or_exit,
-)
+from validator.cli._common import EXIT_BAD_INPUT, err, open_state_store, open_store_or_exit
+from validator.cli._options import StoreOption, TenantOption, YesOption, confirmed, new_app
 from validator.cli._safe import clip, plain, safe
 from validator.exceptions import StoreError
 from validator.gate.authorizations import is_bound

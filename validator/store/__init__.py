@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from validator._types import STORE_URL_ENV
 from validator.exceptions import StoreError, UsageError
 from validator.extras import install_hint
 from validator.store.base import (
@@ -97,7 +98,7 @@ def tenant_url(url: str, tenant: str) -> str:
 
 def open_store(url: str | None = None, **options: Any) -> Store:
     """The store at ``url`` (or ``$VALIDATOR_STORE_URL``, or ``memory://``)."""
-    url = url or os.environ.get("VALIDATOR_STORE_URL") or DEFAULT_URL
+    url = url or os.environ.get(STORE_URL_ENV) or DEFAULT_URL
     if url.startswith("memory:"):
         return MemoryStore()
     if url.startswith(("redis://", "rediss://", "unix://")):
