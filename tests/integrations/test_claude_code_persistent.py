@@ -119,6 +119,19 @@ def test_the_persistent_hook_answers_as_the_one_shot_hook_does(runtime: Path, tm
     assert len(sockets) == 1 and oct(sockets[0].stat().st_mode & 0o777) == "0o600"
 
 
+def test_a_store_named_by_the_environment_is_served_too(
+    runtime: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``$VALIDATOR_STORE_URL`` set and no ``--store``, the client read no store and the process it started (its
+    command line read by typer) read the URL: their keys differed, the process served nothing, and every call fell
+    back to the one-shot hook. Both read the URL now, and the process answers."""
+    monkeypatch.setenv("VALIDATOR_STORE_URL", "memory://")
+    options = HookOptions.parse(["--policy", str(POLICY)])
+    assert options is not None and options.store == "memory://"
+    expected, data = _inputs(tmp_path)[1]
+    assert _decision(_served(options, data)) == expected
+
+
 def test_a_folder_others_may_enter_or_another_user_owns_is_never_used(runtime: Path, tmp_path: Path) -> None:
     folder = runtime / "action-validator"
     folder.mkdir(mode=0o755)
