@@ -1,10 +1,10 @@
 """The host-adapter layer: what every integration shares, written once (no framework imported).
 
 - :data:`REFUSAL_TEMPLATE`: the text an agent reads when its call did not run.
-- :class:`JustificationArg` and :func:`justified_model`: the ``justification`` argument the agent
-  must fill, added to a tool's model-facing schema; its description (``prompts/justification.md``)
-  tells the agent that another AI reads it.
-- :func:`justified_schema`: the same argument added to a tool's JSON Schema (hosts that declare tools so).
+- :func:`justification_description`: what the agent reads of the ``justification`` argument it must fill
+  (``prompts/justification.md``: another AI reads it); the argument as pydantic models, added to a tool's
+  model-facing model, is :mod:`validator.integrations._justified`'s.
+- :func:`justified_schema`: the argument added to a tool's JSON Schema (hosts that declare tools so).
 - :func:`pending_from_call`: a :class:`~validator.PendingAction` from a tool call's name and
   arguments (``justification`` moved out of them).
 - What the user is asked when a verdict is ``ask_user``, and how their answer is read, is in

@@ -7,6 +7,7 @@ import json
 import pickle
 import subprocess
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,30 @@ def test_a_verdicts_data_is_what_its_pydantic_adapter_dumps(
         approved=decision is Decision.APPROVE, decision=decision, code=code, confidence="high", risk="general", **fields
     )
     assert json.dumps(verdict.to_dict()) == json.dumps(verdict_adapter().dump_python(verdict, mode="json"))
+
+
+class _Text(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"reasoning": _Text("a host's own text type")},
+        {"latency_ms": __import__("decimal").Decimal("1.5")},
+        {"judge_errors": (b"bytes",)},
+        {"quality_notes": (__import__("datetime").datetime(2026, 12, 7),)},
+    ],
+)
+def test_a_verdict_holding_other_values_is_written_by_the_adapter_as_before(changed: dict[str, Any]) -> None:
+    """msgspec writes some values otherwise than pydantic (bytes as base64), or not at all (a str subclass): a
+    verdict holding any value but plain text, numbers, booleans and None is written by the adapter, never a crash."""
+    import dataclasses
+
+    verdict = dataclasses.replace(validator.Verdict.blocked("t", "r", code=Code.EVIDENCE_NOT_FOUND), **changed)
+    with warnings.catch_warnings():  # pydantic warns of a value its field's type does not say, as it always did
+        warnings.simplefilter("ignore")
+        assert json.dumps(verdict.to_dict()) == json.dumps(verdict_adapter().dump_python(verdict, mode="json"))
 
 
 def test_prompts_load() -> None:

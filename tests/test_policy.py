@@ -423,3 +423,44 @@ def test_a_document_is_read_as_the_pydantic_models_read_it(data: Any) -> None:
             assert any(where.startswith(p) or p.startswith(where) for p in paths), (where, paths)
         return
     assert msgspec.to_builtins(read_document(data, "p")) == expected.model_dump()
+
+
+class _Risk(str, __import__("enum").Enum):
+    DANGEROUS = "dangerous"
+
+
+class _Days(__import__("enum").IntEnum):
+    MONTH = 30
+
+
+class _Text(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        __import__("collections").OrderedDict(tools={"pay": {"risk": "dangerous"}}),
+        {"tools": {"pay": {"risk": _Risk.DANGEROUS, "targets": [_Text("iban")]}}},
+        {"settings": {"answer_grant_days": _Days.MONTH}},
+        {"tools": {"pay": {"options": {1: "a"}}}},
+        {"tools": {_Text("pay"): __import__("collections").OrderedDict(exempt=True)}},
+        {"settings": {"answer_grant_days": True}},
+    ],
+)
+def test_a_documents_own_types_are_read_as_the_pydantic_models_read_them(data: Any) -> None:
+    """A document built in code, or read by another TOML library, holds its own types (an ``OrderedDict``, a str
+    ``Enum``'s member, an ``IntEnum``): read alike, never a boolean for a number, a key that is no text named."""
+    import msgspec
+    from pydantic import ValidationError
+
+    from validator.policy.document import read_document
+
+    try:
+        expected = _oracle().model_validate(data)
+    except ValidationError:
+        with pytest.raises(PolicyError) as refused:
+            read_document(data, "p")
+        assert all(p.path for p in refused.value.problems), refused.value.problems  # each named by its place
+        return
+    assert msgspec.to_builtins(read_document(data, "p"), enc_hook=str) == expected.model_dump()

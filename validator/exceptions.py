@@ -326,9 +326,19 @@ def _reader(kind: Any) -> Check:
         raise TypeError(f"no problem reader for {shape!r}")
     if shape is list:
         return _list(_reader(args[0]))
-    if shape is dict and args and args[1] is not Any:
+    if shape is dict and args:
         return _mapping(_reader(args[1]))
     return _shaped(shape)
+
+
+def _is(value: Any, shape: Any) -> bool:
+    """Whether ``value`` has ``shape`` (a subclass's instance too: an ``OrderedDict``, a str ``Enum``'s member, a
+    TOML library's own tables; never a boolean for an integer)."""
+    if shape is type(None):
+        return value is None
+    if shape is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, shape)
 
 
 def _anything(value: Any, path: str, found: list[FieldProblem]) -> None:
@@ -336,6 +346,10 @@ def _anything(value: Any, path: str, found: list[FieldProblem]) -> None:
 
 
 def _annotated(inner: Check, metas: tuple[Any, ...]) -> Check:
+    for meta in metas:  # a bound this reader does not name would be refused without its words: teach it first
+        if any(getattr(meta, bound, None) is not None for bound in ("gt", "lt", "multiple_of", "pattern", "tz")):
+            raise TypeError(f"no problem reader for {meta!r}")
+
     def check(value: Any, path: str, found: list[FieldProblem]) -> None:
         before = len(found)
         inner(value, path, found)
@@ -350,7 +364,7 @@ def _literal(values: tuple[Any, ...]) -> Check:
     listed = ", ".join(map(repr, values[:-1])) + (f" or {values[-1]!r}" if len(values) > 1 else repr(values[0]))
 
     def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        if not any(type(value) is type(a) and value == a for a in values):
+        if not any(_is(value, type(a)) and value == a for a in values):
             found.append(FieldProblem(path, f"must be one of {listed}, got {value!r}"))
 
     return check
@@ -358,7 +372,7 @@ def _literal(values: tuple[Any, ...]) -> Check:
 
 def _shaped(shape: type) -> Check:
     def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        if type(value) is not shape:
+        if not _is(value, shape):
             found.append(FieldProblem(path, f"Input should be a valid {_SHAPES[shape]}, got {_named(value)}"))
 
     return check
@@ -366,7 +380,7 @@ def _shaped(shape: type) -> Check:
 
 def _list(item: Check) -> Check:
     def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        if type(value) is not list:
+        if not isinstance(value, list):
             found.append(FieldProblem(path, f"Input should be a valid list, got {_named(value)}"))
             return
         for i, each in enumerate(value):
@@ -379,11 +393,11 @@ def _mapping(item: Check) -> Check:
     """A dictionary of text keys, each value read by ``item``."""
 
     def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        if type(value) is not dict:
+        if not isinstance(value, dict):
             found.append(FieldProblem(path, f"Input should be a valid dictionary, got {_named(value)}"))
             return
         for key, each in value.items():
-            if type(key) is not str:
+            if not isinstance(key, str):
                 found.append(FieldProblem(path, f"a key should be a string, got {_named(key)}"))
                 continue
             item(each, _at(path, key), found)
@@ -408,7 +422,7 @@ def _record(kind: Any) -> Check:
     names = frozenset(name for name, _, _ in fields)
 
     def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        if type(value) is not dict:
+        if not isinstance(value, dict):
             found.append(FieldProblem(path, f"Input should be a valid dictionary, got {_named(value)}"))
             return
         for key in value:
@@ -448,7 +462,7 @@ def _union(members: tuple[Any, ...]) -> Check:
                 return
             tried.append(seen)
         for (shape, _), seen in zip(options, tried, strict=True):
-            if shape is type(value):  # the member of the value's own shape says what is wrong inside it
+            if _is(value, shape):  # the member of the value's own shape says what is wrong inside it
                 found.extend(seen)
                 return
         expected = expected_every if value is None else expected_present
@@ -465,7 +479,7 @@ def _bounds(value: Any, meta: Any, path: str, found: list[FieldProblem]) -> None
             found.append(FieldProblem(path, f"String should have at least {low} character{'s' * (low != 1)}"))
         if high is not None and len(value) > high:
             found.append(FieldProblem(path, f"String should have at most {high} character{'s' * (high != 1)}"))
-    elif type(value) is int:
+    elif _is(value, int):
         low, high = getattr(meta, "ge", None), getattr(meta, "le", None)
         if low is not None and value < low:
             found.append(FieldProblem(path, f"Input should be greater than or equal to {low}"))

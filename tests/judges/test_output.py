@@ -54,7 +54,7 @@ def test_a_good_answer_keeps_its_fields_and_is_a_value() -> None:
         ("confidence", "certain", "confidence: must be one of 'high', 'medium', 'low', not 'certain'"),
         ("confidence", "HIGH", "confidence: must be one of"),
         ("suggested_next_step", 3, "suggested_next_step: must be a string or None, not int"),
-        ("code", "NOT_A_CODE", "code: must be a Code or None, not str"),
+        ("code", "NOT_A_CODE", "code: must be a Code (or a code's name) or None, not str"),
         ("escalate", "no", "escalate: must be true or false, not str"),
         ("intent", {"intents": []}, "intent: must be an IntentFinding or None, not dict"),
         ("usage", {"input_tokens": 1}, "usage: must be a Usage or None, not dict"),
@@ -134,3 +134,34 @@ def test_a_scripted_answer_that_does_not_check_never_approves() -> None:
         },
     )
     assert judge.calls and not verdict.approved and verdict.code is Code.JUDGE_UNAVAILABLE, verdict.reasoning
+
+
+class _Sly(str):
+    """A str subclass with methods of its own: read as the text it holds."""
+
+    def __len__(self) -> int:
+        return 3
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = str.__hash__
+
+
+def test_a_str_subclass_is_read_as_the_plain_text_it_holds() -> None:
+    out = JudgeOutput(approved=True, reasoning=_Sly("ok"), confidence=_Sly("high"), quality_notes=(_Sly("n"),))
+    assert type(out.reasoning) is str and type(out.confidence) is str and type(out.quality_notes[0]) is str
+    with pytest.raises(UsageError, match="user_sentence: must be 0 to"):
+        JudgeOutput(**GOOD, user_sentence=_Sly("x" * (MAX_USER_SENTENCE + 1)))  # its own len says 3
+    with pytest.raises(UsageError, match="confidence: must be one of"):
+        JudgeOutput(approved=True, reasoning="r", confidence=_Sly("certain"))  # its own == says yes to anything
+
+
+def test_a_deep_or_huge_value_is_named_in_few_words_never_a_crash() -> None:
+    deep: list[Any] = []
+    for _ in range(5_000):
+        deep = [deep]
+    for value in (deep, "x" * 1_000_000):
+        with pytest.raises(JudgeOutputError) as exc:
+            parse_verdict("m", {**GOOD, "confidence": value})
+        assert len(str(exc.value)) < 400

@@ -10,8 +10,9 @@ failing.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 from validator.exceptions import UsageError
@@ -88,6 +89,12 @@ class JudgeOutput:
             object.__setattr__(self, "code", Code(self.code))
         if isinstance(self.quality_notes, list):
             object.__setattr__(self, "quality_notes", tuple(self.quality_notes))
+        for name in _TEXTS:  # a str subclass (its own len, its own methods) is kept as the plain text it holds
+            value = getattr(self, name)
+            if isinstance(value, str) and type(value) is not str:
+                object.__setattr__(self, name, str.__str__(value))
+        if isinstance(self.quality_notes, tuple) and any(type(n) is not str for n in self.quality_notes):
+            object.__setattr__(self, "quality_notes", tuple(_text(n) for n in self.quality_notes))
         problems = [f"{name}: {problem}" for name in _CHECKED if (problem := _CHECKED[name](getattr(self, name)))]
         if problems:
             raise UsageError(f"JudgeOutput: {'; '.join(problems)}")
@@ -112,11 +119,20 @@ MAX_USER_SENTENCE = 4_000
 _CODES = frozenset(code.value for code in Code)
 
 
+_TEXTS = ("reasoning", "confidence", "suggested_next_step", "user_sentence", "view")
+"""The fields that hold text (a ``code`` is a :class:`Code`)."""
+
+
+def _text(value: Any) -> Any:
+    return str.__str__(value) if isinstance(value, str) else value
+
+
 def _one_of(allowed: tuple[str, ...], *, optional: bool = False) -> Any:
     def check(value: Any) -> str | None:
         if (optional and value is None) or (isinstance(value, str) and value in allowed):
             return None
-        return f"must be one of {', '.join(map(repr, allowed))}{' or None' if optional else ''}, not {value!r:.80}"
+        shown = reprlib.repr(value)  # bounded, however long or deep the value
+        return f"must be one of {', '.join(map(repr, allowed))}{' or None' if optional else ''}, not {shown}"
 
     return check
 
@@ -154,7 +170,7 @@ _CHECKED: dict[str, Any] = {
     "reasoning": _of(str, "a string", shortest=1),
     "confidence": _one_of(get_args(Confidence)),
     "suggested_next_step": _of(str, "a string", optional=True),
-    "code": _of(Code, "a Code", optional=True),
+    "code": _of(Code, "a Code (or a code's name)", optional=True),
     "escalate": _of(bool, "true or false"),
     "intent": _of(IntentFinding, "an IntentFinding", optional=True),
     "usage": _of(Usage, "a Usage", optional=True),
@@ -162,9 +178,12 @@ _CHECKED: dict[str, Any] = {
     "user_sentence": _of(str, "a string", optional=True, longest=MAX_USER_SENTENCE),
     "view": _one_of(get_args(View), optional=True),
 }
-"""Each field of :class:`JudgeOutput` and its check: the value, or a problem in words (types are strict: ``"yes"`` is
-not true, ``1`` is not a string)."""
+"""Each field of :class:`JudgeOutput` and its check: the value, or a problem in words (no value is converted: ``"yes"``
+is not true, ``1`` is not a string; a str subclass is read as the plain text it holds, a code's name as its code)."""
 assert set(_CHECKED) == {f.name for f in fields(JudgeOutput)}
+
+REQUIRED = frozenset(f.name for f in fields(JudgeOutput) if f.default is MISSING and f.default_factory is MISSING)
+"""The fields every answer gives (``approved``, ``reasoning``, ``confidence``)."""
 
 
 class Judge:

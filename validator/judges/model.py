@@ -23,7 +23,7 @@ from typing import Any
 from validator._json import dumps
 from validator.exceptions import JudgeOutputError, UsageError
 from validator.inputs.transcript import Transcript
-from validator.judges.base import JudgeOutput, JudgeRequest, View
+from validator.judges.base import REQUIRED, JudgeOutput, JudgeRequest, View
 from validator.prompts import load_prompt
 from validator.verdict import Usage
 
@@ -95,7 +95,7 @@ def parse_verdict(judge: str, data: Any, usage: Usage | None = None, *, view: Vi
     unknown = sorted(map(str, set(fields) - allowed))
     if unknown:
         raise JudgeOutputError(judge, f"verdict has unknown fields: {', '.join(unknown)}")
-    missing = sorted({"approved", "reasoning", "confidence"} - set(fields))
+    missing = sorted(REQUIRED - set(fields))
     if missing:
         raise JudgeOutputError(judge, f"verdict lacks required fields: {', '.join(missing)}")
     try:

@@ -9,8 +9,11 @@ figures.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
+from uuid import UUID
 
 import msgspec
 
@@ -123,9 +126,14 @@ class Verdict:
             raise UsageError(f"approved={self.approved} contradicts code={self.code.value}")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data (the shape ``verdict.schema.json`` documents): what :func:`verdict_adapter` dumps, written
-        without pydantic (a one-shot check prints a verdict without importing it; a test holds the two equal)."""
-        data: dict[str, Any] = _lists(msgspec.to_builtins(self))
+        """JSON-ready data (the shape ``verdict.schema.json`` documents): what :func:`verdict_adapter` dumps. A verdict
+        of plain values (text, numbers, booleans, None: every verdict this library builds from JSON) is written without
+        pydantic (a one-shot check prints one without importing it; a test holds the two equal); one holding any
+        other value (a host's own types, a str subclass, a numpy number) is written by the adapter, as before."""
+        try:
+            data: dict[str, Any] = _plain(msgspec.to_builtins(self, builtin_types=_PASSED, enc_hook=_not_plain))
+        except _NotPlain:
+            data = verdict_adapter().dump_python(self, mode="json")
         return data
 
     def to_json(self, *, indent: int | None = None) -> str:
@@ -190,13 +198,32 @@ class Verdict:
         return "\n".join(lines)
 
 
-def _lists(value: Any) -> Any:
-    """``value`` with every tuple a list, as JSON has them (``msgspec.to_builtins`` keeps tuples)."""
-    if isinstance(value, dict):
-        return {k: _lists(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_lists(v) for v in value]
-    return value
+class _NotPlain(Exception):
+    """A verdict holding a value msgspec would write otherwise than pydantic (see :meth:`Verdict.to_dict`)."""
+
+
+_PASSED = (bytes, bytearray, memoryview, datetime, date, time, timedelta, UUID, Decimal)
+"""The types ``msgspec.to_builtins`` writes its own way (base64, its own time format): passed through, so that
+:func:`_plain` finds them and the adapter writes them."""
+
+
+def _not_plain(value: Any) -> Any:
+    raise _NotPlain(type(value).__name__)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every tuple a list, as JSON has them (``msgspec.to_builtins`` keeps tuples); raises
+    :class:`_NotPlain` at anything but text keys and plain values (their exact types: no subclass)."""
+    kind = type(value)
+    if kind is dict:
+        if not all(type(k) is str for k in value):
+            raise _NotPlain("key")
+        return {k: _plain(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_plain(v) for v in value]
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    raise _NotPlain(kind.__name__)
 
 
 @cache
