@@ -283,3 +283,17 @@ def test_the_full_command_line_still_runs_what_the_plain_readings_leave() -> Non
     done = _script(["check", "--help"])
     assert done.returncode == 0 and b"--agent-request" in done.stdout
     assert "typer" in json.loads(done.stderr.splitlines()[-1])
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_a_hook_with_no_input_to_read_denies(plain: bool) -> None:
+    """A closed standard input was a traceback and exit 1, which Claude Code takes for a hook's own error: the call
+    ran. Now the answer is a deny, on both paths."""
+    full = ["--default-policy"]  # an option only the full command line reads (the hook's own process takes it)
+    args = ["hook", "claude-code", "--policy", str(EXAMPLES / "policy.toml"), *([] if plain else full)]
+    code = "import sys; from validator.cli.entry import main; main(sys.argv[1:])"
+    done = subprocess.run(
+        ["sh", "-c", 'exec "$0" "$@" <&-', sys.executable, "-c", code, *args], capture_output=True, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"

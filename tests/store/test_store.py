@@ -564,3 +564,15 @@ def test_an_approval_whose_answer_came_too_late_is_never_recorded_nor_spent(tmp_
     finally:
         store.close()
         server.stop()
+
+
+@pytest.mark.parametrize("field", ["expires", "revoked"])
+def test_an_empty_time_is_a_corrupt_record_never_a_grant_without_end(field: str) -> None:
+    """``"expires": ""`` was read as no expiry (a grant for ever) and ``"revoked": ""`` as never revoked: a
+    record no writer of ours makes is corrupt, and names itself."""
+    from validator.store.base import authorization_from_json
+
+    good = _auth(id="auth_e").to_dict()
+    assert authorization_from_json(json.dumps(good), "k", "auth_e") == _auth(id="auth_e")
+    with pytest.raises(StoreError, match="stored record k is corrupt"):
+        authorization_from_json(json.dumps({**good, field: ""}), "k", "auth_e")

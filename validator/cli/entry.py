@@ -12,6 +12,7 @@ import io
 import json
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 
 __all__ = ["main"]
@@ -43,9 +44,13 @@ def _plain(args: list[str]) -> int | None:
         hook = HookOptions.parse(args[2:])  # --print-settings, --serve: None
         if hook is None:
             return None
-        from validator.cli.hookrun import one_shot
+        try:
+            from validator.cli.hookrun import one_shot
 
-        return one_shot(hook)
+            return one_shot(hook)
+        except Exception:  # no answer (a broken install): exit 2, which Claude Code takes as a refusal, never 1
+            traceback.print_exc()
+            return 2
     return None
 
 

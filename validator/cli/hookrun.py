@@ -22,7 +22,12 @@ __all__ = ["one_shot", "timed_answer"]
 def one_shot(options: HookOptions) -> int:
     """Answer the call on standard input, on standard output; the exit status: 0 (Claude Code reads the answer,
     a deny included), or 2 when no answer could be written (which Claude Code treats as a refusal of the call)."""
-    answer = timed_answer(sys.stdin.buffer.read(), options)
+    try:
+        raw = sys.stdin.buffer.read()
+    except Exception as exc:  # no input to read (a closed standard input): the call does not run
+        answer = deny(f"The action validator could not read the hook input, so the call does not run: {exc}")
+    else:
+        answer = timed_answer(raw, options)
     try:
         sys.stdout.write(json.dumps(answer) + "\n")
         sys.stdout.flush()

@@ -284,8 +284,8 @@ def authorization_from_json(raw: str | bytes, where: str, expected_id: str | Non
             where=dict(rec.where),
             quote=rec.quote,
             created=_aware(rec.created, "created"),
-            expires=_aware(rec.expires, "expires") if rec.expires else None,
-            revoked=_aware(rec.revoked, "revoked") if rec.revoked else None,
+            expires=_aware(rec.expires, "expires") if rec.expires is not None else None,  # "": corrupt, not never
+            revoked=_aware(rec.revoked, "revoked") if rec.revoked is not None else None,
             risk=rec.risk,
         )
     except (msgspec.ValidationError, msgspec.DecodeError, ValueError) as exc:
