@@ -8,9 +8,9 @@ figures.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta
-from decimal import Decimal
 from functools import cache
 from typing import TYPE_CHECKING, Any, Literal
 from uuid import UUID
@@ -27,7 +27,17 @@ from validator.verdict.codes import Code, Decision
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
-__all__ = ["REFUSAL_TEMPLATE", "Code", "Confidence", "DecidedBy", "Decision", "Usage", "Verdict", "verdict_adapter"]
+__all__ = [
+    "REFUSAL_TEMPLATE",
+    "Code",
+    "Confidence",
+    "DecidedBy",
+    "Decision",
+    "Usage",
+    "Verdict",
+    "plain_data",
+    "verdict_adapter",
+]
 
 REFUSAL_TEMPLATE = "Action `{tool}` was not run ({code}): {reasoning}"
 """What an agent reads when its call did not run (every integration sends this text)."""
@@ -126,14 +136,16 @@ class Verdict:
             raise UsageError(f"approved={self.approved} contradicts code={self.code.value}")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready data (the shape ``verdict.schema.json`` documents): what :func:`verdict_adapter` dumps. A verdict
-        of plain values (text, numbers, booleans, None: every verdict this library builds from JSON) is written without
-        pydantic (a one-shot check prints one without importing it; a test holds the two equal); one holding any
-        other value (a host's own types, a str subclass, a numpy number) is written by the adapter, as before."""
-        try:
-            data: dict[str, Any] = _plain(msgspec.to_builtins(self, builtin_types=_PASSED, enc_hook=_not_plain))
-        except _NotPlain:
-            data = verdict_adapter().dump_python(self, mode="json")
+        """JSON-ready data (the shape ``verdict.schema.json`` documents): what :func:`verdict_adapter` dumps. A process
+        that has not imported pydantic (a one-shot check) writes a verdict of plain values (text, numbers, booleans,
+        None: every verdict built from JSON) without it (a property test holds the two writings equal); any other
+        verdict, and every verdict in a process that has pydantic already (its adapter writes one in a third of the
+        time), is written by the adapter."""
+        if "pydantic" not in sys.modules:
+            plain = plain_data(self)
+            if plain is not None:
+                return plain
+        data: dict[str, Any] = verdict_adapter().dump_python(self, mode="json")
         return data
 
     def to_json(self, *, indent: int | None = None) -> str:
@@ -198,13 +210,25 @@ class Verdict:
         return "\n".join(lines)
 
 
+def plain_data(verdict: Verdict) -> dict[str, Any] | None:
+    """``verdict``'s data written without pydantic (what its adapter dumps), or None when it holds a value other than
+    plain text, numbers, booleans and None, which msgspec would write otherwise (bytes as base64) or not at all (a
+    str subclass)."""
+    try:
+        data: dict[str, Any] = _plain(msgspec.to_builtins(verdict, builtin_types=_PASSED, enc_hook=_not_plain))
+    except _NotPlain:
+        return None
+    return data
+
+
 class _NotPlain(Exception):
     """A verdict holding a value msgspec would write otherwise than pydantic (see :meth:`Verdict.to_dict`)."""
 
 
-_PASSED = (bytes, bytearray, memoryview, datetime, date, time, timedelta, UUID, Decimal)
+_PASSED = (bytes, bytearray, memoryview, datetime, date, time, timedelta, UUID)
 """The types ``msgspec.to_builtins`` writes its own way (base64, its own time format): passed through, so that
-:func:`_plain` finds them and the adapter writes them."""
+:func:`_plain` finds them and the adapter writes them (a ``Decimal``, the findings' own numbers, both write as its
+text)."""
 
 
 def _not_plain(value: Any) -> Any:
