@@ -5,7 +5,6 @@ for people). The command line's options and help are :mod:`validator.cli.check`'
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from validator import examples
 from validator._json import dumps
-from validator._types import STORE_URL_ENV
+from validator.cli._argv import plain_options
 from validator.cli._common import (
     EXIT_APPROVED,
     EXIT_ASK_USER,
@@ -69,7 +68,7 @@ class CheckOptions:
         ``--store`` each with a value (``--name VALUE`` or ``--name=VALUE``); else None, and the full command line
         reads them (``--help``, ``--example``, a value that is empty or starts with ``-``, an option this reader does
         not know, two files). What it reads, it reads as the full command line does (a test holds the two equal)."""
-        flags = {"--json": "as_json", "--jsonl": "jsonl"}
+        flags = {"--json": ("as_json", True), "--jsonl": ("jsonl", True)}
         named = {
             "--policy": "policy",
             "--judge": "judge",
@@ -77,30 +76,14 @@ class CheckOptions:
             "--agent-request": "agent_request",
             "--store": "store",
         }
-        values: dict[str, Any] = {}
-        files: list[str] = []
-        rest = list(args)
-        while rest:
-            arg = rest.pop(0)
-            name, eq, value = arg.partition("=")
-            if arg in flags:
-                values[flags[arg]] = True
-            elif name in named and (eq or rest):
-                value = value if eq else rest.pop(0)
-                if not value or value.startswith("-"):
-                    return None
-                values[named[name]] = value
-            elif arg == "-" or not arg.startswith("-"):
-                files.append(arg)
-            else:
-                return None
-        if len(files) != 1:
+        read = plain_options(args, flags, named)
+        if read is None or len(read[1]) != 1:
             return None
-        values.setdefault("store", os.environ.get(STORE_URL_ENV) or None)
+        values, (file,) = read
         for path in ("policy", "agent_request"):
             if path in values:
                 values[path] = Path(values[path])
-        return CheckOptions(file=files[0], **values)
+        return CheckOptions(file=file, **values)
 
 
 def run(options: CheckOptions) -> int:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from validator._types import STORE_URL_ENV
+from validator.cli._argv import plain_options
 
 __all__ = [
     "IDLE_SECONDS",
@@ -118,7 +118,7 @@ class HookOptions:
         option this reader does not know, a value missing, empty or starting with ``-``, a timeout out of range):
         the full command line reads those. What it reads, it reads as the full command line does, ``--store`` from
         ``$VALIDATOR_STORE_URL`` when not given included (a test holds the two equal)."""
-        values: dict[str, Any] = {}
+        flags = {"--allow": ("allow", True), "--no-allow": ("allow", False), "--persistent": None}
         named = {
             "--policy": "policy",
             "--store": "store",
@@ -126,27 +126,16 @@ class HookOptions:
             "--model": "model",
             "--timeout": "timeout",
         }
-        rest = list(args)
-        while rest:
-            arg = rest.pop(0)
-            name, eq, value = arg.partition("=")
-            if arg in ("--allow", "--no-allow"):
-                values["allow"] = arg == "--allow"
-            elif arg == "--persistent":
-                continue
-            elif name in named and (eq or rest):
-                values[named[name]] = value if eq else rest.pop(0)
-                if not values[named[name]] or values[named[name]].startswith("-"):  # "--policy=$UNSET", "--policy -x"
-                    return None
-            else:
-                return None
+        read = plain_options(args, flags, named)
+        if read is None or read[1]:  # the hook takes no words
+            return None
+        values = read[0]
         try:
             timeout = float(values.pop("timeout", 50.0))
         except ValueError:
             return None
         if not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:  # NaN too: the full command line reads what this does not
             return None
-        values.setdefault("store", os.environ.get(STORE_URL_ENV) or None)
         policy = values.pop("policy", None)
         return HookOptions(policy=Path(policy) if policy else None, timeout=timeout, **values)
 
