@@ -37,7 +37,7 @@ import re
 import types
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, reduce
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 if TYPE_CHECKING:
@@ -228,13 +228,7 @@ _UNION_TAG = re.compile(r"^(function-|tagged-)|^\w+\[.*\]$|^(str|int|float|bool|
 
 
 def _path_of(loc: tuple[int | str, ...], prefix: str = "") -> str:
-    out = prefix
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
+    return reduce(_at, loc, prefix)
 
 
 def problems_from_pydantic(
@@ -370,18 +364,24 @@ def _literal(values: tuple[Any, ...]) -> Check:
     return check
 
 
+def _wrong(value: Any, shape: Any, path: str, found: list[FieldProblem]) -> bool:
+    """Whether ``value`` is not of ``shape``; if so, the problem is in ``found``."""
+    if _is(value, shape):
+        return False
+    found.append(FieldProblem(path, f"Input should be a valid {_SHAPES[shape]}, got {_named(value)}"))
+    return True
+
+
 def _shaped(shape: type) -> Check:
     def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        if not _is(value, shape):
-            found.append(FieldProblem(path, f"Input should be a valid {_SHAPES[shape]}, got {_named(value)}"))
+        _wrong(value, shape, path, found)
 
     return check
 
 
 def _list(item: Check) -> Check:
     def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        if not isinstance(value, list):
-            found.append(FieldProblem(path, f"Input should be a valid list, got {_named(value)}"))
+        if _wrong(value, list, path, found):
             return
         for i, each in enumerate(value):
             item(each, f"{path}[{i}]", found)
@@ -393,8 +393,7 @@ def _mapping(item: Check) -> Check:
     """A dictionary of text keys, each value read by ``item``."""
 
     def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        if not isinstance(value, dict):
-            found.append(FieldProblem(path, f"Input should be a valid dictionary, got {_named(value)}"))
+        if _wrong(value, dict, path, found):
             return
         for key, each in value.items():
             if not isinstance(key, str):
@@ -422,8 +421,7 @@ def _record(kind: Any) -> Check:
     names = frozenset(name for name, _, _ in fields)
 
     def check(value: Any, path: str, found: list[FieldProblem]) -> None:
-        if not isinstance(value, dict):
-            found.append(FieldProblem(path, f"Input should be a valid dictionary, got {_named(value)}"))
+        if _wrong(value, dict, path, found):
             return
         for key in value:
             if key not in names:
