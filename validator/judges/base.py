@@ -87,14 +87,10 @@ class JudgeOutput:
     def __post_init__(self) -> None:
         if isinstance(self.code, str) and not isinstance(self.code, Code) and self.code in _CODES:
             object.__setattr__(self, "code", Code(self.code))
-        if isinstance(self.quality_notes, list):
-            object.__setattr__(self, "quality_notes", tuple(self.quality_notes))
         for name in _TEXTS:  # a str subclass (its own len, its own methods) is kept as the plain text it holds
-            value = getattr(self, name)
-            if isinstance(value, str) and type(value) is not str:
-                object.__setattr__(self, name, str.__str__(value))
-        if isinstance(self.quality_notes, tuple) and any(type(n) is not str for n in self.quality_notes):
-            object.__setattr__(self, "quality_notes", tuple(_text(n) for n in self.quality_notes))
+            object.__setattr__(self, name, _text(getattr(self, name)))
+        if isinstance(self.quality_notes, list | tuple):  # a list is kept as a tuple
+            object.__setattr__(self, "quality_notes", tuple(map(_text, self.quality_notes)))
         problems = [f"{name}: {problem}" for name in _CHECKED if (problem := _CHECKED[name](getattr(self, name)))]
         if problems:
             raise UsageError(f"JudgeOutput: {'; '.join(problems)}")
@@ -124,6 +120,7 @@ _TEXTS = ("reasoning", "confidence", "suggested_next_step", "user_sentence", "vi
 
 
 def _text(value: Any) -> Any:
+    """``value``, a str subclass's instance as the plain text it holds (a plain text is itself)."""
     return str.__str__(value) if isinstance(value, str) else value
 
 
