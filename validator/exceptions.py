@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ActionBlocked",
     "is_control_flow",
+    "problem_from_msgspec",
     "problems_from_pydantic",
     "problems_of",
     "FieldProblem",
@@ -261,6 +262,18 @@ def problems_from_pydantic(
 
 
 # -- every problem of a document, by its path ---------------------------------------------------------
+
+
+_AT = re.compile(r"^(?P<what>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
+
+
+def problem_from_msgspec(exc: Exception) -> FieldProblem:
+    """msgspec's refusal (it names the first problem only) as a field problem (``$.messages[0].role`` becomes
+    ``messages[0].role``)."""
+    found = _AT.match(str(exc))
+    if found is None or not found["path"]:
+        return FieldProblem("", str(exc))
+    return FieldProblem(found["path"].lstrip("."), found["what"])
 
 
 def problems_of(value: Any, kind: Any, path: str = "") -> list[FieldProblem]:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tests.inputs.test_checkinput import GOOD
 from validator import CheckInput, InputError, Limits
-from validator.exceptions import problems_of
+from validator.exceptions import problem_from_msgspec, problems_of
 from validator.inputs import checkinput, fastdecode
 
 LIMITS = Limits(max_depth=12)
@@ -164,7 +164,7 @@ def test_the_decoders_refusal_names_the_field() -> None:
     try:
         fastdecode.decode(b'{"messages": [{"role": 5}], "action": {"tool": "t"}}', max_depth=64)
     except Exception as exc:
-        found = fastdecode.problem(exc)
+        found = problem_from_msgspec(exc)
     assert (found.path, found.problem) == ("messages[0].role", "Expected `str`, got `int`")
 
 
@@ -194,7 +194,7 @@ def test_the_problem_reader_refuses_exactly_what_msgspec_refuses(
         msgspec.convert(doc, fastdecode.CheckIn)
     except msgspec.ValidationError as exc:
         assert found, (doc, exc)
-        where = fastdecode.problem(exc).path  # msgspec names a missing field's object, the reader the field
+        where = problem_from_msgspec(exc).path  # msgspec names a missing field's object, the reader the field
         assert any(p.path.startswith(where) for p in found), (doc, exc, found)
     else:
         assert found == [], (doc, found)

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from validator._json import utf8
-from validator.exceptions import FieldProblem, InputError, PolicyError, problems_of
+from validator.exceptions import FieldProblem, InputError, PolicyError, problem_from_msgspec, problems_of
 from validator.inputs import fastdecode, strictjson
 from validator.inputs.action import PendingAction
 from validator.inputs.anthropic import transcript_from_anthropic
@@ -176,7 +176,7 @@ class CheckInput:
             raise InputError([FieldProblem("", f"not valid JSON: {exc}")]) from None
         cls.from_dict(data, limits=limits)
         # The careful parser accepted what the fast one refused: refuse it still, with the fast one's words.
-        raise InputError([fastdecode.problem(fast)])
+        raise InputError([problem_from_msgspec(fast)])
 
     @classmethod
     def from_dict(cls, data: Any, *, limits: Limits = DEFAULT_LIMITS) -> CheckInput:
@@ -258,7 +258,7 @@ def _as_record(data: Any, kind: type[T], root: str) -> T:
     try:
         return msgspec.convert(data, kind)
     except msgspec.ValidationError as exc:  # the reader passed what msgspec refuses: msgspec's own words
-        problem = fastdecode.problem(exc)
+        problem = problem_from_msgspec(exc)
         raise InputError([FieldProblem(_joined(root, problem.path), problem.problem)]) from None
 
 

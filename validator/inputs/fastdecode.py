@@ -14,16 +14,14 @@ stops at the first), so nothing else describes the format a second time.
 from __future__ import annotations
 
 import math
-import re
 from typing import Annotated, Any, Literal
 
 import msgspec
 
-from validator.exceptions import FieldProblem
 from validator.inputs import strictjson
 from validator.inputs.strictjson import MAX_SAFE_INTEGER
 
-__all__ = ["ActionIn", "CheckIn", "MessageIn", "TextBlockIn", "ToolCallIn", "decode", "problem"]
+__all__ = ["ActionIn", "CheckIn", "MessageIn", "TextBlockIn", "ToolCallIn", "decode"]
 
 _Id = Annotated[str, msgspec.Meta(min_length=1)]
 _CallId = Annotated[str, msgspec.Meta(min_length=1, max_length=256)]
@@ -144,14 +142,3 @@ def decode(data: bytes, *, max_depth: int) -> CheckIn:
     if zero and strictjson.underflows(data):
         raise ValueError(strictjson.UNDERFLOWS)
     return doc
-
-
-_AT = re.compile(r"^(?P<what>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.DOTALL)
-
-
-def problem(exc: Exception) -> FieldProblem:
-    """The decoder's refusal as a field problem (``$.messages[0].role`` becomes ``messages[0].role``)."""
-    found = _AT.match(str(exc))
-    if found is None or not found["path"]:
-        return FieldProblem("", str(exc))
-    return FieldProblem(found["path"].lstrip("."), found["what"])

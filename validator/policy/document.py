@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from validator._types import Risk
-from validator.exceptions import FieldProblem, PolicyError, problems_of
+from validator.exceptions import FieldProblem, PolicyError, problem_from_msgspec, problems_of
 from validator.policy import Ask, IntentBy, Returns
 
 __all__ = ["read_document"]
@@ -23,7 +23,7 @@ def read_document(data: Any, source: str) -> _PolicyDoc:
         try:
             return _resolved(msgspec.convert(data, _PolicyDoc, strict=True))
         except msgspec.ValidationError as exc:  # a value the reader above passed and msgspec did not: its words
-            problems = [FieldProblem("", str(exc))]
+            problems = [problem_from_msgspec(exc)]
     raise PolicyError(problems, source=source)
 
 
