@@ -177,7 +177,7 @@ class ToolCallGuard:
         try:
             given = dict(args or {})
             edited: tuple[str, ...] = ()
-            if proposed is not None:
+            if proposed is not None and not _unedited(proposed, given):
                 before = pending_from_call(tool, proposed, call_id)
                 if "justification" not in given and before.justification is not None:
                     given["justification"] = before.justification  # a host's edit that left it out
@@ -396,3 +396,11 @@ async def _awaited(ask: AsyncAsk, request: dict[str, Any]) -> Any:
     """The person's answer through an ``ask`` that may return an awaitable (the async shell's form)."""
     answer = ask(request)
     return await answer if inspect.isawaitable(answer) else answer
+
+
+def _unedited(proposed: Mapping[str, Any], given: Mapping[str, Any]) -> bool:
+    """Whether the call runs with the very arguments the model proposed (the same names, no value changed, types
+    counted, as :func:`~validator.text.paths.changed` compares them): nothing is the person's edit, and the call
+    is read once, not three times. Values this finds unchanged read alike, so reading both would find no edit
+    either; were a host's own type to read differently, dropping its edit only counts fewer words as the user's."""
+    return proposed.keys() == given.keys() and not changed(proposed, given)

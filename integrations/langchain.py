@@ -123,8 +123,9 @@ def _reads(msg: BaseMessage) -> object:
         return ("ai", found, cast(AIMessage, msg).tool_calls)  # compared by value, never hashed
     if kind is ToolMessage or isinstance(msg, ToolMessage):
         tool = cast(ToolMessage, msg)
-        # strings only: no host dict kept
-        return ("tool", found, tool.tool_call_id, tool.name, _author(tool, None), tool.status)
+        # strings only: no host dict kept (two empty dicts, the usual tool message's, name no author)
+        author = _author(tool, None) if tool.additional_kwargs or tool.response_metadata else None
+        return ("tool", found, tool.tool_call_id, tool.name, author, tool.status)
     return (kind.__name__, found)
 
 

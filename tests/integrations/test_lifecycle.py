@@ -19,6 +19,8 @@ import pytest
 from agents import Agent, Runner, function_tool, set_tracing_disabled
 from agents.exceptions import ModelBehaviorError
 from agents.testing import ScriptedModel, assistant_message, function_call
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain.tools import ToolRuntime
@@ -33,6 +35,7 @@ from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 from pydantic_ai.toolsets import FunctionToolset
+from validator.integrations._host import pending_from_call
 from validator.integrations._lifecycle import ToolCallGuard
 from validator.integrations.anthropic import acheck_tool_uses, check_tool_uses
 from validator.integrations.langgraph import ValidatorState, add_validator, justified_tools
@@ -56,6 +59,7 @@ from validator import (
     examples,
 )
 from validator.record.recorder import hash_args
+from validator.text.paths import changed
 
 set_tracing_disabled(True)
 
@@ -837,3 +841,44 @@ def test_a_respond_decision_without_a_message_is_unreadable_and_refuses() -> Non
     review = read_review({"type": "respond"}, call_id="c1", tool="send_email")
     assert not review.approved and review.unreadable and review.response is None
     assert read_review({"type": "respond", "message": "no"}, call_id="c1", tool="send_email").response == "no"
+
+
+# -- what a host step edited: the call read once when nothing was -------------------------------------------
+
+_leaf = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, 1.0, 2.5]), st.sampled_from(["a", "b", ""])
+)
+_value = st.recursive(
+    _leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=2), st.dictionaries(st.sampled_from(["x", "y"]), inner, max_size=2)
+    ),
+    max_leaves=4,
+)
+_args = st.dictionaries(st.sampled_from(["to", "body", "cc", "justification"]), _value, max_size=4)
+
+
+@settings(max_examples=300, deadline=None)
+@given(proposed=_args, edits=_args, drop=st.sets(st.sampled_from(["to", "body", "cc", "justification"])))
+def test_the_edit_and_the_call_are_those_the_three_readings_find(
+    proposed: dict[str, Any], edits: dict[str, Any], drop: set[str]
+) -> None:
+    """``start`` with the model's proposed call reads the call once when the host changed nothing; whatever it
+    was given, the edit and the call equal those of reading the proposed call, the given call and the call to
+    run (the full path), for equal values of other types (``1``, ``True``, ``1.0``) and nested ones too."""
+    given_args = {k: v for k, v in {**proposed, **edits}.items() if k not in drop}
+    for args in (given_args, dict(proposed)):  # an edit (maybe empty), and the very call proposed
+        guard = ToolCallGuard(Validator(Policy({"send_email": ToolPolicy(targets=("to",))})))
+        transcript = Transcript([Message(role="user", content="Email marta@acme.example.")])
+        try:
+            call = guard.start("send_email", args, call_id="c1", messages=transcript, proposed=proposed)
+        except Exception as exc:  # pragma: no cover - start never raises
+            pytest.fail(f"start raised {exc!r}")
+        before = pending_from_call("send_email", proposed, "c1")
+        full = dict(args)
+        if "justification" not in full and before.justification is not None:
+            full["justification"] = before.justification
+        expected = tuple(changed(dict(before.args), dict(pending_from_call("send_email", full, "c1").args)))
+        assert call.refusal is None
+        assert call.edited == expected
+        assert call.action == pending_from_call("send_email", full, "c1")
