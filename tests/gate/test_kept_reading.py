@@ -84,6 +84,30 @@ def test_a_kept_reading_finds_what_a_fresh_read_finds(
             assert _seen(kept) == _seen(Transcript(_messages(turns))), turns
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    first=st.lists(turn, min_size=1, max_size=3),
+    steps=st.lists(st.lists(turn, min_size=0, max_size=2), min_size=2, max_size=4),
+    most=st.sampled_from([2, 6, requests.MAX_LATER_SENTENCES]),
+)
+def test_a_chain_of_extensions_each_checked_finds_what_a_whole_read_finds(
+    first: list[str], steps: list[list[str]], most: int
+) -> None:
+    """A conversation checked at every step of a chain of extensions (an agent's own message between, some steps
+    with no user words at all), each carrying what the last read, finds at each step what a fresh transcript of
+    the same messages finds, also where the sentences after a request pass :data:`MAX_LATER_SENTENCES` in a
+    later step."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(requests, "MAX_LATER_SENTENCES", most)
+        said = _messages(first)
+        kept = Transcript(said)
+        assert _seen(kept) == _seen(Transcript(said))
+        for n, more in enumerate(steps):
+            new = [Message(role="assistant", content=f"Working on it ({n})."), *_messages(more)]
+            kept, said = kept.extend(new), [*said, *new]
+            assert _seen(kept) == _seen(Transcript(said)), [m.content for m in said]
+
+
 def test_a_conversation_is_parsed_once_then_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     """The second check of a kept transcript parses no sentence of the history again: only new messages are
     read (the count of the grammar's parses, the first check's against the next ones)."""
