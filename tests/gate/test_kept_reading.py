@@ -312,7 +312,7 @@ def test_two_checks_reading_one_transcript_at_once_keep_one_parse_and_no_stale_m
     def check() -> None:
         read, kept = requests._read_sentences(CheckContext(transcript), 0, tool)
         for _, parse in read:
-            kept.alone(parse, tool, (), kept.reading(parse, tool))
+            kept.request(parse, tool, ())
             kept.fact(parse, "language", lambda parse=parse: in_pack_language(parse.words))
 
     threads = [threading.Thread(target=check) for _ in range(2)]
@@ -325,10 +325,12 @@ def test_two_checks_reading_one_transcript_at_once_keep_one_parse_and_no_stale_m
     kept = transcript.fact(requests._READ, (ALL_ON, tool.pack, tool.verbs, tool.phrasal))
     assert kept.objs, "the reading the two checks kept"
     assert all(kept.objs.get(i) is p for i, p in kept.objs.items())
-    assert {k[0] for k in kept.reads} <= set(kept.objs) and {k[0] for k in kept.alone_facts} <= set(kept.objs)
+    assert {k[0] for k in kept.reads} <= set(kept.objs) and {k[0] for k in kept.requested} <= set(kept.objs)
     assert {k[0] for k in kept.facts} <= set(kept.objs)
     for m in range(2, len(messages), 2):
         read, kept = requests._read_sentences(CheckContext(transcript), m, tool)
         for _, parse in read:
             assert kept.reading(parse, tool) == requests.read_parse(parse, tool)
-            assert kept.alone(parse, tool, (), None) == context.alone_facts(parse, tool, (), None)
+            assert kept.request(parse, tool, ()) == context.request_facts(
+                parse, tool, (), requests.read_parse(parse, tool)
+            )

@@ -59,6 +59,8 @@ __all__ = [
     "Standing",
     "Unknown",
     "alone_facts",
+    "request_facts",
+    "RequestFacts",
     "forbidding",
     "judge",
     "named_values",
@@ -101,9 +103,10 @@ class Memo(Protocol):
 
     def reading(self, parse: Parse, tool: ToolSense) -> Read | None: ...
 
-    def alone(
-        self, parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mine: Read | None
-    ) -> tuple[bool, tuple[Value, ...]]: ...
+    def request(self, parse: Parse, tool: ToolSense, others: Sequence[ToolSense]) -> RequestFacts:
+        """:func:`request_facts`, of the sentence read for ``tool`` (:meth:`reading`), kept with the parse when the
+        parse is kept: each check of a conversation judges the same requests again."""
+        ...
 
     def fact(self, parse: Parse, what: Hashable, compute: Callable[[], F]) -> F:
         """``compute()``, a fact of the sentence alone (``what`` names it, with the tool it depends on), kept with
@@ -373,13 +376,22 @@ def _requests(s: Sentence) -> bool:
 def _request(s: Sentence) -> Outcome | None:
     if not _requests(s):
         return None
-    if s.memo.fact(s.parse, "corrects", lambda: _corrects(s.parse, s.tool.pack)):
+    corrects, alone, values = s.memo.request(s.parse, s.tool, s.others)
+    if corrects:
         return Unknown("request")  # "Oh, pay him 60 EUR.", "Just pay 90 EUR …"
-    mine = s.memo.reading(s.parse, s.tool)
-    alone, values = s.memo.alone(s.parse, s.tool, s.others, mine)
-    if alone and not any(same_value(v, f.value) for v in values for f in s.fills):
+    if alone and not _names_one_of(values, s.fills):
         return STANDING
     return Unknown("request")
+
+
+def _names_one_of(values: tuple[Value, ...], fills: tuple[Fill, ...]) -> bool:
+    """Whether one of ``values`` may be one of the request's (:func:`same_value`): asked of every request after a
+    request checked, so written as plain loops."""
+    for v in values:
+        for f in fills:
+            if same_value(v, f.value):
+                return True
+    return False
 
 
 def _presents(s: Sentence) -> Outcome | None:
@@ -658,6 +670,19 @@ def _corrects(parse: Parse, pack: LanguagePack) -> bool:
     return any(
         w.start < first and w.classes & {INTERJ, FILLER, ADV} and w.norm not in pack.additive for w in parse.words
     )  # "Just pay 90 EUR to DE89….": "just" may correct it too
+
+
+RequestFacts = tuple[bool, bool, tuple[Value, ...]]
+"""Of another request beside the one checked, read alone: whether it corrects one ("Oh, pay him 60 EUR."), whether
+it stands alone for a request with no values, and the values its verbs name (:func:`request_facts`)."""
+
+
+def request_facts(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mine: Read | None) -> RequestFacts:
+    """:data:`RequestFacts` of ``parse`` (``mine``: its reading for ``tool``). A request that corrects one stands
+    with none: whether it stands alone is not read."""
+    if _corrects(parse, tool.pack):
+        return True, False, ()
+    return (False, *alone_facts(parse, tool, others, mine))
 
 
 def alone_facts(

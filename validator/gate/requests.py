@@ -25,7 +25,7 @@ from validator.findings import IntentFinding, RequestFill, RequestProblem, Reque
 from validator.gate import context
 from validator.gate.check_context import CheckContext
 from validator.gate.grammar import grammar
-from validator.gate.meaning import OWNER_BACK, Action, Parse, Reading, Value
+from validator.gate.meaning import OWNER_BACK, Action, Parse, Reading
 from validator.gate.provenance import output_texts
 from validator.gate.reader import (
     Fill,
@@ -146,7 +146,6 @@ class _Read:
     its id, so an id there always names a live object; a parse not kept is never memoised)."""
 
     __slots__ = (
-        "alone_facts",
         "by_message",
         "chars",
         "facts",
@@ -158,6 +157,7 @@ class _Read:
         "parsed",
         "phrasal",
         "reads",
+        "requested",
         "turn_ahead",
         "turn_frames",
         "verbs",
@@ -176,11 +176,10 @@ class _Read:
         """Every kept parse, by its id (held here, so no other object can take its id while the memo lives)."""
         self.reads: dict[tuple[int, ToolSense], Read | None] = dict(carried.reads) if carried else {}
         """``read_parse`` of a kept parse, by the parse and the tool (the same tool reads the same each check)."""
-        self.alone_facts: dict[tuple[int, ToolSense, tuple[ToolSense, ...], bool], tuple[bool, tuple[Value, ...]]]
-        self.alone_facts = dict(carried.alone_facts) if carried else {}
-        """:func:`~validator.gate.context.alone_facts` of a kept parse (whether a later request stands on its own is
-        then a comparison of
-        its values with the request's)."""
+        self.requested: dict[tuple[int, ToolSense, tuple[ToolSense, ...]], context.RequestFacts]
+        self.requested = dict(carried.requested) if carried else {}
+        """:func:`~validator.gate.context.request_facts` of a kept parse (whether a later request stands on its own
+        is then a comparison of its values with the request's)."""
         self.facts: dict[tuple[int, Hashable], bool | frozenset[str]] = dict(carried.facts) if carried else {}
         """The context rows' facts of a kept parse alone (:meth:`fact`), by the parse and what the fact is."""
         self.fixed: dict[tuple[int, Hashable], context.Fixed] = dict(carried.fixed) if carried else {}
@@ -232,13 +231,13 @@ class _Read:
     def _kept(self, parse: Parse) -> bool:
         return self.objs.get(id(parse)) is parse
 
-    def alone(
-        self, parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mine: Read | None
-    ) -> tuple[bool, tuple[Value, ...]]:
-        """:func:`~validator.gate.context.alone_facts`, computed once for a kept parse, a tool and the policy's
-        other tools."""
-        key = (id(parse), tool, tuple(others), mine is not None and mine.proof == "proved")
-        return self._once(parse, self.alone_facts, key, lambda: context.alone_facts(parse, tool, others, mine))
+    def request(self, parse: Parse, tool: ToolSense, others: Sequence[ToolSense]) -> context.RequestFacts:
+        """:func:`~validator.gate.context.request_facts` of another request, computed once for a kept parse, a tool
+        and the policy's other tools (its reading for the tool: :meth:`reading`)."""
+        key = (id(parse), tool, tuple(others))
+        return self._once(
+            parse, self.requested, key, lambda: context.request_facts(parse, tool, others, self.reading(parse, tool))
+        )
 
     def fact(self, parse: Parse, what: Hashable, compute: Callable[[], context.F]) -> context.F:
         """A context row's fact of ``parse`` alone (``what`` names it, with the tool where it depends on one; the
