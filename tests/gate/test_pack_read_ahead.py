@@ -8,10 +8,26 @@ import json
 import tomllib
 from dataclasses import fields
 from importlib import resources
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from validator.language import READ_AHEAD, LanguagePack, _loaded, _read_ahead, english, load_pack, read_ahead
+from validator.language import (
+    APOSTROPHES,
+    OUTSIDE_THE_GRAMMAR,
+    READ_AHEAD,
+    LanguagePack,
+    _loaded,
+    _read_ahead,
+    _words_of,
+    english,
+    fold_apostrophes,
+    load_pack,
+    phrase,
+    read_ahead,
+)
 
 
 def _toml() -> str:
@@ -77,3 +93,45 @@ def _sha(text: str) -> str:
     import hashlib
 
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# -- what each process reads of the pack: as fast as it can, as it always read ---------------------------------
+
+_TEXT = st.text(alphabet=st.sampled_from([*APOSTROPHES, "'", "a", "B", "İ", "Σ", "ς", " ", "\n", "\t", ".", "é", "😀"]))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TEXT)
+def test_an_apostrophe_look_alike_is_folded_and_nothing_else(text: str) -> None:
+    """``fold_apostrophes`` (a pattern) is the character table it replaced: each look-alike ``'``, the rest kept."""
+    assert fold_apostrophes(text) == text.translate({ord(c): "'" for c in APOSTROPHES})
+
+
+_TABLE = st.recursive(
+    _TEXT | st.integers() | st.booleans(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+    max_leaves=12,
+)
+
+
+def _words_one_by_one(node: Any) -> set[str]:
+    """The pack's words as they were read before: :func:`phrase` of each key and text on its own."""
+    if isinstance(node, dict):
+        return {w for k, v in node.items() for w in (*phrase(str(k)), *_words_one_by_one(v))}
+    if isinstance(node, list):
+        return {w for item in node for w in _words_one_by_one(item)}
+    return set(phrase(node)) if isinstance(node, str) else set()
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TABLE)
+def test_the_words_a_pack_mentions_are_those_of_each_text_read_alone(table: Any) -> None:
+    """Every text of the tables read at once (one a line) gives the words each gives alone: no word joined
+    across two texts, none lost, case folded as for one (a final sigma included)."""
+    assert _words_of({"t": table}) == _words_one_by_one({"t": table})
+
+
+def test_the_english_pack_mentions_what_its_tables_say() -> None:
+    data = _read_ahead(_toml())
+    assert data is not None
+    assert english().mentioned == _words_one_by_one({k: v for k, v in data.items() if k not in OUTSIDE_THE_GRAMMAR})

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from validator import Message, ToolCall, Transcript
 from validator.gate.checks import check_quote
+from validator.text import search
 from validator.text.search import QUOTE_MARKS, TextIndex, find_bounded, normalize
 from validator.text.sentences import own_text
 
@@ -231,3 +232,23 @@ def test_exact_look_with_a_common_anchor_still_finds_late_matches() -> None:
     index = TextIndex(tuple(range(101)), texts)
     assert index.find_text("pay the rent", limit=5) == [100]
     assert index._normalised is None  # found by the exact look: the group was never normalised whole
+
+
+# -- how quote marks and spaces are read: the table they were read by, whatever the text's characters --------
+
+_MARKED = st.text(
+    alphabet=st.sampled_from([*QUOTE_MARKS, "a", "B", " ", "\n", "\t", "\x1c", "\x00", "\u00a0", "\u2028", "\u3000"])
+    | st.characters(),
+)
+_TABLE = str.maketrans(
+    {**{c: '"' for c in QUOTE_MARKS}, **{chr(c): " " for c in range(0x3000 + 1) if chr(c).isspace()}}
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_MARKED)
+def test_quote_marks_and_spaces_are_read_as_the_table_reads_them_ascii_or_not(text: str) -> None:
+    """``normalize`` and the normalised view of an index (``_marked``) read a text of ASCII alone and one with any
+    other character (patterns) as one table of every quote mark and every whitespace character does."""
+    assert normalize(text) == " ".join(text.casefold().translate(_TABLE).split())
+    assert search._marked(text) == text.translate(_TABLE)
