@@ -123,8 +123,11 @@ def _reads(msg: BaseMessage) -> object:
         return ("ai", found, cast(AIMessage, msg).tool_calls)  # compared by value, never hashed
     if kind is ToolMessage or isinstance(msg, ToolMessage):
         tool = cast(ToolMessage, msg)
-        # strings only: no host dict kept (two empty dicts, the usual tool message's, name no author)
-        author = _author(tool, None) if tool.additional_kwargs or tool.response_metadata else None
+        # strings only: no host dict kept (two empty plain dicts, the usual tool message's, name no author; a host's
+        # own mapping set on the message later is read, whatever it says of its truth)
+        extra, meta = tool.additional_kwargs, tool.response_metadata
+        bare = type(extra) is dict and not extra and type(meta) is dict and not meta
+        author = None if bare else _author(tool, None)
         return ("tool", found, tool.tool_call_id, tool.name, author, tool.status)
     return (kind.__name__, found)
 

@@ -90,3 +90,28 @@ def test_a_checkpointers_copies_are_not_converted_again() -> None:
     copied = [*messages_from_dict(messages_to_dict(messages)), HumanMessage("Go ahead.", id="new")]
     assert conversations.transcript(copied, key="t") == transcript_from_langchain(copied)
     assert seen == [50, 1]  # the whole first build, then only the new message
+
+
+def test_a_copy_whose_author_sits_in_a_mapping_that_reads_as_empty_is_read_again() -> None:
+    """A tool message's author is read for what a checkpointer's copy may differ in, whatever the mapping it sits
+    in says of its truth (a host may set its own mapping on the message after it is built): a copy that names
+    another author is converted again, never taken for the message seen."""
+
+    class Falsy(dict[str, Any]):
+        def __bool__(self) -> bool:
+            return False
+
+    def messages(author: str) -> list[BaseMessage]:
+        tool = ToolMessage("Invoice attached.", tool_call_id="c1", name="read_inbox", id="t1")
+        tool.response_metadata = Falsy(author=author)  # set after it is built: kept as it is
+        return [
+            HumanMessage("Check my inbox.", id="h1"),
+            AIMessage("", tool_calls=[{"id": "c1", "name": "read_inbox", "args": {}}], id="a1"),
+            tool,
+        ]
+
+    conversations: Conversations[BaseMessage] = Conversations(_convert, content=lambda m: m.content, reads=_reads)
+    first, copy = messages("billing@acme.example"), messages("mallory@evil.example")
+    assert conversations.transcript(first, key="t") == transcript_from_langchain(first)
+    assert conversations.transcript(copy, key="t") == transcript_from_langchain(copy)
+    assert transcript_from_langchain(copy).messages[-1].author == "mallory@evil.example"
