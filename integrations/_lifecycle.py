@@ -401,6 +401,7 @@ async def _awaited(ask: AsyncAsk, request: dict[str, Any]) -> Any:
 def _unedited(proposed: Mapping[str, Any], given: Mapping[str, Any]) -> bool:
     """Whether the call runs with the very arguments the model proposed (the same names, no value changed, types
     counted, as :func:`~validator.text.paths.changed` compares them): nothing is the person's edit, and the call
-    is read once, not three times. Values this finds unchanged read alike, so reading both would find no edit
-    either; were a host's own type to read differently, dropping its edit only counts fewer words as the user's."""
+    is read once, not three times. JSON values this finds unchanged read alike, so reading both would find no
+    edit either; a host's own values equal by ``==`` but read apart (``Decimal("1.0")`` and ``Decimal("1.00")``,
+    aware datetimes of one instant) may have been an edit, and dropping it only counts fewer words as the user's."""
     return proposed.keys() == given.keys() and not changed(proposed, given)
