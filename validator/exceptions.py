@@ -397,7 +397,7 @@ def _list(item: Check) -> Check:
         if _wrong(value, list, path, found):
             return
         for i, each in enumerate(value):
-            item(each, f"{path}[{i}]", found)
+            item(each, _at(path, i), found)
 
     return check
 
