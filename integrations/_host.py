@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import copy
-import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -32,6 +31,7 @@ from typing import Any, Generic, TypeVar
 from validator.exceptions import UsageError
 from validator.inputs.action import PendingAction, justification_schema
 from validator.inputs.checkinput import pending_action
+from validator.inputs.plain import is_pydantic_model
 from validator.inputs.transcript import Transcript
 from validator.prompts import load_prompt
 from validator.verdict import REFUSAL_TEMPLATE, Code, Verdict
@@ -75,8 +75,7 @@ def justification_description() -> str:
 def as_plain(justification: Any) -> Any:
     """A justification as plain data, whatever shape the host library parsed it into (a pydantic model only once
     pydantic is imported: a host that has none, the Claude Code hook, never imports it)."""
-    pydantic = sys.modules.get("pydantic")
-    if pydantic is not None and isinstance(justification, pydantic.BaseModel):
+    if is_pydantic_model(justification):
         return justification.model_dump()
     return justification
 

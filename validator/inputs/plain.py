@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any
 
-__all__ = ["to_plain"]
+__all__ = ["is_pydantic_model", "to_plain"]
 
 
 def to_plain(value: Any, depth: int = 0) -> Any:
@@ -28,3 +29,10 @@ def to_plain(value: Any, depth: int = 0) -> Any:
     if isinstance(value, datetime | date):
         return value.isoformat()
     return str(value)
+
+
+def is_pydantic_model(value: Any) -> bool:
+    """Whether ``value`` is a pydantic model, asked without importing pydantic: a value can be one only once pydantic
+    is imported, and a process that has none (a one-shot check, the Claude Code hook) never loads it."""
+    pydantic = sys.modules.get("pydantic")
+    return pydantic is not None and isinstance(value, pydantic.BaseModel)

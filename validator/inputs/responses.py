@@ -8,10 +8,10 @@ out: they never authorize. Items may be dicts or pydantic models (the ``openai``
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from validator.inputs.plain import is_pydantic_model
 from validator.inputs.transcript import Message, Role, ToolCall, Transcript, content_text
 
 __all__ = ["call_ids", "item_args", "item_text", "plain", "transcript_from_items"]
@@ -21,8 +21,7 @@ _ROLES: dict[str, Role] = {"user": "user", "assistant": "assistant", "system": "
 
 
 def plain(item: Any) -> Mapping[str, Any]:
-    pydantic = sys.modules.get("pydantic")  # an item can be a pydantic model only once pydantic is imported
-    if pydantic is not None and isinstance(item, pydantic.BaseModel):
+    if is_pydantic_model(item):
         dumped: Mapping[str, Any] = item.model_dump(mode="json", exclude_none=True)
         return dumped
     return item if isinstance(item, Mapping) else {}
