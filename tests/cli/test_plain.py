@@ -138,19 +138,20 @@ def _store_env(value: str | None) -> Iterator[None]:
 
 def _full_check(args: list[str]) -> list[Any]:
     """The options the full command line hands to ``checkrun.run`` for ``check ARGS`` (none: it refused them)."""
-    seen: list[Any] = []
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(checkrun, "run", lambda options: seen.append(options) or 0)
-        result = runner.invoke(app, ["check", *args])
-    assert result.exit_code == 0 or not seen, result.output
-    return seen
+    return _handed(checkrun, "run", ["check", *args])
 
 
 def _full_hook(args: list[str]) -> list[Any]:
+    """The options the full command line hands to ``hookrun.one_shot`` for ``hook claude-code ARGS``."""
+    return _handed(hookrun, "one_shot", ["hook", "claude-code", *args])
+
+
+def _handed(module: Any, runs: str, argv: list[str]) -> list[Any]:
+    """The options the full command line hands to ``module.runs`` for ``argv`` (none: it refused them)."""
     seen: list[Any] = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(hookrun, "one_shot", lambda options: seen.append(options) or 0)
-        result = runner.invoke(app, ["hook", "claude-code", *args])
+        patch.setattr(module, runs, lambda options: seen.append(options) or 0)
+        result = runner.invoke(app, argv)
     assert result.exit_code == 0 or not seen, result.output
     return seen
 
