@@ -135,3 +135,9 @@ def test_the_english_pack_mentions_what_its_tables_say() -> None:
     data = _read_ahead(_toml())
     assert data is not None
     assert english().mentioned == _words_one_by_one({k: v for k, v in data.items() if k not in OUTSIDE_THE_GRAMMAR})
+
+
+@pytest.mark.parametrize("text", ["don\ud800\u2019t", "\u2019\u00b4`" * 350_000, "`a" * 500_000])
+def test_hostile_text_is_folded_as_the_table_folds_it(text: str) -> None:
+    """Lone surrogates and a megabyte of look-alikes, past ASCII or not: folded as the character table folds them."""
+    assert fold_apostrophes(text) == text.translate({ord(c): "'" for c in APOSTROPHES})

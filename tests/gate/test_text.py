@@ -252,3 +252,18 @@ def test_quote_marks_and_spaces_are_read_as_the_table_reads_them_ascii_or_not(te
     other character (patterns) as one table of every quote mark and every whitespace character does."""
     assert normalize(text) == " ".join(text.casefold().translate(_TABLE).split())
     assert search._marked(text) == text.translate(_TABLE)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\ud800 \u201c\udfff\u201d",  # lone surrogates beside quote marks
+        "\u201c\u3000" * 500_000,  # a megabyte of quote marks and ideographic spaces
+        "ab' " * 250_000,  # a megabyte of ASCII, every fourth character a quote mark
+    ],
+)
+def test_hostile_text_is_marked_as_the_table_marks_it(text: str) -> None:
+    """What a hostile email sends through ``normalize`` and the index's view: read as the table reads it, in one
+    pass (a megabyte, lone surrogates)."""
+    assert search._marked(text) == text.translate(_TABLE)
+    assert normalize(text) == " ".join(text.casefold().translate(_TABLE).split())
