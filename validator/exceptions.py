@@ -32,7 +32,6 @@ those paths re-raise them (no process-wide registry: importing an integration ch
 
 from __future__ import annotations
 
-import difflib
 import re
 import types
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -232,6 +231,15 @@ def _path_of(loc: tuple[int | str, ...], prefix: str = "") -> str:
     return reduce(_at, loc, prefix)
 
 
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"``, naming the one of ``known`` closest to an unknown ``name``, or ``""``
+    (:mod:`difflib` imported here: a process that meets no unknown field never loads it)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
 def problems_from_pydantic(
     exc: ValidationError,
     prefix: str = "",
@@ -250,9 +258,7 @@ def problems_from_pydantic(
         elif err["type"] == "extra_forbidden":
             msg = "unknown field"
             known = fields(loc[:-1]) if fields is not None and loc else ()
-            close = difflib.get_close_matches(str(loc[-1]), sorted(known), n=1, cutoff=0.6) if loc else []
-            if close:
-                msg += f"; did you mean '{close[0]}'?"
+            msg += _did_you_mean(str(loc[-1]), known) if loc else ""
         elif err["type"] == "missing":
             msg = "is required"
         elif err["type"].endswith("_type"):
@@ -438,9 +444,7 @@ def _record(kind: Any) -> Check:
             return
         for key in value:
             if key not in names:
-                close = difflib.get_close_matches(str(key), sorted(names), n=1, cutoff=0.6)
-                meant = f"; did you mean '{close[0]}'?" if close else ""
-                found.append(FieldProblem(_at(path, str(key)), f"unknown field{meant}"))
+                found.append(FieldProblem(_at(path, str(key)), f"unknown field{_did_you_mean(str(key), names)}"))
         for name, read, required in fields:
             if name in value:
                 read(value[name], _at(path, name), found)

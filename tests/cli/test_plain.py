@@ -224,15 +224,22 @@ def test_the_hook_reads_the_store_from_the_environment_as_the_full_command_line(
 # -- the processes ---------------------------------------------------------------------------------------------
 
 
-def _script(args: list[str], stdin: bytes = b"", cwd: Path = ROOT) -> subprocess.CompletedProcess[bytes]:
-    """``validator ARGS`` as a host runs it, reporting what the process imported on its last line of stderr."""
+_HEAVY = ("typer", "click", "pydantic", "rich")
+"""What a plain check or hook never imports."""
+
+
+def _script(
+    args: list[str], stdin: bytes = b"", cwd: Path = ROOT, names: tuple[str, ...] = _HEAVY
+) -> subprocess.CompletedProcess[bytes]:
+    """``validator ARGS`` as a host runs it, reporting which of ``names`` the process imported on its last line of
+    stderr."""
     code = (
         "import sys, json\n"
         "from validator.cli.entry import main\n"
         "try:\n"
         "    main(sys.argv[1:])\n"
         "finally:\n"
-        "    names = ('typer', 'click', 'pydantic', 'rich')\n"
+        f"    names = {names!r}\n"
         "    print(json.dumps([m for m in names if m in sys.modules]), file=sys.stderr)\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "VALIDATOR_STORE_URL"}
@@ -258,6 +265,19 @@ def test_a_plain_check_answers_as_the_full_command_line_and_imports_neither(
     for varies in ("latency_ms", "audit_id"):
         plain.pop(varies), whole.pop(varies)
     assert plain == whole and plain["code"] == code
+    assert json.loads(done.stderr.splitlines()[-1]) == []
+
+
+def test_a_check_with_no_policy_file_loads_no_toml_reader_resource_helper_or_spelling_aid() -> None:
+    """What a one-shot check without a policy file never uses is never imported: the TOML reader (the pack's
+    tables ship as JSON), :mod:`importlib.resources` (with :mod:`tempfile`, :mod:`shutil` and the compressors: the
+    pack's files are read from its folder) and :mod:`difflib` (only an unknown field's "did you mean")."""
+    done = _script(
+        ["check", "--json", str(EXAMPLES / "authorized_email.json")],
+        names=("tomllib", "importlib.resources", "difflib"),
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["code"] == "APPROVED"
     assert json.loads(done.stderr.splitlines()[-1]) == []
 
 

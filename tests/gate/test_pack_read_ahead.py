@@ -27,6 +27,7 @@ from validator.language import (
     load_pack,
     phrase,
     read_ahead,
+    shipped_text,
 )
 
 
@@ -36,6 +37,22 @@ def _toml() -> str:
 
 def _shipped() -> str:
     return resources.files("validator.language").joinpath(READ_AHEAD).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["english.toml", "english.lark", READ_AHEAD, "english_verbs.txt"])
+def test_a_shipped_file_reads_from_the_folder_as_through_the_resources(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``shipped_text`` reads the pack's files from its folder (no :mod:`importlib.resources` in a process that
+    never needs it); where the package is no folder (a zipped install) it reads them through the resources."""
+    through = resources.files("validator.language").joinpath(name).read_text(encoding="utf-8")
+    assert shipped_text(name) == through
+    import validator.language as language
+
+    monkeypatch.setattr(language, "__file__", "/no/such/folder/validator/language/__init__.py")
+    assert shipped_text(name) == through
+    with pytest.raises(OSError):
+        shipped_text("no-such-file.toml")
 
 
 def test_the_shipped_file_is_a_fresh_read_of_the_shipped_toml() -> None:

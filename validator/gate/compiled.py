@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from importlib import resources
 from typing import Any
 
 import lark
@@ -23,6 +22,8 @@ from lark.grammar import Rule
 from lark.lexer import TerminalDef
 from lark.load_grammar import Grammar as LarkGrammar
 from lark.load_grammar import load_grammar
+
+from validator.language import shipped_text
 
 __all__ = ["FILE", "START", "compile_grammar", "compiled", "dump", "written"]
 
@@ -99,7 +100,7 @@ def compiled(text: str, shipped: str | None = None) -> LarkGrammar | None:
     unreadable: then Lark compiles ``text`` itself."""
     try:
         if shipped is None:
-            shipped = resources.files("validator.language").joinpath(FILE).read_text(encoding="utf-8")
+            shipped = shipped_text(FILE)
         data = json.loads(shipped)
         if (data["format"], data["sha256"], data["lark"]) != (_FORMAT, _key(text), lark.__version__):
             return None

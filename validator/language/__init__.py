@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
-import tomllib
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import cache
-from importlib import resources
 from typing import Any, get_args
 
 from validator.exceptions import FieldProblem, PackError
@@ -180,9 +179,27 @@ INDEX_AFTER = 512
 reads about fifteen lines (some microseconds), the index costs the time of some thousand searches."""
 
 
+def shipped_text(name: str) -> str:
+    """The file ``name`` shipped beside this module (``english.toml``, ``english.lark``, …), as text: read from the
+    package's folder, or through :mod:`importlib.resources` where the package is no folder (a zipped install).
+    That module is not imported otherwise: it brings :mod:`tempfile`, :mod:`shutil` and the compressors, some
+    milliseconds of every one-shot process.
+
+    Raises:
+        OSError: the file cannot be read either way.
+    """
+    try:
+        with open(os.path.join(os.path.dirname(__file__), name), encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        from importlib import resources
+
+        return resources.files(__name__).joinpath(name).read_text(encoding="utf-8")
+
+
 def _english_verbs_text() -> str:
     """The shipped verb table (``english_verbs.txt``, built by :mod:`validator.devtools.verbs`)."""
-    return resources.files(__name__).joinpath("english_verbs.txt").read_text(encoding="utf-8")
+    return shipped_text("english_verbs.txt")
 
 
 _ENGLISH_VERBS = VerbTable(_english_verbs_text, ordered=True)
@@ -561,8 +578,10 @@ def load_pack(text: str, grammar: str | None = None, verbs: str | None = None) -
 def _loaded(text: str, data: dict[str, Any] | None, grammar: str | None, verbs: str | None) -> LanguagePack:
     """:func:`load_pack`, the TOML ``text`` already read into ``data`` (None: read here)."""
     if grammar is None:
-        grammar = resources.files(__name__).joinpath("english.lark").read_text(encoding="utf-8")
+        grammar = shipped_text("english.lark")
     if data is None:
+        import tomllib  # (only where the shipped JSON of the tables is not of this text: a process pays for it then)
+
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
@@ -582,6 +601,8 @@ _READ_AHEAD_FORMAT = 1
 
 def read_ahead(text: str) -> str:
     """What :data:`READ_AHEAD` holds for the TOML ``text``: its head on the first line, then the tables, as JSON."""
+    import tomllib
+
     body = json.dumps(tomllib.loads(text), ensure_ascii=False, separators=(",", ":")) + "\n"
     head = {"format": _READ_AHEAD_FORMAT, "toml": _sha256(text), "body": _sha256(body)}
     return json.dumps(head) + "\n" + body
@@ -592,7 +613,7 @@ def _read_ahead(text: str, shipped: str | None = None) -> dict[str, Any] | None:
     is of another text or format, cut short, edited or unreadable."""
     try:
         if shipped is None:
-            shipped = resources.files(__name__).joinpath(READ_AHEAD).read_text(encoding="utf-8")
+            shipped = shipped_text(READ_AHEAD)
         first, _, body = shipped.partition("\n")
         head = json.loads(first)
         if head != {"format": _READ_AHEAD_FORMAT, "toml": _sha256(text), "body": _sha256(body)}:
@@ -611,7 +632,7 @@ def _sha256(text: str) -> str:
 def english() -> LanguagePack:
     """The English pack shipped with the library (read once: its tables from :data:`READ_AHEAD` where it is of the
     shipped TOML)."""
-    text = resources.files(__name__).joinpath("english.toml").read_text(encoding="utf-8")
+    text = shipped_text("english.toml")
     return _loaded(text, _read_ahead(text), None, None)
 
 

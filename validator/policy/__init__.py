@@ -28,7 +28,6 @@ import copy
 import hashlib
 import json
 import math
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatchcase
@@ -360,6 +359,8 @@ class Policy:
     @classmethod
     def from_toml(cls, text: str, *, source: str = "policy") -> Policy:
         """Read a policy from TOML text."""
+        import tomllib  # (a policy of JSON or of code never reads TOML: a one-shot check pays for it when it does)
+
         try:
             data = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, RecursionError) as exc:
