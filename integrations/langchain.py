@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from operator import attrgetter
-from typing import Any, cast
+from typing import Any
 
 from validator.extras import missing_extra
 
@@ -113,22 +113,22 @@ def _reads(msg: BaseMessage) -> object:
     """What :func:`message_from_langchain` reads of ``msg`` but its content, with the id LangChain gives it (a
     checkpointer's copy of a message has the same): equal reads and content convert alike. Read for every
     message a checkpointer hands back: exact types are tried first."""
-    found = msg.id
+    read: Any = msg  # its type is tested below (no ``cast``: a call each, for a thousand messages a turn)
+    found = read.id
     if type(found) is not str and not isinstance(found, str):
         return None
     kind = type(msg)
     if kind is HumanMessage:  # the exact types first, the most common first: no subclass check for them
         return ("HumanMessage", found)
     if kind is AIMessage or (kind is not ToolMessage and isinstance(msg, AIMessage)):
-        return ("ai", found, cast(AIMessage, msg).tool_calls)  # compared by value, never hashed
+        return ("ai", found, read.tool_calls)  # compared by value, never hashed
     if kind is ToolMessage or isinstance(msg, ToolMessage):
-        tool = cast(ToolMessage, msg)
         # strings only: no host dict kept (two empty plain dicts, the usual tool message's, name no author; a host's
         # own mapping set on the message later is read, whatever it says of its truth)
-        extra, meta = tool.additional_kwargs, tool.response_metadata
+        extra, meta = read.additional_kwargs, read.response_metadata
         bare = type(extra) is dict and not extra and type(meta) is dict and not meta
-        author = None if bare else _author(tool, None)
-        return ("tool", found, tool.tool_call_id, tool.name, author, tool.status)
+        author = None if bare else _author(read, None)
+        return ("tool", found, read.tool_call_id, read.name, author, read.status)
     return (kind.__name__, found)
 
 

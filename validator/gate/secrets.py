@@ -26,6 +26,7 @@ from urllib.parse import unquote
 from validator.inputs.transcript import Fact, Message, Transcript, is_users
 from validator.language import LanguagePack, english
 from validator.language.classes import NAME, NN, NNS
+from validator.text.patterns import compiled
 from validator.text.search import compact
 
 __all__ = ["SHAPES", "declared_secrets", "secrets_in", "users_secrets"]
@@ -60,7 +61,9 @@ _SHAPE_MARKS: tuple[tuple[str, ...], ...] = (
 only in a text holding one (a substring search is many times cheaper than the pattern's scan)."""
 _MARKED = tuple(zip(SHAPES, _SHAPE_MARKS, strict=True))
 
-_ASSIGNED = re.compile(
+# The patterns below are sources, compiled at their first use (validator.text.patterns): only a text holding one of
+# their marks reaches them, and a one-shot check would compile them for nothing.
+_ASSIGNED = (
     r"(?i)(password|passwd|secret|token|api[_-]?key|private[_-]?key|access[_-]?key)([A-Z0-9_.-]{0,40})"
     r"[\"']?\s*[:=]\s*[\"']?([^\s\"',;&]{4,200})"
 )
@@ -69,11 +72,11 @@ secret's word (the rest of the name and the value after it; the name's start is 
 :data:`_NAME_BACK` characters). Starting from the word keeps it linear: a pattern starting at the name's first
 character read a long run of name characters again from every word boundary inside it (``a.a.a.…``)."""
 _NAME_BACK = 40
-_NAME_TAIL = re.compile(r"[A-Za-z0-9_.-]*\Z")
-_NOT_SECRET_NAMES = re.compile(r"(?i)page|cursor|next|continuation|sync|csrf|count|type|expir|length|url")
+_NAME_TAIL = r"[A-Za-z0-9_.-]*\Z"
+_NOT_SECRET_NAMES = r"(?i)page|cursor|next|continuation|sync|csrf|count|type|expir|length|url"
 """Names that hold a secret's word and no secret (``next_page_token``, ``token_type``, ``password_length``)."""
 
-_DECLARED = re.compile(
+_DECLARED = (
     r"(?i)\b(pass\s*phrase|password|passwd|pwd|pw|passcode|pin(?:\s+code)?|api\s+key|access\s+token|token|"
     r"secret(?:\s+key)?|(?:wi-?fi|network)\s+key|security\s+code|cvv|cvc)"
     r"(?:\s+(?:for|of|to|on|at)(?:\s+[\w'-]+){1,3}?)?"  # "the password for my bank is …"
@@ -84,12 +87,12 @@ _DECLARED = re.compile(
 """A secret's noun (and whose it is: "for my bank"), then ``is`` / ``:`` / ``=`` / ``'s``, words of time ("now",
 "still"), and the value (the user's own words only): a quoted passage whole, else one token (a passphrase's
 words run to the end of its clause, :data:`_PHRASE_REST`)."""
-_PHRASE_REST = re.compile(r"(?:(?!\s+(?:and|but|or)\s+(?:my|the|our|his|her|their|your|its)\b)[^\n.,;!?\"”]){0,200}")
+_PHRASE_REST = r"(?:(?!\s+(?:and|but|or)\s+(?:my|the|our|his|her|their|your|its)\b)[^\n.,;!?\"”]){0,200}"
 """A passphrase's words after its first: to the clause's end, or to "and my …" (another declaration)."""
 _ASSIGNED_MARKS = ("passw", "secret", "token", "key")
 _DECLARED_MARKS = ("pass", "pw", "pin", "key", "token", "secret", "security", "cvv", "cvc")
 """The lowercase literals every match of :data:`_ASSIGNED` (and of :data:`_DECLARED`) contains."""
-_SECRET_LIKE = re.compile(r"\d|[^\w]|_|[A-Z]")
+_SECRET_LIKE = r"\d|[^\w]|_|[A-Z]"
 """A declared value holding a digit, a sign or a capital ("hunter2", "Tr0ub4dor&3") is a secret however it is
 declared."""
 _SECRET_CLASSES = frozenset({NN, NNS, NAME})
@@ -187,11 +190,11 @@ def declared_secrets(texts: Iterable[str], pack: LanguagePack | None = None) -> 
     for text in texts:
         if not _may_hold(text, _DECLARED_MARKS):
             continue
-        for m in _DECLARED.finditer(text):
+        for m in compiled(_DECLARED).finditer(text):
             noun, _, quoted, token = m.groups()
             if quoted is not None:
                 value = quoted.strip()
-            elif "phrase" in noun.lower() and (rest := _PHRASE_REST.match(text, m.end(4))):
+            elif "phrase" in noun.lower() and (rest := compiled(_PHRASE_REST).match(text, m.end(4))):
                 value = (token + rest.group(0)).strip().rstrip(_TRAILING + ":")
             else:
                 value = token.rstrip(_TRAILING + ":")
@@ -205,7 +208,7 @@ def _names_a_secret(value: str, pack: LanguagePack) -> bool:
     a sign or a capital always; words of plain letters when one of them may be a secret's (:func:`_may_be_secret`:
     "the password is wrong", "my passphrase is not working" declare none)."""
     words = value.split()
-    if len(words) == 1 and _SECRET_LIKE.search(value):
+    if len(words) == 1 and compiled(_SECRET_LIKE).search(value):
         return True
     classes = _word_classes(pack)
     return any(_may_be_secret(w.casefold(), pack, classes) for w in words)
@@ -222,7 +225,7 @@ def _may_be_secret(word: str, pack: LanguagePack, classes: Mapping[str, frozense
     says nothing about a secret: no state of one (the pack's ``[secrets]``: "wrong", "expired"), no word of the
     language's other classes (an adjective, "please", "here"), no adverb in -ly, no verb's inflected form
     ("changed"). A noun ("monkey") or a word no table knows ("hunterhunter", "staple") may be."""
-    if _SECRET_LIKE.search(word):
+    if compiled(_SECRET_LIKE).search(word):
         return True
     if word in pack.secret_states or word.endswith("ly") or not classes.get(word, _SECRET_CLASSES) <= _SECRET_CLASSES:
         return False
@@ -274,9 +277,9 @@ _READ = 200_000
 def _assigned(text: str) -> Iterator[str]:
     if not _may_hold(text, _ASSIGNED_MARKS):
         return
-    for m in _ASSIGNED.finditer(text):
-        head = _NAME_TAIL.search(text, max(0, m.start() - _NAME_BACK), m.start())
+    for m in compiled(_ASSIGNED).finditer(text):
+        head = compiled(_NAME_TAIL).search(text, max(0, m.start() - _NAME_BACK), m.start())
         name = (head.group(0) if head else "") + m.group(1) + m.group(2)
         value = m.group(3).rstrip(_TRAILING)
-        if len(value) >= 4 and not _NOT_SECRET_NAMES.search(name):
+        if len(value) >= 4 and not compiled(_NOT_SECRET_NAMES).search(name):
             yield value

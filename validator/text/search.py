@@ -19,6 +19,8 @@ from itertools import accumulate
 
 import msgspec
 
+from validator.text.patterns import compiled
+
 __all__ = ["MAX_MISSES", "QUOTE_MARKS", "SearchBudgetExceeded", "TextIndex", "compact", "find_bounded", "normalize"]
 
 QUOTE_MARKS = (
@@ -27,10 +29,11 @@ QUOTE_MARKS = (
 )
 """Every character treated as a quote mark; all of them normalise to ``"``."""
 
-_SPACES = "".join(chr(c) for c in range(0x3000 + 1) if chr(c).isspace())  # U+3000 is the last
+_SPACES = "".join(filter(str.isspace, map(chr, range(0x3000 + 1))))  # U+3000 is the last
 _QUOTES_AND_SPACE = str.maketrans({**{c: '"' for c in QUOTE_MARKS}, **{c: " " for c in _SPACES}})
-_QUOTE = re.compile(f"[{re.escape(QUOTE_MARKS)}]")
-_SPACE = re.compile(f"[{re.escape(_SPACES.replace(' ', ''))}]")
+_QUOTE = f"[{re.escape(QUOTE_MARKS)}]"
+_SPACE = f"[{re.escape(_SPACES.replace(' ', ''))}]"
+"""(Sources of the patterns a text past ASCII is read by: compiled at the first such text.)"""
 
 
 def _marked(text: str) -> str:
@@ -39,7 +42,7 @@ def _marked(text: str) -> str:
     (70 ns a character: 30 ms for a conversation of half a megabyte), where an ASCII text takes its own path."""
     if text.isascii():
         return text.translate(_QUOTES_AND_SPACE)
-    return _SPACE.sub(" ", _QUOTE.sub('"', text))
+    return compiled(_SPACE).sub(" ", compiled(_QUOTE).sub('"', text))
 
 
 _SEP = "\x00"
