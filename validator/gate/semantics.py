@@ -338,7 +338,8 @@ class Semantics:
         found = self.memo.get(key)
         if found is not None:
             return found
-        if node.data == "_ambig":
+        name = node.data
+        if name == "_ambig":
             out: frozenset[Any] = frozenset().union(*(self.values(c) for c in node.children))
         else:
             choices = [self.values(c) for c in node.children]
@@ -346,9 +347,15 @@ class Semantics:
             for c in choices:
                 combinations *= len(c)
             if combinations > MAX_READINGS * 8:
-                raise TooAmbiguous(_name(node))
-            build: Callable[[Node, list[Any]], Any] = getattr(self, "r_" + _name(node), self._through)
-            out = frozenset(v for combo in itertools.product(*choices) if (v := build(node, list(combo))) is not None)
+                raise TooAmbiguous(name)
+            build = _BUILDERS.get(name, _through)
+            if combinations == 1:  # most nodes: each child one meaning (no product to walk)
+                v = build(self, node, [only for (only,) in choices])
+                out = _NOTHING if v is None else frozenset((v,))
+            else:
+                out = frozenset(
+                    v for combo in itertools.product(*choices) if (v := build(self, node, list(combo))) is not None
+                )
         if len(out) > MAX_READINGS:
             raise TooAmbiguous(_name(node))
         self.memo[key] = out
@@ -383,11 +390,6 @@ class Semantics:
     @staticmethod
     def phrases(kids: Sequence[Any]) -> list[Phrase]:
         return [k for k in kids if isinstance(k, Phrase)]
-
-    @staticmethod
-    def _through(node: Node, kids: list[Any]) -> Any:
-        inner = [k for k in kids if not isinstance(k, Leaf)]
-        return inner[0] if len(inner) == 1 else _WORDS
 
     # -- sentences
 
@@ -1164,6 +1166,19 @@ class Semantics:
         start, end = self.span(node)
         value = Value("time", " ".join(w.norm for w in self._leaves(node)), start, end)
         return Phrase(form="timed", kinds=frozenset({"time"}), head=None, values=(value,), start=start, end=end)
+
+
+def _through(semantics: Semantics, node: Node, kids: list[Any]) -> Any:
+    """A node with no reading of its own: its one inner meaning passed up, else plain words."""
+    inner = [k for k in kids if not isinstance(k, Leaf)]
+    return inner[0] if len(inner) == 1 else _WORDS
+
+
+_BUILDERS: dict[str, Callable[[Semantics, Node, list[Any]], Any]] = {
+    name[2:]: fn for name, fn in vars(Semantics).items() if name.startswith("r_")
+}
+"""Each rule's reading (:meth:`Semantics.r_<rule>`) by the rule's name: looked up once a node, no name built."""
+_NOTHING: frozenset[Any] = frozenset()
 
 
 _RECEIVERS = frozenset({"person", "name", "email", "handle", "phone", "account", "iban", "pronoun"})
