@@ -341,3 +341,67 @@ def test_a_row_that_may_not_speak_of_a_sentence_says_nothing_whatever_the_values
                         elif row.decide(s) is not None:
                             spoke.add(row.name)
     assert spoke == {row.name for row in guarded}  # each row spoke of some sentence: the set reaches them all
+
+
+def _same_value_as_written(a: Any, b: Any) -> bool:
+    """The oracle: :func:`same_value` as it read each value itself, before values were compared by their keys."""
+    from validator.gate.reader import _compact
+
+    if a.number is not None and b.number is not None:
+        return bool(a.number == b.number)
+    if _compact(a.text) == _compact(b.text):
+        return True
+    if "name" in (a.kind, b.kind):
+        return bool(set(a.text.casefold().split()) & set(b.text.casefold().split()))
+    return False
+
+
+def _values() -> Any:
+    from decimal import Decimal
+
+    from hypothesis import strategies as st
+
+    from validator.gate.meaning import Value
+
+    words = st.sampled_from(
+        ["Bob", "bob", "Smith", "BOB SMITH", "DE44 5001", "de44-5001", "Ann", "ann@x.example", "50"]
+    )
+    text = st.one_of(words, st.lists(words, max_size=3).map(" ".join), st.text(max_size=12))
+    number = st.one_of(st.none(), st.sampled_from([Decimal(50), Decimal("50.0"), Decimal(9), Decimal("NaN")]))
+    kind = st.sampled_from(["name", "email", "iban", "money", "number", "quoted", "id"])
+    return st.builds(lambda k, t, n: Value(k, t, 0, len(t), n), kind, text, number)
+
+
+def test_values_compared_by_their_keys_are_compared_as_each_was_read() -> None:
+    """A later request's values are compared with the request's by keys read once (``value_key``, ``same_keys``):
+    the same answer as reading both values for each comparison, for names sharing a word, numbers (a NaN never
+    equals itself), separators and case, and any text."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from validator.gate.context import _names_one_of
+    from validator.gate.reader import same_keys, same_value, value_key
+
+    @settings(max_examples=600, deadline=None)
+    @given(_values(), _values(), st.lists(_values(), max_size=3), st.lists(_values(), max_size=3))
+    def check(a: Any, b: Any, many: list[Any], fills: list[Any]) -> None:
+        assert same_keys(value_key(a), value_key(b)) == same_value(a, b) == _same_value_as_written(a, b)
+        keys, fill_keys = tuple(map(value_key, many)), tuple(map(value_key, fills))
+        assert _names_one_of(keys, fill_keys) == any(_same_value_as_written(v, f) for v in many for f in fills)
+
+    check()
+
+
+def test_a_sentence_judged_with_keys_that_do_not_fit_its_values_reads_them_from_its_values() -> None:
+    """Keys given with a sentence that are not one per value of the request are not used: read from the values."""
+    from decimal import Decimal
+
+    from validator.gate.context import Sentence, _fill_keys
+    from validator.gate.meaning import Parse, Value
+    from validator.gate.reader import Fill, ToolSense, value_key
+
+    fills = (Fill("amount", Value("money", "50 EUR", 0, 6, Decimal(50))), Fill("to", Value("name", "Bob", 0, 3)))
+    tool = ToolSense.of("send_money", ["pay"], arguments=["to", "amount"])
+    wrong = (value_key(Value("name", "Eve", 0, 3)),)
+    s = Sentence(Parse((), frozenset()), "after", tool, (), fills, None, fill_keys=wrong)  # type: ignore[arg-type]
+    assert _fill_keys(s) == tuple(value_key(f.value) for f in fills)

@@ -31,14 +31,17 @@ from validator.gate.reader import (
     Fill,
     Read,
     ToolSense,
+    ValueKey,
     acted_on_kinds,
     fits,
     forbidden_values,
     not_alone,
     own_work,
     owned_by,
+    same_keys,
     same_value,
     unread,
+    value_key,
 )
 from validator.gate.semantics import plainly_described
 from validator.language import LanguagePack
@@ -143,6 +146,9 @@ class Sentence(msgspec.Struct, frozen=True):
     listed: bool = False
     """Before it, in its message, when the request is an item of a list: the sentence before the list is its
     lead-in, and a colon there presents the items as the user's requests."""
+    fill_keys: tuple[ValueKey, ...] | None = None
+    """What :func:`same_value` reads of each of ``fills`` (:func:`_fill_keys`), read once by a caller judging many
+    sentences around one request; None: read from ``fills`` where a row needs it."""
 
     @property
     def after(self) -> bool:
@@ -376,20 +382,29 @@ def _requests(s: Sentence) -> bool:
 def _request(s: Sentence) -> Outcome | None:
     if not _requests(s):
         return None
-    corrects, alone, values = s.memo.request(s.parse, s.tool, s.others)
+    corrects, alone, keys = s.memo.request(s.parse, s.tool, s.others)
     if corrects:
         return Unknown("request")  # "Oh, pay him 60 EUR.", "Just pay 90 EUR …"
-    if alone and not _names_one_of(values, s.fills):
+    if alone and not _names_one_of(keys, _fill_keys(s)):
         return STANDING
     return Unknown("request")
 
 
-def _names_one_of(values: tuple[Value, ...], fills: tuple[Fill, ...]) -> bool:
-    """Whether one of ``values`` may be one of the request's (:func:`same_value`): asked of every request after a
-    request checked, so written as plain loops."""
-    for v in values:
+def _fill_keys(s: Sentence) -> tuple[ValueKey, ...]:
+    """What :func:`same_value` reads of each of the request's values (``s.fills``): given with the sentence by a
+    caller judging many sentences around one request (read once for all of them), else read here."""
+    given = s.fill_keys
+    if given is not None and len(given) == len(s.fills):
+        return given
+    return tuple(value_key(f.value) for f in s.fills)
+
+
+def _names_one_of(keys: tuple[ValueKey, ...], fills: tuple[ValueKey, ...]) -> bool:
+    """Whether one of the values of ``keys`` may be one of the request's (``fills``; :func:`same_value`, by their
+    keys): asked of every request after a request checked, so written as plain loops."""
+    for v in keys:
         for f in fills:
-            if same_value(v, f.value):
+            if same_keys(v, f):
                 return True
     return False
 
@@ -672,9 +687,10 @@ def _corrects(parse: Parse, pack: LanguagePack) -> bool:
     )  # "Just pay 90 EUR to DE89….": "just" may correct it too
 
 
-RequestFacts = tuple[bool, bool, tuple[Value, ...]]
+RequestFacts = tuple[bool, bool, tuple[ValueKey, ...]]
 """Of another request beside the one checked, read alone: whether it corrects one ("Oh, pay him 60 EUR."), whether
-it stands alone for a request with no values, and the values its verbs name (:func:`request_facts`)."""
+it stands alone for a request with no values, and what :func:`same_value` reads of each value its verbs name
+(:func:`request_facts`)."""
 
 
 def request_facts(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mine: Read | None) -> RequestFacts:
@@ -682,7 +698,8 @@ def request_facts(parse: Parse, tool: ToolSense, others: Sequence[ToolSense], mi
     with none: whether it stands alone is not read."""
     if _corrects(parse, tool.pack):
         return True, False, ()
-    return (False, *alone_facts(parse, tool, others, mine))
+    alone, values = alone_facts(parse, tool, others, mine)
+    return False, alone, tuple(map(value_key, values))
 
 
 def alone_facts(

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from decimal import Decimal
 from functools import cached_property, lru_cache
 from typing import Any, get_args
 
@@ -61,6 +62,7 @@ __all__ = [
     "Intent",
     "Read",
     "ToolSense",
+    "ValueKey",
     "argument_words",
     "beside",
     "carried_spans",
@@ -70,8 +72,10 @@ __all__ = [
     "own_work",
     "read",
     "read_parse",
+    "same_keys",
     "same_value",
     "unread",
+    "value_key",
 ]
 
 _SPLIT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -550,14 +554,28 @@ def _bare(phrase: Phrase, words: Sequence[Word]) -> bool:
 def same_value(a: Value, b: Value) -> bool:
     """Whether two values may be the same thing: equal as written (case, spaces and quote marks aside), or
     names sharing a word ("Bob" and "Bob Smith"), or the same number."""
-    if a.number is not None and b.number is not None:
-        return a.number == b.number
-    x, y = _compact(a.text), _compact(b.text)
-    if x == y:
+    return same_keys(value_key(a), value_key(b))
+
+
+ValueKey = tuple[Decimal | None, str, bool, frozenset[str]]
+"""What :func:`same_value` reads of a value: its number, its compact text (:func:`_compact`), whether it is a name,
+and its words, case-folded (:func:`value_key`)."""
+
+
+def value_key(value: Value) -> ValueKey:
+    """:data:`ValueKey` of ``value``: read once where one value is compared with many (each request after a request
+    checked, :func:`validator.gate.context.judge`)."""
+    return value.number, _compact(value.text), value.kind == "name", frozenset(value.text.casefold().split())
+
+
+def same_keys(a: ValueKey, b: ValueKey) -> bool:
+    """:func:`same_value` of two values by their keys: the same number when both are numbers (nothing else then),
+    else the same compact text, else, when one is a name, a word in common."""
+    if a[0] is not None and b[0] is not None:
+        return a[0] == b[0]
+    if a[1] == b[1]:
         return True
-    if "name" in (a.kind, b.kind):
-        return bool(set(a.text.casefold().split()) & set(b.text.casefold().split()))
-    return False
+    return (a[2] or b[2]) and not a[3].isdisjoint(b[3])
 
 
 def _compact(text: str) -> str:

@@ -37,6 +37,7 @@ from validator.gate.reader import (
     fragment_fills,
     own_work,
     read_parse,
+    value_key,
 )
 from validator.inputs.transcript import Fact, Transcript, is_users
 from validator.language import LanguagePack
@@ -375,6 +376,8 @@ def _earlier(
         first -= 1  # (another author's message in a group chat is not this user's turn)
     found: list[tuple[context.Outcome, str]] = []
     count = 0
+    others_, fills_ = tuple(others), tuple(fills)
+    keys = tuple(value_key(f.value) for f in fills_)
     for i in range(first, sentence.message + 1):
         _in_time(ctx.deadline)
         read, kept = _read_sentences(ctx, i, tool, others)
@@ -391,11 +394,12 @@ def _earlier(
                 parse,
                 "before",
                 tool,
-                tuple(others),
-                tuple(fills),
+                others_,
+                fills_,
                 kept,
                 own_message=own,
                 listed=own and sentence.lead is not None,
+                fill_keys=keys,
             )
             found.append((context.judge(around, ctx.rules.off), s.original))
     return _outcome(found, "earlier_words")
@@ -738,6 +742,7 @@ def _later(
     nouns = frozenset[str]()  # the request's own, from its message's sentences (the loop reads them first)
     found: list[tuple[context.Outcome, str]] = []
     others_, fills_ = tuple(others), tuple(fills)
+    keys = tuple(value_key(f.value) for f in fills_)  # what each later request's values are compared with, read once
     kept = _kept_reading(ctx, tool, others)
     for i in range(sentence.message, len(transcript.messages)):
         if transcript.messages[i].role != "user":
@@ -770,6 +775,7 @@ def _later(
                 reply=reply,
                 request_nouns=nouns,
                 completes=completes,
+                fill_keys=keys,
             )
             completes = False  # only the fragment right after the request completes it
             found.append((context.judge(around, rules.off), s.original))
