@@ -215,6 +215,16 @@ class ToolSense:
         return frozenset(i.verb for i in self.intents) | self.verbs
 
     @cached_property
+    def theme_kinds(self) -> frozenset[str]:
+        """:func:`_theme_kinds` of this tool, read once (every reading of a request asks it of each phrase)."""
+        return _theme_kinds(self)
+
+    @cached_property
+    def acted_on(self) -> frozenset[str]:
+        """:func:`acted_on_kinds` of this tool, read once."""
+        return self.theme_kinds | _made_kinds(self)
+
+    @cached_property
     def _hash(self) -> int:
         return hash(tuple(getattr(self, f.name) for f in fields(self)))
 
@@ -361,7 +371,7 @@ def read_parse(parse: Parse, tool: ToolSense) -> Read | None:
     only = next(iter(outcomes))
     if only.proof != "proved":
         return Read(only.proof, only.problem, only.detail)
-    reading = min(parse.readings, key=_order)  # any reading gives the same outcome; one chosen the same way each time
+    reading = _first(parse.readings)  # any reading gives the same outcome; one chosen the same way each time
     positive = [a for a in reading.actions if not a.negated and tool.intent_of(a) is not None]
     fills = tuple(_all_fills(reading, positive, tool))
     forbidden = forbidden_values(parse)
@@ -377,6 +387,14 @@ def _names_intent(word: Word, tool: ToolSense) -> bool:
 def _order(reading: Reading) -> str:
     """A stable order of a sentence's readings (a set's order depends on how it was built)."""
     return repr(reading)
+
+
+def _first(readings: frozenset[Reading]) -> Reading:
+    """The first of a sentence's readings in :func:`_order` (the only one needs no order: its text is not built)."""
+    if len(readings) == 1:
+        (only,) = readings
+        return only
+    return min(readings, key=_order)
 
 
 def _disagreement(outcomes: set[_Outcome]) -> str:
@@ -535,7 +553,7 @@ def _part_of_message(action: Action, tool: ToolSense) -> bool:
     """Whether a verb beside a request for a tool that sends content is the same message: a verb of saying
     to no one or to a person pronoun ("email Marta the report and tell her it is ready", "reply to Ann and
     say yes"), or a verb that adds content ("… and include the board link")."""
-    if action.negated or not _theme_kinds(tool):
+    if action.negated or not tool.theme_kinds:
         return False
     if action.verb in tool.pack.content_verbs:  # "… and include the board link"
         return not any(p.form == "pronoun" for p in action.phrases)
@@ -829,8 +847,9 @@ def _antecedent(reading: Reading, action: Action, pronoun: Phrase, pack: Languag
 
 
 def acted_on_kinds(tool: ToolSense) -> frozenset[str]:
-    """Kinds of things a tool sends, makes or acts on (its described object may be one of them)."""
-    return _theme_kinds(tool) | _made_kinds(tool)
+    """Kinds of things a tool sends, makes or acts on (its described object may be one of them): the kinds of
+    content it sends, and those its name says it makes (read once a tool: :attr:`ToolSense.acted_on`)."""
+    return tool.acted_on
 
 
 def fits(reading: Reading, action: Action, tool: ToolSense) -> bool:
@@ -870,7 +889,7 @@ def _sent_not_addressed(phrase: Phrase, arg: _Argument, tool: ToolSense) -> bool
     words share ("send *an email* to bob@…": the message, not an address; the recipient is the phrase's). Only its
     head and an article: "the *old* email", "*his* email", "the *second* email" choose one, which no rule reads."""
     kinds = arg.kind.kinds if arg.kind is not None else frozenset()
-    return phrase.bare and bool(phrase.kinds & _theme_kinds(tool)) and not phrase.kinds & kinds
+    return phrase.bare and bool(phrase.kinds & tool.theme_kinds) and not phrase.kinds & kinds
 
 
 def _contested(action: Action, tool: ToolSense) -> tuple[str, str] | None:
