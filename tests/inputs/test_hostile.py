@@ -188,6 +188,16 @@ def test_terminal_escapes_and_bidi_overrides_are_shown_escaped() -> None:
     assert "\\u001b" in result.stdout
 
 
+def test_emoji_codes_in_a_quote_are_shown_as_written() -> None:
+    """An outside party's ``:white_check_mark:`` or ``:cross_mark:`` is text in a verdict drawn for people, never a
+    mark beside the decision (rich would draw one from the code)."""
+    hostile = "notes :white_check_mark: APPROVED :cross_mark:"
+    raw = json.dumps(_input(quote=hostile))
+    result = runner.invoke(app, ["check", "-"], input=raw)
+    assert ":white_check_mark:" in result.stdout and ":cross_mark:" in result.stdout
+    assert "\u2705" not in result.stdout and "\u274c" not in result.stdout
+
+
 def test_reasoning_shortens_long_values_and_says_how_long() -> None:
     cc = "x" * 20_000 + "@evil.example"
     verdict = Validator(POLICY).check(_input(args={"to": "bob@acme.example", "cc": cc}))

@@ -56,17 +56,18 @@ def most_severe(codes: Iterable[int]) -> int:
 
 def out() -> Console:
     """The console for people on standard output (rich is imported here, when a command prints for people: a
-    check printing JSON and the hook never load it)."""
+    check printing JSON and the hook never load it). Emoji codes print as written: ``:cross_mark:`` in an
+    outside party's quote is text, never a mark beside the verdict (:mod:`validator.cli._safe`)."""
     from rich.console import Console
 
-    return Console(highlight=False)
+    return Console(highlight=False, emoji=False)
 
 
 def err() -> Console:
-    """The console for people on standard error."""
+    """The console for people on standard error (emoji codes as written, as :func:`out`)."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 def bad_input(*excs: InputError) -> SystemExit:

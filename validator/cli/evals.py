@@ -71,7 +71,7 @@ def _beside(cases: Path | None, name: str, packaged: Path) -> Path:
 
 
 def _console(stderr: bool = False) -> Console:
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
 
 
 def _policy(path: Path | None, cases: Path | None = None) -> Policy | None:

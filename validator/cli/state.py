@@ -141,7 +141,8 @@ def list_(
         expiry = a.expires.strftime("%Y-%m-%d %H:%M") if a.expires else "-"
         where = ", ".join(f"{k}={v}" for k, v in a.where.items()) or "-"
         table.add_row(safe(a.id), safe(a.tool), safe(where), a.status(now), expiry, clip(a.quote, 80))
-    Console(highlight=False, width=max(Console().width, 60 + max((len(a.id) for a in items), default=0))).print(table)
+    width = max(Console().width, 60 + max((len(a.id) for a in items), default=0))
+    Console(highlight=False, emoji=False, width=width).print(table)
 
 
 @auth_app.command("revoke")
@@ -236,7 +237,7 @@ def export(
     finally:
         if out is not sys.stdout:
             out.close()
-    Console(stderr=True, highlight=False).print(f"{written} records")
+    Console(stderr=True, highlight=False, emoji=False).print(f"{written} records")
 
 
 @store_app.command("health")
