@@ -355,3 +355,19 @@ def test_a_check_printing_json_and_the_hook_never_load_rich(args: list[str], ric
     shown = json.loads(done.stdout.splitlines()[-1])
     assert shown["rich"] is rich
     assert "EVIDENCE_NOT_FROM_USER" in shown["out"] or "INJECTION_SIGNATURE" in shown["out"], shown["out"]
+
+
+def test_a_wide_terminal_shows_an_emoji_code_as_written_in_the_findings_table() -> None:
+    """On a terminal wide enough for the findings table, a cell holding an emoji code (``:cross_mark:``) is drawn as
+    written, in the table (the words shown are read as the table draws them, codes and all)."""
+    import io
+
+    from rich.console import Console
+
+    from validator.cli.checkrun import WIDE, _rows
+
+    console = Console(file=io.StringIO(), width=WIDE + 40, highlight=False, emoji=False)
+    _rows(console, "evidence", ("#", "evidence"), [("1", "pay :cross_mark: now")], whole=1)
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert ":cross_mark:" in shown and "\u274c" not in shown
+    assert "\u2502" in shown or "\u2503" in shown  # drawn as a table, not as blocks

@@ -281,6 +281,15 @@ def test_a_check_with_no_policy_file_loads_no_toml_reader_resource_helper_or_spe
     assert json.loads(done.stderr.splitlines()[-1]) == []
 
 
+def test_a_verdict_drawn_for_people_loads_no_emoji_table() -> None:
+    """A verdict drawn for people reads no emoji codes (an outside party's ``:cross_mark:`` is text), so rich's
+    table of them is never loaded (the panel's title is a text, not markup)."""
+    done = _script(["check", str(EXAMPLES / "authorized_email.json")], names=("rich", "rich._emoji_codes"))
+    assert done.returncode == 0, done.stderr
+    assert "APPROVE" in done.stdout.decode()
+    assert json.loads(done.stderr.splitlines()[-1]) == ["rich"]
+
+
 def test_a_plain_check_of_a_bad_input_names_each_problem_and_exits_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"messages": [], "action": {"tool": "x"}, "extra": 1}')

@@ -122,6 +122,7 @@ def render(verdict: Verdict, console: Console) -> None:
     """Print a verdict for people: decision, code, reasoning, next step, then the findings (rich is loaded by the
     console: a check printing JSON never loads it)."""
     from rich.panel import Panel
+    from rich.text import Text
 
     colour = _COLOURS[verdict.decision]
     body = [f"[bold]{safe(verdict.tool)}[/] ({verdict.risk}{', exempt' if verdict.exempt else ''})"]
@@ -134,7 +135,7 @@ def render(verdict: Verdict, console: Console) -> None:
         body.append(f"[bold]Next step:[/] {safe(verdict.suggested_next_step)}")
     judge = verdict.judge or "none (decided by code)"
     body.append(f"[dim]judge: {safe(judge)} · {verdict.latency_ms:.2f} ms[/]")
-    console.print(Panel("\n".join(body), title="verdict", border_style=colour))
+    console.print(Panel("\n".join(body), title=Text("verdict"), border_style=colour))  # a text: no markup read
     f = verdict.findings
     if f.justification_problems:
         for p in f.justification_problems:
@@ -190,7 +191,7 @@ def _rows(
         with console.capture() as captured:  # what the table looks like at this width: a word cut, then blocks
             console.print(table)
         shown = set(captured.get().split())
-        if all(w in shown for row in rows for cell in row for w in Text.from_markup(cell).plain.split()):
+        if all(w in shown for row in rows for cell in row for w in Text.from_markup(cell, emoji=False).plain.split()):
             console.print(table)
             return
     console.print(f"[bold]{title}[/]")
