@@ -129,8 +129,15 @@ def test_only_a_private_folder_of_this_user_is_used(tmp_path: Path, monkeypatch:
 def test_the_users_cache_folder_by_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import platformdirs
 
+    from validator.store import folders as _folders
+
     monkeypatch.delenv(FOLDER_ENV)
-    asked: list[str] = []
+    monkeypatch.setattr(_folders.sys, "platform", "linux")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    store = ShapeStore.default("salt")
+    assert store is not None and store.folder == tmp_path / "xdg" / "action-validator" / "shapes"
+    asked: list[str] = []  # where no XDG folder rules (macOS, Windows): platformdirs' cache folder
+    monkeypatch.setattr(_folders.sys, "platform", "darwin")
     monkeypatch.setattr(platformdirs, "user_cache_path", lambda name: asked.append(name) or tmp_path / name)
     store = ShapeStore.default("salt")
     assert store is not None and store.folder == tmp_path / "action-validator" / "shapes" and asked

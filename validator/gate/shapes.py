@@ -9,9 +9,10 @@ everything the tree depends on (the salt: the grammar's text, Lark's version, th
 so are the grammar's literal words.
 
 The folder is ``shapes`` in ``VALIDATOR_CACHE_DIR`` (an absolute path; empty: nothing kept) or in the user's cache
-folder (``platformdirs.user_cache_dir``). It is made 0700, opened once, and used only when what was opened is a
-folder of this user that no one else may enter (not a link): never a shared temporary folder; every file is reached
-through the open folder, so a folder moved into its path later is never used. JSON, never a pickle: reading a file
+folder (:func:`validator.store.folders.cache_folder`: ``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux). It is made
+0700, opened once, and used only when what was opened is a folder of this user that no one else may enter (not a
+link): never a shared temporary folder; every file is reached through the open folder, so a folder moved into its
+path later is never used. JSON, never a pickle: reading a file
 runs no code. A file that is not a plain file, is over :data:`_MAX_BYTES`, does not read whole, names another key,
 fails its own checksum or holds a malformed or too deep tree is passed over (the shape is parsed again and the
 file rewritten); a file is written whole or not at all (written aside, then renamed). Past :data:`MAX_FILES` files
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from validator.gate.tree import Leaf, Node, Parsed
+from validator.store.folders import cache_folder
 
 __all__ = ["FOLDER_ENV", "MAX_FILES", "MAX_TOTAL", "Shape", "ShapeStore", "private_folder"]
 
@@ -103,9 +105,7 @@ class ShapeStore:
         folder cannot be made, or is not private."""
         base = os.environ.get(FOLDER_ENV)
         if base is None:
-            from platformdirs import user_cache_path
-
-            root = user_cache_path("action-validator")
+            root = cache_folder()
         elif not base:
             return None
         else:

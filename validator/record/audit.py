@@ -2,7 +2,7 @@
 
 When the store cannot take a record it goes to a local spool file (JSON lines, flushed to disk; one
 per store, ``audit-spool-<hash of the store>.jsonl`` in ``$VALIDATOR_SPOOL_DIR``, else the
-platform's state directory from ``platformdirs``, ``~/.local/state/action-validator`` on Linux)
+user's state folder, :func:`validator.store.folders.state_folder`: ``~/.local/state/action-validator`` on Linux)
 and the verdict stands; the next record, or :meth:`AuditRecorder.flush`, sends the spooled records
 first, in order. Appends are idempotent by event id, so a spool replayed after a crash never
 duplicates a record. Nothing is written to the working directory, and no spool or lock file exists
@@ -27,6 +27,7 @@ from validator._json import dumps
 from validator.exceptions import StoreError
 from validator.record.recorder import AuditEvent, Recorder
 from validator.store.base import SpendLost, Store
+from validator.store.folders import state_folder
 
 __all__ = ["AuditRecorder"]
 
@@ -46,9 +47,7 @@ def spool_folder() -> Path:
     configured = os.environ.get("VALIDATOR_SPOOL_DIR")
     if configured:
         return Path(configured)
-    from platformdirs import user_state_path
-
-    return user_state_path("action-validator", appauthor=False)
+    return state_folder()
 
 
 class _SpoolLock:
