@@ -68,6 +68,22 @@ def test_elsewhere_and_without_a_home_platformdirs_gives_them(tmp_path: Path, mo
     assert _folders.cache_folder() == tmp_path / "cache"  # a relative home: platformdirs reads the user's entry
 
 
+@pytest.mark.parametrize("home", ["", "relative/home", "/abs/home"])
+def test_a_home_that_is_no_absolute_path_is_read_as_platformdirs_reads_it(
+    home: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``$HOME`` empty or relative: platformdirs reads the user's entry instead (``os.path.expanduser`` would make
+    an empty one ``/``); an absolute one is the home."""
+    monkeypatch.setattr(_folders.sys, "platform", "linux")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.setenv("HOME", home)
+    assert _folders.cache_folder() == platformdirs.unix.Unix("action-validator").user_cache_path
+    assert _folders.state_folder() == platformdirs.unix.Unix("action-validator", appauthor=False).user_state_path
+    if home.startswith("/"):
+        assert _folders.cache_folder() == Path(home) / ".cache" / "action-validator"
+
+
 def test_a_one_shot_check_imports_no_platformdirs(tmp_path: Path) -> None:
     """Neither the parse cache nor the audit spool imports platformdirs on Linux (a process, as hosts run it)."""
     import json

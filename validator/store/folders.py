@@ -28,11 +28,14 @@ def _xdg(variable: str, default: str) -> Path | None:
     configured = os.environ.get(variable, "")
     if os.path.isabs(configured):
         return Path(configured) / APP
+    given = os.environ.get("HOME")
+    if given is not None and not os.path.isabs(given):
+        return None  # a relative or empty $HOME: platformdirs reads the user's entry instead
     try:
         home = Path.home()
     except RuntimeError:  # no $HOME and no user entry: platformdirs answers as it does
         return None
-    return home / default / APP if home.is_absolute() else None  # a relative $HOME: platformdirs reads the user's
+    return home / default / APP if home.is_absolute() else None
 
 
 def cache_folder() -> Path:
