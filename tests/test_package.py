@@ -148,6 +148,18 @@ def test_prompts_load() -> None:
         validator.load_prompt("nope")
 
 
+def test_prompts_load_without_importlib_resources() -> None:
+    """The prompts' folder is found beside the module (the one-shot hook reads the justification's prompt in each
+    call: :mod:`importlib.resources` would bring :mod:`tempfile` and the compressors)."""
+    code = (
+        "import sys; from validator.prompts import load_prompt, prompt_names; "
+        "print(len(load_prompt('justification')) > 0, 'validator' in prompt_names(), "
+        "'importlib.resources' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert done.stdout.split() == ["True", "True", "False"]
+
+
 def _build_wheel(folder: Path) -> Path:
     """The project's wheel, built into ``folder`` from a copy of the sources (setuptools writes a
     ``build/`` folder beside them: never in the checkout)."""

@@ -8,7 +8,6 @@ install reads the folder itself.
 from __future__ import annotations
 
 from functools import cache
-from importlib.resources import files
 from pathlib import Path
 
 from validator.exceptions import UsageError
@@ -17,10 +16,14 @@ __all__ = ["load_prompt", "prompt_names"]
 
 
 def _folder() -> Path:
-    packaged = Path(str(files("validator").joinpath("_prompts")))
+    """The prompts' folder: ``_prompts`` beside this module (a wheel), else the checkout's ``prompts/``. Found from
+    this module's own path, as the language pack's files are (:func:`validator.language.shipped_text`): no
+    :mod:`importlib.resources`, with the :mod:`tempfile` it brings, in each call of the one-shot hook."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "_prompts"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parent.parent / "prompts"
+    return here.parent / "prompts"
 
 
 def prompt_names() -> list[str]:
