@@ -309,10 +309,6 @@ _VALUE_KINDS: dict[str, frozenset[str]] = {
 }
 
 
-def _name(node: Node) -> str:
-    return node.data
-
-
 _TIME_CLASSES = frozenset({TIMEX, NOW, DEADLINE, MONTH, ORD})
 """Word classes of a time ("on the 1st", "tomorrow", "by Friday"): one in a purpose times the request too."""
 _NOUNS = frozenset({NN, NNS})
@@ -357,7 +353,7 @@ class Semantics:
                     v for combo in itertools.product(*choices) if (v := build(self, node, list(combo))) is not None
                 )
         if len(out) > MAX_READINGS:
-            raise TooAmbiguous(_name(node))
+            raise TooAmbiguous(name)
         self.memo[key] = out
         return out
 
